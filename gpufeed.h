@@ -1,0 +1,2688 @@
+/* gpufeed.h -- keep GPUs fed from Parquet. One header, C99, no dependencies.
+
+   What it is
+   ----------
+   gpufeed reads Parquet files with its own decoder (no Arrow, no Python at
+   run time) and turns their columns into the dense arrays a trainer feeds
+   to the GPU. This version contains the foundation: sources (file, memory,
+   user read-at callback), the footer and its Thrift Compact Protocol
+   metadata, the page walk, PLAIN / dictionary / RLE-bit-packed decoding of
+   flat columns, and a SNAPPY decoder. Dense batches, worker queues, the
+   tensor cache and CUDA uploads build on it (see the README's roadmap).
+
+   Do this in exactly ONE C or C++ file:
+
+       #define GPUFEED_IMPLEMENTATION
+       #include "gpufeed.h"
+
+   and include "gpufeed.h" without the define everywhere else. Defining
+   GPUFEED_IMPLEMENTATION in a header that is itself included from several
+   files gives duplicate symbols; GPUFEED_STATIC makes every function static
+   instead, for one-file programs or to keep the symbols private.
+
+   Usage (read one column of one row group, page by page)
+   ------------------------------------------------------
+       gpufeed_file *f; gpufeed_error err; gpufeed_column *c;
+       gpufeed_column_batch b;
+       gpufeed_open_desc d = {0}; d.path = "flights.parquet";
+       if (gpufeed_file_open(&f, &d, &err)) { puts(err.message); return 1; }
+       int col = gpufeed_file_find_column(f, "dep_delay");
+       gpufeed_column_open(f, 0, col, NULL, &c);
+       while (gpufeed_column_read(c, &b) == GPUFEED_OK)
+           use(b.values, b.valid, b.num_rows);      // double[] + validity
+       gpufeed_column_close(c); gpufeed_file_close(f);
+
+   Table of contents (grep '>>' to print the map of the implementation)
+   -----------------
+     >>options     build options and limits
+     >>api         public types and functions
+     >>impl        implementation starts
+     >>base        allocation, errors, little-endian helpers, CRC32
+     >>source      file / memory / callback sources
+     >>thrift      Thrift Compact Protocol decoder
+     >>metadata    footer, FileMetaData, schema tree, row groups, statistics
+     >>pages       page headers, the page walk of a column chunk
+     >>codecs      SNAPPY
+     >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary
+     >>column      the public column reader
+     >>license     MIT / public domain
+
+   Options (define before including the implementation)
+   -------
+     GPUFEED_IMPLEMENTATION     emit the implementation in this file
+     GPUFEED_STATIC             every public function is static
+     GPUFEED_API                decoration for every public function
+                                (default: extern, or static with GPUFEED_STATIC)
+     GPUFEED_MALLOC(sz), GPUFEED_REALLOC(p, sz), GPUFEED_FREE(p)
+                                default allocator (define all three or none);
+                                a run-time allocator in the open desc wins
+     GPUFEED_ASSERT(x)          internal assertion (default: assert.h)
+     GPUFEED_NO_STDIO           no path sources (no open/pread): memory and
+                                callback sources only
+     GPUFEED_NO_SNAPPY          leave the SNAPPY decoder out
+     Limits (a hostile file hits a limit, not the allocator):
+     GPUFEED_MAX_FOOTER_SIZE       256 MiB  serialized FileMetaData
+     GPUFEED_MAX_THRIFT_DEPTH      64       nesting of Thrift structs/lists
+     GPUFEED_MAX_LIST_LENGTH       16 Mi    elements in one Thrift list
+     GPUFEED_MAX_COLUMNS           65536    schema elements
+     GPUFEED_MAX_SCHEMA_DEPTH      64       nesting of schema groups
+     GPUFEED_MAX_PAGE_SIZE         1 GiB    compressed or uncompressed page
+     GPUFEED_MAX_PAGE_HEADER_SIZE  16 MiB   serialized PageHeader
+     GPUFEED_MAX_PAGE_VALUES       256 Mi   values in one page
+     GPUFEED_MAX_LIST_WIDTH        1 Mi     elements of one list value
+                                            (nested columns, later)
+     GPUFEED_ERROR_MAX             512      bytes of an error message
+
+   Byte order: Parquet is little-endian and so is every host gpufeed
+   supports (x86-64, aarch64). The implementation checks this at compile
+   time where the compiler says, and at run time in gpufeed_file_open.
+
+   Threads: no global mutable state. A gpufeed_file is read-only after
+   open; any number of gpufeed_column readers may run on one file from
+   different threads (the source's read callback must then be thread-safe,
+   as pread is). Each object keeps the message of its own last error.
+*/
+#ifndef GPUFEED_H
+#define GPUFEED_H
+
+/* >>options */
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPUFEED_VERSION_MAJOR 0
+#define GPUFEED_VERSION_MINOR 1
+#define GPUFEED_VERSION_PATCH 0
+
+#ifndef GPUFEED_API
+#  ifdef GPUFEED_STATIC
+#    if defined(__GNUC__) || defined(__clang__)
+#      define GPUFEED_API static __attribute__((unused))
+#    else
+#      define GPUFEED_API static
+#    endif
+#  else
+#    define GPUFEED_API extern
+#  endif
+#endif
+
+#ifndef GPUFEED_MAX_FOOTER_SIZE
+#define GPUFEED_MAX_FOOTER_SIZE (256u << 20)
+#endif
+#ifndef GPUFEED_MAX_THRIFT_DEPTH
+#define GPUFEED_MAX_THRIFT_DEPTH 64
+#endif
+#ifndef GPUFEED_MAX_LIST_LENGTH
+#define GPUFEED_MAX_LIST_LENGTH (16u << 20)
+#endif
+#ifndef GPUFEED_MAX_COLUMNS
+#define GPUFEED_MAX_COLUMNS 65536
+#endif
+#ifndef GPUFEED_MAX_SCHEMA_DEPTH
+#define GPUFEED_MAX_SCHEMA_DEPTH 64
+#endif
+#ifndef GPUFEED_MAX_PAGE_SIZE
+#define GPUFEED_MAX_PAGE_SIZE (1u << 30)
+#endif
+#ifndef GPUFEED_MAX_PAGE_HEADER_SIZE
+#define GPUFEED_MAX_PAGE_HEADER_SIZE (16u << 20)
+#endif
+#ifndef GPUFEED_MAX_PAGE_VALUES
+#define GPUFEED_MAX_PAGE_VALUES (256u << 20)
+#endif
+#ifndef GPUFEED_MAX_LIST_WIDTH
+#define GPUFEED_MAX_LIST_WIDTH (1u << 20)
+#endif
+#ifndef GPUFEED_ERROR_MAX
+#define GPUFEED_ERROR_MAX 512
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>api ------------------------------------------------------------------ */
+
+/* Result codes. 0 is success, GPUFEED_DONE (positive) ends an iteration,
+   errors are negative and grouped by subsystem in ranges of 100. */
+typedef enum gpufeed_result {
+    GPUFEED_OK = 0,
+    GPUFEED_DONE = 1,                   /* iteration finished, not an error */
+    /* general -1 .. -99 */
+    GPUFEED_ERR_INVALID_ARG = -1,       /* bad argument or option */
+    GPUFEED_ERR_OUT_OF_MEMORY = -2,
+    GPUFEED_ERR_LIMIT = -3,             /* a GPUFEED_MAX_* limit was hit */
+    GPUFEED_ERR_UNSUPPORTED = -4,       /* valid Parquet, not supported yet */
+    GPUFEED_ERR_PLATFORM = -5,          /* e.g. big-endian host */
+    /* source -100 .. -199 */
+    GPUFEED_ERR_IO = -100,              /* open/read failed */
+    GPUFEED_ERR_TRUNCATED = -101,       /* read past the end of the source */
+    /* metadata -200 .. -299 */
+    GPUFEED_ERR_NOT_PARQUET = -200,     /* bad magic */
+    GPUFEED_ERR_FOOTER = -201,          /* footer length / layout invalid */
+    GPUFEED_ERR_THRIFT = -202,          /* malformed Thrift */
+    GPUFEED_ERR_SCHEMA = -203,          /* inconsistent schema / metadata */
+    GPUFEED_ERR_ENCRYPTED = -204,       /* encrypted file or column */
+    /* pages -300 .. -399 */
+    GPUFEED_ERR_PAGE = -300,            /* bad page header or page layout */
+    GPUFEED_ERR_CHECKSUM = -301,        /* page CRC mismatch */
+    /* decode -400 .. -499 */
+    GPUFEED_ERR_CODEC = -400,           /* corrupt compressed data */
+    GPUFEED_ERR_ENCODING = -401,        /* corrupt or unknown encoding */
+    GPUFEED_ERR_CORRUPT = -402,         /* values/levels disagree with headers */
+    GPUFEED_ERR_DICTIONARY = -403       /* missing dictionary / index out of range */
+} gpufeed_result;
+
+/* A short, static description of a result code. */
+GPUFEED_API const char *gpufeed_result_string(gpufeed_result r);
+
+/* Error details filled by functions that create an object (when the object
+   does not exist yet to hold its own message). */
+typedef struct gpufeed_error {
+    gpufeed_result code;
+    char message[GPUFEED_ERROR_MAX];
+} gpufeed_error;
+
+/* Run-time allocator. All three functions or none (then GPUFEED_MALLOC
+   and friends are used). `user` is passed back to each call. */
+typedef struct gpufeed_allocator {
+    void *(*alloc)(void *user, size_t size);
+    void *(*realloc)(void *user, void *ptr, size_t size);
+    void (*free)(void *user, void *ptr);
+    void *user;
+} gpufeed_allocator;
+
+/* >>source: a user source is a read-at callback plus a size. read_at must
+   fill exactly `len` bytes at `offset` and return 0, or return non-zero.
+   It is called from any thread that reads the file. */
+typedef struct gpufeed_source {
+    int (*read_at)(void *ctx, uint64_t offset, void *buf, size_t len);
+    void (*close)(void *ctx);          /* optional, called by file_close */
+    void *ctx;
+    uint64_t size;                     /* total size in bytes */
+} gpufeed_source;
+
+enum {
+    GPUFEED_OPEN_VERIFY_CRC = 1u << 0  /* check page CRCs where present */
+};
+
+/* Exactly one of path, data or source. Zero-initialise: {0} = defaults. */
+typedef struct gpufeed_open_desc {
+    const char *path;                  /* a local file (positioned reads) */
+    const void *data;                  /* or a memory buffer ...          */
+    size_t data_size;                  /* ... of this size (not copied)   */
+    const gpufeed_source *source;      /* or a user read-at callback      */
+    const char *name;                  /* name used in messages (default: path,
+                                          "<memory>" or "<source>") */
+    uint32_t flags;                    /* GPUFEED_OPEN_* */
+    gpufeed_allocator allocator;       /* optional */
+} gpufeed_open_desc;
+
+typedef enum gpufeed_physical_type {
+    GPUFEED_BOOLEAN = 0, GPUFEED_INT32 = 1, GPUFEED_INT64 = 2,
+    GPUFEED_INT96 = 3, GPUFEED_FLOAT = 4, GPUFEED_DOUBLE = 5,
+    GPUFEED_BYTE_ARRAY = 6, GPUFEED_FIXED_LEN_BYTE_ARRAY = 7,
+    GPUFEED_GROUP = 100                /* schema node without a type */
+} gpufeed_physical_type;
+
+/* Logical annotation, unified from LogicalType and legacy ConvertedType. */
+typedef enum gpufeed_logical_type {
+    GPUFEED_LT_NONE = 0, GPUFEED_LT_STRING, GPUFEED_LT_ENUM, GPUFEED_LT_JSON,
+    GPUFEED_LT_BSON, GPUFEED_LT_UUID, GPUFEED_LT_DECIMAL, GPUFEED_LT_DATE,
+    GPUFEED_LT_TIME, GPUFEED_LT_TIMESTAMP, GPUFEED_LT_INTEGER,
+    GPUFEED_LT_FLOAT16, GPUFEED_LT_LIST, GPUFEED_LT_MAP,
+    GPUFEED_LT_MAP_KEY_VALUE, GPUFEED_LT_INTERVAL, GPUFEED_LT_NULL,
+    GPUFEED_LT_VARIANT, GPUFEED_LT_GEOMETRY, GPUFEED_LT_GEOGRAPHY,
+    GPUFEED_LT_OTHER                   /* unknown annotation: read as physical */
+} gpufeed_logical_type;
+
+typedef enum gpufeed_time_unit {
+    GPUFEED_UNIT_NONE = 0, GPUFEED_UNIT_MILLIS, GPUFEED_UNIT_MICROS,
+    GPUFEED_UNIT_NANOS
+} gpufeed_time_unit;
+
+typedef enum gpufeed_repetition {
+    GPUFEED_REQUIRED = 0, GPUFEED_OPTIONAL = 1, GPUFEED_REPEATED = 2
+} gpufeed_repetition;
+
+typedef enum gpufeed_codec {
+    GPUFEED_CODEC_UNCOMPRESSED = 0, GPUFEED_CODEC_SNAPPY = 1,
+    GPUFEED_CODEC_GZIP = 2, GPUFEED_CODEC_LZO = 3, GPUFEED_CODEC_BROTLI = 4,
+    GPUFEED_CODEC_LZ4 = 5, GPUFEED_CODEC_ZSTD = 6, GPUFEED_CODEC_LZ4_RAW = 7
+} gpufeed_codec;
+
+typedef enum gpufeed_encoding {
+    GPUFEED_ENC_PLAIN = 0, GPUFEED_ENC_GROUP_VAR_INT = 1,
+    GPUFEED_ENC_PLAIN_DICTIONARY = 2, GPUFEED_ENC_RLE = 3,
+    GPUFEED_ENC_BIT_PACKED = 4, GPUFEED_ENC_DELTA_BINARY_PACKED = 5,
+    GPUFEED_ENC_DELTA_LENGTH_BYTE_ARRAY = 6, GPUFEED_ENC_DELTA_BYTE_ARRAY = 7,
+    GPUFEED_ENC_RLE_DICTIONARY = 8, GPUFEED_ENC_BYTE_STREAM_SPLIT = 9
+} gpufeed_encoding;
+
+/* One node of the schema tree (depth-first order, node 0 is the root). */
+typedef struct gpufeed_schema_node {
+    const char *name;
+    const char *path;                  /* dotted path from the root's child */
+    int32_t parent;                    /* -1 for the root */
+    int32_t num_children;
+    int32_t first_child;               /* index of the first child, or -1 */
+    int32_t depth;                     /* root 0 */
+    int32_t column;                    /* leaf column index, -1 for groups */
+    gpufeed_physical_type physical;    /* GPUFEED_GROUP for groups */
+    int32_t type_length;               /* FIXED_LEN_BYTE_ARRAY width */
+    gpufeed_repetition repetition;
+    gpufeed_logical_type logical;
+    int32_t converted_type;            /* raw legacy ConvertedType, -1 if none */
+    int32_t scale, precision;          /* DECIMAL */
+    gpufeed_time_unit unit;            /* TIME / TIMESTAMP */
+    int32_t is_adjusted_to_utc;        /* TIME / TIMESTAMP */
+    int32_t int_bit_width;             /* INTEGER: 8, 16, 32, 64 */
+    int32_t int_signed;                /* INTEGER */
+    int32_t has_field_id, field_id;
+    int16_t max_def, max_rep;          /* definition / repetition levels */
+} gpufeed_schema_node;
+
+/* Leaf columns, in schema order. */
+typedef struct gpufeed_column_info {
+    const char *path;                  /* dotted path */
+    int32_t node;                      /* index into the schema nodes */
+    gpufeed_physical_type physical;
+    int32_t type_length;
+    int16_t max_def, max_rep;
+} gpufeed_column_info;
+
+/* Column-chunk statistics as stored (min/max in PLAIN encoding, without a
+   length prefix for BYTE_ARRAY). Prefer min_value/max_value; the legacy
+   min/max fields are reported separately because their sort order was
+   undefined for some types. */
+typedef struct gpufeed_statistics {
+    int32_t has_min_value, has_max_value;    /* fields 6 / 5 */
+    int32_t has_min_legacy, has_max_legacy;  /* fields 2 / 1 */
+    int32_t has_null_count, has_distinct_count;
+    int32_t is_min_exact, is_max_exact;      /* -1 unknown, 0, 1 */
+    const uint8_t *min_value, *max_value, *min_legacy, *max_legacy;
+    uint32_t min_value_len, max_value_len, min_legacy_len, max_legacy_len;
+    int64_t null_count, distinct_count;
+} gpufeed_statistics;
+
+typedef struct gpufeed_chunk_info {
+    int32_t column;
+    int32_t has_metadata;              /* 0: encrypted or missing */
+    int32_t encrypted;
+    gpufeed_physical_type physical;
+    gpufeed_codec codec;
+    uint32_t encodings;                /* bit mask, 1u << gpufeed_encoding */
+    int64_t num_values;
+    int64_t total_compressed_size, total_uncompressed_size;
+    int64_t data_page_offset;
+    int64_t dictionary_page_offset;    /* 0 or -1 when absent */
+    int64_t index_page_offset;         /* -1 when absent */
+    int64_t file_offset;
+    const char *file_path;             /* NULL: this file */
+    int64_t offset_index_offset;       /* -1 when absent */
+    int32_t offset_index_length;
+    int64_t column_index_offset;       /* -1 when absent */
+    int32_t column_index_length;
+    int64_t bloom_filter_offset;       /* -1 when absent */
+    int32_t bloom_filter_length;
+    int32_t has_statistics;
+    gpufeed_statistics statistics;
+} gpufeed_chunk_info;
+
+typedef struct gpufeed_row_group_info {
+    int64_t num_rows;
+    int64_t total_byte_size;
+    int64_t total_compressed_size;     /* -1 when absent */
+    int64_t file_offset;               /* -1 when absent */
+    int32_t ordinal;                   /* -1 when absent */
+    const gpufeed_chunk_info *chunks;  /* one per leaf column */
+} gpufeed_row_group_info;
+
+typedef struct gpufeed_key_value {
+    const char *key;
+    const char *value;                 /* NULL when absent */
+} gpufeed_key_value;
+
+typedef struct gpufeed_metadata {
+    int32_t version;
+    int64_t num_rows;
+    const char *created_by;            /* NULL when absent */
+    int32_t num_nodes;
+    const gpufeed_schema_node *nodes;
+    int32_t num_columns;
+    const gpufeed_column_info *columns;
+    int32_t num_row_groups;
+    const gpufeed_row_group_info *row_groups;
+    int32_t num_key_values;
+    const gpufeed_key_value *key_values;
+    uint64_t file_size;
+    uint32_t footer_length;
+} gpufeed_metadata;
+
+typedef struct gpufeed_file gpufeed_file;
+
+/* Opens a Parquet file and parses its metadata. On failure returns the
+   error, sets *out to NULL and fills *err (if not NULL). */
+GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out,
+    const gpufeed_open_desc *desc, gpufeed_error *err);
+GPUFEED_API void gpufeed_file_close(gpufeed_file *f);
+GPUFEED_API const gpufeed_metadata *gpufeed_file_metadata(const gpufeed_file *f);
+/* Leaf column index by dotted path, or -1. */
+GPUFEED_API int32_t gpufeed_file_find_column(const gpufeed_file *f, const char *path);
+/* The serialized footer (FileMetaData bytes) - e.g. for cache identity. */
+GPUFEED_API const uint8_t *gpufeed_file_footer(const gpufeed_file *f, size_t *len);
+GPUFEED_API const char *gpufeed_file_name(const gpufeed_file *f);
+GPUFEED_API const char *gpufeed_physical_type_name(gpufeed_physical_type t);
+GPUFEED_API const char *gpufeed_logical_type_name(gpufeed_logical_type t);
+GPUFEED_API const char *gpufeed_codec_name(gpufeed_codec c);
+GPUFEED_API const char *gpufeed_encoding_name(gpufeed_encoding e);
+
+/* >>column: a page-by-page reader of one column chunk (flat columns). */
+typedef struct gpufeed_bytes {
+    const uint8_t *ptr;
+    uint32_t len;
+} gpufeed_bytes;
+
+typedef struct gpufeed_column_desc {
+    int64_t max_rows;                  /* rows per read, default 65536 */
+    uint32_t flags;                    /* GPUFEED_OPEN_VERIFY_CRC */
+} gpufeed_column_desc;
+
+/* Rows handed out by gpufeed_column_read. values holds num_rows slots (a
+   null slot is zero) of the column's value type:
+     BOOLEAN uint8_t (0/1)        INT32 int32_t      INT64 int64_t
+     INT96 int64_t (nanoseconds since 1970-01-01, from Julian day + nanos)
+     FLOAT float   DOUBLE double  BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY gpufeed_bytes
+   valid[i] is 1 when row i is present, 0 when null; valid is NULL when the
+   column cannot be null. Everything stays valid until the next read or
+   close. A batch never spans two pages. */
+typedef struct gpufeed_column_batch {
+    int64_t first_row;                 /* within the row group */
+    int64_t num_rows;
+    int64_t null_count;
+    const void *values;
+    const uint8_t *valid;
+    int32_t page;                      /* data page index within the chunk */
+    gpufeed_encoding encoding;         /* of the page's values */
+} gpufeed_column_batch;
+
+typedef struct gpufeed_column gpufeed_column;
+
+GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f,
+    int32_t row_group, int32_t column, const gpufeed_column_desc *desc,
+    gpufeed_column **out, gpufeed_error *err);
+/* GPUFEED_OK with rows, GPUFEED_DONE at the end of the chunk, or an error
+   (then gpufeed_column_error tells what and where). */
+GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c,
+    gpufeed_column_batch *out);
+GPUFEED_API const char *gpufeed_column_error(const gpufeed_column *c);
+GPUFEED_API uint64_t gpufeed_column_bytes_read(const gpufeed_column *c);
+GPUFEED_API void gpufeed_column_close(gpufeed_column *c);
+
+/* The pages of one column chunk, from their headers only (no page data is
+   decompressed). Fills up to `cap` entries and sets *count to the number of
+   pages in the chunk; call with cap 0 first to size the array. Works for
+   every column, nested ones included. */
+typedef struct gpufeed_page_info {
+    int32_t type;                      /* 0 DATA_PAGE, 2 DICTIONARY_PAGE, 3 DATA_PAGE_V2, ... */
+    gpufeed_encoding encoding;
+    int64_t offset;                    /* file offset of the page header */
+    int32_t header_size, compressed_size, uncompressed_size;
+    int32_t num_values;                /* level entries (data) or entries (dictionary) */
+    int32_t num_rows;                  /* v2 pages; -1 when not stated */
+    int64_t first_value;               /* index of the first value within the chunk */
+    int32_t has_crc;
+} gpufeed_page_info;
+
+GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_group,
+    int32_t column, gpufeed_page_info *pages, int64_t cap, int64_t *count,
+    gpufeed_error *err);
+
+/* Helpers for tools and trainers. */
+GPUFEED_API float gpufeed_half_to_float(uint16_t h);
+GPUFEED_API int64_t gpufeed_int96_to_ns(const uint8_t b[12]);
+GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUFEED_H */
+
+/* >>impl ----------------------------------------------------------------- */
+#ifdef GPUFEED_IMPLEMENTATION
+#ifndef GPUFEED_IMPLEMENTATION_DONE
+#define GPUFEED_IMPLEMENTATION_DONE
+
+#include <string.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <limits.h>
+
+#if defined(GPUFEED_MALLOC) && defined(GPUFEED_REALLOC) && defined(GPUFEED_FREE)
+/* all three given */
+#elif !defined(GPUFEED_MALLOC) && !defined(GPUFEED_REALLOC) && !defined(GPUFEED_FREE)
+#include <stdlib.h>
+#define GPUFEED_MALLOC(sz) malloc(sz)
+#define GPUFEED_REALLOC(p, sz) realloc(p, sz)
+#define GPUFEED_FREE(p) free(p)
+#else
+#error "gpufeed: define all of GPUFEED_MALLOC, GPUFEED_REALLOC and GPUFEED_FREE, or none"
+#endif
+
+#ifndef GPUFEED_ASSERT
+#include <assert.h>
+#define GPUFEED_ASSERT(x) assert(x)
+#endif
+
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__)
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "gpufeed: big-endian hosts are not supported (Parquet is little-endian)"
+#endif
+#endif
+
+#ifndef GPUFEED_NO_STDIO
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/types.h>
+#include <sys/stat.h>
+/* pread is POSIX.1-2008 but hidden by glibc under strict -std=c99. */
+#ifdef __cplusplus
+extern "C" ssize_t pread(int, void *, size_t, off_t);
+#else
+extern ssize_t pread(int, void *, size_t, off_t);
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GF__LIKELY(x) __builtin_expect(!!(x), 1)
+#define GF__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GF__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GF__LIKELY(x) (x)
+#define GF__UNLIKELY(x) (x)
+#define GF__PRINTF(a, b)
+#endif
+
+/* >>base ----------------------------------------------------------------- */
+
+static void *gf__alloc(const gpufeed_allocator *a, size_t n)
+{
+    if (n == 0) n = 1;
+    if (a && a->alloc) return a->alloc(a->user, n);
+    return GPUFEED_MALLOC(n);
+}
+static void *gf__realloc(const gpufeed_allocator *a, void *p, size_t n)
+{
+    if (n == 0) n = 1;
+    if (a && a->alloc) return a->realloc(a->user, p, n);
+    return GPUFEED_REALLOC(p, n);
+}
+static void gf__free(const gpufeed_allocator *a, void *p)
+{
+    if (!p) return;
+    if (a && a->alloc) { a->free(a->user, p); return; }
+    GPUFEED_FREE(p);
+}
+
+static uint16_t gf__ld16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint32_t gf__ld32(const uint8_t *p)
+{
+    uint32_t v; memcpy(&v, p, 4); return v;
+}
+static uint64_t gf__ld64(const uint8_t *p)
+{
+    uint64_t v; memcpy(&v, p, 8); return v;
+}
+
+static void gf__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(dst, cap, fmt, ap);
+    if (n < 0) dst[0] = 0;
+}
+static void gf__fmt(char *dst, size_t cap, const char *fmt, ...) GF__PRINTF(3, 4);
+static void gf__fmt(char *dst, size_t cap, const char *fmt, ...)
+{
+    va_list ap; va_start(ap, fmt); gf__vfmt(dst, cap, fmt, ap); va_end(ap);
+}
+static gpufeed_result gf__seterr(gpufeed_error *e, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
+static gpufeed_result gf__seterr(gpufeed_error *e, gpufeed_result code, const char *fmt, ...)
+{
+    if (e) {
+        va_list ap; va_start(ap, fmt);
+        e->code = code; gf__vfmt(e->message, sizeof e->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+GPUFEED_API const char *gpufeed_result_string(gpufeed_result r)
+{
+    switch (r) {
+    case GPUFEED_OK: return "ok";
+    case GPUFEED_DONE: return "done";
+    case GPUFEED_ERR_INVALID_ARG: return "invalid argument";
+    case GPUFEED_ERR_OUT_OF_MEMORY: return "out of memory";
+    case GPUFEED_ERR_LIMIT: return "limit exceeded";
+    case GPUFEED_ERR_UNSUPPORTED: return "not supported";
+    case GPUFEED_ERR_PLATFORM: return "unsupported platform";
+    case GPUFEED_ERR_IO: return "i/o error";
+    case GPUFEED_ERR_TRUNCATED: return "truncated input";
+    case GPUFEED_ERR_NOT_PARQUET: return "not a Parquet file";
+    case GPUFEED_ERR_FOOTER: return "invalid footer";
+    case GPUFEED_ERR_THRIFT: return "malformed Thrift metadata";
+    case GPUFEED_ERR_SCHEMA: return "invalid schema or metadata";
+    case GPUFEED_ERR_ENCRYPTED: return "encrypted Parquet is not supported";
+    case GPUFEED_ERR_PAGE: return "invalid page";
+    case GPUFEED_ERR_CHECKSUM: return "page checksum mismatch";
+    case GPUFEED_ERR_CODEC: return "corrupt compressed data";
+    case GPUFEED_ERR_ENCODING: return "corrupt encoded data";
+    case GPUFEED_ERR_CORRUPT: return "values disagree with headers";
+    case GPUFEED_ERR_DICTIONARY: return "dictionary error";
+    }
+    return "unknown result";
+}
+
+/* CRC-32 (IEEE 802.3, reflected, as used by Parquet page CRCs and gzip),
+   slicing-by-8 with tables computed on the fly per call site object. The
+   tables are built once per gpufeed_file/column (no global state). */
+typedef struct gf__crc_tab { uint32_t t[8][256]; } gf__crc_tab;
+static void gf__crc_init(gf__crc_tab *c)
+{
+    uint32_t i, j, k;
+    for (i = 0; i < 256; i++) {
+        uint32_t v = i;
+        for (j = 0; j < 8; j++) v = (v >> 1) ^ (0xEDB88320u & (0u - (v & 1u)));
+        c->t[0][i] = v;
+    }
+    for (i = 0; i < 256; i++)
+        for (k = 1; k < 8; k++)
+            c->t[k][i] = (c->t[k - 1][i] >> 8) ^ c->t[0][c->t[k - 1][i] & 0xFF];
+}
+static uint32_t gf__crc_run(const gf__crc_tab *c, uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n >= 8) {
+        uint32_t a = gf__ld32(p) ^ crc, b = gf__ld32(p + 4);
+        crc = c->t[7][a & 0xFF] ^ c->t[6][(a >> 8) & 0xFF] ^ c->t[5][(a >> 16) & 0xFF] ^
+              c->t[4][a >> 24] ^ c->t[3][b & 0xFF] ^ c->t[2][(b >> 8) & 0xFF] ^
+              c->t[1][(b >> 16) & 0xFF] ^ c->t[0][b >> 24];
+        p += 8; n -= 8;
+    }
+    while (n--) crc = (crc >> 8) ^ c->t[0][(crc ^ *p++) & 0xFF];
+    return ~crc;
+}
+GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len)
+{
+    /* bitwise-table version for occasional callers; no static state */
+    const uint8_t *p = (const uint8_t *)data;
+    crc = ~crc;
+    while (len--) {
+        uint32_t j;
+        crc ^= *p++;
+        for (j = 0; j < 8; j++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+GPUFEED_API float gpufeed_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
+    float f;
+    if (exp == 0) {
+        if (man == 0) bits = sign;
+        else { /* subnormal: normalise */
+            exp = 127 - 15 + 1;
+            while (!(man & 0x400)) { man <<= 1; exp--; }
+            man &= 0x3FF;
+            bits = sign | (exp << 23) | (man << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7F800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+GPUFEED_API int64_t gpufeed_int96_to_ns(const uint8_t b[12])
+{
+    /* 8 bytes nanoseconds within the day, then 4 bytes Julian day number.
+       Wrap-around arithmetic (as other readers do) for absurd values. */
+    uint64_t nanos = gf__ld64(b);
+    int64_t jd = (int32_t)gf__ld32(b + 8);
+    uint64_t days = (uint64_t)(jd - 2440588);
+    return (int64_t)(days * 86400000000000ull + nanos);
+}
+
+static int gf__host_is_le(void)
+{
+    uint32_t one = 1; uint8_t c; memcpy(&c, &one, 1); return c == 1;
+}
+
+/* A simple arena for metadata: blocks from the allocator, freed at once. */
+typedef struct gf__arena_block { struct gf__arena_block *next; size_t used, cap; } gf__arena_block;
+typedef struct gf__arena { const gpufeed_allocator *a; gf__arena_block *head; } gf__arena;
+
+static void *gf__arena_get(gf__arena *ar, size_t n)
+{
+    gf__arena_block *b = ar->head;
+    size_t hdr = (sizeof(gf__arena_block) + 15) & ~(size_t)15;
+    n = (n + 15) & ~(size_t)15;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        if (cap > SIZE_MAX - hdr) return NULL;
+        b = (gf__arena_block *)gf__alloc(ar->a, hdr + cap);
+        if (!b) return NULL;
+        b->next = ar->head; b->used = 0; b->cap = cap; ar->head = b;
+    }
+    {
+        void *p = (uint8_t *)b + hdr + b->used;
+        b->used += n;
+        memset(p, 0, n);
+        return p;
+    }
+}
+static void gf__arena_free(gf__arena *ar)
+{
+    gf__arena_block *b = ar->head;
+    while (b) { gf__arena_block *n = b->next; gf__free(ar->a, b); b = n; }
+    ar->head = NULL;
+}
+static char *gf__arena_str(gf__arena *ar, const uint8_t *s, size_t n)
+{
+    char *d;
+    if (n == SIZE_MAX) return NULL;
+    d = (char *)gf__arena_get(ar, n + 1);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* >>source --------------------------------------------------------------- */
+
+typedef struct gf__memsrc { const uint8_t *data; size_t size; } gf__memsrc;
+static int gf__mem_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    gf__memsrc *m = (gf__memsrc *)ctx;
+    if (off > m->size || len > m->size - off) return -1;
+    if (len) memcpy(buf, m->data + off, len);
+    return 0;
+}
+
+#ifndef GPUFEED_NO_STDIO
+typedef struct gf__fdsrc { int fd; } gf__fdsrc;
+static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    gf__fdsrc *s = (gf__fdsrc *)ctx;
+    uint8_t *p = (uint8_t *)buf;
+    while (len) {
+        size_t chunk = len > (1u << 30) ? (1u << 30) : len;
+        ssize_t r;
+        if (off > (uint64_t)INT64_MAX) return -1;
+        r = pread(s->fd, p, chunk, (off_t)off);
+        if (r < 0) { if (errno == EINTR) continue; return -1; }
+        if (r == 0) return -1; /* file shrank */
+        p += r; off += (uint64_t)r; len -= (size_t)r;
+    }
+    return 0;
+}
+#endif
+
+/* >>thrift --------------------------------------------------------------- */
+/* Thrift Compact Protocol, decode only. Every read is bounds-checked; the
+   first error sticks (later reads return zeros) and carries the byte offset
+   in the file. Lists are bounded by the bytes left (each element takes at
+   least one byte) and by GPUFEED_MAX_LIST_LENGTH; nesting by
+   GPUFEED_MAX_THRIFT_DEPTH. Unknown fields of every type are skipped. */
+
+enum {
+    GF__T_STOP = 0, GF__T_TRUE = 1, GF__T_FALSE = 2, GF__T_I8 = 3,
+    GF__T_I16 = 4, GF__T_I32 = 5, GF__T_I64 = 6, GF__T_DOUBLE = 7,
+    GF__T_BINARY = 8, GF__T_LIST = 9, GF__T_SET = 10, GF__T_MAP = 11,
+    GF__T_STRUCT = 12
+};
+
+typedef struct gf__tc {
+    const uint8_t *p, *end, *base;
+    uint64_t base_off;                 /* file offset of base */
+    int depth;
+    gpufeed_result err;
+    char msg[GPUFEED_ERROR_MAX];
+    const char *what;                  /* struct being decoded */
+} gf__tc;
+
+static void gf__tc_init(gf__tc *t, const uint8_t *p, size_t n, uint64_t off, const char *what)
+{
+    t->p = p; t->end = p + n; t->base = p; t->base_off = off; t->depth = 0;
+    t->err = GPUFEED_OK; t->msg[0] = 0; t->what = what;
+}
+
+static const char *gf__tc_type_name(int t)
+{
+    static const char *const names[] = { "stop", "bool", "bool", "i8", "i16",
+        "i32", "i64", "double", "binary", "list", "set", "map", "struct" };
+    return (t >= 0 && t <= 12) ? names[t] : "invalid";
+}
+
+static void gf__tc_fail(gf__tc *t, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
+static void gf__tc_fail(gf__tc *t, gpufeed_result code, const char *fmt, ...)
+{
+    char tmp[GPUFEED_ERROR_MAX];
+    va_list ap;
+    if (t->err) return;
+    va_start(ap, fmt); gf__vfmt(tmp, sizeof tmp, fmt, ap); va_end(ap);
+    t->err = code;
+    gf__fmt(t->msg, sizeof t->msg, "thrift %s: %s (byte offset %llu)", t->what, tmp,
+            (unsigned long long)(t->base_off + (uint64_t)(t->p - t->base)));
+    t->p = t->end; /* stop all further reading */
+}
+
+static uint64_t gf__tc_uvar(gf__tc *t)
+{
+    uint64_t v = 0;
+    int shift = 0;
+    for (;;) {
+        uint8_t b;
+        if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint"); return 0; }
+        b = *t->p++;
+        if (shift == 63 && (b & 0x7E)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "varint overflows 64 bits"); return 0; }
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) return v;
+        shift += 7;
+        if (shift > 63) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "overlong varint"); return 0; }
+    }
+}
+static int64_t gf__tc_zz(gf__tc *t)
+{
+    uint64_t u = gf__tc_uvar(t);
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* Reads a field header; returns its type (0 = STOP, -1 = error). */
+static int gf__tc_field(gf__tc *t, int *id, int *last)
+{
+    uint8_t b;
+    int type;
+    if (t->err) return -1;
+    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)"); return -1; }
+    b = *t->p++;
+    if (b == 0) return 0;
+    type = b & 0x0F;
+    if (b >> 4) *id = *last + (b >> 4);
+    else {
+        int64_t v = gf__tc_zz(t);
+        if (t->err) return -1;
+        if (v < -32768 || v > 32767) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "field id %lld out of range", (long long)v); return -1; }
+        *id = (int)v;
+    }
+    if (type == 0 || type > 12) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "invalid field type %d", type); return -1; }
+    *last = *id;
+    return type;
+}
+
+static void gf__tc_need(gf__tc *t, uint64_t n)
+{
+    if (!t->err && n > (uint64_t)(t->end - t->p)) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "length %llu runs past the end", (unsigned long long)n);
+}
+
+/* list/set header; *n bounded by the bytes left */
+static void gf__tc_list_hdr(gf__tc *t, int *etype, uint32_t *n)
+{
+    uint8_t b;
+    uint64_t cnt;
+    *n = 0; *etype = 0;
+    if (t->err) return;
+    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated list header"); return; }
+    b = *t->p++;
+    *etype = b & 0x0F;
+    cnt = b >> 4;
+    if (cnt == 15) cnt = gf__tc_uvar(t);
+    if (t->err) return;
+    /* an empty list's element type is irrelevant (fastparquet writes 0) */
+    if (cnt > 0 && (*etype == 0 || *etype > 12)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "invalid list element type %d", *etype); return; }
+    if (cnt > GPUFEED_MAX_LIST_LENGTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "list of %llu elements exceeds GPUFEED_MAX_LIST_LENGTH", (unsigned long long)cnt); return; }
+    if (cnt > (uint64_t)(t->end - t->p)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "list of %llu elements cannot fit in the %llu bytes left", (unsigned long long)cnt, (unsigned long long)(t->end - t->p)); return; }
+    *n = (uint32_t)cnt;
+}
+
+static void gf__tc_skip(gf__tc *t, int type, int in_container);
+
+static void gf__tc_skip_struct(gf__tc *t)
+{
+    int id = 0, last = 0, ft;
+    if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting deeper than GPUFEED_MAX_THRIFT_DEPTH"); return; }
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) gf__tc_skip(t, ft, 0);
+    t->depth--;
+}
+
+static void gf__tc_skip(gf__tc *t, int type, int in_container)
+{
+    if (t->err) return;
+    switch (type) {
+    case GF__T_TRUE: case GF__T_FALSE:
+        if (in_container) { gf__tc_need(t, 1); if (!t->err) t->p++; }
+        break;
+    case GF__T_I8: gf__tc_need(t, 1); if (!t->err) t->p++; break;
+    case GF__T_I16: case GF__T_I32: case GF__T_I64: (void)gf__tc_uvar(t); break;
+    case GF__T_DOUBLE: gf__tc_need(t, 8); if (!t->err) t->p += 8; break;
+    case GF__T_BINARY: {
+        uint64_t n = gf__tc_uvar(t);
+        gf__tc_need(t, n);
+        if (!t->err) t->p += n;
+        break;
+    }
+    case GF__T_LIST: case GF__T_SET: {
+        int et; uint32_t n, i;
+        if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting deeper than GPUFEED_MAX_THRIFT_DEPTH"); return; }
+        gf__tc_list_hdr(t, &et, &n);
+        for (i = 0; i < n && !t->err; i++) gf__tc_skip(t, et, 1);
+        t->depth--;
+        break;
+    }
+    case GF__T_MAP: {
+        uint64_t n, i;
+        int kt, vt;
+        if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting deeper than GPUFEED_MAX_THRIFT_DEPTH"); return; }
+        n = gf__tc_uvar(t);
+        if (t->err) return;
+        if (n) {
+            if (n > (uint64_t)(t->end - t->p) / 2) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "map of %llu entries cannot fit", (unsigned long long)n); return; }
+            if (n > GPUFEED_MAX_LIST_LENGTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "map exceeds GPUFEED_MAX_LIST_LENGTH"); return; }
+            gf__tc_need(t, 1);
+            if (t->err) return;
+            kt = *t->p >> 4; vt = *t->p & 0x0F; t->p++;
+            if (kt == 0 || kt > 12 || vt == 0 || vt > 12) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "invalid map types %d/%d", kt, vt); return; }
+            for (i = 0; i < n && !t->err; i++) { gf__tc_skip(t, kt, 1); gf__tc_skip(t, vt, 1); }
+        }
+        t->depth--;
+        break;
+    }
+    case GF__T_STRUCT: gf__tc_skip_struct(t); break;
+    default: gf__tc_fail(t, GPUFEED_ERR_THRIFT, "cannot skip type %d", type);
+    }
+}
+
+static void gf__tc_wrong(gf__tc *t, int id, int type, const char *want)
+{
+    gf__tc_fail(t, GPUFEED_ERR_THRIFT, "field %d has type %s, expected %s", id, gf__tc_type_name(type), want);
+}
+
+static int64_t gf__tc_int(gf__tc *t, int id, int type, int64_t lo, int64_t hi)
+{
+    int64_t v;
+    if (t->err) return 0;
+    if (type == GF__T_I8) {
+        gf__tc_need(t, 1);
+        if (t->err) return 0;
+        v = (int8_t)*t->p++;
+    } else if (type == GF__T_I16 || type == GF__T_I32 || type == GF__T_I64) {
+        v = gf__tc_zz(t);
+    } else { gf__tc_wrong(t, id, type, "an integer"); return 0; }
+    if (!t->err && (v < lo || v > hi)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "field %d value %lld out of range", id, (long long)v); return 0; }
+    return v;
+}
+#define GF__I32(t, id, ty) ((int32_t)gf__tc_int((t), (id), (ty), INT32_MIN, INT32_MAX))
+#define GF__I64(t, id, ty) (gf__tc_int((t), (id), (ty), INT64_MIN, INT64_MAX))
+
+static int gf__tc_bool(gf__tc *t, int id, int type)
+{
+    if (type == GF__T_TRUE) return 1;
+    if (type == GF__T_FALSE) return 0;
+    gf__tc_wrong(t, id, type, "bool");
+    return 0;
+}
+
+static void gf__tc_bin(gf__tc *t, int id, int type, const uint8_t **ptr, uint32_t *len)
+{
+    uint64_t n;
+    *ptr = NULL; *len = 0;
+    if (t->err) return;
+    if (type != GF__T_BINARY) { gf__tc_wrong(t, id, type, "binary"); return; }
+    n = gf__tc_uvar(t);
+    gf__tc_need(t, n);
+    if (t->err) return;
+    if (n > UINT32_MAX) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "binary of %llu bytes", (unsigned long long)n); return; }
+    *ptr = t->p; *len = (uint32_t)n; t->p += n;
+}
+
+static int gf__tc_enter(gf__tc *t, int id, int type)
+{
+    if (t->err) return 0;
+    if (type != GF__T_STRUCT) { gf__tc_wrong(t, id, type, "struct"); return 0; }
+    if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting deeper than GPUFEED_MAX_THRIFT_DEPTH"); return 0; }
+    return 1;
+}
+
+static int gf__tc_list(gf__tc *t, int id, int type, int want_elem, uint32_t *n)
+{
+    int et = 0;
+    *n = 0;
+    if (t->err) return 0;
+    if (type != GF__T_LIST && type != GF__T_SET) { gf__tc_wrong(t, id, type, "list"); return 0; }
+    gf__tc_list_hdr(t, &et, n);
+    if (t->err) return 0;
+    if (*n == 0) return et; /* element type of an empty list is irrelevant */
+    if (want_elem == GF__T_I32 ? (et != GF__T_I32 && et != GF__T_I16 && et != GF__T_I8 && et != GF__T_I64) : et != want_elem) {
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "field %d is a list of %s, expected %s", id, gf__tc_type_name(et), gf__tc_type_name(want_elem));
+        *n = 0;
+    }
+    return et;
+}
+
+/* >>metadata ------------------------------------------------------------- */
+
+struct gpufeed_file {
+    gpufeed_allocator alloc;           /* copy of the desc's (may be empty) */
+    gpufeed_source src;
+    gf__memsrc mem;
+#ifndef GPUFEED_NO_STDIO
+    gf__fdsrc fd;
+    int fd_open;
+#endif
+    char *name;
+    uint64_t size;
+    uint64_t data_end;                 /* first byte of the footer */
+    uint32_t flags;
+    gf__arena arena;
+    gpufeed_metadata md;
+    uint8_t *footer;
+    uint32_t footer_len;
+};
+
+/* one SchemaElement as decoded, before the tree is built */
+typedef struct gf__se {
+    int32_t type, type_length, repetition, num_children, converted;
+    int32_t scale, precision, has_field_id, field_id;
+    const uint8_t *name; uint32_t name_len; int has_name;
+    int has_type, has_rep, has_children, has_scale, has_precision;
+    gpufeed_logical_type lt;           /* from LogicalType, NONE if absent */
+    int lt_present;
+    int32_t lt_scale, lt_precision, lt_utc, lt_bits, lt_signed;
+    gpufeed_time_unit lt_unit;
+} gf__se;
+
+static void gf__parse_time_unit(gf__tc *t, gpufeed_time_unit *u)
+{
+    int id = 0, last = 0, ft;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (ft == GF__T_STRUCT && id >= 1 && id <= 3)
+            *u = id == 1 ? GPUFEED_UNIT_MILLIS : id == 2 ? GPUFEED_UNIT_MICROS : GPUFEED_UNIT_NANOS;
+        gf__tc_skip(t, ft, 0);
+    }
+}
+
+static void gf__parse_logical(gf__tc *t, gf__se *e)
+{
+    int id = 0, last = 0, ft;
+    e->lt_present = 1;
+    e->lt = GPUFEED_LT_NONE;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        int iid = 0, ilast = 0, ift;
+        if (ft != GF__T_STRUCT) { gf__tc_skip(t, ft, 0); e->lt = GPUFEED_LT_OTHER; continue; }
+        switch (id) {
+        case 1: e->lt = GPUFEED_LT_STRING; break;
+        case 2: e->lt = GPUFEED_LT_MAP; break;
+        case 3: e->lt = GPUFEED_LT_LIST; break;
+        case 4: e->lt = GPUFEED_LT_ENUM; break;
+        case 5: e->lt = GPUFEED_LT_DECIMAL; break;
+        case 6: e->lt = GPUFEED_LT_DATE; break;
+        case 7: e->lt = GPUFEED_LT_TIME; break;
+        case 8: e->lt = GPUFEED_LT_TIMESTAMP; break;
+        case 10: e->lt = GPUFEED_LT_INTEGER; break;
+        case 11: e->lt = GPUFEED_LT_NULL; break;
+        case 12: e->lt = GPUFEED_LT_JSON; break;
+        case 13: e->lt = GPUFEED_LT_BSON; break;
+        case 14: e->lt = GPUFEED_LT_UUID; break;
+        case 15: e->lt = GPUFEED_LT_FLOAT16; break;
+        case 16: e->lt = GPUFEED_LT_VARIANT; break;
+        case 17: e->lt = GPUFEED_LT_GEOMETRY; break;
+        case 18: e->lt = GPUFEED_LT_GEOGRAPHY; break;
+        default: e->lt = GPUFEED_LT_OTHER; gf__tc_skip(t, ft, 0); continue;
+        }
+        if (!gf__tc_enter(t, id, ft)) return;
+        while ((ift = gf__tc_field(t, &iid, &ilast)) > 0) {
+            if (e->lt == GPUFEED_LT_DECIMAL && iid == 1) e->lt_scale = GF__I32(t, iid, ift);
+            else if (e->lt == GPUFEED_LT_DECIMAL && iid == 2) e->lt_precision = GF__I32(t, iid, ift);
+            else if ((e->lt == GPUFEED_LT_TIME || e->lt == GPUFEED_LT_TIMESTAMP) && iid == 1) e->lt_utc = gf__tc_bool(t, iid, ift);
+            else if ((e->lt == GPUFEED_LT_TIME || e->lt == GPUFEED_LT_TIMESTAMP) && iid == 2) {
+                if (gf__tc_enter(t, iid, ift)) { gf__parse_time_unit(t, &e->lt_unit); t->depth--; }
+            }
+            else if (e->lt == GPUFEED_LT_INTEGER && iid == 1) e->lt_bits = (int32_t)gf__tc_int(t, iid, ift, -128, 127);
+            else if (e->lt == GPUFEED_LT_INTEGER && iid == 2) e->lt_signed = gf__tc_bool(t, iid, ift);
+            else gf__tc_skip(t, ift, 0);
+        }
+        t->depth--;
+    }
+}
+
+static void gf__parse_schema_element(gf__tc *t, gf__se *e)
+{
+    int id = 0, last = 0, ft;
+    memset(e, 0, sizeof *e);
+    e->type = -1; e->repetition = -1; e->num_children = 0; e->converted = -1;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        switch (id) {
+        case 1: e->type = GF__I32(t, id, ft); e->has_type = 1; break;
+        case 2: e->type_length = GF__I32(t, id, ft); break;
+        case 3: e->repetition = GF__I32(t, id, ft); e->has_rep = 1; break;
+        case 4: gf__tc_bin(t, id, ft, &e->name, &e->name_len); e->has_name = 1; break;
+        case 5: e->num_children = GF__I32(t, id, ft); e->has_children = 1; break;
+        case 6: e->converted = GF__I32(t, id, ft); break;
+        case 7: e->scale = GF__I32(t, id, ft); e->has_scale = 1; break;
+        case 8: e->precision = GF__I32(t, id, ft); e->has_precision = 1; break;
+        case 9: e->field_id = GF__I32(t, id, ft); e->has_field_id = 1; break;
+        case 10:
+            if (gf__tc_enter(t, id, ft)) { gf__parse_logical(t, e); t->depth--; }
+            break;
+        default: gf__tc_skip(t, ft, 0);
+        }
+    }
+    if (!t->err && !e->has_name) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "SchemaElement without a name");
+}
+
+static void gf__parse_stats(gf__tc *t, gf__arena *ar, gpufeed_statistics *s)
+{
+    int id = 0, last = 0, ft;
+    const uint8_t *p; uint32_t n;
+    s->is_min_exact = s->is_max_exact = -1;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        switch (id) {
+        case 1: gf__tc_bin(t, id, ft, &p, &n); s->max_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->max_legacy_len = n; s->has_max_legacy = 1; break;
+        case 2: gf__tc_bin(t, id, ft, &p, &n); s->min_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->min_legacy_len = n; s->has_min_legacy = 1; break;
+        case 3: s->null_count = GF__I64(t, id, ft); s->has_null_count = 1; break;
+        case 4: s->distinct_count = GF__I64(t, id, ft); s->has_distinct_count = 1; break;
+        case 5: gf__tc_bin(t, id, ft, &p, &n); s->max_value = (const uint8_t *)gf__arena_str(ar, p, n); s->max_value_len = n; s->has_max_value = 1; break;
+        case 6: gf__tc_bin(t, id, ft, &p, &n); s->min_value = (const uint8_t *)gf__arena_str(ar, p, n); s->min_value_len = n; s->has_min_value = 1; break;
+        case 7: s->is_max_exact = gf__tc_bool(t, id, ft); break;
+        case 8: s->is_min_exact = gf__tc_bool(t, id, ft); break;
+        default: gf__tc_skip(t, ft, 0);
+        }
+        if (!t->err && ((id == 1 && !s->max_legacy) || (id == 2 && !s->min_legacy) ||
+                        (id == 5 && !s->max_value) || (id == 6 && !s->min_value)))
+            gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for statistics");
+    }
+}
+
+static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *c)
+{
+    int id = 0, last = 0, ft;
+    uint32_t n, i;
+    int et;
+    unsigned seen = 0;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        switch (id) {
+        case 1: c->physical = (gpufeed_physical_type)GF__I32(t, id, ft); seen |= 1; break;
+        case 2:
+            et = gf__tc_list(t, id, ft, GF__T_I32, &n);
+            for (i = 0; i < n && !t->err; i++) {
+                int64_t e = gf__tc_int(t, id, et, INT32_MIN, INT32_MAX);
+                if (e >= 0 && e < 32) c->encodings |= 1u << e;
+            }
+            seen |= 2;
+            break;
+        case 3: {
+            const uint8_t *p; uint32_t len;
+            et = gf__tc_list(t, id, ft, GF__T_BINARY, &n);
+            for (i = 0; i < n && !t->err; i++) gf__tc_bin(t, id, et, &p, &len);
+            break;
+        }
+        case 4: c->codec = (gpufeed_codec)GF__I32(t, id, ft); seen |= 4; break;
+        case 5: c->num_values = GF__I64(t, id, ft); seen |= 8; break;
+        case 6: c->total_uncompressed_size = GF__I64(t, id, ft); break;
+        case 7: c->total_compressed_size = GF__I64(t, id, ft); seen |= 16; break;
+        case 9: c->data_page_offset = GF__I64(t, id, ft); seen |= 32; break;
+        case 10: c->index_page_offset = GF__I64(t, id, ft); break;
+        case 11: c->dictionary_page_offset = GF__I64(t, id, ft); break;
+        case 12:
+            if (gf__tc_enter(t, id, ft)) { c->has_statistics = 1; gf__parse_stats(t, ar, &c->statistics); t->depth--; }
+            break;
+        case 14: c->bloom_filter_offset = GF__I64(t, id, ft); break;
+        case 15: c->bloom_filter_length = GF__I32(t, id, ft); break;
+        default: gf__tc_skip(t, ft, 0);
+        }
+    }
+    if (!t->err && (seen & 63) != 63)
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "ColumnMetaData misses a required field (type, encodings, codec, num_values, total_compressed_size or data_page_offset)");
+    c->has_metadata = 1;
+}
+
+static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *c)
+{
+    int id = 0, last = 0, ft;
+    const uint8_t *p; uint32_t n;
+    c->dictionary_page_offset = -1; c->index_page_offset = -1;
+    c->offset_index_offset = -1; c->column_index_offset = -1; c->bloom_filter_offset = -1;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        switch (id) {
+        case 1:
+            gf__tc_bin(t, id, ft, &p, &n);
+            if (!t->err && !(c->file_path = gf__arena_str(ar, p, n))) gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory");
+            break;
+        case 2: c->file_offset = GF__I64(t, id, ft); break;
+        case 3:
+            if (gf__tc_enter(t, id, ft)) { t->what = "ColumnMetaData"; gf__parse_column_meta(t, ar, c); t->what = "ColumnChunk"; t->depth--; }
+            break;
+        case 4: c->offset_index_offset = GF__I64(t, id, ft); break;
+        case 5: c->offset_index_length = GF__I32(t, id, ft); break;
+        case 6: c->column_index_offset = GF__I64(t, id, ft); break;
+        case 7: c->column_index_length = GF__I32(t, id, ft); break;
+        case 8: case 9: c->encrypted = 1; gf__tc_skip(t, ft, 0); break;
+        default: gf__tc_skip(t, ft, 0);
+        }
+    }
+}
+
+static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info *rg, int32_t *ncols)
+{
+    int id = 0, last = 0, ft;
+    uint32_t n, i;
+    int et;
+    int seen = 0;
+    rg->total_compressed_size = -1; rg->file_offset = -1; rg->ordinal = -1;
+    *ncols = -1;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        switch (id) {
+        case 1: {
+            gpufeed_chunk_info *cs;
+            et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
+            (void)et;
+            if (t->err) break;
+            cs = (gpufeed_chunk_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *cs);
+            if (!cs) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %u column chunks", n); break; }
+            for (i = 0; i < n && !t->err; i++) {
+                cs[i].column = (int32_t)i;
+                if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting too deep"); break; }
+                t->what = "ColumnChunk";
+                gf__parse_column_chunk(t, ar, &cs[i]);
+                t->what = "RowGroup";
+                t->depth--;
+            }
+            rg->chunks = cs; *ncols = (int32_t)n;
+            break;
+        }
+        case 2: rg->total_byte_size = GF__I64(t, id, ft); break;
+        case 3: rg->num_rows = GF__I64(t, id, ft); seen = 1; break;
+        case 5: rg->file_offset = GF__I64(t, id, ft); break;
+        case 6: rg->total_compressed_size = GF__I64(t, id, ft); break;
+        case 7: rg->ordinal = (int32_t)gf__tc_int(t, id, ft, -32768, 32767); break;
+        default: gf__tc_skip(t, ft, 0);
+        }
+    }
+    if (!t->err && (!seen || *ncols < 0)) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "RowGroup misses columns or num_rows");
+    if (!t->err && rg->num_rows < 0) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "RowGroup has negative num_rows");
+}
+
+/* decoded FileMetaData before validation */
+typedef struct gf__fmd {
+    gf__se *se; uint32_t nse;
+    gpufeed_row_group_info *rgs; int32_t *rg_ncols; uint32_t nrg;
+    gpufeed_key_value *kv; uint32_t nkv;
+    int has_schema, has_rg, has_rows, encrypted_columns;
+} gf__fmd;
+
+static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *md, gf__fmd *d)
+{
+    int id = 0, last = 0, ft, et;
+    uint32_t n, i;
+    const uint8_t *p; uint32_t len;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        switch (id) {
+        case 1: md->version = GF__I32(t, id, ft); break;
+        case 2:
+            et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
+            (void)et;
+            if (t->err) break;
+            if (n > GPUFEED_MAX_COLUMNS) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "%u schema elements exceed GPUFEED_MAX_COLUMNS", n); break; }
+            d->se = (gf__se *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof(gf__se));
+            if (!d->se) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
+            for (i = 0; i < n && !t->err; i++) {
+                if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting too deep"); break; }
+                t->what = "SchemaElement";
+                gf__parse_schema_element(t, &d->se[i]);
+                t->what = "FileMetaData";
+                t->depth--;
+            }
+            d->nse = n; d->has_schema = 1;
+            break;
+        case 3: md->num_rows = GF__I64(t, id, ft); d->has_rows = 1; break;
+        case 4:
+            et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
+            (void)et;
+            if (t->err) break;
+            d->rgs = (gpufeed_row_group_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *d->rgs);
+            d->rg_ncols = (int32_t *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof(int32_t));
+            if (!d->rgs || !d->rg_ncols) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
+            for (i = 0; i < n && !t->err; i++) {
+                if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting too deep"); break; }
+                t->what = "RowGroup";
+                gf__parse_row_group(t, ar, &d->rgs[i], &d->rg_ncols[i]);
+                t->what = "FileMetaData";
+                t->depth--;
+            }
+            d->nrg = n; d->has_rg = 1;
+            break;
+        case 5:
+            et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
+            (void)et;
+            if (t->err) break;
+            d->kv = (gpufeed_key_value *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *d->kv);
+            if (!d->kv) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
+            for (i = 0; i < n && !t->err; i++) {
+                int kid = 0, klast = 0, kft;
+                if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting too deep"); break; }
+                t->what = "KeyValue";
+                while ((kft = gf__tc_field(t, &kid, &klast)) > 0) {
+                    if (kid == 1 || kid == 2) {
+                        char *s;
+                        gf__tc_bin(t, kid, kft, &p, &len);
+                        if (t->err) break;
+                        s = gf__arena_str(ar, p, len);
+                        if (!s) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
+                        if (kid == 1) d->kv[i].key = s; else d->kv[i].value = s;
+                    } else gf__tc_skip(t, kft, 0);
+                }
+                if (!t->err && !d->kv[i].key) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "KeyValue without a key");
+                t->what = "FileMetaData";
+                t->depth--;
+            }
+            d->nkv = n;
+            break;
+        case 6:
+            gf__tc_bin(t, id, ft, &p, &len);
+            if (!t->err && !(md->created_by = gf__arena_str(ar, p, len))) gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory");
+            break;
+        case 8: d->encrypted_columns = 1; gf__tc_skip(t, ft, 0); break;
+        default: gf__tc_skip(t, ft, 0);
+        }
+    }
+    if (!t->err && (!d->has_schema || !d->has_rows || !d->has_rg))
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "FileMetaData misses schema, num_rows or row_groups");
+}
+
+/* Resolves the logical annotation of one element into the node. */
+static void gf__resolve_logical(const gf__se *e, gpufeed_schema_node *nd)
+{
+    int phys = e->has_type ? e->type : -1;
+    nd->logical = GPUFEED_LT_NONE;
+    nd->unit = GPUFEED_UNIT_NONE;
+    if (e->lt_present && e->lt != GPUFEED_LT_NONE) {
+        nd->logical = e->lt;
+        switch (e->lt) {
+        case GPUFEED_LT_DECIMAL: nd->scale = e->lt_scale; nd->precision = e->lt_precision; break;
+        case GPUFEED_LT_TIME: case GPUFEED_LT_TIMESTAMP:
+            nd->unit = e->lt_unit; nd->is_adjusted_to_utc = e->lt_utc; break;
+        case GPUFEED_LT_INTEGER: nd->int_bit_width = e->lt_bits; nd->int_signed = e->lt_signed; break;
+        default: break;
+        }
+    } else {
+        switch (e->converted) {
+        case 0: nd->logical = GPUFEED_LT_STRING; break;
+        case 1: nd->logical = GPUFEED_LT_MAP; break;
+        case 2: nd->logical = GPUFEED_LT_MAP_KEY_VALUE; break;
+        case 3: nd->logical = GPUFEED_LT_LIST; break;
+        case 4: nd->logical = GPUFEED_LT_ENUM; break;
+        case 5: nd->logical = GPUFEED_LT_DECIMAL; nd->scale = e->scale; nd->precision = e->precision; break;
+        case 6: nd->logical = GPUFEED_LT_DATE; break;
+        case 7: nd->logical = GPUFEED_LT_TIME; nd->unit = GPUFEED_UNIT_MILLIS; nd->is_adjusted_to_utc = 1; break;
+        case 8: nd->logical = GPUFEED_LT_TIME; nd->unit = GPUFEED_UNIT_MICROS; nd->is_adjusted_to_utc = 1; break;
+        case 9: nd->logical = GPUFEED_LT_TIMESTAMP; nd->unit = GPUFEED_UNIT_MILLIS; nd->is_adjusted_to_utc = 1; break;
+        case 10: nd->logical = GPUFEED_LT_TIMESTAMP; nd->unit = GPUFEED_UNIT_MICROS; nd->is_adjusted_to_utc = 1; break;
+        case 11: case 12: case 13: case 14:
+            nd->logical = GPUFEED_LT_INTEGER; nd->int_signed = 0; nd->int_bit_width = 8 << (e->converted - 11); break;
+        case 15: case 16: case 17: case 18:
+            nd->logical = GPUFEED_LT_INTEGER; nd->int_signed = 1; nd->int_bit_width = 8 << (e->converted - 15); break;
+        case 19: nd->logical = GPUFEED_LT_JSON; break;
+        case 20: nd->logical = GPUFEED_LT_BSON; break;
+        case 21: nd->logical = GPUFEED_LT_INTERVAL; break;
+        case -1: break;
+        default: nd->logical = GPUFEED_LT_OTHER; break;
+        }
+    }
+    /* An annotation that cannot apply to the physical type is ignored: the
+       column reads as its physical type (as for unknown annotations). */
+    switch (nd->logical) {
+    case GPUFEED_LT_DECIMAL:
+        if (!(phys == GPUFEED_INT32 || phys == GPUFEED_INT64 || phys == GPUFEED_BYTE_ARRAY ||
+              phys == GPUFEED_FIXED_LEN_BYTE_ARRAY) || nd->precision <= 0 || nd->scale < 0 ||
+            nd->scale > nd->precision)
+            nd->logical = GPUFEED_LT_OTHER;
+        break;
+    case GPUFEED_LT_DATE: if (phys != GPUFEED_INT32) nd->logical = GPUFEED_LT_OTHER; break;
+    case GPUFEED_LT_TIME:
+        if (!((nd->unit == GPUFEED_UNIT_MILLIS && phys == GPUFEED_INT32) ||
+              ((nd->unit == GPUFEED_UNIT_MICROS || nd->unit == GPUFEED_UNIT_NANOS) && phys == GPUFEED_INT64)))
+            nd->logical = GPUFEED_LT_OTHER;
+        break;
+    case GPUFEED_LT_TIMESTAMP:
+        if (phys != GPUFEED_INT64 || nd->unit == GPUFEED_UNIT_NONE) nd->logical = GPUFEED_LT_OTHER;
+        break;
+    case GPUFEED_LT_INTEGER:
+        if (!((phys == GPUFEED_INT32 && (nd->int_bit_width == 8 || nd->int_bit_width == 16 || nd->int_bit_width == 32)) ||
+              (phys == GPUFEED_INT64 && nd->int_bit_width == 64)))
+            nd->logical = GPUFEED_LT_OTHER;
+        break;
+    case GPUFEED_LT_FLOAT16:
+        if (phys != GPUFEED_FIXED_LEN_BYTE_ARRAY || e->type_length != 2) nd->logical = GPUFEED_LT_OTHER;
+        break;
+    case GPUFEED_LT_UUID:
+        if (phys != GPUFEED_FIXED_LEN_BYTE_ARRAY || e->type_length != 16) nd->logical = GPUFEED_LT_OTHER;
+        break;
+    default: break;
+    }
+}
+
+typedef struct gf__build {
+    gf__arena *ar;
+    const gf__se *se;
+    uint32_t nse;
+    gpufeed_schema_node *nodes;
+    gpufeed_column_info *cols;
+    int32_t ncols;
+    char *msg; size_t msgcap;
+} gf__build;
+
+/* builds node i (already known to exist) and its subtree; returns the next
+   element index or -1 on error */
+static int64_t gf__build_node(gf__build *b, uint32_t i, int32_t parent, int32_t depth)
+{
+    const gf__se *e = &b->se[i];
+    gpufeed_schema_node *nd = &b->nodes[i];
+    uint32_t next = i + 1;
+    int32_t c;
+    nd->parent = parent; nd->depth = depth; nd->first_child = -1; nd->column = -1;
+    nd->name = gf__arena_str(b->ar, e->name, e->name_len);
+    if (!nd->name) { gf__fmt(b->msg, b->msgcap, "out of memory"); return -1; }
+    if (depth > GPUFEED_MAX_SCHEMA_DEPTH) {
+        gf__fmt(b->msg, b->msgcap, "schema nesting deeper than GPUFEED_MAX_SCHEMA_DEPTH (%d) at element %u", GPUFEED_MAX_SCHEMA_DEPTH, i);
+        return -2;
+    }
+    nd->converted_type = e->converted;
+    nd->has_field_id = e->has_field_id; nd->field_id = e->field_id;
+    if (parent < 0) {
+        nd->path = nd->name;
+        nd->repetition = GPUFEED_REQUIRED;
+        nd->max_def = 0; nd->max_rep = 0;
+    } else {
+        const gpufeed_schema_node *pn = &b->nodes[parent];
+        size_t pl = pn->parent < 0 ? 0 : strlen(pn->path), nl = strlen(nd->name);
+        char *path = (char *)gf__arena_get(b->ar, pl + nl + 2);
+        if (!path) { gf__fmt(b->msg, b->msgcap, "out of memory"); return -1; }
+        if (pl) { memcpy(path, pn->path, pl); path[pl] = '.'; memcpy(path + pl + 1, nd->name, nl + 1); }
+        else memcpy(path, nd->name, nl + 1);
+        nd->path = path;
+        if (!e->has_rep || e->repetition < 0 || e->repetition > 2) {
+            gf__fmt(b->msg, b->msgcap, "schema element '%s' has %s repetition_type", path, e->has_rep ? "an invalid" : "no");
+            return -2;
+        }
+        nd->repetition = (gpufeed_repetition)e->repetition;
+        nd->max_def = (int16_t)(pn->max_def + (nd->repetition != GPUFEED_REQUIRED));
+        nd->max_rep = (int16_t)(pn->max_rep + (nd->repetition == GPUFEED_REPEATED));
+    }
+    if (e->has_children && e->num_children > 0) {
+        /* a group */
+        if (e->has_type && parent >= 0) {
+            gf__fmt(b->msg, b->msgcap, "schema element '%s' has both a type and children", nd->path);
+            return -2;
+        }
+        if ((uint32_t)e->num_children > b->nse - next) {
+            gf__fmt(b->msg, b->msgcap, "schema element '%s' claims %d children but only %u elements follow", nd->path, e->num_children, b->nse - next);
+            return -2;
+        }
+        nd->physical = GPUFEED_GROUP;
+        nd->num_children = e->num_children;
+        nd->first_child = (int32_t)next;
+        gf__resolve_logical(e, nd);
+        for (c = 0; c < e->num_children; c++) {
+            int64_t r;
+            if (next >= b->nse) {
+                gf__fmt(b->msg, b->msgcap, "schema element '%s': child %d is missing", nd->path, c);
+                return -2;
+            }
+            r = gf__build_node(b, next, (int32_t)i, depth + 1);
+            if (r < 0) return r;
+            next = (uint32_t)r;
+        }
+    } else if (parent < 0) {
+        nd->physical = GPUFEED_GROUP; /* an empty root */
+    } else if (!e->has_type) {
+        nd->physical = GPUFEED_GROUP; /* an empty group */
+        gf__resolve_logical(e, nd);
+    } else {
+        if (e->type < 0 || e->type > 7) {
+            gf__fmt(b->msg, b->msgcap, "column '%s' has unknown physical type %d", nd->path, e->type);
+            return -2;
+        }
+        nd->physical = (gpufeed_physical_type)e->type;
+        nd->type_length = e->type_length;
+        if (nd->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY && (e->type_length <= 0 || e->type_length > (int32_t)GPUFEED_MAX_PAGE_SIZE)) {
+            gf__fmt(b->msg, b->msgcap, "column '%s' is FIXED_LEN_BYTE_ARRAY with invalid type_length %d", nd->path, e->type_length);
+            return -2;
+        }
+        gf__resolve_logical(e, nd);
+        nd->column = b->ncols;
+        b->cols[b->ncols].path = nd->path;
+        b->cols[b->ncols].node = (int32_t)i;
+        b->cols[b->ncols].physical = nd->physical;
+        b->cols[b->ncols].type_length = nd->type_length;
+        b->cols[b->ncols].max_def = nd->max_def;
+        b->cols[b->ncols].max_rep = nd->max_rep;
+        b->ncols++;
+    }
+    return next;
+}
+
+static gpufeed_result gf__file_fail(gpufeed_error *err, const char *name, gpufeed_result code, const char *what)
+{
+    return gf__seterr(err, code, "%s: %s", name, what);
+}
+
+static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
+{
+    uint8_t tail[8], head[4];
+    uint32_t flen;
+    gf__tc *t;
+    gf__fmd d;
+    gf__build b;
+    char msg[GPUFEED_ERROR_MAX];
+    uint32_t i;
+    int32_t c;
+    gpufeed_metadata *md = &f->md;
+
+    if (f->size < 12)
+        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: file of %llu bytes is too small to be Parquet (needs at least 12)", f->name, (unsigned long long)f->size);
+    if (f->src.read_at(f->src.ctx, 0, head, 4) || f->src.read_at(f->src.ctx, f->size - 8, tail, 8))
+        return gf__seterr(err, GPUFEED_ERR_IO, "%s: read failed at the file's head or tail", f->name);
+    if (memcmp(tail + 4, "PARE", 4) == 0)
+        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: encrypted footer (magic PARE): encrypted Parquet is not supported", f->name);
+    if (memcmp(tail + 4, "PAR1", 4) != 0)
+        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: no PAR1 magic at the end of the file (byte offset %llu)", f->name, (unsigned long long)(f->size - 4));
+    if (memcmp(head, "PAR1", 4) != 0)
+        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: no PAR1 magic at the start of the file (byte offset 0)", f->name);
+    flen = gf__ld32(tail);
+    if ((uint64_t)flen > f->size - 12)
+        return gf__seterr(err, GPUFEED_ERR_FOOTER, "%s: footer length %u runs past the start of the file (file size %llu)", f->name, flen, (unsigned long long)f->size);
+    if (flen > GPUFEED_MAX_FOOTER_SIZE)
+        return gf__seterr(err, GPUFEED_ERR_LIMIT, "%s: footer of %u bytes exceeds GPUFEED_MAX_FOOTER_SIZE", f->name, flen);
+    if (flen == 0)
+        return gf__seterr(err, GPUFEED_ERR_FOOTER, "%s: empty footer", f->name);
+    f->footer_len = flen;
+    f->data_end = f->size - 8 - flen;
+    f->footer = (uint8_t *)gf__alloc(&f->alloc, flen);
+    if (!f->footer) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory for a %u-byte footer", f->name, flen);
+    if (f->src.read_at(f->src.ctx, f->data_end, f->footer, flen))
+        return gf__seterr(err, GPUFEED_ERR_IO, "%s: reading the footer (%u bytes at offset %llu) failed", f->name, flen, (unsigned long long)f->data_end);
+
+    t = (gf__tc *)gf__alloc(&f->alloc, sizeof *t);
+    if (!t) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    memset(&d, 0, sizeof d);
+    gf__tc_init(t, f->footer, flen, f->data_end, "FileMetaData");
+    gf__parse_file_metadata(t, &f->arena, md, &d);
+    if (t->err) {
+        gpufeed_result r = t->err;
+        gf__seterr(err, r, "%s: footer: %s", f->name, t->msg);
+        gf__free(&f->alloc, t);
+        return r;
+    }
+    gf__free(&f->alloc, t);
+    md->file_size = f->size;
+    md->footer_length = flen;
+
+    /* schema tree */
+    if (d.nse == 0) return gf__file_fail(err, f->name, GPUFEED_ERR_SCHEMA, "empty schema");
+    memset(&b, 0, sizeof b);
+    b.ar = &f->arena; b.se = d.se; b.nse = d.nse; b.msg = msg; b.msgcap = sizeof msg;
+    b.nodes = (gpufeed_schema_node *)gf__arena_get(&f->arena, (size_t)d.nse * sizeof *b.nodes);
+    b.cols = (gpufeed_column_info *)gf__arena_get(&f->arena, (size_t)d.nse * sizeof *b.cols);
+    if (!b.nodes || !b.cols) return gf__file_fail(err, f->name, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory");
+    {
+        int64_t r = gf__build_node(&b, 0, -1, 0);
+        if (r < 0) return gf__seterr(err, r == -1 ? GPUFEED_ERR_OUT_OF_MEMORY : GPUFEED_ERR_SCHEMA, "%s: schema: %s", f->name, msg);
+        if ((uint64_t)r != d.nse)
+            return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: schema: the root's children cover %lld of %u elements", f->name, (long long)r, d.nse);
+    }
+    md->num_nodes = (int32_t)d.nse; md->nodes = b.nodes;
+    md->num_columns = b.ncols; md->columns = b.cols;
+    md->num_key_values = (int32_t)d.nkv; md->key_values = d.kv;
+    if (md->num_rows < 0) return gf__file_fail(err, f->name, GPUFEED_ERR_SCHEMA, "negative num_rows");
+
+    /* row groups */
+    {
+        int64_t total = 0;
+        for (i = 0; i < d.nrg; i++) {
+            gpufeed_row_group_info *rg = &d.rgs[i];
+            if (d.rg_ncols[i] != b.ncols)
+                return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u has %d column chunks but the schema has %d leaf columns", f->name, i, d.rg_ncols[i], b.ncols);
+            if (rg->num_rows > INT64_MAX - total)
+                return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row counts overflow", f->name);
+            total += rg->num_rows;
+            for (c = 0; c < b.ncols; c++) {
+                gpufeed_chunk_info *ch = (gpufeed_chunk_info *)&rg->chunks[c];
+                const gpufeed_column_info *ci = &b.cols[c];
+                if (ch->encrypted || (d.encrypted_columns && !ch->has_metadata)) { ch->encrypted = 1; continue; }
+                if (!ch->has_metadata) continue; /* reported when read */
+                if (ch->physical != ci->physical)
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': chunk type %s differs from schema type %s", f->name, i, ci->path, gpufeed_physical_type_name(ch->physical), gpufeed_physical_type_name(ci->physical));
+                if (ch->num_values < 0 || ch->total_compressed_size < 0 || ch->data_page_offset < 0)
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': negative size or offset in the chunk metadata", f->name, i, ci->path);
+            }
+        }
+        if (total != md->num_rows && d.nrg > 0) {
+            /* Some writers disagree; the row groups are authoritative. */
+            md->num_rows = total;
+        }
+    }
+    md->num_row_groups = (int32_t)d.nrg; md->row_groups = d.rgs;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_open_desc *desc, gpufeed_error *err)
+{
+    gpufeed_file *f;
+    gpufeed_result r;
+    const char *name;
+    int nsrc;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL");
+    *out = NULL;
+    if (!desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: desc is NULL");
+    if (!gf__host_is_le()) return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported");
+    nsrc = (desc->path != NULL) + (desc->data != NULL) + (desc->source != NULL);
+    if (nsrc != 1) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc);
+    if ((desc->allocator.alloc || desc->allocator.realloc || desc->allocator.free) &&
+        !(desc->allocator.alloc && desc->allocator.realloc && desc->allocator.free))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set all three allocator functions or none");
+    if (desc->source && !desc->source->read_at) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: source without read_at");
+    name = desc->name ? desc->name : desc->path ? desc->path : desc->data ? "<memory>" : "<source>";
+    f = (gpufeed_file *)gf__alloc(&desc->allocator, sizeof *f);
+    if (!f) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+    memset(f, 0, sizeof *f);
+    f->alloc = desc->allocator;
+    f->arena.a = &f->alloc;
+    f->flags = desc->flags;
+    f->name = gf__arena_str(&f->arena, (const uint8_t *)name, strlen(name));
+    if (!f->name) { gf__free(&desc->allocator, f); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
+    if (desc->data) {
+        f->mem.data = (const uint8_t *)desc->data; f->mem.size = desc->data_size;
+        f->src.read_at = gf__mem_read; f->src.ctx = &f->mem; f->src.size = desc->data_size;
+    } else if (desc->source) {
+        f->src = *desc->source;
+    } else {
+#ifndef GPUFEED_NO_STDIO
+        struct stat st;
+        f->fd.fd = open(desc->path, O_RDONLY);
+        if (f->fd.fd < 0) {
+            r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", name, strerror(errno));
+            gpufeed_file_close(f);
+            return r;
+        }
+        f->fd_open = 1;
+        if (fstat(f->fd.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            r = gf__seterr(err, GPUFEED_ERR_IO, "%s: not a regular file", name);
+            gpufeed_file_close(f);
+            return r;
+        }
+        f->src.read_at = gf__fd_read; f->src.ctx = &f->fd; f->src.size = (uint64_t)st.st_size;
+#else
+        gpufeed_file_close(f);
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: path sources are compiled out (GPUFEED_NO_STDIO)", name);
+#endif
+    }
+    f->size = f->src.size;
+    r = gf__load_metadata(f, err);
+    if (r != GPUFEED_OK) { gpufeed_file_close(f); return r; }
+    *out = f;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API void gpufeed_file_close(gpufeed_file *f)
+{
+    gpufeed_allocator a;
+    if (!f) return;
+    a = f->alloc;
+#ifndef GPUFEED_NO_STDIO
+    if (f->fd_open) close(f->fd.fd);
+#endif
+    if (f->src.close && f->src.read_at != gf__mem_read
+#ifndef GPUFEED_NO_STDIO
+        && f->src.read_at != gf__fd_read
+#endif
+        ) f->src.close(f->src.ctx);
+    gf__free(&f->alloc, f->footer);
+    gf__arena_free(&f->arena);
+    gf__free(&a, f);
+}
+
+GPUFEED_API const gpufeed_metadata *gpufeed_file_metadata(const gpufeed_file *f) { return f ? &f->md : NULL; }
+GPUFEED_API const char *gpufeed_file_name(const gpufeed_file *f) { return f ? f->name : ""; }
+GPUFEED_API const uint8_t *gpufeed_file_footer(const gpufeed_file *f, size_t *len)
+{
+    if (len) *len = f ? f->footer_len : 0;
+    return f ? f->footer : NULL;
+}
+GPUFEED_API int32_t gpufeed_file_find_column(const gpufeed_file *f, const char *path)
+{
+    int32_t i;
+    if (!f || !path) return -1;
+    for (i = 0; i < f->md.num_columns; i++)
+        if (strcmp(f->md.columns[i].path, path) == 0) return i;
+    return -1;
+}
+
+GPUFEED_API const char *gpufeed_physical_type_name(gpufeed_physical_type t)
+{
+    switch (t) {
+    case GPUFEED_BOOLEAN: return "BOOLEAN";
+    case GPUFEED_INT32: return "INT32";
+    case GPUFEED_INT64: return "INT64";
+    case GPUFEED_INT96: return "INT96";
+    case GPUFEED_FLOAT: return "FLOAT";
+    case GPUFEED_DOUBLE: return "DOUBLE";
+    case GPUFEED_BYTE_ARRAY: return "BYTE_ARRAY";
+    case GPUFEED_FIXED_LEN_BYTE_ARRAY: return "FIXED_LEN_BYTE_ARRAY";
+    case GPUFEED_GROUP: return "GROUP";
+    }
+    return "UNKNOWN";
+}
+GPUFEED_API const char *gpufeed_logical_type_name(gpufeed_logical_type t)
+{
+    static const char *const n[] = { "NONE", "STRING", "ENUM", "JSON", "BSON", "UUID",
+        "DECIMAL", "DATE", "TIME", "TIMESTAMP", "INTEGER", "FLOAT16", "LIST", "MAP",
+        "MAP_KEY_VALUE", "INTERVAL", "NULL", "VARIANT", "GEOMETRY", "GEOGRAPHY", "OTHER" };
+    return ((unsigned)t < sizeof n / sizeof n[0]) ? n[t] : "OTHER";
+}
+GPUFEED_API const char *gpufeed_codec_name(gpufeed_codec c)
+{
+    static const char *const n[] = { "UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW" };
+    return ((unsigned)c < 8) ? n[c] : "UNKNOWN";
+}
+GPUFEED_API const char *gpufeed_encoding_name(gpufeed_encoding e)
+{
+    static const char *const n[] = { "PLAIN", "GROUP_VAR_INT", "PLAIN_DICTIONARY", "RLE", "BIT_PACKED",
+        "DELTA_BINARY_PACKED", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", "RLE_DICTIONARY", "BYTE_STREAM_SPLIT" };
+    return ((unsigned)e < 10) ? n[e] : "UNKNOWN";
+}
+
+/* >>pages ---------------------------------------------------------------- */
+
+enum { GF__PAGE_DATA = 0, GF__PAGE_INDEX = 1, GF__PAGE_DICT = 2, GF__PAGE_DATA_V2 = 3 };
+
+typedef struct gf__ph {
+    int32_t type, usize, csize, crc;
+    int has_type, has_usize, has_csize, has_crc;
+    int has_dph, has_v2, has_dict;
+    int32_t nvalues, encoding, def_enc, rep_enc;     /* v1 and dictionary */
+    int32_t nnulls, nrows, def_len, rep_len;         /* v2 */
+    int is_compressed;
+} gf__ph;
+
+static void gf__parse_dph(gf__tc *t, gf__ph *h, int v2)
+{
+    int id = 0, last = 0, ft;
+    unsigned seen = 0;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!v2) {
+            switch (id) {
+            case 1: h->nvalues = GF__I32(t, id, ft); seen |= 1; break;
+            case 2: h->encoding = GF__I32(t, id, ft); seen |= 2; break;
+            case 3: h->def_enc = GF__I32(t, id, ft); break;
+            case 4: h->rep_enc = GF__I32(t, id, ft); break;
+            default: gf__tc_skip(t, ft, 0);
+            }
+        } else {
+            switch (id) {
+            case 1: h->nvalues = GF__I32(t, id, ft); seen |= 1; break;
+            case 2: h->nnulls = GF__I32(t, id, ft); break;
+            case 3: h->nrows = GF__I32(t, id, ft); break;
+            case 4: h->encoding = GF__I32(t, id, ft); seen |= 2; break;
+            case 5: h->def_len = GF__I32(t, id, ft); seen |= 4; break;
+            case 6: h->rep_len = GF__I32(t, id, ft); seen |= 8; break;
+            case 7: h->is_compressed = gf__tc_bool(t, id, ft); break;
+            default: gf__tc_skip(t, ft, 0);
+            }
+        }
+    }
+    if (!t->err && (seen & (v2 ? 15u : 3u)) != (v2 ? 15u : 3u))
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "data page header misses a required field");
+}
+
+static void gf__parse_page_header(gf__tc *t, gf__ph *h)
+{
+    int id = 0, last = 0, ft;
+    memset(h, 0, sizeof *h);
+    h->is_compressed = 1;
+    while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        switch (id) {
+        case 1: h->type = GF__I32(t, id, ft); h->has_type = 1; break;
+        case 2: h->usize = GF__I32(t, id, ft); h->has_usize = 1; break;
+        case 3: h->csize = GF__I32(t, id, ft); h->has_csize = 1; break;
+        case 4: h->crc = GF__I32(t, id, ft); h->has_crc = 1; break;
+        case 5:
+            if (gf__tc_enter(t, id, ft)) { h->has_dph = 1; gf__parse_dph(t, h, 0); t->depth--; }
+            break;
+        case 7:
+            if (gf__tc_enter(t, id, ft)) {
+                int iid = 0, ilast = 0, ift;
+                unsigned seen = 0;
+                h->has_dict = 1;
+                while ((ift = gf__tc_field(t, &iid, &ilast)) > 0) {
+                    if (iid == 1) { h->nvalues = GF__I32(t, iid, ift); seen |= 1; }
+                    else if (iid == 2) { h->encoding = GF__I32(t, iid, ift); seen |= 2; }
+                    else gf__tc_skip(t, ift, 0);
+                }
+                if (!t->err && seen != 3) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "dictionary page header misses num_values or encoding");
+                t->depth--;
+            }
+            break;
+        case 8:
+            if (gf__tc_enter(t, id, ft)) { h->has_v2 = 1; gf__parse_dph(t, h, 1); t->depth--; }
+            break;
+        default: gf__tc_skip(t, ft, 0);
+        }
+    }
+    if (!t->err && (!h->has_type || !h->has_usize || !h->has_csize))
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "PageHeader misses type or sizes");
+}
+
+/* >>codecs --------------------------------------------------------------- */
+
+#ifndef GPUFEED_NO_SNAPPY
+/* SNAPPY raw format: a varint length, then literals and back-references. */
+static int gf__snappy_length(const uint8_t *src, size_t n, uint64_t *len, size_t *hdr)
+{
+    uint64_t v = 0;
+    size_t i;
+    for (i = 0; i < n && i < 5; i++) {
+        v |= (uint64_t)(src[i] & 0x7F) << (7 * i);
+        if (!(src[i] & 0x80)) {
+            if (v > UINT32_MAX) return 0;
+            *len = v; *hdr = i + 1; return 1;
+        }
+    }
+    return 0;
+}
+
+static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    uint64_t ulen;
+    size_t hdr;
+    const uint8_t *ip, *iend = src + n;
+    uint8_t *op = dst, *oend = dst + dn;
+    if (!gf__snappy_length(src, n, &ulen, &hdr)) { gf__fmt(msg, cap, "snappy: bad length header"); return GPUFEED_ERR_CODEC; }
+    if (ulen != dn) { gf__fmt(msg, cap, "snappy: stream says %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    ip = src + hdr;
+    while (ip < iend) {
+        uint32_t tag = *ip++, len, off;
+        if ((tag & 3) == 0) {
+            len = (tag >> 2) + 1;
+            if (len > 60) {
+                uint32_t nb = len - 60, i;
+                if ((size_t)(iend - ip) < nb) goto trunc;
+                len = 0;
+                for (i = 0; i < nb; i++) len |= (uint32_t)ip[i] << (8 * i);
+                if (len == UINT32_MAX) goto bad_lit;
+                len += 1;
+                ip += nb;
+            }
+            if ((size_t)(iend - ip) < len) goto trunc;
+            if ((size_t)(oend - op) < len) goto bad_lit;
+            if (len <= 16 && iend - ip >= 16 && oend - op >= 16) memcpy(op, ip, 16);
+            else memcpy(op, ip, len);
+            op += len; ip += len;
+            continue;
+        }
+        if ((tag & 3) == 1) {
+            if (ip >= iend) goto trunc;
+            len = ((tag >> 2) & 7) + 4;
+            off = ((tag >> 5) << 8) | *ip++;
+        } else if ((tag & 3) == 2) {
+            if (iend - ip < 2) goto trunc;
+            len = (tag >> 2) + 1; off = gf__ld16(ip); ip += 2;
+        } else {
+            if (iend - ip < 4) goto trunc;
+            len = (tag >> 2) + 1; off = gf__ld32(ip); ip += 4;
+        }
+        if (off == 0 || off > (size_t)(op - dst)) {
+            gf__fmt(msg, cap, "snappy: copy offset %u outside the %llu bytes produced (input byte %llu)", off, (unsigned long long)(op - dst), (unsigned long long)(ip - src));
+            return GPUFEED_ERR_CODEC;
+        }
+        if ((size_t)(oend - op) < len) {
+            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)dn, (unsigned long long)(ip - src));
+            return GPUFEED_ERR_CODEC;
+        }
+        {
+            const uint8_t *from = op - off;
+            if (off >= 8 && (size_t)(oend - op) >= (size_t)len + 8) {
+                uint8_t *e = op + len;
+                while (op < e) { memcpy(op, from, 8); op += 8; from += 8; }
+                op = e;
+            } else {
+                uint32_t i;
+                for (i = 0; i < len; i++) op[i] = from[i];
+                op += len;
+            }
+        }
+    }
+    if (op != oend) { gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(op - dst), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    return GPUFEED_OK;
+trunc:
+    gf__fmt(msg, cap, "snappy: stream truncated at input byte %llu", (unsigned long long)(ip - src));
+    return GPUFEED_ERR_CODEC;
+bad_lit:
+    gf__fmt(msg, cap, "snappy: literal overruns the %llu-byte output (input byte %llu)", (unsigned long long)dn, (unsigned long long)(ip - src));
+    return GPUFEED_ERR_CODEC;
+}
+#endif
+
+/* Decompresses one page body. `dst` holds exactly dn bytes. */
+static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    switch (codec) {
+#ifndef GPUFEED_NO_SNAPPY
+    case GPUFEED_CODEC_SNAPPY: return gf__snappy(src, n, dst, dn, msg, cap);
+#endif
+    default:
+        gf__fmt(msg, cap, "codec %s is not supported yet", gpufeed_codec_name(codec));
+        return GPUFEED_ERR_UNSUPPORTED;
+    }
+}
+
+/* The largest expansion a codec can produce from n input bytes; a page
+   header claiming more is rejected before anything is allocated. */
+static uint64_t gf__codec_max_expansion(gpufeed_codec codec, uint64_t n)
+{
+    switch (codec) {
+    case GPUFEED_CODEC_SNAPPY: return n * 22 + 32;   /* 64 bytes from a 3-byte copy */
+    default: return UINT64_MAX;
+    }
+}
+
+/* >>decode --------------------------------------------------------------- */
+
+/* RLE / bit-packed hybrid decoder (also the deprecated MSB-first BIT_PACKED
+   level encoding, as a single literal run). Streaming: keeps its place
+   between calls. A bit-packed run cut short by the end of the buffer is
+   accepted as long as the values actually read are present. */
+typedef struct gf__rle {
+    const uint8_t *p, *end;
+    int bw;
+    int msb;                           /* BIT_PACKED (deprecated) levels */
+    uint32_t rle_left, rle_val;
+    uint32_t lit_left;                 /* values left in the literal run */
+    uint32_t lit_avail;                /* of which present in the buffer */
+    const uint8_t *lit;                /* start of the literal run */
+    uint64_t lit_pos;                  /* index of the next literal value */
+    int err;                           /* 1 corrupt */
+} gf__rle;
+
+static void gf__rle_init(gf__rle *r, const uint8_t *p, const uint8_t *end, int bw)
+{
+    memset(r, 0, sizeof *r);
+    r->p = p; r->end = end; r->bw = bw;
+}
+
+static void gf__rle_init_msb(gf__rle *r, const uint8_t *p, const uint8_t *end, int bw, uint32_t count)
+{
+    uint64_t bits = (uint64_t)count * (uint64_t)bw, have = (uint64_t)(end - p) * 8;
+    memset(r, 0, sizeof *r);
+    r->p = end; r->end = end; r->bw = bw; r->msb = 1;
+    r->lit = p; r->lit_left = count;
+    r->lit_avail = bw ? (uint32_t)((bits <= have ? bits : have) / (uint64_t)bw) : count;
+}
+
+static uint64_t gf__ld_upto8(const uint8_t *q, const uint8_t *end)
+{
+    uint64_t w = 0;
+    if (end - q >= 8) return gf__ld64(q);
+    if (q < end) memcpy(&w, q, (size_t)(end - q));
+    return w;
+}
+
+/* next run header; returns 0 at the end of data or on error */
+static int gf__rle_next_run(gf__rle *r)
+{
+    uint64_t h = 0;
+    int shift = 0;
+    for (;;) {
+        uint8_t b;
+        if (r->p >= r->end) return 0;
+        b = *r->p++;
+        h |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) break;
+        shift += 7;
+        if (shift > 35) { r->err = 1; return 0; }
+    }
+    if (h & 1) {
+        uint64_t groups = h >> 1, vals = groups * 8, bytes = groups * (uint64_t)r->bw;
+        uint64_t have = (uint64_t)(r->end - r->p);
+        if (vals > UINT32_MAX) { r->err = 1; return 0; }
+        r->lit = r->p; r->lit_pos = 0; r->lit_left = (uint32_t)vals;
+        if (r->bw == 0) r->lit_avail = (uint32_t)vals;
+        else if (bytes <= have) r->lit_avail = (uint32_t)vals;
+        else r->lit_avail = (uint32_t)(have * 8 / (uint64_t)r->bw);
+        r->p += bytes <= have ? bytes : have;
+    } else {
+        uint32_t nb = (uint32_t)((r->bw + 7) / 8), i;
+        uint32_t v = 0;
+        if (h >> 1 > UINT32_MAX) { r->err = 1; return 0; }
+        if ((uint32_t)(r->end - r->p) < nb) { r->err = 1; return 0; }
+        for (i = 0; i < nb; i++) v |= (uint32_t)r->p[i] << (8 * i);
+        r->p += nb;
+        if (r->bw < 32 && (v >> r->bw)) { r->err = 1; return 0; }
+        r->rle_left = (uint32_t)(h >> 1); r->rle_val = v;
+    }
+    return 1;
+}
+
+/* Reads up to n values; returns how many were read (fewer only at the end
+   of the data or on corruption, which sets r->err). */
+static uint32_t gf__rle_get(gf__rle *r, uint32_t *out, uint32_t n)
+{
+    uint32_t got = 0;
+    const uint64_t mask = r->bw >= 32 ? 0xFFFFFFFFull : ((1ull << r->bw) - 1);
+    while (got < n) {
+        if (r->rle_left) {
+            uint32_t k = n - got < r->rle_left ? n - got : r->rle_left, i;
+            uint32_t v = r->rle_val;
+            for (i = 0; i < k; i++) out[got + i] = v;
+            got += k; r->rle_left -= k;
+        } else if (r->lit_left) {
+            uint32_t k = n - got < r->lit_left ? n - got : r->lit_left, i;
+            uint32_t avail = r->lit_avail;
+            const uint8_t *base = r->lit, *end = r->p; /* the run ends where the next begins */
+            if (k > avail) { k = avail; r->err = 1; }
+            if (r->bw == 0) {
+                for (i = 0; i < k; i++) out[got + i] = 0;
+            } else if (!r->msb) {
+                uint64_t bit = r->lit_pos * (uint64_t)r->bw;
+                for (i = 0; i < k; i++, bit += (uint64_t)r->bw) {
+                    const uint8_t *q = base + (bit >> 3);
+                    uint64_t w = (end - q >= 8) ? gf__ld64(q) : gf__ld_upto8(q, end);
+                    out[got + i] = (uint32_t)((w >> (bit & 7)) & mask);
+                }
+            } else {
+                uint64_t bit = r->lit_pos * (uint64_t)r->bw;
+                for (i = 0; i < k; i++) {
+                    uint32_t v = 0; int j;
+                    for (j = 0; j < r->bw; j++, bit++)
+                        v = (v << 1) | ((base[bit >> 3] >> (7 - (bit & 7))) & 1u);
+                    out[got + i] = v;
+                }
+            }
+            got += k; r->lit_left -= k; r->lit_avail -= k; r->lit_pos += k;
+            if (r->err) return got;
+        } else {
+            if (!gf__rle_next_run(r)) return got;
+        }
+    }
+    return got;
+}
+
+static int gf__bit_width(uint32_t max)
+{
+    int w = 0;
+    while (max) { w++; max >>= 1; }
+    return w;
+}
+
+/* value element size in the output (INT96 becomes int64 nanoseconds) */
+static size_t gf__elem_size(gpufeed_physical_type t)
+{
+    switch (t) {
+    case GPUFEED_BOOLEAN: return 1;
+    case GPUFEED_INT32: case GPUFEED_FLOAT: return 4;
+    case GPUFEED_INT64: case GPUFEED_DOUBLE: case GPUFEED_INT96: return 8;
+    default: return sizeof(gpufeed_bytes);
+    }
+}
+
+/* PLAIN-decodes n values from [*pp, end) into out (compact). Returns 0 on
+   success, 1 when the data runs out. *bitpos: bit offset for BOOLEAN. */
+static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t **pp, const uint8_t *end,
+                            uint32_t *bitpos, void *out, uint32_t n)
+{
+    const uint8_t *p = *pp;
+    size_t avail = (size_t)(end - p);
+    uint32_t i;
+    switch (t) {
+    case GPUFEED_BOOLEAN: {
+        uint8_t *o = (uint8_t *)out;
+        uint64_t bit = *bitpos;
+        if ((bit + n + 7) / 8 > avail) return 1;
+        for (i = 0; i < n; i++, bit++) o[i] = (uint8_t)((p[bit >> 3] >> (bit & 7)) & 1);
+        *pp = p + (bit >> 3); *bitpos = (uint32_t)(bit & 7);
+        return 0;
+    }
+    case GPUFEED_INT32: case GPUFEED_FLOAT:
+        if (avail / 4 < n) return 1;
+        memcpy(out, p, (size_t)n * 4); *pp = p + (size_t)n * 4; return 0;
+    case GPUFEED_INT64: case GPUFEED_DOUBLE:
+        if (avail / 8 < n) return 1;
+        memcpy(out, p, (size_t)n * 8); *pp = p + (size_t)n * 8; return 0;
+    case GPUFEED_INT96: {
+        int64_t *o = (int64_t *)out;
+        if (avail / 12 < n) return 1;
+        for (i = 0; i < n; i++) o[i] = gpufeed_int96_to_ns(p + (size_t)i * 12);
+        *pp = p + (size_t)n * 12; return 0;
+    }
+    case GPUFEED_BYTE_ARRAY: {
+        gpufeed_bytes *o = (gpufeed_bytes *)out;
+        for (i = 0; i < n; i++) {
+            uint32_t len;
+            if ((size_t)(end - p) < 4) return 1;
+            len = gf__ld32(p); p += 4;
+            if ((size_t)(end - p) < len) return 1;
+            o[i].ptr = p; o[i].len = len; p += len;
+        }
+        *pp = p; return 0;
+    }
+    case GPUFEED_FIXED_LEN_BYTE_ARRAY: {
+        gpufeed_bytes *o = (gpufeed_bytes *)out;
+        if ((uint64_t)avail / (uint64_t)tlen < n) return 1;
+        for (i = 0; i < n; i++) { o[i].ptr = p; o[i].len = (uint32_t)tlen; p += tlen; }
+        *pp = p; return 0;
+    }
+    default: return 1;
+    }
+}
+
+/* >>column --------------------------------------------------------------- */
+
+#define GF__READ_AHEAD (4u << 20)
+
+struct gpufeed_column {
+    gpufeed_file *f;
+    int32_t rg, col;
+    const gpufeed_chunk_info *ch;
+    const gpufeed_column_info *ci;
+    int64_t max_rows;
+    uint32_t flags;
+    gf__crc_tab *crc;
+    size_t esz;                        /* output element size */
+    /* page walk */
+    uint64_t start, pos, region_end, chunk_end_hint;
+    int64_t values_left;               /* chunk values not yet in a page */
+    int64_t rows_done;
+    int32_t data_pages, pages;         /* data pages / all pages seen */
+    uint64_t page_off;                 /* header offset of the current page */
+    /* read window over the file */
+    uint8_t *win; size_t win_cap; uint64_t win_off; size_t win_len;
+    /* decompressed page */
+    uint8_t *dbuf; size_t dbuf_cap;
+    /* dictionary */
+    int has_dict;
+    uint8_t *dict_buf; size_t dict_buf_cap;
+    void *dict; size_t dict_cap; uint32_t dict_n;
+    /* current data page */
+    int in_page;
+    uint32_t page_left;                /* level entries left in the page */
+    gpufeed_encoding enc;
+    gf__rle def;
+    const uint8_t *vp, *vend;
+    uint32_t bitpos;
+    gf__rle idx;
+    int idx_ready;
+    /* output */
+    void *out; uint8_t *valid; uint32_t *lv;
+    uint64_t bytes_read;
+    char err[GPUFEED_ERROR_MAX];
+};
+
+static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
+static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const char *fmt, ...)
+{
+    char tmp[GPUFEED_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt); gf__vfmt(tmp, sizeof tmp, fmt, ap); va_end(ap);
+    gf__fmt(c->err, sizeof c->err, "%s: row group %d, column '%s', page %d (byte offset %llu): %s",
+            c->f->name, c->rg, c->ci->path, c->pages, (unsigned long long)c->page_off, tmp);
+    return code;
+}
+
+static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size_t need)
+{
+    uint8_t *n;
+    size_t nc;
+    if (need <= *cap) return 1;
+    nc = *cap ? *cap : 4096;
+    while (nc < need) { if (nc > SIZE_MAX / 2) { nc = need; break; } nc *= 2; }
+    n = (uint8_t *)gf__realloc(a, *buf, nc);
+    if (!n) return 0;
+    *buf = n; *cap = nc;
+    return 1;
+}
+
+/* Makes [off, off+len) available; returns a pointer into the window. */
+static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len, const uint8_t **out)
+{
+    uint64_t want, room;
+    if (off < c->win_off || off + len > c->win_off + c->win_len || !c->win) {
+        if (off > c->region_end || len > c->region_end - off)
+            return gf__col_fail(c, GPUFEED_ERR_PAGE, "%llu bytes at offset %llu run past the column data (ends at %llu)",
+                                (unsigned long long)len, (unsigned long long)off, (unsigned long long)c->region_end);
+        room = c->region_end - off;
+        want = len;
+        {   /* read ahead within the chunk (as stated), at least a little */
+            uint64_t ahead = c->chunk_end_hint > off ? c->chunk_end_hint - off : 65536;
+            if (ahead > GF__READ_AHEAD) ahead = GF__READ_AHEAD;
+            if (ahead > want) want = ahead;
+        }
+        if (want > room) want = room;
+        if (!gf__grow(&c->f->alloc, &c->win, &c->win_cap, (size_t)want))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte read", (unsigned long long)want);
+        if (c->f->src.read_at(c->f->src.ctx, off, c->win, (size_t)want))
+            return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)want, (unsigned long long)off);
+        c->bytes_read += want;
+        c->win_off = off; c->win_len = (size_t)want;
+    }
+    *out = c->win + (off - c->win_off);
+    return GPUFEED_OK;
+}
+
+/* Reads and parses the page header at c->pos. */
+static gpufeed_result gf__col_header(gpufeed_column *c, gf__ph *h, uint64_t *hlen)
+{
+    uint64_t room = c->region_end - c->pos, tryn = 256;
+    gf__tc t;
+    for (;;) {
+        const uint8_t *p;
+        gpufeed_result r;
+        uint64_t n = tryn < room ? tryn : room;
+        if (n == 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the column data ends after %lld of %lld values",
+                                         (long long)(c->ch->num_values - c->values_left), (long long)c->ch->num_values);
+        /* use whatever the window already holds beyond the minimum */
+        if (c->win && c->pos >= c->win_off && c->pos < c->win_off + c->win_len) {
+            uint64_t inwin = c->win_off + c->win_len - c->pos;
+            if (inwin > n) n = inwin < room ? inwin : room;
+        }
+        r = gf__col_fetch(c, c->pos, (size_t)n, &p);
+        if (r) return r;
+        gf__tc_init(&t, p, (size_t)n, c->pos, "PageHeader");
+        gf__parse_page_header(&t, h);
+        if (!t.err) { *hlen = (uint64_t)(t.p - p); return GPUFEED_OK; }
+        if (n >= room || n >= GPUFEED_MAX_PAGE_HEADER_SIZE) {
+            if (n >= GPUFEED_MAX_PAGE_HEADER_SIZE && n < room)
+                return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page header larger than GPUFEED_MAX_PAGE_HEADER_SIZE");
+            return gf__col_fail(c, t.err == GPUFEED_ERR_LIMIT ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_PAGE, "%s", t.msg);
+        }
+        tryn = n * 8;
+    }
+}
+
+static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, const uint8_t *data, size_t len)
+{
+    const gpufeed_allocator *a = &c->f->alloc;
+    const uint8_t *p;
+    uint32_t bitpos = 0;
+    uint64_t n = (uint64_t)h->nvalues, maxn, need;
+    if (h->nvalues < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page with %d values", h->nvalues);
+    if (h->encoding != GPUFEED_ENC_PLAIN && h->encoding != GPUFEED_ENC_PLAIN_DICTIONARY)
+        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "dictionary page encoding %s is not PLAIN", gpufeed_encoding_name((gpufeed_encoding)h->encoding));
+    /* the page's bytes bound the number of entries */
+    switch (c->ci->physical) {
+    case GPUFEED_BOOLEAN: maxn = (uint64_t)len * 8; break;
+    case GPUFEED_BYTE_ARRAY: maxn = len / 4; break;
+    case GPUFEED_FIXED_LEN_BYTE_ARRAY: maxn = len / (uint64_t)c->ci->type_length; break;
+    case GPUFEED_INT96: maxn = len / 12; break;
+    default: maxn = len / gf__elem_size(c->ci->physical); break;
+    }
+    if (n > maxn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page claims %llu values but holds %llu bytes", (unsigned long long)n, (unsigned long long)len);
+    /* keep our own copy of the page bytes: BYTE_ARRAY entries point into it */
+    if (!gf__grow(a, &c->dict_buf, &c->dict_buf_cap, len ? len : 1))
+        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for the dictionary");
+    if (len) memcpy(c->dict_buf, data, len);
+    need = n * c->esz;
+    if (!gf__grow(a, (uint8_t **)&c->dict, &c->dict_cap, (size_t)(need ? need : 1)))
+        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for the dictionary");
+    p = c->dict_buf;
+    if (gf__plain_decode(c->ci->physical, c->ci->type_length, &p, c->dict_buf + len, &bitpos, c->dict, (uint32_t)n))
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page holds fewer than its %llu values", (unsigned long long)n);
+    c->dict_n = (uint32_t)n;
+    c->has_dict = 1;
+    return GPUFEED_OK;
+}
+
+/* Advances to the next data page with values. GPUFEED_DONE at the end. */
+static gpufeed_result gf__col_next_page(gpufeed_column *c)
+{
+    for (;;) {
+        gf__ph h;
+        uint64_t hlen, body;
+        const uint8_t *p;
+        gpufeed_result r;
+        if (c->values_left == 0) return GPUFEED_DONE;
+        c->page_off = c->pos;
+        r = gf__col_header(c, &h, &hlen);
+        if (r) return r;
+        if (h.csize < 0 || h.usize < 0)
+            return gf__col_fail(c, GPUFEED_ERR_PAGE, "negative page size (compressed %d, uncompressed %d)", h.csize, h.usize);
+        if ((uint32_t)h.csize > GPUFEED_MAX_PAGE_SIZE || (uint32_t)h.usize > GPUFEED_MAX_PAGE_SIZE)
+            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page of %d/%d bytes exceeds GPUFEED_MAX_PAGE_SIZE", h.csize, h.usize);
+        body = c->pos + hlen;
+        if (body > c->region_end || (uint64_t)h.csize > c->region_end - body)
+            return gf__col_fail(c, GPUFEED_ERR_PAGE, "page of %d bytes at offset %llu runs past the column data (ends at %llu)",
+                                h.csize, (unsigned long long)body, (unsigned long long)c->region_end);
+        c->pos = body + (uint64_t)h.csize;
+        c->pages++;
+        if (h.type != GF__PAGE_DATA && h.type != GF__PAGE_DATA_V2 && h.type != GF__PAGE_DICT)
+            continue; /* INDEX_PAGE and unknown page types are skipped */
+        r = gf__col_fetch(c, body, (size_t)h.csize, &p);
+        if (r) return r;
+        if (c->crc && h.has_crc) {
+            uint32_t got = gf__crc_run(c->crc, 0, p, (size_t)h.csize);
+            if (got != (uint32_t)h.crc)
+                return gf__col_fail(c, GPUFEED_ERR_CHECKSUM, "page CRC is %08x, header says %08x", got, (uint32_t)h.crc);
+        }
+        if (h.type == GF__PAGE_DICT) {
+            const uint8_t *data = p;
+            size_t len = (size_t)h.csize;
+            if (!h.has_dict) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page without a dictionary page header");
+            if (c->data_pages > 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page after data pages");
+            if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
+                char msg[GPUFEED_ERROR_MAX];
+                if ((uint64_t)h.usize > gf__codec_max_expansion(c->ch->codec, (uint64_t)h.csize))
+                    return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %d bytes uncompressed from %d compressed: impossible for %s", h.usize, h.csize, gpufeed_codec_name(c->ch->codec));
+                if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, (size_t)h.usize))
+                    return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %d-byte page", h.usize);
+                r = gf__decompress(c->ch->codec, p, (size_t)h.csize, c->dbuf, (size_t)h.usize, msg, sizeof msg);
+                if (r) return gf__col_fail(c, r, "%s", msg);
+                data = c->dbuf; len = (size_t)h.usize;
+            }
+            r = gf__col_load_dict(c, &h, data, len);
+            if (r) return r;
+            continue;
+        }
+        /* a data page */
+        {
+            int v2 = h.type == GF__PAGE_DATA_V2;
+            const uint8_t *lv = NULL, *lv_end = NULL, *vals;
+            size_t vlen;
+            uint64_t nv;
+            if (v2 ? !h.has_v2 : !h.has_dph) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page without its header struct");
+            if (h.nvalues < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page with %d values", h.nvalues);
+            nv = (uint64_t)h.nvalues;
+            if (nv > (uint64_t)c->values_left)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page has %llu values but only %lld remain in the column chunk", (unsigned long long)nv, (long long)c->values_left);
+            if (nv > GPUFEED_MAX_PAGE_VALUES)
+                return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page of %llu values exceeds GPUFEED_MAX_PAGE_VALUES", (unsigned long long)nv);
+            c->data_pages++;
+            if (v2) {
+                uint64_t levels;
+                if (h.def_len < 0 || h.rep_len < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "negative level lengths in a v2 page");
+                levels = (uint64_t)h.def_len + (uint64_t)h.rep_len;
+                if (levels > (uint64_t)h.csize || levels > (uint64_t)h.usize)
+                    return gf__col_fail(c, GPUFEED_ERR_PAGE, "v2 level sections (%llu bytes) exceed the page (%d bytes)", (unsigned long long)levels, h.csize);
+                lv = p + h.rep_len; lv_end = lv + h.def_len;
+                vals = p + levels;
+                vlen = (size_t)((uint64_t)h.csize - levels);
+                if (h.is_compressed && c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED && vlen > 0) {
+                    char msg[GPUFEED_ERROR_MAX];
+                    size_t ulen = (size_t)((uint64_t)h.usize - levels);
+                    if ((uint64_t)ulen > gf__codec_max_expansion(c->ch->codec, vlen))
+                        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s", (unsigned long long)ulen, (unsigned long long)vlen, gpufeed_codec_name(c->ch->codec));
+                    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, ulen ? ulen : 1))
+                        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)ulen);
+                    r = gf__decompress(c->ch->codec, vals, vlen, c->dbuf, ulen, msg, sizeof msg);
+                    if (r) return gf__col_fail(c, r, "%s", msg);
+                    vals = c->dbuf; vlen = ulen;
+                }
+                /* levels must stay valid: they live in the window, which the
+                   next fetch may move, but no fetch happens within a page */
+            } else {
+                vals = p; vlen = (size_t)h.csize;
+                if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
+                    char msg[GPUFEED_ERROR_MAX];
+                    if ((uint64_t)h.usize > gf__codec_max_expansion(c->ch->codec, (uint64_t)h.csize))
+                        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %d bytes uncompressed from %d compressed: impossible for %s", h.usize, h.csize, gpufeed_codec_name(c->ch->codec));
+                    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, h.usize ? (size_t)h.usize : 1))
+                        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %d-byte page", h.usize);
+                    r = gf__decompress(c->ch->codec, p, (size_t)h.csize, c->dbuf, (size_t)h.usize, msg, sizeof msg);
+                    if (r) return gf__col_fail(c, r, "%s", msg);
+                    vals = c->dbuf; vlen = (size_t)h.usize;
+                }
+                if (c->ci->max_def > 0) {
+                    int bw = gf__bit_width((uint32_t)c->ci->max_def);
+                    if (h.def_enc == GPUFEED_ENC_BIT_PACKED) {
+                        uint64_t nb = (nv * (uint64_t)bw + 7) / 8;
+                        if (nb > vlen) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BIT_PACKED definition levels need %llu bytes, page has %llu", (unsigned long long)nb, (unsigned long long)vlen);
+                        lv = vals; lv_end = vals + nb; vals += nb; vlen -= (size_t)nb;
+                    } else if (h.def_enc == GPUFEED_ENC_RLE) {
+                        uint32_t n;
+                        if (vlen < 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page too short for its definition-level length");
+                        n = gf__ld32(vals);
+                        if (n > vlen - 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels of %u bytes overrun the %llu-byte page", n, (unsigned long long)vlen);
+                        lv = vals + 4; lv_end = lv + n; vals += 4 + (size_t)n; vlen -= 4 + (size_t)n;
+                    } else {
+                        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "definition level encoding %s is not supported", gpufeed_encoding_name((gpufeed_encoding)h.def_enc));
+                    }
+                }
+            }
+            if (c->ci->max_def > 0) {
+                int bw = gf__bit_width((uint32_t)c->ci->max_def);
+                if (!v2 && h.def_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->def, lv, lv_end, bw, (uint32_t)nv);
+                else gf__rle_init(&c->def, lv, lv_end, bw);
+            }
+            c->vp = vals; c->vend = vals + vlen; c->bitpos = 0; c->idx_ready = 0;
+            c->enc = (gpufeed_encoding)h.encoding;
+            switch (h.encoding) {
+            case GPUFEED_ENC_PLAIN: break;
+            case GPUFEED_ENC_PLAIN_DICTIONARY: case GPUFEED_ENC_RLE_DICTIONARY:
+                if (!c->has_dict) return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary-encoded page but the chunk has no dictionary page");
+                break;
+            case GPUFEED_ENC_RLE:
+                if (c->ci->physical != GPUFEED_BOOLEAN) return gf__col_fail(c, GPUFEED_ERR_ENCODING, "RLE values on a non-BOOLEAN column");
+                break;
+            default:
+                return gf__col_fail(c, (h.encoding >= 0 && h.encoding <= 9) ? GPUFEED_ERR_UNSUPPORTED : GPUFEED_ERR_ENCODING,
+                                    "value encoding %s (%d) is not supported yet", gpufeed_encoding_name((gpufeed_encoding)h.encoding), h.encoding);
+            }
+            c->values_left -= (int64_t)nv;
+            c->page_left = (uint32_t)nv;
+            c->in_page = nv > 0;
+            if (c->in_page) return GPUFEED_OK;
+        }
+    }
+}
+
+/* Decodes n compact values of the current page into out. */
+static gpufeed_result gf__col_values(gpufeed_column *c, void *out, uint32_t n)
+{
+    if (n == 0) return GPUFEED_OK;
+    switch (c->enc) {
+    case GPUFEED_ENC_PLAIN:
+        if (gf__plain_decode(c->ci->physical, c->ci->type_length, &c->vp, c->vend, &c->bitpos, out, n))
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+        return GPUFEED_OK;
+    case GPUFEED_ENC_RLE: {
+        uint8_t *o = (uint8_t *)out;
+        uint32_t i, done = 0;
+        if (!c->idx_ready) {
+            uint32_t len;
+            if (c->vend - c->vp < 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "RLE boolean values miss their length prefix");
+            len = gf__ld32(c->vp);
+            if (len > (size_t)(c->vend - c->vp) - 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "RLE boolean length %u overruns the page", len);
+            gf__rle_init(&c->idx, c->vp + 4, c->vp + 4 + len, 1);
+            c->idx_ready = 1;
+        }
+        while (done < n) {
+            uint32_t buf[256], k = n - done < 256 ? n - done : 256, got;
+            got = gf__rle_get(&c->idx, buf, k);
+            if (got != k) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "RLE boolean values end before the page's levels do");
+            for (i = 0; i < k; i++) o[done + i] = (uint8_t)buf[i];
+            done += k;
+        }
+        return GPUFEED_OK;
+    }
+    default: { /* dictionary indices */
+        uint32_t done = 0, i;
+        const size_t es = c->esz;
+        if (!c->idx_ready) {
+            int bw;
+            if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
+            bw = *c->vp;
+            if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
+            gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
+            c->idx_ready = 1;
+        }
+        while (done < n) {
+            uint32_t buf[256], k = n - done < 256 ? n - done : 256, got;
+            got = gf__rle_get(&c->idx, buf, k);
+            if (got != k) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
+            for (i = 0; i < k; i++) {
+                if (buf[i] >= c->dict_n)
+                    return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", buf[i], c->dict_n);
+            }
+            switch (es) {
+            case 1: for (i = 0; i < k; i++) ((uint8_t *)out)[done + i] = ((const uint8_t *)c->dict)[buf[i]]; break;
+            case 4: for (i = 0; i < k; i++) ((uint32_t *)out)[done + i] = ((const uint32_t *)c->dict)[buf[i]]; break;
+            case 8: for (i = 0; i < k; i++) ((uint64_t *)out)[done + i] = ((const uint64_t *)c->dict)[buf[i]]; break;
+            default: for (i = 0; i < k; i++) ((gpufeed_bytes *)out)[done + i] = ((const gpufeed_bytes *)c->dict)[buf[i]]; break;
+            }
+            done += k;
+        }
+        return GPUFEED_OK;
+    }
+    }
+}
+
+GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_group, int32_t column,
+                                               const gpufeed_column_desc *desc, gpufeed_column **out, gpufeed_error *err)
+{
+    gpufeed_column *c;
+    const gpufeed_row_group_info *rg;
+    const gpufeed_chunk_info *ch;
+    const gpufeed_column_info *ci;
+    int64_t max_rows;
+    uint64_t start;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_column_open: out is NULL");
+    *out = NULL;
+    if (!f) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_column_open: file is NULL");
+    if (row_group < 0 || row_group >= f->md.num_row_groups)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: row group %d does not exist (file has %d)", f->name, row_group, f->md.num_row_groups);
+    if (column < 0 || column >= f->md.num_columns)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: column %d does not exist (file has %d)", f->name, column, f->md.num_columns);
+    rg = &f->md.row_groups[row_group];
+    ch = &rg->chunks[column];
+    ci = &f->md.columns[column];
+    max_rows = desc && desc->max_rows > 0 ? desc->max_rows : 65536;
+    if (max_rows > (1 << 24)) max_rows = 1 << 24;
+    if (ch->encrypted)
+        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name, row_group, ci->path);
+    if (!ch->has_metadata)
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s': the column chunk has no metadata", f->name, row_group, ci->path);
+    if (ch->file_path)
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': column data in another file ('%s') is not supported", f->name, row_group, ci->path, ch->file_path);
+    if (ci->max_rep > 0)
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': repeated (list/map) columns are not supported yet", f->name, row_group, ci->path);
+    if (ch->num_values != rg->num_rows)
+        return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld values but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
+    start = (uint64_t)ch->data_page_offset;
+    if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
+    if (ch->num_values > 0 && (start < 4 || start >= f->data_end))
+        return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name, row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
+
+    c = (gpufeed_column *)gf__alloc(&f->alloc, sizeof *c);
+    if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    memset(c, 0, sizeof *c);
+    c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
+    c->max_rows = max_rows;
+    c->flags = (desc ? desc->flags : 0) | f->flags;
+    c->esz = gf__elem_size(ci->physical);
+    c->start = c->pos = c->page_off = start;
+    c->region_end = f->data_end;
+    c->chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
+    if (c->chunk_end_hint < start) c->chunk_end_hint = c->region_end;
+    c->values_left = ch->num_values;
+    c->out = gf__alloc(&f->alloc, (size_t)max_rows * (c->esz > 4 ? c->esz : 4));
+    c->valid = (uint8_t *)gf__alloc(&f->alloc, (size_t)max_rows);
+    c->lv = (uint32_t *)gf__alloc(&f->alloc, (size_t)max_rows * sizeof(uint32_t));
+    if (c->flags & GPUFEED_OPEN_VERIFY_CRC) {
+        c->crc = (gf__crc_tab *)gf__alloc(&f->alloc, sizeof *c->crc);
+        if (c->crc) gf__crc_init(c->crc);
+    }
+    if (!c->out || !c->valid || !c->lv || ((c->flags & GPUFEED_OPEN_VERIFY_CRC) && !c->crc)) {
+        gpufeed_column_close(c);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    }
+    *out = c;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c, gpufeed_column_batch *b)
+{
+    uint32_t n, nn, i;
+    gpufeed_result r;
+    if (!c || !b) return GPUFEED_ERR_INVALID_ARG;
+    memset(b, 0, sizeof *b);
+    if (!c->in_page) {
+        r = gf__col_next_page(c);
+        if (r == GPUFEED_DONE) {
+            if (c->rows_done != c->ch->num_values)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended after %lld of %lld values", (long long)c->rows_done, (long long)c->ch->num_values);
+            return GPUFEED_DONE;
+        }
+        if (r) return r;
+    }
+    n = c->page_left < (uint64_t)c->max_rows ? c->page_left : (uint32_t)c->max_rows;
+    nn = n;
+    if (c->ci->max_def > 0) {
+        uint32_t got = gf__rle_get(&c->def, c->lv, n);
+        uint32_t maxd = (uint32_t)c->ci->max_def;
+        if (got != n || c->def.err)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels end after %u of the page's remaining %u values",
+                                got, c->page_left);
+        nn = 0;
+        for (i = 0; i < n; i++) {
+            uint32_t l = c->lv[i];
+            if (l > maxd) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition level %u exceeds the column's maximum %u", l, maxd);
+            c->valid[i] = (uint8_t)(l == maxd);
+            nn += (l == maxd);
+        }
+    }
+    r = gf__col_values(c, c->out, nn);
+    if (r) return r;
+    if (nn < n) { /* spread the compact values to their rows, back to front */
+        const size_t es = c->esz;
+        uint8_t *o = (uint8_t *)c->out;
+        uint32_t j = nn;
+        for (i = n; i-- > 0;) {
+            if (c->valid[i]) { j--; if (j != i) memcpy(o + (size_t)i * es, o + (size_t)j * es, es); }
+            else memset(o + (size_t)i * es, 0, es);
+        }
+    }
+    b->first_row = c->rows_done;
+    b->num_rows = n;
+    b->null_count = (int64_t)(n - nn);
+    b->values = c->out;
+    b->valid = c->ci->max_def > 0 ? c->valid : NULL;
+    b->page = c->data_pages - 1;
+    b->encoding = c->enc;
+    c->rows_done += n;
+    c->page_left -= n;
+    if (c->page_left == 0) c->in_page = 0;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API const char *gpufeed_column_error(const gpufeed_column *c) { return c ? c->err : ""; }
+GPUFEED_API uint64_t gpufeed_column_bytes_read(const gpufeed_column *c) { return c ? c->bytes_read : 0; }
+
+GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
+{
+    const gpufeed_allocator *a;
+    if (!c) return;
+    a = &c->f->alloc;
+    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict);
+    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc);
+    gf__free(a, c);
+}
+
+
+GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_group, int32_t column,
+                                               gpufeed_page_info *pages, int64_t cap, int64_t *count, gpufeed_error *err)
+{
+    gpufeed_column c;
+    gpufeed_result r = GPUFEED_OK;
+    const gpufeed_chunk_info *ch;
+    uint64_t start;
+    int64_t n = 0;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (count) *count = 0;
+    if (!f || !count || cap < 0 || (cap > 0 && !pages)) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_chunk_pages: bad arguments");
+    if (row_group < 0 || row_group >= f->md.num_row_groups || column < 0 || column >= f->md.num_columns)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no row group %d / column %d", f->name, row_group, column);
+    ch = &f->md.row_groups[row_group].chunks[column];
+    if (ch->encrypted) return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s' is encrypted", f->name, row_group, f->md.columns[column].path);
+    if (!ch->has_metadata) return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s' has no metadata", f->name, row_group, f->md.columns[column].path);
+    memset(&c, 0, sizeof c);
+    c.f = f; c.rg = row_group; c.col = column; c.ch = ch; c.ci = &f->md.columns[column];
+    start = (uint64_t)ch->data_page_offset;
+    if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
+    c.start = c.pos = c.page_off = start;
+    c.region_end = f->data_end;
+    c.chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
+    c.values_left = ch->num_values;
+    if (ch->num_values > 0 && (start < 4 || start >= f->data_end)) {
+        r = gf__col_fail(&c, GPUFEED_ERR_PAGE, "first page offset %llu is outside the column data", (unsigned long long)start);
+    }
+    while (!r && c.values_left > 0) {
+        gf__ph h;
+        uint64_t hlen;
+        c.page_off = c.pos;
+        r = gf__col_header(&c, &h, &hlen);
+        if (r) break;
+        if (h.csize < 0 || (uint64_t)h.csize > c.region_end - c.pos - hlen) {
+            r = gf__col_fail(&c, GPUFEED_ERR_PAGE, "page of %d bytes runs past the column data", h.csize);
+            break;
+        }
+        if (n < cap) {
+            gpufeed_page_info *pi = &pages[n];
+            memset(pi, 0, sizeof *pi);
+            pi->type = h.type; pi->encoding = (gpufeed_encoding)h.encoding; pi->offset = (int64_t)c.pos;
+            pi->header_size = (int32_t)hlen; pi->compressed_size = h.csize; pi->uncompressed_size = h.usize;
+            pi->num_values = (h.has_dph || h.has_v2 || h.has_dict) ? h.nvalues : 0;
+            pi->num_rows = h.has_v2 ? h.nrows : -1;
+            pi->first_value = ch->num_values - c.values_left;
+            pi->has_crc = h.has_crc;
+        }
+        n++;
+        c.pages++;
+        if ((h.type == GF__PAGE_DATA && h.has_dph) || (h.type == GF__PAGE_DATA_V2 && h.has_v2)) {
+            if (h.nvalues < 0 || h.nvalues > c.values_left) {
+                r = gf__col_fail(&c, GPUFEED_ERR_CORRUPT, "page has %d values but only %lld remain in the column chunk", h.nvalues, (long long)c.values_left);
+                break;
+            }
+            c.values_left -= h.nvalues;
+        }
+        c.pos += hlen + (uint64_t)h.csize;
+    }
+    gf__free(&f->alloc, c.win);
+    *count = n;
+    if (r) return gf__seterr(err, r, "%s", c.err);
+    return GPUFEED_OK;
+}
+
+#endif /* GPUFEED_IMPLEMENTATION_DONE */
+#endif /* GPUFEED_IMPLEMENTATION */
+
+/* >>license --------------------------------------------------------------
+This software is available under two licenses; choose whichever you prefer.
+------------------------------------------------------------------------------
+ALTERNATIVE A - MIT License
+Copyright (c) 2026 the gpufeed authors
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+ALTERNATIVE B - Public Domain (www.unlicense.org)
+This is free and unencumbered software released into the public domain.
+Anyone is free to copy, modify, publish, use, compile, sell, or distribute this
+software, either in source code form or as a compiled binary, for any purpose,
+commercial or non-commercial, and by any means.
+In jurisdictions that recognize copyright laws, the author or authors of this
+software dedicate any and all copyright interest in the software to the public
+domain. We make this dedication for the benefit of the public at large and to
+the detriment of our heirs and successors. We intend this dedication to be an
+overt act of relinquishment in perpetuity of all present and future rights to
+this software under copyright law.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN
+ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION
+WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+------------------------------------------------------------------------------
+*/
