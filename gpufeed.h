@@ -2144,7 +2144,8 @@ static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size
 {
     uint8_t *n;
     size_t nc;
-    if (need <= *cap) return 1;
+    if (need == 0) need = 1; /* always a real buffer */
+    if (*buf && need <= *cap) return 1;
     nc = *cap ? *cap : 4096;
     while (nc < need) { if (nc > SIZE_MAX / 2) { nc = need; break; } nc *= 2; }
     n = (uint8_t *)gf__realloc(a, *buf, nc);

@@ -1,0 +1,56 @@
+# gpufeed -- build, test and demo targets.
+#   make demo    the main job: inspect + print the committed flights dataset
+#   make test    everything CI runs (installs what it needs on a fresh machine)
+#   make tools   build/gpufeed-inspect, build/gpufeed-cat
+#   make fuzz    run the libFuzzer target for FUZZ_SECONDS (default 60)
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -std=c99 -Wall -Wextra -Werror -pedantic
+SAN     := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+PYTHON  ?= python3
+VENV    := .venv
+FUZZ_SECONDS ?= 60
+
+TOOLS := build/gpufeed-inspect build/gpufeed-cat
+
+.PHONY: all tools demo test deps venv fixtures fuzz clean
+
+all: tools
+
+tools: $(TOOLS)
+
+build/%: tools/%.c gpufeed.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ -lpthread -lm
+
+demo: tools
+	build/gpufeed-inspect examples/data/flights.parquet
+	@echo
+	@echo "first 10 rows (gpufeed-cat --limit 10):"
+	build/gpufeed-cat --limit 10 examples/data/flights.parquet
+
+# System packages (clang for sanitizers and libFuzzer) and the Python venv
+# with the pinned writers used to make and check the fixture corpus.
+deps:
+	@bash tools/install_deps.sh
+
+venv: $(VENV)/.stamp
+$(VENV)/.stamp: tools/requirements.txt
+	@bash tools/install_deps.sh venv
+	@touch $@
+
+fixtures: venv
+	$(VENV)/bin/python tools/gen_fixtures.py build/fixtures
+
+test: deps venv
+	@bash tests/run.sh
+
+fuzz: deps
+	@mkdir -p build/fuzz-corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_file.c -o build/fuzz_file
+	cp -n tests/data/*.parquet tests/fuzz/* build/fuzz-corpus/ 2>/dev/null || true
+	build/fuzz_file -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 -dict=tests/fuzz.dict build/fuzz-corpus
+
+clean:
+	rm -rf build

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# gpufeed test runner (what `make test` runs). Each suite prints
+# "N passed, N failed" as its last line; this script adds them up and ends
+# with the total on its last line. Logs: build/logs/<suite>.log
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p build/logs build/asan
+PASS=0; FAIL=0
+CC=${CC:-cc}
+WARN="-std=c99 -Wall -Wextra -Werror -pedantic"
+SAN="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+PY=.venv/bin/python
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+
+# suite NAME CMD...: runs CMD, adds its "N passed, N failed" line
+suite() {
+  local name=$1; shift
+  local log=build/logs/$name.log
+  local start=$SECONDS
+  "$@" >"$log" 2>&1
+  local rc=$?
+  local line
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  local p=0 f=0
+  if [ -n "$line" ]; then
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+  fi
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  if [ -z "$line" ] && [ "$rc" -eq 0 ]; then p=1; fi
+  PASS=$((PASS + p)); FAIL=$((FAIL + f))
+  printf '%-22s %5d passed, %3d failed  (%ds)\n' "$name" "$p" "$f" $((SECONDS - start))
+  if [ "$f" -ne 0 ]; then
+    echo "---- $name: failures (from $log) ----"
+    grep -E 'FAIL|check failed|ERROR|error|Sanitizer|runtime error' "$log" | head -40
+    echo "----"
+  fi
+}
+
+# builds: a plain and a sanitizer variant of each program
+build() { # OUT SRC [extra flags]
+  local out=$1 src=$2; shift 2
+  $CC -O2 -g $WARN -I. "$src" -o "build/$out" -lpthread -lm "$@" &&
+  clang $SAN $WARN -I. "$src" -o "build/asan/$out" -lpthread -lm "$@"
+}
+build_all() {
+  local ok=0 bad=0 t
+  for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tests/test_unit.c tests/test_bad_input.c; do
+    [ -f "$t" ] || continue
+    local n; n=$(basename "$t" .c)
+    if build "$n" "$t"; then ok=$((ok + 1)); echo "PASS build $n"; else bad=$((bad + 1)); echo "FAIL build $n"; fi
+  done
+  if [ -f tests/fuzz_file.c ]; then
+    if clang $SAN $WARN -DGF_FUZZ_MAIN -I. tests/fuzz_file.c -o build/asan/fuzz_replay; then ok=$((ok + 1)); echo "PASS build fuzz_replay"; else bad=$((bad + 1)); echo "FAIL build fuzz_replay"; fi
+  fi
+  echo "$ok passed, $bad failed"
+  [ $bad -eq 0 ]
+}
+
+# the committed corpus: gpufeed-cat (sanitizer build) against expected CSV
+committed_corpus() {
+  local ok=0 bad=0 f
+  for f in tests/data/*.parquet; do
+    local exp=${f%.parquet}.csv
+    [ -f "$exp" ] || continue
+    if build/asan/gpufeed-cat "$f" > build/logs/cat.out 2> build/logs/cat.err && cmp -s build/logs/cat.out "$exp"; then
+      ok=$((ok + 1)); echo "PASS $f"
+    else
+      bad=$((bad + 1)); echo "FAIL $f: $(head -c 300 build/logs/cat.err)"
+      diff <(head -c 200000 build/logs/cat.out) "$exp" | head -5
+    fi
+  done
+  echo "$ok passed, $bad failed"
+  [ $bad -eq 0 ]
+}
+
+# the generated corpus: every fixture written by the real writers, checked
+# cell by cell against pyarrow's reading of it
+generated_corpus() {
+  rm -rf build/fixtures
+  $PY tools/gen_fixtures.py build/fixtures || { echo "0 passed, 1 failed"; return 1; }
+  $PY tools/check_corpus.py --cat build/asan/gpufeed-cat build/fixtures
+}
+
+fuzz_replay() {
+  local dirs=(tests/data)
+  [ -d tests/fuzz ] && dirs+=(tests/fuzz)
+  [ -d build/fixtures ] && dirs+=(build/fixtures)
+  build/asan/fuzz_replay "${dirs[@]}"
+}
+
+fuzz_brief() {
+  if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_file.c -o build/fuzz_file 2>build/logs/fuzz_build.err; then
+    echo "FAIL building the libFuzzer target: $(head -5 build/logs/fuzz_build.err)"; echo "0 passed, 1 failed"; return 1
+  fi
+  rm -rf build/fuzz-ci; mkdir -p build/fuzz-ci
+  cp tests/data/*.parquet build/fuzz-ci/; [ -d tests/fuzz ] && cp tests/fuzz/* build/fuzz-ci/ 2>/dev/null
+  local dict=(); [ -f tests/fuzz.dict ] && dict=(-dict=tests/fuzz.dict)
+  if build/fuzz_file -max_total_time="$FUZZ_SECONDS" -max_len=262144 -rss_limit_mb=2048 -timeout=10 \
+       "${dict[@]}" -artifact_prefix=build/ build/fuzz-ci 2>&1 | tail -5; then
+    echo "PASS fuzzed ${FUZZ_SECONDS}s without a finding"; echo "1 passed, 0 failed"
+  else
+    echo "FAIL fuzzer found a crash (artifact under build/)"; echo "0 passed, 1 failed"; return 1
+  fi
+}
+
+echo "gpufeed tests"
+suite build              build_all
+[ -f tests/compile_matrix.sh ] && suite compile_matrix bash tests/compile_matrix.sh
+[ -x build/asan/test_unit ] && suite unit build/asan/test_unit
+[ -x build/test_unit ] && suite unit_O2 build/test_unit
+[ -x build/asan/test_bad_input ] && suite bad_input build/asan/test_bad_input
+suite committed_corpus   committed_corpus
+[ -f tests/test_tools.sh ] && suite tools bash tests/test_tools.sh
+if [ -x "$PY" ]; then
+  suite generated_corpus generated_corpus
+else
+  echo "generated_corpus: no .venv (run make venv)"; FAIL=$((FAIL + 1))
+fi
+[ -x build/asan/fuzz_replay ] && suite fuzz_replay fuzz_replay
+[ -f tests/fuzz_file.c ] && suite fuzz_brief fuzz_brief
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]

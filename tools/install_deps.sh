@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs on a fresh Debian machine:
+#   - system packages (compilers with sanitizer and libFuzzer runtimes,
+#     Python's venv module) through apt-get when they are missing;
+#   - with the argument `venv`: a local .venv with the pinned Python
+#     packages of tools/requirements.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v cc >/dev/null 2>&1 || need+=(build-essential)
+command -v clang >/dev/null 2>&1 || need+=(clang)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+# libFuzzer / sanitizer runtimes that ship separately from clang on Debian
+if command -v clang >/dev/null 2>&1; then
+  echo 'int LLVMFuzzerTestOneInput(const unsigned char*d,unsigned long n){(void)d;(void)n;return 0;}' > /tmp/gf_fuzz_probe.c
+  if ! clang -fsanitize=fuzzer,address /tmp/gf_fuzz_probe.c -o /tmp/gf_fuzz_probe >/dev/null 2>&1; then
+    v=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+    need+=("libclang-rt-${v}-dev")
+  fi
+  rm -f /tmp/gf_fuzz_probe.c /tmp/gf_fuzz_probe
+fi
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  need+=(python3-venv)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install_deps: installing ${need[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+fi
+
+if [ "${1:-}" = "venv" ]; then
+  if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+  fi
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r tools/requirements.txt
+fi
