@@ -2105,6 +2105,7 @@ struct gpufeed_column {
     int64_t values_left;               /* chunk values not yet in a page */
     int64_t rows_done;
     int32_t data_pages, pages;         /* data pages / all pages seen */
+    int32_t cur_page;                  /* index of the page being decoded */
     uint64_t page_off;                 /* header offset of the current page */
     /* read window over the file */
     uint8_t *win; size_t win_cap; uint64_t win_off; size_t win_len;
@@ -2136,7 +2137,7 @@ static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const
     va_list ap;
     va_start(ap, fmt); gf__vfmt(tmp, sizeof tmp, fmt, ap); va_end(ap);
     gf__fmt(c->err, sizeof c->err, "%s: row group %d, column '%s', page %d (byte offset %llu): %s",
-            c->f->name, c->rg, c->ci->path, c->pages, (unsigned long long)c->page_off, tmp);
+            c->f->name, c->rg, c->ci->path, c->cur_page, (unsigned long long)c->page_off, tmp);
     return code;
 }
 
@@ -2254,6 +2255,7 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
         gpufeed_result r;
         if (c->values_left == 0) return GPUFEED_DONE;
         c->page_off = c->pos;
+        c->cur_page = c->pages;
         r = gf__col_header(c, &h, &hlen);
         if (r) return r;
         if (h.csize < 0 || h.usize < 0)
@@ -2611,6 +2613,7 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
         gf__ph h;
         uint64_t hlen;
         c.page_off = c.pos;
+        c.cur_page = c.pages;
         r = gf__col_header(&c, &h, &hlen);
         if (r) break;
         if (h.csize < 0 || (uint64_t)h.csize > c.region_end - c.pos - hlen) {
