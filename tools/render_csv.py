@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""Render a Parquet file as CSV: the reference output ("oracle") for gpufeed-cat.
+
+Usage:
+    .venv/bin/python tools/render_csv.py FILE [--columns a,b] [--limit N]
+
+or, from Python (with tools/ on sys.path):
+    from render_csv import render
+    text = render("f.parquet", columns=["a", "s.b"], limit=10)
+
+The file is read with pyarrow and printed to stdout as CSV.  gpufeed-cat must
+produce byte-identical output, so the format is a strict contract:
+
+* Line 1: the column names, each double-quoted ("a","b"), comma separated.
+  Struct fields are flattened to their dotted leaf paths ("s.a","s.b") in
+  schema (depth-first leaf) order.  A list/map column appears once, under its
+  field name.
+* One line per row, every line (the header too) ends in "\\n".  Fields are
+  separated by ",".  A null is an empty, unquoted field.
+* BOOLEAN: true / false.
+* Integers of any width and signedness: plain decimal (uint64 as unsigned).
+* DATE: integer days since 1970-01-01.
+* TIME / TIMESTAMP: the integer in the unit the *Parquet column* stores
+  (MILLIS/MICROS/NANOS); the time zone is ignored.  INT96 timestamps: int64
+  nanoseconds since the Unix epoch.
+* FLOAT: C's "%.9g"; DOUBLE: "%.17g"; FLOAT16: widened to float, "%.9g".
+  Any NaN prints "nan" (never "-nan"), infinities "inf" / "-inf", -0.0 "-0".
+* DECIMAL(p, s): exact decimal text from the unscaled integer: "-" if
+  negative, the integer part (at least "0"), then for s > 0 a "." and exactly
+  s digits.  Unquoted.
+* BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY annotated STRING/UTF8, ENUM or JSON:
+  double-quoted raw UTF-8 text, with '"' doubled (RFC 4180); commas and
+  newlines are kept as they are inside the quotes.
+* Any other BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY (no annotation, BSON, UUID,
+  ...): double-quoted lowercase hex of the bytes; empty value -> "".
+* --columns a,b prints only those columns, in the order given; a struct name
+  stands for all its leaves ("s" -> "s.a","s.b").  --limit N: first N rows.
+* Lists / maps (best effort, not in the flat corpus): one double-quoted field
+  holding compact JSON (no spaces), '"' doubled for CSV.  Elements follow the
+  rules above except: null -> null, strings are JSON strings
+  (json.dumps(ensure_ascii=False)), binary is a JSON string of hex, floats
+  NaN / Infinity / -Infinity, structs are JSON objects, and a map is an array
+  of [key,value] pairs.
+
+String versus binary is decided by the Parquet column's logical / converted
+type, not by the Arrow type pyarrow chooses.
+"""
+
+import argparse
+import io
+import json
+import math
+import os
+import sys
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+__all__ = ["render", "render_to", "column_names", "RenderError"]
+
+BATCH_ROWS = 65536
+
+_UNIT_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_JSON_UNIT = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
+_CONVERTED_UNIT = {
+    "TIMESTAMP_MILLIS": "ms",
+    "TIMESTAMP_MICROS": "us",
+    "TIME_MILLIS": "ms",
+    "TIME_MICROS": "us",
+}
+_TEXT_LOGICAL = {"STRING", "ENUM", "JSON"}
+_TEXT_CONVERTED = {"UTF8", "ENUM", "JSON"}
+
+
+class RenderError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------
+# Parquet-side facts about a leaf column
+# --------------------------------------------------------------------------
+
+
+def _parquet_unit(col):
+    """Stored time unit ('ms'/'us'/'ns') of a Parquet leaf, or None."""
+    if col is None:
+        return None
+    if col.physical_type == "INT96":
+        return "ns"
+    lt = col.logical_type
+    if lt.type in ("TIMESTAMP", "TIME"):
+        unit = json.loads(lt.to_json()).get("timeUnit")
+        if unit in _JSON_UNIT:
+            return _JSON_UNIT[unit]
+    return _CONVERTED_UNIT.get(col.converted_type)
+
+
+def _parquet_is_text(col):
+    if col is None:
+        return None
+    if col.logical_type.type in _TEXT_LOGICAL:
+        return True
+    if col.converted_type in _TEXT_CONVERTED:
+        return True
+    return False
+
+
+# --------------------------------------------------------------------------
+# Cell formatting
+# --------------------------------------------------------------------------
+
+
+def _quote(s):
+    return '"' + s.replace('"', '""') + '"'
+
+
+def _fmt_float(x, fmt, json_mode):
+    if x != x:
+        return "NaN" if json_mode else "nan"
+    if json_mode and math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return fmt % x
+
+
+def _decimal_text(unscaled, scale):
+    sign = "-" if unscaled < 0 else ""
+    a = -unscaled if unscaled < 0 else unscaled
+    if scale <= 0:
+        return sign + str(a * 10 ** (-scale))
+    q, r = divmod(a, 10**scale)
+    return "%s%d.%0*d" % (sign, q, scale, r)
+
+
+def _decimal_unscaled(arr):
+    """Unscaled integers (or None) of a decimal array, read from its buffer."""
+    width = arr.type.byte_width
+    buf = arr.buffers()[1]
+    data = memoryview(buf)[arr.offset * width : (arr.offset + len(arr)) * width]
+    valid = arr.is_valid().to_pylist() if arr.null_count else None
+    out = []
+    frm = int.from_bytes
+    for i in range(len(arr)):
+        if valid is not None and not valid[i]:
+            out.append(None)
+        else:
+            out.append(frm(data[i * width : (i + 1) * width], "little", signed=True))
+    return out
+
+
+def _int_strings(arr):
+    """Decimal text of an integer array via Arrow's cast (fast); None for null."""
+    return pc.cast(arr, pa.string()).to_pylist()
+
+
+def _temporal_ints(arr):
+    """Raw integer values (or None) of a date/time/timestamp array."""
+    t = arr.type
+    width = pa.int32() if t.bit_width == 32 else pa.int64()
+    return arr.view(width).to_pylist()
+
+
+class _Leaf:
+    """One output column: name, how to reach it in a batch, how to format."""
+
+    def __init__(self, name, top_name, path, fmt):
+        self.name = name  # dotted output name
+        self.top_name = top_name  # top-level Arrow field name
+        self.path = path  # child indices below the top-level field
+        self.fmt = fmt  # Array -> list[str]
+
+
+def _make_formatter(atype, pq_cols, json_mode=False):
+    """Return a function Array -> list of cell strings.
+
+    pq_cols: iterator over the Parquet leaf ColumnSchemas belonging to this
+    Arrow type, consumed in depth-first order.
+    """
+    null_cell = "null" if json_mode else ""
+
+    if pa.types.is_dictionary(atype):
+        inner = _make_formatter(atype.value_type, pq_cols, json_mode)
+        return lambda arr: inner(arr.dictionary_decode())
+
+    if isinstance(atype, pa.BaseExtensionType):
+        inner = _make_formatter(atype.storage_type, pq_cols, json_mode)
+        return lambda arr: inner(arr.storage)
+
+    if pa.types.is_struct(atype):
+        # Only reached inside lists (top-level structs are flattened).
+        names = [atype.field(i).name for i in range(atype.num_fields)]
+        subs = [
+            _make_formatter(atype.field(i).type, pq_cols, True)
+            for i in range(atype.num_fields)
+        ]
+
+        def fmt_struct(arr):
+            kids = [sub(arr.field(i)) for i, sub in enumerate(subs)]
+            valid = arr.is_valid().to_pylist()
+            out = []
+            for r in range(len(arr)):
+                if not valid[r]:
+                    out.append(null_cell)
+                    continue
+                body = ",".join(
+                    json.dumps(n, ensure_ascii=False) + ":" + k[r]
+                    for n, k in zip(names, kids)
+                )
+                out.append("{" + body + "}")
+            return out if json_mode else [_quote(c) if c else c for c in out]
+
+        return fmt_struct
+
+    if pa.types.is_map(atype):
+        kfmt = _make_formatter(atype.key_type, pq_cols, True)
+        ifmt = _make_formatter(atype.item_type, pq_cols, True)
+
+        def fmt_map(arr):
+            keys = kfmt(arr.keys)
+            items = ifmt(arr.items)
+            offs = arr.offsets.to_pylist()
+            valid = arr.is_valid().to_pylist()
+            out = []
+            for r in range(len(arr)):
+                if not valid[r]:
+                    out.append(null_cell)
+                    continue
+                pairs = (
+                    "[" + keys[j] + "," + items[j] + "]"
+                    for j in range(offs[r], offs[r + 1])
+                )
+                text = "[" + ",".join(pairs) + "]"
+                out.append(text if json_mode else _quote(text))
+            return out
+
+        return fmt_map
+
+    if (
+        pa.types.is_list(atype)
+        or pa.types.is_large_list(atype)
+        or pa.types.is_fixed_size_list(atype)
+        or getattr(pa.types, "is_list_view", lambda t: False)(atype)
+        or getattr(pa.types, "is_large_list_view", lambda t: False)(atype)
+    ):
+        efmt = _make_formatter(atype.value_type, pq_cols, True)
+
+        def fmt_list(arr):
+            if pa.types.is_fixed_size_list(arr.type):
+                n = arr.type.list_size
+                vals = efmt(arr.values)
+                base = arr.offset * n
+                offs = [base + i * n for i in range(len(arr) + 1)]
+            elif hasattr(arr, "sizes"):  # list views
+                vals = efmt(arr.values)
+                o = arr.offsets.to_pylist()
+                s = arr.sizes.to_pylist()
+                spans = [(o[i], o[i] + s[i]) for i in range(len(arr))]
+                offs = None
+            else:
+                vals = efmt(arr.values)
+                offs = arr.offsets.to_pylist()
+            valid = arr.is_valid().to_pylist()
+            out = []
+            for r in range(len(arr)):
+                if not valid[r]:
+                    out.append(null_cell)
+                    continue
+                a, b = (offs[r], offs[r + 1]) if offs is not None else spans[r]
+                text = "[" + ",".join(vals[a:b]) + "]"
+                out.append(text if json_mode else _quote(text))
+            return out
+
+        return fmt_list
+
+    # ---- primitive leaf: consumes exactly one Parquet column ----
+    col = next(pq_cols, None)
+
+    def nulls_to(vals, f):
+        return [null_cell if v is None else f(v) for v in vals]
+
+    if pa.types.is_null(atype):
+        return lambda arr: [null_cell] * len(arr)
+
+    if pa.types.is_boolean(atype):
+        return lambda arr: nulls_to(arr.to_pylist(), lambda v: "true" if v else "false")
+
+    if pa.types.is_integer(atype):
+        return lambda arr: nulls_to(_int_strings(arr), lambda v: v)
+
+    if pa.types.is_floating(atype):
+        fmt = "%.17g" if pa.types.is_float64(atype) else "%.9g"
+        return lambda arr: nulls_to(
+            arr.to_pylist(), lambda v: _fmt_float(float(v), fmt, json_mode)
+        )
+
+    if pa.types.is_decimal(atype):
+        scale = atype.scale
+        if col is not None and col.scale is not None and col.scale >= 0:
+            if col.logical_type.type == "DECIMAL" or col.converted_type == "DECIMAL":
+                scale = col.scale
+        if scale != atype.scale:
+            raise RenderError(
+                "decimal scale mismatch: parquet %d vs arrow %d" % (scale, atype.scale)
+            )
+        return lambda arr: nulls_to(
+            _decimal_unscaled(arr), lambda v: _decimal_text(v, scale)
+        )
+
+    if pa.types.is_date32(atype):
+        return lambda arr: nulls_to(_temporal_ints(arr), str)
+
+    if pa.types.is_date64(atype):
+        return lambda arr: nulls_to(_temporal_ints(arr), lambda v: str(v // 86400000))
+
+    if pa.types.is_timestamp(atype) or pa.types.is_time(atype):
+        src = _UNIT_PER_SECOND[atype.unit]
+        dst = _UNIT_PER_SECOND[_parquet_unit(col) or atype.unit]
+        if dst >= src:
+            mul = dst // src
+            conv = (lambda v: str(v * mul)) if mul != 1 else str
+        else:
+            div = src // dst
+
+            def conv(v):
+                q, r = divmod(v, div)
+                if r:
+                    raise RenderError("timestamp %d not exact in parquet unit" % v)
+                return str(q)
+
+        return lambda arr: nulls_to(_temporal_ints(arr), conv)
+
+    if pa.types.is_duration(atype):  # not a Parquet type; best effort
+        return lambda arr: nulls_to(_temporal_ints(arr), str)
+
+    is_arrow_text = (
+        pa.types.is_string(atype)
+        or pa.types.is_large_string(atype)
+        or getattr(pa.types, "is_string_view", lambda t: False)(atype)
+    )
+    is_arrow_bin = (
+        pa.types.is_binary(atype)
+        or pa.types.is_large_binary(atype)
+        or pa.types.is_fixed_size_binary(atype)
+        or getattr(pa.types, "is_binary_view", lambda t: False)(atype)
+    )
+    if is_arrow_text or is_arrow_bin:
+        text = _parquet_is_text(col)
+        if text is None:
+            text = is_arrow_text
+
+        def as_bytes(v):
+            return v.encode("utf-8") if isinstance(v, str) else bytes(v)
+
+        if text:
+            if json_mode:
+                f = lambda v: json.dumps(
+                    as_bytes(v).decode("utf-8", "surrogateescape"), ensure_ascii=False
+                )
+            else:
+                f = lambda v: _quote(
+                    v if isinstance(v, str) else bytes(v).decode("utf-8", "surrogateescape")
+                )
+        else:
+            # hex never contains '"', so no doubling is needed in CSV mode
+            f = lambda v: '"' + as_bytes(v).hex() + '"'
+        return lambda arr: nulls_to(arr.to_pylist(), f)
+
+    raise RenderError("unsupported Arrow type %s" % atype)
+
+
+def _count_leaves(atype):
+    if pa.types.is_dictionary(atype):
+        return _count_leaves(atype.value_type)
+    if isinstance(atype, pa.BaseExtensionType):
+        return _count_leaves(atype.storage_type)
+    if pa.types.is_struct(atype):
+        return sum(_count_leaves(atype.field(i).type) for i in range(atype.num_fields))
+    if pa.types.is_map(atype):
+        return _count_leaves(atype.key_type) + _count_leaves(atype.item_type)
+    if hasattr(atype, "value_type") and not pa.types.is_dictionary(atype):
+        return _count_leaves(atype.value_type)
+    return 1
+
+
+def _is_nested(atype):
+    if pa.types.is_dictionary(atype):
+        return False
+    if isinstance(atype, pa.BaseExtensionType):
+        return _is_nested(atype.storage_type)
+    return pa.types.is_nested(atype)
+
+
+def _build_leaves(pf):
+    """Map the Arrow schema onto the Parquet leaf columns -> list of _Leaf."""
+    pq_schema = pf.schema
+    pq_leaves = [pq_schema.column(i) for i in range(len(pq_schema))]
+    leaves = []
+    pos = 0
+
+    def walk(field, top_name, path, prefix):
+        nonlocal pos
+        atype = field.type
+        name = prefix + field.name
+        if pa.types.is_struct(atype):
+            for i in range(atype.num_fields):
+                walk(atype.field(i), top_name, path + (i,), name + ".")
+            return
+        n = _count_leaves(atype)
+        mine = pq_leaves[pos : pos + n]
+        if len(mine) != n:
+            raise RenderError("Arrow schema has more leaves than the Parquet schema")
+        nested = _count_leaves(atype) != 1 or _is_nested(atype)
+        if not nested and mine[0].path != name:
+            raise RenderError(
+                "leaf order mismatch: arrow %r vs parquet %r" % (name, mine[0].path)
+            )
+        pos += n
+        leaves.append(_Leaf(name, top_name, path, _make_formatter(atype, iter(mine))))
+
+    for field in pf.schema_arrow:
+        walk(field, field.name, (), "")
+    if pos != len(pq_leaves):
+        raise RenderError("Parquet schema has leaves not covered by the Arrow schema")
+    return leaves
+
+
+def _leaf_array(batch, leaf):
+    arr = batch.column(batch.schema.get_field_index(leaf.top_name))
+    for i in leaf.path:
+        # StructArray.flatten() merges the parent's validity into the children.
+        arr = arr.flatten()[i]
+    return arr
+
+
+def _open(path):
+    # INT96 timestamps come back as timestamp[ns] (pyarrow's default, made
+    # explicit so that a stored Arrow schema cannot change it).
+    return pq.ParquetFile(path, coerce_int96_timestamp_unit="ns")
+
+
+def column_names(path):
+    """The output column names of a Parquet file, in output order."""
+    return [leaf.name for leaf in _build_leaves(_open(path))]
+
+
+def render_to(out, path, columns=None, limit=None):
+    """Write the CSV rendering of `path` to the text stream `out`."""
+    pf = _open(path)
+    leaves = _build_leaves(pf)
+    if columns is not None:
+        by_name = {}
+        for leaf in leaves:
+            by_name.setdefault(leaf.name, leaf)
+        chosen, missing = [], []
+        for c in columns:
+            if c in by_name:
+                chosen.append(by_name[c])
+                continue
+            # A struct (group) name selects all its leaves, in schema order.
+            group = [leaf for leaf in leaves if leaf.name.startswith(c + ".")]
+            if group:
+                chosen.extend(group)
+            else:
+                missing.append(c)
+        if missing:
+            raise RenderError("no such column: %s" % ", ".join(missing))
+        leaves = chosen
+    if limit is not None and limit < 0:
+        raise RenderError("limit must be >= 0")
+
+    out.write(",".join(_quote(leaf.name) for leaf in leaves) + "\n")
+    if not leaves:
+        return
+    remaining = pf.metadata.num_rows if limit is None else limit
+    if remaining == 0:
+        return
+
+    tops = []
+    for leaf in leaves:
+        if leaf.top_name not in tops:
+            tops.append(leaf.top_name)
+    top_names = [f.name for f in pf.schema_arrow]
+    read_cols = None
+    if len(set(top_names)) == len(top_names):
+        read_cols = [n for n in top_names if n in tops]
+
+    for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=read_cols):
+        if remaining <= 0:
+            break
+        if batch.num_rows > remaining:
+            batch = batch.slice(0, remaining)
+        remaining -= batch.num_rows
+        cols = [leaf.fmt(_leaf_array(batch, leaf)) for leaf in leaves]
+        out.write("".join(",".join(row) + "\n" for row in zip(*cols)))
+
+
+def render(path, columns=None, limit=None):
+    """Return the CSV rendering of the Parquet file `path` as a str.
+
+    Strings that are not valid UTF-8 are carried as surrogate escapes; encode
+    the result with .encode("utf-8", "surrogateescape") to get the bytes.
+    """
+    buf = io.StringIO()
+    render_to(buf, path, columns=columns, limit=limit)
+    return buf.getvalue()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("file")
+    ap.add_argument("--columns", help="comma separated leaf columns (dotted names); a struct "
+                    "name selects all its leaves")
+    ap.add_argument("--limit", type=int, help="print only the first N rows")
+    args = ap.parse_args(argv)
+    columns = args.columns.split(",") if args.columns is not None else None
+    out = io.TextIOWrapper(
+        sys.stdout.buffer, encoding="utf-8", errors="surrogateescape", newline="\n"
+    )
+    try:
+        render_to(out, args.file, columns=columns, limit=args.limit)
+        out.flush()
+    except RenderError as e:
+        out.flush()
+        print("render_csv: %s: %s" % (args.file, e), file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. piped into head
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    finally:
+        try:
+            out.detach()  # leave sys.stdout usable (and unclosed)
+        except (ValueError, OSError):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
