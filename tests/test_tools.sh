@@ -73,5 +73,18 @@ $INSPECT --pages $D > $T/pages.txt 2>&1
 check "inspect --pages lists pages" grep -q 'page 0:' $T/pages.txt
 $INSPECT README.md > /dev/null 2> $T/e7; rc=$?
 check "inspect on a non-Parquet file fails with a message" bash -c "[ $rc -eq 1 ] && grep -q README.md $T/e7"
+# the README's drop-in example compiles as written and gives pyarrow's answer
+# (pyarrow.compute.sum(read_table(flights)['dep_delay']) == 4152200)
+python3 - <<'PY' > $T/readme_example.c
+import re
+s = open('README.md').read()
+print('#define GPUFEED_IMPLEMENTATION')
+print(re.findall(r"```c\n(.*?)```", s, re.S)[1])
+PY
+if cc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -I. $T/readme_example.c -o $T/readme_example 2> $T/readme.err; then
+  check "README example runs and matches pyarrow" test "$($T/readme_example)" = "sum of dep_delay: 4152200"
+else
+  bad "README example compiles"; cat $T/readme.err
+fi
 echo "$P passed, $F failed"
 [ $F -eq 0 ]
