@@ -437,6 +437,181 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     int32_t column, gpufeed_page_info *pages, int64_t cap, int64_t *count,
     gpufeed_error *err);
 
+/* >>dense (API): features, datasets, units and batches ------------------ */
+
+/* Output element types of dense features. */
+typedef enum gpufeed_dtype {
+    GPUFEED_DT_F32 = 0, GPUFEED_DT_F64, GPUFEED_DT_F16, GPUFEED_DT_BF16,
+    GPUFEED_DT_I32, GPUFEED_DT_I64, GPUFEED_DT_U8
+} gpufeed_dtype;
+
+enum { GPUFEED_NULL_FILL = 0, GPUFEED_NULL_ERROR = 1 };
+/* SAFE (default): an integer that does not fit the dtype, a float with a
+   fractional part / NaN / inf going to an integer dtype, a decimal with a
+   fractional part going to an integer dtype: an error naming the feature,
+   file, row group and row. UNSAFE: truncate toward zero and saturate (NaN
+   becomes 0). Integer to float conversions round to nearest even (exact
+   whenever the dtype can hold the value); so do f16 / bf16. */
+enum { GPUFEED_CAST_SAFE = 0, GPUFEED_CAST_UNSAFE = 1 };
+
+/* One dense feature: a leaf column converted to `dtype`. Zero-initialise,
+   then set `column` and `dtype`. */
+typedef struct gpufeed_feature {
+    const char *column;                /* dotted path of a leaf column */
+    gpufeed_dtype dtype;
+    int32_t null_policy;               /* GPUFEED_NULL_FILL or GPUFEED_NULL_ERROR */
+    double fill;                       /* value written for nulls */
+    int32_t validity;                  /* 1: also output a uint8 mask per row */
+    int32_t cast;                      /* GPUFEED_CAST_SAFE or GPUFEED_CAST_UNSAFE */
+    uint64_t hash_buckets;             /* STRING/BINARY/FLBA: id = hash % buckets */
+    uint64_t hash_seed;                /* seed of gpufeed_hash64 */
+    int32_t width;                     /* list columns (later): fixed width, 0 = scalar */
+    int32_t list_policy;               /* list columns (later) */
+} gpufeed_feature;
+
+/* Predicates: `column op constant`, ANDed. Used to skip row groups by their
+   statistics and then applied exactly to rows (null never matches a
+   comparison). Constants are numbers (int64 or double) or byte strings; a
+   string constant needs a STRING/BINARY column and vice versa. */
+typedef enum gpufeed_op {
+    GPUFEED_OP_LT = 0, GPUFEED_OP_LE, GPUFEED_OP_EQ, GPUFEED_OP_GE, GPUFEED_OP_GT,
+    GPUFEED_OP_BETWEEN, GPUFEED_OP_IN, GPUFEED_OP_IS_NULL, GPUFEED_OP_IS_NOT_NULL
+} gpufeed_op;
+
+typedef enum gpufeed_value_kind {
+    GPUFEED_VAL_INT = 0, GPUFEED_VAL_DOUBLE, GPUFEED_VAL_STRING
+} gpufeed_value_kind;
+
+typedef struct gpufeed_value {
+    gpufeed_value_kind kind;
+    int64_t i;
+    double d;
+    const char *s;                     /* STRING: bytes ... */
+    size_t len;                        /* ... and their length */
+} gpufeed_value;
+
+typedef struct gpufeed_predicate {
+    const char *column;
+    gpufeed_op op;
+    gpufeed_value a, b;                /* b: upper bound of BETWEEN (inclusive) */
+    const gpufeed_value *set;          /* IN */
+    int32_t set_size;
+} gpufeed_predicate;
+
+enum {
+    GPUFEED_LAYOUT_ROW_MAJOR = 0,      /* one buffer [rows, total_width] */
+    GPUFEED_LAYOUT_PER_FEATURE = 1     /* one buffer [rows, width] per feature */
+};
+
+typedef struct gpufeed_dataset_desc {
+    const char *const *paths;          /* files, directories (their *.parquet,
+                                          sorted) or glob patterns */
+    int32_t num_paths;
+    const gpufeed_feature *features;   /* NULL: every numeric and boolean leaf
+                                          of the first file, as f32 */
+    int32_t num_features;
+    const gpufeed_predicate *where;    /* ANDed */
+    int32_t num_where;
+    int64_t unit_rows;                 /* target rows per unit (default 65536) */
+    int32_t layout;                    /* GPUFEED_LAYOUT_* */
+    uint32_t flags;                    /* GPUFEED_OPEN_* */
+    gpufeed_allocator allocator;
+} gpufeed_dataset_desc;
+
+typedef struct gpufeed_dataset gpufeed_dataset;
+
+/* A unit of work: a row range inside one row group. */
+typedef struct gpufeed_unit {
+    int32_t file, row_group;
+    int64_t first_row, num_rows;       /* within the row group */
+} gpufeed_unit;
+
+typedef struct gpufeed_dataset_info {
+    int32_t num_files;
+    int32_t num_features;
+    int64_t num_units;
+    int64_t num_rows;                  /* rows in units (after row-group pruning,
+                                          before row predicates) */
+    int64_t total_rows;                /* rows in all files */
+    int32_t row_groups, row_groups_pruned;
+    int64_t row_bytes;                 /* bytes of one dense row (data only) */
+    int32_t layout;
+} gpufeed_dataset_info;
+
+GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out,
+    const gpufeed_dataset_desc *desc, gpufeed_error *err);
+GPUFEED_API void gpufeed_dataset_close(gpufeed_dataset *ds);
+GPUFEED_API void gpufeed_dataset_get_info(const gpufeed_dataset *ds, gpufeed_dataset_info *info);
+GPUFEED_API const gpufeed_feature *gpufeed_dataset_feature(const gpufeed_dataset *ds, int32_t i);
+GPUFEED_API const char *gpufeed_dataset_file_path(const gpufeed_dataset *ds, int32_t file);
+GPUFEED_API const gpufeed_unit *gpufeed_dataset_unit(const gpufeed_dataset *ds, int64_t i);
+/* Source bytes read so far by all readers of this dataset. */
+GPUFEED_API uint64_t gpufeed_dataset_bytes_read(const gpufeed_dataset *ds);
+
+/* A batch of dense rows. Row-major layout: data is [num_rows, row_bytes],
+   feature f starts at byte offset feature_offset[f] of each row.
+   Per-feature layout: features[f] is [num_rows, width_f]. valid[f] is a
+   [num_rows] uint8 mask (1 present) for features with validity, else NULL.
+   All buffers are aligned to GPUFEED_ALIGN bytes. */
+#ifndef GPUFEED_ALIGN
+#define GPUFEED_ALIGN 256
+#endif
+#ifndef GPUFEED_MAX_FEATURES
+#define GPUFEED_MAX_FEATURES 4096
+#endif
+typedef struct gpufeed_batch {
+    int64_t num_rows;
+    int64_t index;                     /* batch number in this pass */
+    void *data;                        /* row-major layout */
+    int64_t row_bytes;
+    const int64_t *feature_offset;     /* byte offset of each feature in a row */
+    void *const *features;             /* per-feature layout */
+    uint8_t *const *valid;
+} gpufeed_batch;
+
+enum { GPUFEED_KEEP_LAST = 0, GPUFEED_DROP_LAST = 1 };
+
+typedef struct gpufeed_reader_desc {
+    int64_t batch_rows;                /* B (required) */
+    int32_t last_batch;                /* GPUFEED_KEEP_LAST or GPUFEED_DROP_LAST */
+} gpufeed_reader_desc;
+
+typedef struct gpufeed_reader gpufeed_reader;
+
+/* A single-threaded batch reader over all units in dataset order. */
+GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dataset *ds,
+    const gpufeed_reader_desc *desc, gpufeed_error *err);
+/* Fills the next batch into library-owned buffers (valid until the next
+   call). GPUFEED_DONE at the end. */
+GPUFEED_API gpufeed_result gpufeed_reader_next(gpufeed_reader *r, gpufeed_batch *out);
+/* Same, into caller buffers: `data` (row-major, batch_rows * row_bytes
+   bytes) or `features[f]` (per-feature), and `valid[f]` for masked
+   features. */
+GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *data,
+    void *const *features, uint8_t *const *valid, int64_t *num_rows);
+GPUFEED_API const char *gpufeed_reader_error(const gpufeed_reader *r);
+GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r);
+
+/* Decodes a whole unit into caller buffers (the worker's call in the
+   parallel pipeline). `scratch` holds per-thread decoder state: create one
+   per thread with gpufeed_scratch_create. Rows failing the predicates are
+   dropped; *num_rows tells how many were written. */
+typedef struct gpufeed_scratch gpufeed_scratch;
+GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_scratch **out);
+GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s);
+GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpufeed_scratch *s,
+    int64_t unit, void *data, void *const *features, uint8_t *const *valid, int64_t *num_rows);
+GPUFEED_API const char *gpufeed_scratch_error(const gpufeed_scratch *s);
+
+GPUFEED_API size_t gpufeed_dtype_size(gpufeed_dtype t);
+GPUFEED_API const char *gpufeed_dtype_name(gpufeed_dtype t);
+/* "f32", "f64", "f16", "bf16", "i32", "i64", "u8" -> 0, or -1 */
+GPUFEED_API int gpufeed_dtype_parse(const char *s, gpufeed_dtype *out);
+/* 64-bit hash of bytes (the hashing trick for categorical features). */
+GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed);
+/* Round-to-nearest-even conversions. */
+GPUFEED_API uint16_t gpufeed_double_to_half(double d);
+GPUFEED_API uint16_t gpufeed_double_to_bf16(double d);
 /* Helpers for tools and trainers. */
 GPUFEED_API float gpufeed_half_to_float(uint16_t h);
 GPUFEED_API int64_t gpufeed_int96_to_ns(const uint8_t b[12]);
@@ -522,6 +697,13 @@ static void gf__free(const gpufeed_allocator *a, void *p)
     if (!p) return;
     if (a && a->alloc) { a->free(a->user, p); return; }
     GPUFEED_FREE(p);
+}
+
+static int gf__mul_ok_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a != 0 && b > UINT64_MAX / a) return 0;
+    *out = a * b;
+    return 1;
 }
 
 static uint16_t gf__ld16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
@@ -2115,6 +2297,8 @@ struct gpufeed_column {
     int has_dict;
     uint8_t *dict_buf; size_t dict_buf_cap;
     void *dict; size_t dict_cap; uint32_t dict_n;
+    uint32_t dict_gen;                 /* bumped at every dictionary page */
+    int scan;                          /* header scan: no read-ahead */
     /* current data page */
     int in_page;
     uint32_t page_left;                /* level entries left in the page */
@@ -2168,6 +2352,7 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
         {   /* read ahead within the chunk (as stated), at least a little */
             uint64_t ahead = c->chunk_end_hint > off ? c->chunk_end_hint - off : 65536;
             if (ahead > GF__READ_AHEAD) ahead = GF__READ_AHEAD;
+            if (c->scan) ahead = 4096;
             if (ahead > want) want = ahead;
         }
         if (want > room) want = room;
@@ -2242,6 +2427,7 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
         return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page holds fewer than its %llu values", (unsigned long long)n);
     c->dict_n = (uint32_t)n;
     c->has_dict = 1;
+    c->dict_gen++;
     return GPUFEED_OK;
 }
 
@@ -2606,6 +2792,7 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     c.region_end = f->data_end;
     c.chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
     c.values_left = ch->num_values;
+    c.scan = 1;
     if (ch->num_values > 0 && (start < 4 || start >= f->data_end)) {
         r = gf__col_fail(&c, GPUFEED_ERR_PAGE, "first page offset %llu is outside the column data", (unsigned long long)start);
     }
@@ -2645,6 +2832,1820 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     *count = n;
     if (r) return gf__seterr(err, r, "%s", c.err);
     return GPUFEED_OK;
+}
+
+
+/* >>dense ---------------------------------------------------------------- */
+/* Columnar to dense: each page is decoded in tiles of GF__TILE values,
+   converted to the feature's dtype and written straight to its place in
+   the dense batch (row stride = the row's bytes). Dictionary pages are
+   converted to the dtype once, then gathered by index. */
+
+#define GF__TILE 1024
+
+GPUFEED_API size_t gpufeed_dtype_size(gpufeed_dtype t)
+{
+    switch (t) {
+    case GPUFEED_DT_F32: case GPUFEED_DT_I32: return 4;
+    case GPUFEED_DT_F64: case GPUFEED_DT_I64: return 8;
+    case GPUFEED_DT_F16: case GPUFEED_DT_BF16: return 2;
+    case GPUFEED_DT_U8: return 1;
+    }
+    return 0;
+}
+GPUFEED_API const char *gpufeed_dtype_name(gpufeed_dtype t)
+{
+    static const char *const n[] = { "f32", "f64", "f16", "bf16", "i32", "i64", "u8" };
+    return ((unsigned)t < 7) ? n[t] : "?";
+}
+GPUFEED_API int gpufeed_dtype_parse(const char *s, gpufeed_dtype *out)
+{
+    static const char *const n[] = { "f32", "f64", "f16", "bf16", "i32", "i64", "u8" };
+    int i;
+    for (i = 0; i < 7; i++) if (s && strcmp(s, n[i]) == 0) { *out = (gpufeed_dtype)i; return 0; }
+    return -1;
+}
+
+/* 64-bit hash: the XXH64 algorithm (public domain specification),
+   implemented here. */
+#define GF__P1 0x9E3779B185EBCA87ull
+#define GF__P2 0xC2B2AE3D27D4EB4Full
+#define GF__P3 0x165667B19E3779F9ull
+#define GF__P4 0x85EBCA77C2B2CA63ull
+#define GF__P5 0x27D4EB2F165667C5ull
+static uint64_t gf__rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static uint64_t gf__xround(uint64_t acc, uint64_t in) { return gf__rotl(acc + in * GF__P2, 31) * GF__P1; }
+GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
+{
+    const uint8_t *p = (const uint8_t *)data, *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = seed + GF__P1 + GF__P2, v2 = seed + GF__P2, v3 = seed, v4 = seed - GF__P1;
+        const uint8_t *lim = end - 32;
+        do {
+            v1 = gf__xround(v1, gf__ld64(p)); v2 = gf__xround(v2, gf__ld64(p + 8));
+            v3 = gf__xround(v3, gf__ld64(p + 16)); v4 = gf__xround(v4, gf__ld64(p + 24));
+            p += 32;
+        } while (p <= lim);
+        h = gf__rotl(v1, 1) + gf__rotl(v2, 7) + gf__rotl(v3, 12) + gf__rotl(v4, 18);
+        h = (h ^ gf__xround(0, v1)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v2)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v3)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v4)) * GF__P1 + GF__P4;
+    } else {
+        h = seed + GF__P5;
+    }
+    h += (uint64_t)len;
+    while (end - p >= 8) { h ^= gf__xround(0, gf__ld64(p)); h = gf__rotl(h, 27) * GF__P1 + GF__P4; p += 8; }
+    if (end - p >= 4) { h ^= (uint64_t)gf__ld32(p) * GF__P1; h = gf__rotl(h, 23) * GF__P2 + GF__P3; p += 4; }
+    while (p < end) { h ^= (uint64_t)*p++ * GF__P5; h = gf__rotl(h, 11) * GF__P1; }
+    h ^= h >> 33; h *= GF__P2; h ^= h >> 29; h *= GF__P3; h ^= h >> 32;
+    return h;
+}
+
+/* Rounds the 53-bit significand m (value m * 2^e2) to `keep` bits, to
+   nearest even; returns the rounded significand (may be 2^keep). */
+static uint64_t gf__rne_shift(uint64_t m, int shift)
+{
+    uint64_t r, rem, half;
+    if (shift <= 0) return m;
+    if (shift > 63) return 0;
+    r = m >> shift; rem = m & ((1ull << shift) - 1); half = 1ull << (shift - 1);
+    if (rem > half || (rem == half && (r & 1))) r++;
+    return r;
+}
+
+/* IEEE double -> a smaller binary float with `mbits` stored mantissa bits
+   and exponent bias `bias`, `ebits` exponent bits; round to nearest even */
+static uint32_t gf__double_to_small(double d, int mbits, int ebits, int bias)
+{
+    uint64_t b, man, m, r;
+    uint32_t sign, emax = (1u << ebits) - 1;
+    int exp, e;
+    memcpy(&b, &d, 8);
+    sign = (uint32_t)(b >> 63) << (mbits + ebits);
+    exp = (int)((b >> 52) & 0x7FF);
+    man = b & ((1ull << 52) - 1);
+    if (exp == 0x7FF) return sign | (emax << mbits) | (man ? (1u << (mbits - 1)) : 0);
+    if (exp == 0) return sign; /* double subnormals are far below both formats */
+    m = man | (1ull << 52);
+    e = exp - 1023 + bias;
+    if (e >= (int)emax) return sign | (emax << mbits);
+    if (e >= 1) {
+        r = gf__rne_shift(m, 52 - mbits);
+        if (r >> (mbits + 1)) { r >>= 1; e++; }
+        if (e >= (int)emax) return sign | (emax << mbits);
+        return sign | ((uint32_t)e << mbits) | (uint32_t)(r & ((1ull << mbits) - 1));
+    }
+    /* subnormal result: units of 2^(1 - bias - mbits) */
+    r = gf__rne_shift(m, 52 - mbits + (1 - e));
+    return sign | (uint32_t)r; /* a carry into the exponent field is right */
+}
+GPUFEED_API uint16_t gpufeed_double_to_half(double d) { return (uint16_t)gf__double_to_small(d, 10, 5, 15); }
+GPUFEED_API uint16_t gpufeed_double_to_bf16(double d) { return (uint16_t)gf__double_to_small(d, 7, 8, 127); }
+
+/* an int64 as the double nearest to it after rounding to `bits`
+   significant bits (exact: avoids double rounding for |v| > 2^53) */
+static double gf__i64_round_bits(int64_t v, int bits)
+{
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    int len = 0, shift;
+    uint64_t t = u, r;
+    double d;
+    while (t) { len++; t >>= 1; }
+    shift = len - bits;
+    if (shift <= 0) d = (double)u;
+    else {
+        r = gf__rne_shift(u, shift);
+        d = (double)r;
+        while (shift--) d *= 2.0;
+    }
+    return v < 0 ? -d : d;
+}
+static double gf__u64_round_bits(uint64_t u, int bits)
+{
+    int len = 0, shift;
+    uint64_t t = u, r;
+    double d;
+    while (t) { len++; t >>= 1; }
+    shift = len - bits;
+    if (shift <= 0) return (double)u;
+    r = gf__rne_shift(u, shift);
+    d = (double)r;
+    while (shift--) d *= 2.0;
+    return d;
+}
+
+/* Canonical source values, one 8-byte slot per value: */
+enum {
+    GF__CK_I64 = 0,                    /* int64 (bool, ints, dates, INT96 ns, decimals) */
+    GF__CK_U64,                        /* uint64 */
+    GF__CK_F64,                        /* double (FLOAT, DOUBLE, FLOAT16) */
+    GF__CK_HASH                        /* uint64 hash of bytes */
+};
+
+static const double gf__pow10[23] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+/* A decimal's double value: exact division when both operands are exact. */
+static double gf__dec_to_double(int64_t v, int32_t scale)
+{
+    if (scale <= 0) return (double)v;
+    if (scale <= 22 && v >= -(1ll << 53) && v <= (1ll << 53)) return (double)v / gf__pow10[scale];
+    {
+        double d = (double)v;
+        int32_t s = scale;
+        while (s > 22) { d /= 1e22; s -= 22; }
+        return d / gf__pow10[s];
+    }
+}
+static float gf__dec_to_float(int64_t v, int32_t scale)
+{
+    static const float p10f[11] = { 1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f };
+    if (scale >= 0 && scale <= 10 && v >= -(1ll << 24) && v <= (1ll << 24)) return (float)v / p10f[scale];
+    return (float)gf__dec_to_double(v, scale);
+}
+
+typedef struct gf__conv {
+    int ck;                            /* canonical kind of the source */
+    int32_t scale;                     /* decimals: > 0 */
+    gpufeed_dtype dt;
+    int unsafe_cast;
+    uint64_t buckets;
+} gf__conv;
+
+/* Converts n canonical values to the dtype. Returns -1, or the index of the
+   first value that cannot convert (SAFE cast). */
+static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, int64_t n)
+{
+    int64_t i;
+    const int ck = cv->ck, unsafe_ = cv->unsafe_cast;
+    switch (cv->dt) {
+    case GPUFEED_DT_F32: {
+        float *o = (float *)outp;
+        if (ck == GF__CK_F64) for (i = 0; i < n; i++) { double d; memcpy(&d, &in[i], 8); o[i] = (float)d; }
+        else if (ck == GF__CK_U64) for (i = 0; i < n; i++) o[i] = (float)in[i];
+        else if (ck == GF__CK_HASH) for (i = 0; i < n; i++) o[i] = (float)(in[i] % cv->buckets);
+        else if (cv->scale > 0) for (i = 0; i < n; i++) o[i] = gf__dec_to_float((int64_t)in[i], cv->scale);
+        else for (i = 0; i < n; i++) o[i] = (float)(int64_t)in[i];
+        return -1;
+    }
+    case GPUFEED_DT_F64: {
+        double *o = (double *)outp;
+        if (ck == GF__CK_F64) memcpy(o, in, (size_t)n * 8);
+        else if (ck == GF__CK_U64) for (i = 0; i < n; i++) o[i] = (double)in[i];
+        else if (ck == GF__CK_HASH) for (i = 0; i < n; i++) o[i] = (double)(in[i] % cv->buckets);
+        else if (cv->scale > 0) for (i = 0; i < n; i++) o[i] = gf__dec_to_double((int64_t)in[i], cv->scale);
+        else for (i = 0; i < n; i++) o[i] = (double)(int64_t)in[i];
+        return -1;
+    }
+    case GPUFEED_DT_F16: case GPUFEED_DT_BF16: {
+        uint16_t *o = (uint16_t *)outp;
+        const int half = cv->dt == GPUFEED_DT_F16;
+        for (i = 0; i < n; i++) {
+            double d;
+            if (ck == GF__CK_F64) memcpy(&d, &in[i], 8);
+            else if (ck == GF__CK_U64) d = gf__u64_round_bits(in[i], half ? 11 : 8);
+            else if (ck == GF__CK_HASH) d = gf__u64_round_bits(in[i] % cv->buckets, half ? 11 : 8);
+            else if (cv->scale > 0) d = gf__dec_to_double((int64_t)in[i], cv->scale);
+            else d = gf__i64_round_bits((int64_t)in[i], half ? 11 : 8);
+            o[i] = half ? gpufeed_double_to_half(d) : gpufeed_double_to_bf16(d);
+        }
+        return -1;
+    }
+    default: break;
+    }
+    /* integer dtypes */
+    {
+        int64_t lo, hi;
+        switch (cv->dt) {
+        case GPUFEED_DT_I32: lo = INT32_MIN; hi = INT32_MAX; break;
+        case GPUFEED_DT_U8: lo = 0; hi = 255; break;
+        default: lo = INT64_MIN; hi = INT64_MAX; break;
+        }
+        for (i = 0; i < n; i++) {
+            int64_t v;
+            int bad = 0;
+            if (ck == GF__CK_I64) {
+                v = (int64_t)in[i];
+                if (cv->scale > 0) {
+                    int64_t p = 1, q;
+                    int32_t s;
+                    for (s = 0; s < cv->scale && s < 19; s++) p *= 10;
+                    q = cv->scale > 18 ? 0 : v / p;
+                    if (cv->scale > 18 ? v != 0 : q * p != v) bad = 1;
+                    v = q;
+                }
+            } else if (ck == GF__CK_U64 || ck == GF__CK_HASH) {
+                uint64_t u = ck == GF__CK_HASH ? in[i] % cv->buckets : in[i];
+                if (u > (uint64_t)INT64_MAX) { bad = 1; v = INT64_MAX; }
+                else v = (int64_t)u;
+            } else {
+                double d;
+                memcpy(&d, &in[i], 8);
+                if (d != d) { bad = 1; v = 0; }
+                else if (d >= 9223372036854775808.0) { bad = 1; v = INT64_MAX; }
+                else if (d < -9223372036854775808.0) { bad = 1; v = INT64_MIN; }
+                else { v = (int64_t)d; if ((double)v != d) bad = 1; }
+            }
+            if (v < lo) { bad = 1; v = lo; }
+            else if (v > hi) { bad = 1; v = hi; }
+            if (bad && !unsafe_) return i;
+            switch (cv->dt) {
+            case GPUFEED_DT_I32: ((int32_t *)outp)[i] = (int32_t)v; break;
+            case GPUFEED_DT_U8: ((uint8_t *)outp)[i] = (uint8_t)v; break;
+            default: ((int64_t *)outp)[i] = v; break;
+            }
+        }
+        return -1;
+    }
+}
+
+/* Points a column reader (buffers kept) at another chunk. Validates the
+   chunk; messages go to err (may be NULL) and c->err. */
+static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t row_group, int32_t column, gpufeed_error *err)
+{
+    const gpufeed_row_group_info *rg = &f->md.row_groups[row_group];
+    const gpufeed_chunk_info *ch = &rg->chunks[column];
+    const gpufeed_column_info *ci = &f->md.columns[column];
+    uint64_t start;
+    c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
+    c->esz = gf__elem_size(ci->physical);
+    c->has_dict = 0; c->dict_n = 0; c->in_page = 0; c->page_left = 0;
+    c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
+    c->win_len = 0; c->win_off = 0;
+    c->err[0] = 0;
+    if (ch->encrypted)
+        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name, row_group, ci->path);
+    if (!ch->has_metadata)
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s': the column chunk has no metadata", f->name, row_group, ci->path);
+    if (ch->file_path)
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': column data in another file ('%s') is not supported", f->name, row_group, ci->path, ch->file_path);
+    if (ci->max_rep > 0)
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': repeated (list/map) columns are not supported yet", f->name, row_group, ci->path);
+    if (ch->num_values != rg->num_rows)
+        return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld values but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
+    start = (uint64_t)ch->data_page_offset;
+    if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
+    if (ch->num_values > 0 && (start < 4 || start >= f->data_end))
+        return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name, row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
+    c->start = c->pos = c->page_off = start;
+    c->region_end = f->data_end;
+    c->chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
+    if (c->chunk_end_hint < start) c->chunk_end_hint = c->region_end;
+    c->values_left = ch->num_values;
+    return GPUFEED_OK;
+}
+
+/* Positions the reader at the data page whose header is at `page_offset`
+   (page number `ordinal` in the chunk, first value `first_value`), loading
+   the chunk's dictionary first when there is one before it. */
+static gpufeed_result gf__col_seek(gpufeed_column *c, uint64_t page_offset, int32_t ordinal, int64_t first_value)
+{
+    if (page_offset != c->start) {
+        gf__ph h;
+        uint64_t hlen;
+        gpufeed_result r;
+        c->page_off = c->pos = c->start;
+        c->cur_page = 0;
+        r = gf__col_header(c, &h, &hlen);
+        if (r) return r;
+        if (h.type == GF__PAGE_DICT) {
+            /* let the page walk load it (with its checks), then jump */
+            int64_t keep = c->values_left;
+            c->values_left = 1; /* so the walk does not stop */
+            c->pages = 0;
+            {
+                const uint8_t *p;
+                if (h.csize < 0 || h.usize < 0 || (uint64_t)h.csize > c->region_end - c->pos - hlen)
+                    return gf__col_fail(c, GPUFEED_ERR_PAGE, "bad dictionary page sizes");
+                r = gf__col_fetch(c, c->pos + hlen, (size_t)h.csize, &p);
+                if (r) return r;
+                if (c->crc && h.has_crc && gf__crc_run(c->crc, 0, p, (size_t)h.csize) != (uint32_t)h.crc)
+                    return gf__col_fail(c, GPUFEED_ERR_CHECKSUM, "dictionary page CRC mismatch");
+                if (!h.has_dict) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page without a dictionary page header");
+                if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
+                    char msg[GPUFEED_ERROR_MAX];
+                    if ((uint64_t)h.usize > gf__codec_max_expansion(c->ch->codec, (uint64_t)h.csize))
+                        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %d bytes uncompressed from %d compressed", h.usize, h.csize);
+                    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, (size_t)h.usize))
+                        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %d-byte page", h.usize);
+                    r = gf__decompress(c->ch->codec, p, (size_t)h.csize, c->dbuf, (size_t)h.usize, msg, sizeof msg);
+                    if (r) return gf__col_fail(c, r, "%s", msg);
+                    r = gf__col_load_dict(c, &h, c->dbuf, (size_t)h.usize);
+                } else {
+                    r = gf__col_load_dict(c, &h, p, (size_t)h.csize);
+                }
+                if (r) return r;
+            }
+            c->values_left = keep;
+        }
+    }
+    c->pos = c->page_off = page_offset;
+    c->pages = c->cur_page = ordinal;
+    c->values_left = c->ch->num_values - first_value;
+    c->rows_done = first_value;
+    c->in_page = 0;
+    return GPUFEED_OK;
+}
+
+/* Level decoding for n rows of the current page into c->valid (1 present);
+   returns the number present via *nn. */
+static gpufeed_result gf__col_levels(gpufeed_column *c, uint32_t n, uint32_t *nn)
+{
+    uint32_t i, got, maxd, cnt = 0;
+    if (c->ci->max_def == 0) { *nn = n; return GPUFEED_OK; }
+    got = gf__rle_get(&c->def, c->lv, n);
+    maxd = (uint32_t)c->ci->max_def;
+    if (got != n || c->def.err)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels end after %u of the page's remaining %u values", got, c->page_left);
+    for (i = 0; i < n; i++) {
+        uint32_t l = c->lv[i];
+        if (l > maxd) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition level %u exceeds the column's maximum %u", l, maxd);
+        c->valid[i] = (uint8_t)(l == maxd);
+        cnt += (l == maxd);
+    }
+    *nn = cnt;
+    return GPUFEED_OK;
+}
+
+/* Skips n rows (within the current page and onwards). */
+static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
+{
+    while (n > 0) {
+        uint32_t k, nn;
+        gpufeed_result r;
+        if (!c->in_page) {
+            r = gf__col_next_page(c);
+            if (r == GPUFEED_DONE) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended while skipping to row %lld", (long long)(c->rows_done + n));
+            if (r) return r;
+        }
+        k = c->page_left;
+        if ((int64_t)k > n) k = (uint32_t)n;
+        if (k > (uint32_t)c->max_rows) k = (uint32_t)c->max_rows;
+        r = gf__col_levels(c, k, &nn);
+        if (r) return r;
+        if (nn) {
+            if (c->enc == GPUFEED_ENC_PLAIN && c->ci->physical != GPUFEED_BYTE_ARRAY) {
+                uint64_t bits;
+                size_t w;
+                switch (c->ci->physical) {
+                case GPUFEED_BOOLEAN: w = 0; break;
+                case GPUFEED_INT32: case GPUFEED_FLOAT: w = 4; break;
+                case GPUFEED_INT96: w = 12; break;
+                case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
+                default: w = 8; break;
+                }
+                if (w == 0) {
+                    bits = (uint64_t)c->bitpos + nn;
+                    if ((bits + 7) / 8 > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+                    c->vp += bits >> 3; c->bitpos = (uint32_t)(bits & 7);
+                } else {
+                    if ((uint64_t)nn * w > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+                    c->vp += (size_t)nn * w;
+                }
+            } else {
+                r = gf__col_values(c, c->out, nn); /* decode and drop */
+                if (r) return r;
+            }
+        }
+        c->page_left -= k; c->rows_done += k; n -= k;
+        if (c->page_left == 0) c->in_page = 0;
+    }
+    return GPUFEED_OK;
+}
+
+/* One feature's decoder: a column reader plus its conversion. */
+typedef struct gf__dcol {
+    gpufeed_column c;
+    int ready;
+    gf__conv conv;
+    int decimal_bytes;                 /* FLBA/BYTE_ARRAY decimal */
+    int f16;                           /* FLBA(2) FLOAT16 */
+    int uint32_src;                    /* INT32 annotated unsigned */
+    uint64_t seed;
+    uint8_t *dconv; size_t dconv_cap;  /* dictionary in the dtype */
+    uint8_t *dbad; size_t dbad_cap;    /* entries that cannot convert */
+    uint32_t dgen;                     /* dictionary generation converted */
+    int dconv_ok;
+    uint32_t idx[GF__TILE];
+    uint64_t cv[GF__TILE];             /* canonical values */
+    uint64_t tile[GF__TILE];           /* converted values */
+} gf__dcol;
+
+/* big-endian two's complement decimal bytes to int64; 0 if it does not fit */
+static int gf__be_to_i64(const uint8_t *p, uint32_t n, int64_t *out)
+{
+    uint64_t v;
+    uint32_t i;
+    int neg;
+    if (n == 0) { *out = 0; return 1; }
+    neg = (p[0] & 0x80) != 0;
+    for (i = 0; i + 8 < n; i++) if (p[i] != (neg ? 0xFF : 0x00)) return 0;
+    if (n > 8 && (((p[n - 8] & 0x80) != 0) != neg)) return 0;
+    v = neg ? ~0ull : 0;
+    for (i = n > 8 ? n - 8 : 0; i < n; i++) v = (v << 8) | p[i];
+    *out = (int64_t)v;
+    return 1;
+}
+
+/* typed (reader element) value i of `src` to canonical */
+static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out)
+{
+    const gpufeed_column *c = &d->c;
+    switch (c->ci->physical) {
+    case GPUFEED_BOOLEAN: *out = ((const uint8_t *)src)[i]; return 1;
+    case GPUFEED_INT32: {
+        int32_t v = ((const int32_t *)src)[i];
+        *out = d->uint32_src ? (uint64_t)(uint32_t)v : (uint64_t)(int64_t)v;
+        return 1;
+    }
+    case GPUFEED_INT64: case GPUFEED_INT96: *out = ((const uint64_t *)src)[i]; return 1;
+    case GPUFEED_FLOAT: { double x = ((const float *)src)[i]; memcpy(out, &x, 8); return 1; }
+    case GPUFEED_DOUBLE: *out = ((const uint64_t *)src)[i]; return 1;
+    default: {
+        gpufeed_bytes b = ((const gpufeed_bytes *)src)[i];
+        if (d->conv.ck == GF__CK_HASH) { *out = gpufeed_hash64(b.ptr, b.len, d->seed); return 1; }
+        if (d->f16) { double x = gpufeed_half_to_float((uint16_t)(b.ptr[0] | (b.ptr[1] << 8))); memcpy(out, &x, 8); return 1; }
+        {
+            int64_t v;
+            if (!gf__be_to_i64(b.ptr, b.len, &v)) return 0;
+            *out = (uint64_t)v;
+            return 1;
+        }
+    }
+    }
+}
+
+static void gf__fmt_canon(const gf__dcol *d, uint64_t v, char *buf, size_t cap)
+{
+    if (d->conv.ck == GF__CK_F64) { double x; memcpy(&x, &v, 8); gf__fmt(buf, cap, "%.17g", x); }
+    else if (d->conv.ck == GF__CK_U64 || d->conv.ck == GF__CK_HASH) gf__fmt(buf, cap, "%llu", (unsigned long long)v);
+    else if (d->conv.scale > 0) gf__fmt(buf, cap, "%lld (unscaled, scale %d)", (long long)(int64_t)v, d->conv.scale);
+    else gf__fmt(buf, cap, "%lld", (long long)(int64_t)v);
+}
+
+/* The current dictionary converted to the dtype, once per dictionary. */
+static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
+{
+    gpufeed_column *c = &d->c;
+    uint32_t i, n = c->dict_n;
+    const gpufeed_allocator *a = &c->f->alloc;
+    if (d->dconv_ok && d->dgen == c->dict_gen) return GPUFEED_OK;
+    if (!gf__grow(a, &d->dconv, &d->dconv_cap, (size_t)n * dsz) || !gf__grow(a, &d->dbad, &d->dbad_cap, (size_t)n))
+        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory converting the dictionary");
+    for (i = 0; i < n; i += GF__TILE) {
+        uint32_t k = n - i < GF__TILE ? n - i : GF__TILE, j;
+        int64_t at = 0;
+        for (j = 0; j < k; j++) {
+            d->dbad[i + j] = 0;
+            if (!gf__canon_one(d, c->dict, i + j, &d->cv[j])) { d->dbad[i + j] = 2; d->cv[j] = 0; }
+        }
+        /* convert, marking entries that fail and converting them unsafely */
+        while (at < (int64_t)k) {
+            int64_t bad = gf__convert(&d->conv, d->cv + at, d->dconv + (size_t)(i + at) * dsz, (int64_t)k - at);
+            if (bad < 0) break;
+            {
+                gf__conv u = d->conv;
+                u.unsafe_cast = 1;
+                gf__convert(&u, d->cv + at + bad, d->dconv + (size_t)(i + at + bad) * dsz, 1);
+                if (!d->dbad[i + at + bad]) d->dbad[i + at + bad] = 1;
+                at += bad + 1;
+            }
+        }
+    }
+    d->dgen = c->dict_gen;
+    d->dconv_ok = 1;
+    return GPUFEED_OK;
+}
+
+static void gf__put(uint8_t *dst, const void *src, size_t dsz)
+{
+    switch (dsz) {
+    case 1: *dst = *(const uint8_t *)src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    default: memcpy(dst, src, 8); break;
+    }
+}
+
+/* Canonical values of nn present values of the current (non-dictionary)
+   page, into d->cv. */
+static gpufeed_result gf__dcol_canon(gf__dcol *d, uint32_t nn)
+{
+    gpufeed_column *c = &d->c;
+    uint32_t i;
+    const uint8_t *p = c->vp;
+    size_t avail = (size_t)(c->vend - c->vp);
+    if (c->enc == GPUFEED_ENC_PLAIN) {
+        switch (c->ci->physical) {
+        case GPUFEED_INT32:
+            if (avail / 4 < nn) goto short_page;
+            if (d->uint32_src) for (i = 0; i < nn; i++) d->cv[i] = gf__ld32(p + 4 * (size_t)i);
+            else for (i = 0; i < nn; i++) d->cv[i] = (uint64_t)(int64_t)(int32_t)gf__ld32(p + 4 * (size_t)i);
+            c->vp += 4 * (size_t)nn;
+            return GPUFEED_OK;
+        case GPUFEED_INT64: case GPUFEED_DOUBLE:
+            if (avail / 8 < nn) goto short_page;
+            memcpy(d->cv, p, 8 * (size_t)nn);
+            c->vp += 8 * (size_t)nn;
+            return GPUFEED_OK;
+        case GPUFEED_FLOAT:
+            if (avail / 4 < nn) goto short_page;
+            for (i = 0; i < nn; i++) {
+                float f; double x;
+                memcpy(&f, p + 4 * (size_t)i, 4); x = f; memcpy(&d->cv[i], &x, 8);
+            }
+            c->vp += 4 * (size_t)nn;
+            return GPUFEED_OK;
+        default: break;
+        }
+    }
+    /* the general path: decode to the reader's typed tile, then canonical */
+    {
+        gpufeed_result r = gf__col_values(c, c->out, nn);
+        if (r) return r;
+        for (i = 0; i < nn; i++) {
+            if (!gf__canon_one(d, c->out, i, &d->cv[i]))
+                return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "decimal value at row %lld is wider than 64 bits", (long long)c->rows_done);
+        }
+        return GPUFEED_OK;
+    }
+short_page:
+    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+}
+
+/* Reads k rows of the feature into dst (row stride `stride`), validity into
+   vout (stride 1) when not NULL. */
+static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, uint8_t *dst, size_t stride,
+                                    uint8_t *vout, const uint8_t *fill, int null_error)
+{
+    gpufeed_column *c = &d->c;
+    const size_t dsz = gpufeed_dtype_size(d->conv.dt);
+    while (k > 0) {
+        uint32_t n, nn, i, j;
+        gpufeed_result r;
+        if (!c->in_page) {
+            r = gf__col_next_page(c);
+            if (r == GPUFEED_DONE) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)c->rows_done, (long long)k);
+            if (r) return r;
+        }
+        n = c->page_left < GF__TILE ? c->page_left : GF__TILE;
+        if ((int64_t)n > k) n = (uint32_t)k;
+        r = gf__col_levels(c, n, &nn);
+        if (r) return r;
+        if (nn < n && null_error) {
+            for (i = 0; i < n && c->valid[i]; i++) {}
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null at row %lld (null policy: error)", fname, (long long)(c->rows_done + i));
+        }
+        if (c->enc == GPUFEED_ENC_PLAIN_DICTIONARY || c->enc == GPUFEED_ENC_RLE_DICTIONARY) {
+            uint32_t got;
+            const uint8_t *dc;
+            r = gf__dcol_dict(d, dsz);
+            if (r) return r;
+            if (!c->idx_ready && nn) {
+                int bw;
+                if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
+                bw = *c->vp;
+                if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
+                gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
+                c->idx_ready = 1;
+            }
+            got = nn ? gf__rle_get(&c->idx, d->idx, nn) : 0;
+            if (got != nn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
+            for (i = 0; i < nn; i++) {
+                uint32_t ix = d->idx[i];
+                if (ix >= c->dict_n)
+                    return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", ix, c->dict_n);
+                if (d->dbad[ix] && !(d->dbad[ix] == 1 && d->conv.unsafe_cast)) {
+                    char vb[96];
+                    uint64_t cvv = 0;
+                    int64_t row = c->rows_done;
+                    uint32_t seen = 0;
+                    for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == i) { row += j; break; } seen++; } }
+                    if (d->dbad[ix] == 2) return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "feature '%s': decimal value at row %lld is wider than 64 bits", fname, (long long)row);
+                    gf__canon_one(d, c->dict, ix, &cvv);
+                    gf__fmt_canon(d, cvv, vb, sizeof vb);
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
+                }
+            }
+            dc = d->dconv;
+            if (nn == n) {
+                switch (dsz) {
+                case 4: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, dc + (size_t)d->idx[i] * 4, 4); break;
+                case 8: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, dc + (size_t)d->idx[i] * 8, 8); break;
+                case 2: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, dc + (size_t)d->idx[i] * 2, 2); break;
+                default: for (i = 0; i < n; i++) dst[(size_t)i * stride] = dc[d->idx[i]]; break;
+                }
+            } else {
+                for (i = 0, j = 0; i < n; i++) {
+                    if (c->valid[i]) gf__put(dst + (size_t)i * stride, dc + (size_t)d->idx[j++] * dsz, dsz);
+                    else gf__put(dst + (size_t)i * stride, fill, dsz);
+                }
+            }
+        } else {
+            int64_t bad;
+            const uint8_t *t = (const uint8_t *)d->tile;
+            r = gf__dcol_canon(d, nn);
+            if (r) return r;
+            bad = gf__convert(&d->conv, d->cv, d->tile, (int64_t)nn);
+            if (bad >= 0) {
+                char vb[96];
+                int64_t row = c->rows_done;
+                uint32_t seen = 0;
+                for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == (uint32_t)bad) { row += j; break; } seen++; } }
+                gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
+            }
+            if (nn == n) {
+                if (stride == dsz) memcpy(dst, t, (size_t)n * dsz);
+                else {
+                    switch (dsz) {
+                    case 4: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, t + (size_t)i * 4, 4); break;
+                    case 8: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, t + (size_t)i * 8, 8); break;
+                    case 2: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, t + (size_t)i * 2, 2); break;
+                    default: for (i = 0; i < n; i++) dst[(size_t)i * stride] = t[i]; break;
+                    }
+                }
+            } else {
+                for (i = 0, j = 0; i < n; i++) {
+                    if (c->valid[i]) gf__put(dst + (size_t)i * stride, t + (size_t)(j++) * dsz, dsz);
+                    else gf__put(dst + (size_t)i * stride, fill, dsz);
+                }
+            }
+        }
+        if (vout) {
+            if (c->ci->max_def == 0) memset(vout, 1, n);
+            else memcpy(vout, c->valid, n);
+            vout += n;
+        }
+        dst += (size_t)n * stride;
+        c->page_left -= n; c->rows_done += n; k -= n;
+        if (c->page_left == 0) c->in_page = 0;
+    }
+    return GPUFEED_OK;
+}
+
+/* ---- datasets ---- */
+
+#ifndef GPUFEED_NO_STDIO
+#include <dirent.h>
+#include <glob.h>
+#endif
+
+typedef struct gf__bind {             /* a feature or predicate column in one file */
+    int32_t col;
+    gf__conv conv;
+    int decimal_bytes, f16, uint32_src;
+} gf__bind;
+
+typedef struct gf__pidx {             /* data pages of one chunk: where rows start */
+    int64_t n;
+    int64_t *first_row;
+    uint64_t *offset;
+    int32_t *ordinal;
+} gf__pidx;
+
+typedef struct gf__rgplan {            /* a split row group: page index per column */
+    int32_t file, rg;
+    gf__pidx *idx;                     /* [nfeat + npred] */
+} gf__rgplan;
+
+typedef struct gf__unitx {
+    gpufeed_unit u;
+    int32_t plan;                      /* index into rgplans, -1 when the unit is the whole row group */
+} gf__unitx;
+
+struct gpufeed_dataset {
+    gpufeed_allocator alloc;
+    uint32_t flags;
+    int32_t nfiles;
+    char **paths;
+    gpufeed_file **files;
+    int32_t nfeat, npred;
+    gpufeed_feature *feats;
+    gpufeed_predicate *preds;
+    gf__bind *bind;                    /* [nfiles][nfeat + npred] */
+    uint8_t fill[GPUFEED_MAX_FEATURES][8];
+    int64_t *offs;                     /* row-major byte offset of each feature */
+    int64_t row_bytes;
+    int32_t layout;
+    int64_t unit_rows;
+    gf__unitx *units; int64_t nunits;
+    gf__rgplan *plans; int32_t nplans;
+    int64_t num_rows, total_rows;
+    int32_t rgs, rgs_pruned;
+    uint64_t bytes_read;
+    gf__arena arena;
+};
+
+static void gf__atomic_add(uint64_t *p, uint64_t v)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#else
+    *p += v;
+#endif
+}
+
+static int gf__is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+
+static int gf__cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+typedef struct gf__strv { char **v; int32_t n, cap; } gf__strv;
+static int gf__strv_push(gf__arena *ar, gf__strv *sv, const char *s)
+{
+    if (sv->n == sv->cap) {
+        int32_t nc = sv->cap ? sv->cap * 2 : 16;
+        char **nv = (char **)gf__arena_get(ar, (size_t)nc * sizeof(char *));
+        if (!nv) return 0;
+        if (sv->n) memcpy(nv, sv->v, (size_t)sv->n * sizeof(char *));
+        sv->v = nv; sv->cap = nc;
+    }
+    sv->v[sv->n] = gf__arena_str(ar, (const uint8_t *)s, strlen(s));
+    return sv->v[sv->n++] != NULL;
+}
+
+static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, int32_t n, gf__strv *out, gpufeed_error *err)
+{
+    int32_t i;
+    for (i = 0; i < n; i++) {
+        const char *p = paths[i];
+        if (!p || !*p) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is empty", i);
+#ifndef GPUFEED_NO_STDIO
+        if (gf__is_glob(p)) {
+            glob_t g;
+            size_t k;
+            int r = glob(p, 0, NULL, &g);
+            if (r == GLOB_NOMATCH || (r == 0 && g.gl_pathc == 0)) { if (r == 0) globfree(&g); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p); }
+            if (r != 0) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: glob '%s' failed", p);
+            for (k = 0; k < g.gl_pathc; k++) /* glob sorts */
+                if (!gf__strv_push(ar, out, g.gl_pathv[k])) { globfree(&g); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+            globfree(&g);
+            continue;
+        }
+        {
+            struct stat st;
+            if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+                DIR *d = opendir(p);
+                struct dirent *e;
+                gf__strv tmp;
+                size_t pl = strlen(p);
+                memset(&tmp, 0, sizeof tmp);
+                if (!d) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: cannot read directory '%s': %s", p, strerror(errno));
+                while ((e = readdir(d)) != NULL) {
+                    size_t nl = strlen(e->d_name);
+                    char *full;
+                    if (e->d_name[0] == '.' || nl < 8 || strcmp(e->d_name + nl - 8, ".parquet") != 0) continue;
+                    full = (char *)gf__arena_get(ar, pl + nl + 2);
+                    if (!full) { closedir(d); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    memcpy(full, p, pl); full[pl] = '/'; memcpy(full + pl + 1, e->d_name, nl + 1);
+                    if (!gf__strv_push(ar, &tmp, full)) { closedir(d); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                }
+                closedir(d);
+                if (tmp.n == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: directory '%s' holds no *.parquet file", p);
+                qsort(tmp.v, (size_t)tmp.n, sizeof(char *), gf__cmp_str);
+                {
+                    int32_t k;
+                    for (k = 0; k < tmp.n; k++) if (!gf__strv_push(ar, out, tmp.v[k])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                }
+                continue;
+            }
+        }
+#endif
+        if (!gf__strv_push(ar, out, p)) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
+    if (out->n == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: no files given");
+    return GPUFEED_OK;
+}
+
+/* numeric or boolean leaf (the default feature set) */
+static int gf__is_default_feature(const gpufeed_schema_node *n)
+{
+    if (n->max_rep > 0) return 0;
+    switch (n->physical) {
+    case GPUFEED_BOOLEAN: case GPUFEED_FLOAT: case GPUFEED_DOUBLE:
+        return n->logical == GPUFEED_LT_NONE || n->logical == GPUFEED_LT_OTHER;
+    case GPUFEED_INT32: case GPUFEED_INT64:
+        return n->logical == GPUFEED_LT_NONE || n->logical == GPUFEED_LT_INTEGER || n->logical == GPUFEED_LT_OTHER;
+    case GPUFEED_FIXED_LEN_BYTE_ARRAY: return n->logical == GPUFEED_LT_FLOAT16;
+    default: return 0;
+    }
+}
+
+/* how a column converts; 0 on success, else a message in msg */
+static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_feature *ft, int for_pred, gf__bind *b, char *msg, size_t cap)
+{
+    const gpufeed_column_info *ci = &f->md.columns[col];
+    const gpufeed_schema_node *n = &f->md.nodes[ci->node];
+    memset(b, 0, sizeof *b);
+    b->col = col;
+    if (ci->max_rep > 0) { gf__fmt(msg, cap, "column '%s' is a list or map: list features are not supported yet", ci->path); return -1; }
+    b->conv.ck = GF__CK_I64;
+    if (ft) { b->conv.dt = ft->dtype; b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE; b->conv.buckets = ft->hash_buckets; }
+    switch (n->physical) {
+    case GPUFEED_BOOLEAN: break;
+    case GPUFEED_INT32:
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) b->uint32_src = 1;
+        if (n->logical == GPUFEED_LT_DECIMAL) b->conv.scale = n->scale;
+        break;
+    case GPUFEED_INT64:
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) b->conv.ck = GF__CK_U64;
+        if (n->logical == GPUFEED_LT_DECIMAL) b->conv.scale = n->scale;
+        break;
+    case GPUFEED_INT96: break;
+    case GPUFEED_FLOAT: case GPUFEED_DOUBLE: b->conv.ck = GF__CK_F64; break;
+    case GPUFEED_BYTE_ARRAY: case GPUFEED_FIXED_LEN_BYTE_ARRAY:
+        if (n->logical == GPUFEED_LT_FLOAT16 && n->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) { b->f16 = 1; b->conv.ck = GF__CK_F64; break; }
+        if (n->logical == GPUFEED_LT_DECIMAL && !(ft && ft->hash_buckets)) { b->decimal_bytes = 1; b->conv.scale = n->scale; break; }
+        if (for_pred) { b->conv.ck = GF__CK_HASH; break; } /* compared as bytes */
+        if (!ft || !ft->hash_buckets) {
+            gf__fmt(msg, cap, "column '%s' is %s%s%s and cannot convert to %s: set hash_buckets to hash its values",
+                    ci->path, gpufeed_physical_type_name(n->physical), n->logical ? " " : "",
+                    n->logical ? gpufeed_logical_type_name(n->logical) : "", ft ? gpufeed_dtype_name(ft->dtype) : "?");
+            return -1;
+        }
+        b->conv.ck = GF__CK_HASH;
+        break;
+    default: gf__fmt(msg, cap, "column '%s' has no values", ci->path); return -1;
+    }
+    if (ft && ft->hash_buckets && b->conv.ck != GF__CK_HASH) {
+        gf__fmt(msg, cap, "column '%s' is not STRING/BINARY: hash_buckets applies to byte columns only", ci->path);
+        return -1;
+    }
+    if (b->conv.scale < 0) b->conv.scale = 0;
+    return 0;
+}
+
+/* ---- statistics ---- */
+
+/* A statistics bound as a comparable value. kind: 0 signed int, 1 unsigned
+   int, 2 double, 3 bytes; returns 0 when the bound cannot be used. */
+typedef struct gf__sv { int kind; int64_t i; uint64_t u; double d; const uint8_t *p; uint32_t len; } gf__sv;
+
+static int gf__stat_value(const gpufeed_schema_node *n, const gpufeed_statistics *s, int want_max, gf__sv *v)
+{
+    const uint8_t *p; uint32_t len;
+    int legacy = 0;
+    if (want_max ? s->has_max_value : s->has_min_value) {
+        p = want_max ? s->max_value : s->min_value; len = want_max ? s->max_value_len : s->min_value_len;
+    } else if (want_max ? s->has_max_legacy : s->has_min_legacy) {
+        p = want_max ? s->max_legacy : s->min_legacy; len = want_max ? s->max_legacy_len : s->min_legacy_len;
+        legacy = 1;
+    } else return 0;
+    memset(v, 0, sizeof *v);
+    switch (n->physical) {
+    case GPUFEED_BOOLEAN: if (len < 1) return 0; v->kind = 0; v->i = p[0] != 0; return 1;
+    case GPUFEED_INT32: {
+        int32_t x;
+        if (len != 4 || n->logical == GPUFEED_LT_DECIMAL) return 0;
+        memcpy(&x, p, 4);
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { if (legacy) return 0; v->kind = 1; v->u = (uint32_t)x; }
+        else { v->kind = 0; v->i = x; }
+        return 1;
+    }
+    case GPUFEED_INT64: {
+        int64_t x;
+        if (len != 8 || n->logical == GPUFEED_LT_DECIMAL) return 0;
+        memcpy(&x, p, 8);
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { if (legacy) return 0; v->kind = 1; v->u = (uint64_t)x; }
+        else { v->kind = 0; v->i = x; }
+        return 1;
+    }
+    case GPUFEED_FLOAT: { float x; if (len != 4) return 0; memcpy(&x, p, 4); if (x != x) return 0; v->kind = 2; v->d = x; return 1; }
+    case GPUFEED_DOUBLE: { double x; if (len != 8) return 0; memcpy(&x, p, 8); if (x != x) return 0; v->kind = 2; v->d = x; return 1; }
+    case GPUFEED_BYTE_ARRAY:
+        if (legacy || n->logical == GPUFEED_LT_DECIMAL) return 0; /* legacy byte order was signed */
+        v->kind = 3; v->p = p; v->len = len; return 1;
+    default: return 0;
+    }
+}
+
+/* compare a statistic with a constant: <0, 0, >0; 2 = incomparable */
+static int gf__cmp_sv(const gf__sv *a, const gpufeed_value *c)
+{
+    if (a->kind == 3) {
+        uint32_t m;
+        int r;
+        if (c->kind != GPUFEED_VAL_STRING) return 2;
+        m = a->len < c->len ? a->len : (uint32_t)c->len;
+        r = m ? memcmp(a->p, c->s, m) : 0;
+        if (r) return r < 0 ? -1 : 1;
+        return a->len < c->len ? -1 : a->len > c->len ? 1 : 0;
+    }
+    if (c->kind == GPUFEED_VAL_STRING) return 2;
+    if (c->kind == GPUFEED_VAL_DOUBLE) {
+        double x = a->kind == 0 ? (double)a->i : a->kind == 1 ? (double)a->u : a->d;
+        if (c->d != c->d) return 2;
+        /* exactness: an integer statistic vs a double constant */
+        if (a->kind == 0 && (a->i > (1ll << 53) || a->i < -(1ll << 53))) return 2;
+        if (a->kind == 1 && a->u > (1ull << 53)) return 2;
+        return x < c->d ? -1 : x > c->d ? 1 : 0;
+    }
+    /* integer constant */
+    if (a->kind == 0) return a->i < c->i ? -1 : a->i > c->i ? 1 : 0;
+    if (a->kind == 1) { if (c->i < 0) return 1; return a->u < (uint64_t)c->i ? -1 : a->u > (uint64_t)c->i ? 1 : 0; }
+    if (c->i > (1ll << 53) || c->i < -(1ll << 53)) return 2;
+    return a->d < (double)c->i ? -1 : a->d > (double)c->i ? 1 : 0;
+}
+
+/* 1 when the statistics prove that no row of the chunk can match */
+static int gf__prune(const gpufeed_schema_node *n, const gpufeed_chunk_info *ch, int64_t rows, const gpufeed_predicate *p)
+{
+    const gpufeed_statistics *s = &ch->statistics;
+    gf__sv mn, mx;
+    int hmn, hmx, c1, c2;
+    int32_t k;
+    if (!ch->has_statistics) return 0;
+    if (p->op == GPUFEED_OP_IS_NULL) return s->has_null_count && s->null_count == 0;
+    if (s->has_null_count && s->null_count >= rows && rows > 0) return 1; /* all null: no comparison matches */
+    if (p->op == GPUFEED_OP_IS_NOT_NULL) return 0;
+    hmn = gf__stat_value(n, s, 0, &mn);
+    hmx = gf__stat_value(n, s, 1, &mx);
+    switch (p->op) {
+    case GPUFEED_OP_LT: return hmn && (c1 = gf__cmp_sv(&mn, &p->a)) != 2 && c1 >= 0;
+    case GPUFEED_OP_LE: return hmn && (c1 = gf__cmp_sv(&mn, &p->a)) != 2 && c1 > 0;
+    case GPUFEED_OP_GT: return hmx && (c1 = gf__cmp_sv(&mx, &p->a)) != 2 && c1 <= 0;
+    case GPUFEED_OP_GE: return hmx && (c1 = gf__cmp_sv(&mx, &p->a)) != 2 && c1 < 0;
+    case GPUFEED_OP_EQ:
+        return (hmn && (c1 = gf__cmp_sv(&mn, &p->a)) != 2 && c1 > 0) || (hmx && (c2 = gf__cmp_sv(&mx, &p->a)) != 2 && c2 < 0);
+    case GPUFEED_OP_BETWEEN:
+        return (hmx && (c1 = gf__cmp_sv(&mx, &p->a)) != 2 && c1 < 0) || (hmn && (c2 = gf__cmp_sv(&mn, &p->b)) != 2 && c2 > 0);
+    case GPUFEED_OP_IN:
+        for (k = 0; k < p->set_size; k++) {
+            int out = (hmn && (c1 = gf__cmp_sv(&mn, &p->set[k])) != 2 && c1 > 0) || (hmx && (c2 = gf__cmp_sv(&mx, &p->set[k])) != 2 && c2 < 0);
+            if (!out) return 0;
+        }
+        return 1;
+    default: return 0;
+    }
+}
+
+/* ---- page index for splitting row groups ---- */
+
+/* OffsetIndex { 1: list<PageLocation{1: offset i64, 2: compressed_page_size i32, 3: first_row_index i64}> } */
+static int gf__read_offset_index(gpufeed_dataset *ds, gpufeed_file *f, const gpufeed_chunk_info *ch, gf__pidx *pi)
+{
+    uint8_t *buf;
+    gf__tc t;
+    int id = 0, last = 0, ft, ok = 0, dict;
+    uint64_t off = (uint64_t)ch->offset_index_offset, len = (uint64_t)(uint32_t)ch->offset_index_length;
+    if (ch->offset_index_offset < 0 || ch->offset_index_length <= 0 || off > f->size || len > f->size - off || len > GPUFEED_MAX_FOOTER_SIZE) return 0;
+    buf = (uint8_t *)gf__alloc(&ds->alloc, (size_t)len);
+    if (!buf) return 0;
+    if (f->src.read_at(f->src.ctx, off, buf, (size_t)len)) { gf__free(&ds->alloc, buf); return 0; }
+    gf__atomic_add(&ds->bytes_read, len);
+    dict = ch->dictionary_page_offset > 0 && ch->dictionary_page_offset < ch->data_page_offset;
+    gf__tc_init(&t, buf, (size_t)len, off, "OffsetIndex");
+    while ((ft = gf__tc_field(&t, &id, &last)) > 0) {
+        if (id == 1) {
+            uint32_t n, i;
+            gf__tc_list(&t, id, ft, GF__T_STRUCT, &n);
+            if (t.err) break;
+            pi->first_row = (int64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
+            pi->offset = (uint64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
+            pi->ordinal = (int32_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 4);
+            if (!pi->first_row || !pi->offset || !pi->ordinal) break;
+            for (i = 0; i < n && !t.err; i++) {
+                int iid = 0, ilast = 0, ift;
+                t.depth++;
+                while ((ift = gf__tc_field(&t, &iid, &ilast)) > 0) {
+                    if (iid == 1) pi->offset[i] = (uint64_t)GF__I64(&t, iid, ift);
+                    else if (iid == 3) pi->first_row[i] = GF__I64(&t, iid, ift);
+                    else gf__tc_skip(&t, ift, 0);
+                }
+                t.depth--;
+                pi->ordinal[i] = (int32_t)i + dict;
+            }
+            pi->n = n;
+            ok = !t.err;
+        } else gf__tc_skip(&t, ft, 0);
+    }
+    gf__free(&ds->alloc, buf);
+    if (t.err) ok = 0;
+    /* sanity: increasing rows starting at 0, offsets inside the data */
+    if (ok) {
+        int64_t i;
+        if (pi->n == 0 || pi->first_row[0] != 0) ok = 0;
+        for (i = 0; ok && i < pi->n; i++) {
+            if (pi->offset[i] < 4 || pi->offset[i] >= f->data_end) ok = 0;
+            if (i && pi->first_row[i] <= pi->first_row[i - 1]) ok = 0;
+        }
+    }
+    return ok;
+}
+
+static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t rg, int32_t col, gf__pidx *pi, gpufeed_error *err)
+{
+    gpufeed_file *f = ds->files[file];
+    const gpufeed_chunk_info *ch = &f->md.row_groups[rg].chunks[col];
+    gpufeed_page_info *pages;
+    int64_t n = 0, i, k;
+    gpufeed_result r;
+    memset(pi, 0, sizeof *pi);
+    if (gf__read_offset_index(ds, f, ch, pi)) return GPUFEED_OK;
+    memset(pi, 0, sizeof *pi);
+    r = gpufeed_chunk_pages(f, rg, col, NULL, 0, &n, err);
+    if (r) return r;
+    pages = (gpufeed_page_info *)gf__alloc(&ds->alloc, (size_t)(n ? n : 1) * sizeof *pages);
+    if (!pages) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    r = gpufeed_chunk_pages(f, rg, col, pages, n, &n, err);
+    if (r) { gf__free(&ds->alloc, pages); return r; }
+    pi->first_row = (int64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
+    pi->offset = (uint64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
+    pi->ordinal = (int32_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 4);
+    if (!pi->first_row || !pi->offset || !pi->ordinal) { gf__free(&ds->alloc, pages); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name); }
+    for (i = 0, k = 0; i < n; i++) {
+        if ((pages[i].type != GF__PAGE_DATA && pages[i].type != GF__PAGE_DATA_V2) || pages[i].num_values <= 0) continue;
+        pi->first_row[k] = pages[i].first_value; pi->offset[k] = (uint64_t)pages[i].offset; pi->ordinal[k] = (int32_t)i;
+        k++;
+    }
+    pi->n = k;
+    gf__free(&ds->alloc, pages);
+    return GPUFEED_OK;
+}
+
+static void gf__dataset_free(gpufeed_dataset *ds)
+{
+    int32_t i;
+    gpufeed_allocator a;
+    if (!ds) return;
+    a = ds->alloc;
+    for (i = 0; i < ds->nfiles; i++) gpufeed_file_close(ds->files ? ds->files[i] : NULL);
+    gf__arena_free(&ds->arena);
+    gf__free(&a, ds);
+}
+
+GPUFEED_API void gpufeed_dataset_close(gpufeed_dataset *ds) { gf__dataset_free(ds); }
+
+static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, uint8_t fill[8], gpufeed_error *err)
+{
+    gf__conv cv;
+    uint64_t in;
+    const char *name = ft->column ? ft->column : "(null)";
+    if (!ft->column || !*ft->column) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature %d has no column", i);
+    if ((unsigned)ft->dtype > GPUFEED_DT_U8) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown dtype %d", name, (int)ft->dtype);
+    if (ft->null_policy != GPUFEED_NULL_FILL && ft->null_policy != GPUFEED_NULL_ERROR)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown null policy %d", name, ft->null_policy);
+    if (ft->cast != GPUFEED_CAST_SAFE && ft->cast != GPUFEED_CAST_UNSAFE)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown cast %d", name, ft->cast);
+    if (ft->width != 0) return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "feature '%s': list features (width %d) are not supported yet", name, ft->width);
+    if (ft->hash_buckets) {
+        uint64_t cap;
+        switch (ft->dtype) {
+        case GPUFEED_DT_I32: cap = 1ull << 31; break;
+        case GPUFEED_DT_U8: cap = 256; break;
+        case GPUFEED_DT_F32: cap = 1ull << 24; break;
+        case GPUFEED_DT_F64: cap = 1ull << 53; break;
+        case GPUFEED_DT_F16: cap = 2048; break;
+        case GPUFEED_DT_BF16: cap = 256; break;
+        default: cap = 1ull << 63; break;
+        }
+        if (ft->hash_buckets > cap)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': %llu hash buckets do not fit %s exactly (at most %llu)", name,
+                              (unsigned long long)ft->hash_buckets, gpufeed_dtype_name(ft->dtype), (unsigned long long)cap);
+    }
+    /* the fill value in the dtype: exact for integer dtypes */
+    memset(&cv, 0, sizeof cv);
+    cv.ck = GF__CK_F64; cv.dt = ft->dtype;
+    memcpy(&in, &ft->fill, 8);
+    memset(fill, 0, 8);
+    if (gf__convert(&cv, &in, fill, 1) >= 0)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': fill value %.17g is not representable in %s", name, ft->fill, gpufeed_dtype_name(ft->dtype));
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpufeed_dataset_desc *desc, gpufeed_error *err)
+{
+    gpufeed_dataset *ds;
+    gf__strv files;
+    gpufeed_result r;
+    int32_t i, j, nb;
+    int64_t k;
+    gpufeed_error e2;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_dataset_open: out is NULL");
+    *out = NULL;
+    if (!desc || !desc->paths || desc->num_paths <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: no paths given");
+    if (desc->num_features < 0 || (desc->num_features > 0 && !desc->features) || desc->num_features > GPUFEED_MAX_FEATURES)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: bad feature list (%d features)", desc->num_features);
+    if (desc->num_where < 0 || (desc->num_where > 0 && !desc->where)) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: bad predicate list");
+    if (desc->layout != GPUFEED_LAYOUT_ROW_MAJOR && desc->layout != GPUFEED_LAYOUT_PER_FEATURE)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: unknown layout %d", desc->layout);
+    if (desc->unit_rows < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: negative unit_rows");
+    ds = (gpufeed_dataset *)gf__alloc(&desc->allocator, sizeof *ds);
+    if (!ds) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    memset(ds, 0, sizeof *ds);
+    ds->alloc = desc->allocator;
+    ds->arena.a = &ds->alloc;
+    ds->flags = desc->flags;
+    ds->layout = desc->layout;
+    ds->unit_rows = desc->unit_rows ? desc->unit_rows : 65536;
+    memset(&files, 0, sizeof files);
+    r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
+    if (r) { gf__dataset_free(ds); return r; }
+    ds->files = (gpufeed_file **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(gpufeed_file *));
+    if (!ds->files) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    ds->paths = files.v;
+    for (i = 0; i < files.n; i++) {
+        gpufeed_open_desc od;
+        memset(&od, 0, sizeof od);
+        od.path = files.v[i]; od.flags = desc->flags; od.allocator = desc->allocator;
+        r = gpufeed_file_open(&ds->files[i], &od, err);
+        ds->nfiles = i + (r == GPUFEED_OK);
+        if (r) { gf__dataset_free(ds); return r; }
+    }
+
+    /* features: given, or every numeric/boolean leaf of the first file */
+    if (desc->num_features > 0) {
+        ds->nfeat = desc->num_features;
+        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof *ds->feats);
+        if (!ds->feats) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < ds->nfeat; i++) {
+            ds->feats[i] = desc->features[i];
+            if (desc->features[i].column)
+                ds->feats[i].column = gf__arena_str(&ds->arena, (const uint8_t *)desc->features[i].column, strlen(desc->features[i].column));
+        }
+    } else {
+        const gpufeed_metadata *md = &ds->files[0]->md;
+        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)(md->num_columns ? md->num_columns : 1) * sizeof *ds->feats);
+        if (!ds->feats) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < md->num_columns; i++) {
+            if (!gf__is_default_feature(&md->nodes[md->columns[i].node])) continue;
+            if (ds->nfeat >= GPUFEED_MAX_FEATURES) break;
+            ds->feats[ds->nfeat].column = md->columns[i].path;
+            ds->feats[ds->nfeat].dtype = GPUFEED_DT_F32;
+            ds->nfeat++;
+        }
+        if (ds->nfeat == 0) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no numeric or boolean column to use as a feature", ds->paths[0]); gf__dataset_free(ds); return r; }
+    }
+    for (i = 0; i < ds->nfeat; i++) {
+        r = gf__check_feature(&ds->feats[i], i, ds->fill[i], err);
+        if (r) { gf__dataset_free(ds); return r; }
+    }
+    /* predicates */
+    ds->npred = desc->num_where;
+    if (ds->npred) {
+        ds->preds = (gpufeed_predicate *)gf__arena_get(&ds->arena, (size_t)ds->npred * sizeof *ds->preds);
+        if (!ds->preds) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < ds->npred; i++) {
+            gpufeed_predicate *p = &ds->preds[i];
+            *p = desc->where[i];
+            if (!p->column || (unsigned)p->op > GPUFEED_OP_IS_NOT_NULL) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate %d: no column or unknown operator", i); gf__dataset_free(ds); return r; }
+            if (p->op == GPUFEED_OP_IN && (p->set_size <= 0 || !p->set)) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on '%s': IN needs a non-empty set", p->column); gf__dataset_free(ds); return r; }
+            p->column = gf__arena_str(&ds->arena, (const uint8_t *)p->column, strlen(p->column));
+            /* copy constants (strings and sets) */
+            {
+                gpufeed_value *vals[2];
+                int32_t v;
+                vals[0] = &p->a; vals[1] = &p->b;
+                for (v = 0; v < 2; v++) if (vals[v]->kind == GPUFEED_VAL_STRING && vals[v]->s) vals[v]->s = gf__arena_str(&ds->arena, (const uint8_t *)vals[v]->s, vals[v]->len);
+                if (p->op == GPUFEED_OP_IN) {
+                    gpufeed_value *set = (gpufeed_value *)gf__arena_get(&ds->arena, (size_t)p->set_size * sizeof *set);
+                    if (!set) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    for (v = 0; v < p->set_size; v++) {
+                        set[v] = p->set[v];
+                        if (set[v].kind == GPUFEED_VAL_STRING && set[v].s) set[v].s = gf__arena_str(&ds->arena, (const uint8_t *)set[v].s, set[v].len);
+                    }
+                    p->set = set;
+                }
+            }
+        }
+    }
+    /* bind every feature and predicate column in every file */
+    nb = ds->nfeat + ds->npred;
+    ds->bind = (gf__bind *)gf__arena_get(&ds->arena, (size_t)ds->nfiles * (size_t)nb * sizeof *ds->bind);
+    if (!ds->bind) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    for (i = 0; i < ds->nfiles; i++) {
+        gpufeed_file *f = ds->files[i];
+        for (j = 0; j < nb; j++) {
+            const char *cname = j < ds->nfeat ? ds->feats[j].column : ds->preds[j - ds->nfeat].column;
+            int32_t col = gpufeed_file_find_column(f, cname);
+            char msg[GPUFEED_ERROR_MAX];
+            if (col < 0) {
+                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': no such column in this file", f->name, j < ds->nfeat ? "feature" : "predicate column", cname);
+                gf__dataset_free(ds); return r;
+            }
+            if (gf__bind_column(f, col, j < ds->nfeat ? &ds->feats[j] : NULL, j >= ds->nfeat, &ds->bind[(size_t)i * (size_t)nb + (size_t)j], msg, sizeof msg)) {
+                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': %s", f->name, j < ds->nfeat ? "feature" : "predicate", cname, msg);
+                gf__dataset_free(ds); return r;
+            }
+            if (j >= ds->nfeat) { /* constants must suit the column */
+                const gpufeed_predicate *p = &ds->preds[j - ds->nfeat];
+                int bytes_col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].conv.ck == GF__CK_HASH;
+                int32_t v, nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
+                for (v = 0; v < nv; v++) {
+                    const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
+                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_STRING || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len)) {
+                        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, cname,
+                                       c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
+                        gf__dataset_free(ds); return r;
+                    }
+                }
+            }
+        }
+    }
+    /* layout */
+    ds->offs = (int64_t *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof(int64_t));
+    if (!ds->offs) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    for (i = 0; i < ds->nfeat; i++) { ds->offs[i] = ds->row_bytes; ds->row_bytes += (int64_t)gpufeed_dtype_size(ds->feats[i].dtype); }
+
+    /* plan: row groups (pruned by statistics) split into units */
+    {
+        int64_t cap = 64;
+        gf__unitx *units = (gf__unitx *)gf__alloc(&ds->alloc, (size_t)cap * sizeof *units);
+        int32_t pcap = 0;
+        gf__rgplan *plans = NULL;
+        if (!units) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < ds->nfiles; i++) {
+            gpufeed_file *f = ds->files[i];
+            int32_t rg;
+            for (rg = 0; rg < f->md.num_row_groups; rg++) {
+                const gpufeed_row_group_info *g = &f->md.row_groups[rg];
+                int pruned = 0;
+                int64_t rows = g->num_rows, start = 0, nsplit;
+                ds->total_rows += rows;
+                ds->rgs++;
+                for (j = 0; j < ds->npred && !pruned; j++) {
+                    const gf__bind *b = &ds->bind[(size_t)i * (size_t)nb + (size_t)(ds->nfeat + j)];
+                    pruned = gf__prune(&f->md.nodes[f->md.columns[b->col].node], &g->chunks[b->col], rows, &ds->preds[j]);
+                }
+                if (pruned) { ds->rgs_pruned++; continue; }
+                if (rows == 0) continue;
+                ds->num_rows += rows;
+                nsplit = rows > ds->unit_rows ? 1 : 0;
+                if (nsplit) { /* page indexes of every column we read */
+                    gf__rgplan *pl;
+                    gf__pidx *pilot;
+                    int64_t acc = 0, pg;
+                    if (ds->nplans == pcap) {
+                        int32_t nc = pcap ? pcap * 2 : 8;
+                        gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, plans, (size_t)nc * sizeof *np);
+                        if (!np) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                        plans = np; pcap = nc;
+                    }
+                    pl = &plans[ds->nplans];
+                    pl->file = i; pl->rg = rg;
+                    pl->idx = (gf__pidx *)gf__arena_get(&ds->arena, (size_t)nb * sizeof(gf__pidx));
+                    if (!pl->idx) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    for (j = 0; j < nb; j++) {
+                        r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
+                        if (r) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__seterr(err, r, "%s", e2.message); gf__dataset_free(ds); return r; }
+                    }
+                    /* cut at page boundaries of the column with the most
+                       pages; inside a page only when it alone holds more
+                       than 8 x unit_rows rows (its prefix is then decoded
+                       again by the next unit) */
+                    pilot = &pl->idx[0];
+                    for (j = 1; j < nb; j++) if (pl->idx[j].n > pilot->n) pilot = &pl->idx[j];
+                    start = 0;
+                    for (pg = 1; pg <= pilot->n; pg++) {
+                        int64_t bound = pg < pilot->n ? pilot->first_row[pg] : rows;
+                        if (bound > rows) bound = rows;
+                        if (bound - start >= ds->unit_rows || pg == pilot->n) {
+                            while (bound - start > 8 * ds->unit_rows || bound > start) {
+                                int64_t cut = bound - start > 8 * ds->unit_rows ? start + ds->unit_rows : bound;
+                                if (pg == pilot->n && cut == rows) break; /* the tail unit is added below */
+                                if (ds->nunits == cap) {
+                                    gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
+                                    if (!nu) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                                    units = nu; cap *= 2;
+                                }
+                                units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
+                                units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = cut - start;
+                                units[ds->nunits].plan = ds->nplans;
+                                ds->nunits++;
+                                start = cut;
+                            }
+                        }
+                    }
+                    (void)acc;
+                    ds->nplans++;
+                }
+                if (start < rows || !nsplit) {
+                    if (!nsplit) start = 0;
+                    if (ds->nunits == cap) {
+                        gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
+                        if (!nu) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                        units = nu; cap *= 2;
+                    }
+                    units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
+                    units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = rows - start;
+                    units[ds->nunits].plan = nsplit ? ds->nplans - 1 : -1;
+                    ds->nunits++;
+                }
+            }
+        }
+        /* move the plan into the arena (one allocation freed with it) */
+        ds->units = (gf__unitx *)gf__arena_get(&ds->arena, (size_t)(ds->nunits ? ds->nunits : 1) * sizeof *units);
+        ds->plans = (gf__rgplan *)gf__arena_get(&ds->arena, (size_t)(ds->nplans ? ds->nplans : 1) * sizeof *plans);
+        if (ds->units && ds->nunits) memcpy(ds->units, units, (size_t)ds->nunits * sizeof *units);
+        if (ds->plans && ds->nplans) memcpy(ds->plans, plans, (size_t)ds->nplans * sizeof *plans);
+        gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans);
+        if (!ds->units || !ds->plans) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    }
+    if (ds->total_rows == 0) {
+        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: the %d file(s) hold no rows (first: %s)", ds->nfiles, ds->paths[0]);
+        gf__dataset_free(ds); return r;
+    }
+    (void)k;
+    *out = ds;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API void gpufeed_dataset_get_info(const gpufeed_dataset *ds, gpufeed_dataset_info *info)
+{
+    memset(info, 0, sizeof *info);
+    if (!ds) return;
+    info->num_files = ds->nfiles; info->num_features = ds->nfeat; info->num_units = ds->nunits;
+    info->num_rows = ds->num_rows; info->total_rows = ds->total_rows;
+    info->row_groups = ds->rgs; info->row_groups_pruned = ds->rgs_pruned;
+    info->row_bytes = ds->row_bytes; info->layout = ds->layout;
+}
+GPUFEED_API const gpufeed_feature *gpufeed_dataset_feature(const gpufeed_dataset *ds, int32_t i)
+{
+    return (ds && i >= 0 && i < ds->nfeat) ? &ds->feats[i] : NULL;
+}
+GPUFEED_API const char *gpufeed_dataset_file_path(const gpufeed_dataset *ds, int32_t file)
+{
+    return (ds && file >= 0 && file < ds->nfiles) ? ds->paths[file] : NULL;
+}
+GPUFEED_API const gpufeed_unit *gpufeed_dataset_unit(const gpufeed_dataset *ds, int64_t i)
+{
+    return (ds && i >= 0 && i < ds->nunits) ? &ds->units[i].u : NULL;
+}
+GPUFEED_API uint64_t gpufeed_dataset_bytes_read(const gpufeed_dataset *ds)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return ds ? __atomic_load_n(&ds->bytes_read, __ATOMIC_RELAXED) : 0;
+#else
+    return ds ? ds->bytes_read : 0;
+#endif
+}
+
+/* ---- per-thread decoder state ---- */
+
+struct gpufeed_scratch {
+    gpufeed_dataset *ds;
+    gf__dcol *dc;                      /* [nfeat] */
+    gpufeed_column **pc;               /* [npred] spaced readers */
+    uint8_t mask[GF__TILE];
+    int64_t unit;                      /* unit positioned, -1 none */
+    int64_t left;                      /* rows of the unit not yet read */
+    char err[GPUFEED_ERROR_MAX];
+};
+
+static gpufeed_result gf__col_init_buffers(gpufeed_column *c, const gpufeed_allocator *a, uint32_t flags)
+{
+    c->max_rows = GF__TILE;
+    c->flags = flags;
+    c->out = gf__alloc(a, (size_t)GF__TILE * 16);
+    c->valid = (uint8_t *)gf__alloc(a, GF__TILE);
+    c->lv = (uint32_t *)gf__alloc(a, (size_t)GF__TILE * sizeof(uint32_t));
+    if (flags & GPUFEED_OPEN_VERIFY_CRC) {
+        c->crc = (gf__crc_tab *)gf__alloc(a, sizeof *c->crc);
+        if (c->crc) gf__crc_init(c->crc);
+    }
+    if (!c->out || !c->valid || !c->lv || ((flags & GPUFEED_OPEN_VERIFY_CRC) && !c->crc)) return GPUFEED_ERR_OUT_OF_MEMORY;
+    return GPUFEED_OK;
+}
+static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
+{
+    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict);
+    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc);
+}
+
+GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
+{
+    int32_t i;
+    const gpufeed_allocator *a;
+    if (!s) return;
+    a = &s->ds->alloc;
+    if (s->dc) for (i = 0; i < s->ds->nfeat; i++) {
+        gf__col_free_buffers(&s->dc[i].c, a);
+        gf__free(a, s->dc[i].dconv); gf__free(a, s->dc[i].dbad);
+    }
+    if (s->pc) for (i = 0; i < s->ds->npred; i++) if (s->pc[i]) { gf__col_free_buffers(s->pc[i], a); gf__free(a, s->pc[i]); }
+    gf__free(a, s->dc); gf__free(a, s->pc);
+    gf__free(a, s);
+}
+
+GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_scratch **out)
+{
+    gpufeed_scratch *s;
+    int32_t i;
+    *out = NULL;
+    s = (gpufeed_scratch *)gf__alloc(&ds->alloc, sizeof *s);
+    if (!s) return GPUFEED_ERR_OUT_OF_MEMORY;
+    memset(s, 0, sizeof *s);
+    s->ds = ds; s->unit = -1;
+    s->dc = (gf__dcol *)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(gf__dcol));
+    s->pc = (gpufeed_column **)gf__alloc(&ds->alloc, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
+    if (!s->dc || !s->pc) { gf__free(&ds->alloc, s->dc); gf__free(&ds->alloc, s->pc); s->dc = NULL; s->pc = NULL; gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    memset(s->dc, 0, (size_t)ds->nfeat * sizeof(gf__dcol));
+    memset(s->pc, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
+    for (i = 0; i < ds->nfeat; i++)
+        if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    for (i = 0; i < ds->npred; i++) {
+        s->pc[i] = (gpufeed_column *)gf__alloc(&ds->alloc, sizeof(gpufeed_column));
+        if (!s->pc[i]) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        memset(s->pc[i], 0, sizeof(gpufeed_column));
+        if (gf__col_init_buffers(s->pc[i], &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    }
+    *out = s;
+    return GPUFEED_OK;
+}
+GPUFEED_API const char *gpufeed_scratch_error(const gpufeed_scratch *s) { return s ? s->err : ""; }
+
+/* positions column c at row r0 of its chunk using the page index */
+static gpufeed_result gf__col_position(gpufeed_column *c, const gf__pidx *pi, int64_t r0, int64_t r1)
+{
+    int64_t lo = 0, hi, at;
+    gpufeed_result r;
+    if (pi && pi->n > 0) { /* read ahead no further than the unit's pages */
+        int64_t e = 0;
+        while (e < pi->n && pi->first_row[e] < r1) e++;
+        if (e < pi->n && pi->offset[e] > c->start) c->chunk_end_hint = pi->offset[e];
+    }
+    if (r0 == 0) return GPUFEED_OK;
+    if (!pi || pi->n == 0) return gf__col_skip(c, r0);
+    hi = pi->n - 1;
+    while (lo < hi) { /* last page with first_row <= r0 */
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (pi->first_row[mid] <= r0) lo = mid; else hi = mid - 1;
+    }
+    at = pi->first_row[lo] <= r0 ? lo : 0;
+    if (pi->first_row[at] > 0 || pi->offset[at] != c->start) {
+        r = gf__col_seek(c, pi->offset[at], pi->ordinal[at], pi->first_row[at]);
+        if (r) return r;
+    }
+    return gf__col_skip(c, r0 - c->rows_done);
+}
+
+static gpufeed_result gf__scratch_fail_col(gpufeed_scratch *s, const gpufeed_column *c, gpufeed_result r)
+{
+    gf__fmt(s->err, sizeof s->err, "%s", c->err);
+    return r;
+}
+
+/* Points every decoder at the unit's first row. */
+static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
+{
+    gpufeed_dataset *ds = s->ds;
+    const gf__unitx *ux = &ds->units[unit];
+    gpufeed_file *f = ds->files[ux->u.file];
+    const int32_t nb = ds->nfeat + ds->npred;
+    const gf__bind *bind = &ds->bind[(size_t)ux->u.file * (size_t)nb];
+    const gf__rgplan *pl = ux->plan >= 0 ? &ds->plans[ux->plan] : NULL;
+    gpufeed_error e;
+    gpufeed_result r;
+    int32_t j;
+    for (j = 0; j < nb; j++) {
+        gpufeed_column *c = j < ds->nfeat ? &s->dc[j].c : s->pc[j - ds->nfeat];
+        r = gf__col_target(c, f, ux->u.row_group, bind[j].col, &e);
+        if (r) { gf__fmt(s->err, sizeof s->err, "%s", e.message); return r; }
+        if (j < ds->nfeat) {
+            gf__dcol *d = &s->dc[j];
+            d->conv = bind[j].conv;
+            d->decimal_bytes = bind[j].decimal_bytes; d->f16 = bind[j].f16; d->uint32_src = bind[j].uint32_src;
+            d->seed = ds->feats[j].hash_seed;
+            d->dconv_ok = 0;
+        }
+        r = gf__col_position(c, pl ? &pl->idx[j] : NULL, ux->u.first_row, ux->u.first_row + ux->u.num_rows);
+        if (r) return gf__scratch_fail_col(s, c, r);
+    }
+    s->unit = unit;
+    s->left = ux->u.num_rows;
+    return GPUFEED_OK;
+}
+
+/* value i (spaced) of a predicate reader's batch matches the predicate? */
+static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *b, int64_t i, const gpufeed_predicate *p)
+{
+    const gpufeed_schema_node *n = &c->f->md.nodes[c->ci->node];
+    int present = !b->valid || b->valid[i];
+    int kind; /* 0 int, 1 uint, 2 double, 3 bytes */
+    int64_t iv = 0; uint64_t uv = 0; double dv = 0; gpufeed_bytes bv;
+    int32_t k, nv;
+    bv.ptr = NULL; bv.len = 0;
+    if (p->op == GPUFEED_OP_IS_NULL) return !present;
+    if (p->op == GPUFEED_OP_IS_NOT_NULL) return present;
+    if (!present) return 0;
+    switch (c->ci->physical) {
+    case GPUFEED_BOOLEAN: kind = 0; iv = ((const uint8_t *)b->values)[i]; break;
+    case GPUFEED_INT32: {
+        int32_t x = ((const int32_t *)b->values)[i];
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { kind = 1; uv = (uint32_t)x; }
+        else { kind = 0; iv = x; }
+        break;
+    }
+    case GPUFEED_INT64: case GPUFEED_INT96: {
+        int64_t x = ((const int64_t *)b->values)[i];
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { kind = 1; uv = (uint64_t)x; }
+        else { kind = 0; iv = x; }
+        break;
+    }
+    case GPUFEED_FLOAT: kind = 2; dv = ((const float *)b->values)[i]; break;
+    case GPUFEED_DOUBLE: kind = 2; dv = ((const double *)b->values)[i]; break;
+    default:
+        bv = ((const gpufeed_bytes *)b->values)[i];
+        if (n->logical == GPUFEED_LT_FLOAT16 && bv.len == 2) { kind = 2; dv = gpufeed_half_to_float((uint16_t)(bv.ptr[0] | (bv.ptr[1] << 8))); }
+        else kind = 3;
+        break;
+    }
+    if (n->logical == GPUFEED_LT_DECIMAL && kind == 0) { kind = 2; dv = gf__dec_to_double(iv, n->scale); }
+    nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : 1;
+    {
+        int cmp[2] = { 0, 0 };
+        for (k = 0; k < nv; k++) {
+            const gpufeed_value *cv = p->op == GPUFEED_OP_IN ? &p->set[k] : k ? &p->b : &p->a;
+            int r;
+            if (kind == 3) {
+                uint32_t m;
+                if (cv->kind != GPUFEED_VAL_STRING) return 0;
+                m = bv.len < cv->len ? bv.len : (uint32_t)cv->len;
+                r = m ? memcmp(bv.ptr, cv->s, m) : 0;
+                r = r ? (r < 0 ? -1 : 1) : (bv.len < cv->len ? -1 : bv.len > cv->len ? 1 : 0);
+            } else if (kind == 2 || cv->kind == GPUFEED_VAL_DOUBLE) {
+                double x = kind == 2 ? dv : kind == 1 ? (double)uv : (double)iv, y = cv->kind == GPUFEED_VAL_DOUBLE ? cv->d : (double)cv->i;
+                if (x != x || y != y) r = 2; /* NaN matches nothing */
+                else if (kind != 2 && cv->kind == GPUFEED_VAL_DOUBLE) {
+                    /* exact integer vs double comparison */
+                    if (y >= 9223372036854775808.0) r = -1;
+                    else if (y < -9223372036854775808.0) r = 1;
+                    else {
+                        double fl = y < 0 && (double)(int64_t)y != y ? (double)((int64_t)y - 1) : (double)(int64_t)y;
+                        int64_t yi = (int64_t)fl;
+                        if (kind == 1) r = (yi < 0 || uv > (uint64_t)yi) ? 1 : (uv < (uint64_t)yi ? -1 : (fl == y ? 0 : -1));
+                        else r = iv > yi ? 1 : iv < yi ? -1 : (fl == y ? 0 : -1);
+                    }
+                } else r = x < y ? -1 : x > y ? 1 : 0;
+            } else if (kind == 1) {
+                r = cv->i < 0 ? 1 : uv < (uint64_t)cv->i ? -1 : uv > (uint64_t)cv->i ? 1 : 0;
+            } else r = iv < cv->i ? -1 : iv > cv->i ? 1 : 0;
+            if (p->op == GPUFEED_OP_IN) { if (r == 0) return 1; continue; }
+            if (r == 2) return 0;
+            cmp[k] = r;
+        }
+        switch (p->op) {
+        case GPUFEED_OP_LT: return cmp[0] < 0;
+        case GPUFEED_OP_LE: return cmp[0] <= 0;
+        case GPUFEED_OP_EQ: return cmp[0] == 0;
+        case GPUFEED_OP_GE: return cmp[0] >= 0;
+        case GPUFEED_OP_GT: return cmp[0] > 0;
+        case GPUFEED_OP_BETWEEN: return cmp[0] >= 0 && cmp[1] <= 0;
+        default: return 0;
+        }
+    }
+}
+
+/* Reads k (<= GF__TILE) rows of the positioned unit into the destination
+   at row `at`; drops rows failing the predicates; returns rows kept. */
+static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data, void *const *features,
+                                       uint8_t *const *valid, int64_t at, int64_t *kept)
+{
+    gpufeed_dataset *ds = s->ds;
+    int32_t j;
+    gpufeed_result r;
+    int64_t i, w;
+    for (j = 0; j < ds->nfeat; j++) {
+        const gpufeed_feature *ft = &ds->feats[j];
+        size_t dsz = gpufeed_dtype_size(ft->dtype);
+        uint8_t *dst;
+        size_t stride;
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { dst = (uint8_t *)data + at * ds->row_bytes + ds->offs[j]; stride = (size_t)ds->row_bytes; }
+        else { dst = (uint8_t *)features[j] + (size_t)at * dsz; stride = dsz; }
+        r = gf__dcol_read(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
+                          ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR);
+        if (r) return gf__scratch_fail_col(s, &s->dc[j].c, r);
+    }
+    s->left -= k;
+    if (ds->npred == 0) { *kept = k; return GPUFEED_OK; }
+    memset(s->mask, 1, (size_t)k);
+    for (j = 0; j < ds->npred; j++) {
+        gpufeed_column *c = s->pc[j];
+        int64_t done = 0;
+        while (done < k) {
+            gpufeed_column_batch b;
+            c->max_rows = k - done;
+            r = gpufeed_column_read(c, &b);
+            if (r == GPUFEED_DONE) r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended early");
+            if (r) return gf__scratch_fail_col(s, c, r);
+            for (i = 0; i < b.num_rows; i++)
+                if (s->mask[done + i] && !gf__match_value(c, &b, i, &ds->preds[j])) s->mask[done + i] = 0;
+            done += b.num_rows;
+        }
+    }
+    /* compact the kept rows */
+    for (i = 0, w = 0; i < k; i++) {
+        if (!s->mask[i]) continue;
+        if (w != i) {
+            if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
+                memcpy((uint8_t *)data + (at + w) * ds->row_bytes, (uint8_t *)data + (at + i) * ds->row_bytes, (size_t)ds->row_bytes);
+            else for (j = 0; j < ds->nfeat; j++) {
+                size_t dsz = gpufeed_dtype_size(ds->feats[j].dtype);
+                memcpy((uint8_t *)features[j] + (size_t)(at + w) * dsz, (uint8_t *)features[j] + (size_t)(at + i) * dsz, dsz);
+            }
+            for (j = 0; j < ds->nfeat; j++) if (valid && valid[j]) valid[j][at + w] = valid[j][at + i];
+        }
+        w++;
+    }
+    *kept = w;
+    return GPUFEED_OK;
+}
+
+static void gf__scratch_account(gpufeed_scratch *s)
+{
+    int32_t j;
+    uint64_t t = 0;
+    for (j = 0; j < s->ds->nfeat; j++) { t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0; }
+    for (j = 0; j < s->ds->npred; j++) { t += s->pc[j]->bytes_read; s->pc[j]->bytes_read = 0; }
+    if (t) gf__atomic_add(&s->ds->bytes_read, t);
+}
+
+GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpufeed_scratch *s, int64_t unit, void *data,
+                                                       void *const *features, uint8_t *const *valid, int64_t *num_rows)
+{
+    gpufeed_result r;
+    int64_t got = 0;
+    if (num_rows) *num_rows = 0;
+    if (!ds || !s || s->ds != ds || unit < 0 || unit >= ds->nunits || !num_rows ||
+        (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR ? !data : !features))
+        return GPUFEED_ERR_INVALID_ARG;
+    r = gf__scratch_begin(s, unit);
+    while (!r && s->left > 0) {
+        int64_t k = s->left < GF__TILE ? s->left : GF__TILE, kept = 0;
+        r = gf__scratch_rows(s, k, data, features, valid, got, &kept);
+        got += kept;
+    }
+    gf__scratch_account(s);
+    s->unit = -1;
+    *num_rows = got;
+    return r;
+}
+
+/* ---- the single-threaded batch reader ---- */
+
+struct gpufeed_reader {
+    gpufeed_dataset *ds;
+    gpufeed_scratch *s;
+    int64_t B;
+    int32_t drop_last;
+    int64_t next_unit;
+    int64_t index;
+    int done;
+    void *buf;                         /* library-owned batch (aligned) */
+    void *data;
+    void **features;
+    uint8_t **valid;
+    char err[GPUFEED_ERROR_MAX];
+};
+
+static size_t gf__align_up(size_t v) { return (v + (GPUFEED_ALIGN - 1)) & ~(size_t)(GPUFEED_ALIGN - 1); }
+
+GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dataset *ds, const gpufeed_reader_desc *desc, gpufeed_error *err)
+{
+    gpufeed_reader *r;
+    size_t total = 0, off;
+    int32_t j;
+    uint64_t chk;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_reader_open: out is NULL");
+    *out = NULL;
+    if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_reader_open: dataset or desc is NULL");
+    if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
+    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: unknown last_batch %d", desc->last_batch);
+    if (!gf__mul_ok_u64((uint64_t)desc->batch_rows, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat * (GPUFEED_ALIGN + 1), &chk) || chk > ((uint64_t)1 << 40))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch of %lld rows x %lld bytes is too large", (long long)desc->batch_rows, (long long)ds->row_bytes);
+    r = (gpufeed_reader *)gf__alloc(&ds->alloc, sizeof *r);
+    if (!r) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory");
+    memset(r, 0, sizeof *r);
+    r->ds = ds; r->B = desc->batch_rows; r->drop_last = desc->last_batch;
+    if (gpufeed_scratch_create(ds, &r->s)) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory"); }
+    r->features = (void **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(void *));
+    r->valid = (uint8_t **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(uint8_t *));
+    if (!r->features || !r->valid) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory"); }
+    /* one slab: data (row-major) or each feature, then the masks */
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) total = gf__align_up((size_t)r->B * (size_t)ds->row_bytes);
+    else for (j = 0; j < ds->nfeat; j++) total += gf__align_up((size_t)r->B * gpufeed_dtype_size(ds->feats[j].dtype));
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) total += gf__align_up((size_t)r->B);
+    r->buf = gf__alloc(&ds->alloc, total + GPUFEED_ALIGN);
+    if (!r->buf) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory for a %llu-byte batch", (unsigned long long)total); }
+    off = gf__align_up((size_t)(uintptr_t)r->buf) - (size_t)(uintptr_t)r->buf;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { r->data = (uint8_t *)r->buf + off; off += gf__align_up((size_t)r->B * (size_t)ds->row_bytes); }
+    for (j = 0; j < ds->nfeat; j++) {
+        r->features[j] = NULL;
+        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { r->features[j] = (uint8_t *)r->buf + off; off += gf__align_up((size_t)r->B * gpufeed_dtype_size(ds->feats[j].dtype)); }
+    }
+    for (j = 0; j < ds->nfeat; j++) {
+        r->valid[j] = NULL;
+        if (ds->feats[j].validity) { r->valid[j] = (uint8_t *)r->buf + off; off += gf__align_up((size_t)r->B); }
+    }
+    *out = r;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *data, void *const *features, uint8_t *const *valid, int64_t *num_rows)
+{
+    gpufeed_dataset *ds;
+    int64_t filled = 0;
+    gpufeed_result res = GPUFEED_OK;
+    if (!r || !num_rows) return GPUFEED_ERR_INVALID_ARG;
+    *num_rows = 0;
+    ds = r->ds;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR ? !data : !features) return GPUFEED_ERR_INVALID_ARG;
+    if (r->done) return GPUFEED_DONE;
+    while (filled < r->B) {
+        int64_t k, kept = 0;
+        if (r->s->unit < 0 || r->s->left == 0) {
+            if (r->next_unit >= ds->nunits) break;
+            res = gf__scratch_begin(r->s, r->next_unit++);
+            if (res) break;
+            continue;
+        }
+        k = r->B - filled;
+        if (k > r->s->left) k = r->s->left;
+        if (k > GF__TILE) k = GF__TILE;
+        res = gf__scratch_rows(r->s, k, data, features, valid, filled, &kept);
+        if (res) break;
+        filled += kept;
+    }
+    gf__scratch_account(r->s);
+    if (res) { gf__fmt(r->err, sizeof r->err, "%s", r->s->err); r->done = 1; return res; }
+    if (filled == 0 || (filled < r->B && r->drop_last)) { r->done = 1; return GPUFEED_DONE; }
+    *num_rows = filled;
+    r->index++;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_reader_next(gpufeed_reader *r, gpufeed_batch *out)
+{
+    gpufeed_result res;
+    int64_t n = 0;
+    if (!r || !out) return GPUFEED_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    res = gpufeed_reader_next_into(r, r->data, r->features, r->valid, &n);
+    if (res) return res;
+    out->num_rows = n;
+    out->index = r->index - 1;
+    out->data = r->data;
+    out->row_bytes = r->ds->row_bytes;
+    out->feature_offset = r->ds->offs;
+    out->features = r->features;
+    out->valid = r->valid;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API const char *gpufeed_reader_error(const gpufeed_reader *r) { return r ? r->err : ""; }
+
+GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
+{
+    const gpufeed_allocator *a;
+    if (!r) return;
+    a = &r->ds->alloc;
+    gpufeed_scratch_destroy(r->s);
+    gf__free(a, r->buf); gf__free(a, r->features); gf__free(a, r->valid);
+    gf__free(a, r);
 }
 
 #endif /* GPUFEED_IMPLEMENTATION_DONE */

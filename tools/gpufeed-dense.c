@@ -1,0 +1,362 @@
+/* gpufeed-dense: Parquet files -> one dense row-major matrix, through gpufeed.h.
+
+   Build:  cc -O2 -I. tools/gpufeed-dense.c -o gpufeed-dense -lpthread -lm
+   Usage:  gpufeed-dense [--columns a,b,c] [--dtype f32|f64|f16|bf16|i32|i64|u8]
+                         [--fill V] [--null-error] [--unsafe-cast] [--hash N]
+                         [--where EXPR] [--batch B] [--unit-rows N] [--threads N]
+                         -o OUT.bin FILE|DIR|GLOB...
+
+   Writes the matrix little-endian, rows x features, no header, and prints
+   rows, features, bytes read, seconds and GB/s on stderr. Without
+   --columns: every numeric and boolean leaf column of the first file, in
+   schema order. --hash N hashes STRING/BINARY columns into N buckets.
+   --where: conditions joined by `and`: `col < 3`, `<=`, `==` (or `=`),
+   `>=`, `>`, `col between 1 and 5`, `col in (1, 2, 3)`, `col is null`,
+   `col is not null`; strings in quotes ('a' or "a").
+   --threads is accepted for forward compatibility; decoding is
+   single-threaded until the parallel pipeline lands. */
+#define _POSIX_C_SOURCE 200809L
+#define GPUFEED_IMPLEMENTATION
+#include "../gpufeed.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <ctype.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- --where parsing ---- */
+typedef struct tok { int kind; char text[512]; size_t len; } tok; /* kind: 0 end, 1 word/number, 2 string, 3 symbol */
+typedef struct lexer { const char *p; tok t; int err; char msg[256]; } lexer;
+
+static void next_tok(lexer *lx)
+{
+    const char *p = lx->p;
+    tok *t = &lx->t;
+    while (*p && isspace((unsigned char)*p)) p++;
+    t->len = 0; t->text[0] = 0;
+    if (!*p) { t->kind = 0; lx->p = p; return; }
+    if (*p == '\'' || *p == '"') {
+        char q = *p++;
+        t->kind = 2;
+        while (*p && *p != q) { if (t->len < sizeof t->text - 1) t->text[t->len++] = *p; p++; }
+        if (*p != q) { lx->err = 1; snprintf(lx->msg, sizeof lx->msg, "unterminated string"); }
+        else p++;
+        t->text[t->len] = 0;
+    } else if (strchr("<>=!(),", *p)) {
+        t->kind = 3;
+        t->text[t->len++] = *p++;
+        if ((t->text[0] == '<' || t->text[0] == '>' || t->text[0] == '=' || t->text[0] == '!') && *p == '=') t->text[t->len++] = *p++;
+        t->text[t->len] = 0;
+    } else {
+        t->kind = 1;
+        while (*p && !isspace((unsigned char)*p) && !strchr("<>=!(),'\"", *p)) { if (t->len < sizeof t->text - 1) t->text[t->len++] = *p; p++; }
+        t->text[t->len] = 0;
+    }
+    lx->p = p;
+}
+
+static int parse_value(lexer *lx, gpufeed_value *v, char **keep)
+{
+    memset(v, 0, sizeof *v);
+    if (lx->t.kind == 2) {
+        char *s = (char *)malloc(lx->t.len + 1);
+        if (!s) return -1;
+        memcpy(s, lx->t.text, lx->t.len + 1);
+        *keep = s;
+        v->kind = GPUFEED_VAL_STRING; v->s = s; v->len = lx->t.len;
+    } else if (lx->t.kind == 1) {
+        char *end;
+        const char *x = lx->t.text;
+        long long iv = strtoll(x, &end, 10);
+        if (*end == 0 && *x) { v->kind = GPUFEED_VAL_INT; v->i = iv; }
+        else {
+            double d = strtod(x, &end);
+            if (*end == 0 && *x) { v->kind = GPUFEED_VAL_DOUBLE; v->d = d; }
+            else { snprintf(lx->msg, sizeof lx->msg, "'%.100s' is not a number (quote strings)", x); return -1; }
+        }
+    } else { snprintf(lx->msg, sizeof lx->msg, "expected a value, got '%.100s'", lx->t.text); return -1; }
+    next_tok(lx);
+    return 0;
+}
+
+static int is_word(const tok *t, const char *w) { return t->kind == 1 && strcasecmp(t->text, w) == 0; }
+
+/* fills preds (cap entries); strings/sets malloc'ed into keep[] */
+static int parse_where(const char *expr, gpufeed_predicate *preds, int cap, int *n, char **keep, int kcap, int *nk, char *msg, size_t msgcap)
+{
+    lexer lx;
+    memset(&lx, 0, sizeof lx);
+    lx.p = expr;
+    *n = 0;
+    next_tok(&lx);
+    for (;;) {
+        gpufeed_predicate *p;
+        char col[512];
+        if (*n >= cap) { snprintf(msg, msgcap, "too many conditions"); return -1; }
+        p = &preds[(*n)++];
+        memset(p, 0, sizeof *p);
+        if (lx.t.kind != 1 && lx.t.kind != 2) { snprintf(msg, msgcap, "expected a column name at '%.100s'", lx.t.text); return -1; }
+        snprintf(col, sizeof col, "%s", lx.t.text);
+        if (*nk >= kcap) { snprintf(msg, msgcap, "expression too long"); return -1; }
+        keep[*nk] = (char *)malloc(strlen(col) + 1);
+        if (!keep[*nk]) return -1;
+        strcpy(keep[*nk], col); p->column = keep[(*nk)++];
+        next_tok(&lx);
+        if (lx.t.kind == 3) {
+            const char *o = lx.t.text;
+            if (!strcmp(o, "<")) p->op = GPUFEED_OP_LT;
+            else if (!strcmp(o, "<=")) p->op = GPUFEED_OP_LE;
+            else if (!strcmp(o, "==") || !strcmp(o, "=")) p->op = GPUFEED_OP_EQ;
+            else if (!strcmp(o, ">=")) p->op = GPUFEED_OP_GE;
+            else if (!strcmp(o, ">")) p->op = GPUFEED_OP_GT;
+            else { snprintf(msg, msgcap, "unknown operator '%.100s'", o); return -1; }
+            next_tok(&lx);
+            if (*nk >= kcap) { snprintf(msg, msgcap, "expression too long"); return -1; }
+            keep[*nk] = NULL;
+            if (parse_value(&lx, &p->a, &keep[*nk])) { snprintf(msg, msgcap, "%s", lx.msg); return -1; }
+            if (keep[*nk]) (*nk)++;
+        } else if (is_word(&lx.t, "between")) {
+            p->op = GPUFEED_OP_BETWEEN;
+            next_tok(&lx);
+            keep[*nk] = NULL;
+            if (parse_value(&lx, &p->a, &keep[*nk])) { snprintf(msg, msgcap, "%s", lx.msg); return -1; }
+            if (keep[*nk]) (*nk)++;
+            if (!is_word(&lx.t, "and")) { snprintf(msg, msgcap, "between needs 'and'"); return -1; }
+            next_tok(&lx);
+            if (*nk >= kcap) { snprintf(msg, msgcap, "expression too long"); return -1; }
+            keep[*nk] = NULL;
+            if (parse_value(&lx, &p->b, &keep[*nk])) { snprintf(msg, msgcap, "%s", lx.msg); return -1; }
+            if (keep[*nk]) (*nk)++;
+        } else if (is_word(&lx.t, "in")) {
+            gpufeed_value *set = NULL;
+            int ns = 0;
+            p->op = GPUFEED_OP_IN;
+            next_tok(&lx);
+            if (!(lx.t.kind == 3 && lx.t.text[0] == '(')) { snprintf(msg, msgcap, "in needs '('"); return -1; }
+            next_tok(&lx);
+            for (;;) {
+                gpufeed_value *ns2 = (gpufeed_value *)realloc(set, (size_t)(ns + 1) * sizeof *set);
+                if (!ns2) { free(set); return -1; }
+                set = ns2;
+                if (*nk + 1 >= kcap) { free(set); snprintf(msg, msgcap, "expression too long"); return -1; }
+                keep[*nk] = NULL;
+                if (parse_value(&lx, &set[ns], &keep[*nk])) { free(set); snprintf(msg, msgcap, "%s", lx.msg); return -1; }
+                if (keep[*nk]) (*nk)++;
+                ns++;
+                if (lx.t.kind == 3 && lx.t.text[0] == ',') { next_tok(&lx); continue; }
+                if (lx.t.kind == 3 && lx.t.text[0] == ')') { next_tok(&lx); break; }
+                free(set); snprintf(msg, msgcap, "in (...) needs ',' or ')'"); return -1;
+            }
+            keep[(*nk)++] = (char *)set;
+            p->set = set; p->set_size = ns;
+        } else if (is_word(&lx.t, "is")) {
+            next_tok(&lx);
+            if (is_word(&lx.t, "not")) { p->op = GPUFEED_OP_IS_NOT_NULL; next_tok(&lx); }
+            else p->op = GPUFEED_OP_IS_NULL;
+            if (!is_word(&lx.t, "null")) { snprintf(msg, msgcap, "expected 'null'"); return -1; }
+            next_tok(&lx);
+        } else { snprintf(msg, msgcap, "expected an operator after '%.100s'", col); return -1; }
+        if (lx.err) { snprintf(msg, msgcap, "%s", lx.msg); return -1; }
+        if (lx.t.kind == 0) return 0;
+        if (is_word(&lx.t, "and") || (lx.t.kind == 1 && !strcmp(lx.t.text, "&&"))) { next_tok(&lx); continue; }
+        snprintf(msg, msgcap, "unexpected '%.100s' (join conditions with 'and')", lx.t.text);
+        return -1;
+    }
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: gpufeed-dense [--columns a,b] [--dtype f32|f64|f16|bf16|i32|i64|u8] [--fill V] [--null-error]\n"
+                    "                     [--unsafe-cast] [--hash N] [--where EXPR] [--batch B] [--unit-rows N]\n"
+                    "                     [--threads N] -o OUT.bin FILE|DIR|GLOB...\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *columns = NULL, *outp = NULL, *where = NULL;
+    const char **files = NULL;
+    int nfiles = 0, i, rc = 0, null_error = 0, unsafe_cast = 0, threads = 1;
+    double fill = 0;
+    long long batch = 65536, unit_rows = 0, hash = 0;
+    gpufeed_dtype dt = GPUFEED_DT_F32;
+    gpufeed_feature *feats = NULL;
+    int nfeat = 0;
+    gpufeed_predicate preds[64];
+    char *keep[1024];
+    int npred = 0, nkeep = 0;
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_reader *rd = NULL;
+    gpufeed_reader_desc rdd;
+    gpufeed_error err;
+    gpufeed_dataset_info info;
+    FILE *out = NULL;
+    double t0, t1;
+    long long rows = 0;
+    char msg[256];
+
+    files = (const char **)calloc((size_t)argc, sizeof *files);
+    if (!files) return 1;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(a, "--columns") && has) columns = argv[++i];
+        else if (!strcmp(a, "--dtype") && has) {
+            if (gpufeed_dtype_parse(argv[++i], &dt)) { fprintf(stderr, "gpufeed-dense: unknown dtype '%.100s' (f32, f64, f16, bf16, i32, i64, u8)\n", argv[i]); return 2; }
+        }
+        else if (!strcmp(a, "--fill") && has) { char *e; fill = strtod(argv[++i], &e); if (*e) { fprintf(stderr, "gpufeed-dense: --fill needs a number, got '%.100s'\n", argv[i]); return 2; } }
+        else if (!strcmp(a, "--null-error")) null_error = 1;
+        else if (!strcmp(a, "--unsafe-cast")) unsafe_cast = 1;
+        else if (!strcmp(a, "--hash") && has) { char *e; hash = strtoll(argv[++i], &e, 10); if (*e || hash <= 0) { fprintf(stderr, "gpufeed-dense: --hash needs a positive bucket count\n"); return 2; } }
+        else if (!strcmp(a, "--where") && has) where = argv[++i];
+        else if (!strcmp(a, "--batch") && has) { char *e; batch = strtoll(argv[++i], &e, 10); if (*e || batch <= 0) { fprintf(stderr, "gpufeed-dense: --batch needs a positive integer\n"); return 2; } }
+        else if (!strcmp(a, "--unit-rows") && has) { char *e; unit_rows = strtoll(argv[++i], &e, 10); if (*e || unit_rows <= 0) { fprintf(stderr, "gpufeed-dense: --unit-rows needs a positive integer\n"); return 2; } }
+        else if (!strcmp(a, "--threads") && has) { char *e; threads = (int)strtol(argv[++i], &e, 10); if (*e || threads <= 0) { fprintf(stderr, "gpufeed-dense: --threads needs a positive integer\n"); return 2; } }
+        else if (!strcmp(a, "-o") && has) outp = argv[++i];
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-dense: unknown option '%.100s'\n", a); usage(); return 2; }
+        else files[nfiles++] = a;
+    }
+    if (!outp || nfiles == 0) { usage(); return 2; }
+    (void)threads;
+
+    if (where) {
+        if (parse_where(where, preds, 64, &npred, keep, 1024, &nkeep, msg, sizeof msg)) {
+            fprintf(stderr, "gpufeed-dense: --where '%.100s': %s\n", where, msg);
+            rc = 2; goto done;
+        }
+    }
+    if (columns) {
+        const char *p = columns;
+        gpufeed_file *first = NULL;
+        gpufeed_dataset_desc probe;
+        int ncols = 1;
+        for (i = 0; columns[i]; i++) ncols += columns[i] == ',';
+        feats = (gpufeed_feature *)calloc((size_t)ncols, sizeof *feats);
+        if (!feats) { rc = 1; goto done; }
+        /* hashing applies to byte columns: look at the first file's types */
+        memset(&probe, 0, sizeof probe);
+        probe.paths = files; probe.num_paths = nfiles;
+        if (hash) {
+            gpufeed_dataset *pd = NULL;
+            gpufeed_feature one;
+            memset(&one, 0, sizeof one);
+            /* open the first matched file through a tiny dataset to expand dirs/globs */
+            probe.features = &one; probe.num_features = 0;
+            if (gpufeed_dataset_open(&pd, &probe, &err) == GPUFEED_OK) {
+                gpufeed_open_desc od;
+                memset(&od, 0, sizeof od);
+                od.path = gpufeed_dataset_file_path(pd, 0);
+                gpufeed_file_open(&first, &od, NULL);
+                gpufeed_dataset_close(pd);
+            } else {
+                gpufeed_open_desc od;
+                memset(&od, 0, sizeof od);
+                od.path = files[0];
+                gpufeed_file_open(&first, &od, NULL);
+            }
+        }
+        while (*p) {
+            const char *e = strchr(p, ',');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            char *name = (char *)malloc(n + 1);
+            if (!name) { rc = 1; goto done; }
+            memcpy(name, p, n); name[n] = 0;
+            keep[nkeep++] = name;
+            feats[nfeat].column = name;
+            feats[nfeat].dtype = dt;
+            feats[nfeat].fill = fill;
+            feats[nfeat].null_policy = null_error ? GPUFEED_NULL_ERROR : GPUFEED_NULL_FILL;
+            feats[nfeat].cast = unsafe_cast ? GPUFEED_CAST_UNSAFE : GPUFEED_CAST_SAFE;
+            if (hash && first) {
+                int32_t c = gpufeed_file_find_column(first, name);
+                if (c >= 0) {
+                    const gpufeed_metadata *md = gpufeed_file_metadata(first);
+                    const gpufeed_schema_node *nd = &md->nodes[md->columns[c].node];
+                    if ((nd->physical == GPUFEED_BYTE_ARRAY || nd->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) &&
+                        nd->logical != GPUFEED_LT_DECIMAL && nd->logical != GPUFEED_LT_FLOAT16)
+                        feats[nfeat].hash_buckets = (uint64_t)hash;
+                }
+            }
+            nfeat++;
+            p += n; if (*p == ',') p++;
+            if (nkeep >= 1000) break;
+        }
+        gpufeed_file_close(first);
+    }
+    memset(&dd, 0, sizeof dd);
+    dd.paths = files; dd.num_paths = nfiles;
+    dd.features = feats; dd.num_features = nfeat;
+    dd.where = npred ? preds : NULL; dd.num_where = npred;
+    dd.unit_rows = unit_rows;
+    t0 = now_s();
+    if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
+    if (!columns && (dt != GPUFEED_DT_F32 || fill != 0 || null_error || unsafe_cast)) {
+        /* default columns with non-default options: reopen with explicit features */
+        int32_t k, n = 0;
+        gpufeed_dataset_get_info(ds, &info);
+        feats = (gpufeed_feature *)calloc((size_t)info.num_features, sizeof *feats);
+        if (!feats) { rc = 1; goto done; }
+        for (k = 0; k < info.num_features; k++) {
+            feats[n] = *gpufeed_dataset_feature(ds, k);
+            {
+                size_t l = strlen(feats[n].column);
+                char *cp = (char *)malloc(l + 1);
+                if (!cp) { rc = 1; goto done; }
+                memcpy(cp, feats[n].column, l + 1);
+                keep[nkeep++] = cp;
+                feats[n].column = cp;
+            }
+            feats[n].dtype = dt; feats[n].fill = fill;
+            feats[n].null_policy = null_error ? GPUFEED_NULL_ERROR : GPUFEED_NULL_FILL;
+            feats[n].cast = unsafe_cast ? GPUFEED_CAST_UNSAFE : GPUFEED_CAST_SAFE;
+            n++;
+            if (nkeep >= 1000) break;
+        }
+        gpufeed_dataset_close(ds); ds = NULL;
+        dd.features = feats; dd.num_features = n;
+        if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
+    }
+    gpufeed_dataset_get_info(ds, &info);
+    memset(&rdd, 0, sizeof rdd);
+    rdd.batch_rows = batch;
+    if (gpufeed_reader_open(&rd, ds, &rdd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
+    out = fopen(outp, "wb");
+    if (!out) { fprintf(stderr, "gpufeed-dense: cannot write '%.100s'\n", outp); rc = 1; goto done; }
+    for (;;) {
+        gpufeed_batch b;
+        gpufeed_result r = gpufeed_reader_next(rd, &b);
+        if (r == GPUFEED_DONE) break;
+        if (r) { fprintf(stderr, "gpufeed-dense: %s\n", gpufeed_reader_error(rd)); rc = 1; goto done; }
+        if (fwrite(b.data, (size_t)b.row_bytes, (size_t)b.num_rows, out) != (size_t)b.num_rows) {
+            fprintf(stderr, "gpufeed-dense: write to '%.100s' failed\n", outp); rc = 1; goto done;
+        }
+        rows += b.num_rows;
+    }
+    if (fclose(out) != 0) { out = NULL; fprintf(stderr, "gpufeed-dense: write to '%.100s' failed\n", outp); rc = 1; goto done; }
+    out = NULL;
+    t1 = now_s();
+    {
+        double secs = t1 - t0, bytes = (double)rows * (double)info.row_bytes;
+        fprintf(stderr, "rows %lld, features %d, dtype row bytes %lld, files %d, units %lld, row groups %d (pruned %d)\n",
+                rows, info.num_features, (long long)info.row_bytes, info.num_files, (long long)info.num_units,
+                info.row_groups, info.row_groups_pruned);
+        fprintf(stderr, "bytes read %llu, seconds %.3f, output %.3f GB/s (%.0f rows/s)\n",
+                (unsigned long long)gpufeed_dataset_bytes_read(ds), secs, secs > 0 ? bytes / secs / 1e9 : 0.0, secs > 0 ? (double)rows / secs : 0.0);
+    }
+done:
+    if (out) fclose(out);
+    gpufeed_reader_close(rd);
+    gpufeed_dataset_close(ds);
+    for (i = 0; i < nkeep; i++) free(keep[i]);
+    free(feats); free(files);
+    return rc;
+}
