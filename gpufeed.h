@@ -2060,6 +2060,7 @@ bad_lit:
 /* Decompresses one page body. `dst` holds exactly dn bytes. */
 static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
 {
+    (void)src; (void)n; (void)dst; (void)dn;
     switch (codec) {
 #ifndef GPUFEED_NO_SNAPPY
     case GPUFEED_CODEC_SNAPPY: return gf__snappy(src, n, dst, dn, msg, cap);
@@ -3306,7 +3307,7 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
     default: {
         gpufeed_bytes b = ((const gpufeed_bytes *)src)[i];
         if (d->conv.ck == GF__CK_HASH) { *out = gpufeed_hash64(b.ptr, b.len, d->seed); return 1; }
-        if (d->f16) { double x = gpufeed_half_to_float((uint16_t)(b.ptr[0] | (b.ptr[1] << 8))); memcpy(out, &x, 8); return 1; }
+        if (d->f16) { double x = gpufeed_half_to_float(gf__ld16(b.ptr)); memcpy(out, &x, 8); return 1; }
         {
             int64_t v;
             if (!gf__be_to_i64(b.ptr, b.len, &v)) return 0;
@@ -3588,9 +3589,10 @@ static void gf__atomic_add(uint64_t *p, uint64_t v)
 #endif
 }
 
+#ifndef GPUFEED_NO_STDIO
 static int gf__is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
-
 static int gf__cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+#endif
 
 typedef struct gf__strv { char **v; int32_t n, cap; } gf__strv;
 static int gf__strv_push(gf__arena *ar, gf__strv *sv, const char *s)
@@ -4389,7 +4391,7 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     case GPUFEED_DOUBLE: kind = 2; dv = ((const double *)b->values)[i]; break;
     default:
         bv = ((const gpufeed_bytes *)b->values)[i];
-        if (n->logical == GPUFEED_LT_FLOAT16 && bv.len == 2) { kind = 2; dv = gpufeed_half_to_float((uint16_t)(bv.ptr[0] | (bv.ptr[1] << 8))); }
+        if (n->logical == GPUFEED_LT_FLOAT16 && bv.len == 2) { kind = 2; dv = gpufeed_half_to_float(gf__ld16(bv.ptr)); }
         else kind = 3;
         break;
     }
