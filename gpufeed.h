@@ -196,7 +196,9 @@ typedef struct gpufeed_allocator {
    It is called from any thread that reads the file. */
 typedef struct gpufeed_source {
     int (*read_at)(void *ctx, uint64_t offset, void *buf, size_t len);
-    void (*close)(void *ctx);          /* optional, called by file_close */
+    void (*close)(void *ctx);          /* optional: called by gpufeed_file_close,
+                                          and by gpufeed_file_open when it fails
+                                          (the file owns the source from then on) */
     void *ctx;
     uint64_t size;                     /* total size in bytes */
 } gpufeed_source;
@@ -933,12 +935,13 @@ typedef struct gf__tc {
     gpufeed_result err;
     char msg[GPUFEED_ERROR_MAX];
     const char *what;                  /* struct being decoded */
+    int trunc;                         /* the error was running out of input */
 } gf__tc;
 
 static void gf__tc_init(gf__tc *t, const uint8_t *p, size_t n, uint64_t off, const char *what)
 {
     t->p = p; t->end = p + n; t->base = p; t->base_off = off; t->depth = 0;
-    t->err = GPUFEED_OK; t->msg[0] = 0; t->what = what;
+    t->err = GPUFEED_OK; t->msg[0] = 0; t->what = what; t->trunc = 0;
 }
 
 static const char *gf__tc_type_name(int t)
@@ -967,7 +970,7 @@ static uint64_t gf__tc_uvar(gf__tc *t)
     int shift = 0;
     for (;;) {
         uint8_t b;
-        if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint"); return 0; }
+        if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint"); t->trunc = 1; return 0; }
         b = *t->p++;
         if (shift == 63 && (b & 0x7E)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "varint overflows 64 bits"); return 0; }
         v |= (uint64_t)(b & 0x7F) << shift;
@@ -988,7 +991,7 @@ static int gf__tc_field(gf__tc *t, int *id, int *last)
     uint8_t b;
     int type;
     if (t->err) return -1;
-    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)"); return -1; }
+    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)"); t->trunc = 1; return -1; }
     b = *t->p++;
     if (b == 0) return 0;
     type = b & 0x0F;
@@ -1006,7 +1009,7 @@ static int gf__tc_field(gf__tc *t, int *id, int *last)
 
 static void gf__tc_need(gf__tc *t, uint64_t n)
 {
-    if (!t->err && n > (uint64_t)(t->end - t->p)) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "length %llu runs past the end", (unsigned long long)n);
+    if (!t->err && n > (uint64_t)(t->end - t->p)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "length %llu runs past the end", (unsigned long long)n); t->trunc = 1; }
 }
 
 /* list/set header; *n bounded by the bytes left */
@@ -1016,7 +1019,7 @@ static void gf__tc_list_hdr(gf__tc *t, int *etype, uint32_t *n)
     uint64_t cnt;
     *n = 0; *etype = 0;
     if (t->err) return;
-    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated list header"); return; }
+    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated list header"); t->trunc = 1; return; }
     b = *t->p++;
     *etype = b & 0x0F;
     cnt = b >> 4;
@@ -1025,7 +1028,7 @@ static void gf__tc_list_hdr(gf__tc *t, int *etype, uint32_t *n)
     /* an empty list's element type is irrelevant (fastparquet writes 0) */
     if (cnt > 0 && (*etype == 0 || *etype > 12)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "invalid list element type %d", *etype); return; }
     if (cnt > GPUFEED_MAX_LIST_LENGTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "list of %llu elements exceeds GPUFEED_MAX_LIST_LENGTH", (unsigned long long)cnt); return; }
-    if (cnt > (uint64_t)(t->end - t->p)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "list of %llu elements cannot fit in the %llu bytes left", (unsigned long long)cnt, (unsigned long long)(t->end - t->p)); return; }
+    if (cnt > (uint64_t)(t->end - t->p)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "list of %llu elements cannot fit in the %llu bytes left", (unsigned long long)cnt, (unsigned long long)(t->end - t->p)); t->trunc = 1; return; }
     *n = (uint32_t)cnt;
 }
 
@@ -1070,7 +1073,7 @@ static void gf__tc_skip(gf__tc *t, int type, int in_container)
         n = gf__tc_uvar(t);
         if (t->err) return;
         if (n) {
-            if (n > (uint64_t)(t->end - t->p) / 2) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "map of %llu entries cannot fit", (unsigned long long)n); return; }
+            if (n > (uint64_t)(t->end - t->p) / 2) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "map of %llu entries cannot fit", (unsigned long long)n); t->trunc = 1; return; }
             if (n > GPUFEED_MAX_LIST_LENGTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "map exceeds GPUFEED_MAX_LIST_LENGTH"); return; }
             gf__tc_need(t, 1);
             if (t->err) return;
@@ -1171,6 +1174,7 @@ struct gpufeed_file {
     gpufeed_metadata md;
     uint8_t *footer;
     uint32_t footer_len;
+    uint64_t *chunk_limit;             /* [rg * ncols + col]: where the next chunk starts */
 };
 
 /* one SchemaElement as decoded, before the tree is built */
@@ -1356,7 +1360,7 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
     }
 }
 
-static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info *rg, int32_t *ncols)
+static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info *rg, int32_t *ncols, int64_t expect)
 {
     int id = 0, last = 0, ft;
     uint32_t n, i;
@@ -1371,6 +1375,9 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
             et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             (void)et;
             if (t->err) break;
+            /* check the count before allocating for it */
+            if (expect >= 0 && (int64_t)n != expect) { gf__tc_fail(t, GPUFEED_ERR_SCHEMA, "row group has %u column chunks but the schema has %lld leaf columns", n, (long long)expect); break; }
+            if (expect < 0 && n > (uint32_t)((t->end - t->p) / 3)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u column chunks cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
             cs = (gpufeed_chunk_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *cs);
             if (!cs) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %u column chunks", n); break; }
             for (i = 0; i < n && !t->err; i++) {
@@ -1402,6 +1409,7 @@ typedef struct gf__fmd {
     gpufeed_row_group_info *rgs; int32_t *rg_ncols; uint32_t nrg;
     gpufeed_key_value *kv; uint32_t nkv;
     int has_schema, has_rg, has_rows, encrypted_columns;
+    int64_t nleaves;                   /* schema elements with a type and no children */
 } gf__fmd;
 
 static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *md, gf__fmd *d)
@@ -1417,6 +1425,7 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             (void)et;
             if (t->err) break;
             if (n > GPUFEED_MAX_COLUMNS) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "%u schema elements exceed GPUFEED_MAX_COLUMNS", n); break; }
+            if (n > (uint32_t)((t->end - t->p) / 3)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u schema elements cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
             d->se = (gf__se *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof(gf__se));
             if (!d->se) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
             for (i = 0; i < n && !t->err; i++) {
@@ -1427,19 +1436,22 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
                 t->depth--;
             }
             d->nse = n; d->has_schema = 1;
+            d->nleaves = 0;
+            for (i = 1; i < n; i++) d->nleaves += d->se[i].has_type && !(d->se[i].has_children && d->se[i].num_children > 0);
             break;
         case 3: md->num_rows = GF__I64(t, id, ft); d->has_rows = 1; break;
         case 4:
             et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             (void)et;
             if (t->err) break;
+            if (n > (uint32_t)((t->end - t->p) / 4)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u row groups cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
             d->rgs = (gpufeed_row_group_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *d->rgs);
             d->rg_ncols = (int32_t *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof(int32_t));
             if (!d->rgs || !d->rg_ncols) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
             for (i = 0; i < n && !t->err; i++) {
                 if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting too deep"); break; }
                 t->what = "RowGroup";
-                gf__parse_row_group(t, ar, &d->rgs[i], &d->rg_ncols[i]);
+                gf__parse_row_group(t, ar, &d->rgs[i], &d->rg_ncols[i], d->has_schema ? d->nleaves : -1);
                 t->what = "FileMetaData";
                 t->depth--;
             }
@@ -1562,6 +1574,7 @@ typedef struct gf__build {
     gpufeed_schema_node *nodes;
     gpufeed_column_info *cols;
     int32_t ncols;
+    uint64_t path_budget;              /* bytes of dotted paths still allowed */
     char *msg; size_t msgcap;
 } gf__build;
 
@@ -1589,7 +1602,13 @@ static int64_t gf__build_node(gf__build *b, uint32_t i, int32_t parent, int32_t 
     } else {
         const gpufeed_schema_node *pn = &b->nodes[parent];
         size_t pl = pn->parent < 0 ? 0 : strlen(pn->path), nl = strlen(nd->name);
-        char *path = (char *)gf__arena_get(b->ar, pl + nl + 2);
+        char *path;
+        if ((uint64_t)(pl + nl + 2) > b->path_budget) {
+            gf__fmt(b->msg, b->msgcap, "dotted paths of the schema would take more than 16 x the footer's size (long names under many children)");
+            return -3;
+        }
+        b->path_budget -= (uint64_t)(pl + nl + 2);
+        path = (char *)gf__arena_get(b->ar, pl + nl + 2);
         if (!path) { gf__fmt(b->msg, b->msgcap, "out of memory"); return -1; }
         if (pl) { memcpy(path, pn->path, pl); path[pl] = '.'; memcpy(path + pl + 1, nd->name, nl + 1); }
         else memcpy(path, nd->name, nl + 1);
@@ -1655,6 +1674,18 @@ static int64_t gf__build_node(gf__build *b, uint32_t i, int32_t parent, int32_t 
     return next;
 }
 
+static uint64_t gf__chunk_start(const gpufeed_chunk_info *ch)
+{
+    uint64_t start = (uint64_t)ch->data_page_offset;
+    if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
+    return start;
+}
+static int gf__cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static gpufeed_result gf__file_fail(gpufeed_error *err, const char *name, gpufeed_result code, const char *what)
 {
     return gf__seterr(err, code, "%s: %s", name, what);
@@ -1715,12 +1746,13 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     if (d.nse == 0) return gf__file_fail(err, f->name, GPUFEED_ERR_SCHEMA, "empty schema");
     memset(&b, 0, sizeof b);
     b.ar = &f->arena; b.se = d.se; b.nse = d.nse; b.msg = msg; b.msgcap = sizeof msg;
+    b.path_budget = (uint64_t)flen * 16 + (256u << 10);
     b.nodes = (gpufeed_schema_node *)gf__arena_get(&f->arena, (size_t)d.nse * sizeof *b.nodes);
     b.cols = (gpufeed_column_info *)gf__arena_get(&f->arena, (size_t)d.nse * sizeof *b.cols);
     if (!b.nodes || !b.cols) return gf__file_fail(err, f->name, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory");
     {
         int64_t r = gf__build_node(&b, 0, -1, 0);
-        if (r < 0) return gf__seterr(err, r == -1 ? GPUFEED_ERR_OUT_OF_MEMORY : GPUFEED_ERR_SCHEMA, "%s: schema: %s", f->name, msg);
+        if (r < 0) return gf__seterr(err, r == -1 ? GPUFEED_ERR_OUT_OF_MEMORY : r == -3 ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_SCHEMA, "%s: schema: %s", f->name, msg);
         if ((uint64_t)r != d.nse)
             return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: schema: the root's children cover %lld of %u elements", f->name, (long long)r, d.nse);
     }
@@ -1756,6 +1788,35 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
         }
     }
     md->num_row_groups = (int32_t)d.nrg; md->row_groups = d.rgs;
+
+    /* A chunk's pages end where the next chunk (of any row group) starts:
+       the page walk never wanders into another column, even when a chunk's
+       stated size or value count is wrong. */
+    {
+        uint64_t n = (uint64_t)d.nrg * (uint64_t)b.ncols, k, m = 0;
+        uint64_t *starts;
+        if (n > SIZE_MAX / sizeof(uint64_t)) return gf__file_fail(err, f->name, GPUFEED_ERR_LIMIT, "too many column chunks");
+        f->chunk_limit = (uint64_t *)gf__arena_get(&f->arena, (size_t)(n ? n : 1) * sizeof(uint64_t));
+        starts = (uint64_t *)gf__alloc(&f->alloc, (size_t)(n ? n : 1) * sizeof(uint64_t));
+        if (!f->chunk_limit || !starts) { gf__free(&f->alloc, starts); return gf__file_fail(err, f->name, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); }
+        for (i = 0; i < d.nrg; i++)
+            for (c = 0; c < b.ncols; c++) {
+                const gpufeed_chunk_info *ch = &d.rgs[i].chunks[c];
+                if (!ch->has_metadata || ch->encrypted) continue;
+                starts[m++] = gf__chunk_start(ch);
+            }
+        qsort(starts, (size_t)m, sizeof(uint64_t), gf__cmp_u64);
+        for (i = 0; i < d.nrg; i++)
+            for (c = 0; c < b.ncols; c++) {
+                const gpufeed_chunk_info *ch = &d.rgs[i].chunks[c];
+                uint64_t st = gf__chunk_start(ch), lo = 0, hi = m, lim = f->data_end;
+                k = (uint64_t)i * (uint64_t)b.ncols + (uint64_t)c;
+                while (lo < hi) { uint64_t mid = (lo + hi) / 2; if (starts[mid] <= st) lo = mid + 1; else hi = mid; }
+                if (lo < m && starts[lo] < lim) lim = starts[lo];
+                f->chunk_limit[k] = lim;
+            }
+        gf__free(&f->alloc, starts);
+    }
     return GPUFEED_OK;
 }
 
@@ -2071,6 +2132,17 @@ static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, si
     }
 }
 
+static int gf__codec_supported(gpufeed_codec codec)
+{
+    switch (codec) {
+    case GPUFEED_CODEC_UNCOMPRESSED: return 1;
+#ifndef GPUFEED_NO_SNAPPY
+    case GPUFEED_CODEC_SNAPPY: return 1;
+#endif
+    default: return 0;
+    }
+}
+
 /* The largest expansion a codec can produce from n input bytes; a page
    header claiming more is rejected before anything is allocated. */
 static uint64_t gf__codec_max_expansion(gpufeed_codec codec, uint64_t n)
@@ -2158,6 +2230,26 @@ static int gf__rle_next_run(gf__rle *r)
     return 1;
 }
 
+/* 8 values of a constant bit width from one bit-packed group; needs 8
+   readable bytes beyond the group's bw bytes. */
+#define GF__UNPACK_CASE(BW) case BW: { int j_; \
+    for (j_ = 0; j_ < 8; j_++) o[j_] = (uint32_t)((gf__ld64(p + ((j_ * BW) >> 3)) >> ((j_ * BW) & 7)) & ((1ull << BW) - 1)); } break;
+static void gf__unpack8(const uint8_t *p, int bw, uint32_t *o)
+{
+    switch (bw) {
+    GF__UNPACK_CASE(1) GF__UNPACK_CASE(2) GF__UNPACK_CASE(3) GF__UNPACK_CASE(4)
+    GF__UNPACK_CASE(5) GF__UNPACK_CASE(6) GF__UNPACK_CASE(7) GF__UNPACK_CASE(8)
+    GF__UNPACK_CASE(9) GF__UNPACK_CASE(10) GF__UNPACK_CASE(11) GF__UNPACK_CASE(12)
+    GF__UNPACK_CASE(13) GF__UNPACK_CASE(14) GF__UNPACK_CASE(15) GF__UNPACK_CASE(16)
+    GF__UNPACK_CASE(17) GF__UNPACK_CASE(18) GF__UNPACK_CASE(19) GF__UNPACK_CASE(20)
+    GF__UNPACK_CASE(21) GF__UNPACK_CASE(22) GF__UNPACK_CASE(23) GF__UNPACK_CASE(24)
+    GF__UNPACK_CASE(25) GF__UNPACK_CASE(26) GF__UNPACK_CASE(27) GF__UNPACK_CASE(28)
+    GF__UNPACK_CASE(29) GF__UNPACK_CASE(30) GF__UNPACK_CASE(31) GF__UNPACK_CASE(32)
+    default: { int j; for (j = 0; j < 8; j++) o[j] = 0; } break;
+    }
+}
+#undef GF__UNPACK_CASE
+
 /* Reads up to n values; returns how many were read (fewer only at the end
    of the data or on corruption, which sets r->err). */
 static uint32_t gf__rle_get(gf__rle *r, uint32_t *out, uint32_t n)
@@ -2173,13 +2265,22 @@ static uint32_t gf__rle_get(gf__rle *r, uint32_t *out, uint32_t n)
         } else if (r->lit_left) {
             uint32_t k = n - got < r->lit_left ? n - got : r->lit_left, i;
             uint32_t avail = r->lit_avail;
-            const uint8_t *base = r->lit, *end = r->p; /* the run ends where the next begins */
+            const uint8_t *base = r->lit, *end = r->end; /* loads may reach into the next run: masked off */
             if (k > avail) { k = avail; r->err = 1; }
             if (r->bw == 0) {
                 for (i = 0; i < k; i++) out[got + i] = 0;
             } else if (!r->msb) {
                 uint64_t bit = r->lit_pos * (uint64_t)r->bw;
-                for (i = 0; i < k; i++, bit += (uint64_t)r->bw) {
+                i = 0;
+                /* whole groups with slack after them: constant-width kernel */
+                if ((r->lit_pos & 7) == 0) {
+                    const uint8_t *q = base + (bit >> 3);
+                    while (k - i >= 8 && end - q >= (ptrdiff_t)r->bw + 8) {
+                        gf__unpack8(q, r->bw, out + got + i);
+                        q += r->bw; i += 8; bit += 8 * (uint64_t)r->bw;
+                    }
+                }
+                for (; i < k; i++, bit += (uint64_t)r->bw) {
                     const uint8_t *q = base + (bit >> 3);
                     uint64_t w = (end - q >= 8) ? gf__ld64(q) : gf__ld_upto8(q, end);
                     out[got + i] = (uint32_t)((w >> (bit & 7)) & mask);
@@ -2272,7 +2373,7 @@ static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t
 
 /* >>column --------------------------------------------------------------- */
 
-#define GF__READ_AHEAD (4u << 20)
+#define GF__READ_AHEAD (1u << 20)
 
 struct gpufeed_column {
     gpufeed_file *f;
@@ -2300,6 +2401,7 @@ struct gpufeed_column {
     void *dict; size_t dict_cap; uint32_t dict_n;
     uint32_t dict_gen;                 /* bumped at every dictionary page */
     int scan;                          /* header scan: no read-ahead */
+    int dict_pending;                  /* after a seek: dictionary not loaded yet */
     /* current data page */
     int in_page;
     uint32_t page_left;                /* level entries left in the page */
@@ -2312,6 +2414,7 @@ struct gpufeed_column {
     /* output */
     void *out; uint8_t *valid; uint32_t *lv;
     uint64_t bytes_read;
+    gpufeed_result failed;             /* sticky: the first error */
     char err[GPUFEED_ERROR_MAX];
 };
 
@@ -2321,8 +2424,10 @@ static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const
     char tmp[GPUFEED_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt); gf__vfmt(tmp, sizeof tmp, fmt, ap); va_end(ap);
+    if (c->failed) return c->failed; /* keep the first message */
     gf__fmt(c->err, sizeof c->err, "%s: row group %d, column '%s', page %d (byte offset %llu): %s",
             c->f->name, c->rg, c->ci->path, c->cur_page, (unsigned long long)c->page_off, tmp);
+    c->failed = code;
     return code;
 }
 
@@ -2357,12 +2462,23 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
             if (ahead > want) want = ahead;
         }
         if (want > room) want = room;
-        if (!gf__grow(&c->f->alloc, &c->win, &c->win_cap, (size_t)want))
-            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte read", (unsigned long long)want);
-        if (c->f->src.read_at(c->f->src.ctx, off, c->win, (size_t)want))
-            return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)want, (unsigned long long)off);
-        c->bytes_read += want;
-        c->win_off = off; c->win_len = (size_t)want;
+        {
+            /* keep what the window already holds from `off` on */
+            size_t keep = 0;
+            if (c->win && off >= c->win_off && off < c->win_off + c->win_len) {
+                keep = (size_t)(c->win_off + c->win_len - off);
+                if (keep > want) keep = (size_t)want;
+                memmove(c->win, c->win + (off - c->win_off), keep);
+            }
+            if (!gf__grow(&c->f->alloc, &c->win, &c->win_cap, (size_t)want))
+                return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte read", (unsigned long long)want);
+            if (c->f->src.read_at(c->f->src.ctx, off + keep, c->win + keep, (size_t)want - keep)) {
+                c->win_len = 0;
+                return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(want - keep), (unsigned long long)(off + keep));
+            }
+            c->bytes_read += want - keep;
+            c->win_off = off; c->win_len = (size_t)want;
+        }
     }
     *out = c->win + (off - c->win_off);
     return GPUFEED_OK;
@@ -2386,14 +2502,14 @@ static gpufeed_result gf__col_header(gpufeed_column *c, gf__ph *h, uint64_t *hle
         }
         r = gf__col_fetch(c, c->pos, (size_t)n, &p);
         if (r) return r;
+        if (n > GPUFEED_MAX_PAGE_HEADER_SIZE) n = GPUFEED_MAX_PAGE_HEADER_SIZE;
         gf__tc_init(&t, p, (size_t)n, c->pos, "PageHeader");
         gf__parse_page_header(&t, h);
         if (!t.err) { *hlen = (uint64_t)(t.p - p); return GPUFEED_OK; }
-        if (n >= room || n >= GPUFEED_MAX_PAGE_HEADER_SIZE) {
-            if (n >= GPUFEED_MAX_PAGE_HEADER_SIZE && n < room)
-                return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page header larger than GPUFEED_MAX_PAGE_HEADER_SIZE");
-            return gf__col_fail(c, t.err == GPUFEED_ERR_LIMIT ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_PAGE, "%s", t.msg);
-        }
+        /* only running out of bytes is worth a larger read */
+        if (!t.trunc || n >= room) return gf__col_fail(c, t.err == GPUFEED_ERR_LIMIT ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_PAGE, "%s", t.msg);
+        if (n >= GPUFEED_MAX_PAGE_HEADER_SIZE)
+            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page header larger than GPUFEED_MAX_PAGE_HEADER_SIZE (%u bytes)", (unsigned)GPUFEED_MAX_PAGE_HEADER_SIZE);
         tryn = n * 8;
     }
 }
@@ -2432,6 +2548,56 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
     return GPUFEED_OK;
 }
 
+/* Loads the dictionary page at the chunk's start without moving the page
+   walk (used after a seek, when the first dictionary-encoded page needs it). */
+static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
+{
+    uint64_t save_pos = c->pos, save_off = c->page_off;
+    int32_t save_page = c->cur_page;
+    gf__ph h;
+    uint64_t hlen;
+    const uint8_t *p;
+    gpufeed_result r;
+    c->dict_pending = 0;
+    c->pos = c->page_off = c->start;
+    c->cur_page = 0;
+    c->scan = 1;
+    r = gf__col_header(c, &h, &hlen);
+    c->scan = 0;
+    if (r) return r;
+    if (h.type != GF__PAGE_DICT) {
+        c->pos = save_pos; c->page_off = save_off; c->cur_page = save_page;
+        return GPUFEED_OK; /* no dictionary: the caller reports it */
+    }
+    if (!h.has_dict) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page without a dictionary page header");
+    if (!gf__codec_supported(c->ch->codec))
+        return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "codec %s is not supported yet", gpufeed_codec_name(c->ch->codec));
+    if (h.csize < 0 || h.usize < 0 || (uint32_t)h.csize > GPUFEED_MAX_PAGE_SIZE || (uint32_t)h.usize > GPUFEED_MAX_PAGE_SIZE ||
+        (uint64_t)h.csize > c->region_end - c->pos - hlen)
+        return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page of %d/%d bytes is invalid or runs past the column data", h.csize, h.usize);
+    c->scan = 1;
+    r = gf__col_fetch(c, c->pos + hlen, (size_t)h.csize, &p);
+    c->scan = 0;
+    if (r) return r;
+    if (c->crc && h.has_crc && gf__crc_run(c->crc, 0, p, (size_t)h.csize) != (uint32_t)h.crc)
+        return gf__col_fail(c, GPUFEED_ERR_CHECKSUM, "dictionary page CRC mismatch");
+    if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
+        char msg[GPUFEED_ERROR_MAX];
+        if ((uint64_t)h.usize > gf__codec_max_expansion(c->ch->codec, (uint64_t)h.csize))
+            return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %d bytes uncompressed from %d compressed: impossible for %s", h.usize, h.csize, gpufeed_codec_name(c->ch->codec));
+        if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, (size_t)h.usize))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %d-byte page", h.usize);
+        r = gf__decompress(c->ch->codec, p, (size_t)h.csize, c->dbuf, (size_t)h.usize, msg, sizeof msg);
+        if (r) return gf__col_fail(c, r, "%s", msg);
+        r = gf__col_load_dict(c, &h, c->dbuf, (size_t)h.usize);
+    } else {
+        r = gf__col_load_dict(c, &h, p, (size_t)h.csize);
+    }
+    if (r) return r;
+    c->pos = save_pos; c->page_off = save_off; c->cur_page = save_page;
+    return GPUFEED_OK;
+}
+
 /* Advances to the next data page with values. GPUFEED_DONE at the end. */
 static gpufeed_result gf__col_next_page(gpufeed_column *c)
 {
@@ -2457,6 +2623,8 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
         c->pages++;
         if (h.type != GF__PAGE_DATA && h.type != GF__PAGE_DATA_V2 && h.type != GF__PAGE_DICT)
             continue; /* INDEX_PAGE and unknown page types are skipped */
+        if (!gf__codec_supported(c->ch->codec))
+            return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "codec %s is not supported yet", gpufeed_codec_name(c->ch->codec));
         r = gf__col_fetch(c, body, (size_t)h.csize, &p);
         if (r) return r;
         if (c->crc && h.has_crc) {
@@ -2558,6 +2726,13 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             switch (h.encoding) {
             case GPUFEED_ENC_PLAIN: break;
             case GPUFEED_ENC_PLAIN_DICTIONARY: case GPUFEED_ENC_RLE_DICTIONARY:
+                if (!c->has_dict && c->dict_pending) {
+                    /* after a seek: load the dictionary, then walk this page again */
+                    r = gf__col_load_pending_dict(c);
+                    if (r) return r;
+                    c->pos = c->page_off; c->pages = c->cur_page; c->data_pages--;
+                    continue;
+                }
                 if (!c->has_dict) return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary-encoded page but the chunk has no dictionary page");
                 break;
             case GPUFEED_ENC_RLE:
@@ -2681,7 +2856,7 @@ GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_grou
     c->flags = (desc ? desc->flags : 0) | f->flags;
     c->esz = gf__elem_size(ci->physical);
     c->start = c->pos = c->page_off = start;
-    c->region_end = f->data_end;
+    c->region_end = f->chunk_limit[(size_t)row_group * (size_t)f->md.num_columns + (size_t)column];
     c->chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
     if (c->chunk_end_hint < start) c->chunk_end_hint = c->region_end;
     c->values_left = ch->num_values;
@@ -2706,6 +2881,7 @@ GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c, gpufeed_column
     gpufeed_result r;
     if (!c || !b) return GPUFEED_ERR_INVALID_ARG;
     memset(b, 0, sizeof *b);
+    if (c->failed) return c->failed;
     if (!c->in_page) {
         r = gf__col_next_page(c);
         if (r == GPUFEED_DONE) {
@@ -2790,7 +2966,7 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     start = (uint64_t)ch->data_page_offset;
     if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
     c.start = c.pos = c.page_off = start;
-    c.region_end = f->data_end;
+    c.region_end = f->chunk_limit[(size_t)row_group * (size_t)f->md.num_columns + (size_t)column];
     c.chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
     c.values_left = ch->num_values;
     c.scan = 1;
@@ -3112,10 +3288,10 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     uint64_t start;
     c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
     c->esz = gf__elem_size(ci->physical);
-    c->has_dict = 0; c->dict_n = 0; c->in_page = 0; c->page_left = 0;
+    c->has_dict = 0; c->dict_n = 0; c->in_page = 0; c->page_left = 0; c->dict_pending = 0;
     c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
     c->win_len = 0; c->win_off = 0;
-    c->err[0] = 0;
+    c->err[0] = 0; c->failed = GPUFEED_OK;
     if (ch->encrypted)
         return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name, row_group, ci->path);
     if (!ch->has_metadata)
@@ -3131,7 +3307,7 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     if (ch->num_values > 0 && (start < 4 || start >= f->data_end))
         return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name, row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
     c->start = c->pos = c->page_off = start;
-    c->region_end = f->data_end;
+    c->region_end = f->chunk_limit[(size_t)row_group * (size_t)f->md.num_columns + (size_t)column];
     c->chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
     if (c->chunk_end_hint < start) c->chunk_end_hint = c->region_end;
     c->values_left = ch->num_values;
@@ -3143,45 +3319,7 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
    the chunk's dictionary first when there is one before it. */
 static gpufeed_result gf__col_seek(gpufeed_column *c, uint64_t page_offset, int32_t ordinal, int64_t first_value)
 {
-    if (page_offset != c->start) {
-        gf__ph h;
-        uint64_t hlen;
-        gpufeed_result r;
-        c->page_off = c->pos = c->start;
-        c->cur_page = 0;
-        r = gf__col_header(c, &h, &hlen);
-        if (r) return r;
-        if (h.type == GF__PAGE_DICT) {
-            /* let the page walk load it (with its checks), then jump */
-            int64_t keep = c->values_left;
-            c->values_left = 1; /* so the walk does not stop */
-            c->pages = 0;
-            {
-                const uint8_t *p;
-                if (h.csize < 0 || h.usize < 0 || (uint64_t)h.csize > c->region_end - c->pos - hlen)
-                    return gf__col_fail(c, GPUFEED_ERR_PAGE, "bad dictionary page sizes");
-                r = gf__col_fetch(c, c->pos + hlen, (size_t)h.csize, &p);
-                if (r) return r;
-                if (c->crc && h.has_crc && gf__crc_run(c->crc, 0, p, (size_t)h.csize) != (uint32_t)h.crc)
-                    return gf__col_fail(c, GPUFEED_ERR_CHECKSUM, "dictionary page CRC mismatch");
-                if (!h.has_dict) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page without a dictionary page header");
-                if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
-                    char msg[GPUFEED_ERROR_MAX];
-                    if ((uint64_t)h.usize > gf__codec_max_expansion(c->ch->codec, (uint64_t)h.csize))
-                        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %d bytes uncompressed from %d compressed", h.usize, h.csize);
-                    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, (size_t)h.usize))
-                        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %d-byte page", h.usize);
-                    r = gf__decompress(c->ch->codec, p, (size_t)h.csize, c->dbuf, (size_t)h.usize, msg, sizeof msg);
-                    if (r) return gf__col_fail(c, r, "%s", msg);
-                    r = gf__col_load_dict(c, &h, c->dbuf, (size_t)h.usize);
-                } else {
-                    r = gf__col_load_dict(c, &h, p, (size_t)h.csize);
-                }
-                if (r) return r;
-            }
-            c->values_left = keep;
-        }
-    }
+    if (page_offset != c->start && !c->has_dict) c->dict_pending = 1; /* loaded when a page needs it */
     c->pos = c->page_off = page_offset;
     c->pages = c->cur_page = ordinal;
     c->values_left = c->ch->num_values - first_value;
@@ -3192,10 +3330,51 @@ static gpufeed_result gf__col_seek(gpufeed_column *c, uint64_t page_offset, int3
 
 /* Level decoding for n rows of the current page into c->valid (1 present);
    returns the number present via *nn. */
+/* max level 1: levels straight to 0/1 bytes; returns the count read and
+   adds the ones to *ones */
+static uint32_t gf__rle_get01(gf__rle *r, uint8_t *out, uint32_t n, uint32_t *ones)
+{
+    uint32_t got = 0, cnt = 0;
+    while (got < n) {
+        if (r->rle_left) {
+            uint32_t k = n - got < r->rle_left ? n - got : r->rle_left;
+            if (r->rle_val > 1) { r->err = 1; break; }
+            memset(out + got, (int)r->rle_val, k);
+            cnt += r->rle_val ? k : 0;
+            got += k; r->rle_left -= k;
+        } else if (r->lit_left && !r->msb && r->bw == 1) {
+            uint32_t k = n - got < r->lit_left ? n - got : r->lit_left, i;
+            uint64_t bit = r->lit_pos;
+            if (k > r->lit_avail) { k = r->lit_avail; r->err = 1; }
+            for (i = 0; i < k; i++, bit++) {
+                uint8_t v = (uint8_t)((r->lit[bit >> 3] >> (bit & 7)) & 1);
+                out[got + i] = v; cnt += v;
+            }
+            got += k; r->lit_left -= k; r->lit_avail -= k; r->lit_pos += k;
+            if (r->err) break;
+        } else if (r->lit_left) {
+            uint32_t tmp[64], k = n - got < 64 ? n - got : 64, g, i;
+            g = gf__rle_get(r, tmp, k);
+            for (i = 0; i < g; i++) { if (tmp[i] > 1) { r->err = 1; break; } out[got + i] = (uint8_t)tmp[i]; cnt += tmp[i]; }
+            got += i;
+            if (g != k || r->err) break;
+        } else if (!gf__rle_next_run(r)) break;
+    }
+    *ones += cnt;
+    return got;
+}
+
 static gpufeed_result gf__col_levels(gpufeed_column *c, uint32_t n, uint32_t *nn)
 {
     uint32_t i, got, maxd, cnt = 0;
     if (c->ci->max_def == 0) { *nn = n; return GPUFEED_OK; }
+    if (c->ci->max_def == 1) {
+        got = gf__rle_get01(&c->def, c->valid, n, &cnt);
+        if (got != n || c->def.err)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels end or exceed the maximum 1 after %u of the page's remaining %u values", got, c->page_left);
+        *nn = cnt;
+        return GPUFEED_OK;
+    }
     got = gf__rle_get(&c->def, c->lv, n);
     maxd = (uint32_t)c->ci->max_def;
     if (got != n || c->def.err)
@@ -3214,7 +3393,7 @@ static gpufeed_result gf__col_levels(gpufeed_column *c, uint32_t n, uint32_t *nn
 static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
 {
     while (n > 0) {
-        uint32_t k, nn;
+        uint32_t k, nn = 0;
         gpufeed_result r;
         if (!c->in_page) {
             r = gf__col_next_page(c);
@@ -3269,9 +3448,9 @@ typedef struct gf__dcol {
     uint8_t *dbad; size_t dbad_cap;    /* entries that cannot convert */
     uint32_t dgen;                     /* dictionary generation converted */
     int dconv_ok;
-    uint32_t idx[GF__TILE];
+    uint32_t idx[GF__TILE + 1];
     uint64_t cv[GF__TILE];             /* canonical values */
-    uint64_t tile[GF__TILE];           /* converted values */
+    uint64_t tile[GF__TILE + 1];       /* converted values */
 } gf__dcol;
 
 /* big-endian two's complement decimal bytes to int64; 0 if it does not fit */
@@ -3333,7 +3512,7 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     uint32_t i, n = c->dict_n;
     const gpufeed_allocator *a = &c->f->alloc;
     if (d->dconv_ok && d->dgen == c->dict_gen) return GPUFEED_OK;
-    if (!gf__grow(a, &d->dconv, &d->dconv_cap, (size_t)n * dsz) || !gf__grow(a, &d->dbad, &d->dbad_cap, (size_t)n))
+    if (!gf__grow(a, &d->dconv, &d->dconv_cap, (size_t)n * dsz + 8) || !gf__grow(a, &d->dbad, &d->dbad_cap, (size_t)n))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory converting the dictionary");
     for (i = 0; i < n; i += GF__TILE) {
         uint32_t k = n - i < GF__TILE ? n - i : GF__TILE, j;
@@ -3358,16 +3537,6 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     d->dgen = c->dict_gen;
     d->dconv_ok = 1;
     return GPUFEED_OK;
-}
-
-static void gf__put(uint8_t *dst, const void *src, size_t dsz)
-{
-    switch (dsz) {
-    case 1: *dst = *(const uint8_t *)src; break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    default: memcpy(dst, src, 8); break;
-    }
 }
 
 /* Canonical values of nn present values of the current (non-dictionary)
@@ -3416,6 +3585,37 @@ short_page:
     return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
 }
 
+/* Spreads compact values to rows: row i gets src[j] (j counting present
+   rows) or the fill. Branch-free; src and idx have one spare slot. */
+#define GF__SCATTER(T) { T f_, v_, m_; memcpy(&f_, fill, sizeof(T)); \
+    for (i = 0; i < n; i++) { memcpy(&v_, src + (size_t)j * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
+        v_ = (T)((v_ & m_) | (f_ & (T)~m_)); memcpy(dst + (size_t)i * stride, &v_, sizeof(T)); j += valid[i]; } }
+static void gf__scatter(uint8_t *dst, size_t stride, const uint8_t *src, const uint8_t *valid, uint32_t n, const uint8_t *fill, size_t dsz)
+{
+    uint32_t i, j = 0;
+    switch (dsz) {
+    case 1: GF__SCATTER(uint8_t) break;
+    case 2: GF__SCATTER(uint16_t) break;
+    case 4: GF__SCATTER(uint32_t) break;
+    default: GF__SCATTER(uint64_t) break;
+    }
+}
+#define GF__GATHER(T) { T f_, v_, m_; memcpy(&f_, fill, sizeof(T)); \
+    for (i = 0; i < n; i++) { memcpy(&v_, dc + (size_t)idx[j] * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
+        v_ = (T)((v_ & m_) | (f_ & (T)~m_)); memcpy(dst + (size_t)i * stride, &v_, sizeof(T)); j += valid[i]; } }
+static void gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, const uint8_t *valid, uint32_t n, const uint8_t *fill, size_t dsz)
+{
+    uint32_t i, j = 0;
+    switch (dsz) {
+    case 1: GF__GATHER(uint8_t) break;
+    case 2: GF__GATHER(uint16_t) break;
+    case 4: GF__GATHER(uint32_t) break;
+    default: GF__GATHER(uint64_t) break;
+    }
+}
+#undef GF__SCATTER
+#undef GF__GATHER
+
 /* Reads k rows of the feature into dst (row stride `stride`), validity into
    vout (stride 1) when not NULL. */
 static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, uint8_t *dst, size_t stride,
@@ -3424,7 +3624,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
     gpufeed_column *c = &d->c;
     const size_t dsz = gpufeed_dtype_size(d->conv.dt);
     while (k > 0) {
-        uint32_t n, nn, i, j;
+        uint32_t n, nn = 0, i, j;
         gpufeed_result r;
         if (!c->in_page) {
             r = gf__col_next_page(c);
@@ -3479,10 +3679,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                 default: for (i = 0; i < n; i++) dst[(size_t)i * stride] = dc[d->idx[i]]; break;
                 }
             } else {
-                for (i = 0, j = 0; i < n; i++) {
-                    if (c->valid[i]) gf__put(dst + (size_t)i * stride, dc + (size_t)d->idx[j++] * dsz, dsz);
-                    else gf__put(dst + (size_t)i * stride, fill, dsz);
-                }
+                d->idx[nn] = 0; /* the spare slot read past the last present row */
+                gf__gather(dst, stride, dc, d->idx, c->valid, n, fill, dsz);
             }
         } else {
             int64_t bad;
@@ -3509,10 +3707,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                     }
                 }
             } else {
-                for (i = 0, j = 0; i < n; i++) {
-                    if (c->valid[i]) gf__put(dst + (size_t)i * stride, t + (size_t)(j++) * dsz, dsz);
-                    else gf__put(dst + (size_t)i * stride, fill, dsz);
-                }
+                gf__scatter(dst, stride, t, c->valid, n, fill, dsz);
             }
         }
         if (vout) {
@@ -4536,6 +4731,7 @@ struct gpufeed_reader {
     int64_t next_unit;
     int64_t index;
     int done;
+    gpufeed_result failed;
     void *buf;                         /* library-owned batch (aligned) */
     void *data;
     void **features;
@@ -4596,6 +4792,7 @@ GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *dat
     *num_rows = 0;
     ds = r->ds;
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR ? !data : !features) return GPUFEED_ERR_INVALID_ARG;
+    if (r->failed) return r->failed;
     if (r->done) return GPUFEED_DONE;
     while (filled < r->B) {
         int64_t k, kept = 0;
@@ -4613,7 +4810,7 @@ GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *dat
         filled += kept;
     }
     gf__scratch_account(r->s);
-    if (res) { gf__fmt(r->err, sizeof r->err, "%s", r->s->err); r->done = 1; return res; }
+    if (res) { gf__fmt(r->err, sizeof r->err, "%s", r->s->err); r->failed = res; return res; }
     if (filled == 0 || (filled < r->B && r->drop_last)) { r->done = 1; return GPUFEED_DONE; }
     *num_rows = filled;
     r->index++;

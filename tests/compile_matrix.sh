@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# Compiles gpufeed.h under every supported compiler, language standard and
+# build option, with warnings as errors, and runs the small programs that
+# need linking (static / non-static two-TU builds, option behaviour).
+#
+#   bash tests/compile_matrix.sh          (from anywhere; outputs in build/compile-matrix)
+#
+# Each check prints "PASS name" or "FAIL name" (then the compiler output);
+# the last line is "N passed, N failed" and the exit status is non-zero on a
+# failure. A compiler that is not installed is reported as "SKIP name: ..."
+# and not counted. -Wshadow / -Wconversion are run as optional extras
+# ("INFO optional ...") and never fail the script.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+T=build/compile-matrix
+rm -rf "$T"
+mkdir -p "$T"
+WARN=(-Wall -Wextra -Werror -pedantic)
+DATA=tests/data/pyarrow_default.parquet
+pass=0
+fail=0
+
+ok() { echo "PASS $1"; pass=$((pass + 1)); }
+bad() {
+    echo "FAIL $1"
+    if [ -n "${2:-}" ] && [ -s "$2" ]; then sed -e 's/^/    /' "$2" | head -n 60; fi
+    fail=$((fail + 1))
+}
+have() { command -v "$1" > /dev/null 2>&1; }
+
+# check NAME CMD...: PASS when CMD succeeds with no output on stderr/stdout
+# from the compiler (warnings are errors anyway).
+check() {
+    local name=$1
+    shift
+    local log="$T/$name.log"
+    if "$@" > "$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
+}
+
+# ---- translation units --------------------------------------------------------
+
+cat > "$T/impl.c" << 'EOF'
+/* the implementation, and one use of it */
+#define GPUFEED_IMPLEMENTATION
+#include "gpufeed.h"
+int matrix_impl(void);
+int matrix_impl(void) { return gpufeed_result_string(GPUFEED_OK)[0] == 'o'; }
+EOF
+
+cat > "$T/decl.c" << 'EOF'
+/* declarations only: every public type and a few calls */
+#include "gpufeed.h"
+const char *matrix_decl(gpufeed_file *f, gpufeed_column *c);
+const char *matrix_decl(gpufeed_file *f, gpufeed_column *c)
+{
+    const gpufeed_metadata *md = gpufeed_file_metadata(f);
+    gpufeed_column_batch b;
+    gpufeed_page_info pi;
+    gpufeed_error err;
+    gpufeed_allocator a;
+    gpufeed_source s;
+    gpufeed_column_desc cd;
+    (void)b; (void)pi; (void)err; (void)a; (void)s; (void)cd;
+    if (md && md->num_columns > 0) return md->columns[0].path;
+    return c ? gpufeed_column_error(c) : gpufeed_result_string(GPUFEED_DONE);
+}
+EOF
+
+# the STATIC implementation with nothing used: no unused-function warnings
+cat > "$T/static_unused.c" << 'EOF'
+#define GPUFEED_STATIC
+#define GPUFEED_IMPLEMENTATION
+#include "gpufeed.h"
+int matrix_static_unused(void);
+int matrix_static_unused(void) { return 0; }
+EOF
+
+# the header twice (include guard) and the implementation twice
+cat > "$T/twice.c" << 'EOF'
+#include "gpufeed.h"
+#include "gpufeed.h"
+#define GPUFEED_IMPLEMENTATION
+#include "gpufeed.h"
+#include "gpufeed.h"
+int matrix_twice(void);
+int matrix_twice(void) { return (int)gpufeed_crc32(0, "a", 1); }
+EOF
+
+# a program that reads one column: options are checked by what it does
+cat > "$T/prog.c" << 'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef MATRIX_CUSTOM_ALLOC
+static long matrix_live, matrix_calls;
+static void *matrix_malloc(size_t n) { matrix_live++; matrix_calls++; return malloc(n); }
+static void *matrix_realloc(void *p, size_t n) { if (!p) matrix_live++; matrix_calls++; return realloc(p, n); }
+static void matrix_free(void *p) { if (p) matrix_live--; free(p); }
+#define GPUFEED_MALLOC(sz) matrix_malloc(sz)
+#define GPUFEED_REALLOC(p, sz) matrix_realloc(p, sz)
+#define GPUFEED_FREE(p) matrix_free(p)
+#endif
+#define GPUFEED_IMPLEMENTATION
+#include "gpufeed.h"
+
+int main(int argc, char **argv)
+{
+    gpufeed_open_desc d;
+    gpufeed_file *f;
+    gpufeed_error err;
+    gpufeed_column *c;
+    gpufeed_column_batch b;
+    gpufeed_result r, want = GPUFEED_DONE;
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    long rows = 0;
+    int32_t col;
+    FILE *fp;
+    if (argc < 2) return 2;
+    fp = fopen(argv[1], "rb");
+    if (!fp) return 2;
+    do {
+        if (len == cap) { cap = cap ? cap * 2 : 65536; buf = (unsigned char *)realloc(buf, cap); if (!buf) return 2; }
+        got = fread(buf + len, 1, cap - len, fp);
+        len += got;
+    } while (got);
+    fclose(fp);
+    memset(&d, 0, sizeof d);
+#ifdef GPUFEED_NO_STDIO
+    d.path = argv[1];   /* path sources are compiled out */
+    if (gpufeed_file_open(&f, &d, &err) != GPUFEED_ERR_UNSUPPORTED) { printf("path open did not fail with UNSUPPORTED\n"); return 1; }
+    d.path = NULL;
+#endif
+    d.data = buf; d.data_size = len;
+    if (gpufeed_file_open(&f, &d, &err)) { printf("open: %s\n", err.message); return 1; }
+    col = gpufeed_file_find_column(f, "i64");
+    if (col < 0 || gpufeed_column_open(f, 0, col, NULL, &c, &err)) { printf("column: %s\n", err.message); return 1; }
+    while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) rows += (long)b.num_rows;
+#ifdef GPUFEED_NO_SNAPPY
+    want = GPUFEED_ERR_UNSUPPORTED;   /* the file is SNAPPY-compressed */
+#endif
+    if (r != want) { printf("read gave %s (%s), expected %s\n", gpufeed_result_string(r), gpufeed_column_error(c), gpufeed_result_string(want)); return 1; }
+    gpufeed_column_close(c);
+    gpufeed_file_close(f);
+    free(buf);
+#ifdef MATRIX_CUSTOM_ALLOC
+    if (matrix_calls == 0 || matrix_live != 0) { printf("custom allocator: %ld calls, %ld blocks live\n", matrix_calls, matrix_live); return 1; }
+#endif
+    printf("%ld rows, result %s\n", rows, gpufeed_result_string(r));
+    return 0;
+}
+EOF
+
+# two-TU, non-static: implementation in one file, declarations in the other
+cat > "$T/user.c" << 'EOF'
+#include <stdio.h>
+#include "gpufeed.h"
+#ifdef __cplusplus
+extern "C"
+#endif
+int matrix_impl(void);
+int main(int argc, char **argv)
+{
+    gpufeed_open_desc d = {0};
+    gpufeed_file *f;
+    gpufeed_error err;
+    const gpufeed_metadata *md;
+    if (argc < 2 || !matrix_impl()) return 2;
+    d.path = argv[1];
+    if (gpufeed_file_open(&f, &d, &err)) { printf("%s\n", err.message); return 1; }
+    md = gpufeed_file_metadata(f);
+    printf("%d columns, %lld rows\n", md->num_columns, (long long)md->num_rows);
+    if (md->num_columns <= 0) return 1;
+    gpufeed_file_close(f);
+    return 0;
+}
+EOF
+cp "$T/user.c" "$T/user.cpp"
+
+# a CUDA translation unit with the implementation
+cat > "$T/cuda.cu" << 'EOF'
+#define GPUFEED_IMPLEMENTATION
+#include "gpufeed.h"
+__global__ void matrix_kernel(const double *in, double *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * 2.0;
+}
+int matrix_cuda(void);
+int matrix_cuda(void) { return gpufeed_result_string(GPUFEED_OK)[0] == 'o'; }
+EOF
+
+# ---- 1. compilers x standards: implementation and declarations only ---------------
+
+COMPILERS=("gcc -std=c99" "gcc -std=c11" "clang -std=c99" "clang -std=c11"
+           "g++ -std=c++11" "g++ -std=c++17" "clang++ -std=c++11" "clang++ -std=c++17")
+for cc in "${COMPILERS[@]}"; do
+    set -- $cc
+    comp=$1 std=$2
+    tag="$comp${std#-std=}"
+    lang=()
+    case $comp in *++) lang=(-x c++) ;; esac
+    if ! have "$comp"; then echo "SKIP $tag: $comp not installed"; continue; fi
+    check "$tag-impl" "$comp" "$std" "${WARN[@]}" -I. "${lang[@]}" -c "$T/impl.c" -o "$T/$tag-impl.o"
+    check "$tag-decl" "$comp" "$std" "${WARN[@]}" -I. "${lang[@]}" -c "$T/decl.c" -o "$T/$tag-decl.o"
+    check "$tag-static-unused" "$comp" "$std" "${WARN[@]}" -I. "${lang[@]}" -c "$T/static_unused.c" -o "$T/$tag-su.o"
+    check "$tag-include-twice" "$comp" "$std" "${WARN[@]}" -I. "${lang[@]}" -c "$T/twice.c" -o "$T/$tag-tw.o"
+    check "$tag-O2" "$comp" "$std" "${WARN[@]}" -O2 -I. "${lang[@]}" -c "$T/impl.c" -o "$T/$tag-o2.o"
+    # optional extras: reported, never counted
+    log="$T/$tag-shadow-conversion.log"
+    if "$comp" "$std" "${WARN[@]}" -Wshadow -Wconversion -I. "${lang[@]}" -c "$T/impl.c" -o "$T/$tag-sc.o" > "$log" 2>&1; then
+        echo "INFO optional $tag -Wshadow -Wconversion: clean"
+    else
+        n=$(grep -c 'error:' "$log")
+        echo "INFO optional $tag -Wshadow -Wconversion: $n diagnostics, first: $(grep -m1 'error:' "$log")"
+    fi
+done
+
+# ---- 2. nvcc --------------------------------------------------------------------------
+
+if have nvcc; then
+    check "nvcc-impl" nvcc -x cu -Xcompiler -Wall,-Wextra,-Werror -I. -c "$T/cuda.cu" -o "$T/cuda.o"
+    check "nvcc-c++17-impl" nvcc -std=c++17 -x cu -Xcompiler -Wall,-Wextra,-Werror -I. -c "$T/cuda.cu" -o "$T/cuda17.o"
+else
+    echo "SKIP nvcc: not installed"
+fi
+
+# ---- 3. build options --------------------------------------------------------------------
+
+run_prog() { # NAME COMPILER-ARGS... : builds prog.c and runs it on the data file
+    local name=$1
+    shift
+    local log="$T/$name.log"
+    if "$@" -o "$T/$name" > "$log" 2>&1 && "$T/$name" "$DATA" >> "$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
+}
+run_prog opt-default-gcc gcc -std=c99 "${WARN[@]}" -I. "$T/prog.c"
+run_prog opt-no-stdio-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_STDIO -I. "$T/prog.c"
+run_prog opt-no-stdio-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_STDIO -I. -x c++ "$T/prog.c"
+run_prog opt-no-snappy-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_SNAPPY -I. "$T/prog.c"
+run_prog opt-no-snappy-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_SNAPPY -I. -x c++ "$T/prog.c"
+run_prog opt-no-stdio-no-snappy-clang clang -std=c11 "${WARN[@]}" -DGPUFEED_NO_STDIO -DGPUFEED_NO_SNAPPY -I. "$T/prog.c"
+run_prog opt-custom-malloc-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. "$T/prog.c"
+run_prog opt-custom-malloc-g++ g++ -std=c++17 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. -x c++ "$T/prog.c"
+run_prog opt-custom-assert-clang clang -std=c99 "${WARN[@]}" '-DGPUFEED_ASSERT(x)=((void)0)' -I. "$T/prog.c"
+run_prog opt-small-limits-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_ERROR_MAX=64 -DGPUFEED_MAX_THRIFT_DEPTH=16 \
+    -DGPUFEED_MAX_PAGE_HEADER_SIZE=4096 -I. "$T/prog.c"
+run_prog opt-ndebug-O2-gcc gcc -std=c99 "${WARN[@]}" -O2 -DNDEBUG -I. "$T/prog.c"
+
+# negative: some but not all of the three allocator macros must stop the build
+for combo in "-DGPUFEED_MALLOC(s)=malloc(s)" \
+             "-DGPUFEED_FREE(p)=free(p)" \
+             "-DGPUFEED_MALLOC(s)=malloc(s) -DGPUFEED_REALLOC(p,s)=realloc(p,s)"; do
+    name="neg-partial-malloc-$(echo "$combo" | sed -e 's/-DGPUFEED_//g; s/([^)]*)=[a-z]*([^)]*)//g; s/ /+/g')"
+    log="$T/$name.log"
+    # shellcheck disable=SC2086
+    if gcc -std=c99 -I. $combo -c "$T/impl.c" -o "$T/$name.o" > "$log" 2>&1; then
+        echo "    (compiled, but it must not)" >> "$log"
+        bad "$name" "$log"
+    elif grep -q 'define all of GPUFEED_MALLOC, GPUFEED_REALLOC and GPUFEED_FREE, or none' "$log"; then
+        ok "$name"
+    else
+        echo "    (failed without the #error message)" >> "$log"
+        bad "$name" "$log"
+    fi
+done
+
+# ---- 4. two translation units -----------------------------------------------------------
+
+log="$T/static-two-tu-gcc.log"
+if gcc -std=c99 "${WARN[@]}" -I. tests/static_a.c tests/static_b.c -o "$T/static_ab" > "$log" 2>&1 &&
+   "$T/static_ab" "$DATA" >> "$log" 2>&1; then ok static-two-tu-gcc; else bad static-two-tu-gcc "$log"; fi
+
+log="$T/static-two-tu-clang++.log"
+if clang++ -std=c++11 "${WARN[@]}" -I. -x c++ tests/static_a.c tests/static_b.c -o "$T/static_ab_cxx" > "$log" 2>&1 &&
+   "$T/static_ab_cxx" "$DATA" >> "$log" 2>&1; then ok static-two-tu-clang++; else bad static-two-tu-clang++ "$log"; fi
+
+log="$T/static-two-tu-symbols.log"   # no gpufeed symbol is exported from either object
+if gcc -std=c99 "${WARN[@]}" -I. -c tests/static_b.c -o "$T/static_b.o" > "$log" 2>&1 &&
+   ! nm -g --defined-only "$T/static_b.o" | grep -E ' (gpufeed_|gf__)' >> "$log" 2>&1; then
+    ok static-two-tu-symbols
+else
+    echo "    (static_b.o exports gpufeed symbols, listed above)" >> "$log"
+    bad static-two-tu-symbols "$log"
+fi
+
+log="$T/extern-two-tu-gcc.log"
+if gcc -std=c99 "${WARN[@]}" -I. -c "$T/impl.c" -o "$T/x-impl.o" > "$log" 2>&1 &&
+   gcc -std=c99 "${WARN[@]}" -I. -c "$T/user.c" -o "$T/x-user.o" >> "$log" 2>&1 &&
+   gcc "$T/x-impl.o" "$T/x-user.o" -o "$T/extern_two_tu" >> "$log" 2>&1 &&
+   "$T/extern_two_tu" "$DATA" >> "$log" 2>&1; then ok extern-two-tu-gcc; else bad extern-two-tu-gcc "$log"; fi
+
+log="$T/extern-two-tu-c-impl-c++-user.log"   # extern "C" linkage across languages
+if clang -std=c99 "${WARN[@]}" -I. -c "$T/impl.c" -o "$T/y-impl.o" > "$log" 2>&1 &&
+   clang++ -std=c++17 "${WARN[@]}" -Wno-missing-field-initializers -I. -c "$T/user.cpp" -o "$T/y-user.o" >> "$log" 2>&1 &&
+   clang++ "$T/y-impl.o" "$T/y-user.o" -o "$T/extern_two_tu_cxx" >> "$log" 2>&1 &&
+   "$T/extern_two_tu_cxx" "$DATA" >> "$log" 2>&1; then ok extern-two-tu-c-impl-c++-user; else bad extern-two-tu-c-impl-c++-user "$log"; fi
+
+log="$T/extern-duplicate-impl.log"   # two implementations without STATIC must clash
+if gcc -std=c99 -I. -c "$T/impl.c" -o "$T/z1.o" > "$log" 2>&1 &&
+   sed -e 's/matrix_impl/matrix_impl2/g' "$T/impl.c" > "$T/impl2.c" &&
+   gcc -std=c99 -I. -c "$T/impl2.c" -o "$T/z2.o" >> "$log" 2>&1 &&
+   printf 'int main(void) { return 0; }\n' > "$T/zmain.c" &&
+   ! gcc "$T/zmain.c" "$T/z1.o" "$T/z2.o" -o "$T/zdup" >> "$log" 2>&1 &&
+   grep -q 'multiple definition' "$log"; then ok extern-duplicate-impl; else bad extern-duplicate-impl "$log"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,1494 @@
+/* Unit tests for gpufeed's internal pieces: Thrift compact decoding, the
+   RLE/bit-packed hybrid, SNAPPY, PLAIN, helpers; and a proof that
+   tests/pq_writer.h writes files gpufeed reads back exactly.
+   Run from the repository root. */
+#define GPUFEED_IMPLEMENTATION
+#include "../gpufeed.h"
+#include "gf_test.h"
+#include "pq_writer.h"
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void tc_on(gf__tc *t, const pqw_buf *b) { gf__tc_init(t, b->p, b->n, 0, "test"); }
+
+/* ---- a generic column builder for the writer proof ---------------------- */
+
+enum { N_RG0 = 100, N_RG1 = 37 };
+
+typedef struct colspec {
+    const char *name;
+    int32_t type, rep, tlen;
+    int dict;                          /* dictionary encoded */
+    int v2;                            /* v2 data pages */
+    int codec;                         /* per chunk */
+    int npages;
+    int logical;                       /* LogicalType member, 0 none */
+} colspec;
+
+static const colspec proof_cols[] = {
+    { "i32", PQW_INT32, PQW_REQUIRED, 0, 0, 0, PQW_UNCOMPRESSED, 2, 0 },
+    { "i64", PQW_INT64, PQW_OPTIONAL, 0, 0, 0, PQW_UNCOMPRESSED, 3, 0 },
+    { "d", PQW_DOUBLE, PQW_REQUIRED, 0, 0, 0, PQW_SNAPPY, 1, 0 },
+    { "s", PQW_BYTE_ARRAY, PQW_OPTIONAL, 0, 0, 0, PQW_UNCOMPRESSED, 2, 1 },
+    { "b", PQW_BOOLEAN, PQW_REQUIRED, 0, 0, 0, PQW_UNCOMPRESSED, 3, 0 },
+    { "color", PQW_BYTE_ARRAY, PQW_REQUIRED, 0, 1, 0, PQW_UNCOMPRESSED, 2, 1 },
+    { "dict_i64", PQW_INT64, PQW_OPTIONAL, 0, 1, 0, PQW_SNAPPY, 2, 0 },
+    { "v2", PQW_INT64, PQW_OPTIONAL, 0, 0, 1, PQW_SNAPPY, 2, 0 },
+    { "v2_dict", PQW_BYTE_ARRAY, PQW_OPTIONAL, 0, 1, 1, PQW_UNCOMPRESSED, 1, 1 },
+    { "f", PQW_FLOAT, PQW_REQUIRED, 0, 0, 0, PQW_UNCOMPRESSED, 1, 0 },
+    { "t96", PQW_INT96, PQW_OPTIONAL, 0, 0, 0, PQW_UNCOMPRESSED, 1, 0 },
+    { "fx", PQW_FLBA, PQW_REQUIRED, 4, 0, 0, PQW_UNCOMPRESSED, 2, 0 },
+};
+#define N_PROOF_COLS ((int)(sizeof proof_cols / sizeof proof_cols[0]))
+
+static const char *const colors[] = { "red", "green", "blue", "cyan", "" };
+
+/* expected value of column c at row r: returns validity; writes the PLAIN
+   bytes of the value to plain (len in *plen) */
+static int proof_value(int c, int64_t r, uint8_t *plain, size_t *plen)
+{
+    int64_t v;
+    switch (c) {
+    case 0: { int32_t x = (int32_t)(r * 7919 - 50000); memcpy(plain, &x, 4); *plen = 4; return 1; }
+    case 1: if (r % 3 == 0) return 0; v = r * 1000000007LL * (r % 2 ? -1 : 1); memcpy(plain, &v, 8); *plen = 8; return 1;
+    case 2: { double d = (double)r * 0.5 - 3.25; memcpy(plain, &d, 8); *plen = 8; return 1; }
+    case 3: {
+        char s[32];
+        if (r % 5 == 1) return 0;
+        if (r % 7 == 0) s[0] = 0; else sprintf(s, "s%lld", (long long)r);
+        *plen = 4 + strlen(s);
+        { uint32_t l = (uint32_t)strlen(s); memcpy(plain, &l, 4); memcpy(plain + 4, s, l); }
+        return 1;
+    }
+    case 4: plain[0] = (uint8_t)((r * r) % 3 == 1); *plen = 1; return 1;
+    case 5: {
+        const char *s = colors[(r / 10 + r % 2) % 5];
+        uint32_t l = (uint32_t)strlen(s);
+        memcpy(plain, &l, 4); memcpy(plain + 4, s, l); *plen = 4 + l;
+        return 1;
+    }
+    case 6: if (r % 4 == 2) return 0; v = (r / 8) * 1000 - 7; memcpy(plain, &v, 8); *plen = 8; return 1;
+    case 7: if (r % 4 == 3) return 0; v = r * r - 100; memcpy(plain, &v, 8); *plen = 8; return 1;
+    case 8: {
+        const char *s;
+        uint32_t l;
+        if (r % 6 == 5) return 0;
+        s = colors[(r / 3) % 5]; l = (uint32_t)strlen(s);
+        memcpy(plain, &l, 4); memcpy(plain + 4, s, l); *plen = 4 + l;
+        return 1;
+    }
+    case 9: { float f = (float)r / 4.0f - 1.0f; memcpy(plain, &f, 4); *plen = 4; return 1; }
+    case 10: {
+        uint64_t nanos = (uint64_t)r * 1000003u;
+        uint32_t jd = (uint32_t)(2440588 - 50 + r);
+        if (r % 9 == 4) return 0;
+        memcpy(plain, &nanos, 8); memcpy(plain + 8, &jd, 4); *plen = 12;
+        return 1;
+    }
+    case 11: plain[0] = (uint8_t)r; plain[1] = (uint8_t)(r + 1); plain[2] = (uint8_t)(r * 3); plain[3] = 0xAB; *plen = 4; return 1;
+    }
+    return 0;
+}
+
+/* compares a value as gpufeed returns it with the PLAIN bytes */
+static int value_matches(int32_t type, const uint8_t *got, const uint8_t *plain, size_t plen)
+{
+    switch (type) {
+    case PQW_BOOLEAN: return got[0] == plain[0];
+    case PQW_INT96: return *(const int64_t *)(const void *)got == gpufeed_int96_to_ns(plain);
+    case PQW_BYTE_ARRAY: {
+        const gpufeed_bytes *b = (const gpufeed_bytes *)(const void *)got;
+        return b->len == plen - 4 && (b->len == 0 || memcmp(b->ptr, plain + 4, b->len) == 0);
+    }
+    case PQW_FLBA: {
+        const gpufeed_bytes *b = (const gpufeed_bytes *)(const void *)got;
+        return b->len == plen && memcmp(b->ptr, plain, plen) == 0;
+    }
+    default: return memcmp(got, plain, plen) == 0;
+    }
+}
+
+typedef struct built_chunk {
+    pqw_buf bodies[8];
+    pqw_page pages[8];
+    int npages;
+} built_chunk;
+
+/* distinct PLAIN encodings of a chunk's values */
+typedef struct dictb { uint8_t vals[256][40]; size_t lens[256]; int n; } dictb;
+static int dict_index(dictb *d, const uint8_t *plain, size_t plen)
+{
+    int i;
+    for (i = 0; i < d->n; i++) if (d->lens[i] == plen && memcmp(d->vals[i], plain, plen) == 0) return i;
+    memcpy(d->vals[d->n], plain, plen); d->lens[d->n] = plen;
+    return d->n++;
+}
+
+static void build_proof_chunk(int c, int64_t r0, int64_t nrows, built_chunk *bc, pqw_chunk *ch)
+{
+    const colspec *cs = &proof_cols[c];
+    int p, np = cs->npages;
+    int maxdef = cs->rep == PQW_OPTIONAL;
+    dictb *d = (dictb *)calloc(1, sizeof *d);
+    memset(bc, 0, sizeof *bc);
+    memset(ch, 0, sizeof *ch);
+    if (cs->dict) {   /* dictionary from all the chunk's values */
+        int64_t r;
+        uint8_t plain[64]; size_t plen;
+        for (r = r0; r < r0 + nrows; r++)
+            if (proof_value(c, r, plain, &plen)) dict_index(d, plain, plen);
+        {
+            pqw_buf raw = {0}; int i;
+            for (i = 0; i < d->n; i++) pqw_put(&raw, d->vals[i], d->lens[i]);
+            if (cs->codec == PQW_SNAPPY) pqw_snappy_compress(&bc->bodies[0], raw.p, raw.n);
+            else pqw_append(&bc->bodies[0], &raw);
+            bc->pages[0] = pqw_dict_page(&bc->bodies[0], d->n);
+            bc->pages[0].raw_len = raw.n;
+            pqw_free(&raw);
+        }
+        bc->npages = 1;
+    }
+    for (p = 0; p < np; p++) {
+        int64_t a = r0 + nrows * p / np, b = r0 + nrows * (p + 1) / np, r;
+        uint32_t n = (uint32_t)(b - a), nn = 0, i;
+        uint32_t *lv = (uint32_t *)calloc(n + 1, sizeof *lv), *idx = (uint32_t *)calloc(n + 1, sizeof *idx);
+        uint8_t *bools = (uint8_t *)calloc(n + 1, 1);
+        pqw_buf levels = {0}, vals = {0}, body = {0};
+        pqw_page *pg = &bc->pages[bc->npages];
+        pqw_buf *out = &bc->bodies[bc->npages];
+        for (r = a, i = 0; r < b; r++, i++) {
+            uint8_t plain[64]; size_t plen;
+            int valid = proof_value(c, r, plain, &plen);
+            lv[i] = (uint32_t)valid;
+            if (!valid) continue;
+            if (cs->dict) idx[nn] = (uint32_t)dict_index(d, plain, plen);
+            else if (cs->type == PQW_BOOLEAN) bools[nn] = plain[0];
+            else pqw_put(&vals, plain, plen);
+            nn++;
+        }
+        if (cs->dict) pqw_dict_indices(&vals, idx, nn, gf__bit_width((uint32_t)(d->n - 1)));
+        else if (cs->type == PQW_BOOLEAN) pqw_plain_bool(&vals, bools, nn);
+        if (!cs->v2) {
+            if (maxdef) pqw_levels_v1(&body, lv, n, 1);
+            pqw_append(&body, &vals);
+            if (cs->codec == PQW_SNAPPY) pqw_snappy_compress(out, body.p, body.n);
+            else pqw_append(out, &body);
+            *pg = pqw_data_page(out, (int32_t)n, cs->dict ? PQW_RLE_DICTIONARY : PQW_PLAIN);
+            pg->raw_len = body.n;
+        } else {
+            if (maxdef) pqw_hybrid(&levels, lv, n, 1);
+            pqw_append(out, &levels);
+            if (cs->codec == PQW_SNAPPY) pqw_snappy_compress(out, vals.p, vals.n);
+            else pqw_append(out, &vals);
+            *pg = pqw_v2_page(out, (int32_t)n, cs->dict ? PQW_RLE_DICTIONARY : PQW_PLAIN, (int32_t)(n - nn), (int32_t)levels.n, 0);
+            pg->raw_len = levels.n + vals.n;
+        }
+        bc->npages++;
+        pqw_free(&levels); pqw_free(&vals); pqw_free(&body);
+        free(lv); free(idx); free(bools);
+    }
+    ch->pages = bc->pages; ch->npages = bc->npages;
+    ch->physical = cs->type; ch->path = cs->name; ch->codec = cs->codec;
+    free(d);
+}
+
+static void free_built(built_chunk *bc)
+{
+    int i;
+    for (i = 0; i < 8; i++) pqw_free(&bc->bodies[i]);
+}
+
+typedef struct proof_file {
+    pqw_schema sch[N_PROOF_COLS + 1];
+    built_chunk bc[2][N_PROOF_COLS];
+    pqw_chunk ch[2][N_PROOF_COLS];
+    pqw_rowgroup rg[2];
+    pqw_file f;
+} proof_file;
+
+/* builds the proof file; `tweak` may add hooks before serialization */
+static void build_proof(proof_file *pf, pqw_buf *out, void (*tweak)(proof_file *))
+{
+    int c, g;
+    memset(pf, 0, sizeof *pf);
+    pf->sch[0] = pqw_root(N_PROOF_COLS);
+    for (c = 0; c < N_PROOF_COLS; c++) {
+        const colspec *cs = &proof_cols[c];
+        pf->sch[c + 1] = pqw_leaf(cs->name, cs->type, cs->rep);
+        if (cs->tlen) pf->sch[c + 1].type_length = pqw_set(cs->tlen);
+        if (cs->logical) { pf->sch[c + 1].logical = cs->logical; pf->sch[c + 1].converted_type = pqw_set(0); }
+    }
+    for (g = 0; g < 2; g++) {
+        int64_t r0 = g ? N_RG0 : 0, n = g ? N_RG1 : N_RG0;
+        for (c = 0; c < N_PROOF_COLS; c++) build_proof_chunk(c, r0, n, &pf->bc[g][c], &pf->ch[g][c]);
+        pf->rg[g].chunks = pf->ch[g]; pf->rg[g].nchunks = N_PROOF_COLS;
+    }
+    pf->f.schema = pf->sch; pf->f.nschema = N_PROOF_COLS + 1;
+    pf->f.rgs = pf->rg; pf->f.nrgs = 2;
+    pf->f.created_by = "pq_writer.h (gpufeed tests)";
+    if (tweak) tweak(pf);
+    pqw_build(&pf->f, out);
+}
+static void free_proof(proof_file *pf)
+{
+    int c, g;
+    for (g = 0; g < 2; g++) for (c = 0; c < N_PROOF_COLS; c++) free_built(&pf->bc[g][c]);
+}
+
+/* reads every column of the proof file through the public API and checks
+   every value; returns the number of mismatches (0 = all good) */
+static int check_proof_file(const pqw_buf *file, int64_t max_rows)
+{
+    gpufeed_file *f = NULL;
+    gpufeed_error err;
+    gpufeed_open_desc d;
+    const gpufeed_metadata *md;
+    int bad = 0, g, c;
+    memset(&d, 0, sizeof d);
+    d.data = file->p; d.data_size = file->n; d.name = "proof.parquet";
+    if (gpufeed_file_open(&f, &d, &err) != GPUFEED_OK) {
+        fprintf(stderr, "  open failed: %s\n", err.message);
+        return 1;
+    }
+    md = gpufeed_file_metadata(f);
+    if (md->num_columns != N_PROOF_COLS || md->num_row_groups != 2 || md->num_rows != N_RG0 + N_RG1) {
+        fprintf(stderr, "  metadata: %d columns, %d row groups, %lld rows\n", md->num_columns, md->num_row_groups, (long long)md->num_rows);
+        bad++;
+    }
+    for (g = 0; g < md->num_row_groups && g < 2; g++) {
+        for (c = 0; c < md->num_columns && c < N_PROOF_COLS; c++) {
+            gpufeed_column *col = NULL;
+            gpufeed_column_desc cd;
+            gpufeed_column_batch b;
+            gpufeed_result r;
+            int64_t row = g ? N_RG0 : 0, end = g ? N_RG0 + N_RG1 : N_RG0;
+            size_t esz = gf__elem_size((gpufeed_physical_type)proof_cols[c].type);
+            memset(&cd, 0, sizeof cd);
+            cd.max_rows = max_rows;
+            if (gpufeed_column_open(f, g, c, &cd, &col, &err) != GPUFEED_OK) {
+                fprintf(stderr, "  column_open %d/%d: %s\n", g, c, err.message);
+                bad++;
+                continue;
+            }
+            while ((r = gpufeed_column_read(col, &b)) == GPUFEED_OK) {
+                int64_t i;
+                if ((b.valid != NULL) != (proof_cols[c].rep == PQW_OPTIONAL)) bad++;
+                for (i = 0; i < b.num_rows; i++, row++) {
+                    uint8_t plain[64]; size_t plen;
+                    int valid = row < end ? proof_value(c, row, plain, &plen) : -1;
+                    int gv = b.valid ? b.valid[i] : 1;
+                    if (valid != gv || (valid && !value_matches(proof_cols[c].type, (const uint8_t *)b.values + (size_t)i * esz, plain, plen))) {
+                        if (bad < 10) fprintf(stderr, "  rg %d column %s row %lld: mismatch (valid %d, got %d)\n", g, proof_cols[c].name, (long long)row, valid, gv);
+                        bad++;
+                    }
+                }
+            }
+            if (r != GPUFEED_DONE) { fprintf(stderr, "  rg %d column %s: %s\n", g, proof_cols[c].name, gpufeed_column_error(col)); bad++; }
+            if (row != end) { fprintf(stderr, "  rg %d column %s: %lld rows\n", g, proof_cols[c].name, (long long)row); bad++; }
+            gpufeed_column_close(col);
+        }
+    }
+    gpufeed_file_close(f);
+    return bad;
+}
+
+static void test_writer_roundtrip(void)
+{
+    proof_file *pf = (proof_file *)calloc(1, sizeof *pf);
+    pqw_buf out = {0};
+    const char *dump = getenv("PQW_DUMP");
+    build_proof(pf, &out, NULL);
+    if (dump) { FILE *fp = fopen(dump, "wb"); if (fp) { fwrite(out.p, 1, out.n, fp); fclose(fp); } }
+    CHECK(check_proof_file(&out, 0) == 0);
+    CHECK(check_proof_file(&out, 7) == 0);   /* batches that end mid-page */
+    CHECK(check_proof_file(&out, 1) == 0);
+    {   /* a few metadata facts */
+        gpufeed_file *f; gpufeed_error err; gpufeed_open_desc d;
+        memset(&d, 0, sizeof d); d.data = out.p; d.data_size = out.n;
+        if (gpufeed_file_open(&f, &d, &err) == GPUFEED_OK) {
+            const gpufeed_metadata *md = gpufeed_file_metadata(f);
+            int32_t s = gpufeed_file_find_column(f, "s");
+            CHECK(s == 3);
+            CHECK(md->nodes[md->columns[s].node].logical == GPUFEED_LT_STRING);
+            CHECK(md->columns[1].max_def == 1 && md->columns[0].max_def == 0);
+            CHECK(md->row_groups[0].chunks[2].codec == GPUFEED_CODEC_SNAPPY);
+            CHECK(md->row_groups[0].chunks[5].dictionary_page_offset == pf->ch[0][5].pages[0].at);
+            CHECK(md->row_groups[1].num_rows == N_RG1);
+            CHECK(md->created_by && strcmp(md->created_by, "pq_writer.h (gpufeed tests)") == 0);
+            CHECK(strcmp(gpufeed_file_name(f), "<memory>") == 0);
+            gpufeed_file_close(f);
+        } else CHECK_MSG(0, "%s", err.message);
+    }
+    pqw_free(&out);
+    free_proof(pf);
+    free(pf);
+}
+
+/* ---- Thrift: varints, zigzag, field headers ----------------------------- */
+
+static void test_tc_varints(void)
+{
+    int len;
+    for (len = 1; len <= 10; len++) {
+        /* the smallest and largest value of each encoded length */
+        uint64_t lo = len == 1 ? 0 : 1ull << (7 * (len - 1));
+        uint64_t hi = len == 10 ? UINT64_MAX : (1ull << (7 * len)) - 1;
+        uint64_t vals[3];
+        int k;
+        vals[0] = lo; vals[1] = hi; vals[2] = lo + rnd() % (hi - lo + 1);
+        for (k = 0; k < 3; k++) {
+            pqw_buf b = {0}; gf__tc t;
+            pqw_uvarint(&b, vals[k]);
+            CHECK((int)b.n == len);
+            tc_on(&t, &b);
+            CHECK(gf__tc_uvar(&t) == vals[k]);
+            CHECK(t.err == GPUFEED_OK && t.p == t.end);
+            pqw_free(&b);
+        }
+    }
+    {   /* max u64 is FF x9 01 */
+        static const uint8_t m[10] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01 };
+        gf__tc t; gf__tc_init(&t, m, 10, 0, "t");
+        CHECK(gf__tc_uvar(&t) == UINT64_MAX && !t.err);
+    }
+}
+
+static void test_tc_zigzag(void)
+{
+    static const int64_t v[] = { 0, -1, 1, -2, 2, 63, -64, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, INT64_MIN + 1 };
+    size_t i;
+    CHECK(pqw_zigzag(0) == 0 && pqw_zigzag(-1) == 1 && pqw_zigzag(1) == 2 && pqw_zigzag(-2) == 3);
+    CHECK(pqw_zigzag(INT64_MAX) == UINT64_MAX - 1 && pqw_zigzag(INT64_MIN) == UINT64_MAX);
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+        pqw_buf b = {0}; gf__tc t;
+        pqw_uvarint(&b, pqw_zigzag(v[i]));
+        tc_on(&t, &b);
+        CHECK_MSG(gf__tc_zz(&t) == v[i], "value %lld", (long long)v[i]);
+        CHECK(!t.err && t.p == t.end);
+        pqw_free(&b);
+    }
+}
+
+static void test_tc_overlong(void)
+{
+    uint8_t b[16];
+    gf__tc t;
+    /* 11 bytes: 10 continuation bytes then 0 */
+    memset(b, 0x80, 10); b[10] = 0;
+    gf__tc_init(&t, b, 11, 1000, "t");
+    (void)gf__tc_uvar(&t);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(t.msg, "byte offset");
+    /* 10th byte > 1 */
+    memset(b, 0xFF, 9); b[9] = 0x02;
+    gf__tc_init(&t, b, 10, 0, "t");
+    (void)gf__tc_uvar(&t);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    memset(b, 0xFF, 9); b[9] = 0x7F;
+    gf__tc_init(&t, b, 10, 0, "t");
+    (void)gf__tc_uvar(&t);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    /* 10th byte 0x81 (continuation, low bit) */
+    memset(b, 0xFF, 9); b[9] = 0x81; b[10] = 0x00;
+    gf__tc_init(&t, b, 11, 0, "t");
+    (void)gf__tc_uvar(&t);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    /* truncated */
+    b[0] = 0x80; b[1] = 0x80;
+    gf__tc_init(&t, b, 2, 0, "t");
+    (void)gf__tc_uvar(&t);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(t.msg, "truncated");
+    /* errors stick: later reads return 0 */
+    CHECK(gf__tc_uvar(&t) == 0);
+    gf__tc_init(&t, b, 0, 0, "t");
+    CHECK(gf__tc_zz(&t) == 0 && t.err == GPUFEED_ERR_THRIFT);
+}
+
+static void test_tc_field_headers(void)
+{
+    pqw_buf b = {0};
+    pqw_tc w;
+    gf__tc t;
+    int id = 0, last = 0;
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_field(&w, 1, PQW_T_I32); pqw_tc_v_int(&w, 5);        /* short, delta 1 */
+    pqw_tc_field(&w, 16, PQW_T_I64); pqw_tc_v_int(&w, -5);      /* short, delta 15 */
+    pqw_tc_field(&w, 32, PQW_T_BINARY); pqw_tc_v_str(&w, "x");  /* long, delta 16 */
+    pqw_tc_field(&w, 33, PQW_T_TRUE);                            /* short after long */
+    pqw_tc_field(&w, 2, PQW_T_FALSE);                            /* negative delta: long */
+    pqw_tc_field(&w, -7, PQW_T_I32); pqw_tc_v_int(&w, 1);       /* negative id */
+    pqw_tc_field_long(&w, 32767, PQW_T_I8); pqw_u8(&b, 0x80);
+    pqw_tc_field_long(&w, 40, PQW_T_DOUBLE); pqw_tc_v_double(&w, 1.5); /* long even for a small delta */
+    pqw_tc_end(&w);
+    CHECK(b.p[0] == 0x15 && b.p[2] == 0xF6 && b.p[4] == 0x08);
+    tc_on(&t, &b);
+    CHECK(gf__tc_field(&t, &id, &last) == GF__T_I32 && id == 1); CHECK(gf__tc_zz(&t) == 5);
+    CHECK(gf__tc_field(&t, &id, &last) == GF__T_I64 && id == 16); CHECK(gf__tc_zz(&t) == -5);
+    CHECK(gf__tc_field(&t, &id, &last) == GF__T_BINARY && id == 32); gf__tc_skip(&t, GF__T_BINARY, 0);
+    CHECK(gf__tc_field(&t, &id, &last) == GF__T_TRUE && id == 33);
+    CHECK(gf__tc_field(&t, &id, &last) == GF__T_FALSE && id == 2);
+    CHECK(gf__tc_field(&t, &id, &last) == GF__T_I32 && id == -7); CHECK(gf__tc_zz(&t) == 1);
+    CHECK(gf__tc_field(&t, &id, &last) == GF__T_I8 && id == 32767);
+    CHECK(gf__tc_int(&t, id, GF__T_I8, -128, 127) == -128);
+    CHECK(gf__tc_field(&t, &id, &last) == GF__T_DOUBLE && id == 40); gf__tc_skip(&t, GF__T_DOUBLE, 0);
+    CHECK(gf__tc_field(&t, &id, &last) == 0);
+    CHECK(!t.err && t.p == t.end);
+    pqw_free(&b);
+    {   /* invalid field type 13, 14, 15 */
+        uint8_t x[3] = { 0x1D, 0, 0 };
+        int ty;
+        for (ty = 13; ty <= 15; ty++) {
+            x[0] = (uint8_t)(0x10 | ty);
+            gf__tc_init(&t, x, 3, 0, "t"); id = last = 0;
+            CHECK(gf__tc_field(&t, &id, &last) == -1 && t.err == GPUFEED_ERR_THRIFT);
+            CHECK_HAS(t.msg, "invalid field type");
+        }
+    }
+    {   /* long-form id out of i16 range */
+        pqw_buf c = {0};
+        pqw_u8(&c, PQW_T_I32); pqw_uvarint(&c, pqw_zigzag(40000)); pqw_u8(&c, 0);
+        tc_on(&t, &c); id = last = 0;
+        CHECK(gf__tc_field(&t, &id, &last) == -1 && t.err == GPUFEED_ERR_THRIFT);
+        pqw_free(&c);
+    }
+    {   /* no STOP */
+        uint8_t x[1] = { 0x15 };
+        gf__tc_init(&t, x, 0, 0, "t"); id = last = 0;
+        CHECK(gf__tc_field(&t, &id, &last) == -1 && t.err == GPUFEED_ERR_THRIFT);
+    }
+}
+
+/* ---- Thrift: skipping --------------------------------------------------- */
+
+/* skips one value of `type` written by fn; expects the whole buffer used */
+static int skip_ok(const pqw_buf *b, int type, int in_container)
+{
+    gf__tc t;
+    tc_on(&t, b);
+    gf__tc_skip(&t, type, in_container);
+    if (t.err) fprintf(stderr, "  skip: %s\n", t.msg);
+    return !t.err && t.p == t.end;
+}
+
+static void w_every_field(pqw_tc *w, void *ctx)
+{
+    int base = ctx ? *(const int *)ctx : 100;
+    pqw_tc_bool(w, base, 1);
+    pqw_tc_bool(w, base + 1, 0);
+    pqw_tc_i8(w, base + 2, -5);
+    pqw_tc_i16(w, base + 3, -300);
+    pqw_tc_i32(w, base + 4, 123456);
+    pqw_tc_i64(w, base + 5, -1234567890123LL);
+    pqw_tc_double(w, base + 6, 3.5);
+    pqw_tc_str(w, base + 7, "unknown field");
+    pqw_tc_list(w, base + 8, PQW_T_I32, 3); pqw_tc_v_int(w, 1); pqw_tc_v_int(w, -2); pqw_tc_v_int(w, 3);
+    pqw_tc_field(w, base + 9, PQW_T_SET); pqw_tc_list_hdr(w, PQW_T_BINARY, 2); pqw_tc_v_str(w, "a"); pqw_tc_v_str(w, "bc");
+    pqw_tc_field(w, base + 10, PQW_T_MAP); pqw_tc_map_hdr(w, PQW_T_BINARY, PQW_T_I32, 2);
+    pqw_tc_v_str(w, "k1"); pqw_tc_v_int(w, 1); pqw_tc_v_str(w, "k2"); pqw_tc_v_int(w, 2);
+    pqw_tc_field(w, base + 11, PQW_T_MAP); pqw_tc_map_hdr(w, 0, 0, 0);       /* empty map */
+    pqw_tc_struct(w, base + 12);                                              /* nested struct */
+    pqw_tc_i32(w, 1, 7);
+    pqw_tc_struct(w, 2);
+    pqw_tc_str(w, 1, "deep");
+    pqw_tc_list(w, 2, PQW_T_LIST, 2);                                         /* list of lists */
+    pqw_tc_list_hdr(w, PQW_T_I32, 1); pqw_tc_v_int(w, 9);
+    pqw_tc_list_hdr(w, PQW_T_I32, 0);
+    pqw_tc_end(w);
+    pqw_tc_end(w);
+    pqw_tc_list(w, base + 13, PQW_T_STRUCT, 2);                               /* list of structs */
+    pqw_tc_begin(w); pqw_tc_i32(w, 1, 1); pqw_tc_end(w);
+    pqw_tc_begin(w); pqw_tc_end(w);
+    pqw_tc_list(w, base + 14, PQW_T_TRUE, 3);                                 /* list of bools */
+    pqw_tc_v_bool(w, 1); pqw_tc_v_bool(w, 0); pqw_tc_v_bool(w, 1);
+    {   /* long list header form */
+        int i;
+        pqw_tc_list(w, base + 15, PQW_T_BINARY, 20);
+        for (i = 0; i < 20; i++) pqw_tc_v_str(w, "e");
+    }
+    pqw_tc_list(w, base + 16, PQW_T_DOUBLE, 2); pqw_tc_v_double(w, 1.0); pqw_tc_v_double(w, 2.0);
+    pqw_tc_field(w, base + 17, PQW_T_MAP); pqw_tc_map_hdr(w, PQW_T_I32, PQW_T_STRUCT, 1);
+    pqw_tc_v_int(w, 4); pqw_tc_begin(w); pqw_tc_str(w, 1, "v"); pqw_tc_end(w);
+    pqw_tc_list(w, base + 18, PQW_T_I8, 2); pqw_u8(w->b, 1); pqw_u8(w->b, 0xFF);
+    pqw_tc_list(w, base + 19, PQW_T_I64, 0);                                  /* empty list */
+    pqw_tc_field_long(w, -3, PQW_T_I32); pqw_tc_v_int(w, 1);                   /* negative id */
+    pqw_tc_field_long(w, base + 20, PQW_T_BINARY); pqw_tc_v_str(w, "");
+}
+
+static void test_tc_skip_types(void)
+{
+    pqw_buf b = {0};
+    pqw_tc w;
+    /* one value of each type */
+    pqw_u8(&b, 7); CHECK(skip_ok(&b, GF__T_I8, 0)); b.n = 0;
+    pqw_tc_init(&w, &b);
+    pqw_tc_v_int(&w, -300); CHECK(skip_ok(&b, GF__T_I16, 0)); b.n = 0;
+    pqw_tc_v_int(&w, 1 << 30); CHECK(skip_ok(&b, GF__T_I32, 0)); b.n = 0;
+    pqw_tc_v_int(&w, INT64_MIN); CHECK(skip_ok(&b, GF__T_I64, 0)); b.n = 0;
+    pqw_tc_v_double(&w, 2.5); CHECK(skip_ok(&b, GF__T_DOUBLE, 0)); b.n = 0;
+    pqw_tc_v_str(&w, "hello"); CHECK(skip_ok(&b, GF__T_BINARY, 0)); b.n = 0;
+    pqw_tc_v_bin(&w, "", 0); CHECK(skip_ok(&b, GF__T_BINARY, 0)); b.n = 0;
+    /* a bool field's value lives in its header: nothing to skip ... */
+    CHECK(skip_ok(&b, GF__T_TRUE, 0) && skip_ok(&b, GF__T_FALSE, 0));
+    /* ... but a bool element of a container is one byte */
+    pqw_tc_v_bool(&w, 1); CHECK(skip_ok(&b, GF__T_TRUE, 1)); b.n = 0;
+    pqw_tc_list_hdr(&w, PQW_T_I32, 2); pqw_tc_v_int(&w, 1); pqw_tc_v_int(&w, 1000); CHECK(skip_ok(&b, GF__T_LIST, 0)); b.n = 0;
+    pqw_tc_list_hdr(&w, PQW_T_BINARY, 1); pqw_tc_v_str(&w, "s"); CHECK(skip_ok(&b, GF__T_SET, 0)); b.n = 0;
+    pqw_tc_map_hdr(&w, 0, 0, 0); CHECK(skip_ok(&b, GF__T_MAP, 0)); b.n = 0;
+    pqw_tc_map_hdr(&w, PQW_T_BINARY, PQW_T_LIST, 1); pqw_tc_v_str(&w, "k");
+    pqw_tc_list_hdr(&w, PQW_T_DOUBLE, 1); pqw_tc_v_double(&w, 1); CHECK(skip_ok(&b, GF__T_MAP, 0)); b.n = 0;
+    pqw_tc_map_hdr(&w, PQW_T_TRUE, PQW_T_FALSE, 2); pqw_tc_v_bool(&w, 1); pqw_tc_v_bool(&w, 0);
+    pqw_tc_v_bool(&w, 0); pqw_tc_v_bool(&w, 1); CHECK(skip_ok(&b, GF__T_MAP, 0)); b.n = 0;
+    {   /* list of lists, long header form */
+        int i;
+        pqw_tc_list_hdr(&w, PQW_T_LIST, 16);
+        for (i = 0; i < 16; i++) { pqw_tc_list_hdr(&w, PQW_T_I16, 1); pqw_tc_v_int(&w, i); }
+        CHECK(skip_ok(&b, GF__T_LIST, 0)); b.n = 0;
+        pqw_tc_list_hdr(&w, PQW_T_I64, 300);
+        for (i = 0; i < 300; i++) pqw_tc_v_int(&w, (int64_t)i << 40);
+        CHECK(skip_ok(&b, GF__T_LIST, 0)); b.n = 0;
+    }
+    /* a struct holding every type, nested structs included */
+    pqw_tc_begin(&w);
+    w_every_field(&w, NULL);
+    pqw_tc_end(&w);
+    CHECK(skip_ok(&b, GF__T_STRUCT, 0));
+    {   /* and cut short anywhere: an error, never a read past the end */
+        size_t cut;
+        for (cut = 0; cut < b.n; cut++) {
+            gf__tc t;
+            uint8_t *copy = (uint8_t *)malloc(cut ? cut : 1);
+            memcpy(copy, b.p, cut);
+            gf__tc_init(&t, copy, cut, 0, "t");
+            gf__tc_skip(&t, GF__T_STRUCT, 0);
+            CHECK_MSG(t.err != GPUFEED_OK, "cut at %u", (unsigned)cut);
+            free(copy);
+        }
+    }
+    b.n = 0;
+    {   /* invalid type to skip; invalid list / map element types */
+        gf__tc t;
+        uint8_t x[4] = { 0x1D, 1, 0, 0 };
+        gf__tc_init(&t, x, 4, 0, "t"); gf__tc_skip(&t, 13, 0); CHECK(t.err == GPUFEED_ERR_THRIFT);
+        gf__tc_init(&t, x, 4, 0, "t"); gf__tc_skip(&t, GF__T_LIST, 0); CHECK(t.err == GPUFEED_ERR_THRIFT);
+        x[0] = 0x10; /* one element of type 0 */
+        gf__tc_init(&t, x, 4, 0, "t"); gf__tc_skip(&t, GF__T_LIST, 0); CHECK(t.err == GPUFEED_ERR_THRIFT);
+        x[0] = 1; x[1] = 0xD5; /* map of one entry, key type 13 */
+        gf__tc_init(&t, x, 4, 0, "t"); gf__tc_skip(&t, GF__T_MAP, 0); CHECK(t.err == GPUFEED_ERR_THRIFT);
+        x[0] = 0x00; /* empty list with element type 0 (fastparquet writes this) */
+        gf__tc_init(&t, x, 1, 0, "t"); gf__tc_skip(&t, GF__T_LIST, 0); CHECK(!t.err && t.p == t.end);
+    }
+    pqw_free(&b);
+}
+
+static void test_tc_depth(void)
+{
+    int depth;
+    /* exactly GPUFEED_MAX_THRIFT_DEPTH nested structs are fine, one more is not */
+    for (depth = GPUFEED_MAX_THRIFT_DEPTH - 1; depth <= GPUFEED_MAX_THRIFT_DEPTH + 1; depth++) {
+        pqw_buf b = {0}; pqw_tc w; gf__tc t; int i;
+        pqw_tc_init(&w, &b);
+        for (i = 0; i < depth - 1; i++) pqw_tc_struct(&w, 1);
+        for (i = 0; i < depth; i++) pqw_tc_stop(&w);
+        tc_on(&t, &b);
+        gf__tc_skip(&t, GF__T_STRUCT, 0);
+        if (depth <= GPUFEED_MAX_THRIFT_DEPTH) CHECK_MSG(!t.err && t.p == t.end, "depth %d: %s", depth, t.msg);
+        else { CHECK(t.err == GPUFEED_ERR_LIMIT); CHECK_HAS(t.msg, "GPUFEED_MAX_THRIFT_DEPTH"); }
+        pqw_free(&b);
+        /* lists of lists */
+        pqw_tc_init(&w, &b);
+        for (i = 0; i < depth - 1; i++) pqw_tc_list_hdr(&w, PQW_T_LIST, 1);
+        pqw_tc_list_hdr(&w, PQW_T_I32, 0);
+        tc_on(&t, &b);
+        gf__tc_skip(&t, GF__T_LIST, 0);
+        if (depth <= GPUFEED_MAX_THRIFT_DEPTH) CHECK_MSG(!t.err && t.p == t.end, "list depth %d: %s", depth, t.msg);
+        else CHECK(t.err == GPUFEED_ERR_LIMIT);
+        pqw_free(&b);
+        /* maps of maps */
+        pqw_tc_init(&w, &b);
+        for (i = 0; i < depth - 1; i++) { pqw_tc_map_hdr(&w, PQW_T_I32, PQW_T_MAP, 1); pqw_tc_v_int(&w, i); }
+        pqw_tc_map_hdr(&w, 0, 0, 0);
+        tc_on(&t, &b);
+        gf__tc_skip(&t, GF__T_MAP, 0);
+        if (depth <= GPUFEED_MAX_THRIFT_DEPTH) CHECK_MSG(!t.err && t.p == t.end, "map depth %d: %s", depth, t.msg);
+        else CHECK(t.err == GPUFEED_ERR_LIMIT);
+        pqw_free(&b);
+    }
+    {   /* 100k bytes of nesting: a limit, no stack overflow */
+        size_t n = 100000;
+        uint8_t *x = (uint8_t *)malloc(n);
+        gf__tc t;
+        memset(x, 0x1C, n);             /* field delta 1, struct */
+        gf__tc_init(&t, x, n, 0, "t");
+        gf__tc_skip(&t, GF__T_STRUCT, 0);
+        CHECK(t.err == GPUFEED_ERR_LIMIT);
+        memset(x, 0x19, n);             /* list of one list of one list ... */
+        gf__tc_init(&t, x, n, 0, "t");
+        gf__tc_skip(&t, GF__T_LIST, 0);
+        CHECK(t.err == GPUFEED_ERR_LIMIT);
+        {   /* and through the FileMetaData parser */
+            gf__arena ar; gpufeed_metadata md; gf__fmd d;
+            memset(&ar, 0, sizeof ar); memset(&md, 0, sizeof md); memset(&d, 0, sizeof d);
+            memset(x, 0x1C, n); x[0] = 0x0C; x[1] = 0xC8; x[2] = 0x01; /* field 100 (long form), struct */
+            gf__tc_init(&t, x, n, 0, "FileMetaData");
+            gf__parse_file_metadata(&t, &ar, &md, &d);
+            CHECK(t.err == GPUFEED_ERR_LIMIT);
+            gf__arena_free(&ar);
+        }
+        free(x);
+    }
+}
+
+static void test_tc_list_sizes(void)
+{
+    pqw_buf b = {0};
+    pqw_tc w;
+    gf__tc t;
+    uint32_t n;
+    int et;
+    pqw_tc_init(&w, &b);
+    /* more elements than bytes left */
+    pqw_tc_list_hdr(&w, PQW_T_I32, 1000); pqw_fill(&b, 1, 10);
+    tc_on(&t, &b); gf__tc_list_hdr(&t, &et, &n);
+    CHECK(t.err == GPUFEED_ERR_THRIFT && n == 0);
+    CHECK_HAS(t.msg, "cannot fit");
+    tc_on(&t, &b); gf__tc_skip(&t, GF__T_LIST, 0);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    b.n = 0;
+    /* more than GPUFEED_MAX_LIST_LENGTH */
+    pqw_tc_list_hdr(&w, PQW_T_I32, (uint64_t)GPUFEED_MAX_LIST_LENGTH + 1); pqw_fill(&b, 1, 10);
+    tc_on(&t, &b); gf__tc_list_hdr(&t, &et, &n);
+    CHECK(t.err == GPUFEED_ERR_LIMIT && n == 0);
+    CHECK_HAS(t.msg, "GPUFEED_MAX_LIST_LENGTH");
+    b.n = 0;
+    /* a 64-bit count */
+    pqw_tc_list_hdr(&w, PQW_T_STRUCT, UINT64_MAX); pqw_fill(&b, 0, 10);
+    tc_on(&t, &b); gf__tc_list_hdr(&t, &et, &n);
+    CHECK(t.err == GPUFEED_ERR_LIMIT && n == 0);
+    b.n = 0;
+    /* exactly the bytes left is fine */
+    pqw_tc_list_hdr(&w, PQW_T_I32, 20); pqw_fill(&b, 2, 20);
+    tc_on(&t, &b); gf__tc_list_hdr(&t, &et, &n);
+    CHECK(!t.err && n == 20 && et == GF__T_I32);
+    b.n = 0;
+    /* absurd maps */
+    pqw_tc_map_hdr(&w, PQW_T_I32, PQW_T_I32, 1u << 30); pqw_fill(&b, 2, 10);
+    tc_on(&t, &b); gf__tc_skip(&t, GF__T_MAP, 0);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    b.n = 0;
+    pqw_tc_map_hdr(&w, PQW_T_I32, PQW_T_I32, UINT64_MAX); pqw_fill(&b, 2, 10);
+    tc_on(&t, &b); gf__tc_skip(&t, GF__T_MAP, 0);
+    CHECK(t.err != GPUFEED_OK);
+    b.n = 0;
+    /* binary longer than the input */
+    pqw_uvarint(&b, 1000); pqw_fill(&b, 'a', 10);
+    tc_on(&t, &b); gf__tc_skip(&t, GF__T_BINARY, 0);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(t.msg, "runs past the end");
+    b.n = 0;
+    pqw_uvarint(&b, UINT64_MAX); pqw_fill(&b, 'a', 10);
+    tc_on(&t, &b); gf__tc_skip(&t, GF__T_BINARY, 0);
+    CHECK(t.err == GPUFEED_ERR_THRIFT);
+    pqw_free(&b);
+}
+
+/* parses a FileMetaData blob; returns the error (message in msg) */
+static gpufeed_result parse_fmd(const pqw_buf *b, char *msg, size_t cap)
+{
+    gf__tc t; gf__arena ar; gpufeed_metadata md; gf__fmd d;
+    memset(&ar, 0, sizeof ar); memset(&md, 0, sizeof md); memset(&d, 0, sizeof d);
+    gf__tc_init(&t, b->p, b->n, 0, "FileMetaData");
+    gf__parse_file_metadata(&t, &ar, &md, &d);
+    if (msg) snprintf(msg, cap, "%s", t.msg);
+    gf__arena_free(&ar);
+    return t.err;
+}
+
+static void test_tc_wrong_types(void)
+{
+    pqw_buf b = {0};
+    pqw_tc w;
+    char msg[GPUFEED_ERROR_MAX];
+    /* SchemaElement name (4) as an i32 */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 2, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_i32(&w, 4, 77); pqw_tc_end(&w);
+    pqw_tc_i64(&w, 3, 0);
+    pqw_tc_list(&w, 4, PQW_T_STRUCT, 0);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 4"); CHECK_HAS(msg, "SchemaElement"); CHECK_HAS(msg, "binary");
+    b.n = 0;
+    /* FileMetaData.num_rows (3) as a string */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w); pqw_tc_str(&w, 3, "many"); pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 3"); CHECK_HAS(msg, "FileMetaData");
+    b.n = 0;
+    /* schema (2) as an i32 rather than a list */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w); pqw_tc_i32(&w, 2, 1); pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 2"); CHECK_HAS(msg, "list");
+    b.n = 0;
+    /* schema as a list of i32 */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w); pqw_tc_list(&w, 2, PQW_T_I32, 1); pqw_tc_v_int(&w, 1); pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 2");
+    b.n = 0;
+    /* i32 field out of range (version = 2^40) */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w); pqw_tc_i32(&w, 1, 1ll << 40); pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 1");
+    b.n = 0;
+    /* ColumnMetaData.encodings (2) as a list of binary */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 4, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 1, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_struct(&w, 3);
+    pqw_tc_i32(&w, 1, 1); pqw_tc_list(&w, 2, PQW_T_BINARY, 1); pqw_tc_v_str(&w, "PLAIN");
+    pqw_tc_end(&w); pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 2"); CHECK_HAS(msg, "ColumnMetaData");
+    b.n = 0;
+    /* a bool where a struct is expected (ColumnChunk.meta_data) */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 4, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 1, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_bool(&w, 3, 1); pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 3"); CHECK_HAS(msg, "struct");
+    b.n = 0;
+    /* a required field missing: FileMetaData without row groups */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w); pqw_tc_list(&w, 2, PQW_T_STRUCT, 0); pqw_tc_i64(&w, 3, 0); pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "misses");
+    pqw_free(&b);
+}
+
+static void test_tc_truncated_footer(void)
+{
+    proof_file *pf = (proof_file *)calloc(1, sizeof *pf);
+    pqw_buf out = {0}, footer = {0};
+    size_t cut;
+    build_proof(pf, &out, NULL);
+    pqw_put(&footer, out.p + pf->f.footer_at, (size_t)pf->f.footer_size);
+    CHECK(parse_fmd(&footer, NULL, 0) == GPUFEED_OK);
+    for (cut = 0; cut < footer.n; cut++) {
+        pqw_buf part = {0};
+        pqw_put(&part, footer.p, cut);     /* a fresh allocation: ASan sees overreads */
+        CHECK_MSG(parse_fmd(&part, NULL, 0) != GPUFEED_OK, "prefix of %u bytes parsed", (unsigned)cut);
+        pqw_free(&part);
+    }
+    pqw_free(&footer); pqw_free(&out);
+    free_proof(pf); free(pf);
+}
+
+/* unknown fields of every type everywhere: the file still reads */
+static int base_fmd = 100, base_se = 50, base_rg = 30, base_cc = 20, base_cm = 40, base_ph = 20, base_dph = 20, base_lt = 5;
+static void w_logical_99(pqw_tc *w, void *ctx) { (void)ctx; w_every_field(w, &base_lt); }
+static void tweak_unknown(proof_file *pf)
+{
+    int c, g, p;
+    pf->f.extra.fn = w_every_field; pf->f.extra.ctx = &base_fmd;
+    for (c = 0; c <= N_PROOF_COLS; c++) { pf->sch[c].extra.fn = w_every_field; pf->sch[c].extra.ctx = &base_se; }
+    /* an unknown LogicalType member (99) on column fx */
+    pf->sch[12].logical = 99;
+    pf->sch[12].logical_body.fn = w_logical_99;
+    for (g = 0; g < 2; g++) {
+        pf->rg[g].extra.fn = w_every_field; pf->rg[g].extra.ctx = &base_rg;
+        for (c = 0; c < N_PROOF_COLS; c++) {
+            pqw_chunk *ch = &pf->ch[g][c];
+            ch->extra_chunk.fn = w_every_field; ch->extra_chunk.ctx = &base_cc;
+            ch->extra_meta.fn = w_every_field; ch->extra_meta.ctx = &base_cm;
+            for (p = 0; p < ch->npages; p++) {
+                ch->pages[p].extra.fn = w_every_field; ch->pages[p].extra.ctx = &base_ph;
+                ch->pages[p].extra_sub.fn = w_every_field; ch->pages[p].extra_sub.ctx = &base_dph;
+            }
+        }
+    }
+}
+
+static void test_tc_unknown_fields(void)
+{
+    proof_file *pf = (proof_file *)calloc(1, sizeof *pf);
+    pqw_buf out = {0};
+    build_proof(pf, &out, tweak_unknown);
+    CHECK(check_proof_file(&out, 0) == 0);
+    {
+        gpufeed_file *f; gpufeed_error err; gpufeed_open_desc d;
+        memset(&d, 0, sizeof d); d.data = out.p; d.data_size = out.n;
+        if (gpufeed_file_open(&f, &d, &err) == GPUFEED_OK) {
+            const gpufeed_metadata *md = gpufeed_file_metadata(f);
+            int32_t fx = gpufeed_file_find_column(f, "fx");
+            CHECK(fx == 11 && md->nodes[md->columns[fx].node].logical == GPUFEED_LT_OTHER);
+            CHECK(md->nodes[md->columns[3].node].logical == GPUFEED_LT_STRING);
+            gpufeed_file_close(f);
+        } else CHECK_MSG(0, "%s", err.message);
+    }
+    pqw_free(&out);
+    free_proof(pf); free(pf);
+}
+
+/* ---- RLE / bit-packed hybrid -------------------------------------------- */
+
+static void test_rle_runs(void)
+{
+    pqw_buf b = {0};
+    gf__rle r;
+    uint32_t out[64], i;
+    pqw_rle_run(&b, 7, 20, 3);
+    gf__rle_init(&r, b.p, b.p + b.n, 3);
+    CHECK(gf__rle_get(&r, out, 20) == 20 && !r.err);
+    for (i = 0; i < 20; i++) CHECK(out[i] == 7);
+    CHECK(gf__rle_get(&r, out, 1) == 0 && !r.err);     /* clean end of data */
+    b.n = 0;
+    {
+        uint32_t v[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+        pqw_bp_run(&b, v, 1, 3);
+        CHECK(b.n == 1 + 3);
+        gf__rle_init(&r, b.p, b.p + b.n, 3);
+        CHECK(gf__rle_get(&r, out, 8) == 8 && !r.err);
+        for (i = 0; i < 8; i++) CHECK(out[i] == i);
+    }
+    b.n = 0;
+    /* RLE values wider than one byte */
+    pqw_rle_run(&b, 0x12345, 5, 17);
+    pqw_rle_run(&b, 0xFFFFFFFFu, 3, 32);
+    gf__rle_init(&r, b.p, b.p + 5, 17);   /* header 1 + 3 value bytes */
+    CHECK(gf__rle_get(&r, out, 5) == 5 && out[4] == 0x12345);
+    gf__rle_init(&r, b.p + 4, b.p + b.n, 32);
+    CHECK(gf__rle_get(&r, out, 3) == 3 && out[2] == 0xFFFFFFFFu);
+    pqw_free(&b);
+}
+
+static void test_rle_boundaries(void)
+{
+    /* a stream mixing runs: RLE 13 x 5, bit-packed 2 groups, RLE 1 x 2,
+       bit-packed 1 group, RLE 1000 x 0, bit-packed 3 groups */
+    pqw_buf b = {0};
+    uint32_t expect[2000], n = 0, i, k;
+    static const unsigned chunks[] = { 1, 3, 7, 8, 1000 };
+    uint32_t bp[24];
+    for (i = 0; i < 24; i++) bp[i] = (i * 5 + 1) % 16;
+    pqw_rle_run(&b, 5, 13, 4); for (i = 0; i < 13; i++) expect[n++] = 5;
+    pqw_bp_run(&b, bp, 2, 4); for (i = 0; i < 16; i++) expect[n++] = bp[i];
+    pqw_rle_run(&b, 2, 1, 4); expect[n++] = 2;
+    pqw_bp_run(&b, bp + 3, 1, 4); for (i = 0; i < 8; i++) expect[n++] = bp[3 + i];
+    pqw_rle_run(&b, 0, 1000, 4); for (i = 0; i < 1000; i++) expect[n++] = 0;
+    pqw_bp_run(&b, bp, 3, 4); for (i = 0; i < 24; i++) expect[n++] = bp[i];
+    for (k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        gf__rle r;
+        uint32_t got[2000], total = 0;
+        gf__rle_init(&r, b.p, b.p + b.n, 4);
+        while (total < n) {
+            uint32_t want = chunks[k] < n - total ? chunks[k] : n - total;
+            uint32_t g = gf__rle_get(&r, got + total, want);
+            CHECK(g == want);
+            if (g != want) break;
+            total += g;
+        }
+        CHECK(total == n && !r.err && memcmp(got, expect, n * sizeof(uint32_t)) == 0);
+        CHECK(gf__rle_get(&r, got, 5) == 0);
+    }
+    pqw_free(&b);
+}
+
+static void test_rle_all_widths(void)
+{
+    int bw;
+    for (bw = 0; bw <= 32; bw++) {
+        enum { N = 1500 };
+        uint32_t *v = (uint32_t *)malloc(N * sizeof *v), *got = (uint32_t *)malloc(N * sizeof *got);
+        uint64_t mask = bw == 32 ? 0xFFFFFFFFull : ((1ull << bw) - 1);
+        pqw_buf b = {0};
+        gf__rle r;
+        uint32_t i, total = 0;
+        for (i = 0; i < N; i++) {
+            /* stretches of random values and of repeats */
+            if ((i / 50) % 3 == 1) v[i] = i ? v[i - 1] : 0;
+            else v[i] = (uint32_t)(rnd() & mask);
+        }
+        v[N - 1] = (uint32_t)mask;
+        pqw_hybrid(&b, v, N, bw);
+        gf__rle_init(&r, b.p, b.p + b.n, bw);
+        while (total < N) {
+            uint32_t want = (uint32_t)(rnd() % 97) + 1, g;
+            if (want > N - total) want = N - total;
+            g = gf__rle_get(&r, got + total, want);
+            if (g != want) break;
+            total += g;
+        }
+        CHECK_MSG(total == N && !r.err, "bit width %d: %u values", bw, total);
+        CHECK_MSG(memcmp(got, v, N * sizeof(uint32_t)) == 0, "bit width %d", bw);
+        /* MSB-first BIT_PACKED of the same values */
+        b.n = 0;
+        pqw_pack_msb(&b, v, N, bw);
+        gf__rle_init_msb(&r, b.p, b.p + b.n, bw, N);
+        CHECK_MSG(gf__rle_get(&r, got, N) == N && !r.err, "msb bit width %d", bw);
+        CHECK_MSG(memcmp(got, v, N * sizeof(uint32_t)) == 0, "msb bit width %d", bw);
+        pqw_free(&b);
+        free(v); free(got);
+    }
+}
+
+static void test_rle_truncated(void)
+{
+    pqw_buf b = {0};
+    gf__rle r;
+    uint32_t out[64], i, vals[32];
+    for (i = 0; i < 32; i++) vals[i] = i % 8;
+    /* a bit-packed run of 4 groups (12 bytes at bw 3), only 6 bytes present */
+    pqw_uvarint(&b, (4 << 1) | 1);
+    pqw_pack_lsb(&b, vals, 16, 3);
+    CHECK(b.n == 1 + 6);
+    gf__rle_init(&r, b.p, b.p + b.n, 3);
+    CHECK(gf__rle_get(&r, out, 16) == 16 && !r.err);
+    for (i = 0; i < 16; i++) CHECK(out[i] == vals[i]);
+    CHECK(gf__rle_get(&r, out, 1) == 0 && r.err);
+    /* asking for more at once returns what is there and flags it */
+    gf__rle_init(&r, b.p, b.p + b.n, 3);
+    CHECK(gf__rle_get(&r, out, 20) == 16 && r.err);
+    /* a partial value at the cut is not returned: 5 bytes hold 13 values */
+    gf__rle_init(&r, b.p, b.p + 1 + 5, 3);
+    CHECK(gf__rle_get(&r, out, 32) == 13 && r.err);
+    b.n = 0;
+    /* RLE value >= 2^bw */
+    pqw_uvarint(&b, 10 << 1); pqw_u8(&b, 9);
+    gf__rle_init(&r, b.p, b.p + b.n, 3);
+    CHECK(gf__rle_get(&r, out, 10) == 0 && r.err);
+    b.n = 0;
+    /* RLE value missing its bytes */
+    pqw_uvarint(&b, 10 << 1); pqw_u8(&b, 1);
+    gf__rle_init(&r, b.p, b.p + b.n, 9);       /* needs 2 value bytes */
+    CHECK(gf__rle_get(&r, out, 10) == 0 && r.err);
+    b.n = 0;
+    /* an endless run header */
+    pqw_fill(&b, 0xFF, 12);
+    gf__rle_init(&r, b.p, b.p + b.n, 1);
+    CHECK(gf__rle_get(&r, out, 10) == 0 && r.err);
+    b.n = 0;
+    /* a run header claiming 2^40 groups */
+    pqw_uvarint(&b, (1ull << 41) | 1); pqw_fill(&b, 0, 8);
+    gf__rle_init(&r, b.p, b.p + b.n, 1);
+    CHECK(gf__rle_get(&r, out, 64) < 64 && r.err);
+    b.n = 0;
+    /* MSB-first: count larger than the bytes */
+    pqw_pack_msb(&b, vals, 8, 3);          /* 3 bytes */
+    gf__rle_init_msb(&r, b.p, b.p + b.n, 3, 20);
+    CHECK(gf__rle_get(&r, out, 20) == 8 && r.err);
+    for (i = 0; i < 8; i++) CHECK(out[i] == vals[i]);
+    /* empty input */
+    gf__rle_init(&r, b.p, b.p, 2);
+    CHECK(gf__rle_get(&r, out, 3) == 0);
+    pqw_free(&b);
+}
+
+static void test_rle_msb_known(void)
+{
+    /* BIT_PACKED example from the Parquet spec: 0..7 at bw 3 =
+       00000101 00111001 01110111 */
+    static const uint8_t x[3] = { 0x05, 0x39, 0x77 };
+    gf__rle r;
+    uint32_t out[8], i;
+    gf__rle_init_msb(&r, x, x + 3, 3, 8);
+    CHECK(gf__rle_get(&r, out, 8) == 8 && !r.err);
+    for (i = 0; i < 8; i++) CHECK(out[i] == i);
+    /* the hybrid form of the same values: 10001000 11000110 11111010 */
+    {
+        static const uint8_t y[4] = { 0x03, 0x88, 0xC6, 0xFA };
+        gf__rle_init(&r, y, y + 4, 3);
+        CHECK(gf__rle_get(&r, out, 8) == 8 && !r.err);
+        for (i = 0; i < 8; i++) CHECK(out[i] == i);
+    }
+}
+
+/* ---- SNAPPY ------------------------------------------------------------- */
+
+/* guard bytes after a decoder's output: it must never write past dn */
+#define GUARD 64
+static uint8_t *guarded(size_t dn)
+{
+    uint8_t *d = (uint8_t *)malloc(dn + GUARD);
+    memset(d, 0xA5, dn + GUARD);
+    return d;
+}
+static int guard_intact(const uint8_t *d, size_t dn)
+{
+    size_t i;
+    for (i = 0; i < GUARD; i++) if (d[dn + i] != 0xA5) { fprintf(stderr, "  snappy wrote past its output\n"); return 0; }
+    return 1;
+}
+
+/* decodes src expecting `want`; returns 1 when exactly that came out */
+static int snappy_is(const uint8_t *src, size_t n, const void *want, size_t wn)
+{
+    uint8_t *dst = guarded(wn);
+    char msg[256];
+    gpufeed_result r = gf__snappy(src, n, dst, wn, msg, sizeof msg);
+    int ok = r == GPUFEED_OK && (wn == 0 || memcmp(dst, want, wn) == 0) && guard_intact(dst, wn);
+    if (r) fprintf(stderr, "  snappy: %s\n", msg);
+    free(dst);
+    return ok;
+}
+/* expects a codec error; dn is the output size given to the decoder */
+static int snappy_fails(const uint8_t *src, size_t n, size_t dn)
+{
+    uint8_t *dst = guarded(dn);
+    uint8_t *copy = (uint8_t *)malloc(n ? n : 1);
+    char msg[256];
+    gpufeed_result r;
+    int intact;
+    msg[0] = 0;
+    if (n) memcpy(copy, src, n);        /* exact-size allocation for ASan */
+    r = gf__snappy(copy, n, dst, dn, msg, sizeof msg);
+    intact = guard_intact(dst, dn);
+    free(dst); free(copy);
+    if (r != GPUFEED_ERR_CODEC) fprintf(stderr, "  snappy: expected an error, got %d\n", r);
+    else if (!strstr(msg, "snappy")) fprintf(stderr, "  snappy: message \"%s\"\n", msg);
+    return r == GPUFEED_ERR_CODEC && strstr(msg, "snappy") != NULL && intact;
+}
+
+static void test_snappy_vectors(void)
+{
+    {   /* literal only */
+        static const uint8_t s[] = { 5, 4 << 2, 'h', 'e', 'l', 'l', 'o' };
+        CHECK(snappy_is(s, sizeof s, "hello", 5));
+    }
+    {   /* empty */
+        static const uint8_t s[] = { 0 };
+        CHECK(snappy_is(s, 1, "", 0));
+    }
+    {   /* copy with a 1-byte offset: "abcd" + copy(off 4, len 8) */
+        static const uint8_t s[] = { 12, 3 << 2, 'a', 'b', 'c', 'd', 1 | (4 << 2), 4 };
+        CHECK(snappy_is(s, sizeof s, "abcdabcdabcd", 12));
+    }
+    {   /* 1-byte offset form with offset bits in the tag: offset 0x104 */
+        pqw_buf b = {0}, want = {0};
+        size_t i;
+        for (i = 0; i < 260; i++) pqw_u8(&want, (unsigned)(i * 7));
+        for (i = 0; i < 11; i++) pqw_u8(&want, want.p[i]);
+        pqw_uvarint(&b, want.n);
+        pqw_snappy_lit(&b, want.p, 260);
+        pqw_u8(&b, 1 | (7 << 2) | (1 << 5)); pqw_u8(&b, 4);  /* len 11, off 260 */
+        CHECK(snappy_is(b.p, b.n, want.p, want.n));
+        pqw_free(&b); pqw_free(&want);
+    }
+    {   /* 2-byte offset: copy(off 4, len 8) */
+        static const uint8_t s[] = { 12, 3 << 2, 'a', 'b', 'c', 'd', 2 | (7 << 2), 4, 0 };
+        CHECK(snappy_is(s, sizeof s, "abcdabcdabcd", 12));
+    }
+    {   /* 4-byte offset: copy(off 4, len 8) */
+        static const uint8_t s[] = { 12, 3 << 2, 'a', 'b', 'c', 'd', 3 | (7 << 2), 4, 0, 0, 0 };
+        CHECK(snappy_is(s, sizeof s, "abcdabcdabcd", 12));
+    }
+    {   /* overlapping copies: offset 1 is a run */
+        static const uint8_t s[] = { 21, 0 << 2, 'a', 2 | (19 << 2), 1, 0 };
+        CHECK(snappy_is(s, sizeof s, "aaaaaaaaaaaaaaaaaaaaa", 21));
+        {
+            static const uint8_t s2[] = { 64, 1 << 2, 'x', 'y', 2 | (61 << 2), 2, 0 };
+            char want[64]; int i;
+            for (i = 0; i < 64; i++) want[i] = i % 2 ? 'y' : 'x';
+            CHECK(snappy_is(s2, sizeof s2, want, 64));
+        }
+        {   /* offset 7 with a long length (not a multiple of 7) */
+            static const uint8_t s3[] = { 50, 6 << 2, '0', '1', '2', '3', '4', '5', '6', 2 | (42 << 2), 7, 0 };
+            char want[50]; int i;
+            for (i = 0; i < 50; i++) want[i] = (char)('0' + i % 7);
+            CHECK(snappy_is(s3, sizeof s3, want, 50));
+        }
+    }
+    {   /* long literals: 1, 2, 3 and 4 extra length bytes */
+        static const size_t lens[4] = { 61, 300, 70000, 70001 };
+        int k;
+        for (k = 0; k < 4; k++) {
+            pqw_buf b = {0}, want = {0};
+            size_t i, len = lens[k], m = len - 1;
+            int nb = k + 1;
+            for (i = 0; i < len; i++) pqw_u8(&want, (unsigned)(rnd() & 0xFF));
+            pqw_uvarint(&b, len);
+            pqw_u8(&b, (unsigned)((59 + nb) << 2));
+            for (i = 0; i < (size_t)nb; i++) pqw_u8(&b, (unsigned)((m >> (8 * i)) & 0xFF));
+            pqw_append(&b, &want);
+            CHECK_MSG(snappy_is(b.p, b.n, want.p, want.n), "literal with %d length bytes", nb);
+            pqw_free(&b); pqw_free(&want);
+        }
+    }
+}
+
+static void test_snappy_roundtrip(void)
+{
+    size_t sizes[] = { 1, 5, 17, 4096, 5000, 70000, 140000 };
+    size_t k;
+    for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        pqw_buf src = {0}, z = {0};
+        size_t i, n = sizes[k];
+        int forms[4] = { 0, 0, 0, 0 };
+        for (i = 0; i < n; i++) {
+            /* text-like with repeats near and far */
+            if (i < 3000) pqw_u8(&src, (unsigned)(rnd() & 0xFF));
+            else if (i >= 66000 && i < 66000 + 3000) pqw_u8(&src, src.p[i - 66000]);
+            else if (i % 100 < 40) pqw_u8(&src, (unsigned)("the quick brown fox "[i % 20]));
+            else pqw_u8(&src, (unsigned)(rnd() % 7 + 'a'));
+        }
+        pqw_snappy_compress(&z, src.p, src.n);
+        CHECK_MSG(snappy_is(z.p, z.n, src.p, src.n), "round trip of %u bytes", (unsigned)n);
+        if (n >= 70000) CHECK(z.n < src.n);
+        {   /* which tag forms the encoder used */
+            size_t hdr = 0; uint64_t ul = 0; const uint8_t *p, *e = z.p + z.n;
+            CHECK(gf__snappy_length(z.p, z.n, &ul, &hdr) && ul == n);
+            for (p = z.p + hdr; p < e;) {
+                unsigned tag = *p++;
+                forms[tag & 3]++;
+                if ((tag & 3) == 0) {
+                    size_t len = (tag >> 2) + 1;
+                    if (len > 60) { size_t nb = len - 60, j; len = 0; for (j = 0; j < nb; j++) len |= (size_t)p[j] << (8 * j); len++; p += nb; }
+                    p += len;
+                } else p += (tag & 3) == 1 ? 1 : (tag & 3) == 2 ? 2 : 4;
+            }
+        }
+        if (n >= 140000) CHECK(forms[1] > 0 && forms[2] > 0 && forms[3] > 0);
+        pqw_free(&src); pqw_free(&z);
+    }
+}
+
+static void test_snappy_malformed(void)
+{
+    {   /* offset 0 */
+        static const uint8_t s[] = { 8, 3 << 2, 'a', 'b', 'c', 'd', 2 | (3 << 2), 0, 0 };
+        CHECK(snappy_fails(s, sizeof s, 8));
+    }
+    {   /* offset beyond the output so far */
+        static const uint8_t s[] = { 8, 3 << 2, 'a', 'b', 'c', 'd', 2 | (3 << 2), 5, 0 };
+        CHECK(snappy_fails(s, sizeof s, 8));
+        {
+            static const uint8_t s2[] = { 8, 2 | (7 << 2), 1, 0 };      /* a copy before any output */
+            CHECK(snappy_fails(s2, sizeof s2, 8));
+        }
+        {
+            static const uint8_t s3[] = { 8, 3 << 2, 'a', 'b', 'c', 'd', 3 | (3 << 2), 0xFF, 0xFF, 0xFF, 0xFF };
+            CHECK(snappy_fails(s3, sizeof s3, 8));
+        }
+    }
+    {   /* a copy overrunning the output */
+        static const uint8_t s[] = { 8, 3 << 2, 'a', 'b', 'c', 'd', 2 | (9 << 2), 4, 0 };
+        CHECK(snappy_fails(s, sizeof s, 8));
+    }
+    {   /* literal overrunning the input */
+        static const uint8_t s[] = { 10, 9 << 2, 'a', 'b', 'c' };
+        CHECK(snappy_fails(s, sizeof s, 10));
+    }
+    {   /* literal overrunning the output */
+        static const uint8_t s[] = { 3, 4 << 2, 'a', 'b', 'c', 'd', 'e' };
+        CHECK(snappy_fails(s, sizeof s, 3));
+    }
+    {   /* a long literal whose 4-byte length is 2^32-1 */
+        static const uint8_t s[] = { 3, 63 << 2, 0xFF, 0xFF, 0xFF, 0xFF, 'a', 'b', 'c' };
+        CHECK(snappy_fails(s, sizeof s, 3));
+    }
+    {   /* length header bigger than what the stream produces */
+        static const uint8_t s[] = { 9, 4 << 2, 'h', 'e', 'l', 'l', 'o' };
+        CHECK(snappy_fails(s, sizeof s, 9));
+    }
+    {   /* length header smaller than what the stream produces */
+        static const uint8_t s[] = { 3, 4 << 2, 'h', 'e', 'l', 'l', 'o' };
+        CHECK(snappy_fails(s, sizeof s, 3));
+        {
+            static const uint8_t s2[] = { 4, 0 << 2, 'a', 2 | (9 << 2), 1, 0 };
+            CHECK(snappy_fails(s2, sizeof s2, 4));
+        }
+    }
+    {   /* header disagrees with the size the caller expects */
+        static const uint8_t s[] = { 5, 4 << 2, 'h', 'e', 'l', 'l', 'o' };
+        CHECK(snappy_fails(s, sizeof s, 6));
+        CHECK(snappy_fails(s, sizeof s, 4));
+    }
+    {   /* truncated tags */
+        static const uint8_t a[] = { 8, 3 << 2, 'a', 'b', 'c', 'd', 1 | (0 << 2) };
+        static const uint8_t b[] = { 8, 3 << 2, 'a', 'b', 'c', 'd', 2 | (3 << 2), 4 };
+        static const uint8_t c[] = { 8, 3 << 2, 'a', 'b', 'c', 'd', 3 | (3 << 2), 4, 0, 0 };
+        static const uint8_t d[] = { 100, 61 << 2, 99 };
+        static const uint8_t e[] = { 100, 63 << 2, 99, 0, 0 };
+        CHECK(snappy_fails(a, sizeof a, 8));
+        CHECK(snappy_fails(b, sizeof b, 8));
+        CHECK(snappy_fails(c, sizeof c, 8));
+        CHECK(snappy_fails(d, sizeof d, 100));
+        CHECK(snappy_fails(e, sizeof e, 100));
+    }
+    {   /* bad varint headers */
+        static const uint8_t a[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 };
+        static const uint8_t b[] = { 0xFF, 0xFF, 0xFF, 0xFF, 0x7F };   /* 2^35 - 1 */
+        static const uint8_t c[] = { 0x80 };
+        CHECK(snappy_fails(a, sizeof a, 16));
+        CHECK(snappy_fails(b, sizeof b, 16));
+        CHECK(snappy_fails(c, sizeof c, 16));
+        CHECK(snappy_fails(c, 0, 0));
+    }
+    {   /* every truncation and every single-byte corruption of a real stream:
+           an error or the right size, never a crash */
+        pqw_buf src = {0}, z = {0};
+        size_t i, cut;
+        for (i = 0; i < 3000; i++) pqw_u8(&src, (unsigned)("abcabcabd0123"[i % 13] + (i / 500)));
+        pqw_snappy_compress(&z, src.p, src.n);
+        for (cut = 0; cut < z.n; cut++) CHECK_MSG(snappy_fails(z.p, cut, src.n), "cut at %u", (unsigned)cut);
+        for (i = 0; i < 2000; i++) {
+            uint8_t *cp = (uint8_t *)malloc(z.n), *dst = guarded(src.n);
+            char msg[256];
+            gpufeed_result r;
+            memcpy(cp, z.p, z.n);
+            cp[rnd() % z.n] ^= (uint8_t)(1u << (rnd() % 8));
+            r = gf__snappy(cp, z.n, dst, src.n, msg, sizeof msg);
+            CHECK(r == GPUFEED_OK || r == GPUFEED_ERR_CODEC);
+            CHECK(guard_intact(dst, src.n));
+            free(cp); free(dst);
+        }
+        pqw_free(&src); pqw_free(&z);
+    }
+}
+
+/* ---- PLAIN -------------------------------------------------------------- */
+
+static void test_plain_fixed(void)
+{
+    pqw_buf b = {0};
+    const uint8_t *p;
+    uint32_t bit = 0;
+    {
+        int32_t v[3] = { -1, 0, INT32_MAX }, o[4];
+        pqw_plain_i32(&b, v, 3);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_INT32, 0, &p, b.p + b.n, &bit, o, 3) == 0);
+        CHECK(memcmp(o, v, sizeof v) == 0 && p == b.p + 12);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_INT32, 0, &p, b.p + b.n, &bit, o, 4) == 1 && p == b.p);
+        b.n = 0;
+    }
+    {
+        int64_t v[2] = { INT64_MIN, 42 }, o[3];
+        pqw_plain_i64(&b, v, 2);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_INT64, 0, &p, b.p + b.n, &bit, o, 2) == 0 && memcmp(o, v, sizeof v) == 0);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_INT64, 0, &p, b.p + b.n - 1, &bit, o, 2) == 1);
+        b.n = 0;
+    }
+    {
+        float v[2] = { 1.5f, -0.0f }, o[2];
+        pqw_plain_float(&b, v, 2);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_FLOAT, 0, &p, b.p + b.n, &bit, o, 2) == 0 && memcmp(o, v, sizeof v) == 0);
+        b.n = 0;
+    }
+    {
+        double v[2] = { 1e300, -2.5 }, o[3];
+        pqw_plain_double(&b, v, 2);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_DOUBLE, 0, &p, b.p + b.n, &bit, o, 2) == 0 && memcmp(o, v, sizeof v) == 0);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_DOUBLE, 0, &p, b.p + b.n, &bit, o, 3) == 1);
+        b.n = 0;
+    }
+    {   /* INT96 */
+        int64_t o[4];
+        pqw_plain_int96(&b, 0, 2440588);
+        pqw_plain_int96(&b, 0, 2451545);                   /* 2000-01-01 */
+        pqw_plain_int96(&b, 1500000000ull, 2440587);       /* 1969-12-31T00:00:01.5 */
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_INT96, 0, &p, b.p + b.n, &bit, o, 3) == 0);
+        CHECK(o[0] == 0 && o[1] == 946684800000000000LL && o[2] == -86400000000000LL + 1500000000LL);
+        CHECK(gpufeed_int96_to_ns(b.p) == 0);
+        CHECK(gpufeed_int96_to_ns(b.p + 12) == 946684800000000000LL);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_INT96, 0, &p, b.p + 35, &bit, o, 3) == 1);
+        b.n = 0;
+    }
+    {   /* FIXED_LEN_BYTE_ARRAY */
+        gpufeed_bytes o[4];
+        pqw_plain_flba(&b, "abcdefghi", 3, 3);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_FIXED_LEN_BYTE_ARRAY, 3, &p, b.p + b.n, &bit, o, 3) == 0);
+        CHECK(o[0].len == 3 && memcmp(o[2].ptr, "ghi", 3) == 0 && p == b.p + 9);
+        p = b.p;
+        CHECK(gf__plain_decode(GPUFEED_FIXED_LEN_BYTE_ARRAY, 3, &p, b.p + 8, &bit, o, 3) == 1);
+        b.n = 0;
+    }
+    pqw_free(&b);
+}
+
+static void test_plain_boolean(void)
+{
+    pqw_buf b = {0};
+    uint8_t v[20], o[20];
+    const uint8_t *p;
+    uint32_t bit = 0, i;
+    for (i = 0; i < 20; i++) v[i] = (uint8_t)((i * 7 + 3) % 5 < 2);
+    pqw_plain_bool(&b, v, 20);
+    CHECK(b.n == 3);
+    p = b.p;
+    CHECK(gf__plain_decode(GPUFEED_BOOLEAN, 0, &p, b.p + b.n, &bit, o, 3) == 0);
+    CHECK(p == b.p && bit == 3);
+    CHECK(gf__plain_decode(GPUFEED_BOOLEAN, 0, &p, b.p + b.n, &bit, o + 3, 5) == 0);
+    CHECK(p == b.p + 1 && bit == 0);
+    CHECK(gf__plain_decode(GPUFEED_BOOLEAN, 0, &p, b.p + b.n, &bit, o + 8, 10) == 0);
+    CHECK(p == b.p + 2 && bit == 2);
+    CHECK(gf__plain_decode(GPUFEED_BOOLEAN, 0, &p, b.p + b.n, &bit, o + 18, 2) == 0);
+    CHECK(memcmp(o, v, 20) == 0);
+    /* 4 bits left in the last byte: 5 more is too many */
+    CHECK(gf__plain_decode(GPUFEED_BOOLEAN, 0, &p, b.p + b.n, &bit, o, 5) == 1);
+    CHECK(gf__plain_decode(GPUFEED_BOOLEAN, 0, &p, b.p + b.n, &bit, o, 4) == 0);
+    CHECK(gf__plain_decode(GPUFEED_BOOLEAN, 0, &p, b.p + b.n, &bit, o, 1) == 1);
+    pqw_free(&b);
+}
+
+static void test_plain_byte_array(void)
+{
+    static const char *const s[3] = { "alpha", "", "gamma ray" };
+    pqw_buf b = {0};
+    gpufeed_bytes o[4];
+    const uint8_t *p;
+    uint32_t bit = 0;
+    pqw_plain_str(&b, s, 3);
+    p = b.p;
+    CHECK(gf__plain_decode(GPUFEED_BYTE_ARRAY, 0, &p, b.p + b.n, &bit, o, 3) == 0);
+    CHECK(p == b.p + b.n);
+    CHECK(o[0].len == 5 && memcmp(o[0].ptr, "alpha", 5) == 0 && o[1].len == 0 && o[2].len == 9 && memcmp(o[2].ptr, "gamma ray", 9) == 0);
+    /* truncated length prefix */
+    p = b.p;
+    CHECK(gf__plain_decode(GPUFEED_BYTE_ARRAY, 0, &p, b.p + 4 + 5 + 4 + 2, &bit, o, 3) == 1);
+    /* truncated bytes */
+    p = b.p;
+    CHECK(gf__plain_decode(GPUFEED_BYTE_ARRAY, 0, &p, b.p + b.n - 1, &bit, o, 3) == 1);
+    /* a length of 2^32-1 */
+    b.n = 0;
+    pqw_le32(&b, 0xFFFFFFFFu); pqw_fill(&b, 'x', 8);
+    p = b.p;
+    CHECK(gf__plain_decode(GPUFEED_BYTE_ARRAY, 0, &p, b.p + b.n, &bit, o, 1) == 1);
+    /* more values than present */
+    b.n = 0;
+    pqw_plain_str(&b, s, 2);
+    p = b.p;
+    CHECK(gf__plain_decode(GPUFEED_BYTE_ARRAY, 0, &p, b.p + b.n, &bit, o, 3) == 1);
+    pqw_free(&b);
+}
+
+/* ---- helpers: half floats, CRC, result strings ------------------------- */
+
+static void test_half_to_float(void)
+{
+    float z = gpufeed_half_to_float(0x0000), nz = gpufeed_half_to_float(0x8000);
+    CHECK(z == 0.0f && !signbit(z));
+    CHECK(nz == 0.0f && signbit(nz));
+    CHECK(gpufeed_half_to_float(0x3C00) == 1.0f);
+    CHECK(gpufeed_half_to_float(0xC000) == -2.0f);
+    CHECK(gpufeed_half_to_float(0x7BFF) == 65504.0f);
+    CHECK(gpufeed_half_to_float(0x0001) == ldexpf(1.0f, -24));
+    CHECK(gpufeed_half_to_float(0x03FF) == ldexpf(1023.0f, -24));   /* largest subnormal */
+    CHECK(gpufeed_half_to_float(0x0400) == ldexpf(1.0f, -14));      /* smallest normal */
+    CHECK(gpufeed_half_to_float(0x3555) == 0x1.554p-2f);
+    CHECK(isinf(gpufeed_half_to_float(0x7C00)) && gpufeed_half_to_float(0x7C00) > 0);
+    CHECK(isinf(gpufeed_half_to_float(0xFC00)) && gpufeed_half_to_float(0xFC00) < 0);
+    CHECK(isnan(gpufeed_half_to_float(0x7E00)));
+    CHECK(isnan(gpufeed_half_to_float(0x7C01)));
+}
+
+static void test_crc32(void)
+{
+    gf__crc_tab *tab = (gf__crc_tab *)malloc(sizeof *tab);
+    uint8_t *buf = (uint8_t *)malloc(5000);
+    size_t n, i;
+    CHECK(gpufeed_crc32(0, "123456789", 9) == 0xCBF43926u);
+    CHECK(gpufeed_crc32(0, "", 0) == 0);
+    CHECK(pqw_crc32("123456789", 9) == 0xCBF43926u);
+    /* incremental */
+    CHECK(gpufeed_crc32(gpufeed_crc32(0, "12345", 5), "6789", 4) == 0xCBF43926u);
+    gf__crc_init(tab);
+    CHECK(gf__crc_run(tab, 0, (const uint8_t *)"123456789", 9) == 0xCBF43926u);
+    for (i = 0; i < 5000; i++) buf[i] = (uint8_t)rnd();
+    for (n = 0; n < 300; n++) {
+        size_t off = (size_t)(rnd() % 16);
+        CHECK_MSG(gf__crc_run(tab, 0, buf + off, n) == gpufeed_crc32(0, buf + off, n), "length %u", (unsigned)n);
+    }
+    for (n = 300; n < 5000; n += 97)
+        CHECK(gf__crc_run(tab, 0, buf, n) == gpufeed_crc32(0, buf, n));
+    CHECK(gf__crc_run(tab, gf__crc_run(tab, 0, buf, 1001), buf + 1001, 3000) == gpufeed_crc32(0, buf, 4001));
+    free(buf); free(tab);
+}
+
+static void test_result_strings(void)
+{
+    static const gpufeed_result all[] = {
+        GPUFEED_OK, GPUFEED_DONE, GPUFEED_ERR_INVALID_ARG, GPUFEED_ERR_OUT_OF_MEMORY, GPUFEED_ERR_LIMIT,
+        GPUFEED_ERR_UNSUPPORTED, GPUFEED_ERR_PLATFORM, GPUFEED_ERR_IO, GPUFEED_ERR_TRUNCATED,
+        GPUFEED_ERR_NOT_PARQUET, GPUFEED_ERR_FOOTER, GPUFEED_ERR_THRIFT, GPUFEED_ERR_SCHEMA,
+        GPUFEED_ERR_ENCRYPTED, GPUFEED_ERR_PAGE, GPUFEED_ERR_CHECKSUM, GPUFEED_ERR_CODEC,
+        GPUFEED_ERR_ENCODING, GPUFEED_ERR_CORRUPT, GPUFEED_ERR_DICTIONARY
+    };
+    size_t n = sizeof all / sizeof all[0], i, j;
+    const char *unknown = gpufeed_result_string((gpufeed_result)-999);
+    CHECK(unknown && unknown[0]);
+    for (i = 0; i < n; i++) {
+        const char *s = gpufeed_result_string(all[i]);
+        CHECK_MSG(s && s[0], "code %d", all[i]);
+        CHECK_MSG(strcmp(s, unknown) != 0, "code %d", all[i]);
+        for (j = 0; j < i; j++) CHECK_MSG(strcmp(s, gpufeed_result_string(all[j])) != 0, "codes %d and %d", all[i], all[j]);
+    }
+    /* names used in messages */
+    CHECK(strcmp(gpufeed_physical_type_name(GPUFEED_FIXED_LEN_BYTE_ARRAY), "FIXED_LEN_BYTE_ARRAY") == 0);
+    CHECK(strcmp(gpufeed_codec_name((gpufeed_codec)99), "UNKNOWN") == 0);
+    CHECK(strcmp(gpufeed_encoding_name(GPUFEED_ENC_RLE_DICTIONARY), "RLE_DICTIONARY") == 0);
+    CHECK(strcmp(gpufeed_logical_type_name((gpufeed_logical_type)1000), "OTHER") == 0);
+}
+
+int main(void)
+{
+    RUN(test_writer_roundtrip);
+    RUN(test_tc_varints);
+    RUN(test_tc_zigzag);
+    RUN(test_tc_overlong);
+    RUN(test_tc_field_headers);
+    RUN(test_tc_skip_types);
+    RUN(test_tc_depth);
+    RUN(test_tc_list_sizes);
+    RUN(test_tc_wrong_types);
+    RUN(test_tc_truncated_footer);
+    RUN(test_tc_unknown_fields);
+    RUN(test_rle_runs);
+    RUN(test_rle_boundaries);
+    RUN(test_rle_all_widths);
+    RUN(test_rle_truncated);
+    RUN(test_rle_msb_known);
+    RUN(test_snappy_vectors);
+    RUN(test_snappy_roundtrip);
+    RUN(test_snappy_malformed);
+    RUN(test_plain_fixed);
+    RUN(test_plain_boolean);
+    RUN(test_plain_byte_array);
+    RUN(test_half_to_float);
+    RUN(test_crc32);
+    RUN(test_result_strings);
+    return TEST_SUMMARY();
+}
