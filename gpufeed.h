@@ -4,11 +4,13 @@
    ----------
    gpufeed reads Parquet files with its own decoder (no Arrow, no Python at
    run time) and turns their columns into the dense arrays a trainer feeds
-   to the GPU. This version contains the foundation: sources (file, memory,
-   user read-at callback), the footer and its Thrift Compact Protocol
-   metadata, the page walk, PLAIN / dictionary / RLE-bit-packed decoding of
-   flat columns, and a SNAPPY decoder. Dense batches, worker queues, the
-   tensor cache and CUDA uploads build on it (see the README's roadmap).
+   to the GPU: each page is decoded straight into its place in the batch.
+   This version contains: sources (file, memory, user read-at callback),
+   the footer and its Thrift Compact Protocol metadata, the page walk,
+   PLAIN / dictionary / RLE-bit-packed decoding of flat columns, a SNAPPY
+   decoder, and columnar-to-dense conversion over datasets of many files
+   (features, statistics pruning, predicates, units, batches). Worker
+   queues, the tensor cache and CUDA uploads build on it (README roadmap).
 
    Do this in exactly ONE C or C++ file:
 
@@ -20,19 +22,25 @@
    files gives duplicate symbols; GPUFEED_STATIC makes every function static
    instead, for one-file programs or to keep the symbols private.
 
-   Usage (read one column of one row group, page by page)
-   ------------------------------------------------------
-       gpufeed_file *f; gpufeed_error err; gpufeed_column *c;
-       gpufeed_column_batch b;
-       gpufeed_open_desc d = {0}; d.path = "flights.parquet";
-       if (gpufeed_file_open(&f, &d, &err)) { puts(err.message); return 1; }
-       int col = gpufeed_file_find_column(f, "dep_delay");
-       gpufeed_column_open(f, 0, col, NULL, &c);
-       while (gpufeed_column_read(c, &b) == GPUFEED_OK)
-           use(b.values, b.valid, b.num_rows);      // double[] + validity
-       gpufeed_column_close(c); gpufeed_file_close(f);
+   Usage: dense float32 batches of two features from a directory of files
+   ---------------------------------------------------------------------
+       gpufeed_feature ft[2] = {{0}}; gpufeed_dataset_desc d = {0};
+       const char *paths[] = { "data/" };            // files, dirs, globs
+       gpufeed_dataset *ds; gpufeed_reader *r; gpufeed_error err;
+       gpufeed_reader_desc rd = {0}; gpufeed_batch b;
+       ft[0].column = "dep_delay"; ft[0].dtype = GPUFEED_DT_F32;
+       ft[1].column = "distance";  ft[1].dtype = GPUFEED_DT_F32;
+       d.paths = paths; d.num_paths = 1; d.features = ft; d.num_features = 2;
+       if (gpufeed_dataset_open(&ds, &d, &err)) { puts(err.message); return 1; }
+       rd.batch_rows = 4096; gpufeed_reader_open(&r, ds, &rd, &err);
+       while (gpufeed_reader_next(r, &b) == GPUFEED_OK)
+           train(b.data, b.num_rows);                // float[num_rows][2]
+       gpufeed_reader_close(r); gpufeed_dataset_close(ds);
 
-   Table of contents (grep '>>' to print the map of the implementation)
+   Lower level: gpufeed_file_open + gpufeed_column_open/read decode one
+   column chunk page by page into typed values and validity.
+
+   Table of contents (grep -n '/\* >>' gpufeed.h prints the map)
    -----------------
      >>options     build options and limits
      >>api         public types and functions
@@ -44,7 +52,8 @@
      >>pages       page headers, the page walk of a column chunk
      >>codecs      SNAPPY
      >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary
-     >>column      the public column reader
+     >>column      the public column reader, page index
+     >>dense       conversions, datasets, pruning, units, batch reader
      >>license     MIT / public domain
 
    Options (define before including the implementation)
@@ -72,6 +81,8 @@
      GPUFEED_MAX_LIST_WIDTH        1 Mi     elements of one list value
                                             (nested columns, later)
      GPUFEED_ERROR_MAX             512      bytes of an error message
+     GPUFEED_MAX_FEATURES          4096     features of one dataset
+     GPUFEED_ALIGN                 256      alignment of batch buffers
 
    Byte order: Parquet is little-endian and so is every host gpufeed
    supports (x86-64, aarch64). The implementation checks this at compile
