@@ -580,6 +580,7 @@ typedef struct gpufeed_batch {
     const int64_t *feature_offset;     /* byte offset of each feature in a row */
     void *const *features;             /* per-feature layout */
     uint8_t *const *valid;
+    int64_t epoch;                     /* loader batches: the epoch */
 } gpufeed_batch;
 
 enum { GPUFEED_KEEP_LAST = 0, GPUFEED_DROP_LAST = 1 };
@@ -625,6 +626,69 @@ GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
 /* Round-to-nearest-even conversions. */
 GPUFEED_API uint16_t gpufeed_double_to_half(double d);
 GPUFEED_API uint16_t gpufeed_double_to_bf16(double d);
+/* >>queues (API): the deterministic parallel loader ---------------------- */
+
+#ifndef GPUFEED_MAX_WORKERS
+#define GPUFEED_MAX_WORKERS 256
+#endif
+
+enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1 };
+
+/* The batch stream is a pure function of (dataset, features, batch_rows,
+   seed, shuffle options, epoch, rank, world): worker count, ring depth and
+   thread timing never change it. Zero-initialise, set batch_rows. */
+typedef struct gpufeed_loader_desc {
+    int64_t batch_rows;                /* B: rows per batch on this rank */
+    int32_t workers;                   /* decode threads (default 1) */
+    int32_t ring_depth;                /* decoded units queued per worker (default 2) */
+    uint64_t seed;
+    int32_t no_unit_shuffle;           /* 1: units in dataset order every epoch */
+    int32_t shuffle_window;            /* W >= 1: rows of W consecutive units are
+                                          permuted; 0: rows stay in unit order */
+    int32_t rank, world;               /* data-parallel rank of world (world 0 = 1) */
+    int32_t last_batch;                /* world 1: GPUFEED_KEEP_LAST / GPUFEED_DROP_LAST */
+    int32_t even;                      /* world > 1: every rank yields the same number
+                                          of batches: GPUFEED_EVEN_DROP (drop rows past
+                                          the smallest rank's full batches) or
+                                          GPUFEED_EVEN_PAD (repeat rows up to the largest) */
+    int64_t start_epoch, start_batch;  /* resume point: the checkpoint is (seed, epoch, batch) */
+    int64_t epochs;                    /* epochs to deliver; 0: until closed */
+    int32_t prefill;                   /* 1: open returns once every ring is full */
+    const char *trace_path;            /* Chrome/Perfetto trace JSON written at close */
+    int32_t trace_max_events;          /* default 1 << 20 */
+    int32_t debug_jitter_us;           /* testing: each worker sleeps a random
+                                          0..N us before each unit */
+} gpufeed_loader_desc;
+
+typedef struct gpufeed_stats {
+    double wall_s;                     /* since the first next() */
+    double trainer_wait_s;             /* next() waiting for decoded units */
+    double copy_s;                     /* next() assembling batches */
+    int32_t workers;
+    const double *worker_busy_s;       /* decode time per worker */
+    const double *worker_backpressure_s; /* time each worker waited on a full ring */
+    uint64_t bytes_read;               /* source bytes */
+    uint64_t units_decoded;
+    uint64_t batches, rows;
+    uint64_t rows_dropped, rows_repeated;
+    char verdict[256];                 /* one line a person can act on */
+} gpufeed_stats;
+
+typedef struct gpufeed_loader gpufeed_loader;
+
+GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dataset *ds,
+    const gpufeed_loader_desc *desc, gpufeed_error *err);
+/* The next batch (valid until the next call): GPUFEED_OK, GPUFEED_DONE after
+   the last epoch, or an error (gpufeed_loader_error tells where). */
+GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch *out);
+GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st);
+GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l);
+GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l);
+/* Batches per epoch on this rank (after the even-batches rule). */
+GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch);
+/* 64-bit hash of a batch's bytes (data or features, then masks). */
+GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed_batch *b);
+
 /* Helpers for tools and trainers. */
 GPUFEED_API float gpufeed_half_to_float(uint16_t h);
 GPUFEED_API int64_t gpufeed_int96_to_ns(const uint8_t b[12]);
@@ -4856,6 +4920,854 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
     gpufeed_scratch_destroy(r->s);
     gf__free(a, r->buf); gf__free(a, r->features); gf__free(a, r->valid);
     gf__free(a, r);
+}
+
+
+/* >>queues --------------------------------------------------------------- */
+/* The loader: the epoch's units are permuted by (seed, epoch); this rank
+   takes every world-th of them; the unit at stream position g is decoded
+   by worker g mod N into its own single-producer/single-consumer ring; the
+   consumer takes position g from ring g mod N. Nothing depends on timing. */
+
+#if !defined(GPUFEED_NO_THREADS)
+#include <pthread.h>
+#include <sys/select.h>
+#endif
+#include <sys/time.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GF__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define GF__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define GF__LOAD_SC(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define GF__STORE_SC(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+#define GF__ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define GF__GET(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#else
+#define GF__LOAD(p) (*(p))
+#define GF__STORE(p, v) (*(p) = (v))
+#define GF__LOAD_SC(p) (*(p))
+#define GF__STORE_SC(p, v) (*(p) = (v))
+#define GF__ADD(p, v) (*(p) += (v))
+#define GF__GET(p) (*(p))
+#if !defined(GPUFEED_NO_THREADS)
+#error "gpufeed: threads need GCC/Clang atomics; define GPUFEED_NO_THREADS"
+#endif
+#endif
+
+static uint64_t gf__now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+/* splitmix64: seeds and a small PRNG for permutations */
+static uint64_t gf__mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+typedef struct gf__rng { uint64_t s; } gf__rng;
+static uint64_t gf__rng_next(gf__rng *r) { r->s += 0x9E3779B97F4A7C15ull; return gf__mix64(r->s); }
+static uint64_t gf__rng_below(gf__rng *r, uint64_t n)
+{
+    uint64_t th = (0 - n) % n, x; /* unbiased: reject the short tail */
+    do x = gf__rng_next(r); while (x < th);
+    return x % n;
+}
+
+/* the permutation of all units for an epoch */
+static void gf__epoch_perm(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch, int shuffle)
+{
+    int64_t i;
+    gf__rng r;
+    for (i = 0; i < n; i++) perm[i] = i;
+    if (!shuffle) return;
+    r.s = gf__mix64(seed ^ gf__mix64((uint64_t)epoch ^ 0x6770756665656421ull));
+    for (i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)gf__rng_below(&r, (uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j]; perm[j] = t;
+    }
+}
+
+typedef struct gf__uslot {
+    uint8_t *mem;
+    void *data;
+    void **feat;
+    uint8_t **valid;
+    int64_t rows, unit, g;
+    gpufeed_result res;
+    char err[GPUFEED_ERROR_MAX];
+} gf__uslot;
+
+typedef struct gf__tev { uint64_t ts, dur; int64_t arg; int32_t kind; } gf__tev; /* kind 0 decode, 1 wait, 2 backpressure */
+
+typedef struct gf__ring {
+    gf__uslot *slot;
+    int32_t depth;
+    uint64_t head, tail;               /* published / released, atomics */
+    int32_t wait_cons, wait_prod;      /* a side sleeps on cv */
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+#endif
+} gf__ring;
+
+typedef struct gf__worker {
+    gpufeed_loader *l;
+    int32_t id;
+    gf__ring ring;
+    gpufeed_scratch *s;
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_t th;
+    int started;
+#endif
+    uint64_t busy_us, bp_us, units;    /* atomics */
+    int64_t perm_epoch;
+    int64_t *perm;
+    gf__tev *ev; int64_t nev, cap_ev;
+} gf__worker;
+
+struct gpufeed_loader {
+    gpufeed_dataset *ds;
+    gpufeed_loader_desc d;
+    int32_t N, D, W, rank, world, threads;
+    int64_t B, U, M;                   /* batch rows, units, units per epoch on this rank */
+    int64_t *unit_rows;
+    int64_t first_epoch, u0, skip0;    /* where the stream starts */
+    int64_t total;                     /* stream positions, -1 unbounded */
+    int64_t max_unit_rows;
+    gf__worker *w;
+    int32_t stop;                      /* atomic */
+    /* consumer */
+    int64_t g;                         /* next stream position to take */
+    int64_t epoch, bidx, nb;           /* epoch, batch within it, batches in it */
+    int64_t take_rows, pad_rows;       /* rows to use from the epoch / to repeat */
+    int64_t rows_used;                 /* rows of the epoch consumed so far */
+    int64_t epos;                      /* units of the epoch taken */
+    int epoch_open;
+    gf__uslot **win; int32_t nwin;
+    int64_t win_rows, wcur;
+    uint32_t *wunit; uint32_t *wrow; int64_t wcap;
+    int64_t *perm; int64_t perm_epoch;
+    int64_t *rank_rows;                /* scratch: rows per rank */
+    void *bmem; void *bdata; void **bfeat; uint8_t **bvalid;
+    int64_t delivered;
+    uint64_t t_first, wait_us, copy_us, batches, rows, dropped, repeated;
+    double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS];
+    gf__tev *ev; int64_t nev, cap_ev;
+    uint64_t t_open;
+    gpufeed_result failed;
+    int done;
+    char err[GPUFEED_ERROR_MAX];
+};
+
+static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const gpufeed_allocator *a, int32_t kind, uint64_t ts, uint64_t dur, int64_t arg)
+{
+    if (max <= 0 || *n >= max) return;
+    if (*n == *cap) {
+        int64_t nc = *cap ? *cap * 2 : 1024;
+        gf__tev *ne;
+        if (nc > max) nc = max;
+        ne = (gf__tev *)gf__realloc(a, *ev, (size_t)nc * sizeof *ne);
+        if (!ne) return;
+        *ev = ne; *cap = nc;
+    }
+    (*ev)[*n].kind = kind; (*ev)[*n].ts = ts; (*ev)[*n].dur = dur; (*ev)[*n].arg = arg;
+    (*n)++;
+}
+
+/* stream position -> (epoch, index in the rank's unit list) */
+static void gf__pos(const gpufeed_loader *l, int64_t g, int64_t *epoch, int64_t *i)
+{
+    int64_t p = l->u0 + g;
+    *epoch = l->first_epoch + p / l->M;
+    *i = p % l->M;
+}
+
+static int64_t gf__unit_at(const gpufeed_loader *l, int64_t *perm, int64_t *perm_epoch, int64_t epoch, int64_t i)
+{
+    if (*perm_epoch != epoch) {
+        gf__epoch_perm(perm, l->U, l->d.seed, epoch, !l->d.no_unit_shuffle);
+        *perm_epoch = epoch;
+    }
+    return perm[i * l->world + l->rank];
+}
+
+static void gf__slot_layout(gpufeed_loader *l, gf__uslot *s)
+{
+    gpufeed_dataset *ds = l->ds;
+    size_t off = (64 - ((size_t)(uintptr_t)s->mem & 63)) & 63;
+    int32_t j;
+    const size_t R = (size_t)l->max_unit_rows;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { s->data = s->mem + off; off += (R * (size_t)ds->row_bytes + 63) & ~(size_t)63; }
+    for (j = 0; j < ds->nfeat; j++) {
+        s->feat[j] = NULL;
+        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { s->feat[j] = s->mem + off; off += (R * gpufeed_dtype_size(ds->feats[j].dtype) + 63) & ~(size_t)63; }
+    }
+    for (j = 0; j < ds->nfeat; j++) {
+        s->valid[j] = NULL;
+        if (ds->feats[j].validity) { s->valid[j] = s->mem + off; off += (R + 63) & ~(size_t)63; }
+    }
+}
+static size_t gf__slot_bytes(gpufeed_loader *l)
+{
+    gpufeed_dataset *ds = l->ds;
+    size_t R = (size_t)l->max_unit_rows, t = 64;
+    int32_t j;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) t += (R * (size_t)ds->row_bytes + 63) & ~(size_t)63;
+    for (j = 0; j < ds->nfeat; j++) {
+        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) t += (R * gpufeed_dtype_size(ds->feats[j].dtype) + 63) & ~(size_t)63;
+        if (ds->feats[j].validity) t += (R + 63) & ~(size_t)63;
+    }
+    return t;
+}
+
+/* decodes the unit at stream position g into slot s */
+static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
+{
+    gpufeed_loader *l = w->l;
+    int64_t epoch, i, unit, rows = 0;
+    uint64_t t0 = gf__now_us(), t1;
+    gf__pos(l, g, &epoch, &i);
+    unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
+    s->g = g; s->unit = unit; s->err[0] = 0;
+    s->res = gpufeed_dataset_decode_unit(l->ds, w->s, unit, s->data, s->feat, s->valid, &rows);
+    if (s->res) gf__fmt(s->err, sizeof s->err, "%s", gpufeed_scratch_error(w->s));
+    else if (rows != l->unit_rows[unit]) {
+        s->res = GPUFEED_ERR_CORRUPT;
+        gf__fmt(s->err, sizeof s->err, "unit %lld decoded to %lld rows, planned %lld", (long long)unit, (long long)rows, (long long)l->unit_rows[unit]);
+    }
+    s->rows = rows;
+    t1 = gf__now_us();
+    GF__ADD(&w->busy_us, t1 - t0);
+    GF__ADD(&w->units, 1);
+    gf__trace(&w->ev, &w->nev, &w->cap_ev, l->d.trace_path ? l->d.trace_max_events : 0, &l->ds->alloc, 0, t0, t1 - t0, unit);
+}
+
+#if !defined(GPUFEED_NO_THREADS)
+static void *gf__worker_main(void *arg)
+{
+    gf__worker *w = (gf__worker *)arg;
+    gpufeed_loader *l = w->l;
+    gf__ring *r = &w->ring;
+    int64_t g;
+    for (g = w->id; ; g += l->N) {
+        uint64_t head;
+        gf__uslot *s;
+        if (GF__LOAD(&l->stop)) break;
+        if (l->total >= 0 && g >= l->total) break;
+        head = GF__GET(&r->head);
+        if (head - GF__LOAD(&r->tail) >= (uint64_t)r->depth) { /* full: sleep until a slot frees */
+            uint64_t t0 = gf__now_us(), t1;
+            pthread_mutex_lock(&r->mu);
+            GF__STORE_SC(&r->wait_prod, 1);
+            while (head - GF__LOAD_SC(&r->tail) >= (uint64_t)r->depth && !GF__LOAD(&l->stop))
+                pthread_cond_wait(&r->cv, &r->mu);
+            GF__STORE_SC(&r->wait_prod, 0);
+            pthread_mutex_unlock(&r->mu);
+            t1 = gf__now_us();
+            GF__ADD(&w->bp_us, t1 - t0);
+            gf__trace(&w->ev, &w->nev, &w->cap_ev, l->d.trace_path ? l->d.trace_max_events : 0, &l->ds->alloc, 2, t0, t1 - t0, g);
+            if (GF__LOAD(&l->stop)) break;
+        }
+        s = &r->slot[head % (uint64_t)r->depth];
+        if (l->d.debug_jitter_us > 0) { /* timing noise for determinism tests */
+            struct timeval tv;
+            uint64_t x = gf__mix64(gf__now_us() ^ ((uint64_t)w->id << 32) ^ (uint64_t)g);
+            tv.tv_sec = 0; tv.tv_usec = (long)(x % (uint64_t)l->d.debug_jitter_us);
+            select(0, NULL, NULL, NULL, &tv);
+        }
+        gf__decode_pos(w, g, s);
+        GF__STORE_SC(&r->head, head + 1);
+        if (GF__LOAD_SC(&r->wait_cons)) {
+            pthread_mutex_lock(&r->mu);
+            pthread_cond_broadcast(&r->cv);
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+    return NULL;
+}
+#endif
+
+/* the consumer takes stream position g (in order) */
+static gf__uslot *gf__take(gpufeed_loader *l, int64_t g)
+{
+    gf__worker *w = &l->w[g % l->N];
+    gf__ring *r = &w->ring;
+    uint64_t k = (uint64_t)(g / l->N);
+    gf__uslot *s = &r->slot[k % (uint64_t)r->depth];
+    if (!l->threads) { /* inline: decode now */
+        gf__decode_pos(w, g, s);
+        r->head = k + 1;
+        return s;
+    }
+#if !defined(GPUFEED_NO_THREADS)
+    if (GF__LOAD(&r->head) <= k) {
+        uint64_t t0 = gf__now_us(), t1;
+        pthread_mutex_lock(&r->mu);
+        GF__STORE_SC(&r->wait_cons, 1);
+        while (GF__LOAD_SC(&r->head) <= k) pthread_cond_wait(&r->cv, &r->mu);
+        GF__STORE_SC(&r->wait_cons, 0);
+        pthread_mutex_unlock(&r->mu);
+        t1 = gf__now_us();
+        l->wait_us += t1 - t0;
+        gf__trace(&l->ev, &l->nev, &l->cap_ev, l->d.trace_path ? l->d.trace_max_events : 0, &l->ds->alloc, 1, t0, t1 - t0, g);
+    }
+#endif
+    return s;
+}
+
+static void gf__release(gpufeed_loader *l, const gf__uslot *s)
+{
+    gf__ring *r = &l->w[s->g % l->N].ring;
+    uint64_t k = (uint64_t)(s->g / l->N);
+    if (!l->threads) { r->tail = k + 1; return; }
+#if !defined(GPUFEED_NO_THREADS)
+    GF__STORE_SC(&r->tail, k + 1);
+    if (GF__LOAD_SC(&r->wait_prod)) {
+        pthread_mutex_lock(&r->mu);
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+    }
+#endif
+}
+
+/* rows of each rank in an epoch; returns this rank's batches */
+static int64_t gf__epoch_plan(gpufeed_loader *l, int64_t epoch, int64_t *take, int64_t *pad, int64_t *rank_total)
+{
+    int64_t i, q, nb, R;
+    if (l->perm_epoch != epoch) {
+        gf__epoch_perm(l->perm, l->U, l->d.seed, epoch, !l->d.no_unit_shuffle);
+        l->perm_epoch = epoch;
+    }
+    for (q = 0; q < l->world; q++) l->rank_rows[q] = 0;
+    for (i = 0; i < l->M * l->world && i < l->U; i++) l->rank_rows[i % l->world] += l->unit_rows[l->perm[i]];
+    R = l->rank_rows[l->rank];
+    if (l->world == 1) nb = l->d.last_batch == GPUFEED_DROP_LAST ? R / l->B : (R + l->B - 1) / l->B;
+    else {
+        nb = l->d.even == GPUFEED_EVEN_PAD ? 0 : INT64_MAX;
+        for (q = 0; q < l->world; q++) {
+            int64_t b = l->d.even == GPUFEED_EVEN_PAD ? (l->rank_rows[q] + l->B - 1) / l->B : l->rank_rows[q] / l->B;
+            if (l->d.even == GPUFEED_EVEN_PAD ? b > nb : b < nb) nb = b;
+        }
+    }
+    *take = (l->world == 1 && l->d.last_batch == GPUFEED_KEEP_LAST) ? R : (R < nb * l->B ? R : nb * l->B);
+    *pad = (l->world > 1 && nb * l->B > R) ? nb * l->B - R : 0;
+    if (rank_total) *rank_total = R;
+    return nb;
+}
+
+GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch)
+{
+    int64_t take, pad;
+    if (!l || epoch < 0) return 0;
+    return gf__epoch_plan(l, epoch, &take, &pad, NULL);
+}
+
+static void gf__stop_workers(gpufeed_loader *l)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    int32_t i;
+    if (!l->threads || !l->w) return;
+    GF__STORE_SC(&l->stop, 1);
+    for (i = 0; i < l->N; i++) {
+        gf__ring *r = &l->w[i].ring;
+        pthread_mutex_lock(&r->mu);
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+    }
+    for (i = 0; i < l->N; i++) if (l->w[i].started) { pthread_join(l->w[i].th, NULL); l->w[i].started = 0; }
+#else
+    (void)l;
+#endif
+}
+
+static void gf__write_trace(gpufeed_loader *l)
+{
+#ifndef GPUFEED_NO_STDIO
+    FILE *f;
+    int32_t i;
+    int64_t k;
+    int first = 1;
+    static const char *const names[] = { "decode unit", "trainer wait", "ring full" };
+    if (!l->d.trace_path) return;
+    f = fopen(l->d.trace_path, "w");
+    if (!f) return;
+    fprintf(f, "{\"traceEvents\": [\n");
+    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"gpufeed loader\"}}");
+    fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"consumer\"}}");
+    for (i = 0; i < l->N; i++) fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"worker %d\"}}", i + 1, i);
+    first = 0;
+    for (k = 0; k < l->nev; k++)
+        fprintf(f, "%s{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": %llu, \"dur\": %llu, \"args\": {\"position\": %lld}}",
+                first ? "" : ",\n", names[l->ev[k].kind], (unsigned long long)(l->ev[k].ts - l->t_open), (unsigned long long)l->ev[k].dur, (long long)l->ev[k].arg);
+    for (i = 0; i < l->N; i++)
+        for (k = 0; k < l->w[i].nev; k++)
+            fprintf(f, ",\n{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %llu, \"dur\": %llu, \"args\": {\"%s\": %lld}}",
+                    names[l->w[i].ev[k].kind], i + 1, (unsigned long long)(l->w[i].ev[k].ts - l->t_open), (unsigned long long)l->w[i].ev[k].dur,
+                    l->w[i].ev[k].kind == 0 ? "unit" : "position", (long long)l->w[i].ev[k].arg);
+    fprintf(f, "\n], \"displayTimeUnit\": \"ms\"}\n");
+    fclose(f);
+#else
+    (void)l;
+#endif
+}
+
+GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
+{
+    const gpufeed_allocator *a;
+    int32_t i, k;
+    if (!l) return;
+    a = &l->ds->alloc;
+    gf__stop_workers(l);
+    gf__write_trace(l);
+    if (l->w) {
+        for (i = 0; i < l->N; i++) {
+            gf__worker *w = &l->w[i];
+            if (w->ring.slot) for (k = 0; k < w->ring.depth; k++) {
+                gf__free(a, w->ring.slot[k].mem); gf__free(a, w->ring.slot[k].feat); gf__free(a, w->ring.slot[k].valid);
+            }
+            gf__free(a, w->ring.slot);
+            gpufeed_scratch_destroy(w->s);
+            gf__free(a, w->perm); gf__free(a, w->ev);
+#if !defined(GPUFEED_NO_THREADS)
+            if (l->threads) { pthread_mutex_destroy(&w->ring.mu); pthread_cond_destroy(&w->ring.cv); }
+#endif
+        }
+    }
+    gf__free(a, l->w); gf__free(a, l->unit_rows); gf__free(a, l->win); gf__free(a, l->wunit); gf__free(a, l->wrow);
+    gf__free(a, l->perm); gf__free(a, l->rank_rows); gf__free(a, l->bmem); gf__free(a, l->bfeat); gf__free(a, l->bvalid); gf__free(a, l->ev);
+    gf__free(a, l);
+}
+
+GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l) { return l ? l->err : ""; }
+
+GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    gpufeed_loader *l;
+    const gpufeed_allocator *a;
+    int64_t i;
+    int32_t j;
+    size_t slotb, total;
+    uint64_t bytes;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
+    *out = NULL;
+    if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
+    a = &ds->alloc;
+    if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
+    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
+    if (desc->ring_depth < 0 || desc->ring_depth > 1024) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
+    if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
+    if (desc->world < 0 || desc->rank < 0 || (desc->world > 0 && desc->rank >= desc->world) || (desc->world == 0 && desc->rank != 0))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
+    if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
+    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
+    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
+    if (ds->nunits == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: the dataset has no rows to load (every row group was pruned)");
+    l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
+    if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+    memset(l, 0, sizeof *l);
+    l->ds = ds; l->d = *desc;
+    l->t_open = gf__now_us();
+    l->N = desc->workers ? desc->workers : 1;
+    l->W = desc->shuffle_window;
+    l->world = desc->world ? desc->world : 1;
+    l->rank = desc->rank;
+    l->B = desc->batch_rows;
+    l->U = ds->nunits;
+    if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
+    if (l->U < l->world) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits, l->world); }
+    l->M = (l->U - l->rank + l->world - 1) / l->world;
+    /* every rank must see the same number of units per epoch position; the
+       last M*world slots beyond U belong to no one */
+    l->D = desc->ring_depth ? desc->ring_depth : 2;
+    {
+        int32_t need = (l->W > 1 ? (l->W + l->N - 1) / l->N : 1) + 1;
+        if (l->D < need) l->D = need;
+    }
+#if !defined(GPUFEED_NO_THREADS)
+    l->threads = 1;
+#endif
+    l->unit_rows = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
+    l->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
+    l->rank_rows = (int64_t *)gf__alloc(a, (size_t)l->world * sizeof(int64_t));
+    l->win = (gf__uslot **)gf__alloc(a, (size_t)(l->W > 1 ? l->W : 1) * sizeof(gf__uslot *));
+    l->w = (gf__worker *)gf__alloc(a, (size_t)l->N * sizeof(gf__worker));
+    if (!l->unit_rows || !l->perm || !l->rank_rows || !l->win || !l->w) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    memset(l->w, 0, (size_t)l->N * sizeof(gf__worker));
+    l->perm_epoch = -1;
+    for (i = 0; i < l->U; i++) {
+        l->unit_rows[i] = ds->units[i].u.num_rows;
+        if (l->unit_rows[i] > l->max_unit_rows) l->max_unit_rows = l->unit_rows[i];
+    }
+    if (ds->npred > 0) { /* rows that pass the predicates: one counting pass */
+        gpufeed_scratch *s;
+        gf__uslot tmp;
+        memset(&tmp, 0, sizeof tmp);
+        if (gpufeed_scratch_create(ds, &s)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        tmp.mem = (uint8_t *)gf__alloc(a, gf__slot_bytes(l));
+        tmp.feat = (void **)gf__alloc(a, (size_t)ds->nfeat * sizeof(void *));
+        tmp.valid = (uint8_t **)gf__alloc(a, (size_t)ds->nfeat * sizeof(uint8_t *));
+        if (!tmp.mem || !tmp.feat || !tmp.valid) {
+            gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
+            gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+        }
+        gf__slot_layout(l, &tmp);
+        for (i = 0; i < l->U; i++) {
+            int64_t rows = 0;
+            gpufeed_result r = gpufeed_dataset_decode_unit(ds, s, i, tmp.data, tmp.feat, tmp.valid, &rows);
+            if (r) {
+                gf__seterr(err, r, "%s", gpufeed_scratch_error(s));
+                gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
+                gpufeed_loader_close(l); return r;
+            }
+            l->unit_rows[i] = rows;
+        }
+        gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
+    }
+    /* where the stream starts: the window holding row start_batch * B */
+    l->first_epoch = desc->start_epoch;
+    {
+        int64_t take, pad, nb = gf__epoch_plan(l, l->first_epoch, &take, &pad, NULL);
+        int64_t S, acc = 0, k, step = l->W > 1 ? l->W : 1;
+        if (desc->start_batch >= nb && nb > 0) { l->first_epoch++; l->bidx = 0; S = 0; }
+        else { l->bidx = desc->start_batch; S = desc->start_batch * l->B; }
+        if (nb == 0 && desc->start_batch > 0) { l->first_epoch++; l->bidx = 0; S = 0; }
+        gf__epoch_plan(l, l->first_epoch, &take, &pad, NULL);
+        l->u0 = 0; l->skip0 = 0;
+        if (S > 0 && S < take) {
+            for (k = 0; k < l->M; k += step) {
+                int64_t wr = 0, m;
+                for (m = k; m < k + step && m < l->M; m++) wr += l->unit_rows[l->perm[m * l->world + l->rank]];
+                if (acc + wr > S) break;
+                acc += wr;
+            }
+            l->u0 = k; l->skip0 = S - acc;
+        } else if (S >= take && S > 0) { /* only padding is left */
+            l->u0 = l->M; l->skip0 = 0;
+        }
+        l->rows_used = S - l->skip0;
+        l->epos = l->u0;
+    }
+    l->epoch = l->first_epoch;
+    if (desc->epochs > 0) {
+        int64_t last = desc->start_epoch + desc->epochs; /* exclusive */
+        l->total = last > l->first_epoch ? (last - l->first_epoch) * l->M - l->u0 : 0;
+        if (l->total < 0) l->total = 0;
+    } else l->total = -1;
+    l->g = 0;
+    /* rings and their unit slots: allocated once */
+    slotb = gf__slot_bytes(l);
+    if (!gf__mul_ok_u64((uint64_t)slotb, (uint64_t)l->N * (uint64_t)l->D, &bytes) || bytes > ((uint64_t)1 << 42)) {
+        gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %d workers x %d slots x %llu bytes is too much memory", l->N, l->D, (unsigned long long)slotb);
+    }
+    for (j = 0; j < l->N; j++) {
+        gf__worker *w = &l->w[j];
+        int32_t k;
+        w->l = l; w->id = j; w->perm_epoch = -1;
+        w->ring.depth = l->D;
+        w->ring.slot = (gf__uslot *)gf__alloc(a, (size_t)l->D * sizeof(gf__uslot));
+        w->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
+        if (!w->ring.slot || !w->perm || gpufeed_scratch_create(ds, &w->s)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
+        for (k = 0; k < l->D; k++) {
+            gf__uslot *s = &w->ring.slot[k];
+            s->mem = (uint8_t *)gf__alloc(a, slotb);
+            s->feat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
+            s->valid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
+            if (!s->mem || !s->feat || !s->valid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for unit slots (%llu bytes each)", (unsigned long long)slotb); }
+            gf__slot_layout(l, s);
+        }
+#if !defined(GPUFEED_NO_THREADS)
+        pthread_mutex_init(&w->ring.mu, NULL);
+        pthread_cond_init(&w->ring.cv, NULL);
+#endif
+    }
+    /* the batch buffer (aligned), then the window row maps */
+    {
+        size_t off;
+        total = 0;
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) total = gf__align_up((size_t)l->B * (size_t)ds->row_bytes);
+        else for (j = 0; j < ds->nfeat; j++) total += gf__align_up((size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
+        for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) total += gf__align_up((size_t)l->B);
+        l->bmem = gf__alloc(a, total + GPUFEED_ALIGN);
+        l->bfeat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
+        l->bvalid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
+        l->wcap = (l->W > 1 ? l->W : 1) * l->max_unit_rows;
+        l->wunit = (uint32_t *)gf__alloc(a, (size_t)(l->wcap ? l->wcap : 1) * sizeof(uint32_t));
+        l->wrow = (uint32_t *)gf__alloc(a, (size_t)(l->wcap ? l->wcap : 1) * sizeof(uint32_t));
+        if (!l->bmem || !l->bfeat || !l->bvalid || !l->wunit || !l->wrow) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
+        memset(l->bmem, 0, total + GPUFEED_ALIGN);
+        off = gf__align_up((size_t)(uintptr_t)l->bmem) - (size_t)(uintptr_t)l->bmem;
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { l->bdata = (uint8_t *)l->bmem + off; off += gf__align_up((size_t)l->B * (size_t)ds->row_bytes); }
+        for (j = 0; j < ds->nfeat; j++) {
+            l->bfeat[j] = NULL;
+            if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { l->bfeat[j] = (uint8_t *)l->bmem + off; off += gf__align_up((size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype)); }
+        }
+        for (j = 0; j < ds->nfeat; j++) {
+            l->bvalid[j] = NULL;
+            if (ds->feats[j].validity) { l->bvalid[j] = (uint8_t *)l->bmem + off; off += gf__align_up((size_t)l->B); }
+        }
+    }
+#if !defined(GPUFEED_NO_THREADS)
+    for (j = 0; j < l->N; j++) {
+        if (pthread_create(&l->w[j].th, NULL, gf__worker_main, &l->w[j]) != 0) {
+            gpufeed_loader_close(l);
+            return gf__seterr(err, GPUFEED_ERR_PLATFORM, "loader: cannot start worker thread %d", j);
+        }
+        l->w[j].started = 1;
+    }
+    if (desc->prefill) { /* warm start: wait until every ring is full or done */
+        for (j = 0; j < l->N; j++) {
+            gf__ring *r = &l->w[j].ring;
+            int64_t owed = l->total < 0 ? l->D : (l->total - j + l->N - 1) / l->N;
+            uint64_t want = (uint64_t)(owed < l->D ? (owed > 0 ? owed : 0) : l->D);
+            pthread_mutex_lock(&r->mu);
+            GF__STORE_SC(&r->wait_cons, 1);
+            while (GF__LOAD_SC(&r->head) < want) pthread_cond_wait(&r->cv, &r->mu);
+            GF__STORE_SC(&r->wait_cons, 0);
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+#endif
+    *out = l;
+    return GPUFEED_OK;
+}
+
+static void gf__copy_row(gpufeed_loader *l, int64_t dst, const gf__uslot *s, int64_t src)
+{
+    gpufeed_dataset *ds = l->ds;
+    int32_t j;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
+        memcpy((uint8_t *)l->bdata + dst * ds->row_bytes, (const uint8_t *)s->data + src * ds->row_bytes, (size_t)ds->row_bytes);
+    else for (j = 0; j < ds->nfeat; j++) {
+        size_t z = gpufeed_dtype_size(ds->feats[j].dtype);
+        memcpy((uint8_t *)l->bfeat[j] + (size_t)dst * z, (const uint8_t *)s->feat[j] + (size_t)src * z, z);
+    }
+    for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) l->bvalid[j][dst] = s->valid[j][src];
+}
+static void gf__copy_rows(gpufeed_loader *l, int64_t dst, const gf__uslot *s, int64_t src, int64_t n)
+{
+    gpufeed_dataset *ds = l->ds;
+    int32_t j;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
+        memcpy((uint8_t *)l->bdata + dst * ds->row_bytes, (const uint8_t *)s->data + src * ds->row_bytes, (size_t)(n * ds->row_bytes));
+    else for (j = 0; j < ds->nfeat; j++) {
+        size_t z = gpufeed_dtype_size(ds->feats[j].dtype);
+        memcpy((uint8_t *)l->bfeat[j] + (size_t)dst * z, (const uint8_t *)s->feat[j] + (size_t)src * z, (size_t)n * z);
+    }
+    for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memcpy(l->bvalid[j] + dst, s->valid[j] + src, (size_t)n);
+}
+
+static void gf__release_window(gpufeed_loader *l)
+{
+    int32_t k;
+    for (k = 0; k < l->nwin; k++) gf__release(l, l->win[k]);
+    l->nwin = 0; l->win_rows = 0; l->wcur = 0;
+}
+
+/* takes the next window of the epoch; 0 when the epoch's units are used up */
+static gpufeed_result gf__next_window(gpufeed_loader *l, int *got)
+{
+    int32_t step = l->W > 1 ? l->W : 1, k;
+    int64_t r = 0;
+    *got = 0;
+    gf__release_window(l);
+    if (l->epos >= l->M) return GPUFEED_OK;
+    if (l->total >= 0 && l->g >= l->total) return GPUFEED_OK;
+    for (k = 0; k < step && l->epos < l->M; k++) {
+        gf__uslot *s = gf__take(l, l->g++);
+        l->epos++;
+        l->win[l->nwin++] = s;
+        if (s->res) {
+            gf__fmt(l->err, sizeof l->err, "%s", s->err);
+            return s->res;
+        }
+    }
+    for (k = 0; k < l->nwin; k++) r += l->win[k]->rows;
+    l->win_rows = r;
+    l->wcur = 0;
+    if (l->W >= 1) { /* the window's rows in a seeded order */
+        int64_t i, at = 0;
+        gf__rng rng;
+        if (r > l->wcap) { gf__fmt(l->err, sizeof l->err, "window of %lld rows exceeds its buffer", (long long)r); return GPUFEED_ERR_LIMIT; }
+        for (k = 0; k < l->nwin; k++)
+            for (i = 0; i < l->win[k]->rows; i++, at++) { l->wunit[at] = (uint32_t)k; l->wrow[at] = (uint32_t)i; }
+        rng.s = gf__mix64(l->d.seed ^ gf__mix64((uint64_t)l->epoch * 0x100000001B3ull ^ gf__mix64((uint64_t)(l->epos - l->nwin) ^ ((uint64_t)l->rank << 40))));
+        for (i = r - 1; i > 0; i--) {
+            int64_t j = (int64_t)gf__rng_below(&rng, (uint64_t)i + 1);
+            uint32_t tu = l->wunit[i], tr = l->wrow[i];
+            l->wunit[i] = l->wunit[j]; l->wrow[i] = l->wrow[j]; l->wunit[j] = tu; l->wrow[j] = tr;
+        }
+    }
+    *got = 1;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch *out)
+{
+    int64_t filled = 0;
+    uint64_t t0, t_wait0;
+    gpufeed_result res = GPUFEED_OK;
+    if (!l || !out) return GPUFEED_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (l->failed) return l->failed;
+    if (l->done) return GPUFEED_DONE;
+    t0 = gf__now_us();
+    if (!l->t_first) l->t_first = t0;
+    t_wait0 = l->wait_us;
+    for (;;) {
+        if (!l->epoch_open) {
+            if (l->d.epochs > 0 && l->epoch >= l->d.start_epoch + l->d.epochs) { l->done = 1; return GPUFEED_DONE; }
+            l->nb = gf__epoch_plan(l, l->epoch, &l->take_rows, &l->pad_rows, NULL);
+            l->epoch_open = 1;
+            if (l->epoch != l->first_epoch) { l->bidx = 0; l->rows_used = 0; l->epos = 0; }
+        }
+        if (l->bidx < l->nb) break;
+        /* the epoch is over: let go of its remaining units */
+        {
+            int64_t R = 0;
+            int got = 1;
+            gf__release_window(l);
+            while (l->epos < l->M && (l->total < 0 || l->g < l->total)) {
+                gf__uslot *s = gf__take(l, l->g++);
+                l->epos++;
+                if (s->res) { gf__fmt(l->err, sizeof l->err, "%s", s->err); l->failed = s->res; return s->res; }
+                gf__release(l, s);
+            }
+            (void)got;
+            gf__epoch_plan(l, l->epoch, &l->take_rows, &l->pad_rows, &R);
+            if (R > l->take_rows) l->dropped += (uint64_t)(R - l->take_rows);
+        }
+        l->epoch++;
+        l->epoch_open = 0;
+        if (l->total >= 0 && l->g >= l->total && !(l->d.epochs > 0 && l->epoch < l->d.start_epoch + l->d.epochs)) { l->done = 1; return GPUFEED_DONE; }
+    }
+    /* fill one batch */
+    while (filled < l->B && l->rows_used < l->take_rows) {
+        int64_t n;
+        if (l->wcur >= l->win_rows) {
+            int got;
+            res = gf__next_window(l, &got);
+            if (res) { l->failed = res; return res; }
+            if (!got) break;
+            if (l->skip0) { l->wcur = l->skip0 < l->win_rows ? l->skip0 : l->win_rows; l->rows_used += l->wcur; l->skip0 = 0; }
+            continue;
+        }
+        n = l->win_rows - l->wcur;
+        if (n > l->B - filled) n = l->B - filled;
+        if (n > l->take_rows - l->rows_used) n = l->take_rows - l->rows_used;
+        if (l->W >= 1) {
+            int64_t i;
+            for (i = 0; i < n; i++) gf__copy_row(l, filled + i, l->win[l->wunit[l->wcur + i]], l->wrow[l->wcur + i]);
+        } else {
+            /* unit order: copy runs within one unit */
+            int64_t left = n, at = l->wcur;
+            const gf__uslot *s = l->win[0];
+            gf__copy_rows(l, filled, s, at, left);
+        }
+        l->wcur += n; filled += n; l->rows_used += n;
+    }
+    if (filled < l->B) {
+        if (l->pad_rows > 0 && l->world > 1) {
+            /* repeat rows (of this batch, or of the previous one) to fill it */
+            int64_t i, have = filled;
+            if (have == 0) have = l->delivered ? l->B : 0;
+            if (have == 0) {
+                gpufeed_dataset *ds = l->ds;
+                int32_t j;
+                if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memset(l->bdata, 0, (size_t)(l->B * ds->row_bytes));
+                else for (j = 0; j < ds->nfeat; j++) memset(l->bfeat[j], 0, (size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
+                for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memset(l->bvalid[j], 0, (size_t)l->B);
+            } else if (filled > 0) {
+                gpufeed_dataset *ds = l->ds;
+                int32_t j;
+                for (i = filled; i < l->B; i++) {
+                    int64_t src = i % filled;
+                    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy((uint8_t *)l->bdata + i * ds->row_bytes, (uint8_t *)l->bdata + src * ds->row_bytes, (size_t)ds->row_bytes);
+                    else for (j = 0; j < ds->nfeat; j++) {
+                        size_t z = gpufeed_dtype_size(ds->feats[j].dtype);
+                        memcpy((uint8_t *)l->bfeat[j] + (size_t)i * z, (uint8_t *)l->bfeat[j] + (size_t)src * z, z);
+                    }
+                    for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) l->bvalid[j][i] = l->bvalid[j][src];
+                }
+            }
+            l->repeated += (uint64_t)(l->B - filled);
+            filled = l->B;
+        } else if (filled == 0) {
+            /* nothing left in this epoch (its batch count said otherwise: keep going) */
+            l->bidx = l->nb;
+            return gpufeed_loader_next(l, out);
+        }
+    }
+    out->num_rows = filled;
+    out->index = l->bidx;
+    out->epoch = l->epoch;
+    out->data = l->bdata;
+    out->row_bytes = l->ds->row_bytes;
+    out->feature_offset = l->ds->offs;
+    out->features = l->bfeat;
+    out->valid = l->bvalid;
+    l->bidx++;
+    l->delivered++;
+    l->batches++;
+    l->rows += (uint64_t)filled;
+    {
+        uint64_t t1 = gf__now_us(), waited = l->wait_us - t_wait0;
+        if (t1 - t0 > waited) l->copy_us += t1 - t0 - waited;
+    }
+    return GPUFEED_OK;
+}
+
+GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
+{
+    int32_t i;
+    double busy = 0, wall, wait;
+    memset(st, 0, sizeof *st);
+    if (!l) return;
+    wall = l->t_first ? (double)(gf__now_us() - l->t_first) * 1e-6 : 0;
+    wait = (double)l->wait_us * 1e-6;
+    st->wall_s = wall;
+    st->trainer_wait_s = wait;
+    st->copy_s = (double)l->copy_us * 1e-6;
+    st->workers = l->N;
+    for (i = 0; i < l->N; i++) {
+        l->busy_s[i] = (double)GF__GET(&l->w[i].busy_us) * 1e-6;
+        l->bp_s[i] = (double)GF__GET(&l->w[i].bp_us) * 1e-6;
+        st->units_decoded += GF__GET(&l->w[i].units);
+        busy += l->busy_s[i];
+    }
+    st->worker_busy_s = l->busy_s;
+    st->worker_backpressure_s = l->bp_s;
+    st->bytes_read = gpufeed_dataset_bytes_read(l->ds);
+    st->batches = l->batches; st->rows = l->rows;
+    st->rows_dropped = l->dropped; st->rows_repeated = l->repeated;
+    {
+        double wf = wall > 0 ? wait / wall : 0, bf = wall > 0 ? busy / (wall * l->N) : 0;
+        if (!l->threads)
+            gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time", wall > 0 ? 100 * busy / wall : 0.0);
+        else if (wf < 0.05)
+            gf__fmt(st->verdict, sizeof st->verdict, "trainer waited %.0f%% of the time: not input-bound (workers %.0f%% busy)", 100 * wf, 100 * bf);
+        else if (bf > 0.8)
+            gf__fmt(st->verdict, sizeof st->verdict, "trainer waited %.0f%% of the time: input-bound, decode is the bottleneck (workers %.0f%% busy): add workers or use the tensor cache", 100 * wf, 100 * bf);
+        else
+            gf__fmt(st->verdict, sizeof st->verdict, "trainer waited %.0f%% of the time: input-bound, but workers are only %.0f%% busy: raise ring_depth or check the storage", 100 * wf, 100 * bf);
+    }
+}
+
+GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed_batch *b)
+{
+    uint64_t h = 0;
+    int32_t j;
+    if (!ds || !b) return 0;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) h = gpufeed_hash64(b->data, (size_t)(b->num_rows * ds->row_bytes), 0);
+    else for (j = 0; j < ds->nfeat; j++) h = gpufeed_hash64(b->features[j], (size_t)b->num_rows * gpufeed_dtype_size(ds->feats[j].dtype), h);
+    for (j = 0; j < ds->nfeat; j++) if (b->valid && b->valid[j]) h = gpufeed_hash64(b->valid[j], (size_t)b->num_rows, h);
+    return h;
 }
 
 #endif /* GPUFEED_IMPLEMENTATION_DONE */
