@@ -1,7 +1,8 @@
 # gpufeed -- build, test and demo targets.
 #   make demo    the main job: inspect + print the committed flights dataset
 #   make test    everything CI runs (installs what it needs on a fresh machine)
-#   make tools   build/gpufeed-inspect, build/gpufeed-cat
+#   make tools   build/gpufeed-inspect, gpufeed-cat, gpufeed-dense, gpufeed-bench
+#   make bench-dense   Parquet -> dense float32 vs pyarrow -> NumPy (BENCH.md)
 #   make fuzz    run the libFuzzer target for FUZZ_SECONDS (default 60)
 
 CC      ?= cc
@@ -12,9 +13,9 @@ PYTHON  ?= python3
 VENV    := .venv
 FUZZ_SECONDS ?= 60
 
-TOOLS := build/gpufeed-inspect build/gpufeed-cat
+TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench
 
-.PHONY: all tools demo test deps venv fixtures fuzz clean
+.PHONY: all tools demo test deps venv fixtures fuzz bench-dense clean
 
 all: tools
 
@@ -51,6 +52,9 @@ fuzz: deps
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_file.c -o build/fuzz_file
 	cp -n tests/data/*.parquet tests/fuzz/* build/fuzz-corpus/ 2>/dev/null || true
 	build/fuzz_file -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 -dict=tests/fuzz.dict build/fuzz-corpus
+
+bench-dense: tools venv
+	$(VENV)/bin/python tools/bench_dense.py
 
 clean:
 	rm -rf build

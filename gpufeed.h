@@ -658,6 +658,7 @@ typedef struct gpufeed_loader_desc {
     int32_t trace_max_events;          /* default 1 << 20 */
     int32_t debug_jitter_us;           /* testing: each worker sleeps a random
                                           0..N us before each unit */
+    const struct gpufeed_cache_desc *cache; /* the tensor cache (NULL: none) */
 } gpufeed_loader_desc;
 
 typedef struct gpufeed_stats {
@@ -671,6 +672,8 @@ typedef struct gpufeed_stats {
     uint64_t units_decoded;
     uint64_t batches, rows;
     uint64_t rows_dropped, rows_repeated;
+    int32_t cache_state;               /* GPUFEED_CACHE_* */
+    uint64_t units_from_cache, cache_bad_units;
     char verdict[256];                 /* one line a person can act on */
 } gpufeed_stats;
 
@@ -686,8 +689,56 @@ GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l);
 GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l);
 /* Batches per epoch on this rank (after the even-batches rule). */
 GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch);
+/* Source bytes read for the units of one epoch (0 when they came from the
+   cache), for the first 64 epochs of the stream. */
+GPUFEED_API uint64_t gpufeed_loader_epoch_bytes(gpufeed_loader *l, int64_t epoch);
 /* 64-bit hash of a batch's bytes (data or features, then masks). */
 GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed_batch *b);
+
+/* >>cache (API): the file-backed tensor cache ---------------------------- */
+
+/* Dense units as the batcher consumes them, in canonical unit order, in one
+   file per (source files' identity, features, predicates, unit plan, format
+   version): DIR/gpufeed-<key>.gfc. Built under a temporary name while
+   epoch 0 decodes (or ahead of time with gpufeed_cache_build), fsync'ed and
+   renamed when complete; every unit carries a checksum checked at first
+   use; a stale, partial or corrupt cache is never served. */
+typedef struct gpufeed_cache_desc {
+    const char *dir;                   /* cache directory (created if missing) */
+    uint64_t max_bytes;                /* refuse a cache larger than this (0: no cap) */
+    uint64_t ram_bytes;                /* without dir, or as well: keep the dense
+                                          dataset in RAM when it fits (0: off) */
+    int32_t no_build;                  /* 1: use an existing cache, never build one */
+    int32_t verify;                    /* 1: check every unit at open, not at first use */
+    void (*log)(void *user, const char *msg); /* warnings (default: stderr) */
+    void *log_user;
+} gpufeed_cache_desc;
+
+enum {
+    GPUFEED_CACHE_OFF = 0,             /* no cache in use */
+    GPUFEED_CACHE_BUILDING = 1,        /* being written by this loader */
+    GPUFEED_CACHE_READY = 2            /* complete: units come from it */
+};
+
+typedef struct gpufeed_cache_info {
+    int32_t exists;                    /* a complete cache file for this dataset */
+    int32_t valid;                     /* its header, key and index check out */
+    char path[1024];
+    char key[33];
+    uint64_t bytes;
+    int64_t units, rows;
+    char reason[256];                  /* why it is not valid */
+} gpufeed_cache_info;
+
+/* Decodes every unit and writes the cache (N worker threads); progress is
+   called after each unit (may be NULL). */
+GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int32_t workers,
+    void (*progress)(void *user, int64_t units_done, int64_t units_total, uint64_t rows_done, uint64_t bytes_done),
+    void *user, gpufeed_error *err);
+/* Checks every unit's checksum; *bad_units counts the bad ones. */
+GPUFEED_API gpufeed_result gpufeed_cache_verify(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int64_t *bad_units, gpufeed_error *err);
+GPUFEED_API gpufeed_result gpufeed_cache_info_get(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err);
+GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_error *err);
 
 /* Helpers for tools and trainers. */
 GPUFEED_API float gpufeed_half_to_float(uint16_t h);
@@ -4504,6 +4555,7 @@ struct gpufeed_scratch {
     uint8_t mask[GF__TILE];
     int64_t unit;                      /* unit positioned, -1 none */
     int64_t left;                      /* rows of the unit not yet read */
+    uint64_t last_bytes;               /* source bytes of the last decode */
     char err[GPUFEED_ERROR_MAX];
 };
 
@@ -4772,6 +4824,7 @@ static void gf__scratch_account(gpufeed_scratch *s)
     uint64_t t = 0;
     for (j = 0; j < s->ds->nfeat; j++) { t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0; }
     for (j = 0; j < s->ds->npred; j++) { t += s->pc[j]->bytes_read; s->pc[j]->bytes_read = 0; }
+    s->last_bytes = t;
     if (t) gf__atomic_add(&s->ds->bytes_read, t);
 }
 
@@ -4947,7 +5000,7 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
 #define GF__STORE(p, v) (*(p) = (v))
 #define GF__LOAD_SC(p) (*(p))
 #define GF__STORE_SC(p, v) (*(p) = (v))
-#define GF__ADD(p, v) (*(p) += (v))
+#define GF__ADD(p, v) ((*(p) += (v)) - (v))
 #define GF__GET(p) (*(p))
 #if !defined(GPUFEED_NO_THREADS)
 #error "gpufeed: threads need GCC/Clang atomics; define GPUFEED_NO_THREADS"
@@ -4992,6 +5045,10 @@ static void gf__epoch_perm(int64_t *perm, int64_t n, uint64_t seed, int64_t epoc
     }
 }
 
+typedef struct gf__cache gf__cache;
+typedef struct gf__piece { uint64_t off, len; uint8_t *ptr; } gf__piece;
+typedef struct gf__cidx { uint64_t off, rows, bytes, sum; } gf__cidx;
+
 typedef struct gf__uslot {
     uint8_t *mem;
     void *data;
@@ -5027,6 +5084,7 @@ typedef struct gf__worker {
     uint64_t busy_us, bp_us, units;    /* atomics */
     int64_t perm_epoch;
     int64_t *perm;
+    gf__piece *pc;                     /* cache image pieces */
     gf__tev *ev; int64_t nev, cap_ev;
 } gf__worker;
 
@@ -5059,10 +5117,26 @@ struct gpufeed_loader {
     double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS];
     gf__tev *ev; int64_t nev, cap_ev;
     uint64_t t_open;
+    gf__cache *cache;
+    uint64_t epoch_bytes[64];          /* atomics */
     gpufeed_result failed;
     int done;
     char err[GPUFEED_ERROR_MAX];
 };
+
+
+/* the tensor cache (section >>cache below) */
+static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd);
+static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd);
+static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows);
+static void gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc);
+static int gf__cache_serve(gf__cache *c, const gpufeed_dataset *ds, int64_t u, gf__uslot *s, gf__piece *pc);
+static void gf__cache_close(gf__cache *c);
+static void gf__cache_free(gf__cache *c);
+static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
+static int32_t gf__cache_state(const gf__cache *c);
+static uint64_t gf__cache_count(const gf__cache *c, int which);
+static const gf__cidx *gf__cache_index(const gf__cache *c);
 
 static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const gpufeed_allocator *a, int32_t kind, uint64_t ts, uint64_t dur, int64_t arg)
 {
@@ -5133,8 +5207,15 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     uint64_t t0 = gf__now_us(), t1;
     gf__pos(l, g, &epoch, &i);
     unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
-    s->g = g; s->unit = unit; s->err[0] = 0;
-    s->res = gpufeed_dataset_decode_unit(l->ds, w->s, unit, s->data, s->feat, s->valid, &rows);
+    s->g = g; s->unit = unit; s->err[0] = 0; s->res = GPUFEED_OK;
+    if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY && gf__cache_serve(l->cache, l->ds, unit, s, w->pc) == 0) {
+        rows = s->rows;
+    } else {
+        gf__slot_layout(l, s); /* the slot's own buffers (a served unit pointed elsewhere) */
+        s->res = gpufeed_dataset_decode_unit(l->ds, w->s, unit, s->data, s->feat, s->valid, &rows);
+        if (epoch - l->first_epoch < 64) GF__ADD(&l->epoch_bytes[epoch - l->first_epoch], w->s->last_bytes);
+        if (!s->res && l->cache && rows == l->unit_rows[unit]) gf__cache_store(l->cache, l->ds, unit, rows, s->data, s->feat, s->valid, w->pc);
+    }
     if (s->res) gf__fmt(s->err, sizeof s->err, "%s", gpufeed_scratch_error(w->s));
     else if (rows != l->unit_rows[unit]) {
         s->res = GPUFEED_ERR_CORRUPT;
@@ -5324,6 +5405,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     a = &l->ds->alloc;
     gf__stop_workers(l);
     gf__write_trace(l);
+    gf__cache_close(l->cache);
     if (l->w) {
         for (i = 0; i < l->N; i++) {
             gf__worker *w = &l->w[i];
@@ -5332,7 +5414,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
             }
             gf__free(a, w->ring.slot);
             gpufeed_scratch_destroy(w->s);
-            gf__free(a, w->perm); gf__free(a, w->ev);
+            gf__free(a, w->perm); gf__free(a, w->ev); gf__free(a, w->pc);
 #if !defined(GPUFEED_NO_THREADS)
             if (l->threads) { pthread_mutex_destroy(&w->ring.mu); pthread_cond_destroy(&w->ring.cv); }
 #endif
@@ -5404,7 +5486,19 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
         l->unit_rows[i] = ds->units[i].u.num_rows;
         if (l->unit_rows[i] > l->max_unit_rows) l->max_unit_rows = l->unit_rows[i];
     }
-    if (ds->npred > 0) { /* rows that pass the predicates: one counting pass */
+    if (desc->cache) {
+        l->cache = gf__cache_new(ds, desc->cache);
+        if (!l->cache) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for the cache"); }
+        if (gf__cache_try_ready(l->cache, ds, desc->cache)) { /* rows from the cache's index */
+            l->max_unit_rows = 0;
+            for (i = 0; i < l->U; i++) {
+                l->unit_rows[i] = (int64_t)gf__cache_index(l->cache)[i].rows;
+                if (l->unit_rows[i] > l->max_unit_rows) l->max_unit_rows = l->unit_rows[i];
+            }
+            for (i = 0; i < l->U; i++) if (ds->units[i].u.num_rows > l->max_unit_rows) l->max_unit_rows = ds->units[i].u.num_rows;
+        }
+    }
+    if (ds->npred > 0 && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY)) { /* rows that pass the predicates: one counting pass */
         gpufeed_scratch *s;
         gf__uslot tmp;
         memset(&tmp, 0, sizeof tmp);
@@ -5428,6 +5522,13 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
             l->unit_rows[i] = rows;
         }
         gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
+    }
+    if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_OFF) {
+        if (desc->cache->no_build) { gf__cache_free(l->cache); l->cache = NULL; }
+        else if (l->world > 1) {
+            gf__cache_log(l->cache, "warning: with world %d no rank builds the cache while training (each decodes only its share): build it ahead of time (gpufeed_cache_build, gpufeed-cache build); reading the source", l->world);
+            gf__cache_free(l->cache); l->cache = NULL;
+        } else if (!gf__cache_begin_build(l->cache, desc->cache, l->unit_rows)) { gf__cache_free(l->cache); l->cache = NULL; }
     }
     /* where the stream starts: the window holding row start_batch * B */
     l->first_epoch = desc->start_epoch;
@@ -5474,6 +5575,8 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
         w->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
         if (!w->ring.slot || !w->perm || gpufeed_scratch_create(ds, &w->s)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
         memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
+        w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
+        if (!w->pc) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
         for (k = 0; k < l->D; k++) {
             gf__uslot *s = &w->ring.slot[k];
             s->mem = (uint8_t *)gf__alloc(a, slotb);
@@ -5746,6 +5849,11 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     st->bytes_read = gpufeed_dataset_bytes_read(l->ds);
     st->batches = l->batches; st->rows = l->rows;
     st->rows_dropped = l->dropped; st->rows_repeated = l->repeated;
+    if (l->cache) {
+        st->cache_state = gf__cache_state(l->cache);
+        st->units_from_cache = gf__cache_count(l->cache, 0);
+        st->cache_bad_units = gf__cache_count(l->cache, 1);
+    }
     {
         double wf = wall > 0 ? wait / wall : 0, bf = wall > 0 ? busy / (wall * l->N) : 0;
         if (!l->threads)
@@ -5759,6 +5867,12 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     }
 }
 
+GPUFEED_API uint64_t gpufeed_loader_epoch_bytes(gpufeed_loader *l, int64_t epoch)
+{
+    if (!l || epoch < l->first_epoch || epoch - l->first_epoch >= 64) return 0;
+    return GF__GET(&l->epoch_bytes[epoch - l->first_epoch]);
+}
+
 GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed_batch *b)
 {
     uint64_t h = 0;
@@ -5770,6 +5884,670 @@ GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed
     return h;
 }
 
+/* >>cache ---------------------------------------------------------------- */
+/* File layout (little-endian):
+     [0, 4096)      header: "GPUFEEDC", version, key, unit count, bytes per
+                    row of a unit image, offsets, sizes, index checksum,
+                    header checksum (last 8 bytes)
+     [4096, ...)    index: per unit {offset, rows, bytes, checksum} (32 bytes)
+     data           unit images, each 4 KiB-aligned: the row-major data (or
+                    each feature's array), then each validity mask.
+   Offsets follow from the row counts, so workers write units in parallel
+   with positioned writes. The checksum is gpufeed_hash64 chained over the
+   image's pieces in order. */
+
+#ifndef GPUFEED_NO_STDIO
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#ifdef __cplusplus
+extern "C" ssize_t pwrite(int, const void *, size_t, off_t);
+extern "C" int ftruncate(int, off_t);
+#else
+extern ssize_t pwrite(int, const void *, size_t, off_t);
+extern int ftruncate(int, off_t);
+#endif
+#endif
+
+#define GF__CACHE_VERSION 1u
+#define GF__CACHE_HDR 4096u
+
+
+struct gf__cache {
+    int32_t state;                     /* GPUFEED_CACHE_*, atomic */
+    char dir[1024], path[1100], tmp[1110], lockp[1110];
+    void (*log)(void *user, const char *msg);
+    void *log_user;
+    uint64_t key[2];
+    uint64_t img_row, data_off, size;
+    int64_t U;
+    gf__cidx *idx;
+    uint8_t *ust;                      /* per unit: 0 unchecked, 1 good, 2 bad, 3 being written (atomic) */
+    int64_t written;                   /* atomic */
+    int fd, lockfd;
+    uint8_t *map; uint64_t map_len;
+    uint8_t *ram;
+    int use_pread;
+    int32_t failed;                    /* atomic: the build was abandoned */
+    int32_t warned;                    /* atomic */
+    uint64_t served, bad;              /* atomics */
+    int from_file;                     /* READY from an existing file */
+    const gpufeed_allocator *a;
+};
+
+static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
+static void gf__cache_log(gf__cache *c, const char *fmt, ...)
+{
+    char msg[GPUFEED_ERROR_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt); gf__vfmt(msg, sizeof msg, fmt, ap); va_end(ap);
+    if (c->log) c->log(c->log_user, msg);
+#ifndef GPUFEED_NO_STDIO
+    else fprintf(stderr, "gpufeed: %s\n", msg);
+#endif
+}
+
+#ifndef GPUFEED_NO_STDIO
+static void gf__st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+#endif
+
+/* the key: source files' identity, features, predicates, unit plan, version */
+static void gf__cache_key(gpufeed_dataset *ds, uint64_t key[2])
+{
+    uint64_t h[2];
+    int32_t i, k;
+    int64_t u;
+    h[0] = 0x6770756665656430ull; h[1] = 0x6b65792d68696768ull;
+#define GF__FEED(ptr, len) do { h[0] = gpufeed_hash64((ptr), (len), h[0]); h[1] = gpufeed_hash64((ptr), (len), h[1] ^ 0x9E3779B97F4A7C15ull); } while (0)
+#define GF__FEED64(v) do { uint64_t t_ = (uint64_t)(v); GF__FEED(&t_, 8); } while (0)
+#define GF__FEEDS(s) do { const char *s_ = (s) ? (s) : ""; GF__FEED64(strlen(s_)); GF__FEED(s_, strlen(s_)); } while (0)
+    GF__FEED64(GF__CACHE_VERSION);
+    GF__FEED64(ds->nfiles);
+    for (i = 0; i < ds->nfiles; i++) {
+        size_t flen;
+        const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
+        GF__FEEDS(ds->paths[i]);
+        GF__FEED64(ds->files[i]->size);
+#ifndef GPUFEED_NO_STDIO
+        {
+            struct stat st;
+            if (stat(ds->paths[i], &st) == 0) { GF__FEED64(st.st_mtime); GF__FEED64(st.st_ino); }
+        }
+#endif
+        GF__FEED64(gpufeed_hash64(foot, flen, 0));
+    }
+    GF__FEED64(ds->nfeat);
+    for (i = 0; i < ds->nfeat; i++) {
+        const gpufeed_feature *f = &ds->feats[i];
+        GF__FEEDS(f->column); GF__FEED64(f->dtype); GF__FEED64(f->null_policy); GF__FEED(&f->fill, 8);
+        GF__FEED64(f->validity); GF__FEED64(f->cast); GF__FEED64(f->hash_buckets); GF__FEED64(f->hash_seed);
+        GF__FEED64(f->width); GF__FEED64(f->list_policy);
+    }
+    GF__FEED64(ds->npred);
+    for (i = 0; i < ds->npred; i++) {
+        const gpufeed_predicate *p = &ds->preds[i];
+        int32_t nv = p->op == GPUFEED_OP_IN ? p->set_size : 2;
+        GF__FEEDS(p->column); GF__FEED64(p->op);
+        for (k = 0; k < nv; k++) {
+            const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[k] : k ? &p->b : &p->a;
+            GF__FEED64(v->kind); GF__FEED64(v->i); GF__FEED(&v->d, 8);
+            GF__FEED64(v->len); if (v->kind == GPUFEED_VAL_STRING && v->s) GF__FEED(v->s, v->len);
+        }
+    }
+    GF__FEED64(ds->layout); GF__FEED64(ds->unit_rows); GF__FEED64(ds->nunits);
+    for (u = 0; u < ds->nunits; u++) { GF__FEED64(ds->units[u].u.file); GF__FEED64(ds->units[u].u.row_group); GF__FEED64(ds->units[u].u.first_row); GF__FEED64(ds->units[u].u.num_rows); }
+#undef GF__FEED
+#undef GF__FEED64
+#undef GF__FEEDS
+    key[0] = h[0]; key[1] = h[1];
+}
+
+static uint64_t gf__cache_img_row(const gpufeed_dataset *ds)
+{
+    uint64_t r = (uint64_t)ds->row_bytes;
+    int32_t j;
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) r++;
+    return r;
+}
+
+/* the pieces of a unit image: (offset in the image, length, slot pointer) */
+static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
+{
+    int32_t n = 0, j;
+    uint64_t off = 0;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { pc[n].off = 0; pc[n].len = rows * (uint64_t)ds->row_bytes; pc[n].ptr = (uint8_t *)data; off = pc[n].len; n++; }
+    else for (j = 0; j < ds->nfeat; j++) {
+        pc[n].off = off; pc[n].len = rows * gpufeed_dtype_size(ds->feats[j].dtype); pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL; off += pc[n].len; n++;
+    }
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) { pc[n].off = off; pc[n].len = rows; pc[n].ptr = valid ? valid[j] : NULL; off += rows; n++; }
+    return n;
+}
+
+static uint64_t gf__pieces_sum(const gf__piece *pc, int32_t n, const uint8_t *base)
+{
+    uint64_t h = 0x63616368652d7631ull;
+    int32_t i;
+    for (i = 0; i < n; i++) h = gpufeed_hash64(base ? base + pc[i].off : pc[i].ptr, (size_t)pc[i].len, h);
+    return h;
+}
+
+static void gf__cache_free(gf__cache *c)
+{
+    if (!c) return;
+#ifndef GPUFEED_NO_STDIO
+    if (c->map) munmap(c->map, (size_t)c->map_len);
+    if (c->fd >= 0) close(c->fd);
+    if (c->lockfd >= 0) close(c->lockfd); /* releases the lock */
+#endif
+    gf__free(c->a, c->ram); gf__free(c->a, c->idx); gf__free(c->a, c->ust);
+    gf__free(c->a, c);
+}
+
+/* the layout for the given unit rows: offsets, sizes */
+static void gf__cache_layout(gf__cache *c, const int64_t *unit_rows)
+{
+    int64_t u;
+    uint64_t off;
+    c->data_off = ((uint64_t)GF__CACHE_HDR + (uint64_t)c->U * 32 + 4095) & ~(uint64_t)4095;
+    off = c->data_off;
+    for (u = 0; u < c->U; u++) {
+        c->idx[u].off = off; c->idx[u].rows = (uint64_t)unit_rows[u];
+        c->idx[u].bytes = (uint64_t)unit_rows[u] * c->img_row;
+        off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
+    }
+    c->size = off;
+}
+
+#ifndef GPUFEED_NO_STDIO
+static int gf__read_full(int fd, void *buf, size_t len, uint64_t off)
+{
+    gf__fdsrc s;
+    s.fd = fd;
+    return gf__fd_read(&s, off, buf, len);
+}
+static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const uint8_t *p = (const uint8_t *)buf;
+    while (len) {
+        ssize_t w = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+        if (w < 0) { if (errno == EINTR) continue; return -1; }
+        if (w == 0) { errno = ENOSPC; return -1; }
+        p += w; off += (uint64_t)w; len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Checks an existing cache file: header, key, index (and every unit when
+   `verify_all`). Fills c->idx from it. 0 valid, else a reason. */
+static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
+{
+    uint8_t hdr[GF__CACHE_HDR];
+    struct stat st;
+    uint64_t v, nunits, img, doff, size, isum;
+    int fd = open(c->path, O_RDONLY);
+    int64_t u;
+    *file_bytes = 0;
+    if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < GF__CACHE_HDR || gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) {
+        close(fd); gf__fmt(why, cap, "%s: truncated header", c->path); return 2;
+    }
+    *file_bytes = (uint64_t)st.st_size;
+    if (memcmp(hdr, "GPUFEEDC", 8) != 0) { close(fd); gf__fmt(why, cap, "%s: not a gpufeed cache (bad magic)", c->path); return 2; }
+    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { close(fd); gf__fmt(why, cap, "%s: header checksum mismatch", c->path); return 2; }
+    v = gf__ld32(hdr + 8);
+    if (v != GF__CACHE_VERSION) { close(fd); gf__fmt(why, cap, "%s: format version %llu, expected %u", c->path, (unsigned long long)v, GF__CACHE_VERSION); return 2; }
+    if (gf__ld64(hdr + 16) != c->key[0] || gf__ld64(hdr + 24) != c->key[1]) { close(fd); gf__fmt(why, cap, "%s: key differs (stale cache)", c->path); return 2; }
+    nunits = gf__ld64(hdr + 32); img = gf__ld64(hdr + 40); doff = gf__ld64(hdr + 56); size = gf__ld64(hdr + 64); isum = gf__ld64(hdr + 80);
+    if (nunits != (uint64_t)c->U || img != c->img_row || size != (uint64_t)st.st_size || doff != (((uint64_t)GF__CACHE_HDR + nunits * 32 + 4095) & ~(uint64_t)4095)) {
+        close(fd); gf__fmt(why, cap, "%s: layout differs from the dataset's (units %llu, file size %llu of %llu)", c->path,
+                           (unsigned long long)nunits, (unsigned long long)st.st_size, (unsigned long long)size);
+        return 2;
+    }
+    {
+        uint8_t *ib = (uint8_t *)gf__alloc(c->a, (size_t)nunits * 32);
+        if (!ib) { close(fd); gf__fmt(why, cap, "out of memory"); return 2; }
+        if (gf__read_full(fd, ib, (size_t)nunits * 32, GF__CACHE_HDR) || gpufeed_hash64(ib, (size_t)nunits * 32, 0) != isum) {
+            gf__free(c->a, ib); close(fd); gf__fmt(why, cap, "%s: index checksum mismatch", c->path); return 2;
+        }
+        {
+            uint64_t off = doff;
+            for (u = 0; u < c->U; u++) {
+                c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
+                c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
+                if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
+                    gf__free(c->a, ib); close(fd); gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u); return 2;
+                }
+                off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
+            }
+            if (off != size) { gf__free(c->a, ib); close(fd); gf__fmt(why, cap, "%s: index does not cover the file", c->path); return 2; }
+        }
+        gf__free(c->a, ib);
+    }
+    c->size = size; c->data_off = doff;
+    if (verify_all) {
+        uint8_t *buf = NULL;
+        size_t cap2 = 0;
+        gf__piece *pc = (gf__piece *)gf__alloc(c->a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
+        int64_t bad = 0;
+        if (!pc) { close(fd); gf__fmt(why, cap, "out of memory"); return 2; }
+        for (u = 0; u < c->U; u++) {
+            int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+            if (!gf__grow(c->a, &buf, &cap2, (size_t)c->idx[u].bytes + 1) || gf__read_full(fd, buf, (size_t)c->idx[u].bytes, c->idx[u].off) ||
+                gf__pieces_sum(pc, np, buf) != c->idx[u].sum) { c->ust[u] = 2; bad++; }
+            else c->ust[u] = 1;
+        }
+        gf__free(c->a, buf); gf__free(c->a, pc);
+        if (bad) { close(fd); gf__fmt(why, cap, "%s: %lld of %lld units fail their checksum", c->path, (long long)bad, (long long)c->U); return 3; }
+    }
+    close(fd);
+    return 0;
+}
+
+static int gf__mkdir_p(const char *dir)
+{
+    char tmp[1024];
+    size_t i, n = strlen(dir);
+    struct stat st;
+    if (n == 0 || n >= sizeof tmp) return -1;
+    memcpy(tmp, dir, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == 0) {
+            char ch = tmp[i];
+            tmp[i] = 0;
+            if (stat(tmp, &st) != 0 && mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
+            tmp[i] = ch;
+        }
+    }
+    return (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
+}
+#endif
+
+/* Opens the cache for a dataset: READY when a valid file exists (unit rows
+   come from its index), BUILDING when this process may build it (the
+   caller provides unit rows first via gf__cache_begin_build), else OFF. */
+static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
+{
+    gf__cache *c = (gf__cache *)gf__alloc(&ds->alloc, sizeof *c);
+    if (!c) return NULL;
+    memset(c, 0, sizeof *c);
+    c->a = &ds->alloc;
+    c->fd = c->lockfd = -1;
+    c->U = ds->nunits;
+    c->log = cd->log; c->log_user = cd->log_user;
+    c->img_row = gf__cache_img_row(ds);
+    c->idx = (gf__cidx *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
+    c->ust = (uint8_t *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1));
+    if (!c->idx || !c->ust) { gf__cache_free(c); return NULL; }
+    memset(c->idx, 0, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
+    memset(c->ust, 0, (size_t)(c->U ? c->U : 1));
+    gf__cache_key(ds, c->key);
+    if (cd->dir && *cd->dir) {
+        size_t n = strlen(cd->dir);
+        if (n >= sizeof c->dir - 1) { gf__cache_free(c); return NULL; }
+        memcpy(c->dir, cd->dir, n + 1);
+        while (n > 1 && c->dir[n - 1] == '/') c->dir[--n] = 0;
+        gf__fmt(c->path, sizeof c->path, "%s/gpufeed-%016llx%016llx.gfc", c->dir, (unsigned long long)c->key[0], (unsigned long long)c->key[1]);
+        gf__fmt(c->tmp, sizeof c->tmp, "%s.tmp", c->path);
+        gf__fmt(c->lockp, sizeof c->lockp, "%s.lock", c->path);
+    }
+    return c;
+}
+
+/* 1 READY from the file, 0 not there or not valid */
+static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
+{
+#ifndef GPUFEED_NO_STDIO
+    char why[512];
+    uint64_t fbytes;
+    int r;
+    if (!c->path[0]) return 0;
+    r = gf__cache_check_file(c, ds, cd->verify, why, sizeof why, &fbytes);
+    if (r == 1) return 0;
+    if (r != 0) {
+        gf__cache_log(c, "warning: cache not used: %s; %s", why, cd->no_build ? "reading the source" : "rebuilding it");
+        if (!cd->no_build) unlink(c->path);
+        return 0;
+    }
+    c->fd = open(c->path, O_RDONLY);
+    if (c->fd < 0) return 0;
+    {
+        /* mmap unless the cache is larger than half the memory */
+        long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
+        uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
+        if (mem && c->size > mem / 2) c->use_pread = 1;
+        else {
+            void *m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
+            if (m == MAP_FAILED) c->use_pread = 1;
+            else { c->map = (uint8_t *)m; c->map_len = c->size; }
+        }
+    }
+    if (!cd->verify) memset(c->ust, 0, (size_t)c->U);
+    c->from_file = 1;
+    c->state = GPUFEED_CACHE_READY;
+    return 1;
+#else
+    (void)c; (void)ds; (void)cd;
+    return 0;
+#endif
+}
+
+/* Starts a build for the given unit rows: 1 BUILDING, 0 not possible (warned). */
+static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows)
+{
+    gf__cache_layout(c, unit_rows);
+    if (cd->max_bytes && c->size > cd->max_bytes) {
+        gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size, (unsigned long long)cd->max_bytes);
+        return 0;
+    }
+    if (cd->ram_bytes && c->size <= cd->ram_bytes) {
+        c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
+        if (!c->ram) gf__cache_log(c, "warning: no memory for a %llu-byte in-RAM cache", (unsigned long long)c->size);
+    }
+#ifndef GPUFEED_NO_STDIO
+    if (c->path[0]) {
+        struct flock fl;
+        struct statvfs sv;
+        if (gf__mkdir_p(c->dir) != 0) {
+            gf__cache_log(c, "warning: cache directory '%s' cannot be created: %s; reading the source%s", c->dir, strerror(errno), c->ram ? " (RAM cache only)" : "");
+            goto no_file;
+        }
+        if (statvfs(c->dir, &sv) == 0 && (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < c->size + (c->size >> 6) + 4096) {
+            gf__cache_log(c, "warning: '%s' has %llu bytes free, the cache needs %llu: not caching", c->dir,
+                          (unsigned long long)((uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize), (unsigned long long)c->size);
+            goto no_file;
+        }
+        c->lockfd = open(c->lockp, O_RDWR | O_CREAT, 0666);
+        if (c->lockfd < 0) {
+            gf__cache_log(c, "warning: cache directory '%s' is not writable (%s): reading the source", c->dir, strerror(errno));
+            goto no_file;
+        }
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET; fl.l_start = 0; fl.l_len = 0;
+        if (fcntl(c->lockfd, F_SETLK, &fl) != 0) { /* another process builds it; the kernel frees a dead one's lock */
+            gf__cache_log(c, "warning: another process is building the cache %s: reading the source this time", c->path);
+            close(c->lockfd); c->lockfd = -1;
+            goto no_file;
+        }
+        c->fd = open(c->tmp, O_RDWR | O_CREAT | O_TRUNC, 0666);
+        if (c->fd < 0 || ftruncate(c->fd, (off_t)c->size) != 0) {
+            gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, strerror(errno));
+            if (c->fd >= 0) { close(c->fd); c->fd = -1; unlink(c->tmp); }
+            close(c->lockfd); c->lockfd = -1;
+            goto no_file;
+        }
+    }
+no_file:
+#endif
+    if (c->fd < 0 && !c->ram) return 0;
+    c->state = GPUFEED_CACHE_BUILDING;
+    return 1;
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* Abandons the file part of a build (disk full...): nothing half-written stays. */
+static void gf__cache_abandon(gf__cache *c, const char *why)
+{
+    int32_t expected = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    if (!__atomic_compare_exchange_n(&c->failed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+#else
+    if (c->failed) return;
+    c->failed = 1; (void)expected;
+#endif
+    gf__cache_log(c, "warning: writing the cache failed (%s): continuing from the source; the partial file is removed", why);
+    if (c->fd >= 0) { close(c->fd); c->fd = -1; }
+    unlink(c->tmp);
+    if (c->lockfd >= 0) { close(c->lockfd); c->lockfd = -1; }
+}
+#endif
+
+/* The last unit is in: write index + header, fsync, rename; then serve it. */
+static void gf__cache_finalize(gf__cache *c)
+{
+#ifndef GPUFEED_NO_STDIO
+    if (c->fd >= 0 && !GF__LOAD(&c->failed)) {
+        uint8_t *hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR), *ib = (uint8_t *)gf__alloc(c->a, (size_t)c->U * 32 + 1);
+        int64_t u;
+        int ok = hdr && ib;
+        if (ok) {
+            memset(hdr, 0, GF__CACHE_HDR);
+            for (u = 0; u < c->U; u++) { gf__st64(ib + u * 32, c->idx[u].off); gf__st64(ib + u * 32 + 8, c->idx[u].rows); gf__st64(ib + u * 32 + 16, c->idx[u].bytes); gf__st64(ib + u * 32 + 24, c->idx[u].sum); }
+            memcpy(hdr, "GPUFEEDC", 8);
+            { uint32_t v = GF__CACHE_VERSION, hs = GF__CACHE_HDR; memcpy(hdr + 8, &v, 4); memcpy(hdr + 12, &hs, 4); }
+            gf__st64(hdr + 16, c->key[0]); gf__st64(hdr + 24, c->key[1]); gf__st64(hdr + 32, (uint64_t)c->U);
+            gf__st64(hdr + 40, c->img_row); gf__st64(hdr + 48, GF__CACHE_HDR); gf__st64(hdr + 56, c->data_off);
+            gf__st64(hdr + 64, c->size); gf__st64(hdr + 80, gpufeed_hash64(ib, (size_t)c->U * 32, 0));
+            gf__st64(hdr + GF__CACHE_HDR - 8, gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0));
+            ok = gf__write_full(c->fd, ib, (size_t)c->U * 32, GF__CACHE_HDR) == 0 && fsync(c->fd) == 0 &&
+                 gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) == 0 && fsync(c->fd) == 0 && rename(c->tmp, c->path) == 0;
+        }
+        gf__free(c->a, hdr); gf__free(c->a, ib);
+        if (!ok) gf__cache_abandon(c, strerror(errno));
+        else {
+            int dfd = open(c->dir, O_RDONLY);
+            if (dfd >= 0) { fsync(dfd); close(dfd); }
+            close(c->fd); c->fd = -1;
+            if (c->lockfd >= 0) { close(c->lockfd); c->lockfd = -1; }
+            if (!c->ram) { /* serve the new file */
+                int fd = open(c->path, O_RDONLY);
+                if (fd >= 0) {
+                    void *m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, fd, 0);
+                    if (m != MAP_FAILED) { c->map = (uint8_t *)m; c->map_len = c->size; c->fd = fd; }
+                    else { c->use_pread = 1; c->fd = fd; }
+                }
+            }
+        }
+    }
+#endif
+    if (c->ram || c->map || (c->use_pread && c->fd >= 0)) GF__STORE(&c->state, GPUFEED_CACHE_READY);
+    else GF__STORE(&c->state, GPUFEED_CACHE_OFF);
+}
+
+/* After a unit was decoded from the source (slot pointers), during a build. */
+static void gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
+{
+    int32_t np, i;
+    uint8_t expected = 0;
+    int64_t n;
+    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return;
+#if defined(__GNUC__) || defined(__clang__)
+    if (!__atomic_compare_exchange_n(&c->ust[u], &expected, (uint8_t)3, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+#else
+    if (c->ust[u]) return;
+    c->ust[u] = 3; (void)expected;
+#endif
+    np = gf__image_pieces(ds, (uint64_t)rows, data, feat, valid, pc);
+    c->idx[u].sum = gf__pieces_sum(pc, np, NULL);
+    for (i = 0; i < np; i++) {
+        if (c->ram) memcpy(c->ram + c->idx[u].off + pc[i].off, pc[i].ptr, (size_t)pc[i].len);
+#ifndef GPUFEED_NO_STDIO
+        if (c->fd >= 0 && !GF__LOAD(&c->failed) && gf__write_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off) != 0)
+            gf__cache_abandon(c, strerror(errno));
+#endif
+    }
+    GF__STORE(&c->ust[u], (uint8_t)1);
+    n = GF__ADD(&c->written, 1) + 1;
+    if (n == c->U) gf__cache_finalize(c);
+}
+
+/* Serves unit u into the slot (pointers into the mapping, or a read into
+   the slot's buffers). 0 served, 1 the unit must come from the source. */
+static int gf__cache_serve(gf__cache *c, const gpufeed_dataset *ds, int64_t u, gf__uslot *s, gf__piece *pc)
+{
+    int32_t np, i, k;
+    uint8_t st = GF__LOAD(&c->ust[u]);
+    const uint8_t *base;
+    if (st == 2) return 1;
+    if (c->ram || c->map) {
+        base = (c->ram ? c->ram : c->map) + c->idx[u].off;
+        np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+        if (st != 1) {
+            if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;
+            GF__STORE(&c->ust[u], (uint8_t)1);
+        }
+        /* point the slot at the image */
+        k = 0;
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
+        else for (i = 0; i < ds->nfeat; i++) s->feat[i] = (void *)(base + pc[k++].off);
+        for (i = 0; i < ds->nfeat; i++) s->valid[i] = ds->feats[i].validity ? (uint8_t *)(base + pc[k++].off) : NULL;
+        s->rows = (int64_t)c->idx[u].rows;
+        GF__ADD(&c->served, 1);
+        return 0;
+    }
+#ifndef GPUFEED_NO_STDIO
+    /* positioned reads into the slot's own buffers */
+    np = gf__image_pieces(ds, c->idx[u].rows, s->data, s->feat, s->valid, pc);
+    for (i = 0; i < np; i++)
+        if (gf__read_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off)) goto bad;
+    if (gf__pieces_sum(pc, np, NULL) != c->idx[u].sum) goto bad;
+    GF__STORE(&c->ust[u], (uint8_t)1);
+    s->rows = (int64_t)c->idx[u].rows;
+    GF__ADD(&c->served, 1);
+    return 0;
+#endif
+bad:
+    GF__STORE(&c->ust[u], (uint8_t)2);
+    GF__ADD(&c->bad, 1);
+    gf__cache_log(c, "warning: cache %s: unit %lld fails its checksum: decoding it from the source; the cache will be rebuilt",
+                  c->path[0] ? c->path : "(RAM)", (long long)u);
+    return 1;
+}
+
+/* Loader close: drop an unfinished build, and a cache found corrupt. */
+static void gf__cache_close(gf__cache *c)
+{
+    if (!c) return;
+#ifndef GPUFEED_NO_STDIO
+    if (GF__LOAD(&c->state) == GPUFEED_CACHE_BUILDING && c->fd >= 0) {
+        close(c->fd); c->fd = -1;
+        unlink(c->tmp);
+    }
+    if (c->from_file && GF__LOAD(&c->bad) > 0 && c->path[0]) unlink(c->path);
+#endif
+    gf__cache_free(c);
+}
+
+static int32_t gf__cache_state(const gf__cache *c) { return GF__LOAD(&c->state); }
+static uint64_t gf__cache_count(const gf__cache *c, int which) { return which ? GF__GET(&c->bad) : GF__GET(&c->served); }
+static const gf__cidx *gf__cache_index(const gf__cache *c) { return c->idx; }
+
+
+/* ---- ahead-of-time build, verify, info, remove ---- */
+
+typedef struct gf__logcap { void (*log)(void *, const char *); void *user; char last[GPUFEED_ERROR_MAX + 256]; } gf__logcap;
+static void gf__logcap_fn(void *user, const char *msg)
+{
+    gf__logcap *lc = (gf__logcap *)user;
+    gf__fmt(lc->last, sizeof lc->last, "%s", msg);
+    if (lc->log) lc->log(lc->user, msg);
+#ifndef GPUFEED_NO_STDIO
+    else fprintf(stderr, "gpufeed: %s\n", msg);
+#endif
+}
+
+GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int32_t workers,
+    void (*progress)(void *user, int64_t units_done, int64_t units_total, uint64_t rows_done, uint64_t bytes_done),
+    void *user, gpufeed_error *err)
+{
+    gpufeed_loader_desc ld;
+    gpufeed_cache_desc cd;
+    gpufeed_loader *l;
+    gpufeed_batch b;
+    gpufeed_result r;
+    gf__logcap lc;
+    gpufeed_stats st;
+    uint64_t rows = 0, bytes = 0;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!ds || !c || (!c->dir && !c->ram_bytes)) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_build: no dataset or no cache directory");
+    memset(&lc, 0, sizeof lc);
+    lc.log = c->log; lc.user = c->log_user;
+    cd = *c; cd.log = gf__logcap_fn; cd.log_user = &lc; cd.no_build = 0;
+    memset(&ld, 0, sizeof ld);
+    ld.batch_rows = 65536; ld.workers = workers > 0 ? workers : 1; ld.no_unit_shuffle = 1; ld.epochs = 1; ld.cache = &cd;
+    r = gpufeed_loader_open(&l, ds, &ld, err);
+    if (r) return r;
+    if (!l->cache) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_IO, "cache not built: %s", lc.last[0] ? lc.last : "no cache"); }
+    if (gf__cache_state(l->cache) == GPUFEED_CACHE_READY) {
+        if (progress) progress(user, ds->nunits, ds->nunits, 0, 0);
+        gpufeed_loader_close(l);
+        return GPUFEED_OK; /* already there */
+    }
+    while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
+        rows += (uint64_t)b.num_rows;
+        bytes += (uint64_t)b.num_rows * gf__cache_img_row(ds);
+        if (progress) { gpufeed_loader_stats(l, &st); progress(user, (int64_t)st.units_decoded, ds->nunits, rows, bytes); }
+    }
+    if (r != GPUFEED_DONE) {
+        gf__seterr(err, r, "%s", gpufeed_loader_error(l));
+        gpufeed_loader_close(l);
+        return r;
+    }
+    r = gf__cache_state(l->cache) == GPUFEED_CACHE_READY ? GPUFEED_OK : GPUFEED_ERR_IO;
+    if (r) gf__seterr(err, r, "cache not built: %s", lc.last[0] ? lc.last : "the build did not complete");
+    gpufeed_loader_close(l);
+    return r;
+}
+
+static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache_desc *cd, int verify, gpufeed_cache_info *info, int64_t *bad, gpufeed_error *err)
+{
+    gf__cache *c;
+    gpufeed_cache_desc q;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!ds || !cd || !cd->dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "cache: no dataset or no directory");
+    q = *cd;
+    c = gf__cache_new(ds, &q);
+    if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "cache: out of memory");
+    memset(info, 0, sizeof *info);
+    gf__fmt(info->path, sizeof info->path, "%s", c->path);
+    gf__fmt(info->key, sizeof info->key, "%016llx%016llx", (unsigned long long)c->key[0], (unsigned long long)c->key[1]);
+#ifndef GPUFEED_NO_STDIO
+    {
+        uint64_t fb = 0;
+        int r = gf__cache_check_file(c, ds, verify, info->reason, sizeof info->reason, &fb);
+        info->exists = r != 1;
+        info->valid = r == 0;
+        info->bytes = fb;
+        info->units = c->U;
+        if (r == 0) { int64_t u; for (u = 0; u < c->U; u++) info->rows += (int64_t)c->idx[u].rows; }
+        if (bad) { int64_t u; *bad = 0; if (r == 3) for (u = 0; u < c->U; u++) *bad += c->ust[u] == 2; }
+        if (r == 1) gf__fmt(info->reason, sizeof info->reason, "no cache file %s", c->path);
+    }
+#else
+    (void)verify; (void)bad;
+#endif
+    gf__cache_free(c);
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_cache_info_get(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err)
+{
+    return gf__cache_inspect(ds, c, 0, info, NULL, err);
+}
+
+GPUFEED_API gpufeed_result gpufeed_cache_verify(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int64_t *bad_units, gpufeed_error *err)
+{
+    gpufeed_cache_info info;
+    int64_t bad = 0;
+    gpufeed_result r = gf__cache_inspect(ds, c, 1, &info, &bad, err);
+    if (bad_units) *bad_units = bad;
+    if (r) return r;
+    if (!info.exists) return gf__seterr(err, GPUFEED_ERR_IO, "%s", info.reason);
+    if (!info.valid) return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s", info.reason);
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufeed_cache_desc *cd, gpufeed_error *err)
+{
+    gf__cache *c;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!ds || !cd || !cd->dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "cache: no dataset or no directory");
+    c = gf__cache_new(ds, cd);
+    if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "cache: out of memory");
+#ifndef GPUFEED_NO_STDIO
+    unlink(c->path); unlink(c->tmp); unlink(c->lockp);
+#endif
+    gf__cache_free(c);
+    return GPUFEED_OK;
+}
 #endif /* GPUFEED_IMPLEMENTATION_DONE */
 #endif /* GPUFEED_IMPLEMENTATION */
 

@@ -47,11 +47,15 @@ build() { # OUT SRC [extra flags]
 }
 build_all() {
   local ok=0 bad=0 t
-  for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tests/test_unit.c tests/test_bad_input.c; do
+  for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c \
+           tests/test_unit.c tests/test_bad_input.c tests/test_loader.c; do
     [ -f "$t" ] || continue
     local n; n=$(basename "$t" .c)
     if build "$n" "$t"; then ok=$((ok + 1)); echo "PASS build $n"; else bad=$((bad + 1)); echo "FAIL build $n"; fi
   done
+  if [ -f tests/test_loader.c ]; then
+    if clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm; then ok=$((ok + 1)); echo "PASS build tsan test_loader"; else bad=$((bad + 1)); echo "FAIL build tsan test_loader"; fi
+  fi
   if [ -f tests/fuzz_file.c ]; then
     if clang $SAN $WARN -DGF_FUZZ_MAIN -I. tests/fuzz_file.c -o build/asan/fuzz_replay; then ok=$((ok + 1)); echo "PASS build fuzz_replay"; else bad=$((bad + 1)); echo "FAIL build fuzz_replay"; fi
   fi
@@ -114,8 +118,12 @@ suite build              build_all
 [ -x build/asan/test_bad_input ] && suite bad_input build/asan/test_bad_input
 suite committed_corpus   committed_corpus
 [ -f tests/test_tools.sh ] && suite tools bash tests/test_tools.sh
+[ -x build/asan/test_loader ] && suite loader build/asan/test_loader
+[ -x build/tsan_test_loader ] && suite loader_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_loader
+[ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 if [ -x "$PY" ]; then
   suite generated_corpus generated_corpus
+  [ -f tests/test_dense.py ] && suite dense $PY tests/test_dense.py --bin build/asan/gpufeed-dense --fixtures build/fixtures
 else
   echo "generated_corpus: no .venv (run make venv)"; FAIL=$((FAIL + 1))
 fi

@@ -7,12 +7,13 @@
              [--shuffle-window W] [--no-shuffle] [--rank r --world w]
              [--even drop|pad] [--drop-last] [--start-epoch e --start-batch k]
              [--ring-depth D] [--unit-rows N] [--prefill] [--jitter-us X]
-             [--print-batches] [--trace out.json] [--where EXPR]
+             [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
 
    --print-batches prints one line per batch: `epoch index rows hash`
    (hash: 64-bit hash of the batch's bytes), the determinism contract: the
    same for any --workers, --ring-depth or timing. At the end, on stderr:
-   rows/s, GB/s, the stall breakdown, the verdict and peak RSS. */
+   rows/s, GB/s, the stall breakdown, the verdict, peak RSS, and with
+   --cache the source bytes read per epoch (0 once the cache is built). */
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
 #include <stdio.h>
@@ -41,7 +42,7 @@ static void usage(void)
     fprintf(stderr, "usage: gpufeed-bench FILE... --batch B [--columns a,b] [--dtype T] [--workers N] [--seed S] [--epochs E]\n"
                     "         [--shuffle-window W] [--no-shuffle] [--rank r --world w] [--even drop|pad] [--drop-last]\n"
                     "         [--start-epoch e --start-batch k] [--ring-depth D] [--unit-rows N] [--prefill]\n"
-                    "         [--jitter-us X] [--print-batches] [--trace out.json]\n");
+                    "         [--jitter-us X] [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n");
 }
 
 int main(int argc, char **argv)
@@ -60,9 +61,11 @@ int main(int argc, char **argv)
     int nfeat = 0;
     long long unit_rows = 0;
     double t0, t1;
+    gpufeed_cache_desc cache;
     if (!files) return 1;
     memset(&ld, 0, sizeof ld);
     memset(&dd, 0, sizeof dd);
+    memset(&cache, 0, sizeof cache);
     ld.epochs = 1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -91,6 +94,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--jitter-us") && has) ld.debug_jitter_us = (int32_t)arg_ll(a, argv[++i], 0);
         else if (!strcmp(a, "--print-batches")) print = 1;
         else if (!strcmp(a, "--trace") && has) ld.trace_path = argv[++i];
+        else if (!strcmp(a, "--cache") && has) { cache.dir = argv[++i]; ld.cache = &cache; }
+        else if (!strcmp(a, "--cache-ram") && has) { cache.ram_bytes = (uint64_t)arg_ll(a, argv[++i], 1); ld.cache = &cache; }
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-bench: unknown option '%.100s'\n", a); usage(); return 2; }
         else files[nfiles++] = a;
@@ -168,6 +173,13 @@ int main(int argc, char **argv)
         for (k = 0; k < st.workers; k++)
             fprintf(stderr, "worker %d: decode %.3f s (%.0f%% busy), waited on a full ring %.3f s\n", k, st.worker_busy_s[k],
                     st.wall_s > 0 ? 100 * st.worker_busy_s[k] / st.wall_s : 0.0, st.worker_backpressure_s[k]);
+        if (ld.cache) {
+            int64_t e;
+            static const char *const cs[] = { "off", "building", "ready" };
+            fprintf(stderr, "cache: %s, units from cache %llu, bad units %llu\n", cs[st.cache_state], (unsigned long long)st.units_from_cache, (unsigned long long)st.cache_bad_units);
+            for (e = ld.start_epoch; e < ld.start_epoch + ld.epochs && e < ld.start_epoch + 64; e++)
+                fprintf(stderr, "epoch %lld: source bytes read %llu\n", (long long)e, (unsigned long long)gpufeed_loader_epoch_bytes(l, e));
+        }
         fprintf(stderr, "verdict: %s\n", st.verdict);
         fprintf(stderr, "peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
     }
