@@ -13,9 +13,9 @@ PYTHON  ?= python3
 VENV    := .venv
 FUZZ_SECONDS ?= 60
 
-TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench
+TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench build/gpufeed-cache
 
-.PHONY: all tools demo test deps venv fixtures fuzz bench-dense clean
+.PHONY: all tools demo test deps venv fixtures fuzz bench-dense bench-loader bench-cache clean
 
 all: tools
 
@@ -55,6 +55,12 @@ fuzz: deps
 
 bench-dense: tools venv
 	$(VENV)/bin/python tools/bench_dense.py
+
+bench-loader: tools venv
+	$(VENV)/bin/python tools/bench_loader.py
+
+bench-cache: tools venv
+	$(VENV)/bin/python tools/bench_cache.py
 
 clean:
 	rm -rf build

@@ -47,7 +47,7 @@ build() { # OUT SRC [extra flags]
 }
 build_all() {
   local ok=0 bad=0 t
-  for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c \
+  for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
            tests/test_unit.c tests/test_bad_input.c tests/test_loader.c; do
     [ -f "$t" ] || continue
     local n; n=$(basename "$t" .c)
@@ -121,6 +121,7 @@ suite committed_corpus   committed_corpus
 [ -x build/asan/test_loader ] && suite loader build/asan/test_loader
 [ -x build/tsan_test_loader ] && suite loader_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_loader
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
+[ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
 if [ -x "$PY" ]; then
   suite generated_corpus generated_corpus
   [ -f tests/test_dense.py ] && suite dense $PY tests/test_dense.py --bin build/asan/gpufeed-dense --fixtures build/fixtures
