@@ -78,6 +78,7 @@
      GPUFEED_MAX_PAGE_SIZE         1 GiB    compressed or uncompressed page
      GPUFEED_MAX_PAGE_HEADER_SIZE  16 MiB   serialized PageHeader
      GPUFEED_MAX_PAGE_VALUES       256 Mi   values in one page
+     GPUFEED_MAX_DICT_ENTRIES      4 Mi     entries of one dictionary page
      GPUFEED_MAX_LIST_WIDTH        1 Mi     elements of one list value
                                             (nested columns, later)
      GPUFEED_ERROR_MAX             512      bytes of an error message
@@ -139,6 +140,9 @@
 #endif
 #ifndef GPUFEED_MAX_PAGE_VALUES
 #define GPUFEED_MAX_PAGE_VALUES (256u << 20)
+#endif
+#ifndef GPUFEED_MAX_DICT_ENTRIES
+#define GPUFEED_MAX_DICT_ENTRIES (4u << 20)
 #endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
@@ -492,12 +496,13 @@ typedef enum gpufeed_op {
 } gpufeed_op;
 
 typedef enum gpufeed_value_kind {
-    GPUFEED_VAL_INT = 0, GPUFEED_VAL_DOUBLE, GPUFEED_VAL_STRING
+    GPUFEED_VAL_INT = 0, GPUFEED_VAL_DOUBLE, GPUFEED_VAL_STRING, GPUFEED_VAL_UINT
 } gpufeed_value_kind;
 
 typedef struct gpufeed_value {
     gpufeed_value_kind kind;
     int64_t i;
+    uint64_t u;                        /* GPUFEED_VAL_UINT */
     double d;
     const char *s;                     /* STRING: bytes ... */
     size_t len;                        /* ... and their length */
@@ -788,10 +793,9 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
 #include <unistd.h>
 #include <sys/types.h>
 #include <sys/stat.h>
-/* pread is POSIX.1-2008 but hidden by glibc under strict -std=c99. */
-#ifdef __cplusplus
-extern "C" ssize_t pread(int, void *, size_t, off_t);
-#else
+/* pread is POSIX.1-2008 but hidden by glibc under strict -std=c99 (C++
+   compilers define _GNU_SOURCE, so it is declared there). */
+#ifndef __cplusplus
 extern ssize_t pread(int, void *, size_t, off_t);
 #endif
 #endif
@@ -1121,7 +1125,10 @@ static int gf__tc_field(gf__tc *t, int *id, int *last)
     b = *t->p++;
     if (b == 0) return 0;
     type = b & 0x0F;
-    if (b >> 4) *id = *last + (b >> 4);
+    if (b >> 4) {
+        if (*last + (b >> 4) > 32767) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "field id beyond 32767"); return -1; }
+        *id = *last + (b >> 4);
+    }
     else {
         int64_t v = gf__tc_zz(t);
         if (t->err) return -1;
@@ -1484,13 +1491,13 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
         default: gf__tc_skip(t, ft, 0);
         }
     }
+    if (!t->err && !c->has_metadata && !c->encrypted) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "ColumnChunk without meta_data (and not encrypted)");
 }
 
 static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info *rg, int32_t *ncols, int64_t expect)
 {
     int id = 0, last = 0, ft;
     uint32_t n, i;
-    int et;
     int seen = 0;
     rg->total_compressed_size = -1; rg->file_offset = -1; rg->ordinal = -1;
     *ncols = -1;
@@ -1498,8 +1505,7 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
         switch (id) {
         case 1: {
             gpufeed_chunk_info *cs;
-            et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
-            (void)et;
+            (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
             /* check the count before allocating for it */
             if (expect >= 0 && (int64_t)n != expect) { gf__tc_fail(t, GPUFEED_ERR_SCHEMA, "row group has %u column chunks but the schema has %lld leaf columns", n, (long long)expect); break; }
@@ -1540,15 +1546,14 @@ typedef struct gf__fmd {
 
 static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *md, gf__fmd *d)
 {
-    int id = 0, last = 0, ft, et;
+    int id = 0, last = 0, ft;
     uint32_t n, i;
     const uint8_t *p; uint32_t len;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         switch (id) {
         case 1: md->version = GF__I32(t, id, ft); break;
         case 2:
-            et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
-            (void)et;
+            (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
             if (n > GPUFEED_MAX_COLUMNS) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "%u schema elements exceed GPUFEED_MAX_COLUMNS", n); break; }
             if (n > (uint32_t)((t->end - t->p) / 3)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u schema elements cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
@@ -1567,8 +1572,7 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             break;
         case 3: md->num_rows = GF__I64(t, id, ft); d->has_rows = 1; break;
         case 4:
-            et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
-            (void)et;
+            (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
             if (n > (uint32_t)((t->end - t->p) / 4)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u row groups cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
             d->rgs = (gpufeed_row_group_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *d->rgs);
@@ -1584,8 +1588,7 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             d->nrg = n; d->has_rg = 1;
             break;
         case 5:
-            et = gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
-            (void)et;
+            (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
             d->kv = (gpufeed_key_value *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *d->kv);
             if (!d->kv) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
@@ -2658,6 +2661,7 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
     default: maxn = len / gf__elem_size(c->ci->physical); break;
     }
     if (n > maxn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page claims %llu values but holds %llu bytes", (unsigned long long)n, (unsigned long long)len);
+    if (n > GPUFEED_MAX_DICT_ENTRIES) return gf__col_fail(c, GPUFEED_ERR_LIMIT, "dictionary of %llu entries exceeds GPUFEED_MAX_DICT_ENTRIES", (unsigned long long)n);
     /* keep our own copy of the page bytes: BYTE_ARRAY entries point into it */
     if (!gf__grow(a, &c->dict_buf, &c->dict_buf_cap, len ? len : 1))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for the dictionary");
@@ -3174,7 +3178,7 @@ GPUFEED_API int gpufeed_dtype_parse(const char *s, gpufeed_dtype *out)
 #define GF__P1 0x9E3779B185EBCA87ull
 #define GF__P2 0xC2B2AE3D27D4EB4Full
 #define GF__P3 0x165667B19E3779F9ull
-#define GF__P4 0x85EBCA77C2B2CA63ull
+#define GF__P4 0x85EBCA77C2B2AE63ull
 #define GF__P5 0x27D4EB2F165667C5ull
 static uint64_t gf__rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 static uint64_t gf__xround(uint64_t acc, uint64_t in) { return gf__rotl(acc + in * GF__P2, 31) * GF__P1; }
@@ -3290,11 +3294,56 @@ enum {
 static const double gf__pow10[23] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 
-/* A decimal's double value: exact division when both operands are exact. */
+/* x * 2^e, exactly (no overflow or underflow for the values used here) */
+static double gf__ldexp(double x, int e)
+{
+    while (e > 30) { x *= 1073741824.0; e -= 30; }
+    while (e < -30) { x *= 1.0 / 1073741824.0; e += 30; }
+    while (e > 0) { x *= 2.0; e--; }
+    while (e < 0) { x *= 0.5; e++; }
+    return x;
+}
+
+#if defined(__SIZEOF_INT128__) && (defined(__GNUC__) || defined(__clang__))
+#define GF__HAVE_U128 1
+__extension__ typedef unsigned __int128 gf__u128;
+/* m / 10^s rounded to nearest even at `mbits` significant bits, exactly
+   (m > 0, s <= 19): one 128-bit division, then rounding with the
+   remainder as the sticky bit. */
+static double gf__div_pow10_rne(uint64_t m, int32_t s, int mbits)
+{
+    uint64_t d = 1, top;
+    gf__u128 num, q, r, low, half;
+    int32_t i;
+    int len = 0, k, qlen = 0, shift;
+    for (i = 0; i < s; i++) d *= 10u;
+    { uint64_t t = m; while (t) { len++; t >>= 1; } }
+    k = 127 - len;
+    num = (gf__u128)m << k;
+    q = num / d; r = num % d;
+    { gf__u128 t = q; while (t) { qlen++; t >>= 1; } }
+    shift = qlen - mbits;
+    if (shift <= 0) return gf__ldexp((double)(uint64_t)q, -k); /* cannot happen for s <= 19 */
+    top = (uint64_t)(q >> shift);
+    low = q & ((((gf__u128)1) << shift) - 1);
+    half = ((gf__u128)1) << (shift - 1);
+    if (low > half || (low == half && (r != 0 || (top & 1)))) top++;
+    return gf__ldexp((double)top, shift - k);
+}
+#endif
+
+/* A decimal's double value, correctly rounded. */
 static double gf__dec_to_double(int64_t v, int32_t scale)
 {
     if (scale <= 0) return (double)v;
     if (scale <= 22 && v >= -(1ll << 53) && v <= (1ll << 53)) return (double)v / gf__pow10[scale];
+#ifdef GF__HAVE_U128
+    if (scale <= 19) {
+        uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        double d = gf__div_pow10_rne(m, scale, 53);
+        return v < 0 ? -d : d;
+    }
+#endif
     {
         double d = (double)v;
         int32_t s = scale;
@@ -3306,6 +3355,13 @@ static float gf__dec_to_float(int64_t v, int32_t scale)
 {
     static const float p10f[11] = { 1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f };
     if (scale >= 0 && scale <= 10 && v >= -(1ll << 24) && v <= (1ll << 24)) return (float)v / p10f[scale];
+#ifdef GF__HAVE_U128
+    if (scale > 0 && scale <= 19 && v != 0) {
+        uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        float f = (float)gf__div_pow10_rne(m, scale, 24); /* exact: 24 bits */
+        return v < 0 ? -f : f;
+    }
+#endif
     return (float)gf__dec_to_double(v, scale);
 }
 
@@ -3567,6 +3623,9 @@ typedef struct gf__dcol {
     int ready;
     gf__conv conv;
     int decimal_bytes;                 /* FLBA/BYTE_ARRAY decimal */
+    int32_t dec_scale;                 /* decimal read as a double (ck F64) */
+    int dec_int;                       /* wide decimal divided to an integer */
+    const char *name;                  /* the feature, for messages */
     int f16;                           /* FLBA(2) FLOAT16 */
     int uint32_src;                    /* INT32 annotated unsigned */
     uint64_t seed;
@@ -3595,6 +3654,30 @@ static int gf__be_to_i64(const uint8_t *p, uint32_t n, int64_t *out)
     return 1;
 }
 
+/* a decimal wider than 64 bits as a double (within an ulp: the magnitude
+   and the division are each rounded once) */
+static double gf__wide_dec_to_double(const uint8_t *p, uint32_t n, int32_t scale)
+{
+    double d = 0;
+    uint32_t i;
+    int neg = n > 0 && (p[0] & 0x80);
+#ifdef GF__HAVE_U128
+    if (n <= 16) {
+        gf__u128 m = 0;
+        for (i = 0; i < n; i++) m = (m << 8) | (neg ? (uint8_t)~p[i] : p[i]);
+        if (neg) m += 1;
+        d = (double)m;
+    } else
+#endif
+    {
+        for (i = 0; i < n; i++) d = d * 256.0 + (double)(neg ? (uint8_t)~p[i] : p[i]);
+        if (neg) d += 1.0;
+    }
+    while (scale > 22) { d /= 1e22; scale -= 22; }
+    if (scale > 0) d /= gf__pow10[scale];
+    return neg ? -d : d;
+}
+
 /* typed (reader element) value i of `src` to canonical */
 static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out)
 {
@@ -3615,6 +3698,47 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
         if (d->f16) { double x = gpufeed_half_to_float(gf__ld16(b.ptr)); memcpy(out, &x, 8); return 1; }
         {
             int64_t v;
+            if (d->conv.ck == GF__CK_F64) { /* a wide decimal as a double */
+                double x;
+                if (gf__be_to_i64(b.ptr, b.len, &v)) x = gf__dec_to_double(v, d->dec_scale);
+                else x = gf__wide_dec_to_double(b.ptr, b.len, d->dec_scale);
+                memcpy(out, &x, 8);
+                return 1;
+            }
+            if (d->dec_int) { /* value / 10^scale, exactly; 0 when inexact or too wide (SAFE) */
+#ifdef GF__HAVE_U128
+                gf__u128 m = 0, p = 1, q, r;
+                uint32_t k;
+                int neg = b.len > 0 && (b.ptr[0] & 0x80);
+                int32_t sc;
+                if (b.len > 16) {
+                    for (k = 0; k + 16 < b.len; k++) if (b.ptr[k] != (neg ? 0xFF : 0)) { if (!d->conv.unsafe_cast) return 0; *out = neg ? (uint64_t)INT64_MIN : (uint64_t)INT64_MAX; return 1; }
+                }
+                for (k = b.len > 16 ? b.len - 16 : 0; k < b.len; k++) m = (m << 8) | (neg ? (uint8_t)~b.ptr[k] : b.ptr[k]);
+                if (neg) m += 1;
+                for (sc = 0; sc < d->dec_scale && sc < 38; sc++) p *= 10u;
+                q = m / p; r = m % p;
+                if (r != 0 && !d->conv.unsafe_cast) return 0;
+                if (q > (gf__u128)INT64_MAX + (neg ? 1u : 0u)) {
+                    if (!d->conv.unsafe_cast) return 0;
+                    *out = neg ? (uint64_t)INT64_MIN : (uint64_t)INT64_MAX;
+                    return 1;
+                }
+                *out = neg ? (uint64_t)0 - (uint64_t)q : (uint64_t)q;
+                return 1;
+#else
+                if (!gf__be_to_i64(b.ptr, b.len, &v)) return 0;
+                if (d->dec_scale > 0) {
+                    int64_t p = 1; int32_t sc;
+                    if (d->dec_scale > 18) { if (v && !d->conv.unsafe_cast) return 0; *out = 0; return 1; }
+                    for (sc = 0; sc < d->dec_scale; sc++) p *= 10;
+                    if (v % p && !d->conv.unsafe_cast) return 0;
+                    v /= p;
+                }
+                *out = (uint64_t)v;
+                return 1;
+#endif
+            }
             if (!gf__be_to_i64(b.ptr, b.len, &v)) return 0;
             *out = (uint64_t)v;
             return 1;
@@ -3703,7 +3827,8 @@ static gpufeed_result gf__dcol_canon(gf__dcol *d, uint32_t nn)
         if (r) return r;
         for (i = 0; i < nn; i++) {
             if (!gf__canon_one(d, c->out, i, &d->cv[i]))
-                return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "decimal value at row %lld is wider than 64 bits", (long long)c->rows_done);
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': a decimal value near row %lld does not convert to %s exactly (cast: %s)",
+                                    d->name ? d->name : "?", (long long)c->rows_done, gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
         }
         return GPUFEED_OK;
     }
@@ -3745,7 +3870,7 @@ static void gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uin
 /* Reads k rows of the feature into dst (row stride `stride`), validity into
    vout (stride 1) when not NULL. */
 static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, uint8_t *dst, size_t stride,
-                                    uint8_t *vout, const uint8_t *fill, int null_error)
+                                    uint8_t *vout, const uint8_t *fill, int null_error, const uint8_t *mask)
 {
     gpufeed_column *c = &d->c;
     const size_t dsz = gpufeed_dtype_size(d->conv.dt);
@@ -3761,9 +3886,9 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
         if ((int64_t)n > k) n = (uint32_t)k;
         r = gf__col_levels(c, n, &nn);
         if (r) return r;
-        if (nn < n && null_error) {
-            for (i = 0; i < n && c->valid[i]; i++) {}
-            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null at row %lld (null policy: error)", fname, (long long)(c->rows_done + i));
+        if (nn < n && null_error) { /* only rows the predicates keep count */
+            for (i = 0; i < n && (c->valid[i] || (mask && !mask[i])); i++) {}
+            if (i < n) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null at row %lld (null policy: error)", fname, (long long)(c->rows_done + i));
         }
         if (c->enc == GPUFEED_ENC_PLAIN_DICTIONARY || c->enc == GPUFEED_ENC_RLE_DICTIONARY) {
             uint32_t got;
@@ -3790,7 +3915,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                     int64_t row = c->rows_done;
                     uint32_t seen = 0;
                     for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == i) { row += j; break; } seen++; } }
-                    if (d->dbad[ix] == 2) return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "feature '%s': decimal value at row %lld is wider than 64 bits", fname, (long long)row);
+                    if (mask && !mask[row - c->rows_done]) continue; /* a dropped row */
+                    if (d->dbad[ix] == 2) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the decimal value at row %lld does not convert to %s exactly (cast: %s)", fname, (long long)row, gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
                     gf__canon_one(d, c->dict, ix, &cvv);
                     gf__fmt_canon(d, cvv, vb, sizeof vb);
                     return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
@@ -3813,14 +3939,25 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             const uint8_t *t = (const uint8_t *)d->tile;
             r = gf__dcol_canon(d, nn);
             if (r) return r;
-            bad = gf__convert(&d->conv, d->cv, d->tile, (int64_t)nn);
-            if (bad >= 0) {
-                char vb[96];
-                int64_t row = c->rows_done;
-                uint32_t seen = 0;
-                for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == (uint32_t)bad) { row += j; break; } seen++; } }
-                gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
+            {
+                int64_t at = 0;
+                const size_t tz = gpufeed_dtype_size(d->conv.dt);
+                while ((bad = gf__convert(&d->conv, d->cv + at, (uint8_t *)d->tile + (size_t)at * tz, (int64_t)nn - at)) >= 0) {
+                    char vb[96];
+                    int64_t row = c->rows_done;
+                    uint32_t seen = 0;
+                    bad += at;
+                    for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == (uint32_t)bad) { row += j; break; } seen++; } }
+                    if (mask && !mask[row - c->rows_done]) { /* a dropped row: any value will do */
+                        gf__conv u = d->conv;
+                        u.unsafe_cast = 1;
+                        gf__convert(&u, d->cv + bad, (uint8_t *)d->tile + (size_t)bad * tz, 1);
+                        at = bad + 1;
+                        continue;
+                    }
+                    gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
+                }
             }
             if (nn == n) {
                 if (stride == dsz) memcpy(dst, t, (size_t)n * dsz);
@@ -3842,6 +3979,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             vout += n;
         }
         dst += (size_t)n * stride;
+        if (mask) mask += n;
         c->page_left -= n; c->rows_done += n; k -= n;
         if (c->page_left == 0) c->in_page = 0;
     }
@@ -3859,6 +3997,8 @@ typedef struct gf__bind {             /* a feature or predicate column in one fi
     int32_t col;
     gf__conv conv;
     int decimal_bytes, f16, uint32_src;
+    int32_t dec_scale;                 /* decimals read as doubles (wide ones to floats) */
+    int dec_int;                       /* wide decimal to an integer dtype: divided exactly */
 } gf__bind;
 
 typedef struct gf__pidx {             /* data pages of one chunk: where rows start */
@@ -4020,7 +4160,14 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     case GPUFEED_FLOAT: case GPUFEED_DOUBLE: b->conv.ck = GF__CK_F64; break;
     case GPUFEED_BYTE_ARRAY: case GPUFEED_FIXED_LEN_BYTE_ARRAY:
         if (n->logical == GPUFEED_LT_FLOAT16 && n->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) { b->f16 = 1; b->conv.ck = GF__CK_F64; break; }
-        if (n->logical == GPUFEED_LT_DECIMAL && !(ft && ft->hash_buckets)) { b->decimal_bytes = 1; b->conv.scale = n->scale; break; }
+        if (n->logical == GPUFEED_LT_DECIMAL && !(ft && ft->hash_buckets)) {
+            b->decimal_bytes = 1; b->conv.scale = n->scale;
+            if (ft && n->precision > 18 && (ft->dtype == GPUFEED_DT_F32 || ft->dtype == GPUFEED_DT_F64 || ft->dtype == GPUFEED_DT_F16 || ft->dtype == GPUFEED_DT_BF16)) {
+                /* wider than 64 bits: to floats through a double */
+                b->conv.ck = GF__CK_F64; b->dec_scale = n->scale; b->conv.scale = 0;
+            } else if (ft && n->precision > 18) { b->dec_int = 1; b->dec_scale = n->scale; b->conv.scale = 0; }
+            break;
+        }
         if (for_pred) { b->conv.ck = GF__CK_HASH; break; } /* compared as bytes */
         if (!ft || !ft->hash_buckets) {
             gf__fmt(msg, cap, "column '%s' is %s%s%s and cannot convert to %s: set hash_buckets to hash its values",
@@ -4104,6 +4251,11 @@ static int gf__cmp_sv(const gf__sv *a, const gpufeed_value *c)
         if (a->kind == 0 && (a->i > (1ll << 53) || a->i < -(1ll << 53))) return 2;
         if (a->kind == 1 && a->u > (1ull << 53)) return 2;
         return x < c->d ? -1 : x > c->d ? 1 : 0;
+    }
+    if (c->kind == GPUFEED_VAL_UINT) {
+        if (a->kind == 0) return a->i < 0 ? -1 : (uint64_t)a->i < c->u ? -1 : (uint64_t)a->i > c->u ? 1 : 0;
+        if (a->kind == 1) return a->u < c->u ? -1 : a->u > c->u ? 1 : 0;
+        return 2;
     }
     /* integer constant */
     if (a->kind == 0) return a->i < c->i ? -1 : a->i > c->i ? 1 : 0;
@@ -4196,6 +4348,32 @@ static int gf__read_offset_index(gpufeed_dataset *ds, gpufeed_file *f, const gpu
         }
     }
     return ok;
+}
+
+
+static int gf__cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* bytes of the page of a chunk that straddles row r (0 when r starts a page) */
+static uint64_t gf__straddle_bytes(const gf__pidx *pi, const gpufeed_file *f, int32_t rg, int32_t col, int64_t r)
+{
+    int64_t lo = 0, hi = pi->n - 1;
+    uint64_t end;
+    if (pi->n == 0) return 0;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (pi->first_row[mid] <= r) lo = mid; else hi = mid - 1;
+    }
+    if (pi->first_row[lo] == r) return 0;
+    if (lo + 1 < pi->n) end = pi->offset[lo + 1];
+    else {
+        const gpufeed_chunk_info *ch = &f->md.row_groups[rg].chunks[col];
+        end = gf__chunk_start(ch) + (uint64_t)ch->total_compressed_size;
+    }
+    return end > pi->offset[lo] ? end - pi->offset[lo] : 1;
 }
 
 static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t rg, int32_t col, gf__pidx *pi, gpufeed_error *err)
@@ -4399,7 +4577,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
                 int32_t v, nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
                 for (v = 0; v < nv; v++) {
                     const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
-                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_STRING || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len)) {
+                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len)) {
                         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, cname,
                                        c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
                         gf__dataset_free(ds); return r;
@@ -4440,7 +4618,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
                 if (nsplit) { /* page indexes of every column we read */
                     gf__rgplan *pl;
                     gf__pidx *pilot;
-                    int64_t acc = 0, pg;
+                    int64_t pg;
                     if (ds->nplans == pcap) {
                         int32_t nc = pcap ? pcap * 2 : 8;
                         gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, plans, (size_t)nc * sizeof *np);
@@ -4455,34 +4633,61 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
                         r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
                         if (r) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__seterr(err, r, "%s", e2.message); gf__dataset_free(ds); return r; }
                     }
-                    /* cut at page boundaries of the column with the most
-                       pages; inside a page only when it alone holds more
-                       than 8 x unit_rows rows (its prefix is then decoded
-                       again by the next unit) */
-                    pilot = &pl->idx[0];
-                    for (j = 1; j < nb; j++) if (pl->idx[j].n > pilot->n) pilot = &pl->idx[j];
-                    start = 0;
-                    for (pg = 1; pg <= pilot->n; pg++) {
-                        int64_t bound = pg < pilot->n ? pilot->first_row[pg] : rows;
-                        if (bound > rows) bound = rows;
-                        if (bound - start >= ds->unit_rows || pg == pilot->n) {
-                            while (bound - start > 8 * ds->unit_rows || bound > start) {
-                                int64_t cut = bound - start > 8 * ds->unit_rows ? start + ds->unit_rows : bound;
-                                if (pg == pilot->n && cut == rows) break; /* the tail unit is added below */
-                                if (ds->nunits == cap) {
-                                    gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                                    if (!nu) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                                    units = nu; cap *= 2;
-                                }
-                                units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
-                                units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = cut - start;
-                                units[ds->nunits].plan = ds->nplans;
-                                ds->nunits++;
-                                start = cut;
+                    /* Cut where few pages straddle: a page that straddles a
+                       cut is read and decompressed by both units. Candidate
+                       cuts are the page boundaries of every column; from each
+                       start the cheapest candidate in [start + unit_rows/2,
+                       start + 4 unit_rows] wins (ties: nearest to
+                       start + unit_rows). Without a candidate, a page holding
+                       more rows is cut inside, into at most 8 pieces. */
+                    {
+                        int64_t cand_n = 0, ci, lo_c = 0;
+                        int64_t *cand;
+                        for (j = 0; j < nb; j++) cand_n += pl->idx[j].n;
+                        cand = (int64_t *)gf__alloc(&ds->alloc, (size_t)(cand_n + 1) * sizeof(int64_t));
+                        if (!cand) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                        cand_n = 0;
+                        for (j = 0; j < nb; j++) for (pg = 0; pg < pl->idx[j].n; pg++) if (pl->idx[j].first_row[pg] > 0 && pl->idx[j].first_row[pg] < rows) cand[cand_n++] = pl->idx[j].first_row[pg];
+                        qsort(cand, (size_t)cand_n, sizeof(int64_t), gf__cmp_i64);
+                        { int64_t w2 = 0; for (ci = 0; ci < cand_n; ci++) if (!w2 || cand[ci] != cand[w2 - 1]) cand[w2++] = cand[ci]; cand_n = w2; }
+                        start = 0;
+                        while (rows - start > ds->unit_rows) {
+                            int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 4 * ds->unit_rows, target = start + ds->unit_rows;
+                            int64_t best = -1;
+                            uint64_t best_cost = UINT64_MAX;
+                            while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
+                            for (ci = lo_c; ci < cand_n && cand[ci] <= hi; ci++) {
+                                uint64_t cost = 0;
+                                for (j = 0; j < nb; j++) cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, cand[ci]);
+                                if (cost < best_cost || (cost == best_cost && (cand[ci] > target ? cand[ci] - target : target - cand[ci]) < (best > target ? best - target : target - best))) { best_cost = cost; best = cand[ci]; }
                             }
+                            if (best < 0) {
+                                /* no page boundary near: the next boundary, or cut inside a big page */
+                                int64_t nxt = lo_c < cand_n ? cand[lo_c] : rows;
+                                int64_t seg = 0; /* the boundary the current page run starts at */
+                                for (ci = lo_c; ci > 0; ci--) if (cand[ci - 1] <= start) { seg = cand[ci - 1]; break; }
+                                if (nxt - start <= 8 * ds->unit_rows) best = nxt;
+                                else {
+                                    int64_t piece = (nxt - seg + 7) / 8;
+                                    best = start + (piece > ds->unit_rows ? piece : ds->unit_rows);
+                                    if (nxt - best < ds->unit_rows) best = nxt;
+                                }
+                            }
+                            if (best >= rows) break;
+                            if (ds->nunits == cap) {
+                                gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
+                                if (!nu) { gf__free(&ds->alloc, cand); gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                                units = nu; cap *= 2;
+                            }
+                            units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
+                            units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = best - start;
+                            units[ds->nunits].plan = ds->nplans;
+                            ds->nunits++;
+                            start = best;
                         }
+                        gf__free(&ds->alloc, cand);
                     }
-                    (void)acc;
+                    (void)pilot;
                     ds->nplans++;
                 }
                 if (start < rows || !nsplit) {
@@ -4621,16 +4826,21 @@ GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_s
 }
 GPUFEED_API const char *gpufeed_scratch_error(const gpufeed_scratch *s) { return s ? s->err : ""; }
 
+/* read ahead no further than the pages holding rows before r1 */
+static void gf__col_hint(gpufeed_column *c, const gf__pidx *pi, int64_t r1)
+{
+    int64_t e = 0;
+    if (!pi || pi->n == 0) return;
+    while (e < pi->n && pi->first_row[e] < r1) e++;
+    c->chunk_end_hint = (e < pi->n && pi->offset[e] > c->start) ? pi->offset[e] : gf__chunk_start(c->ch) + (uint64_t)c->ch->total_compressed_size;
+}
+
 /* positions column c at row r0 of its chunk using the page index */
 static gpufeed_result gf__col_position(gpufeed_column *c, const gf__pidx *pi, int64_t r0, int64_t r1)
 {
     int64_t lo = 0, hi, at;
     gpufeed_result r;
-    if (pi && pi->n > 0) { /* read ahead no further than the unit's pages */
-        int64_t e = 0;
-        while (e < pi->n && pi->first_row[e] < r1) e++;
-        if (e < pi->n && pi->offset[e] > c->start) c->chunk_end_hint = pi->offset[e];
-    }
+    gf__col_hint(c, pi, r1); /* read ahead no further than the unit's pages */
     if (r0 == 0) return GPUFEED_OK;
     if (!pi || pi->n == 0) return gf__col_skip(c, r0);
     hi = pi->n - 1;
@@ -4666,12 +4876,19 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
     int32_t j;
     for (j = 0; j < nb; j++) {
         gpufeed_column *c = j < ds->nfeat ? &s->dc[j].c : s->pc[j - ds->nfeat];
+        if (c->f == f && c->rg == ux->u.row_group && c->col == bind[j].col && !c->failed && c->rows_done == ux->u.first_row && ux->u.first_row > 0) {
+            /* the previous unit ended where this one starts: read on */
+            if (pl) gf__col_hint(c, &pl->idx[j], ux->u.first_row + ux->u.num_rows);
+            continue;
+        }
         r = gf__col_target(c, f, ux->u.row_group, bind[j].col, &e);
         if (r) { gf__fmt(s->err, sizeof s->err, "%s", e.message); return r; }
         if (j < ds->nfeat) {
             gf__dcol *d = &s->dc[j];
             d->conv = bind[j].conv;
             d->decimal_bytes = bind[j].decimal_bytes; d->f16 = bind[j].f16; d->uint32_src = bind[j].uint32_src;
+            d->dec_scale = bind[j].dec_scale; d->dec_int = bind[j].dec_int;
+            d->name = ds->feats[j].column;
             d->seed = ds->feats[j].hash_seed;
             d->dconv_ok = 0;
         }
@@ -4683,6 +4900,74 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
     return GPUFEED_OK;
 }
 
+/* an approximate double of a big-endian two's complement of any length */
+static double gf__be_to_double(const uint8_t *p, uint32_t n)
+{
+    double d = 0;
+    uint32_t i;
+    int neg = n > 0 && (p[0] & 0x80);
+    for (i = 0; i < n; i++) d = d * 256.0 + (double)(neg ? (uint8_t)~p[i] : p[i]);
+    return neg ? -(d + 1.0) : d;
+}
+
+/* compares a column value (kind 0 int64, 1 uint64, 2 double; decimals as
+   an unscaled int64 with `scale`) with a constant exactly: -1, 0, 1, or 2
+   when incomparable (NaN) */
+static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t scale, const gpufeed_value *cv)
+{
+    if (kind == 0 && scale > 0) { /* decimal: scale the constant when exact */
+        if (cv->kind == GPUFEED_VAL_INT && scale <= 18) {
+            int64_t p = 1, c = cv->i;
+            int32_t k;
+            for (k = 0; k < scale; k++) p *= 10;
+            if (c > INT64_MAX / p || c < INT64_MIN / p) return c > 0 ? -1 : 1;
+            c *= p;
+            return iv < c ? -1 : iv > c;
+        }
+        kind = 2; dv = gf__dec_to_double(iv, scale);
+    }
+    if (kind == 2 || cv->kind == GPUFEED_VAL_DOUBLE) {
+        double y;
+        if (kind == 2) {
+            if (dv != dv) return 2;
+            y = cv->kind == GPUFEED_VAL_DOUBLE ? cv->d : cv->kind == GPUFEED_VAL_UINT ? (double)cv->u : (double)cv->i;
+            if (y != y) return 2;
+            if (cv->kind != GPUFEED_VAL_DOUBLE && dv >= -9223372036854775808.0 && dv < 9223372036854775808.0 && (double)(int64_t)dv == dv) {
+                /* integral double vs integer constant: compare as integers */
+                int64_t x = (int64_t)dv;
+                if (cv->kind == GPUFEED_VAL_UINT) return x < 0 ? -1 : (uint64_t)x < cv->u ? -1 : (uint64_t)x > cv->u;
+                return x < cv->i ? -1 : x > cv->i;
+            }
+            return dv < y ? -1 : dv > y;
+        }
+        /* an integer column vs a double constant: exact */
+        y = cv->d;
+        if (y != y) return 2;
+        if (kind == 1) {
+            double fl;
+            uint64_t yi;
+            if (y < 0) return 1;
+            if (y >= 18446744073709551616.0) return -1;
+            yi = (uint64_t)y; fl = (double)yi;
+            return uv < yi ? -1 : uv > yi ? 1 : (fl == y ? 0 : -1);
+        } else {
+            double fl;
+            int64_t yi;
+            if (y >= 9223372036854775808.0) return -1;
+            if (y < -9223372036854775808.0) return 1;
+            fl = y < 0 && (double)(int64_t)y != y ? (double)((int64_t)y - 1) : (double)(int64_t)y;
+            yi = (int64_t)fl;
+            return iv < yi ? -1 : iv > yi ? 1 : (fl == y ? 0 : -1);
+        }
+    }
+    if (cv->kind == GPUFEED_VAL_UINT) {
+        if (kind == 1) return uv < cv->u ? -1 : uv > cv->u;
+        return iv < 0 ? -1 : (uint64_t)iv < cv->u ? -1 : (uint64_t)iv > cv->u;
+    }
+    if (kind == 1) return cv->i < 0 ? 1 : uv < (uint64_t)cv->i ? -1 : uv > (uint64_t)cv->i;
+    return iv < cv->i ? -1 : iv > cv->i;
+}
+
 /* value i (spaced) of a predicate reader's batch matches the predicate? */
 static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *b, int64_t i, const gpufeed_predicate *p)
 {
@@ -4690,7 +4975,8 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     int present = !b->valid || b->valid[i];
     int kind; /* 0 int, 1 uint, 2 double, 3 bytes */
     int64_t iv = 0; uint64_t uv = 0; double dv = 0; gpufeed_bytes bv;
-    int32_t k, nv;
+    int32_t k, nv, scale = 0;
+    int cmp[2] = { 0, 0 };
     bv.ptr = NULL; bv.len = 0;
     if (p->op == GPUFEED_OP_IS_NULL) return !present;
     if (p->op == GPUFEED_OP_IS_NOT_NULL) return present;
@@ -4714,52 +5000,40 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     default:
         bv = ((const gpufeed_bytes *)b->values)[i];
         if (n->logical == GPUFEED_LT_FLOAT16 && bv.len == 2) { kind = 2; dv = gpufeed_half_to_float(gf__ld16(bv.ptr)); }
+        else if (n->logical == GPUFEED_LT_DECIMAL) {
+            if (gf__be_to_i64(bv.ptr, bv.len, &iv)) kind = 0;
+            else { kind = 2; dv = gf__be_to_double(bv.ptr, bv.len); while (scale < n->scale) { dv /= 10.0; scale++; } scale = 0; }
+        }
         else kind = 3;
         break;
     }
-    if (n->logical == GPUFEED_LT_DECIMAL && kind == 0) { kind = 2; dv = gf__dec_to_double(iv, n->scale); }
+    if (n->logical == GPUFEED_LT_DECIMAL && kind == 0) scale = n->scale;
     nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : 1;
-    {
-        int cmp[2] = { 0, 0 };
-        for (k = 0; k < nv; k++) {
-            const gpufeed_value *cv = p->op == GPUFEED_OP_IN ? &p->set[k] : k ? &p->b : &p->a;
-            int r;
-            if (kind == 3) {
-                uint32_t m;
-                if (cv->kind != GPUFEED_VAL_STRING) return 0;
-                m = bv.len < cv->len ? bv.len : (uint32_t)cv->len;
-                r = m ? memcmp(bv.ptr, cv->s, m) : 0;
-                r = r ? (r < 0 ? -1 : 1) : (bv.len < cv->len ? -1 : bv.len > cv->len ? 1 : 0);
-            } else if (kind == 2 || cv->kind == GPUFEED_VAL_DOUBLE) {
-                double x = kind == 2 ? dv : kind == 1 ? (double)uv : (double)iv, y = cv->kind == GPUFEED_VAL_DOUBLE ? cv->d : (double)cv->i;
-                if (x != x || y != y) r = 2; /* NaN matches nothing */
-                else if (kind != 2 && cv->kind == GPUFEED_VAL_DOUBLE) {
-                    /* exact integer vs double comparison */
-                    if (y >= 9223372036854775808.0) r = -1;
-                    else if (y < -9223372036854775808.0) r = 1;
-                    else {
-                        double fl = y < 0 && (double)(int64_t)y != y ? (double)((int64_t)y - 1) : (double)(int64_t)y;
-                        int64_t yi = (int64_t)fl;
-                        if (kind == 1) r = (yi < 0 || uv > (uint64_t)yi) ? 1 : (uv < (uint64_t)yi ? -1 : (fl == y ? 0 : -1));
-                        else r = iv > yi ? 1 : iv < yi ? -1 : (fl == y ? 0 : -1);
-                    }
-                } else r = x < y ? -1 : x > y ? 1 : 0;
-            } else if (kind == 1) {
-                r = cv->i < 0 ? 1 : uv < (uint64_t)cv->i ? -1 : uv > (uint64_t)cv->i ? 1 : 0;
-            } else r = iv < cv->i ? -1 : iv > cv->i ? 1 : 0;
-            if (p->op == GPUFEED_OP_IN) { if (r == 0) return 1; continue; }
-            if (r == 2) return 0;
-            cmp[k] = r;
+    for (k = 0; k < nv; k++) {
+        const gpufeed_value *cv = p->op == GPUFEED_OP_IN ? &p->set[k] : k ? &p->b : &p->a;
+        int r;
+        if (kind == 3) {
+            uint32_t m;
+            if (cv->kind != GPUFEED_VAL_STRING) return 0;
+            m = bv.len < cv->len ? bv.len : (uint32_t)cv->len;
+            r = m ? memcmp(bv.ptr, cv->s, m) : 0;
+            r = r ? (r < 0 ? -1 : 1) : (bv.len < cv->len ? -1 : bv.len > cv->len ? 1 : 0);
+        } else {
+            if (cv->kind == GPUFEED_VAL_STRING) return 0;
+            r = gf__cmp_num(kind, iv, uv, dv, scale, cv);
         }
-        switch (p->op) {
-        case GPUFEED_OP_LT: return cmp[0] < 0;
-        case GPUFEED_OP_LE: return cmp[0] <= 0;
-        case GPUFEED_OP_EQ: return cmp[0] == 0;
-        case GPUFEED_OP_GE: return cmp[0] >= 0;
-        case GPUFEED_OP_GT: return cmp[0] > 0;
-        case GPUFEED_OP_BETWEEN: return cmp[0] >= 0 && cmp[1] <= 0;
-        default: return 0;
-        }
+        if (p->op == GPUFEED_OP_IN) { if (r == 0) return 1; continue; }
+        if (r == 2) return 0;
+        cmp[k] = r;
+    }
+    switch (p->op) {
+    case GPUFEED_OP_LT: return cmp[0] < 0;
+    case GPUFEED_OP_LE: return cmp[0] <= 0;
+    case GPUFEED_OP_EQ: return cmp[0] == 0;
+    case GPUFEED_OP_GE: return cmp[0] >= 0;
+    case GPUFEED_OP_GT: return cmp[0] > 0;
+    case GPUFEED_OP_BETWEEN: return cmp[0] >= 0 && cmp[1] <= 0;
+    default: return 0;
     }
 }
 
@@ -4772,6 +5046,24 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
     int32_t j;
     gpufeed_result r;
     int64_t i, w;
+    /* the predicates first: null and cast checks apply to kept rows only */
+    if (ds->npred) {
+        memset(s->mask, 1, (size_t)k);
+        for (j = 0; j < ds->npred; j++) {
+            gpufeed_column *c = s->pc[j];
+            int64_t done = 0;
+            while (done < k) {
+                gpufeed_column_batch b;
+                c->max_rows = k - done;
+                r = gpufeed_column_read(c, &b);
+                if (r == GPUFEED_DONE) r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended early");
+                if (r) return gf__scratch_fail_col(s, c, r);
+                for (i = 0; i < b.num_rows; i++)
+                    if (s->mask[done + i] && !gf__match_value(c, &b, i, &ds->preds[j])) s->mask[done + i] = 0;
+                done += b.num_rows;
+            }
+        }
+    }
     for (j = 0; j < ds->nfeat; j++) {
         const gpufeed_feature *ft = &ds->feats[j];
         size_t dsz = gpufeed_dtype_size(ft->dtype);
@@ -4780,26 +5072,11 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
         if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { dst = (uint8_t *)data + at * ds->row_bytes + ds->offs[j]; stride = (size_t)ds->row_bytes; }
         else { dst = (uint8_t *)features[j] + (size_t)at * dsz; stride = dsz; }
         r = gf__dcol_read(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
-                          ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR);
+                          ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
         if (r) return gf__scratch_fail_col(s, &s->dc[j].c, r);
     }
     s->left -= k;
     if (ds->npred == 0) { *kept = k; return GPUFEED_OK; }
-    memset(s->mask, 1, (size_t)k);
-    for (j = 0; j < ds->npred; j++) {
-        gpufeed_column *c = s->pc[j];
-        int64_t done = 0;
-        while (done < k) {
-            gpufeed_column_batch b;
-            c->max_rows = k - done;
-            r = gpufeed_column_read(c, &b);
-            if (r == GPUFEED_DONE) r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended early");
-            if (r) return gf__scratch_fail_col(s, c, r);
-            for (i = 0; i < b.num_rows; i++)
-                if (s->mask[done + i] && !gf__match_value(c, &b, i, &ds->preds[j])) s->mask[done + i] = 0;
-            done += b.num_rows;
-        }
-    }
     /* compact the kept rows */
     for (i = 0, w = 0; i < k; i++) {
         if (!s->mask[i]) continue;
@@ -5734,7 +6011,6 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
         /* the epoch is over: let go of its remaining units */
         {
             int64_t R = 0;
-            int got = 1;
             gf__release_window(l);
             while (l->epos < l->M && (l->total < 0 || l->g < l->total)) {
                 gf__uslot *s = gf__take(l, l->g++);
@@ -5742,7 +6018,6 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
                 if (s->res) { gf__fmt(l->err, sizeof l->err, "%s", s->err); l->failed = s->res; return s->res; }
                 gf__release(l, s);
             }
-            (void)got;
             gf__epoch_plan(l, l->epoch, &l->take_rows, &l->pad_rows, &R);
             if (R > l->take_rows) l->dropped += (uint64_t)(R - l->take_rows);
         }
@@ -5899,10 +6174,7 @@ GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed
 #ifndef GPUFEED_NO_STDIO
 #include <sys/mman.h>
 #include <sys/statvfs.h>
-#ifdef __cplusplus
-extern "C" ssize_t pwrite(int, const void *, size_t, off_t);
-extern "C" int ftruncate(int, off_t);
-#else
+#ifndef __cplusplus
 extern ssize_t pwrite(int, const void *, size_t, off_t);
 extern int ftruncate(int, off_t);
 #endif
@@ -5989,7 +6261,7 @@ static void gf__cache_key(gpufeed_dataset *ds, uint64_t key[2])
         GF__FEEDS(p->column); GF__FEED64(p->op);
         for (k = 0; k < nv; k++) {
             const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[k] : k ? &p->b : &p->a;
-            GF__FEED64(v->kind); GF__FEED64(v->i); GF__FEED(&v->d, 8);
+            GF__FEED64(v->kind); GF__FEED64(v->i); GF__FEED64(v->u); GF__FEED(&v->d, 8);
             GF__FEED64(v->len); if (v->kind == GPUFEED_VAL_STRING && v->s) GF__FEED(v->s, v->len);
         }
     }

@@ -3,29 +3,29 @@
 # build option, with warnings as errors, and runs the small programs that
 # need linking (static / non-static two-TU builds, option behaviour).
 #
-#   bash tests/compile_matrix.sh          (from anywhere; outputs in build/compile-matrix)
+#   bash tests/compile_matrix.sh    (from anywhere; outputs in build/compile-matrix.XXXXXX,
+#                                    kept only when a check failed)
 #
 # Each check prints "PASS name" or "FAIL name" (then the compiler output);
 # the last line is "N passed, N failed" and the exit status is non-zero on a
 # failure. A compiler that is not installed is reported as "SKIP name: ..."
-# and not counted. -Wshadow / -Wconversion are run as optional extras
-# ("INFO optional ...") and never fail the script.
+# and not counted. -Wshadow / -Wconversion (and a few more) are run as
+# optional extras ("INFO optional ...") and never fail the script.
+# The checks run in parallel (MATRIX_JOBS, default: the number of CPUs);
+# the output keeps the order below.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
-T=build/compile-matrix
-rm -rf "$T"
-mkdir -p "$T"
+mkdir -p build
+T=$(mktemp -d build/compile-matrix.XXXXXX) || exit 2   # removed at the end when all passed
 WARN=(-Wall -Wextra -Werror -pedantic)
 DATA=tests/data/pyarrow_default.parquet
-pass=0
-fail=0
+JOBS=${MATRIX_JOBS:-$(nproc 2> /dev/null || echo 2)}
 
-ok() { echo "PASS $1"; pass=$((pass + 1)); }
+ok() { echo "PASS $1"; }
 bad() {
     echo "FAIL $1"
     if [ -n "${2:-}" ] && [ -s "$2" ]; then sed -e 's/^/    /' "$2" | head -n 60; fi
-    fail=$((fail + 1))
 }
 have() { command -v "$1" > /dev/null 2>&1; }
 
@@ -191,118 +191,204 @@ int matrix_cuda(void);
 int matrix_cuda(void) { return gpufeed_result_string(GPUFEED_OK)[0] == 'o'; }
 EOF
 
-# ---- 1. compilers x standards: implementation and declarations only ---------------
+# ---- the checks, one job each ----------------------------------------------------------
 
-COMPILERS=("gcc -std=c99" "gcc -std=c11" "clang -std=c99" "clang -std=c11"
-           "g++ -std=c++11" "g++ -std=c++17" "clang++ -std=c++11" "clang++ -std=c++17")
-for cc in "${COMPILERS[@]}"; do
-    set -- $cc
-    comp=$1 std=$2
-    tag="$comp${std#-std=}"
-    lang=()
-    case $comp in *++) lang=(-x c++) ;; esac
-    if ! have "$comp"; then echo "SKIP $tag: $comp not installed"; continue; fi
-    check "$tag-impl" "$comp" "$std" "${WARN[@]}" -I. "${lang[@]}" -c "$T/impl.c" -o "$T/$tag-impl.o"
-    check "$tag-decl" "$comp" "$std" "${WARN[@]}" -I. "${lang[@]}" -c "$T/decl.c" -o "$T/$tag-decl.o"
-    check "$tag-static-unused" "$comp" "$std" "${WARN[@]}" -I. "${lang[@]}" -c "$T/static_unused.c" -o "$T/$tag-su.o"
-    check "$tag-include-twice" "$comp" "$std" "${WARN[@]}" -I. "${lang[@]}" -c "$T/twice.c" -o "$T/$tag-tw.o"
-    check "$tag-O2" "$comp" "$std" "${WARN[@]}" -O2 -I. "${lang[@]}" -c "$T/impl.c" -o "$T/$tag-o2.o"
-    # optional extras: reported, never counted
-    log="$T/$tag-shadow-conversion.log"
-    if "$comp" "$std" "${WARN[@]}" -Wshadow -Wconversion -I. "${lang[@]}" -c "$T/impl.c" -o "$T/$tag-sc.o" > "$log" 2>&1; then
-        echo "INFO optional $tag -Wshadow -Wconversion: clean"
-    else
-        n=$(grep -c 'error:' "$log")
-        echo "INFO optional $tag -Wshadow -Wconversion: $n diagnostics, first: $(grep -m1 'error:' "$log")"
+langflags() { case $1 in *++) echo "-x c++" ;; esac; }
+tagof() { echo "$1${2#-std=}"; }
+
+# implementation and declarations-only TUs under one compiler and standard
+job_basic() {
+    local comp=$1 std=$2 tag
+    tag=$(tagof "$comp" "$std")
+    if ! have "$comp"; then echo "SKIP $tag: $comp not installed"; return; fi
+    # shellcheck disable=SC2046
+    check "$tag-impl" "$comp" "$std" "${WARN[@]}" -I. $(langflags "$comp") -c "$T/impl.c" -o "$T/$tag-impl.o"
+    # shellcheck disable=SC2046
+    check "$tag-decl" "$comp" "$std" "${WARN[@]}" -I. $(langflags "$comp") -c "$T/decl.c" -o "$T/$tag-decl.o"
+}
+
+# GPUFEED_STATIC with nothing used, the header included twice, optional warnings
+job_more() {
+    local comp=$1 std=$2 tag extra log n
+    local extras=("-Wshadow -Wconversion")
+    tag=$(tagof "$comp" "$std")
+    if ! have "$comp"; then echo "SKIP $tag: $comp not installed"; return; fi
+    # shellcheck disable=SC2046
+    check "$tag-static-unused" "$comp" "$std" "${WARN[@]}" -I. $(langflags "$comp") -c "$T/static_unused.c" -o "$T/$tag-su.o"
+    # shellcheck disable=SC2046
+    check "$tag-include-twice" "$comp" "$std" "${WARN[@]}" -I. $(langflags "$comp") -c "$T/twice.c" -o "$T/$tag-tw.o"
+    case $comp in
+        *++) ;;
+        *) extras+=("-Wstrict-prototypes -Wmissing-prototypes -Wundef -Wcast-qual -Wdouble-promotion") ;;
+    esac
+    for extra in "${extras[@]}"; do   # reported, never counted
+        log="$T/$tag-extra.log"
+        # shellcheck disable=SC2046,SC2086
+        if "$comp" "$std" "${WARN[@]}" $extra -I. $(langflags "$comp") -c "$T/impl.c" -o "$T/$tag-x.o" > "$log" 2>&1; then
+            echo "INFO optional $tag $extra: clean"
+        else
+            n=$(grep -c 'error:' "$log")
+            echo "INFO optional $tag $extra: $n diagnostics, first: $(grep -m1 'error:' "$log")"
+        fi
+    done
+}
+
+job_o2() {
+    local comp=$1 std=$2 tag
+    tag=$(tagof "$comp" "$std")
+    if ! have "$comp"; then echo "SKIP $tag-O2: $comp not installed"; return; fi
+    # shellcheck disable=SC2046
+    check "$tag-O2" "$comp" "$std" "${WARN[@]}" -O2 -I. $(langflags "$comp") -c "$T/impl.c" -o "$T/$tag-o2.o"
+}
+
+job_nvcc() {
+    local std=$1 name log
+    name="nvcc${std:+-${std#-std=}}-impl"
+    if ! have nvcc; then echo "SKIP ${name%-impl}: not installed"; return; fi
+    # shellcheck disable=SC2086
+    check "$name" nvcc $std -x cu -Xcompiler -Wall,-Wextra,-Werror -I. -c "$T/cuda.cu" -o "$T/$name.o"
+    if [ -z "$std" ]; then   # nvcc's own (EDG front-end) warnings: reported, never counted
+        log="$T/nvcc-all-warnings.log"
+        if nvcc -x cu -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I. -c "$T/cuda.cu" -o "$T/nvcc-aw.o" > "$log" 2>&1; then
+            echo "INFO optional nvcc -Werror all-warnings: clean"
+        else
+            echo "INFO optional nvcc -Werror all-warnings: $(grep -c 'error\|warning' "$log") diagnostics, first: $(grep -m1 'error\|warning' "$log")"
+        fi
     fi
-done
+}
 
-# ---- 2. nvcc --------------------------------------------------------------------------
-
-if have nvcc; then
-    check "nvcc-impl" nvcc -x cu -Xcompiler -Wall,-Wextra,-Werror -I. -c "$T/cuda.cu" -o "$T/cuda.o"
-    check "nvcc-c++17-impl" nvcc -std=c++17 -x cu -Xcompiler -Wall,-Wextra,-Werror -I. -c "$T/cuda.cu" -o "$T/cuda17.o"
-else
-    echo "SKIP nvcc: not installed"
-fi
-
-# ---- 3. build options --------------------------------------------------------------------
-
-run_prog() { # NAME COMPILER-ARGS... : builds prog.c and runs it on the data file
-    local name=$1
+# builds prog.c with the given compiler and options and runs it on the data file
+job_prog() {
+    local name=$1 log
     shift
-    local log="$T/$name.log"
+    log="$T/$name.log"
+    if ! have "$1"; then echo "SKIP $name: $1 not installed"; return; fi
     if "$@" -o "$T/$name" > "$log" 2>&1 && "$T/$name" "$DATA" >> "$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
 }
-run_prog opt-default-gcc gcc -std=c99 "${WARN[@]}" -I. "$T/prog.c"
-run_prog opt-no-stdio-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_STDIO -I. "$T/prog.c"
-run_prog opt-no-stdio-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_STDIO -I. -x c++ "$T/prog.c"
-run_prog opt-no-snappy-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_SNAPPY -I. "$T/prog.c"
-run_prog opt-no-snappy-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_SNAPPY -I. -x c++ "$T/prog.c"
-run_prog opt-no-stdio-no-snappy-clang clang -std=c11 "${WARN[@]}" -DGPUFEED_NO_STDIO -DGPUFEED_NO_SNAPPY -I. "$T/prog.c"
-run_prog opt-custom-malloc-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. "$T/prog.c"
-run_prog opt-custom-malloc-g++ g++ -std=c++17 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. -x c++ "$T/prog.c"
-run_prog opt-custom-assert-clang clang -std=c99 "${WARN[@]}" '-DGPUFEED_ASSERT(x)=((void)0)' -I. "$T/prog.c"
-run_prog opt-small-limits-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_ERROR_MAX=64 -DGPUFEED_MAX_THRIFT_DEPTH=16 \
-    -DGPUFEED_MAX_PAGE_HEADER_SIZE=4096 -I. "$T/prog.c"
-run_prog opt-ndebug-O2-gcc gcc -std=c99 "${WARN[@]}" -O2 -DNDEBUG -I. "$T/prog.c"
 
-# negative: some but not all of the three allocator macros must stop the build
-for combo in "-DGPUFEED_MALLOC(s)=malloc(s)" \
-             "-DGPUFEED_FREE(p)=free(p)" \
-             "-DGPUFEED_MALLOC(s)=malloc(s) -DGPUFEED_REALLOC(p,s)=realloc(p,s)"; do
-    name="neg-partial-malloc-$(echo "$combo" | sed -e 's/-DGPUFEED_//g; s/([^)]*)=[a-z]*([^)]*)//g; s/ /+/g')"
-    log="$T/$name.log"
-    # shellcheck disable=SC2086
-    if gcc -std=c99 -I. $combo -c "$T/impl.c" -o "$T/$name.o" > "$log" 2>&1; then
-        echo "    (compiled, but it must not)" >> "$log"
-        bad "$name" "$log"
-    elif grep -q 'define all of GPUFEED_MALLOC, GPUFEED_REALLOC and GPUFEED_FREE, or none' "$log"; then
-        ok "$name"
+# some but not all of the three allocator macros must stop the build with the #error
+job_negative() {
+    local combo name log
+    for combo in "-DGPUFEED_MALLOC(s)=malloc(s)" \
+                 "-DGPUFEED_FREE(p)=free(p)" \
+                 "-DGPUFEED_MALLOC(s)=malloc(s) -DGPUFEED_REALLOC(p,s)=realloc(p,s)"; do
+        name="neg-partial-malloc-$(echo "$combo" | sed -e 's/-DGPUFEED_//g; s/([^)]*)=[a-z]*([^)]*)//g; s/ /+/g')"
+        log="$T/$name.log"
+        # shellcheck disable=SC2086
+        if gcc -std=c99 -I. $combo -c "$T/impl.c" -o "$T/$name.o" > "$log" 2>&1; then
+            echo "    (compiled, but it must not)" >> "$log"
+            bad "$name" "$log"
+        elif grep -q 'define all of GPUFEED_MALLOC, GPUFEED_REALLOC and GPUFEED_FREE, or none' "$log"; then
+            ok "$name"
+        else
+            echo "    (failed without the #error message)" >> "$log"
+            bad "$name" "$log"
+        fi
+    done
+}
+
+job_static_gcc() {
+    local log="$T/static-two-tu-gcc.log"
+    if gcc -std=c99 "${WARN[@]}" -I. tests/static_a.c tests/static_b.c -o "$T/static_ab" > "$log" 2>&1 &&
+       "$T/static_ab" "$DATA" >> "$log" 2>&1; then ok static-two-tu-gcc; else bad static-two-tu-gcc "$log"; fi
+}
+
+job_static_cxx() {
+    local log="$T/static-two-tu-clang++.log"
+    if clang++ -std=c++11 "${WARN[@]}" -I. -x c++ tests/static_a.c tests/static_b.c -o "$T/static_ab_cxx" > "$log" 2>&1 &&
+       "$T/static_ab_cxx" "$DATA" >> "$log" 2>&1; then ok static-two-tu-clang++; else bad static-two-tu-clang++ "$log"; fi
+}
+
+job_static_symbols() {   # no gpufeed symbol is exported from a GPUFEED_STATIC object
+    local log="$T/static-two-tu-symbols.log"
+    if clang -std=c99 "${WARN[@]}" -I. -c tests/static_b.c -o "$T/static_b.o" > "$log" 2>&1 &&
+       ! nm -g --defined-only "$T/static_b.o" | grep -E ' (gpufeed_|gf__)' >> "$log" 2>&1; then
+        ok static-two-tu-symbols
     else
-        echo "    (failed without the #error message)" >> "$log"
-        bad "$name" "$log"
+        echo "    (static_b.o exports gpufeed symbols, listed above)" >> "$log"
+        bad static-two-tu-symbols "$log"
     fi
+}
+
+job_extern_c() {
+    local log="$T/extern-two-tu-gcc.log"
+    if gcc -std=c99 "${WARN[@]}" -I. -c "$T/impl.c" -o "$T/x-impl.o" > "$log" 2>&1 &&
+       gcc -std=c99 "${WARN[@]}" -I. -c "$T/user.c" -o "$T/x-user.o" >> "$log" 2>&1 &&
+       gcc "$T/x-impl.o" "$T/x-user.o" -o "$T/extern_two_tu" >> "$log" 2>&1 &&
+       "$T/extern_two_tu" "$DATA" >> "$log" 2>&1; then ok extern-two-tu-gcc; else bad extern-two-tu-gcc "$log"; fi
+}
+
+job_extern_cxx() {   # extern "C" linkage across languages
+    local log="$T/extern-two-tu-c-impl-c++-user.log"
+    if clang -std=c99 "${WARN[@]}" -I. -c "$T/impl.c" -o "$T/y-impl.o" > "$log" 2>&1 &&
+       clang++ -std=c++17 "${WARN[@]}" -Wno-missing-field-initializers -I. -c "$T/user.cpp" -o "$T/y-user.o" >> "$log" 2>&1 &&
+       clang++ "$T/y-impl.o" "$T/y-user.o" -o "$T/extern_two_tu_cxx" >> "$log" 2>&1 &&
+       "$T/extern_two_tu_cxx" "$DATA" >> "$log" 2>&1; then ok extern-two-tu-c-impl-c++-user; else bad extern-two-tu-c-impl-c++-user "$log"; fi
+}
+
+job_extern_dup() {   # two implementations without GPUFEED_STATIC must clash at link time
+    local log="$T/extern-duplicate-impl.log"
+    sed -e 's/matrix_impl/matrix_impl2/g' "$T/impl.c" > "$T/impl2.c"
+    printf 'int main(void) { return 0; }\n' > "$T/zmain.c"
+    if clang -std=c99 -I. -c "$T/impl.c" -o "$T/z1.o" > "$log" 2>&1 &&
+       clang -std=c99 -I. -c "$T/impl2.c" -o "$T/z2.o" >> "$log" 2>&1 &&
+       ! gcc "$T/zmain.c" "$T/z1.o" "$T/z2.o" -o "$T/zdup" >> "$log" 2>&1 &&
+       grep -q 'multiple definition' "$log"; then ok extern-duplicate-impl; else bad extern-duplicate-impl "$log"; fi
+}
+
+JOBLIST=()
+add() { JOBLIST+=("$(printf '%q ' "$@")"); }   # a command line, quoted for eval
+
+# 1. compilers x standards (slowest first)
+add job_o2 g++ -std=c++17
+add job_prog opt-ndebug-O2-gcc gcc -std=c99 "${WARN[@]}" -O2 -DNDEBUG -I. "$T/prog.c"
+for cc in "gcc -std=c99" "gcc -std=c11" "clang -std=c99" "clang -std=c11" \
+          "g++ -std=c++11" "g++ -std=c++17" "clang++ -std=c++11" "clang++ -std=c++17"; do
+    # shellcheck disable=SC2086
+    add job_basic $cc
 done
+for cc in "gcc -std=c99" "clang -std=c11" "g++ -std=c++11" "clang++ -std=c++17"; do
+    # shellcheck disable=SC2086
+    add job_more $cc
+done
+# 2. nvcc
+add job_nvcc ""
+add job_nvcc -std=c++17
+# 3. build options (prog.c checks what each does)
+add job_prog opt-default-gcc gcc -std=c99 "${WARN[@]}" -I. "$T/prog.c"
+add job_prog opt-no-stdio-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_STDIO -I. "$T/prog.c"
+add job_prog opt-no-stdio-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_STDIO -I. -x c++ "$T/prog.c"
+add job_prog opt-no-snappy-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_SNAPPY -I. "$T/prog.c"
+add job_prog opt-no-snappy-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_SNAPPY -I. -x c++ "$T/prog.c"
+add job_prog opt-no-stdio-no-snappy-clang clang -std=c11 "${WARN[@]}" -DGPUFEED_NO_STDIO -DGPUFEED_NO_SNAPPY -I. "$T/prog.c"
+add job_prog opt-custom-malloc-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. "$T/prog.c"
+add job_prog opt-custom-malloc-g++ g++ -std=c++17 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. -x c++ "$T/prog.c"
+add job_prog opt-custom-assert-clang clang -std=c99 "${WARN[@]}" "-DGPUFEED_ASSERT(x)=((void)0)" -I. "$T/prog.c"
+add job_prog opt-small-limits-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_ERROR_MAX=64 -DGPUFEED_MAX_THRIFT_DEPTH=16 \
+    -DGPUFEED_MAX_PAGE_HEADER_SIZE=4096 -I. "$T/prog.c"
+add job_negative
+# 4. two translation units
+add job_static_gcc
+add job_static_cxx
+add job_static_symbols
+add job_extern_c
+add job_extern_cxx
+add job_extern_dup
 
-# ---- 4. two translation units -----------------------------------------------------------
+# ---- run them, JOBS at a time; print in order ----------------------------------------------
 
-log="$T/static-two-tu-gcc.log"
-if gcc -std=c99 "${WARN[@]}" -I. tests/static_a.c tests/static_b.c -o "$T/static_ab" > "$log" 2>&1 &&
-   "$T/static_ab" "$DATA" >> "$log" 2>&1; then ok static-two-tu-gcc; else bad static-two-tu-gcc "$log"; fi
-
-log="$T/static-two-tu-clang++.log"
-if clang++ -std=c++11 "${WARN[@]}" -I. -x c++ tests/static_a.c tests/static_b.c -o "$T/static_ab_cxx" > "$log" 2>&1 &&
-   "$T/static_ab_cxx" "$DATA" >> "$log" 2>&1; then ok static-two-tu-clang++; else bad static-two-tu-clang++ "$log"; fi
-
-log="$T/static-two-tu-symbols.log"   # no gpufeed symbol is exported from either object
-if gcc -std=c99 "${WARN[@]}" -I. -c tests/static_b.c -o "$T/static_b.o" > "$log" 2>&1 &&
-   ! nm -g --defined-only "$T/static_b.o" | grep -E ' (gpufeed_|gf__)' >> "$log" 2>&1; then
-    ok static-two-tu-symbols
-else
-    echo "    (static_b.o exports gpufeed symbols, listed above)" >> "$log"
-    bad static-two-tu-symbols "$log"
-fi
-
-log="$T/extern-two-tu-gcc.log"
-if gcc -std=c99 "${WARN[@]}" -I. -c "$T/impl.c" -o "$T/x-impl.o" > "$log" 2>&1 &&
-   gcc -std=c99 "${WARN[@]}" -I. -c "$T/user.c" -o "$T/x-user.o" >> "$log" 2>&1 &&
-   gcc "$T/x-impl.o" "$T/x-user.o" -o "$T/extern_two_tu" >> "$log" 2>&1 &&
-   "$T/extern_two_tu" "$DATA" >> "$log" 2>&1; then ok extern-two-tu-gcc; else bad extern-two-tu-gcc "$log"; fi
-
-log="$T/extern-two-tu-c-impl-c++-user.log"   # extern "C" linkage across languages
-if clang -std=c99 "${WARN[@]}" -I. -c "$T/impl.c" -o "$T/y-impl.o" > "$log" 2>&1 &&
-   clang++ -std=c++17 "${WARN[@]}" -Wno-missing-field-initializers -I. -c "$T/user.cpp" -o "$T/y-user.o" >> "$log" 2>&1 &&
-   clang++ "$T/y-impl.o" "$T/y-user.o" -o "$T/extern_two_tu_cxx" >> "$log" 2>&1 &&
-   "$T/extern_two_tu_cxx" "$DATA" >> "$log" 2>&1; then ok extern-two-tu-c-impl-c++-user; else bad extern-two-tu-c-impl-c++-user "$log"; fi
-
-log="$T/extern-duplicate-impl.log"   # two implementations without STATIC must clash
-if gcc -std=c99 -I. -c "$T/impl.c" -o "$T/z1.o" > "$log" 2>&1 &&
-   sed -e 's/matrix_impl/matrix_impl2/g' "$T/impl.c" > "$T/impl2.c" &&
-   gcc -std=c99 -I. -c "$T/impl2.c" -o "$T/z2.o" >> "$log" 2>&1 &&
-   printf 'int main(void) { return 0; }\n' > "$T/zmain.c" &&
-   ! gcc "$T/zmain.c" "$T/z1.o" "$T/z2.o" -o "$T/zdup" >> "$log" 2>&1 &&
-   grep -q 'multiple definition' "$log"; then ok extern-duplicate-impl; else bad extern-duplicate-impl "$log"; fi
-
+mkdir -p "$T/jobs"
+i=0
+running=0
+for j in "${JOBLIST[@]}"; do
+    i=$((i + 1))
+    ( eval "$j" ) > "$T/jobs/$(printf '%03d' "$i").out" 2>&1 &
+    running=$((running + 1))
+    if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+done
+wait
+cat "$T"/jobs/*.out
+pass=$(cat "$T"/jobs/*.out | grep -c '^PASS ')
+fail=$(cat "$T"/jobs/*.out | grep -c '^FAIL ')
 echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "(outputs kept in $T)"; exit 1; fi

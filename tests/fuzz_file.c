@@ -15,12 +15,14 @@
      - allocation: the peak of live bytes stays under
        GF_FUZZ_MEM_BASE + GF_FUZZ_MEM_FACTOR * size, and nothing leaks.
    A hash of the input picks the variant: GPUFEED_OPEN_VERIFY_CRC (half the
-   inputs), rows per read, memory vs callback source, and (1 in 8 inputs) an
-   allocation failure injected at the k-th allocation.
+   inputs; given to file_open or to column_open), rows per read, memory vs
+   callback source, and (1 in 8 inputs) an allocation failure injected at the
+   k-th allocation. The replay runs every file in that variant and in two
+   fixed ones that read everything (see gff_replay).
 
    libFuzzer:
      clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_file.c -o build/fuzz_file
-     mkdir -p build/fuzz-corpus && cp tests/data/?*.parquet tests/fuzz/?* build/fuzz-corpus/
+     mkdir -p build/fuzz-corpus && cp tests/data/?*.parquet tests/fuzz/?*.parquet build/fuzz-corpus/
      build/fuzz_file -dict=tests/fuzz.dict -max_len=262144 -rss_limit_mb=2048 build/fuzz-corpus
    Replay (plain main; files and directories, recursively):
      clang -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -DGF_FUZZ_MAIN -I. tests/fuzz_file.c -o build/fuzz_replay
@@ -409,9 +411,10 @@ static void gff_src_close(void *ctx) { ((gff_src *)ctx)->closed++; }
 
 /* ---- the target ---------------------------------------------------------------- */
 
-/* One run over the input. `h` picks the variant: bit 0 VERIFY_CRC, bits 1-2
-   rows per read, bit 3 callback source, bits 4-6 all zero: fail an
-   allocation (the (1 + bits 8.. % 48)-th and every later one). */
+/* One run over the input. `h` picks the variant: bit 0 VERIFY_CRC (bit 9:
+   in the column desc instead of the open desc), bits 1-2 rows per read,
+   bit 3 callback source, bits 4-6 all zero: fail an allocation (the
+   (1 + (h >> 8) % 48)-th and every later one). */
 static void gff_run(const uint8_t *data, size_t size, uint32_t h)
 {
     gff_mem mem;
@@ -421,7 +424,7 @@ static void gff_run(const uint8_t *data, size_t size, uint32_t h)
     gpufeed_file *f = NULL;
     gpufeed_error err;
     gpufeed_result r, open_r;
-    uint32_t flags;
+    uint32_t flags, col_flags = 0;
     int64_t max_rows;
     int32_t g, c;
     static const int64_t rows_choice[4] = { 0, 1, 7, 1000 };
@@ -430,6 +433,7 @@ static void gff_run(const uint8_t *data, size_t size, uint32_t h)
     mem.limit = GF_FUZZ_MEM_BASE + (uint64_t)GF_FUZZ_MEM_FACTOR * (uint64_t)size;
     if (((h >> 4) & 7) == 0) mem.fail_at = 1 + ((h >> 8) % 48);  /* 1 in 8: inject an allocation failure */
     flags = (h & 1) ? GPUFEED_OPEN_VERIFY_CRC : 0;
+    if (flags && ((h >> 9) & 1)) { col_flags = flags; flags = 0; }
     max_rows = rows_choice[(h >> 1) & 3];
 
     memset(&d, 0, sizeof d);
@@ -461,7 +465,7 @@ static void gff_run(const uint8_t *data, size_t size, uint32_t h)
         for (g = 0; g < md->num_row_groups && gff_rows_left > 0; g++)
             for (c = 0; c < md->num_columns && gff_rows_left > 0; c++) {
                 gff_pages(f, g, c);
-                gff_column(f, g, c, max_rows, 0);
+                gff_column(f, g, c, max_rows, col_flags);
             }
         /* out-of-range arguments */
         {
@@ -481,7 +485,7 @@ static void gff_run(const uint8_t *data, size_t size, uint32_t h)
         fprintf(stderr, "  open %d (%s), columns ok %lld, errors %lld, rows %lld, peak %llu bytes (%.1fx the input), crc %d, max_rows %lld, %s source, fail_at %llu\n",
                 gff_st_open, gpufeed_result_string((gpufeed_result)gff_st_open), (long long)gff_st_cols_ok,
                 (long long)gff_st_cols_err, (long long)gff_st_rows, (unsigned long long)mem.peak,
-                size ? (double)mem.peak / (double)size : 0.0, flags != 0, (long long)max_rows,
+                size ? (double)mem.peak / (double)size : 0.0, (flags | col_flags) != 0, (long long)max_rows,
                 d.source ? "callback" : "memory", (unsigned long long)mem.fail_at);
     gff_st_cols_ok = gff_st_cols_err = gff_st_rows = 0;
 }

@@ -77,7 +77,7 @@ def first_diff(got, exp, dtype):
 
 
 def expect_same(R, args, paths, dtype="f32", columns=None, fill=0.0, where=None, hash_buckets=None,
-                unsafe=False, null_error=False):
+                unsafe=False, null_error=False, ulp=0):
     """Runs gpufeed-dense and the reference; equal bytes, or both refuse.
     Returns the stats of gpufeed's run."""
     exp, err = reference(paths, columns=columns, dtype=dtype, fill=fill, where=where,
@@ -102,9 +102,19 @@ def expect_same(R, args, paths, dtype="f32", columns=None, fill=0.0, where=None,
         raise Fail(f"{cmd_line(args)}: exit {rc}: {msg}")
     exp_b = np.ascontiguousarray(exp).tobytes()
     if data != exp_b:
-        raise Fail(f"{cmd_line(args)}: {first_diff(data, exp, dtype)}")
+        ok = False
+        if ulp and dtype in ("f32", "f64") and len(data) == len(exp_b):
+            # decimals wider than 64 bits: documented to be within one ulp
+            it = "i4" if dtype == "f32" else "i8"
+            g = np.frombuffer(data, it).astype(np.int64)
+            e = np.frombuffer(exp_b, it).astype(np.int64)
+            ok = bool(np.all(np.abs(g - e) <= ulp))
+        if not ok:
+            raise Fail(f"{cmd_line(args)}: {first_diff(data, exp, dtype)}")
     if st.get("rows") != exp.shape[0] or st.get("features") != exp.shape[1]:
         raise Fail(f"{cmd_line(args)}: stats line says {st}, reference shape {exp.shape}")
+    if len(msg.splitlines()) != 2 or "bytes_read" not in st:
+        raise Fail(f"{cmd_line(args)}: stderr is not the two stats lines: {msg!r}")
     return st
 
 
@@ -115,10 +125,25 @@ def main():
     ap.add_argument("-k", help="only checks whose name contains this")
     ap.add_argument("--times", action="store_true", help="print each check's seconds")
     a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="gpufeed_dense_")
+    try:
+        return run_all(a, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_all(a, tmp):
     fx = a.fixtures
     flights = os.path.join(ROOT, "examples", "data", "flights.parquet")
-    tmp = tempfile.mkdtemp(prefix="gpufeed_dense_")
-    R = Runner(a.bin, tmp)
+    # run a private copy: a rebuild of --bin while the checks run cannot break them
+    binary = os.path.join(tmp, "gpufeed-dense")
+    try:
+        shutil.copy2(a.bin, binary)
+    except OSError as e:
+        print(f"FAIL setup: cannot copy {a.bin}: {e}")
+        print("0 passed, 1 failed")
+        return 1
+    R = Runner(binary, tmp)
     passed = failed = 0
     t_start = time.time()
 
@@ -133,23 +158,23 @@ def main():
                 note = f"{note or ''} [{time.time() - t0:.1f} s]"
             passed += 1
             print(f"PASS {name}" + (f" ({note})" if isinstance(note, str) and note else ""), flush=True)
-        except Fail as e:
+        except Exception as e:  # Fail, or a bug in the check itself: a failure too
             failed += 1
-            print(f"FAIL {name}: {e}", flush=True)
-        except Exception as e:  # a bug in the check itself counts as a failure too
-            failed += 1
-            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+            why = str(e) if isinstance(e, Fail) else f"{type(e).__name__}: {e}"
+            why = why.replace("\n", " | ")
+            print(f"FAIL {name}: {why[:3000]}", flush=True)
 
     def F(name):
         return os.path.join(fx, name)
 
-    corpus = sorted(n for n in os.listdir(fx) if n.endswith(".parquet"))
+    corpus = sorted(n for n in os.listdir(fx) if n.endswith(".parquet")) if os.path.isdir(fx) else []
     if not corpus:
         print(f"FAIL setup: no fixtures in {fx}")
         print("0 passed, 1 failed")
         return 1
 
-    # ---- 1. every corpus file x dtype: default columns, unsafe casts, --fill -1
+    # ---- 1. every corpus file x dtype: default columns (SAFE), --unsafe-cast,
+    # --unsafe-cast --fill -1 (u8: also --fill 7)
     for name in corpus:
         path = F(name)
         empty = pq.ParquetFile(path).metadata.num_rows == 0
@@ -167,20 +192,29 @@ def main():
                 st = expect_same(R, ["--dtype", dt, "--fill", "-1", "--unsafe-cast", path], [path], dtype=dt,
                                  fill=-1.0, unsafe=True)
                 notes.append("fill -1: refused" if "refused" in st else "fill -1: equal")
+                if dt == "u8":
+                    expect_same(R, ["--dtype", dt, "--fill", "7", "--unsafe-cast", path], [path], dtype=dt,
+                                fill=7.0, unsafe=True)
                 return ", ".join(notes)
             check(f"corpus {name} --dtype {dt}", corpus_check)
 
-    # ---- 2. unit sizes and batch sizes do not change the output
-    multi = [F("pyarrow_tiny_pages.parquet"), F("pyarrow_v2_tiny_pages.parquet"), F("pyarrow_many_rowgroups.parquet"),
-             F("duckdb_two_rowgroups.parquet"), F("fastparquet_snappy.parquet"), flights]
-    for path in multi:
-        def unit_check(path=path):
+    # ---- 2. unit sizes and batch sizes do not change the output. Units below a
+    # page's row count are kept to files where that stays cheap (see the
+    # re-read check below).
+    multi = [(F("pyarrow_tiny_pages.parquet"), (100, 1000, 65536)),
+             (F("pyarrow_v2_tiny_pages.parquet"), (7, 100, 65536)),
+             (F("pyarrow_many_rowgroups.parquet"), (10, 100, 65536)),
+             (F("fastparquet_snappy.parquet"), (100, 1000, 65536)),
+             (F("duckdb_two_rowgroups.parquet"), (1000, 65536, 1 << 20)),
+             (flights, (20000, 65536, 1 << 20))]
+    for path, sizes in multi:
+        def unit_check(path=path, sizes=sizes):
             exp, err = reference([path])
             if err:
                 raise Fail(f"reference: {err}")
             units = {}
-            for ur in (100, 1000, 65536):
-                for batch in ((65536, 777) if ur == 1000 else (65536,)):
+            for ur in sizes:
+                for batch in ((65536, 777) if ur == sizes[1] else (65536,)):
                     args = ["--unit-rows", str(ur), "--batch", str(batch), path]
                     rc, msg, data, st = R.run(args)
                     if rc != 0:
@@ -188,10 +222,26 @@ def main():
                     if data != exp.tobytes():
                         raise Fail(f"{cmd_line(args)}: {first_diff(data, exp, 'f32')}")
                     units[ur] = st["units"]
-            if units[100] < units[65536]:
+            if units[sizes[0]] < units[sizes[-1]]:
                 raise Fail(f"more rows per unit gave more units: {units}")
             return f"units {units}"
         check(f"unit-rows {os.path.basename(path)}", unit_check)
+
+    def unit_reread():
+        # duckdb_two_rowgroups: 2 row groups of 122880 + 27120 rows, one data
+        # page per column chunk. Units smaller than a page must not make each
+        # unit read (and decompress) the whole page again.
+        path = F("duckdb_two_rowgroups.parquet")
+        _, msg0, _, st0 = R.run(["--unit-rows", "65536", path])
+        _, msg1, _, st1 = R.run(["--unit-rows", "1000", path])
+        if "bytes_read" not in st0 or "bytes_read" not in st1:
+            raise Fail(f"no stats: {msg0!r} / {msg1!r}")
+        if st1["bytes_read"] > 2 * st0["bytes_read"]:
+            raise Fail(f"--unit-rows 1000: {st1['units']} units read {st1['bytes_read']} bytes; "
+                       f"--unit-rows 65536: {st0['units']} units read {st0['bytes_read']} bytes "
+                       f"(file {os.path.getsize(path)} bytes)")
+        return f"{st1['bytes_read']} vs {st0['bytes_read']} bytes"
+    check("unit-rows below the page size does not re-read pages", unit_reread)
 
     # ---- 3. explicit columns
     explicit = [
@@ -200,25 +250,34 @@ def main():
         ("column twice", "pyarrow_default.parquet", "f64,i32,f64,u16,s.a", ("f64",)),
         ("pyarrow temporal", "pyarrow_default.parquet",
          "date32,time32_ms,time64_us,time64_ns,ts_s,ts_ms,ts_us,ts_ns,ts_ms_utc,ts_us_utc,ts_ns_ny", ("f64", "i64", "f32")),
-        ("pyarrow decimals", "pyarrow_default.parquet", "dec5_0,dec9_2,dec18_4,dec38_10", ("f64", "f32", "i64", "f16", "bf16")),
-        ("pyarrow int decimals", "pyarrow_nodict.parquet", "dec5_0,dec9_2,dec18_4,dec38_10", ("f64", "f32", "i64")),
-        ("pyarrow v2 decimals", "pyarrow_v2_snappy.parquet", "dec5_0,dec9_2,dec18_4,dec38_10,all_null_i32,all_null_f64",
+        ("legacy temporal", "pyarrow_v1_legacy.parquet", "u32,date32,time32_ms,time64_us,ts_s,ts_ns,ts_ns_ny",
          ("f64", "i64")),
-        ("legacy temporal", "pyarrow_v1_legacy.parquet",
-         "u32,date32,time32_ms,time64_us,ts_s,ts_ns,ts_ns_ny,dec9_2,dec38_10", ("f64", "i64")),
-        ("no_store_schema temporal", "pyarrow_no_store_schema.parquet",
-         "date32,time32_ms,ts_s,ts_ns_ny,dec18_4,u32", ("f64", "i64")),
-        ("edge values", "pyarrow_single_row.parquet",
-         "i64,u64,ts_ns,dec5_0,dec9_2,dec18_4,dec38_10,f16", ("f64", "i64", "f32", "bf16")),
-        ("duckdb temporal/decimal", "duckdb_default.parquet",
-         "d,t,ts,ts_tz,ts_ms,ts_ns,dec4_1,dec9_2,dec18_3,dec30_5,huge,st.a", ("f64", "i64", "f32")),
-        ("polars temporal/decimal", "polars_snappy.parquet",
-         "date,ts_us,ts_ns,ts_ms_utc,time,dur,dec10_2,dec30_4,st.a", ("f64", "i64")),
+        ("no_store_schema temporal", "pyarrow_no_store_schema.parquet", "date32,time32_ms,ts_s,ts_ns_ny,u32",
+         ("f64", "i64")),
+        ("duckdb temporal", "duckdb_default.parquet", "d,t,ts,ts_tz,ts_ms,ts_ns,huge,st.a", ("f64", "i64", "f32")),
+        ("polars temporal", "polars_snappy.parquet", "date,ts_us,ts_ns,ts_ms_utc,time,dur,st.a", ("f64", "i64")),
         ("pandas timestamps", "pandas_default.parquet", "when,when_utc,count,row_id", ("f64", "i64")),
         ("fastparquet timestamps", "fastparquet_default.parquet", "when,maybe_int,id", ("f64", "i64")),
         ("INT96 fastparquet", "fastparquet_int96.parquet", "when,id", ("i64", "f64")),
         ("INT96 pyarrow", "pyarrow_int96_crc.parquet", "ts_s,ts_ms,ts_us,ts_ns,ts_ms_utc,ts_us_utc,ts_ns_ny",
          ("i64", "f64")),
+        ("edge values", "pyarrow_single_row.parquet", "i64,u64,ts_ns,f16,dec5_0,dec9_2", ("f64", "i64", "f32", "bf16")),
+        # decimals: value / 10^scale rounded once (|unscaled| <= 2^53 and 10^scale <= 10^22 is one exact division)
+        ("small decimals", "pyarrow_default.parquet", "dec5_0,dec9_2", ("f64", "f32", "i64", "f16", "bf16")),
+        ("small int decimals", "duckdb_default.parquet", "dec4_1,dec9_2", ("f64", "f32", "i64")),
+        ("v2 int decimals and all-null columns", "pyarrow_v2_snappy.parquet", "dec5_0,dec9_2,all_null_i32,all_null_f64",
+         ("f64", "i64")),
+        # 18-digit decimals: |unscaled| above 2^53, the exact quotient needs more than one double division
+        ("18-digit decimal FLBA", "pyarrow_default.parquet", "dec18_4", ("f64", "f32", "i64")),
+        ("18-digit decimal INT64", "pyarrow_nodict.parquet", "dec18_4", ("f64", "f32", "i64")),
+        ("18-digit decimal no_store_schema", "pyarrow_no_store_schema.parquet", "dec18_4", ("f64",)),
+        ("18-digit decimal duckdb", "duckdb_default.parquet", "dec18_3", ("f64", "i64")),
+        ("18-digit decimal polars", "polars_snappy.parquet", "dec10_2", ("f64", "i64")),
+        # wider than 64 bits (FLBA 13..16 bytes)
+        ("38-digit decimal", "pyarrow_default.parquet", "dec38_10", ("f64", "f32", "i64")),
+        ("38-digit decimal v1", "pyarrow_v1_legacy.parquet", "dec38_10", ("f64",)),
+        ("30-digit decimal duckdb", "duckdb_default.parquet", "dec30_5", ("f64", "i64")),
+        ("30-digit decimal polars", "polars_snappy.parquet", "dec30_4", ("f64",)),
     ]
     for label, fname, cols, dts in explicit:
         for dt in dts:
@@ -227,7 +286,8 @@ def main():
                 notes = []
                 for unsafe in (False, True):
                     args = ["--columns", cols, "--dtype", dt, *(["--unsafe-cast"] if unsafe else []), path]
-                    st = expect_same(R, args, [path], dtype=dt, columns=cols.split(","), unsafe=unsafe)
+                    st = expect_same(R, args, [path], dtype=dt, columns=cols.split(","), unsafe=unsafe,
+                                     ulp=1 if ("38-digit" in label or "30-digit" in label) else 0)
                     notes.append(("unsafe" if unsafe else "safe") + (": refused" if "refused" in st else ": equal"))
                 return ", ".join(notes)
             check(f"columns {label} ({fname} {cols}) --dtype {dt}", col_check)
@@ -251,6 +311,53 @@ def main():
                 expect_same(R, ["--columns", cols, "--hash", "7", "--dtype", dt, "--fill", "-1", path], [path],
                             dtype=dt, columns=cols.split(","), hash_buckets=7, fill=-1.0)
             check(f"hash {fname} {cols} --dtype {dt} vs xxhash", hash_check)
+
+    # ---- 3b. rounding edge cases: ties, double-rounding traps, overflow to inf,
+    # subnormals, integer boundaries; one column at a time, SAFE and UNSAFE
+    edge_path = os.path.join(tmp, "edges.parquet")
+    t2, t53, t63 = 2.0 ** -8, 2 ** 53, 2 ** 63
+    f64_edges = [
+        0.0, -0.0, float("nan"), float("inf"), float("-inf"), 0.5, -0.5, 1.5, 2.5, -2.5, 255.9, 256.0, -1.0,
+        1 + t2, 1 + 3 * t2, 1 + t2 + 2.0 ** -30, 1 - 2.0 ** -9,          # bf16 ties / above a tie
+        (2 - 2.0 ** -8) * 2.0 ** 127, (2 - 2.0 ** -8 - 2.0 ** -20) * 2.0 ** 127, 3.0e38, 1e300, -1e300,
+        2.0 ** -130, 2.0 ** -133, 2.0 ** -134, 3 * 2.0 ** -134, 2.0 ** -126 * (1 - 2.0 ** -9), 5e-324,
+        2049.0, 2051.0, 2049 + 2.0 ** -20, 65504.0, 65519.0, 65519.99, 65520.0, 2.0 ** -24, 2.0 ** -25,
+        3 * 2.0 ** -25, 2.0 ** -14 * (1 - 2.0 ** -12),                   # f16 ties, overflow, subnormals
+        1 + 2.0 ** -24, 1 + 3 * 2.0 ** -24, 2.0 ** 128 - 2.0 ** 103, 2.0 ** 128 - 2.0 ** 104, 1.0e-45,
+        2.0 ** 31 - 0.5, 2.0 ** 31, -(2.0 ** 31), -(2.0 ** 31) - 1, 2.0 ** 63, -(2.0 ** 63), 9.3e18, 127.0, 1e9,
+    ]
+    i64_edges = [0, 1, -1, 255, 256, -128, 257, 259, 2049, 2051, 65504, 65519, 65520, 2 ** 24 + 1, 2 ** 24 + 3,
+                 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, t53 + 1, t53 + 3, t63 - 1, -t63, -t63 + 1,
+                 2 ** 62 + 2 ** 54 + 1, 2 ** 62 + 2 ** 38 + 1, -(2 ** 62 + 2 ** 54 + 1), 2 ** 62 + 2 ** 54]
+    u64_edges = [0, 1, 255, 256, 2 ** 64 - 1, t63, t63 + 1, t63 + 2 ** 39 + 1, t63 + 2 ** 55 + 1, 2 ** 64 - 2 ** 39,
+                 2 ** 32, t53 + 1]
+    i32_edges = [0, -1, 1, 255, 256, 2 ** 24 + 1, 2 ** 24 + 3, 2 ** 31 - 1, -(2 ** 31), 257, 2049, 65520, -65520]
+    f16_edges = [0.0, -0.0, 65504.0, -65504.0, 2.0 ** -24, 2.0 ** -14, 1.0009765625, 255.0, 256.0, -1.5, 0.5,
+                 float("nan"), float("inf"), 2049.0 - 1]
+    n_e = max(map(len, (f64_edges, i64_edges, u64_edges, i32_edges, f16_edges))) + 1
+
+    def pad(v):
+        return v + [None] * (n_e - len(v))
+    pq.write_table(pa.table({
+        "f64": pa.array(pad(f64_edges), pa.float64()),
+        "f32": pa.array(pad([float(np.float32(x)) if abs(x) < 3.4e38 or x != x else x for x in f64_edges]),
+                        pa.float32()),
+        "i64": pa.array(pad(i64_edges), pa.int64()),
+        "u64": pa.array(pad(u64_edges), pa.uint64()),
+        "i32": pa.array(pad(i32_edges), pa.int32()),
+        "f16": pa.array(pad([None if x is None else np.float16(x) for x in f16_edges]), pa.float16()),
+    }), edge_path)
+    for col in ("f64", "f32", "i64", "u64", "i32", "f16"):
+        def edge_check(col=col):
+            notes = []
+            for dt in DTYPES:
+                for unsafe in (False, True):
+                    args = ["--columns", col, "--dtype", dt, *(["--unsafe-cast"] if unsafe else []), edge_path]
+                    st = expect_same(R, args, [edge_path], dtype=dt, columns=[col], unsafe=unsafe)
+                    if not unsafe:
+                        notes.append(f"{dt}:{'refused' if 'refused' in st else 'equal'}")
+            return "safe " + " ".join(notes)
+        check(f"rounding edge cases, column {col}, every dtype, safe and unsafe", edge_check)
 
     # ---- 4. multi-file datasets: list, directory, glob
     ddir = os.path.join(tmp, "ds")
@@ -303,16 +410,30 @@ def main():
     check("multi-file directory with --where", multi_where)
 
     # ---- 5. --where vs the reference filter
+    # equality constants taken from the data, so that they match rows
+    tv = pq.read_table(F("pyarrow_default.parquet"), columns=["i16", "i32", "f32", "f64"])
+
+    def some(col, k=5):
+        v = [x for x in tv.column(col).to_pylist() if x is not None and x == x and abs(x) not in (float("inf"),)]
+        return v[k]
+    v16, v32, vf32, vf64 = some("i16"), some("i32"), some("f32", 7), some("f64", 9)
     wheres = [
         ("pyarrow_default.parquet", "i32,f64,u16,s.a", [
-            "i32 < 0", "i32 <= -5", "i16 == 7", "i16 = 7", "f64 >= 0.5", "u16 > 1000", "i32 between -100000 and 100000000",
+            "i32 < 0", "i32 <= -5", f"i16 == {v16}", f"i16 = {v16}", f"i32 == {v32}.0", f"f32 == {vf32!r}",
+            f"f64 == {vf64!r}", f"f64 in (1.5, {vf64!r})", f"i32 in ({v32}, 12345)", "f64 >= 0.5", "u16 > 1000", "i32 between -100000 and 100000000",
             "i8 in (1, 2, 3, -128, 127)", "str is null", "str is not null", "str == 'a,b,c'", "str < 'm'",
             "str >= 'm' and str <= 'zzz'", "dict_str in ('blue', 'green', 'nope')", "str between 'c' and 'k'",
-            "f32 > 0 and str is not null and i64 < 0", "f64 < 1e300", "f64 > -1e300", "f64 == 0.5",
+            "f32 > 0 and str is not null and i64 < 0", "f64 < 1e300", "f64 > -1e300",
             "ts_us > 0", "date32 between 0 and 20000", "s.a > 0", "s.a is null", "u64 > 9000000000000000000",
-            "i64 >= 0 && i32 < 0", "i32 < 2.5", "i32 >= -2.5", "i32 == 3.0", "f32 > 1", "u8 in (0, 255)",
-            "large_str is not null and bin is null",
+            "i64 >= 0 && i32 < 0", "i32 < 2.5", "i32 >= -2.5", "f32 > 1", "u8 in (0, 255)",
+            "large_str is not null and bin is null", "bool == 1", "f16 < 0.5", "i64 < 1e19", "u32 > 3000000000",
+            "fsb4 > 'a'", "bin == ''",
+            # unsigned 64-bit values above 2^63 against a double / a constant above INT64_MAX
+            "u64 > 1e19", "u64 >= 18446744073709551615",
+            # decimals compare by value (FLBA decimals here)
+            "dec9_2 > 0", "dec18_4 <= 100.5", "dec5_0 in (0, 99999)", "dec38_10 > 0",
         ]),
+        ("pyarrow_nodict.parquet", "i32,dec9_2", ["dec9_2 > 0", "dec18_4 < 0", "dec9_2 between -10 and 10.5"]),
         ("pyarrow_many_rowgroups.parquet", "i32,f64,u8", [
             "i32 > 0", "f64 between -1 and 1", "str in ('a,b,c', '')", "i64 is null", "u8 < 10 and i16 > 0",
         ]),
@@ -401,7 +522,6 @@ def main():
     os.makedirs(seconddir)
     shutil.copy(F("pyarrow_default.parquet"), os.path.join(seconddir, "a.parquet"))
     shutil.copy(F("pandas_default.parquet"), os.path.join(seconddir, "b.parquet"))
-    nullrow = int(np.argmax(~np.asarray(pq.read_table(pd_, columns=["i32"]).column(0).is_valid())))
     bad = [
         ("missing column", ["--columns", "i32,nope", pd_], ("nope", "pyarrow_default.parquet")),
         ("string column without --hash", ["--columns", "str", pd_], ("str",)),
@@ -422,8 +542,6 @@ def main():
         ("--fill 0.5 with --dtype i32", ["--dtype", "i32", "--fill", "0.5", "--columns", "i32", pd_], ("i32",)),
         ("--fill 300 with --dtype u8", ["--dtype", "u8", "--fill", "300", "--columns", "u8", pd_], ("u8",)),
         ("--fill nan with --dtype i64", ["--dtype", "i64", "--fill", "nan", "--columns", "i64", pd_], ("i64",)),
-        ("--null-error on a column with nulls", ["--null-error", "--columns", "f32,i32", pd_],
-         ("i32", f"row {nullrow}")),
         ("safe cast: int64 out of i32 range", ["--dtype", "i32", "--columns", "i64", pd_], ("i64",)),
         ("safe cast: NaN to i64", ["--dtype", "i64", "--columns", "f64", pd_], ("f64",)),
         ("safe cast: fractional decimal to i64", ["--dtype", "i64", "--columns", "dec9_2", pd_], ("dec9_2",)),
@@ -431,11 +549,32 @@ def main():
     for label, args, names in bad:
         check(f"bad input: {label}", lambda args=args, names=names: refuse(args, names))
 
+    def null_error_names_row():
+        cols = ["f32", "i32"]
+        t = pq.read_table(pd_, columns=cols)
+        first = {c: int(np.argmax(~np.asarray(t.column(c).is_valid()))) for c in cols}
+        msg = refuse(["--null-error", "--columns", ",".join(cols), pd_])
+        m = re.search(r"feature '([^']+)'", msg)
+        if not m or m.group(1) not in first:
+            raise Fail(f"message names no feature of {cols}: {msg!r}")
+        if f"row {first[m.group(1)]}" not in msg:
+            raise Fail(f"feature {m.group(1)}'s first null is row {first[m.group(1)]}, message: {msg!r}")
+        return msg
+    check("bad input: --null-error on columns with nulls names the feature and row", null_error_names_row)
+
+    # The null policy and SAFE casts apply to the rows the predicates select
+    # (pyarrow: filter, then cast): a dropped row cannot make the load fail.
     def null_error_ok():
-        # no nulls selected: --null-error passes and equals the reference
         expect_same(R, ["--null-error", "--columns", "i32", "--where", "i32 is not null", pd_], [pd_], columns=["i32"],
                     where="i32 is not null", null_error=True)
-    check("--null-error passes when no selected row is null", null_error_ok)
+    check("--null-error with 'col is not null' loads the selected rows", null_error_ok)
+
+    def safe_cast_selected():
+        expect_same(R, ["--dtype", "u8", "--columns", "i32", "--where", "i32 >= 0 and i32 <= 255", pd_], [pd_],
+                    dtype="u8", columns=["i32"], where="i32 >= 0 and i32 <= 255")
+        expect_same(R, ["--dtype", "i64", "--columns", "f64", "--where", "f64 == 0", pd_], [pd_],
+                    dtype="i64", columns=["f64"], where="f64 == 0")
+    check("SAFE cast checks only the selected rows", safe_cast_selected)
 
     usage = [
         ("unknown dtype", ["--dtype", "f8", pd_], ("f8",)),
@@ -455,12 +594,11 @@ def main():
         check(f"usage error: {label} (exit 2)", usage_check)
 
     def no_output_arg():
-        p = subprocess.run([a.bin, pd_], capture_output=True, text=True)
+        p = subprocess.run([binary, pd_], capture_output=True, text=True)
         if p.returncode != 2:
             raise Fail(f"no -o: exit {p.returncode}")
     check("usage error: no -o (exit 2)", no_output_arg)
 
-    shutil.rmtree(tmp, ignore_errors=True)
     print(f"# {R.n} gpufeed-dense runs, {time.time() - t_start:.1f} s")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

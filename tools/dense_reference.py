@@ -51,7 +51,6 @@ from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 DTYPES = ("f32", "f64", "f16", "bf16", "i32", "i64", "u8")

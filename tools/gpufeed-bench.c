@@ -45,6 +45,9 @@ static void usage(void)
                     "         [--jitter-us X] [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n");
 }
 
+static const char **g_files;
+static void free_files(void) { free((void *)g_files); g_files = NULL; }
+
 int main(int argc, char **argv)
 {
     const char **files = (const char **)calloc((size_t)argc + 1, sizeof(char *));
@@ -63,6 +66,8 @@ int main(int argc, char **argv)
     double t0, t1;
     gpufeed_cache_desc cache;
     if (!files) return 1;
+    g_files = files;
+    atexit(free_files);
     memset(&ld, 0, sizeof ld);
     memset(&dd, 0, sizeof dd);
     memset(&cache, 0, sizeof cache);
@@ -187,6 +192,6 @@ done:
     gpufeed_loader_close(l);
     gpufeed_dataset_close(ds);
     if (names) for (i = 0; i < nfeat; i++) free(names[i]);
-    free(names); free(feats); free(files);
+    free(names); free(feats);
     return rc;
 }

@@ -48,6 +48,9 @@ static void usage(void)
     fprintf(stderr, "usage: gpufeed-cache build|verify|info|rm --cache DIR [--columns a,b] [--dtype T] [--unit-rows N] [--workers N] FILE...\n");
 }
 
+static const char **g_files;
+static void free_files(void) { free((void *)g_files); g_files = NULL; }
+
 int main(int argc, char **argv)
 {
     const char *cmd, *dir = NULL, *columns = NULL;
@@ -66,6 +69,8 @@ int main(int argc, char **argv)
     cmd = argv[1];
     if (strcmp(cmd, "build") && strcmp(cmd, "verify") && strcmp(cmd, "info") && strcmp(cmd, "rm")) { usage(); return 2; }
     files = (const char **)calloc((size_t)argc, sizeof *files);
+    g_files = files;
+    atexit(free_files);
     if (!files) return 1;
     for (i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -148,6 +153,6 @@ int main(int argc, char **argv)
 done:
     gpufeed_dataset_close(ds);
     if (names) for (i = 0; i < nfeat; i++) free(names[i]);
-    free(names); free(feats); free(files);
+    free(names); free(feats);
     return rc;
 }

@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <ctype.h>
 #include <time.h>
+#include <errno.h>
 
 static double now_s(void)
 {
@@ -75,7 +76,17 @@ static int parse_value(lexer *lx, gpufeed_value *v, char **keep)
     } else if (lx->t.kind == 1) {
         char *end;
         const char *x = lx->t.text;
-        long long iv = strtoll(x, &end, 10);
+        long long iv;
+        errno = 0;
+        iv = strtoll(x, &end, 10);
+        if (*end == 0 && *x && errno == ERANGE && x[0] != '-') { /* above INT64_MAX: unsigned */
+            unsigned long long uv;
+            errno = 0;
+            uv = strtoull(x, &end, 10);
+            if (*end == 0 && errno == 0) { v->kind = GPUFEED_VAL_UINT; v->u = (uint64_t)uv; next_tok(lx); return 0; }
+            snprintf(lx->msg, sizeof lx->msg, "'%.100s' is out of range", x); return -1;
+        }
+        if (*end == 0 && *x && errno == ERANGE) { snprintf(lx->msg, sizeof lx->msg, "'%.100s' is out of range", x); return -1; }
         if (*end == 0 && *x) { v->kind = GPUFEED_VAL_INT; v->i = iv; }
         else {
             double d = strtod(x, &end);
@@ -179,6 +190,9 @@ static void usage(void)
                     "                     [--threads N] -o OUT.bin FILE|DIR|GLOB...\n");
 }
 
+static const char **g_files;
+static void free_files(void) { free((void *)g_files); g_files = NULL; }
+
 int main(int argc, char **argv)
 {
     const char *columns = NULL, *outp = NULL, *where = NULL;
@@ -204,6 +218,8 @@ int main(int argc, char **argv)
     char msg[256];
 
     files = (const char **)calloc((size_t)argc, sizeof *files);
+    g_files = files;
+    atexit(free_files);
     if (!files) return 1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -357,6 +373,6 @@ done:
     gpufeed_reader_close(rd);
     gpufeed_dataset_close(ds);
     for (i = 0; i < nkeep; i++) free(keep[i]);
-    free(feats); free(files);
+    free(feats);
     return rc;
 }

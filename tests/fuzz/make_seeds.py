@@ -440,7 +440,24 @@ def seeds():
     foot = S(i32(1, 1), (2, 'list', (T_STRUCT, schema)), i64(3, 0), (4, 'list', (T_STRUCT, [empty_rg] * 20))).enc()
     s['seed_empty_chunks.parquet'] = b'PAR1' + foot + struct.pack('<I', len(foot)) + b'PAR1'
 
-    # 9. small invalid files
+    # 9. allocation ratio: files whose metadata or dictionary take far more
+    #    memory than 64x their size (fine under the default limit of
+    #    tests/fuzz_file.c, caught with -DGF_FUZZ_MEM_BASE='((uint64_t)4<<20)')
+    #  a. 400 leaf columns x 100 row groups of empty ColumnChunk structs
+    #     (1 byte each in the file, sizeof(gpufeed_chunk_info) in memory)
+    k, r = 400, 100
+    schema = [root(k)] + [schema_el('c%d' % i, typ=INT32, rep=REQ) for i in range(k)]
+    rg = S((1, 'list', (T_STRUCT, [S() for _ in range(k)])), i64(3, 0))
+    foot = S((2, 'list', (T_STRUCT, schema)), i64(3, 0), (4, 'list', (T_STRUCT, [rg] * r))).enc()
+    s['ratio_empty_chunks.parquet'] = b'PAR1' + foot + struct.pack('<I', len(foot)) + b'PAR1'
+    #  b. a SNAPPY dictionary page of 1M one-byte FIXED_LEN_BYTE_ARRAY entries
+    n = 1 << 20
+    chunks = [Chunk(FLBA, [page_dict(b'\x00' * n, n, codec=SNAPPY),
+                           page_v1(bytes([0]) + uvar(1 << 1), 1, enc=RLE_DICT, codec=SNAPPY)],
+                    1, codec=SNAPPY, encodings=(PLAIN, RLE_DICT), has_dict=True)]
+    s['ratio_flba1_dict.parquet'] = parquet_file([root(1), schema_el('b', typ=FLBA, rep=REQ, tlen=1)], [(1, chunks)])
+
+    # 10. small invalid files
     ok = s['seed_plain_types.parquet']
     s['seed_encrypted_footer.parquet'] = b'PAR1' + b'\x00' * 16 + struct.pack('<I', 16) + b'PARE'
     foot = S((2, 'list', (T_STRUCT, [root(0)])), i64(3, 0), (4, 'list', (T_STRUCT, []))).enc()

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Command-line behaviour of gpufeed-bench, the loader's CLI: --print-batches
+# is the determinism contract (`epoch index rows hash` per batch, the same
+# for any --workers, --ring-depth, --prefill or timing), resume, shards,
+# traces and errors. Uses $BENCH (default build/gpufeed-bench, built here
+# when missing or older than its sources). Run from anywhere.
+set -u
+cd "$(dirname "$0")/.."
+BENCH=${BENCH:-build/gpufeed-bench}
+T=build/bench-test; rm -rf $T; mkdir -p $T
+P=0; F=0
+ok()   { P=$((P + 1)); echo "PASS $1"; }
+bad()  { F=$((F + 1)); echo "FAIL $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+PYTHON=python3; [ -x .venv/bin/python ] && PYTHON=.venv/bin/python
+
+if [ ! -x "$BENCH" ] || [ "$BENCH" -ot gpufeed.h ] || [ "$BENCH" -ot tools/gpufeed-bench.c ]; then
+  mkdir -p "$(dirname "$BENCH")"
+  if ! ${CC:-cc} -O2 -I. tools/gpufeed-bench.c -o "$BENCH" -lpthread -lm; then
+    echo "FAIL building $BENCH"; echo "0 passed, 1 failed"; exit 1
+  fi
+fi
+
+IDS=tests/data/ids.parquet           # 20,000 rows, 20 units at --unit-rows 700
+FL=examples/data/flights.parquet     # 336,776 rows, one row group, one data page per
+                                     # column: 10 units at --unit-rows 20000
+# run NAME ARGS...: stdout to $T/NAME.out, stderr to $T/NAME.err, exit code to $T/NAME.rc
+run() { local n=$1; shift; "$BENCH" "$@" > "$T/$n.out" 2> "$T/$n.err"; echo $? > "$T/$n.rc"; }
+rc_is() { test "$(cat "$T/$1.rc")" -eq "$2"; }
+same() { cmp -s "$T/$1.out" "$T/$2.out"; }
+lines() { wc -l < "$T/$1.out"; }
+# the batches of NAME from the line "E K " on
+tail_from() { awk -v e="$2" -v k="$3" 'f || ($1 == e && $2 == k) { f = 1; print }' "$T/$1.out"; }
+# a value from the summary on stderr: "rows N," / "rows dropped N" / "repeated N"
+stat_of() { sed -n "s/.*$2 \([0-9][0-9]*\).*/\1/p" "$T/$1.err" | head -1; }
+
+# ---- ids.parquet: determinism across workers, ring depth, timing --------------
+A=(--unit-rows 700 --batch 512 --seed 11 --shuffle-window 3 --epochs 3 --print-batches)
+run w1 $IDS "${A[@]}" --workers 1
+check "ids: workers 1 exits 0" rc_is w1 0
+check "ids: 3 epochs of 40 batches" test "$(lines w1)" -eq 120
+check "ids: lines are 'epoch index rows hash'" test "$(grep -cE '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' $T/w1.out)" -eq 120
+check "ids: last batch of each epoch has 20000 mod 512 rows" test "$(grep -c '^[0-9] 39 32 ' $T/w1.out)" -eq 3
+check "ids: summary on stderr" grep -q '^rows 60000, batches 120' $T/w1.err
+check "ids: verdict on stderr" grep -q '^verdict: .' $T/w1.err
+for v in "--workers 2" "--workers 4" "--workers 4 --jitter-us 300" "--workers 3 --ring-depth 1" "--workers 2 --ring-depth 5 --prefill" "--workers 8 --jitter-us 100"; do
+  n=v$(echo "$v" | tr -dc 'a-z0-9'); run $n $IDS "${A[@]}" $v
+  check "ids: $v prints the same batches as --workers 1" same $n w1
+done
+run rerun $IDS "${A[@]}" --workers 4 --jitter-us 200
+check "ids: a rerun prints the same batches" same rerun w1
+run seed12 $IDS "${A[@]/11/12}" --workers 2
+check "ids: another seed, other batches" bash -c "! cmp -s $T/seed12.out $T/w1.out"
+check "ids: epochs differ" bash -c "[ \"\$(grep '^0 ' $T/w1.out | cut -d' ' -f4)\" != \"\$(grep '^1 ' $T/w1.out | cut -d' ' -f4)\" ]"
+run ds $IDS --unit-rows 700 --batch 512 --no-shuffle --shuffle-window 0 --epochs 2 --print-batches
+check "ids: --no-shuffle --shuffle-window 0: both epochs alike" bash -c "[ \"\$(grep '^0 ' $T/ds.out | cut -d' ' -f2-)\" = \"\$(grep '^1 ' $T/ds.out | cut -d' ' -f2-)\" ]"
+run ds4 $IDS --unit-rows 700 --batch 512 --no-shuffle --shuffle-window 0 --epochs 2 --print-batches --workers 4 --jitter-us 100
+check "ids: dataset order, workers 4 with jitter" same ds4 ds
+run dl $IDS --unit-rows 700 --batch 512 --seed 11 --epochs 2 --drop-last --print-batches --workers 2
+check "ids: --drop-last: 39 full batches per epoch" bash -c "[ $(lines dl) -eq 78 ] && [ \$(grep -c ' 512 ' $T/dl.out) -eq 78 ]"
+check "ids: --drop-last counts the dropped rows" test "$(stat_of dl 'rows dropped')" = 64
+
+# ---- resume --------------------------------------------------------------------
+run r17 $IDS "${A[@]}" --workers 2 --start-epoch 1 --start-batch 7 --epochs 2
+check "resume at epoch 1 batch 7 = the tail of the full run" cmp -s $T/r17.out <(tail_from w1 1 7)
+run r0m $IDS "${A[@]}" --workers 3 --start-epoch 0 --start-batch 23 --epochs 3
+check "resume at epoch 0 batch 23 = the tail" cmp -s $T/r0m.out <(tail_from w1 0 23)
+run r0l $IDS "${A[@]}" --workers 1 --start-epoch 0 --start-batch 39 --epochs 3 --jitter-us 100
+check "resume at the last batch of epoch 0" cmp -s $T/r0l.out <(tail_from w1 0 39)
+run r0e $IDS "${A[@]}" --workers 4 --start-epoch 0 --start-batch 40 --epochs 3
+check "resume one past the last batch goes on with epoch 1 batch 0" cmp -s $T/r0e.out <(tail_from w1 1 0)
+run r20 $IDS "${A[@]}" --workers 2 --start-epoch 2 --start-batch 0 --epochs 1
+check "resume at epoch 2 batch 0" cmp -s $T/r20.out <(tail_from w1 2 0)
+run r1m $IDS "${A[@]}" --workers 2 --start-epoch 0 --start-batch 20 --epochs 1
+run r1f $IDS "${A[@]}" --workers 2 --epochs 1
+u_mid=$(sed -n 's/.*units decoded \([0-9]*\).*/\1/p' $T/r1m.err); u_full=$(sed -n 's/.*units decoded \([0-9]*\).*/\1/p' $T/r1f.err)
+check "resume mid-epoch skips the units before the batch ($u_mid < $u_full)" test "${u_mid:-99}" -lt "${u_full:-0}"
+
+# ---- shards ------------------------------------------------------------------------
+S=(--unit-rows 700 --batch 512 --seed 3 --shuffle-window 2 --epochs 2 --print-batches)
+shards() { # TAG WORLD EVEN
+  local tag=$1 world=$2 even=$3 r counts="" rows=0 extra=0
+  for ((r = 0; r < world; r++)); do
+    run $tag.$r $IDS "${S[@]}" --rank $r --world $world --even $even --workers $((1 + r % 3))
+    counts="$counts $(lines $tag.$r)"
+    rows=$((rows + $(stat_of $tag.$r 'rows'))); extra=$((extra + $(stat_of $tag.$r "$([ $even = drop ] && echo 'rows dropped' || echo repeated)")))
+  done
+  check "$tag: every rank exits 0" bash -c "for r in \$(seq 0 $((world - 1))); do [ \$(cat $T/$tag.\$r.rc) -eq 0 ] || exit 1; done"
+  check "$tag: every rank has the same batch count ($counts)" test "$(echo $counts | tr ' ' '\n' | sort -u | wc -l)" -eq 1
+  check "$tag: every batch has 512 rows" bash -c "! cat $T/$tag.*.out | awk '\$3 != 512' | grep -q ."
+  check "$tag: ranks differ" bash -c "! cmp -s $T/$tag.0.out $T/$tag.1.out"
+  if [ $even = drop ]; then
+    check "$tag: rows + rows dropped = 2 x 20000 ($rows + $extra)" test $((rows + extra)) -eq 40000
+  else
+    check "$tag: rows - rows repeated = 2 x 20000 ($rows - $extra)" test $((rows - extra)) -eq 40000
+  fi
+  run $tag.again $IDS "${S[@]}" --rank 1 --world $world --even $even --workers 4 --jitter-us 100
+  check "$tag: rank 1 again with other workers and jitter" same $tag.again $tag.1
+}
+shards drop2 2 drop
+shards drop3 3 drop
+shards pad4 4 pad
+shards pad2 2 pad
+run rs1 $IDS "${S[@]}" --rank 1 --world 4 --even pad --start-epoch 1 --start-batch 2 --epochs 1 --workers 2
+check "shard resume: rank 1 of 4 at epoch 1 batch 2 = its tail" cmp -s $T/rs1.out <(tail_from pad4.1 1 2)
+run w1shard $IDS "${S[@]}" --rank 0 --world 1
+run noshard $IDS "${S[@]}"
+check "--rank 0 --world 1 is the unsharded stream" same w1shard noshard
+
+# ---- flights.parquet -------------------------------------------------------------------
+FA=(--columns dep_delay,distance,air_time --unit-rows 20000 --batch 4096 --seed 7 --shuffle-window 2 --epochs 2 --print-batches)
+run f1 $FL "${FA[@]}" --workers 1
+check "flights: exits 0" rc_is f1 0
+check "flights: 2 x ceil(336776 / 4096) batches" test "$(lines f1)" -eq 166
+check "flights: last batch has 336776 mod 4096 rows" test "$(grep -c '^[01] 82 904 ' $T/f1.out)" -eq 2
+run f4 $FL "${FA[@]}" --workers 4 --jitter-us 500
+check "flights: workers 4 with jitter prints the same batches" same f4 f1
+run f2 $FL "${FA[@]}" --workers 2 --ring-depth 1 --prefill
+check "flights: workers 2 ring depth 1 prefill prints the same batches" same f2 f1
+run fr $FL "${FA[@]}" --workers 3 --start-epoch 1 --start-batch 41 --epochs 1
+check "flights: resume at epoch 1 batch 41 = the tail" cmp -s $T/fr.out <(tail_from f1 1 41)
+run f64 $FL "${FA[@]}" --workers 2 --dtype f64
+check "flights: --dtype f64: same batch sizes, other bytes" bash -c "cmp -s <(cut -d' ' -f1-3 $T/f64.out) <(cut -d' ' -f1-3 $T/f1.out) && ! cmp -s $T/f64.out $T/f1.out"
+run fw $FL "${FA[@]}" --rank 1 --world 2 --even pad --workers 3
+run fw2 $FL "${FA[@]}" --rank 1 --world 2 --even pad --workers 1
+check "flights: a shard is deterministic" bash -c "[ \$(cat $T/fw.rc) -eq 0 ] && cmp -s $T/fw.out $T/fw2.out"
+
+# ---- trace -------------------------------------------------------------------------------
+run tr $IDS --unit-rows 700 --batch 512 --epochs 1 --workers 2 --jitter-us 300 --trace $T/trace.json
+check "--trace: exits 0" rc_is tr 0
+check "--trace: starts with {\"traceEvents\": [" bash -c "head -c 17 $T/trace.json | grep -qF '{\"traceEvents\": ['"
+$PYTHON - "$T/trace.json" <<'PY'; check "--trace: valid JSON with decode events on worker threads" test $? -eq 0
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+x = [e for e in ev if e.get("ph") == "X"]
+assert x, "no complete events"
+assert all(isinstance(e["ts"], int) and isinstance(e["dur"], int) for e in x)
+tids = {e["tid"] for e in x}
+assert {1, 2} <= tids, tids
+assert sum(1 for e in x if e["name"] == "decode unit") == 20, len(x)
+names = {e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"}
+assert {"consumer", "worker 0", "worker 1"} <= names, names
+PY
+
+# ---- errors ----------------------------------------------------------------------------------
+bad_flag() { # NAME ARGS...: exit 2 and a message on stderr
+  local n=$1; shift
+  "$BENCH" "$@" > /dev/null 2> $T/flag.err; local rc=$?
+  check "bad flags ($n): exit 2 with a message" bash -c "[ $rc -eq 2 ] && [ -s $T/flag.err ]"
+}
+bad_flag "no arguments"
+bad_flag "no --batch" $IDS
+bad_flag "no file" --batch 5
+bad_flag "--batch 0" $IDS --batch 0
+bad_flag "--batch x" $IDS --batch x
+bad_flag "--batch -3" $IDS --batch -3
+bad_flag "--batch without a value" $IDS --batch
+bad_flag "--workers 0" $IDS --batch 5 --workers 0
+bad_flag "--workers 2x" $IDS --batch 5 --workers 2x
+bad_flag "--world 0" $IDS --batch 5 --world 0
+bad_flag "--rank -1" $IDS --batch 5 --rank -1
+bad_flag "--epochs 0" $IDS --batch 5 --epochs 0
+bad_flag "--even sideways" $IDS --batch 5 --even sideways
+bad_flag "--dtype f99" $IDS --batch 5 --dtype f99
+bad_flag "unknown option" $IDS --batch 5 --frobnicate
+"$BENCH" -h > /dev/null 2> $T/help.err; rc=$?
+check "-h: exit 0 with usage" bash -c "[ $rc -eq 0 ] && grep -q '^usage: gpufeed-bench' $T/help.err"
+run missing $T/does-not-exist.parquet --batch 5
+check "missing file: exit 1 naming the path" bash -c "[ \$(cat $T/missing.rc) -eq 1 ] && grep -q 'does-not-exist.parquet: cannot open' $T/missing.err"
+check "missing file: one line" test "$(wc -l < $T/missing.err)" -eq 1
+run notpq README.md --batch 5
+check "not Parquet: exit 1 with a message" bash -c "[ \$(cat $T/notpq.rc) -eq 1 ] && grep -q 'README.md' $T/notpq.err"
+run nocol $IDS --batch 5 --columns id,nope
+check "missing column: exit 1 naming it" bash -c "[ \$(cat $T/nocol.rc) -eq 1 ] && grep -q 'nope' $T/nocol.err"
+run rankw $IDS --batch 5 --unit-rows 700 --rank 3 --world 3
+check "--rank 3 --world 3: exit 1, rank not in world" bash -c "[ \$(cat $T/rankw.rc) -eq 1 ] && grep -q 'rank 3 is not in world 3' $T/rankw.err"
+run toowide $IDS --batch 5 --unit-rows 700 --world 21
+check "--world 21 with 20 units: exit 1, cannot be shared" bash -c "[ \$(cat $T/toowide.rc) -eq 1 ] && grep -q 'units cannot be shared by 21 ranks' $T/toowide.err"
+
+echo "$P passed, $F failed"
+[ $F -eq 0 ]

@@ -1,0 +1,392 @@
+#!/usr/bin/env bash
+# The tensor cache (gpufeed.h >>cache), end to end through gpufeed-bench and
+# gpufeed-cache: the cached stream equals the decoded one, no source bytes
+# once built, SIGKILL during a build, corrupt bytes, changed sources,
+# concurrent builders, a full disk, an unwritable directory, the CLI.
+#
+#   bash tests/test_cache.sh            (last line: "N passed, N failed")
+#
+# Environment: GPUFEED_BENCH / GPUFEED_CACHE_TOOL: binaries to test (default:
+# built here from the current gpufeed.h into build/cache-test/);
+# CACHE_TEST_SEED: the random seed (kill points, flipped bytes; printed);
+# CACHE_TEST_DIR: the scratch directory (default build/cache-test, wiped).
+# Full disk uses a 2 MiB tmpfs mounted under build/cache-test (root), else a
+# file size limit (ulimit -f); the log says which one ran.
+set -u
+cd "$(dirname "$0")/.."
+T=${CACHE_TEST_DIR:-build/cache-test}
+MNT=$T/mnt
+cleanup() {
+  for m in "$MNT" "$MNT-ro"; do mountpoint -q "$m" 2>/dev/null && umount "$m"; done
+  return 0
+}
+trap cleanup EXIT
+cleanup
+rm -rf "$T"; mkdir -p "$T"
+P=0; F=0
+ok()   { P=$((P + 1)); echo "PASS $1"; }
+bad()  { F=$((F + 1)); echo "FAIL $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+
+BENCH=${GPUFEED_BENCH:-}
+CTOOL=${GPUFEED_CACHE_TOOL:-}
+if [ -z "$BENCH" ]; then
+  BENCH=$T/gpufeed-bench
+  cc -O2 -std=c99 -I. tools/gpufeed-bench.c -o "$BENCH" -lpthread -lm || { echo "FAIL build gpufeed-bench"; echo "0 passed, 1 failed"; exit 1; }
+fi
+if [ -z "$CTOOL" ]; then
+  CTOOL=$T/gpufeed-cache
+  cc -O2 -std=c99 -I. tools/gpufeed-cache.c -o "$CTOOL" -lpthread -lm || { echo "FAIL build gpufeed-cache"; echo "0 passed, 1 failed"; exit 1; }
+fi
+SEED=${CACHE_TEST_SEED:-$(( $(date +%s) % 100000 ))}
+RANDOM=$SEED
+echo "seed $SEED (CACHE_TEST_SEED=$SEED reproduces the random choices)"
+rnd() { echo $(( (RANDOM << 15 | RANDOM) % $1 )); } # 0 .. N-1
+
+FL=examples/data/flights.parquet
+UR=20000
+D="$FL --unit-rows $UR --batch 4096"   # 17 units of flights
+
+# helpers over a run's stderr
+ebytes() { sed -n "s/^epoch $2: source bytes read //p" "$1"; }           # ERR EPOCH
+cstate() { sed -n 's/^cache: \([a-z]*\),.*/\1/p' "$1"; }                   # ERR
+cfrom()  { sed -n 's/^cache: [a-z]*, units from cache \([0-9]*\),.*/\1/p' "$1"; }
+cbad()   { sed -n 's/^cache: .*, bad units \([0-9]*\)$/\1/p' "$1"; }
+ngfc()   { local n=0 f; for f in "$1"/*.gfc; do [ -e "$f" ] && n=$((n + 1)); done; echo $n; }
+ntmp()   { local n=0 f; for f in "$1"/*.tmp; do [ -e "$f" ] && n=$((n + 1)); done; echo $n; }
+gfc()    { local f; for f in "$1"/*.gfc; do [ -e "$f" ] && echo "$f"; done | head -1; }
+all_zero() { # ERR FIRST LAST: every epoch's source bytes are 0
+  local e; for ((e = $2; e <= $3; e++)); do [ "$(ebytes "$1" $e)" = 0 ] || return 1; done; return 0
+}
+# run NAME ARGS...: gpufeed-bench --print-batches into $T/NAME.out / .err
+run() { local n=$1; shift; $BENCH "$@" --print-batches > "$T/$n.out" 2> "$T/$n.err"; }
+same() { cmp -s "$T/$1.out" "$T/$2.out" && [ -s "$T/$1.out" ]; }
+
+# ---------------------------------------------------------------------------
+echo "== 1. cached stream == decoded stream, source bytes 0 after the build  (t=${SECONDS}s)"
+U=$($CTOOL info --cache $T/probe --unit-rows $UR $FL | sed -n 's/^units: *//p')
+echo "flights with --unit-rows $UR: $U units"
+i=0
+while IFS= read -r S; do
+  i=$((i + 1))
+  set -- $S
+  run ref$i $D "$@" || bad "setting $i ($S): reference run"
+  run c$i $D --cache $T/eq$i "$@"; rc=$?
+  check "setting $i ($S): first run (building) exits 0" test $rc -eq 0
+  check "setting $i ($S): first run's stream equals the no-cache stream" same ref$i c$i
+  last=$(( $(awk '{print $1}' $T/ref$i.out | sort -n | tail -1) ))
+  check "setting $i ($S): cache ready after the first run" test "$(cstate $T/c$i.err)" = ready
+  check "setting $i ($S): last epoch ($last) of the first run read 0 source bytes" test "$(ebytes $T/c$i.err $last)" = 0
+  check "setting $i ($S): one valid .gfc, no .tmp" test "$(ngfc $T/eq$i)" = 1 -a "$(ntmp $T/eq$i)" = 0
+  run d$i $D --cache $T/eq$i "$@"; rc=$?
+  check "setting $i ($S): second run exits 0" test $rc -eq 0
+  check "setting $i ($S): second run's stream equals the no-cache stream" same ref$i d$i
+  first=$(( $(awk '{print $1}' $T/ref$i.out | sort -n | head -1) ))
+  check "setting $i ($S): second run read 0 source bytes in every epoch" all_zero $T/d$i.err $first $last
+  check "setting $i ($S): second run: no bad units" test "$(cbad $T/d$i.err)" = 0
+  # the cache of setting 1 (canonical unit order) serves every other setting
+  if [ $i -gt 1 ]; then
+    run s$i $D --cache $T/eq1 "$@"
+    check "setting $i ($S): served by setting 1's cache: same stream, 0 source bytes" \
+      eval 'same ref$i s$i && all_zero $T/s$i.err $first $last'
+  fi
+done <<'EOF'
+--epochs 3 --workers 1 --shuffle-window 0
+--epochs 3 --workers 2 --shuffle-window 3 --seed 7
+--epochs 3 --workers 4 --shuffle-window 3 --seed 99
+--epochs 3 --workers 4 --shuffle-window 0 --seed 5 --ring-depth 1
+--epochs 3 --workers 2 --no-shuffle
+--epochs 3 --workers 1 --no-shuffle --shuffle-window 3 --seed 4
+--epochs 4 --workers 2 --shuffle-window 3 --seed 11 --start-epoch 1 --start-batch 10
+--epochs 4 --workers 4 --shuffle-window 0 --seed 12 --start-epoch 2 --start-batch 81
+--epochs 3 --workers 2 --seed 13 --drop-last --jitter-us 200
+EOF
+# one worker stores the last unit of epoch 0 before it decodes epoch 1
+check "setting 1 (one worker): epoch 1 of the first run already read 0 source bytes" test "$(ebytes $T/c1.err 1)" = 0
+# the units-from-cache count of a run served entirely from the cache
+check "second run of setting 1: units from cache = 3 epochs x $U units" test "$(cfrom $T/d1.err)" = $((3 * U))
+# f64 features and the RAM tier
+# (with 2 workers, units of epoch 1 decoded ahead while the last unit of
+# epoch 0 is stored come from the source: epoch 2 is the first clean one)
+run ref64 $D --dtype f64 --epochs 3 --workers 2 --shuffle-window 3 --seed 21
+run c64 $D --dtype f64 --epochs 3 --workers 2 --shuffle-window 3 --seed 21 --cache $T/eq64
+check "f64: cached stream equals the decoded one" same ref64 c64
+check "f64: epoch 2 read 0 source bytes" test "$(ebytes $T/c64.err 2)" = 0
+run r64 $D --dtype f64 --epochs 3 --workers 2 --shuffle-window 3 --seed 21 --cache-ram 100000000
+check "f64, --cache-ram: stream equals the decoded one" same ref64 r64
+check "f64, --cache-ram: epoch 2 read 0 source bytes" test "$(ebytes $T/r64.err 2)" = 0
+
+echo "== 2. data-parallel ranks (world > 1) over a cache built ahead  (t=${SECONDS}s)"
+out=$($CTOOL build --cache $T/w --unit-rows $UR $FL 2>$T/wbuild.err); rc=$?
+check "gpufeed-cache build exits 0 and says built" eval '[ $rc -eq 0 ] && [[ "$out" == built* ]]'
+check "gpufeed-cache verify passes on it" eval '$CTOOL verify --cache $T/w --unit-rows $UR $FL > /dev/null'
+for RW in "0 2" "1 2" "2 3 --even pad" "0 3 --even drop" "1 4 --shuffle-window 3 --seed 9"; do
+  set -- $RW; r=$1; w=$2; shift 2
+  run wref$r$w $D --epochs 2 --workers 2 --rank $r --world $w "$@"
+  run wc$r$w $D --epochs 2 --workers 2 --rank $r --world $w --cache $T/w "$@"; rc=$?
+  check "rank $r of $w $*: exit 0 and stream equals the no-cache stream" eval '[ $rc -eq 0 ] && same wref$r$w wc$r$w'
+  check "rank $r of $w: every epoch from the cache (0 source bytes)" eval '[ "$(cstate $T/wc$r$w.err)" = ready ] && all_zero $T/wc$r$w.err 0 1'
+  run wrs$r$w $D --epochs 2 --workers 1 --rank $r --world $w --start-epoch 1 --start-batch 3 "$@"
+  run wrc$r$w $D --epochs 2 --workers 3 --rank $r --world $w --start-epoch 1 --start-batch 3 --cache $T/w "$@"
+  check "rank $r of $w: resumed (epoch 1 batch 3) stream equals the no-cache one" same wrs$r$w wrc$r$w
+done
+run wnb $D --epochs 2 --workers 2 --rank 1 --world 2 --cache $T/wnone
+check "world 2 without a cache: exit 0, reference stream" same wref12 wnb
+check "world 2 without a cache: warns that no rank builds" grep -q "no rank builds the cache" $T/wnb.err
+check "world 2 without a cache: no cache file made" test "$(ngfc $T/wnone)" = 0 -a "$(ntmp $T/wnone)" = 0
+
+echo "== 3. SIGKILL during a build (20 random points)  (t=${SECONDS}s)"
+K="--unit-rows 5000 --dtype f64"
+run kref $FL $K --batch 4096 --epochs 2 --workers 2 --shuffle-window 3 --seed 3
+t0=$(date +%s%N); $CTOOL build --cache $T/ktime $K --workers 2 $FL > /dev/null 2>&1; t1=$(date +%s%N)
+BMS=$(( (t1 - t0) / 1000000 )); [ $BMS -lt 50 ] && BMS=50
+echo "build takes ${BMS} ms; killing at random points in [0, $((BMS * 11 / 10))] ms, half of them in the last 20%"
+kill_ok=0; kill_bad=0; finals=0; tmps=0
+for k in $(seq 1 20); do
+  kd=$T/kill$k
+  if [ $((k % 2)) -eq 0 ]; then ms=$(( BMS * 8 / 10 + $(rnd $((BMS * 3 / 10 + 1))) )); else ms=$(rnd $((BMS * 11 / 10 + 1))); fi
+  # SIGKILL, then reap it: `wait` returns once the process is gone and the
+  # kernel has dropped its build lock (it may sit in a write for a while)
+  $CTOOL build --cache $kd $K --workers 2 $FL > /dev/null 2>&1 & kp=$!
+  sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+  kill -KILL $kp 2> /dev/null; wait $kp 2> /dev/null
+  good=1; why=""
+  if [ "$(ngfc $kd)" != 0 ]; then
+    finals=$((finals + 1))
+    $CTOOL verify --cache $kd $K $FL > /dev/null 2>&1 || { good=0; why="final .gfc present but verify fails"; }
+  fi
+  [ "$(ntmp $kd)" != 0 ] && tmps=$((tmps + 1))
+  run kc$k $FL $K --batch 4096 --epochs 2 --workers 2 --shuffle-window 3 --seed 3 --cache $kd || { good=0; why="$why; the next run failed"; }
+  same kref kc$k || { good=0; why="$why; the next run's stream differs"; }
+  [ "$(cstate $T/kc$k.err)" = ready ] || { good=0; why="$why; the next run did not end with a ready cache"; }
+  $CTOOL verify --cache $kd $K $FL > /dev/null 2>&1 || { good=0; why="$why; verify after the next run fails"; }
+  [ "$(ntmp $kd)" = 0 ] || { good=0; why="$why; a .tmp is left after the next run"; }
+  if [ $good = 1 ]; then kill_ok=$((kill_ok + 1)); else kill_bad=$((kill_bad + 1)); echo "  kill at ${ms} ms: $why"; fi
+  rm -rf "$kd"
+done
+echo "kills: $finals left a complete (verified) file, $tmps left a .tmp, $((20 - finals)) left no final file"
+check "SIGKILL at 20 points: never a partial .gfc; the next run rebuilds and streams the reference ($kill_ok/20)" test $kill_bad -eq 0
+
+echo "== 4. corrupt bytes (20 random flips in header, index, unit data)  (t=${SECONDS}s)"
+CR="--workers 2 --shuffle-window 3 --seed 17 --epochs 2"
+run cref $D $CR
+run cbuild $D $CR --cache $T/cpristine
+CF=$(gfc $T/cpristine)
+NU=$(od -An -t u8 -j 32 -N 8 "$CF" | tr -d ' ')
+check "the pristine cache verifies, header's unit count ($NU) = $U" eval '$CTOOL verify --cache $T/cpristine --unit-rows $UR $FL >/dev/null && [ "$NU" = "$U" ]'
+corr_ok=0; corr_bad=0
+for k in $(seq 1 20); do
+  cd2=$T/corrupt; rm -rf $cd2; mkdir -p $cd2; cp "$CF" $cd2/
+  f=$cd2/$(basename "$CF")
+  case $((k % 4)) in
+    0) what=header; pos=$(rnd 4096) ;;
+    1) what=index; pos=$((4096 + $(rnd $((32 * NU))))) ;;
+    *) u=$(rnd $NU); set -- $(od -An -t u8 -j $((4096 + 32 * u)) -N 24 "$f")
+       what="unit $u"; pos=$(( $1 + $(rnd $3) )) ;;
+  esac
+  b=$(od -An -t u1 -j $pos -N 1 "$f" | tr -d ' '); nb=$(( b ^ (1 + $(rnd 255)) ))
+  printf "\\$(printf %03o $nb)" | dd of="$f" bs=1 seek=$pos conv=notrunc status=none
+  good=1; why=""
+  $CTOOL verify --cache $cd2 --unit-rows $UR $FL > $T/cv.out 2> $T/cv.err; rc=$?
+  [ $rc -eq 1 ] || { good=0; why="verify exit $rc, expected 1"; }
+  if [ "$what" = header ] || [ "$what" = index ]; then
+    $CTOOL info --cache $cd2 --unit-rows $UR $FL > $T/ci.out 2>&1; rc=$?
+    { [ $rc -eq 1 ] && grep -q '^valid:  no' $T/ci.out; } || { good=0; why="$why; info does not report invalid (exit $rc)"; }
+  fi
+  run cc$k $D $CR --cache $cd2 || { good=0; why="$why; loader run failed"; }
+  same cref cc$k || { good=0; why="$why; stream differs from the reference"; }
+  grep -q warning $T/cc$k.err || { good=0; why="$why; no warning"; }
+  case "$what" in unit*) [ "$(cbad $T/cc$k.err)" -ge 1 ] 2>/dev/null || { good=0; why="$why; bad units $(cbad $T/cc$k.err)"; } ;; esac
+  if [ "$(ngfc $cd2)" != 0 ]; then   # what is left must be sound (rebuilt), never the corrupt file
+    $CTOOL verify --cache $cd2 --unit-rows $UR $FL > /dev/null 2>&1 || { good=0; why="$why; a corrupt .gfc is left for the next run"; }
+  fi
+  [ "$(ntmp $cd2)" = 0 ] || { good=0; why="$why; .tmp left"; }
+  if [ $good = 1 ]; then corr_ok=$((corr_ok + 1)); else corr_bad=$((corr_bad + 1)); echo "  flip at $pos ($what): $why"; fi
+done
+check "20 flipped bytes: always detected, never served ($corr_ok/20)" test $corr_bad -eq 0
+# a rank of world 2 over a corrupt cache (it never builds): the reference, and the bad file gone
+for what in header unit; do
+  rm -rf $T/corrupt-w; mkdir -p $T/corrupt-w; cp "$CF" $T/corrupt-w/; f=$T/corrupt-w/$(basename "$CF")
+  if [ $what = header ]; then pos=$(rnd 4096); else set -- $(od -An -t u8 -j $((4096 + 32 * 2)) -N 24 "$f"); pos=$(( $1 + $(rnd $3) )); fi
+  b=$(od -An -t u1 -j $pos -N 1 "$f" | tr -d ' ')
+  printf "\\$(printf %03o $(( b ^ 0x40 )))" | dd of="$f" bs=1 seek=$pos conv=notrunc status=none
+  run cw$what $D --epochs 2 --workers 2 --rank 1 --world 2 --cache $T/corrupt-w
+  check "rank 1 of 2 over a cache with a flipped $what byte: reference stream, a warning, no corrupt file left" \
+    eval 'same wref12 cw$what && grep -q warning $T/cw$what.err && [ "$(ngfc $T/corrupt-w)" = 0 ]'
+done
+# the run after a unit-corrupt one rebuilds and is clean
+run cnext $D $CR --cache $T/corrupt
+check "the run after the corrupt one: reference stream, no bad units, cache ready" \
+  eval 'same cref cnext && [ "$(cbad $T/cnext.err)" = 0 ] && [ "$(cstate $T/cnext.err)" = ready ]'
+
+echo "== 5. a changed source is never served from the old cache  (t=${SECONDS}s)"
+PY=""
+for p in .venv/bin/python python3; do
+  if command -v $p > /dev/null 2>&1 && $p -c 'import pyarrow' > /dev/null 2>&1; then PY=$p; break; fi
+done
+if [ -z "$PY" ]; then
+  echo "SKIP changed-source tests: no Python with pyarrow (make venv)"
+else
+  SD=$T/src; SC=$T/srccache; mkdir -p $SD
+  X=$SD/x.parquet
+  # uncompressed, plain, no statistics: an in-place change of one value keeps
+  # the size and the footer, so only the file's identity tells it apart
+  gen() { # FILE SCALE CODEC
+    $PY - "$@" <<'PY'
+import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+path, scale, codec = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+n = 20000
+v = np.arange(n, dtype=np.float64) * scale
+v[12345] = 12345.678
+t = pa.table({"id": np.arange(n, dtype=np.int64), "v": v, "k": (np.arange(n) % 7).astype(np.int32)})
+pq.write_table(t, path, compression=codec, use_dictionary=False, write_statistics=False, row_group_size=5000)
+PY
+  }
+  patch1() { # FILE OLD NEW: one float64 value, in place (same inode, same size)
+    $PY - "$@" <<'PY'
+import sys, struct
+p, old, new = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+b = open(p, "rb").read()
+pat = struct.pack("<d", old); i = b.find(pat)
+assert i > 0 and b.find(pat, i + 1) < 0, "value not found once"
+with open(p, "r+b") as f:
+    f.seek(i); f.write(struct.pack("<d", new))
+PY
+  }
+  SA="--batch 1000 --epochs 2 --workers 2 --shuffle-window 2 --seed 5"
+  gen $X 0.5 NONE
+  run sref0 $X $SA
+  run sc0 $X $SA --cache $SC
+  check "source v0: cached run = reference, one cache file" eval 'same sref0 sc0 && [ "$(ngfc $SC)" = 1 ]'
+  run sd0 $X $SA --cache $SC
+  check "source v0: second run from the cache (epoch 0: 0 source bytes)" test "$(ebytes $T/sd0.err 0)" = 0
+  # expect_new NAME WHAT: the run after a change reads the source, builds a new file, streams the new content
+  expect_new() {
+    local n=$1 what=$2 before
+    before=$(ngfc $SC)
+    run sref$n $X $SA
+    run sc$n $X $SA --cache $SC
+    check "$what: stream equals the new content's reference" same sref$n sc$n
+    check "$what: old cache not used (epoch 0 read the source, new cache file built)" \
+      eval '[ "$(ebytes $T/sc$n.err 0)" != 0 ] && [ "$(ngfc $SC)" -gt "$before" ] && [ "$(cstate $T/sc$n.err)" = ready ]'
+  }
+  m=$(stat -c %Y $X)
+  touch -d "@$((m + 100))" $X
+  expect_new 1 "touched (mtime +100 s, same bytes)"
+  gen $SD/y.parquet 0.25 NONE; mv $SD/y.parquet $X
+  expect_new 2 "rewritten with different content (new file, renamed over)"
+  m=$(stat -c %Y $X)
+  patch1 $X 12345.678 -1.0; touch -d "@$((m + 200))" $X
+  expect_new 3 "one value changed in place (mtime +200 s)"
+  m=$(stat -c %Y $X)
+  run sd3 $X $SA --cache $SC   # served from the cache of version 3
+  patch1 $X -1.0 -2.0; touch -d "@$m.500000000" $X   # same second, other nanoseconds
+  expect_new 4 "one value changed in place within the same second (mtime differs in ns only)"
+  gen $SD/z.parquet 0.5 NONE; cat $SD/z.parquet > $X; touch -d "@$((m + 300))" $X   # v0's bytes again, same inode
+  expect_new 5 "rewritten in place (truncate + write) with other content (mtime +300 s)"
+fi
+
+echo "== 6. two concurrent builders  (t=${SECONDS}s)"
+CB="--unit-rows 5000 --dtype f64 --batch 4096 --epochs 2 --workers 2 --shuffle-window 3 --seed 8"
+run bref $FL $CB
+for rnd_i in 1 2 3; do
+  bd=$T/conc$rnd_i
+  $BENCH $FL $CB --cache $bd --print-batches > $T/b1.out 2> $T/b1.err & p1=$!
+  $BENCH $FL $CB --cache $bd --print-batches > $T/b2.out 2> $T/b2.err & p2=$!
+  wait $p1; r1=$?; wait $p2; r2=$?
+  check "round $rnd_i: both builders exit 0 and stream the reference" eval '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && same bref b1 && same bref b2'
+  builders=0; msg=""
+  for b in b1 b2; do
+    if grep -q "another process is building" $T/$b.err; then msg="$msg $b:waited-on-other"
+    elif [ "$(ebytes $T/$b.err 0)" = 0 ]; then msg="$msg $b:found-complete"
+    else builders=$((builders + 1)); msg="$msg $b:built"; fi
+  done
+  echo "  round $rnd_i:$msg"
+  check "round $rnd_i: at most one process built the cache ($builders)" test $builders -le 1
+  check "round $rnd_i: exactly one valid .gfc, no .tmp" \
+    eval '[ "$(ngfc $bd)" = 1 ] && [ "$(ntmp $bd)" = 0 ] && $CTOOL verify --cache $bd --unit-rows 5000 --dtype f64 $FL > /dev/null 2>&1'
+done
+
+echo "== 7. a full disk  (t=${SECONDS}s)"
+FA="--batch 4096 --epochs 2 --workers 1 --shuffle-window 0 --unit-rows $UR"
+run fref $FL $FA
+run fref1 $FL $FA --columns dep_delay
+mkdir -p $MNT
+if mount -t tmpfs -o size=2m tmpfs $MNT 2> /dev/null; then
+  echo "full disk: tmpfs of 2 MiB mounted at $MNT"
+  # (a) a cache larger than the disk: refused up front
+  run fa $FL $FA --cache $MNT/c
+  check "tmpfs 2 MiB, 19 MB cache: exit 0, reference stream" same fref fa
+  check "tmpfs 2 MiB, 19 MB cache: warns" grep -q warning $T/fa.err
+  check "tmpfs 2 MiB, 19 MB cache: no .tmp, no .gfc left" eval '[ "$(ntmp $MNT/c)" = 0 ] && [ "$(ngfc $MNT/c)" = 0 ]'
+  # (b) a cache that fits when the build starts; the disk fills up under it
+  $BENCH $FL $FA --columns dep_delay --jitter-us 100000 --cache $MNT/c --print-batches > $T/fb.out 2> $T/fb.err & pb=$!
+  for w in $(seq 1 300); do [ "$(ntmp $MNT/c)" != 0 ] && break; sleep 0.01; done
+  sawtmp=$(ntmp $MNT/c)
+  dd if=/dev/zero of=$MNT/filler bs=64k > /dev/null 2>&1
+  wait $pb; rb=$?
+  check "disk filled during the build: the build had started (a .tmp existed)" test "$sawtmp" = 1
+  check "disk filled during the build: exit 0, reference stream" eval '[ $rb -eq 0 ] && same fref1 fb'
+  check "disk filled during the build: warns that writing the cache failed" grep -q "writing the cache failed" $T/fb.err
+  check "disk filled during the build: no .tmp, no .gfc left" eval '[ "$(ntmp $MNT/c)" = 0 ] && [ "$(ngfc $MNT/c)" = 0 ]'
+  check "disk filled during the build: cache off at the end" test "$(cstate $T/fb.err)" = off
+  rm -f $MNT/filler
+  run fc $FL $FA --columns dep_delay --cache $MNT/c
+  check "space again: the next run builds it (reference stream, ready, verifies)" \
+    eval 'same fref1 fc && [ "$(cstate $T/fc.err)" = ready ] && $CTOOL verify --cache $MNT/c --unit-rows $UR --columns dep_delay $FL > /dev/null 2>&1'
+  out=$($CTOOL build --cache $MNT/c2 --unit-rows $UR $FL 2>&1); rc=$?
+  check "gpufeed-cache build on a full disk: exit 1 with a message" eval '[ $rc -eq 1 ] && [ -n "$out" ] && [ "$(ntmp $MNT/c2)" = 0 ]'
+  umount $MNT
+  # a read-only file system: the lock cannot be created
+  mkdir -p $MNT-ro
+  if mount -t tmpfs -o ro,size=4m tmpfs $MNT-ro 2> /dev/null; then
+    run fro $FL $FA --columns dep_delay --cache $MNT-ro
+    check "read-only file system: exit 0, reference stream, warns" eval 'same fref1 fro && grep -q warning $T/fro.err'
+    umount $MNT-ro
+  fi
+else
+  echo "full disk: mount not permitted; using a file size limit (ulimit -f 2048 = 2 MiB, SIGXFSZ ignored)"
+  ( trap '' XFSZ; ulimit -f 2048; $BENCH $FL $FA --cache $T/ulim --print-batches > $T/fa.out 2> $T/fa.err )
+  check "ulimit -f 2 MiB, 19 MB cache: reference stream" same fref fa
+  check "ulimit -f 2 MiB, 19 MB cache: warns" grep -q warning $T/fa.err
+  check "ulimit -f 2 MiB, 19 MB cache: no .tmp, no .gfc left" eval '[ "$(ntmp $T/ulim)" = 0 ] && [ "$(ngfc $T/ulim)" = 0 ]'
+fi
+
+echo "== 8. a cache directory that cannot be written  (t=${SECONDS}s)"
+echo x > $T/afile
+run nw $FL $FA --cache $T/afile/sub; rc=$?
+check "dir under a regular file: exit 0" test $rc -eq 0
+check "dir under a regular file: reference stream" same fref nw
+check "dir under a regular file: warns" grep -q "warning: cache directory" $T/nw.err
+$CTOOL build --cache $T/afile/sub --unit-rows $UR $FL > /dev/null 2> $T/nwb.err; rc=$?
+check "gpufeed-cache build into it: exit 1 with a message" eval '[ $rc -eq 1 ] && [ -s $T/nwb.err ]'
+
+echo "== 9. gpufeed-cache: rm, info, verify, bad arguments  (t=${SECONDS}s)"
+RD=$T/rmtest
+$CTOOL build --cache $RD --unit-rows $UR $FL > /dev/null 2>&1
+$CTOOL info --cache $RD --unit-rows $UR $FL > $T/info.out; rc=$?
+check "info on a built cache: exit 0, valid, $U units, 336776 rows" \
+  eval '[ $rc -eq 0 ] && grep -q "^valid:  yes" $T/info.out && grep -q "^units:  $U\$" $T/info.out && grep -q "^rows:   336776\$" $T/info.out'
+check "info names the file that exists" eval '[ -f "$(sed -n "s/^path: *//p" $T/info.out)" ]'
+$CTOOL rm --cache $RD --unit-rows $UR $FL > /dev/null; rc=$?
+check "rm: exit 0, removes the file" eval '[ $rc -eq 0 ] && [ "$(ngfc $RD)" = 0 ] && [ "$(ntmp $RD)" = 0 ]'
+$CTOOL info --cache $RD --unit-rows $UR $FL > $T/info2.out 2>&1; rc=$?
+check "info on a missing cache: exit 1, exists no" eval '[ $rc -eq 1 ] && grep -q "^exists: no" $T/info2.out'
+$CTOOL verify --cache $RD --unit-rows $UR $FL > /dev/null 2>&1; rc=$?
+check "verify on a missing cache: exit 1" test $rc -eq 1
+$CTOOL rm --cache $RD --unit-rows $UR $FL > /dev/null 2>&1; rc=$?
+check "rm on a missing cache: exit 0" test $rc -eq 0
+$CTOOL info --cache $RD --unit-rows $UR tests/data/no_such_file.parquet > /dev/null 2>&1; rc=$?
+check "a missing source file: exit 1" test $rc -eq 1
+for args in "" "frobnicate --cache $RD $FL" "build" "build $FL" "build --cache $RD" "info --cache $RD --bogus $FL" \
+            "build --cache $RD --unit-rows 0 $FL" "build --cache $RD --unit-rows -5 $FL" "build --cache $RD --dtype f33 $FL" \
+            "build --cache $RD --workers 0 $FL" "verify --cache"; do
+  $CTOOL $args > /dev/null 2>&1; rc=$?
+  check "bad arguments ($args): exit 2" test $rc -eq 2
+done
+check "bad arguments made no cache" test "$(ngfc $RD)" = 0
+$BENCH $FL --batch 4096 --cache > /dev/null 2>&1; rc=$?
+check "gpufeed-bench --cache without a DIR: exit 2" test $rc -eq 2
+
+echo "$P passed, $F failed"
+[ $F -eq 0 ]

@@ -1,0 +1,1290 @@
+/* Tests of the deterministic parallel loader (>>queues): the batch stream is
+   a pure function of (dataset, features, batch_rows, seed, shuffle options,
+   epoch, rank, world); workers, ring depth and timing never change it.
+
+   Data: tests/data/ids.parquet (tools/make_loader_data.py): 20,000 rows,
+   id = 0..19999 is the row's identity, so every check decodes the ids of the
+   batches and knows exactly which rows came, in which order, how often.
+   Run from the repository root (writes scratch files under build/). */
+#define GPUFEED_IMPLEMENTATION
+#include "../gpufeed.h"
+#include "gf_test.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#define IDS_PATH "tests/data/ids.parquet"
+#define NROWS 20000
+#define RG_ROWS 5000
+#define UNIT_ROWS 700
+#define MAX_EPOCHS 8
+
+/* ---- a thread-safe counting allocator ---------------------------------- */
+
+typedef struct counter {
+    pthread_mutex_t mu;
+    long allocs, reallocs, frees, live;
+} counter;
+
+static void *c_alloc(void *u, size_t n)
+{
+    counter *c = (counter *)u;
+    void *p = malloc(n ? n : 1);
+    pthread_mutex_lock(&c->mu);
+    c->allocs++;
+    if (p) c->live++;
+    pthread_mutex_unlock(&c->mu);
+    return p;
+}
+static void *c_realloc(void *u, void *ptr, size_t n)
+{
+    counter *c = (counter *)u;
+    void *p = realloc(ptr, n ? n : 1);
+    pthread_mutex_lock(&c->mu);
+    c->reallocs++;
+    if (p && !ptr) c->live++;
+    pthread_mutex_unlock(&c->mu);
+    return p;
+}
+static void c_free(void *u, void *ptr)
+{
+    counter *c = (counter *)u;
+    if (!ptr) return;
+    free(ptr);
+    pthread_mutex_lock(&c->mu);
+    c->frees++; c->live--;
+    pthread_mutex_unlock(&c->mu);
+}
+static long c_events(counter *c)
+{
+    long n;
+    pthread_mutex_lock(&c->mu);
+    n = c->allocs + c->reallocs;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* ---- the data set -------------------------------------------------------- */
+
+static const gpufeed_feature FEATS[3] = {
+    { "id", GPUFEED_DT_I64, 0, 0.0, 0, 0, 0, 0, 0, 0 },
+    { "x", GPUFEED_DT_F32, 0, 0.0, 0, 0, 0, 0, 0, 0 },
+    { "y", GPUFEED_DT_F64, 0, 0.0, 1, 0, 0, 0, 0, 0 },
+};
+
+static gpufeed_dataset *open_ds_ex(const char *path, int layout, const gpufeed_predicate *where, int nwhere,
+                                   counter *cnt, gpufeed_error *errp)
+{
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    const char *paths[1];
+    paths[0] = path;
+    memset(&d, 0, sizeof d);
+    d.paths = paths; d.num_paths = 1;
+    d.features = FEATS; d.num_features = 3;
+    d.where = where; d.num_where = nwhere;
+    d.unit_rows = UNIT_ROWS;
+    d.layout = layout;
+    if (cnt) { d.allocator.alloc = c_alloc; d.allocator.realloc = c_realloc; d.allocator.free = c_free; d.allocator.user = cnt; }
+    if (gpufeed_dataset_open(&ds, &d, errp ? errp : &err)) return NULL;
+    return ds;
+}
+static gpufeed_dataset *open_ds(int layout)
+{
+    gpufeed_error err;
+    gpufeed_dataset *ds = open_ds_ex(IDS_PATH, layout, NULL, 0, NULL, &err);
+    CHECK_MSG(ds != NULL, "cannot open %s: %s", IDS_PATH, err.message);
+    return ds;
+}
+
+/* unit of every id, rows of every unit (units in dataset order) */
+static int64_t unit_of[NROWS];
+static int64_t units_n, unit_rows_tab[256], unit_first_id[256];
+static void map_units(gpufeed_dataset *ds)
+{
+    gpufeed_dataset_info info;
+    int64_t u, r;
+    gpufeed_dataset_get_info(ds, &info);
+    units_n = info.num_units;
+    for (u = 0; u < info.num_units && u < 256; u++) {
+        const gpufeed_unit *un = gpufeed_dataset_unit(ds, u);
+        unit_first_id[u] = (int64_t)un->row_group * RG_ROWS + un->first_row;
+        unit_rows_tab[u] = un->num_rows;
+        for (r = 0; r < un->num_rows; r++) unit_of[unit_first_id[u] + r] = u;
+    }
+}
+
+/* ---- recorded streams ----------------------------------------------------- */
+
+typedef struct brec { int64_t epoch, index, rows; uint64_t hash; int64_t first; } brec;
+
+typedef struct stream {
+    brec *b; int64_t nb, capb;
+    int64_t *id; float *x; double *y; uint8_t *yv; int64_t n, cap;
+    gpufeed_result open_res, res;      /* open's result; the result that ended the stream */
+    int64_t ok;                        /* GPUFEED_OK batches */
+    char err[GPUFEED_ERROR_MAX];
+    gpufeed_stats st;
+    int64_t epoch_nb[MAX_EPOCHS];      /* gpufeed_loader_epoch_batches */
+    int64_t next_again;                /* the result of one more next() after the end */
+} stream;
+
+static void stream_free(stream *s)
+{
+    free(s->b); free(s->id); free(s->x); free(s->y); free(s->yv);
+    memset(s, 0, sizeof *s);
+}
+
+static void push_rows(stream *s, const gpufeed_dataset *ds, const gpufeed_batch *b)
+{
+    gpufeed_dataset_info info;
+    int64_t i;
+    gpufeed_dataset_get_info(ds, &info);
+    while (s->n + b->num_rows > s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 65536;
+        s->id = (int64_t *)realloc(s->id, (size_t)s->cap * sizeof *s->id);
+        s->x = (float *)realloc(s->x, (size_t)s->cap * sizeof *s->x);
+        s->y = (double *)realloc(s->y, (size_t)s->cap * sizeof *s->y);
+        s->yv = (uint8_t *)realloc(s->yv, (size_t)s->cap);
+        if (!s->id || !s->x || !s->y || !s->yv) { fprintf(stderr, "out of memory\n"); exit(2); }
+    }
+    for (i = 0; i < b->num_rows; i++) {
+        int64_t k = s->n + i;
+        if (info.layout == GPUFEED_LAYOUT_ROW_MAJOR) {
+            const uint8_t *p = (const uint8_t *)b->data + i * b->row_bytes;
+            memcpy(&s->id[k], p + b->feature_offset[0], 8);
+            memcpy(&s->x[k], p + b->feature_offset[1], 4);
+            memcpy(&s->y[k], p + b->feature_offset[2], 8);
+        } else {
+            memcpy(&s->id[k], (const uint8_t *)b->features[0] + i * 8, 8);
+            memcpy(&s->x[k], (const uint8_t *)b->features[1] + i * 4, 4);
+            memcpy(&s->y[k], (const uint8_t *)b->features[2] + i * 8, 8);
+        }
+        s->yv[k] = b->valid && b->valid[2] ? b->valid[2][i] : 2;
+    }
+    s->n += b->num_rows;
+}
+
+/* runs a loader to its end (or max_batches) and records everything */
+static void run_stream(gpufeed_dataset *ds, const gpufeed_loader_desc *d, stream *s, int64_t max_batches)
+{
+    gpufeed_loader *l = NULL;
+    gpufeed_error err;
+    gpufeed_batch b;
+    gpufeed_result r;
+    int64_t e;
+    memset(s, 0, sizeof *s);
+    s->open_res = gpufeed_loader_open(&l, ds, d, &err);
+    if (s->open_res) {
+        s->res = s->open_res;
+        snprintf(s->err, sizeof s->err, "%s", err.message);
+        return;
+    }
+    for (e = 0; e < MAX_EPOCHS; e++) s->epoch_nb[e] = gpufeed_loader_epoch_batches(l, e);
+    for (;;) {
+        if (max_batches >= 0 && s->ok >= max_batches) { r = GPUFEED_OK; break; }
+        r = gpufeed_loader_next(l, &b);
+        if (r != GPUFEED_OK) break;
+        if (s->nb == s->capb) {
+            s->capb = s->capb ? s->capb * 2 : 256;
+            s->b = (brec *)realloc(s->b, (size_t)s->capb * sizeof *s->b);
+            if (!s->b) { fprintf(stderr, "out of memory\n"); exit(2); }
+        }
+        s->b[s->nb].epoch = b.epoch; s->b[s->nb].index = b.index; s->b[s->nb].rows = b.num_rows;
+        s->b[s->nb].hash = gpufeed_batch_hash(ds, &b); s->b[s->nb].first = s->n;
+        s->nb++; s->ok++;
+        push_rows(s, ds, &b);
+    }
+    s->res = r;
+    snprintf(s->err, sizeof s->err, "%s", gpufeed_loader_error(l));
+    s->next_again = r == GPUFEED_OK ? GPUFEED_OK : gpufeed_loader_next(l, &b);
+    gpufeed_loader_stats(l, &s->st);
+    gpufeed_loader_close(l);
+}
+
+static gpufeed_loader_desc base_desc(void)
+{
+    gpufeed_loader_desc d;
+    memset(&d, 0, sizeof d);
+    d.batch_rows = 512; d.seed = 11; d.shuffle_window = 3; d.epochs = 3; d.workers = 2;
+    return d;
+}
+
+/* a and b (from position `from` of b on) are the same batches; prefix: a
+   may end before b */
+static int same_batches(const stream *a, const stream *b, int64_t from, int prefix, const char *what)
+{
+    int64_t i;
+    if (a->res != b->res) { CHECK_MSG(0, "%s: stream ended with %d vs %d (%s | %s)", what, a->res, b->res, a->err, b->err); return 0; }
+    if (prefix ? a->nb > b->nb - from : a->nb != b->nb - from) {
+        CHECK_MSG(0, "%s: %lld batches vs %lld", what, (long long)a->nb, (long long)(b->nb - from));
+        return 0;
+    }
+    for (i = 0; i < a->nb; i++) {
+        const brec *x = &a->b[i], *y = &b->b[from + i];
+        if (x->epoch != y->epoch || x->index != y->index || x->rows != y->rows || x->hash != y->hash) {
+            CHECK_MSG(0, "%s: batch %lld differs: (epoch %lld, index %lld, rows %lld, hash %016llx) vs (%lld, %lld, %lld, %016llx)", what,
+                      (long long)i, (long long)x->epoch, (long long)x->index, (long long)x->rows, (unsigned long long)x->hash,
+                      (long long)y->epoch, (long long)y->index, (long long)y->rows, (unsigned long long)y->hash);
+            return 0;
+        }
+    }
+    return 1;
+}
+static int same_stream(const stream *a, const stream *b, int64_t from, const char *what)
+{
+    return same_batches(a, b, from, 0, what);
+}
+
+/* the rows of one epoch in a stream: [*lo, *hi) */
+static int epoch_rows(const stream *s, int64_t epoch, int64_t *lo, int64_t *hi)
+{
+    int64_t i, found = 0;
+    *lo = *hi = 0;
+    for (i = 0; i < s->nb; i++) {
+        if (s->b[i].epoch != epoch) continue;
+        if (!found) *lo = s->b[i].first;
+        *hi = s->b[i].first + s->b[i].rows;
+        found = 1;
+    }
+    return (int)found;
+}
+
+/* every id of [lo, hi) once, and nothing else */
+static int64_t seen_tab[NROWS];
+static int each_id_once(const stream *s, int64_t lo, int64_t hi, const char *what)
+{
+    int64_t i;
+    memset(seen_tab, 0, sizeof seen_tab);
+    if (hi - lo != NROWS) { CHECK_MSG(0, "%s: %lld rows, want %d", what, (long long)(hi - lo), NROWS); return 0; }
+    for (i = lo; i < hi; i++) {
+        if (s->id[i] < 0 || s->id[i] >= NROWS) { CHECK_MSG(0, "%s: id %lld out of range", what, (long long)s->id[i]); return 0; }
+        if (seen_tab[s->id[i]]++) { CHECK_MSG(0, "%s: id %lld twice", what, (long long)s->id[i]); return 0; }
+    }
+    return 1;
+}
+
+/* the other columns agree with the id (x = id / 4, y = (id % 1000) / 8,
+   null when id % 10 == 3) */
+static int rows_consistent(const stream *s, const char *what)
+{
+    int64_t i;
+    for (i = 0; i < s->n; i++) {
+        int64_t id = s->id[i];
+        int yvalid = id % 10 != 3;
+        if (s->x[i] != (float)id * 0.25f || s->yv[i] != yvalid || (yvalid ? s->y[i] != (double)(id % 1000) / 8.0 : s->y[i] != 0.0)) {
+            CHECK_MSG(0, "%s: row %lld (id %lld): x %g y %g valid %d", what, (long long)i, (long long)id, (double)s->x[i], s->y[i], s->yv[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Checks that ids[lo, hi) (one epoch of one rank) is a sequence of windows:
+   each the rows of W consecutive units (1 for W = 0; fewer at the end),
+   every row of them once, ascending when W = 0. Records the start of each
+   window in starts[], its number of units in win_units[] and the units
+   themselves, in the order they first appear, in units_out[] (each if
+   given). Returns the number of windows, -1 on a mismatch. Needs map_units. */
+static int64_t check_windows(const int64_t *ids, int64_t lo, int64_t hi, int W, int64_t *starts, int64_t *win_units,
+                             int64_t *units_out, const char *what)
+{
+    int64_t pos = lo, nw = 0, nu = 0;
+    int maxu = W > 1 ? W : 1;
+    static uint8_t seen[NROWS];
+    if (maxu > 64) { CHECK_MSG(0, "%s: check_windows handles W <= 64", what); return -1; }
+    memset(seen, 0, sizeof seen);
+    while (pos < hi) {
+        int64_t touched[64], req = 0, cnt = 0, start = pos;
+        int nt = 0, k;
+        while (pos < hi) {
+            int64_t id = ids[pos], u;
+            if (id < 0 || id >= NROWS) { CHECK_MSG(0, "%s: id %lld out of range", what, (long long)id); return -1; }
+            if (seen[id]++) { CHECK_MSG(0, "%s: id %lld twice (position %lld)", what, (long long)id, (long long)(pos - lo)); return -1; }
+            u = unit_of[id];
+            for (k = 0; k < nt && touched[k] != u; k++) {}
+            if (k == nt) {
+                if (nt == maxu) {
+                    CHECK_MSG(0, "%s: window at position %lld mixes more than %d units (id %lld of unit %lld)", what,
+                              (long long)(start - lo), maxu, (long long)id, (long long)u);
+                    return -1;
+                }
+                touched[nt++] = u; req += unit_rows_tab[u];
+            }
+            if (W == 0 && pos > start && ids[pos] != ids[pos - 1] + 1) {
+                CHECK_MSG(0, "%s: W=0 but id %lld follows %lld", what, (long long)ids[pos], (long long)ids[pos - 1]);
+                return -1;
+            }
+            pos++; cnt++;
+            if (cnt == req && nt == maxu) break;
+        }
+        if (cnt != req) {
+            CHECK_MSG(0, "%s: last window has %lld of its units' %lld rows", what, (long long)cnt, (long long)req);
+            return -1;
+        }
+        if (starts) starts[nw] = start - lo;
+        if (win_units) win_units[nw] = nt;
+        if (units_out) for (k = 0; k < nt; k++) units_out[nu++] = touched[k];
+        nw++;
+    }
+    return nw;
+}
+
+static int ascending(const int64_t *ids, int64_t lo, int64_t hi)
+{
+    int64_t i;
+    for (i = lo + 1; i < hi; i++) if (ids[i] < ids[i - 1]) return 0;
+    return 1;
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void test_dataset_shape(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_dataset_info info;
+    int64_t u, small = 0;
+    if (!ds) return;
+    gpufeed_dataset_get_info(ds, &info);
+    map_units(ds);
+    CHECK(info.num_rows == NROWS && info.total_rows == NROWS);
+    CHECK_MSG(info.num_units >= 16 && info.num_units <= 256, "%lld units", (long long)info.num_units);
+    for (u = 0; u < info.num_units; u++) if (unit_rows_tab[u] != unit_rows_tab[0]) small++;
+    CHECK_MSG(small > 0, "units should have unequal sizes");
+    CHECK(info.row_bytes == 20);
+    gpufeed_dataset_close(ds);
+}
+
+static void test_determinism(void)
+{
+    static const int workers[] = { 1, 2, 3, 4, 8 };
+    static const int depths[] = { 1, 2, 5 };
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR), *pf;
+    gpufeed_loader_desc d = base_desc();
+    stream ref, s;
+    size_t i, j;
+    char what[128];
+    int64_t k;
+    if (!ds) return;
+    d.workers = 1;
+    run_stream(ds, &d, &ref, -1);
+    CHECK_MSG(ref.res == GPUFEED_DONE, "reference run: %d %s", ref.res, ref.err);
+    CHECK_MSG(ref.nb == 3 * 40, "%lld batches", (long long)ref.nb);
+    CHECK(ref.next_again == GPUFEED_DONE);
+    rows_consistent(&ref, "reference");
+    for (i = 0; i < sizeof workers / sizeof workers[0]; i++)
+        for (j = 0; j < sizeof depths / sizeof depths[0]; j++) {
+            d.workers = workers[i]; d.ring_depth = depths[j];
+            run_stream(ds, &d, &s, -1);
+            snprintf(what, sizeof what, "workers %d ring_depth %d", workers[i], depths[j]);
+            same_stream(&s, &ref, 0, what);
+            stream_free(&s);
+        }
+    d.ring_depth = 0;
+    for (k = 0; k < 3; k++) { /* repeated runs, timing noise */
+        d.workers = 4; d.debug_jitter_us = k ? 300 : 0;
+        run_stream(ds, &d, &s, -1);
+        snprintf(what, sizeof what, "repeat %lld jitter %d", (long long)k, d.debug_jitter_us);
+        same_stream(&s, &ref, 0, what);
+        stream_free(&s);
+    }
+    d.workers = 3; d.debug_jitter_us = 300; d.ring_depth = 1;
+    run_stream(ds, &d, &s, -1);
+    same_stream(&s, &ref, 0, "workers 3 ring 1 jitter 300");
+    stream_free(&s);
+    /* other shuffle options */
+    for (k = 0; k < 4; k++) {
+        stream a;
+        d = base_desc(); d.workers = 1;
+        d.shuffle_window = k == 0 ? 0 : k == 1 ? 1 : 5; d.no_unit_shuffle = k == 3;
+        run_stream(ds, &d, &a, -1);
+        d.workers = 5; d.debug_jitter_us = 150; d.ring_depth = 1;
+        run_stream(ds, &d, &s, -1);
+        snprintf(what, sizeof what, "W=%d no_unit_shuffle %d, workers 5 jitter", d.shuffle_window, d.no_unit_shuffle);
+        same_stream(&s, &a, 0, what);
+        stream_free(&a); stream_free(&s);
+    }
+    /* per-feature layout: its own determinism, and the same rows */
+    pf = open_ds(GPUFEED_LAYOUT_PER_FEATURE);
+    if (pf) {
+        stream p1, p4;
+        d = base_desc(); d.workers = 1;
+        run_stream(pf, &d, &p1, -1);
+        d.workers = 4; d.debug_jitter_us = 200;
+        run_stream(pf, &d, &p4, -1);
+        same_stream(&p4, &p1, 0, "per-feature workers 4 jitter");
+        CHECK(p1.res == GPUFEED_DONE);
+        CHECK_MSG(p1.n == ref.n && p1.nb == ref.nb, "per-feature %lld rows / %lld batches, row-major %lld / %lld",
+                  (long long)p1.n, (long long)p1.nb, (long long)ref.n, (long long)ref.nb);
+        if (p1.n == ref.n) {
+            CHECK(memcmp(p1.id, ref.id, (size_t)ref.n * sizeof *ref.id) == 0);
+            CHECK(memcmp(p1.x, ref.x, (size_t)ref.n * sizeof *ref.x) == 0);
+            CHECK(memcmp(p1.yv, ref.yv, (size_t)ref.n) == 0);
+            CHECK(memcmp(p1.y, ref.y, (size_t)ref.n * sizeof *ref.y) == 0);
+        }
+        for (k = 0; k < p1.nb && k < ref.nb; k++)
+            if (p1.b[k].epoch != ref.b[k].epoch || p1.b[k].index != ref.b[k].index || p1.b[k].rows != ref.b[k].rows) break;
+        CHECK(k == ref.nb);
+        rows_consistent(&p1, "per-feature");
+        stream_free(&p1); stream_free(&p4);
+        gpufeed_dataset_close(pf);
+    }
+    stream_free(&ref);
+    gpufeed_dataset_close(ds);
+}
+
+static void test_content(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader_desc d = base_desc();
+    stream s, s2;
+    int64_t e, lo, hi, lo1, hi1, i, nw, w;
+    char what[96];
+    if (!ds) return;
+    map_units(ds);
+    /* W = 3: every epoch is every id once, in windows of 3 units */
+    run_stream(ds, &d, &s, -1);
+    CHECK(s.res == GPUFEED_DONE);
+    for (e = 0; e < 3; e++) {
+        snprintf(what, sizeof what, "W=3 epoch %lld", (long long)e);
+        CHECK_MSG(epoch_rows(&s, e, &lo, &hi), "%s missing", what);
+        each_id_once(&s, lo, hi, what);
+        nw = check_windows(s.id, lo, hi, 3, NULL, NULL, NULL, what);
+        CHECK_MSG(nw == (units_n + 2) / 3, "%s: %lld windows", what, (long long)nw);
+        CHECK_MSG(!ascending(s.id, lo, hi), "%s: rows not shuffled", what);
+        for (i = 0; i < s.nb; i++) if (s.b[i].epoch == e) CHECK(s.b[i].index == i - e * 40);
+    }
+    /* epochs differ */
+    epoch_rows(&s, 0, &lo, &hi); epoch_rows(&s, 1, &lo1, &hi1);
+    CHECK_MSG(hi - lo == hi1 - lo1 && memcmp(s.id + lo, s.id + lo1, (size_t)(hi - lo) * 8) != 0, "epochs 0 and 1 in the same order");
+    /* seeds differ */
+    d.seed = 12;
+    run_stream(ds, &d, &s2, -1);
+    epoch_rows(&s2, 0, &lo1, &hi1);
+    CHECK_MSG(hi - lo == hi1 - lo1 && memcmp(s.id + lo, s2.id + lo1, (size_t)(hi - lo) * 8) != 0, "seeds 11 and 12 in the same order");
+    stream_free(&s2);
+    stream_free(&s);
+
+    /* dataset order: no unit shuffle, W = 0 */
+    d = base_desc(); d.no_unit_shuffle = 1; d.shuffle_window = 0; d.workers = 3;
+    run_stream(ds, &d, &s, -1);
+    CHECK(s.res == GPUFEED_DONE);
+    for (e = 0; e < 3; e++) {
+        epoch_rows(&s, e, &lo, &hi);
+        CHECK(hi - lo == NROWS);
+        for (i = lo; i < hi; i++) if (s.id[i] != i - lo) break;
+        CHECK_MSG(i == hi, "epoch %lld: id %lld at position %lld", (long long)e, i < hi ? (long long)s.id[i] : -1LL, (long long)(i - lo));
+    }
+    rows_consistent(&s, "dataset order");
+    stream_free(&s);
+
+    /* W = 1 without unit shuffle: units in order, rows permuted inside each */
+    d = base_desc(); d.no_unit_shuffle = 1; d.shuffle_window = 1;
+    run_stream(ds, &d, &s, -1);
+    for (e = 0; e < 3; e++) {
+        int64_t at;
+        int shuffled = 0;
+        snprintf(what, sizeof what, "W=1 no unit shuffle epoch %lld", (long long)e);
+        epoch_rows(&s, e, &lo, &hi);
+        each_id_once(&s, lo, hi, what);
+        nw = check_windows(s.id, lo, hi, 1, NULL, NULL, NULL, what);
+        CHECK_MSG(nw == units_n, "%s: %lld windows", what, (long long)nw);
+        for (w = 0, at = lo; w < units_n && at < hi; at += unit_rows_tab[w], w++) {
+            CHECK_MSG(unit_of[s.id[at]] == w, "%s: unit %lld at its dataset position holds unit %lld", what, (long long)w, (long long)unit_of[s.id[at]]);
+            if (!ascending(s.id, at, at + unit_rows_tab[w])) shuffled++;
+        }
+        CHECK_MSG(shuffled == units_n, "%s: %d of %lld units permuted", what, shuffled, (long long)units_n);
+    }
+    stream_free(&s);
+
+    /* W = 0 with unit shuffle: each unit whole and ascending, units permuted */
+    d = base_desc(); d.shuffle_window = 0;
+    run_stream(ds, &d, &s, -1);
+    for (e = 0; e < 3; e++) {
+        int64_t starts[256];
+        int inorder = 1;
+        snprintf(what, sizeof what, "W=0 epoch %lld", (long long)e);
+        epoch_rows(&s, e, &lo, &hi);
+        each_id_once(&s, lo, hi, what);
+        nw = check_windows(s.id, lo, hi, 0, starts, NULL, NULL, what);
+        CHECK_MSG(nw == units_n, "%s: %lld windows", what, (long long)nw);
+        for (w = 1; w < nw; w++) if (s.id[lo + starts[w]] < s.id[lo + starts[w - 1]]) inorder = 0;
+        CHECK_MSG(!inorder, "%s: units in dataset order", what);
+    }
+    stream_free(&s);
+
+    /* W larger than the epoch: one window of every unit */
+    d = base_desc(); d.shuffle_window = 1000; d.epochs = 1;
+    run_stream(ds, &d, &s, -1);
+    CHECK_MSG(s.res == GPUFEED_DONE, "W=1000: %d %s", s.res, s.err);
+    epoch_rows(&s, 0, &lo, &hi);
+    each_id_once(&s, lo, hi, "W=1000");
+    stream_free(&s);
+    gpufeed_dataset_close(ds);
+}
+
+static void test_last_batch(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader_desc d = base_desc();
+    stream s;
+    int64_t i, bad = 0;
+    if (!ds) return;
+    d.epochs = 2; d.last_batch = GPUFEED_DROP_LAST;
+    run_stream(ds, &d, &s, -1);
+    CHECK(s.res == GPUFEED_DONE);
+    CHECK_MSG(s.nb == 2 * (NROWS / 512), "drop last: %lld batches", (long long)s.nb);
+    for (i = 0; i < s.nb; i++) if (s.b[i].rows != 512) bad++;
+    CHECK(bad == 0);
+    CHECK(s.epoch_nb[0] == NROWS / 512 && s.epoch_nb[1] == NROWS / 512);
+    CHECK_MSG(s.st.rows_dropped == 2 * (NROWS % 512), "rows_dropped %llu", (unsigned long long)s.st.rows_dropped);
+    CHECK(s.st.rows_repeated == 0);
+    CHECK(s.st.rows == 2 * (NROWS / 512) * 512);
+    stream_free(&s);
+    d.last_batch = GPUFEED_KEEP_LAST;
+    run_stream(ds, &d, &s, -1);
+    CHECK_MSG(s.nb == 2 * (NROWS / 512 + 1), "keep last: %lld batches", (long long)s.nb);
+    for (i = 0, bad = 0; i < s.nb; i++) if (s.b[i].rows != ((i % 40) == 39 ? NROWS % 512 : 512)) bad++;
+    CHECK(bad == 0);
+    CHECK(s.epoch_nb[0] == NROWS / 512 + 1);
+    CHECK(s.st.rows_dropped == 0 && s.st.rows == 2 * NROWS);
+    stream_free(&s);
+    /* a batch size that divides the rows: no partial batch either way */
+    d.batch_rows = 500;
+    run_stream(ds, &d, &s, -1);
+    CHECK(s.nb == 80 && s.b[39].rows == 500);
+    stream_free(&s);
+    /* one batch larger than the epoch */
+    d.batch_rows = 30000; d.last_batch = GPUFEED_DROP_LAST;
+    run_stream(ds, &d, &s, -1);
+    CHECK_MSG(s.res == GPUFEED_DONE && s.nb == 0, "B > rows, drop last: %d, %lld batches", s.res, (long long)s.nb);
+    stream_free(&s);
+    d.last_batch = GPUFEED_KEEP_LAST;
+    run_stream(ds, &d, &s, -1);
+    CHECK_MSG(s.res == GPUFEED_DONE && s.nb == 2 && s.b[0].rows == NROWS, "B > rows, keep last: %d, %lld batches", s.res, (long long)s.nb);
+    stream_free(&s);
+    gpufeed_dataset_close(ds);
+}
+
+/* the position of batch (epoch, index) in a stream, -1 if absent */
+static int64_t find_batch(const stream *s, int64_t epoch, int64_t index)
+{
+    int64_t i;
+    for (i = 0; i < s->nb; i++) if (s->b[i].epoch == epoch && s->b[i].index == index) return i;
+    return -1;
+}
+
+static void test_resume(void)
+{
+    static const int windows[] = { 3, 0, 1 };
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    size_t wi;
+    if (!ds) return;
+    map_units(ds);
+    for (wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
+        gpufeed_loader_desc d = base_desc();
+        stream full, s;
+        int64_t nb0, pts[8][2], npts = 0, p;
+        char what[128];
+        d.shuffle_window = windows[wi];
+        run_stream(ds, &d, &full, -1);
+        CHECK(full.res == GPUFEED_DONE);
+        nb0 = full.epoch_nb[0];
+        CHECK(nb0 == 40);
+        pts[npts][0] = 0; pts[npts++][1] = 0;
+        pts[npts][0] = 0; pts[npts++][1] = 1;
+        pts[npts][0] = 0; pts[npts++][1] = nb0 / 2;
+        pts[npts][0] = 0; pts[npts++][1] = nb0 - 1;
+        pts[npts][0] = 0; pts[npts++][1] = nb0;      /* one past the end: epoch 1 batch 0 */
+        pts[npts][0] = 1; pts[npts++][1] = full.epoch_nb[1] / 2 + 3;
+        pts[npts][0] = 2; pts[npts++][1] = 0;
+        pts[npts][0] = 2; pts[npts++][1] = 7;
+        for (p = 0; p < npts; p++) {
+            int64_t e = pts[p][0], k = pts[p][1];
+            int64_t at = k >= full.epoch_nb[e] ? find_batch(&full, e + 1, 0) : find_batch(&full, e, k);
+            d.start_epoch = e; d.start_batch = k; d.epochs = 3 - e;
+            d.workers = (int)(1 + p % 3); d.debug_jitter_us = p % 2 ? 100 : 0;
+            run_stream(ds, &d, &s, -1);
+            snprintf(what, sizeof what, "W=%d resume at epoch %lld batch %lld", windows[wi], (long long)e, (long long)k);
+            CHECK_MSG(at >= 0, "%s: not in the full stream", what);
+            if (at >= 0 && same_stream(&s, &full, at, what))
+                CHECK_MSG(memcmp(s.id, full.id + full.b[at].first, (size_t)s.n * 8) == 0, "%s: ids differ", what);
+            stream_free(&s);
+        }
+        /* every batch of epoch 0 as the resume point (one epoch) */
+        for (p = 1; p < nb0; p++) {
+            int64_t at = find_batch(&full, 0, p);
+            d.start_epoch = 0; d.start_batch = p; d.epochs = 1; d.workers = (int)(1 + p % 4); d.debug_jitter_us = 0;
+            run_stream(ds, &d, &s, -1);
+            snprintf(what, sizeof what, "W=%d resume at batch %lld (one epoch)", windows[wi], (long long)p);
+            CHECK_MSG(s.nb == nb0 - p, "%s: %lld batches", what, (long long)s.nb);
+            if (!same_batches(&s, &full, at, 1, what)) { stream_free(&s); break; }
+            stream_free(&s);
+        }
+        /* the units before batch k's window are not decoded */
+        {
+            int64_t starts[256], wunits[256], nw, k = nb0 / 2, S = k * 512, w, before = 0, lo, hi;
+            epoch_rows(&full, 0, &lo, &hi);
+            nw = check_windows(full.id, lo, hi, windows[wi], starts, wunits, NULL, "resume windows");
+            for (w = 0; w + 1 < nw && starts[w + 1] <= S; w++) before += wunits[w];
+            d.start_epoch = 0; d.start_batch = k; d.epochs = 1; d.workers = 2; d.debug_jitter_us = 0;
+            run_stream(ds, &d, &s, -1);
+            snprintf(what, sizeof what, "W=%d resume at batch %lld", windows[wi], (long long)k);
+            CHECK_MSG(s.st.units_decoded == (uint64_t)(units_n - before) && before > 0,
+                      "%s: decoded %llu units, want %lld (of %lld)", what, (unsigned long long)s.st.units_decoded,
+                      (long long)(units_n - before), (long long)units_n);
+            CHECK_MSG(s.nb == nb0 - k && s.res == GPUFEED_DONE, "%s: %lld batches", what, (long long)s.nb);
+            stream_free(&s);
+            d.start_batch = 0;
+            run_stream(ds, &d, &s, -1);
+            CHECK_MSG(s.st.units_decoded == (uint64_t)units_n, "full epoch decoded %llu units", (unsigned long long)s.st.units_decoded);
+            stream_free(&s);
+        }
+        stream_free(&full);
+    }
+    /* DROP_LAST: resume at the (dropped) last batch goes on with the next epoch */
+    {
+        gpufeed_loader_desc d = base_desc();
+        stream full, s;
+        d.last_batch = GPUFEED_DROP_LAST; d.epochs = 2;
+        run_stream(ds, &d, &full, -1);
+        d.start_batch = NROWS / 512; d.epochs = 2;
+        run_stream(ds, &d, &s, -1);
+        same_stream(&s, &full, find_batch(&full, 1, 0), "drop last: resume at the dropped batch");
+        stream_free(&s);
+        d.start_batch = NROWS / 512 - 1;
+        run_stream(ds, &d, &s, -1);
+        same_stream(&s, &full, find_batch(&full, 0, NROWS / 512 - 1), "drop last: resume at the last kept batch");
+        stream_free(&s);
+        stream_free(&full);
+    }
+    /* epochs = 0 (until closed): the first batches equal a bounded run's */
+    {
+        gpufeed_loader_desc d = base_desc();
+        stream full, s;
+        run_stream(ds, &d, &full, -1);
+        d.epochs = 0; d.start_epoch = 1; d.start_batch = 5;
+        run_stream(ds, &d, &s, 60);
+        CHECK(s.res == GPUFEED_OK && s.nb == 60);
+        {
+            int64_t at = find_batch(&full, 1, 5), i;
+            for (i = 0; at >= 0 && i < s.nb; i++) if (s.b[i].hash != full.b[at + i].hash || s.b[i].epoch != full.b[at + i].epoch) break;
+            CHECK_MSG(at >= 0 && i == s.nb, "epochs=0 resume differs at batch %lld", (long long)i);
+        }
+        stream_free(&s);
+        stream_free(&full);
+    }
+    gpufeed_dataset_close(ds);
+}
+
+/* one epoch (or more) on every rank of a world */
+static void shard_check(gpufeed_dataset *ds, int world, int even, int B, uint64_t seed, const char *tag)
+{
+    stream s[16];
+    gpufeed_loader_desc d = base_desc();
+    int r, e;
+    char what[160];
+    static int64_t seen[NROWS];
+    d.batch_rows = B; d.world = world; d.even = even; d.epochs = 2; d.seed = seed;
+    for (r = 0; r < world; r++) {
+        d.rank = r; d.workers = 1 + r % 3;
+        run_stream(ds, &d, &s[r], -1);
+        snprintf(what, sizeof what, "%s seed %llu world %d rank %d", tag, (unsigned long long)seed, world, r);
+        CHECK_MSG(s[r].res == GPUFEED_DONE, "%s: %d %s", what, s[r].res, s[r].err);
+    }
+    for (e = 0; e < 2; e++) {
+        int64_t nb = -1, dup = 0, distinct = 0, delivered = 0;
+        memset(seen, 0, sizeof seen);
+        for (r = 0; r < world; r++) {
+            int64_t lo, hi, i, cnt = 0, rdistinct = 0;
+            snprintf(what, sizeof what, "%s seed %llu world %d rank %d epoch %d", tag, (unsigned long long)seed, world, r, e);
+            for (i = 0; i < s[r].nb; i++) if (s[r].b[i].epoch == e) {
+                CHECK_MSG(s[r].b[i].index == cnt, "%s: batch %lld has index %lld", what, (long long)cnt, (long long)s[r].b[i].index);
+                if (world > 1) CHECK_MSG(s[r].b[i].rows == B, "%s: batch %lld has %lld rows", what, (long long)cnt, (long long)s[r].b[i].rows);
+                cnt++;
+            }
+            CHECK_MSG(cnt == s[r].epoch_nb[e], "%s: %lld batches, epoch_batches says %lld", what, (long long)cnt, (long long)s[r].epoch_nb[e]);
+            if (nb < 0) nb = cnt;
+            CHECK_MSG(cnt == nb, "%s: %lld batches, rank 0 has %lld", what, (long long)cnt, (long long)nb);
+            epoch_rows(&s[r], e, &lo, &hi);
+            delivered += hi - lo;
+            for (i = lo; i < hi; i++) {
+                int64_t id = s[r].id[i];
+                if (id < 0 || id >= NROWS) { CHECK_MSG(0, "%s: id %lld", what, (long long)id); break; }
+                if (seen[id] == 0) { seen[id] = r + 1; distinct++; rdistinct++; }
+                else if (seen[id] != r + 1) { dup++; if (dup < 3) CHECK_MSG(0, "%s: id %lld also on rank %lld", what, (long long)id, (long long)(seen[id] - 1)); }
+            }
+            /* the rank's distinct rows are whole units */
+            if (even == GPUFEED_EVEN_PAD || world == 1) {
+                int64_t u, want = 0;
+                for (u = 0; u < units_n; u++) if (seen[unit_first_id[u]] == r + 1) want += unit_rows_tab[u];
+                CHECK_MSG(rdistinct == want, "%s: %lld distinct rows, its units hold %lld", what, (long long)rdistinct, (long long)want);
+            }
+        }
+        CHECK_MSG(dup == 0, "%s world %d epoch %d: %lld rows on two ranks", tag, world, e, (long long)dup);
+        if (even == GPUFEED_EVEN_PAD || world == 1)
+            CHECK_MSG(distinct == NROWS, "%s world %d epoch %d: %lld distinct rows", tag, world, e, (long long)distinct);
+        else
+            CHECK_MSG(delivered == distinct && distinct <= NROWS, "%s world %d epoch %d: %lld rows, %lld distinct", tag, world, e, (long long)delivered, (long long)distinct);
+        if (world > 1) CHECK(delivered == (int64_t)world * nb * B);
+    }
+    {
+        uint64_t dropped = 0, repeated = 0, rows = 0;
+        for (r = 0; r < world; r++) { dropped += s[r].st.rows_dropped; repeated += s[r].st.rows_repeated; rows += s[r].st.rows; }
+        if (even == GPUFEED_EVEN_DROP || world == 1) {
+            CHECK_MSG(rows + dropped == 2 * NROWS, "%s world %d: %llu rows + %llu dropped", tag, world, (unsigned long long)rows, (unsigned long long)dropped);
+            CHECK(repeated == 0);
+        } else {
+            CHECK_MSG(rows - repeated == 2 * NROWS, "%s world %d: %llu rows - %llu repeated", tag, world, (unsigned long long)rows, (unsigned long long)repeated);
+            CHECK(dropped == 0);
+        }
+    }
+    /* each rank's stream: the same for other worker counts and timing */
+    for (r = 0; r < world; r++) {
+        stream t;
+        d.rank = r; d.workers = 4 - r % 3; d.debug_jitter_us = 50;
+        run_stream(ds, &d, &t, -1);
+        snprintf(what, sizeof what, "%s world %d rank %d rerun", tag, world, r);
+        same_stream(&t, &s[r], 0, what);
+        stream_free(&t);
+    }
+    for (r = 0; r < world; r++) stream_free(&s[r]);
+}
+
+static void test_sharding(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    int world;
+    if (!ds) return;
+    map_units(ds);
+    for (world = 1; world <= 4; world++) {
+        shard_check(ds, world, GPUFEED_EVEN_DROP, 512, 11, "drop");
+        shard_check(ds, world, GPUFEED_EVEN_PAD, 512, 11, "pad");
+        shard_check(ds, world, GPUFEED_EVEN_DROP, 512, 3, "drop");
+        shard_check(ds, world, GPUFEED_EVEN_PAD, 512, 3, "pad");
+    }
+    /* batches larger than a rank's rows: pad repeats rows of one batch */
+    shard_check(ds, 4, GPUFEED_EVEN_PAD, 3000, 11, "pad B=3000");
+    shard_check(ds, 4, GPUFEED_EVEN_DROP, 3000, 11, "drop B=3000");
+    gpufeed_dataset_close(ds);
+}
+
+/* The unit permutation depends on (seed, epoch) only: the world-1 W=0
+   stream shows it (units whole, ascending, one after another); rank r of
+   world w takes its units r, r+w, r+2w, ... in that order, and a window of
+   W groups W consecutive units of the rank's list. */
+static void test_unit_assignment(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader_desc d = base_desc();
+    stream ref, s;
+    int64_t perm[2][256], e, lo, hi, nw, i;
+    int world, r, W;
+    char what[128];
+    if (!ds) return;
+    map_units(ds);
+    d.shuffle_window = 0; d.epochs = 2;
+    run_stream(ds, &d, &ref, -1);
+    for (e = 0; e < 2; e++) {
+        epoch_rows(&ref, e, &lo, &hi);
+        nw = check_windows(ref.id, lo, hi, 0, NULL, NULL, perm[e], "unit order");
+        CHECK(nw == units_n);
+    }
+    stream_free(&ref);
+    for (W = 0; W <= 3; W += 3)
+        for (world = 1; world <= 4; world++)
+            for (r = 0; r < world; r++) {
+                d = base_desc(); d.shuffle_window = W; d.epochs = 2; d.world = world; d.rank = r;
+                d.even = GPUFEED_EVEN_PAD; d.workers = 1 + r % 2;
+                run_stream(ds, &d, &s, -1);
+                for (e = 0; e < 2; e++) {
+                    int64_t got[256], want_n = 0, want_rows = 0, k;
+                    for (k = r; k < units_n; k += world) want_rows += unit_rows_tab[perm[e][k]], want_n++;
+                    snprintf(what, sizeof what, "W=%d world %d rank %d epoch %lld", W, world, r, (long long)e);
+                    epoch_rows(&s, e, &lo, &hi);
+                    CHECK_MSG(hi - lo >= want_rows, "%s: %lld rows, its units hold %lld", what, (long long)(hi - lo), (long long)want_rows);
+                    if (hi - lo < want_rows) continue;
+                    /* its own rows first, then repeats of them */
+                    nw = check_windows(s.id, lo, lo + want_rows, W, NULL, NULL, got, what);
+                    if (nw < 0) continue;
+                    if (W == 0) { /* its units in order */
+                        for (k = 0; k < want_n && got[k] == perm[e][r + k * world]; k++) {}
+                        CHECK_MSG(k == want_n, "%s: its unit %lld is %lld, want %lld", what, (long long)k, k < want_n ? (long long)got[k] : -1LL,
+                                  k < want_n ? (long long)perm[e][r + k * world] : -1LL);
+                    }
+                    if (W > 1) { /* each window: the units of W consecutive positions, as a set */
+                        int64_t q, m, j;
+                        for (q = 0; q < want_n; q += W)
+                            for (m = q; m < q + W && m < want_n; m++) {
+                                for (j = q; j < q + W && j < want_n && got[j] != perm[e][r + m * world]; j++) {}
+                                CHECK_MSG(j < q + W && j < want_n, "%s: unit %lld of the rank's list is not in window %lld", what,
+                                          (long long)perm[e][r + m * world], (long long)(q / W));
+                            }
+                    }
+                    for (i = lo + want_rows; i < hi; i++) {
+                        int64_t u = unit_of[s.id[i]], k2;
+                        for (k2 = r; k2 < units_n && perm[e][k2] != u; k2 += world) {}
+                        if (k2 >= units_n) { CHECK_MSG(0, "%s: padding row id %lld is not the rank's", what, (long long)s.id[i]); break; }
+                    }
+                }
+                stream_free(&s);
+            }
+    gpufeed_dataset_close(ds);
+}
+
+/* worlds that do not divide the number of units (20): ranks hold different
+   numbers of units, yet every rank must agree on the batch count */
+static void test_sharding_uneven_units(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    if (!ds) return;
+    map_units(ds);
+    CHECK(units_n % 6 != 0 && units_n % 7 != 0 && units_n % 8 != 0);
+    shard_check(ds, 6, GPUFEED_EVEN_DROP, 512, 11, "drop");
+    shard_check(ds, 6, GPUFEED_EVEN_PAD, 512, 11, "pad");
+    shard_check(ds, 7, GPUFEED_EVEN_DROP, 256, 11, "drop");
+    shard_check(ds, 7, GPUFEED_EVEN_PAD, 256, 11, "pad");
+    shard_check(ds, 8, GPUFEED_EVEN_PAD, 256, 11, "pad");
+    gpufeed_dataset_close(ds);
+}
+
+/* resuming a rank at every batch of its epoch gives the tail of its stream,
+   padding batches included */
+static void test_resume_sharded(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    int even, r, world = 4;
+    if (!ds) return;
+    for (even = GPUFEED_EVEN_DROP; even <= GPUFEED_EVEN_PAD; even++)
+        for (r = 0; r < world; r++) {
+            gpufeed_loader_desc d = base_desc();
+            stream full, s;
+            int64_t k;
+            char what[128];
+            d.world = world; d.rank = r; d.even = even; d.epochs = 2; d.batch_rows = 1000;
+            run_stream(ds, &d, &full, -1);
+            for (k = 0; k <= full.epoch_nb[0]; k++) {
+                int64_t at = k == full.epoch_nb[0] ? find_batch(&full, 1, 0) : find_batch(&full, 0, k);
+                d.start_batch = k;
+                run_stream(ds, &d, &s, -1);
+                snprintf(what, sizeof what, "%s rank %d of %d resumed at batch %lld of %lld", even ? "pad" : "drop", r, world,
+                         (long long)k, (long long)full.epoch_nb[0]);
+                if (at >= 0) same_stream(&s, &full, at, what);
+                stream_free(&s);
+            }
+            d.start_batch = 0;
+            stream_free(&full);
+        }
+    gpufeed_dataset_close(ds);
+}
+
+static int matches_k(int64_t id) { return (id * 7919) % 100 < 30; }
+
+static void test_predicates(void)
+{
+    gpufeed_predicate p;
+    gpufeed_dataset *ds;
+    gpufeed_error err;
+    gpufeed_loader_desc d = base_desc();
+    stream s1, s3;
+    int64_t e, want = 0, i;
+    static uint8_t seen[NROWS];
+    memset(&p, 0, sizeof p);
+    p.column = "k"; p.op = GPUFEED_OP_LT; p.a.kind = GPUFEED_VAL_INT; p.a.i = 30;
+    ds = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, &p, 1, NULL, &err);
+    CHECK_MSG(ds != NULL, "%s", err.message);
+    if (!ds) return;
+    for (i = 0; i < NROWS; i++) want += matches_k(i);
+    d.workers = 1;
+    run_stream(ds, &d, &s1, -1);
+    d.workers = 3; d.debug_jitter_us = 100;
+    run_stream(ds, &d, &s3, -1);
+    CHECK_MSG(s1.res == GPUFEED_DONE, "%d %s", s1.res, s1.err);
+    same_stream(&s3, &s1, 0, "where k < 30, workers 3");
+    stream_free(&s3);
+    CHECK(s1.epoch_nb[0] == (want + 511) / 512);
+    for (e = 0; e < 3; e++) {
+        int64_t lo, hi, bad = 0;
+        epoch_rows(&s1, e, &lo, &hi);
+        CHECK_MSG(hi - lo == want, "epoch %lld: %lld rows, %lld match", (long long)e, (long long)(hi - lo), (long long)want);
+        memset(seen, 0, sizeof seen);
+        for (i = lo; i < hi; i++) {
+            int64_t id = s1.id[i];
+            if (id < 0 || id >= NROWS || !matches_k(id) || seen[id]++) bad++;
+        }
+        CHECK_MSG(bad == 0, "epoch %lld: %lld rows not matching or repeated", (long long)e, (long long)bad);
+    }
+    rows_consistent(&s1, "where");
+    /* resume at every batch of epoch 0: units hold fewer rows than planned */
+    for (i = 1; i <= s1.epoch_nb[0]; i++) {
+        int64_t at = i == s1.epoch_nb[0] ? find_batch(&s1, 1, 0) : find_batch(&s1, 0, i);
+        char what[96];
+        d = base_desc(); d.start_batch = i; d.workers = 1 + (int)(i % 3);
+        run_stream(ds, &d, &s3, -1);
+        snprintf(what, sizeof what, "where k < 30: resume at batch %lld", (long long)i);
+        if (!same_stream(&s3, &s1, at, what)) { stream_free(&s3); break; }
+        stream_free(&s3);
+    }
+    stream_free(&s1); stream_free(&s3);
+    /* sharded with a predicate */
+    {
+        stream a, b;
+        int64_t lo, hi, lo2, hi2, n = 0;
+        d = base_desc(); d.world = 2; d.even = GPUFEED_EVEN_PAD; d.epochs = 1;
+        d.rank = 0; run_stream(ds, &d, &a, -1);
+        d.rank = 1; run_stream(ds, &d, &b, -1);
+        CHECK(a.nb == b.nb && a.nb > 0 && a.epoch_nb[0] == b.epoch_nb[0]);
+        memset(seen, 0, sizeof seen);
+        epoch_rows(&a, 0, &lo, &hi); epoch_rows(&b, 0, &lo2, &hi2);
+        for (i = lo; i < hi; i++) if (a.id[i] >= 0 && a.id[i] < NROWS && !seen[a.id[i]]) { seen[a.id[i]] = 1; n++; }
+        for (i = lo2; i < hi2; i++) if (b.id[i] >= 0 && b.id[i] < NROWS && !seen[b.id[i]]) { seen[b.id[i]] = 2; n++; }
+        CHECK_MSG(n == want, "world 2 pad with where: %lld distinct of %lld", (long long)n, (long long)want);
+        CHECK(a.st.rows_repeated + b.st.rows_repeated == (uint64_t)(2 * a.nb * 512 - want));
+        stream_free(&a); stream_free(&b);
+    }
+    gpufeed_dataset_close(ds);
+}
+
+static void test_bad_options(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader *l = (gpufeed_loader *)&l;
+    gpufeed_loader_desc d;
+    gpufeed_error err;
+    gpufeed_result r;
+    gpufeed_dataset_info info;
+    if (!ds) return;
+    gpufeed_dataset_get_info(ds, &info);
+#define BAD(setup, needle) do { d = base_desc(); setup; l = (gpufeed_loader *)&l; \
+        r = gpufeed_loader_open(&l, ds, &d, &err); \
+        CHECK_MSG(r == GPUFEED_ERR_INVALID_ARG && err.code == r && l == NULL, "%s: got %d (%s)", #setup, r, err.message); \
+        CHECK_HAS(err.message, needle); if (!r) gpufeed_loader_close(l); } while (0)
+    BAD(d.batch_rows = 0, "batch_rows");
+    BAD(d.batch_rows = -5, "batch_rows");
+    BAD(d.workers = GPUFEED_MAX_WORKERS + 1, "workers");
+    BAD(d.workers = -1, "workers");
+    BAD(d.ring_depth = -1, "ring_depth");
+    BAD(d.shuffle_window = -2, "shuffle_window");
+    BAD((d.world = 2, d.rank = 2), "rank 2 is not in world 2");
+    BAD((d.world = 2, d.rank = -1), "not in world");
+    BAD((d.world = 0, d.rank = 1), "not in world");
+    BAD(d.world = -3, "world");
+    BAD(d.start_epoch = -1, "negative");
+    BAD(d.start_batch = -1, "negative");
+    BAD(d.epochs = -1, "negative");
+    BAD(d.last_batch = 7, "last_batch");
+    BAD(d.even = 9, "even");
+    BAD(d.world = (int32_t)info.num_units + 1, "ranks");
+#undef BAD
+    /* workers 0 is 1 */
+    d = base_desc(); d.workers = 0; d.epochs = 1;
+    r = gpufeed_loader_open(&l, ds, &d, &err);
+    CHECK_MSG(r == GPUFEED_OK, "workers 0: %s", err.message);
+    if (!r) {
+        gpufeed_stats st;
+        gpufeed_batch b;
+        CHECK(gpufeed_loader_next(l, &b) == GPUFEED_OK);
+        gpufeed_loader_stats(l, &st);
+        CHECK(st.workers == 1);
+        gpufeed_loader_close(l);
+    }
+    /* world equal to the number of units is fine */
+    d = base_desc(); d.world = (int32_t)info.num_units; d.rank = d.world - 1; d.epochs = 1;
+    r = gpufeed_loader_open(&l, ds, &d, &err);
+    CHECK_MSG(r == GPUFEED_OK, "world = units: %s", err.message);
+    if (!r) gpufeed_loader_close(l);
+    /* NULL arguments */
+    d = base_desc();
+    CHECK(gpufeed_loader_open(NULL, ds, &d, &err) == GPUFEED_ERR_INVALID_ARG);
+    CHECK(gpufeed_loader_open(&l, NULL, &d, &err) == GPUFEED_ERR_INVALID_ARG && l == NULL);
+    CHECK(gpufeed_loader_open(&l, ds, NULL, &err) == GPUFEED_ERR_INVALID_ARG && l == NULL);
+    CHECK(gpufeed_loader_next(NULL, NULL) == GPUFEED_ERR_INVALID_ARG);
+    CHECK(gpufeed_loader_epoch_batches(NULL, 0) == 0);
+    gpufeed_loader_close(NULL);
+    /* a predicate no row group can satisfy: pruned to nothing */
+    {
+        gpufeed_predicate p;
+        gpufeed_dataset *empty;
+        memset(&p, 0, sizeof p);
+        p.column = "id"; p.op = GPUFEED_OP_GT; p.a.kind = GPUFEED_VAL_INT; p.a.i = 1000000;
+        empty = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, &p, 1, NULL, &err);
+        if (empty) {
+            d = base_desc();
+            r = gpufeed_loader_open(&l, empty, &d, &err);
+            CHECK_MSG(r == GPUFEED_ERR_INVALID_ARG && l == NULL, "pruned to nothing: %d", r);
+            CHECK_HAS(err.message, "no rows");
+            if (!r) gpufeed_loader_close(l);
+            gpufeed_dataset_close(empty);
+        }
+    }
+    gpufeed_dataset_close(ds);
+}
+
+/* ids.parquet with one byte of a data page of row group 2 changed */
+static const char *CORRUPT_PATH = "build/test_loader_corrupt.parquet";
+static int write_corrupt(int64_t *bad_unit)
+{
+    FILE *f = fopen(IDS_PATH, "rb");
+    uint8_t *buf;
+    long n;
+    gpufeed_file *pf;
+    gpufeed_open_desc od;
+    gpufeed_error err;
+    gpufeed_page_info pages[64];
+    int64_t np = 0, at = -1, i;
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END); n = ftell(f); fseek(f, 0, SEEK_SET);
+    buf = (uint8_t *)malloc((size_t)n);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(buf); return -1; }
+    fclose(f);
+    memset(&od, 0, sizeof od);
+    od.data = buf; od.data_size = (size_t)n;
+    if (gpufeed_file_open(&pf, &od, &err)) { free(buf); return -1; }
+    if (gpufeed_chunk_pages(pf, 2, gpufeed_file_find_column(pf, "id"), pages, 64, &np, &err) == GPUFEED_OK) {
+        int64_t seen = 0;
+        for (i = 0; i < np && i < 64; i++) {
+            if (pages[i].type != 0) continue;
+            if (seen++ == 3) { at = pages[i].offset + pages[i].header_size; *bad_unit = pages[i].first_value; break; }
+        }
+    }
+    gpufeed_file_close(pf);
+    /* the SNAPPY stream's first byte (its length varint): now 127, not 4096 */
+    if (at > 0) buf[at] = 0x7F;
+    f = at > 0 ? fopen(CORRUPT_PATH, "wb") : NULL;
+    if (!f || fwrite(buf, 1, (size_t)n, f) != (size_t)n) { if (f) fclose(f); free(buf); return -1; }
+    fclose(f);
+    free(buf);
+    return 0;
+}
+
+static void test_errors_propagate(void)
+{
+    gpufeed_dataset *ds;
+    gpufeed_error err;
+    gpufeed_loader_desc d;
+    stream s[4];
+    int64_t bad_row = -1, i;
+    int k;
+    static const int workers[4] = { 1, 4, 2, 4 };
+    CHECK(write_corrupt(&bad_row) == 0);
+    ds = open_ds_ex(CORRUPT_PATH, GPUFEED_LAYOUT_ROW_MAJOR, NULL, 0, NULL, &err);
+    CHECK_MSG(ds != NULL, "%s", err.message);
+    if (!ds) return;
+    CHECK(bad_row > 0);
+    for (k = 0; k < 4; k++) {
+        d = base_desc(); d.workers = workers[k]; d.debug_jitter_us = k == 3 ? 200 : 0;
+        run_stream(ds, &d, &s[k], -1);
+        CHECK_MSG(s[k].res < 0, "workers %d: ended with %d", workers[k], s[k].res);
+        CHECK_MSG(s[k].next_again == s[k].res, "workers %d: next after the error gave %lld, not %d", workers[k], (long long)s[k].next_again, s[k].res);
+        CHECK_MSG(s[k].err[0] != 0, "workers %d: no message", workers[k]);
+        CHECK_MSG(s[k].ok < 40, "workers %d: %lld batches before the error", workers[k], (long long)s[k].ok);
+        if (k) {
+            CHECK_MSG(s[k].ok == s[0].ok && s[k].res == s[0].res, "workers %d: error after %lld batches (%d), workers 1 after %lld (%d)",
+                      workers[k], (long long)s[k].ok, s[k].res, (long long)s[0].ok, s[0].res);
+            CHECK_MSG(strcmp(s[k].err, s[0].err) == 0, "messages differ: '%s' vs '%s'", s[k].err, s[0].err);
+        }
+    }
+    CHECK_HAS(s[0].err, "test_loader_corrupt.parquet");
+    /* the batches before the error are those of the intact file */
+    {
+        gpufeed_dataset *good = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+        stream ref;
+        if (good) {
+            d = base_desc();
+            run_stream(good, &d, &ref, s[0].ok);
+            CHECK(ref.nb == s[0].nb);
+            for (i = 0; i < ref.nb && i < s[0].nb; i++) if (ref.b[i].hash != s[0].b[i].hash) break;
+            CHECK_MSG(i == ref.nb, "batch %lld before the error differs from the intact file's", (long long)i);
+            /* none of them holds a row of the broken unit */
+            for (i = 0; i < s[0].n; i++) if (s[0].id[i] / RG_ROWS == 2 && s[0].id[i] % RG_ROWS >= 1024 && s[0].id[i] % RG_ROWS < 2048) break;
+            CHECK_MSG(i == s[0].n, "a row of the corrupt unit was delivered (id %lld)", (long long)s[0].id[i]);
+            stream_free(&ref);
+            gpufeed_dataset_close(good);
+        }
+    }
+    for (k = 0; k < 4; k++) stream_free(&s[k]);
+    /* resuming past the broken unit's epoch position still meets it in
+       the next epoch, or not at all when the run ends first */
+    d = base_desc(); d.epochs = 1; d.no_unit_shuffle = 1; d.shuffle_window = 0;
+    run_stream(ds, &d, &s[0], -1);
+    CHECK_MSG(s[0].res < 0 && s[0].ok == (2 * RG_ROWS + 1024) / 512, "dataset order: error after %lld batches", (long long)s[0].ok);
+    stream_free(&s[0]);
+    d.start_batch = (2 * RG_ROWS + 2048) / 512 + 1;
+    run_stream(ds, &d, &s[0], -1);
+    CHECK_MSG(s[0].res == GPUFEED_DONE, "resumed past the broken unit: %d %s", s[0].res, s[0].err);
+    stream_free(&s[0]);
+    /* a predicate's counting pass meets it in open */
+    {
+        gpufeed_predicate p;
+        gpufeed_dataset *pd;
+        gpufeed_loader *l = NULL;
+        memset(&p, 0, sizeof p);
+        p.column = "k"; p.op = GPUFEED_OP_LT; p.a.kind = GPUFEED_VAL_INT; p.a.i = 30;
+        pd = open_ds_ex(CORRUPT_PATH, GPUFEED_LAYOUT_ROW_MAJOR, &p, 1, NULL, &err);
+        if (pd) {
+            gpufeed_result r;
+            d = base_desc();
+            r = gpufeed_loader_open(&l, pd, &d, &err);
+            CHECK_MSG(r < 0 && l == NULL && err.message[0], "where on a corrupt file: %d", r);
+            if (!r) gpufeed_loader_close(l);
+            gpufeed_dataset_close(pd);
+        }
+    }
+    gpufeed_dataset_close(ds);
+    remove(CORRUPT_PATH);
+}
+
+static char *slurp(const char *path, long *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END); n = ftell(f); fseek(f, 0, SEEK_SET);
+    buf = (char *)malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(buf); return NULL; }
+    buf[n] = 0;
+    fclose(f);
+    if (len) *len = n;
+    return buf;
+}
+static long count_of(const char *hay, const char *needle)
+{
+    long n = 0;
+    const char *p = hay;
+    while ((p = strstr(p, needle)) != NULL) { n++; p += strlen(needle); }
+    return n;
+}
+
+static void test_trace_stats_prefill(void)
+{
+    static const char *TRACE = "build/test_loader_trace.json";
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader_desc d = base_desc();
+    stream ref, s;
+    char *t;
+    if (!ds) return;
+    run_stream(ds, &d, &ref, -1);
+    remove(TRACE);
+    d.workers = 2; d.debug_jitter_us = 500; d.trace_path = TRACE; d.epochs = 1;
+    run_stream(ds, &d, &s, -1);
+    CHECK(s.res == GPUFEED_DONE);
+    CHECK_MSG(strlen(s.st.verdict) > 0, "empty verdict");
+    CHECK(s.st.workers == 2 && s.st.worker_busy_s != NULL && s.st.worker_backpressure_s != NULL);
+    CHECK(s.st.units_decoded == (uint64_t)units_n || units_n == 0);
+    CHECK(s.st.batches == 40 && s.st.rows == NROWS);
+    CHECK(s.st.bytes_read > 0);
+    CHECK(s.st.wall_s > 0 && s.st.trainer_wait_s >= 0 && s.st.trainer_wait_s <= s.st.wall_s + 0.01);
+    t = slurp(TRACE, NULL);
+    CHECK_MSG(t != NULL, "no trace at %s", TRACE);
+    if (t) {
+        CHECK_MSG(strncmp(t, "{\"traceEvents\": [", 17) == 0, "trace starts with %.40s", t);
+        CHECK(count_of(t, "\"ph\": \"X\"") >= units_n);
+        CHECK_HAS(t, "\"ph\": \"X\", \"pid\": 1, \"tid\": 0,");  /* consumer */
+        CHECK_HAS(t, "\"ph\": \"X\", \"pid\": 1, \"tid\": 1,");  /* worker 0 */
+        CHECK_HAS(t, "\"ph\": \"X\", \"pid\": 1, \"tid\": 2,");  /* worker 1 */
+        CHECK_HAS(t, "\"decode unit\"");
+        CHECK_HAS(t, "\"trainer wait\"");
+        CHECK_HAS(t, "\"displayTimeUnit\"");
+        CHECK(count_of(t, "{") == count_of(t, "}") && count_of(t, "[") == count_of(t, "]"));
+        free(t);
+    }
+    stream_free(&s);
+    remove(TRACE);
+    /* the event cap holds */
+    d.trace_max_events = 3;
+    run_stream(ds, &d, &s, -1);
+    stream_free(&s);
+    t = slurp(TRACE, NULL);
+    CHECK(t != NULL);
+    if (t) { CHECK_MSG(count_of(t, "\"ph\": \"X\"") <= 3 * 3, "%ld events with a cap of 3 per thread", count_of(t, "\"ph\": \"X\"")); free(t); }
+    remove(TRACE);
+    /* tracing, prefill: same stream */
+    d = base_desc(); d.prefill = 1; d.workers = 3;
+    run_stream(ds, &d, &s, -1);
+    same_stream(&s, &ref, 0, "prefill");
+    stream_free(&s);
+    d.prefill = 1; d.workers = 2; d.epochs = 1; d.start_epoch = 2; d.start_batch = 39;
+    run_stream(ds, &d, &s, -1);
+    same_stream(&s, &ref, find_batch(&ref, 2, 39), "prefill with a one-batch tail");
+    stream_free(&s);
+    d = base_desc(); d.trace_path = TRACE; d.workers = 4;
+    run_stream(ds, &d, &s, -1);
+    same_stream(&s, &ref, 0, "traced");
+    stream_free(&s);
+    remove(TRACE);
+    /* close early, mid-epoch, with workers blocked on full rings */
+    {
+        gpufeed_loader *l;
+        gpufeed_error err;
+        gpufeed_batch b;
+        d = base_desc(); d.workers = 8; d.ring_depth = 1; d.epochs = 0;
+        if (gpufeed_loader_open(&l, ds, &d, &err) == GPUFEED_OK) {
+            CHECK(gpufeed_loader_next(l, &b) == GPUFEED_OK);
+            gpufeed_loader_close(l);
+        } else CHECK_MSG(0, "%s", err.message);
+        d.prefill = 1;
+        if (gpufeed_loader_open(&l, ds, &d, &err) == GPUFEED_OK) gpufeed_loader_close(l);
+        else CHECK_MSG(0, "%s", err.message);
+    }
+    stream_free(&ref);
+    gpufeed_dataset_close(ds);
+}
+
+/* No allocation per batch: after a warm-up (each worker's column readers
+   grow their read windows the first time a unit needs more, a handful of
+   reallocs in all) the count of allocations stays flat for the rest of a
+   20-epoch run; and everything is freed at close. */
+static void test_memory(void)
+{
+    static counter cnt;
+    gpufeed_dataset *ds;
+    gpufeed_loader *l;
+    gpufeed_loader_desc d = base_desc();
+    gpufeed_error err;
+    gpufeed_batch b;
+    gpufeed_result r = GPUFEED_OK;
+    long at10 = -1, at200 = -1, at_end = -1;
+    int64_t i;
+    pthread_mutex_init(&cnt.mu, NULL);
+    ds = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, NULL, 0, &cnt, &err);
+    CHECK_MSG(ds != NULL, "%s", err.message);
+    if (!ds) return;
+    d.epochs = 20; d.workers = 3;
+    if (gpufeed_loader_open(&l, ds, &d, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); return; }
+    for (i = 0; i < 20 * 40 && (r = gpufeed_loader_next(l, &b)) == GPUFEED_OK; i++) {
+        if (i == 10) at10 = c_events(&cnt);
+        if (i == 200) at200 = c_events(&cnt);
+    }
+    at_end = c_events(&cnt);
+    CHECK_MSG(r == GPUFEED_OK && i == 800, "%lld batches, %d", (long long)i, r);
+    CHECK(gpufeed_loader_next(l, &b) == GPUFEED_DONE);
+    CHECK_MSG(at10 > 0 && at200 - at10 <= 2 * d.workers, "allocations at batch 10: %ld, at batch 200: %ld", at10, at200);
+    CHECK_MSG(at_end == at200, "allocations at batch 200: %ld, at batch 800: %ld", at200, at_end);
+    gpufeed_loader_close(l);
+    gpufeed_dataset_close(ds);
+    CHECK_MSG(cnt.live == 0, "%ld allocations not freed", cnt.live);
+    pthread_mutex_destroy(&cnt.mu);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0); /* PASS lines survive a sanitizer abort */
+    RUN(test_dataset_shape);
+    RUN(test_determinism);
+    RUN(test_content);
+    RUN(test_last_batch);
+    RUN(test_resume);
+    RUN(test_sharding);
+    RUN(test_unit_assignment);
+    RUN(test_sharding_uneven_units);
+    RUN(test_resume_sharded);
+    RUN(test_predicates);
+    RUN(test_bad_options);
+    RUN(test_errors_propagate);
+    RUN(test_trace_stats_prefill);
+    RUN(test_memory);
+    return TEST_SUMMARY();
+}
