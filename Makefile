@@ -30,6 +30,10 @@ demo: tools
 	@echo
 	@echo "first 10 rows (gpufeed-cat --limit 10):"
 	build/gpufeed-cat --limit 10 examples/data/flights.parquet
+	@echo
+	@echo "the loader: 3 epochs, 2 workers, shuffled, with a tensor cache (built in epoch 0, then served):"
+	rm -rf build/demo-cache
+	build/gpufeed-bench examples/data/flights.parquet --batch 4096 --workers 2 --seed 1 --epochs 3 --shuffle-window 2 --cache build/demo-cache
 
 # System packages (clang for sanitizers and libFuzzer) and the Python venv
 # with the pinned writers used to make and check the fixture corpus.

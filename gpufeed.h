@@ -219,7 +219,10 @@ typedef struct gpufeed_source {
 } gpufeed_source;
 
 enum {
-    GPUFEED_OPEN_VERIFY_CRC = 1u << 0  /* check page CRCs where present */
+    GPUFEED_OPEN_VERIFY_CRC = 1u << 0, /* check page CRCs where present */
+    GPUFEED_OPEN_MMAP = 1u << 1        /* map local files instead of positioned
+                                          reads: no copies, but a file truncated
+                                          while mapped raises SIGBUS */
 };
 
 /* Exactly one of path, data or source. Zero-initialise: {0} = defaults. */
@@ -793,6 +796,7 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
 #include <unistd.h>
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 /* pread is POSIX.1-2008 but hidden by glibc under strict -std=c99 (C++
    compilers define _GNU_SOURCE, so it is declared there). */
 #ifndef __cplusplus
@@ -1299,6 +1303,8 @@ struct gpufeed_file {
     gf__fdsrc fd;
     int fd_open;
 #endif
+    const uint8_t *map;                /* GPUFEED_OPEN_MMAP: the whole file */
+    uint64_t map_len;
     char *name;
     uint64_t size;
     uint64_t data_end;                 /* first byte of the footer */
@@ -1996,6 +2002,10 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
             return r;
         }
         f->src.read_at = gf__fd_read; f->src.ctx = &f->fd; f->src.size = (uint64_t)st.st_size;
+        if ((desc->flags & GPUFEED_OPEN_MMAP) && st.st_size > 0) {
+            void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, f->fd.fd, 0);
+            if (m != MAP_FAILED) { f->map = (const uint8_t *)m; f->map_len = (uint64_t)st.st_size; }
+        }
 #else
         gpufeed_file_close(f);
         return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: path sources are compiled out (GPUFEED_NO_STDIO)", name);
@@ -2014,6 +2024,7 @@ GPUFEED_API void gpufeed_file_close(gpufeed_file *f)
     if (!f) return;
     a = f->alloc;
 #ifndef GPUFEED_NO_STDIO
+    if (f->map) munmap((void *)f->map, (size_t)f->map_len);
     if (f->fd_open) close(f->fd.fd);
 #endif
     if (f->src.close && f->src.read_at != gf__mem_read
@@ -2578,6 +2589,17 @@ static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size
 static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len, const uint8_t **out)
 {
     uint64_t want, room;
+    if (c->f->map) { /* a mapped file: no copies */
+        if (off > c->region_end || len > c->region_end - off)
+            return gf__col_fail(c, GPUFEED_ERR_PAGE, "%llu bytes at offset %llu run past the column data (ends at %llu)",
+                                (unsigned long long)len, (unsigned long long)off, (unsigned long long)c->region_end);
+        if (!(off >= c->win_off && off + len <= c->win_off + c->win_len)) { /* count each byte range once */
+            c->bytes_read += len;
+            c->win_off = off; c->win_len = len;
+        }
+        *out = c->f->map + off;
+        return GPUFEED_OK;
+    }
     if (off < c->win_off || off + len > c->win_off + c->win_len || !c->win) {
         if (off > c->region_end || len > c->region_end - off)
             return gf__col_fail(c, GPUFEED_ERR_PAGE, "%llu bytes at offset %llu run past the column data (ends at %llu)",
@@ -5390,6 +5412,7 @@ struct gpufeed_loader {
     int64_t *rank_rows;                /* scratch: rows per rank */
     void *bmem; void *bdata; void **bfeat; uint8_t **bvalid;
     int64_t delivered;
+    int64_t skip_batches;              /* resume inside padding: batches built, not delivered */
     uint64_t t_first, wait_us, copy_us, batches, rows, dropped, repeated;
     double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS];
     gf__tev *ev; int64_t nev, cap_ev;
@@ -5602,7 +5625,7 @@ static int64_t gf__epoch_plan(gpufeed_loader *l, int64_t epoch, int64_t *take, i
         l->perm_epoch = epoch;
     }
     for (q = 0; q < l->world; q++) l->rank_rows[q] = 0;
-    for (i = 0; i < l->M * l->world && i < l->U; i++) l->rank_rows[i % l->world] += l->unit_rows[l->perm[i]];
+    for (i = 0; i < l->U; i++) l->rank_rows[i % l->world] += l->unit_rows[l->perm[i]];
     R = l->rank_rows[l->rank];
     if (l->world == 1) nb = l->d.last_batch == GPUFEED_DROP_LAST ? R / l->B : (R + l->B - 1) / l->B;
     else {
@@ -5741,6 +5764,14 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
     if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
     if (l->U < l->world) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits, l->world); }
     l->M = (l->U - l->rank + l->world - 1) / l->world;
+    if (l->W > l->M) l->W = (int32_t)l->M; /* a window beyond the epoch is the epoch */
+    {
+        uint64_t bb;
+        if (!gf__mul_ok_u64((uint64_t)l->B, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat + 1, &bb) || bb > ((uint64_t)1 << 40)) {
+            gpufeed_loader_close(l);
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch of %lld rows x %lld bytes is too large", (long long)desc->batch_rows, (long long)ds->row_bytes);
+        }
+    }
     /* every rank must see the same number of units per epoch position; the
        last M*world slots beyond U belong to no one */
     l->D = desc->ring_depth ? desc->ring_depth : 2;
@@ -5813,7 +5844,16 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
         int64_t take, pad, nb = gf__epoch_plan(l, l->first_epoch, &take, &pad, NULL);
         int64_t S, acc = 0, k, step = l->W > 1 ? l->W : 1;
         if (desc->start_batch >= nb && nb > 0) { l->first_epoch++; l->bidx = 0; S = 0; }
-        else { l->bidx = desc->start_batch; S = desc->start_batch * l->B; }
+        else {
+            l->bidx = desc->start_batch; S = desc->start_batch * l->B;
+            if (S >= take && take > 0 && pad > 0) {
+                /* batch k holds only repeated rows: rebuild the last batch with
+                   real rows (the repeats copy it), deliver from k on */
+                int64_t kr = (take - 1) / l->B;
+                l->skip_batches = desc->start_batch - kr;
+                l->bidx = kr; S = kr * l->B;
+            }
+        }
         if (nb == 0 && desc->start_batch > 0) { l->first_epoch++; l->bidx = 0; S = 0; }
         gf__epoch_plan(l, l->first_epoch, &take, &pad, NULL);
         l->u0 = 0; l->skip0 = 0;
@@ -5878,6 +5918,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
         l->bfeat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
         l->bvalid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
         l->wcap = (l->W > 1 ? l->W : 1) * l->max_unit_rows;
+        if (l->wcap > ((int64_t)1 << 32)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: a shuffle window of %d units (%lld rows) is too large", l->W, (long long)l->wcap); }
         l->wunit = (uint32_t *)gf__alloc(a, (size_t)(l->wcap ? l->wcap : 1) * sizeof(uint32_t));
         l->wrow = (uint32_t *)gf__alloc(a, (size_t)(l->wcap ? l->wcap : 1) * sizeof(uint32_t));
         if (!l->bmem || !l->bfeat || !l->bvalid || !l->wunit || !l->wrow) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
@@ -5997,6 +6038,13 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     memset(out, 0, sizeof *out);
     if (l->failed) return l->failed;
     if (l->done) return GPUFEED_DONE;
+    while (l->skip_batches > 0) { /* resume inside padding */
+        gpufeed_result rs;
+        l->skip_batches--;
+        rs = gpufeed_loader_next(l, out);
+        if (rs) return rs;
+        l->batches--; l->rows -= (uint64_t)out->num_rows;
+    }
     t0 = gf__now_us();
     if (!l->t_first) l->t_first = t0;
     t_wait0 = l->wait_us;
@@ -6180,6 +6228,12 @@ extern int ftruncate(int, off_t);
 #endif
 #endif
 
+#if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
+#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
+#else
+#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
+#endif
+
 #define GF__CACHE_VERSION 1u
 #define GF__CACHE_HDR 4096u
 
@@ -6242,7 +6296,7 @@ static void gf__cache_key(gpufeed_dataset *ds, uint64_t key[2])
 #ifndef GPUFEED_NO_STDIO
         {
             struct stat st;
-            if (stat(ds->paths[i], &st) == 0) { GF__FEED64(st.st_mtime); GF__FEED64(st.st_ino); }
+            if (stat(ds->paths[i], &st) == 0) { GF__FEED64(st.st_mtime); GF__FEED64(GF__MTIME_NS(st)); GF__FEED64(st.st_ino); }
         }
 #endif
         GF__FEED64(gpufeed_hash64(foot, flen, 0));

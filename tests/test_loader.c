@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/time.h>
 
 #define IDS_PATH "tests/data/ids.parquet"
 #define NROWS 20000
@@ -167,6 +168,10 @@ static void push_rows(stream *s, const gpufeed_dataset *ds, const gpufeed_batch 
     s->n += b->num_rows;
 }
 
+/* 1: run_stream also asks for stats and epoch batch counts after every
+   batch (they must not change the stream) */
+static int probe_mid_stream, probe_bad;
+
 /* runs a loader to its end (or max_batches) and records everything */
 static void run_stream(gpufeed_dataset *ds, const gpufeed_loader_desc *d, stream *s, int64_t max_batches)
 {
@@ -196,6 +201,12 @@ static void run_stream(gpufeed_dataset *ds, const gpufeed_loader_desc *d, stream
         s->b[s->nb].hash = gpufeed_batch_hash(ds, &b); s->b[s->nb].first = s->n;
         s->nb++; s->ok++;
         push_rows(s, ds, &b);
+        if (probe_mid_stream) {
+            gpufeed_stats st;
+            gpufeed_loader_stats(l, &st);
+            if (st.batches != (uint64_t)s->ok) { fprintf(stderr, "  stats say %llu batches after %lld\n", (unsigned long long)st.batches, (long long)s->ok); probe_bad++; }
+            (void)gpufeed_loader_epoch_batches(l, (s->nb * 7) % 5);
+        }
     }
     s->res = r;
     snprintf(s->err, sizeof s->err, "%s", gpufeed_loader_error(l));
@@ -393,6 +404,19 @@ static void test_determinism(void)
     d.workers = 3; d.debug_jitter_us = 300; d.ring_depth = 1;
     run_stream(ds, &d, &s, -1);
     same_stream(&s, &ref, 0, "workers 3 ring 1 jitter 300");
+    stream_free(&s);
+    /* stats and epoch_batches between batches change nothing */
+    probe_mid_stream = 1;
+    d.workers = 4; d.debug_jitter_us = 100; d.ring_depth = 0;
+    run_stream(ds, &d, &s, -1);
+    probe_mid_stream = 0;
+    same_stream(&s, &ref, 0, "stats and epoch_batches after every batch");
+    CHECK(probe_bad == 0);
+    stream_free(&s);
+    /* more workers than units in an epoch */
+    d.workers = 33; d.debug_jitter_us = 0;
+    run_stream(ds, &d, &s, -1);
+    same_stream(&s, &ref, 0, "workers 33");
     stream_free(&s);
     /* other shuffle options */
     for (k = 0; k < 4; k++) {
@@ -1022,9 +1046,106 @@ static void test_bad_options(void)
     gpufeed_dataset_close(ds);
 }
 
+/* an allocator that refuses blocks over 1 GiB (returns NULL), so absurd
+   sizes give an error rather than a huge allocation */
+static void *cap_alloc(void *u, size_t n) { (void)u; return n > ((size_t)1 << 30) ? NULL : malloc(n ? n : 1); }
+static void *cap_realloc(void *u, void *p, size_t n) { (void)u; return n > ((size_t)1 << 30) ? NULL : realloc(p, n ? n : 1); }
+static void cap_free(void *u, void *p) { (void)u; free(p); }
+
+/* runs one epoch in a thread; the caller waits at most `seconds` */
+typedef struct watched {
+    gpufeed_dataset *ds;
+    gpufeed_loader_desc d;
+    stream s;
+    int done;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} watched;
+static void *watched_main(void *arg)
+{
+    watched *w = (watched *)arg;
+    run_stream(w->ds, &w->d, &w->s, -1);
+    pthread_mutex_lock(&w->mu);
+    w->done = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+/* 1: finished (w->s holds the stream), 0: still running after `seconds`
+   (the thread is left behind, w must stay allocated) */
+static int run_watched(watched *w, int seconds)
+{
+    pthread_t th;
+    struct timeval now;
+    struct timespec until;
+    int done;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->done = 0;
+    if (pthread_create(&th, NULL, watched_main, w) != 0) return 0;
+    gettimeofday(&now, NULL);
+    until.tv_sec = now.tv_sec + seconds; until.tv_nsec = (long)now.tv_usec * 1000;
+    pthread_mutex_lock(&w->mu);
+    while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) == 0) {}
+    done = w->done;
+    pthread_mutex_unlock(&w->mu);
+    if (done) { pthread_join(th, NULL); pthread_mutex_destroy(&w->mu); pthread_cond_destroy(&w->cv); }
+    else pthread_detach(th);
+    return done;
+}
+
+/* absurd but representable options: an error or a correct stream, never
+   memory corruption or a hang */
+static void test_extreme_options(void)
+{
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    gpufeed_loader *l = NULL;
+    gpufeed_loader_desc d;
+    gpufeed_result r;
+    const char *paths[1];
+    static watched w; /* static: a hung thread keeps using it */
+    paths[0] = IDS_PATH;
+    memset(&dd, 0, sizeof dd);
+    dd.paths = paths; dd.num_paths = 1; dd.features = FEATS; dd.num_features = 3; dd.unit_rows = UNIT_ROWS;
+    dd.allocator.alloc = cap_alloc; dd.allocator.realloc = cap_realloc; dd.allocator.free = cap_free;
+    r = gpufeed_dataset_open(&ds, &dd, &err);
+    CHECK_MSG(r == GPUFEED_OK, "%s", err.message);
+    if (r) return;
+    /* a batch buffer of 2^40 rows x 21 bytes cannot be had: an error */
+    d = base_desc(); d.batch_rows = (int64_t)1 << 40;
+    r = gpufeed_loader_open(&l, ds, &d, &err);
+    CHECK_MSG(r < 0 && l == NULL && err.message[0], "batch_rows 2^40: %d", r);
+    if (!r) gpufeed_loader_close(l);
+    /* rows x (20 data + 1 mask bytes) = 2^64 + 5: a size computed in 64 bits
+       wraps to a few bytes, and next() would then write 20,000 rows there */
+    d = base_desc(); d.batch_rows = 878416384462359601LL;
+    l = NULL;
+    r = gpufeed_loader_open(&l, ds, &d, &err);
+    CHECK_MSG(r < 0 && l == NULL, "batch_rows 878416384462359601 (x 21 bytes = 2^64 + 5): open gave %d, want an error", r);
+    if (!r) gpufeed_loader_close(l); /* not next(): it would write past the buffer */
+    /* a shuffle window larger than anything: the whole epoch is one window
+       (or an error); shuffle_window + workers - 1 must not overflow */
+    memset(&w, 0, sizeof w);
+    w.ds = ds; w.d = base_desc(); w.d.shuffle_window = 2147483647; w.d.workers = 2; w.d.epochs = 1;
+    if (!run_watched(&w, 20)) {
+        CHECK_MSG(0, "shuffle_window 2147483647, workers 2: no answer after 20 s (hang)");
+        return; /* ds stays open: the stuck thread uses it */
+    }
+    if (w.s.open_res == GPUFEED_OK) {
+        int64_t lo, hi;
+        CHECK_MSG(w.s.res == GPUFEED_DONE, "shuffle_window 2147483647: %d %s", w.s.res, w.s.err);
+        epoch_rows(&w.s, 0, &lo, &hi);
+        each_id_once(&w.s, lo, hi, "shuffle_window 2147483647");
+    }
+    stream_free(&w.s);
+    gpufeed_dataset_close(ds);
+}
+
 /* ids.parquet with one byte of a data page of row group 2 changed */
 static const char *CORRUPT_PATH = "build/test_loader_corrupt.parquet";
-static int write_corrupt(int64_t *bad_unit)
+static int write_corrupt(int64_t *bad_row)
 {
     FILE *f = fopen(IDS_PATH, "rb");
     uint8_t *buf;
@@ -1046,7 +1167,7 @@ static int write_corrupt(int64_t *bad_unit)
         int64_t seen = 0;
         for (i = 0; i < np && i < 64; i++) {
             if (pages[i].type != 0) continue;
-            if (seen++ == 3) { at = pages[i].offset + pages[i].header_size; *bad_unit = pages[i].first_value; break; }
+            if (seen++ == 3) { at = pages[i].offset + pages[i].header_size; *bad_row = pages[i].first_value; /* row in row group 2 */ break; }
         }
     }
     gpufeed_file_close(pf);
@@ -1065,7 +1186,7 @@ static void test_errors_propagate(void)
     gpufeed_error err;
     gpufeed_loader_desc d;
     stream s[4];
-    int64_t bad_row = -1, i;
+    int64_t bad_row = -1, i, bad_first = 0, bad_end = 0;
     int k;
     static const int workers[4] = { 1, 4, 2, 4 };
     CHECK(write_corrupt(&bad_row) == 0);
@@ -1073,6 +1194,11 @@ static void test_errors_propagate(void)
     CHECK_MSG(ds != NULL, "%s", err.message);
     if (!ds) return;
     CHECK(bad_row > 0);
+    map_units(ds);
+    if (bad_row > 0) { /* the unit holding the broken page: ids [bad_first, bad_end) */
+        int64_t u = unit_of[2 * RG_ROWS + bad_row];
+        bad_first = unit_first_id[u]; bad_end = bad_first + unit_rows_tab[u];
+    }
     for (k = 0; k < 4; k++) {
         d = base_desc(); d.workers = workers[k]; d.debug_jitter_us = k == 3 ? 200 : 0;
         run_stream(ds, &d, &s[k], -1);
@@ -1098,7 +1224,7 @@ static void test_errors_propagate(void)
             for (i = 0; i < ref.nb && i < s[0].nb; i++) if (ref.b[i].hash != s[0].b[i].hash) break;
             CHECK_MSG(i == ref.nb, "batch %lld before the error differs from the intact file's", (long long)i);
             /* none of them holds a row of the broken unit */
-            for (i = 0; i < s[0].n; i++) if (s[0].id[i] / RG_ROWS == 2 && s[0].id[i] % RG_ROWS >= 1024 && s[0].id[i] % RG_ROWS < 2048) break;
+            for (i = 0; i < s[0].n; i++) if (s[0].id[i] >= bad_first && s[0].id[i] < bad_end) break;
             CHECK_MSG(i == s[0].n, "a row of the corrupt unit was delivered (id %lld)", (long long)s[0].id[i]);
             stream_free(&ref);
             gpufeed_dataset_close(good);
@@ -1109,9 +1235,9 @@ static void test_errors_propagate(void)
        the next epoch, or not at all when the run ends first */
     d = base_desc(); d.epochs = 1; d.no_unit_shuffle = 1; d.shuffle_window = 0;
     run_stream(ds, &d, &s[0], -1);
-    CHECK_MSG(s[0].res < 0 && s[0].ok == (2 * RG_ROWS + 1024) / 512, "dataset order: error after %lld batches", (long long)s[0].ok);
+    CHECK_MSG(s[0].res < 0 && s[0].ok == bad_first / 512, "dataset order: error after %lld batches, want %lld", (long long)s[0].ok, (long long)(bad_first / 512));
     stream_free(&s[0]);
-    d.start_batch = (2 * RG_ROWS + 2048) / 512 + 1;
+    d.start_batch = bad_end / 512 + 1;
     run_stream(ds, &d, &s[0], -1);
     CHECK_MSG(s[0].res == GPUFEED_DONE, "resumed past the broken unit: %d %s", s[0].res, s[0].err);
     stream_free(&s[0]);
@@ -1283,6 +1409,7 @@ int main(void)
     RUN(test_resume_sharded);
     RUN(test_predicates);
     RUN(test_bad_options);
+    RUN(test_extreme_options);
     RUN(test_errors_propagate);
     RUN(test_trace_stats_prefill);
     RUN(test_memory);

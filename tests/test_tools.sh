@@ -79,7 +79,7 @@ python3 - <<'PY' > $T/readme_example.c
 import re
 s = open('README.md').read()
 print('#define GPUFEED_IMPLEMENTATION')
-print(re.findall(r"```c\n(.*?)```", s, re.S)[1])
+print([b for b in re.findall(r"```c\n(.*?)```", s, re.S) if "int main" in b][0])
 PY
 if cc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -I. $T/readme_example.c -o $T/readme_example 2> $T/readme.err; then
   check "README example runs and matches pyarrow" test "$($T/readme_example)" = "sum of dep_delay: 4152200"

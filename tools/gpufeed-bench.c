@@ -96,6 +96,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--ring-depth") && has) ld.ring_depth = (int32_t)arg_ll(a, argv[++i], 1);
         else if (!strcmp(a, "--unit-rows") && has) unit_rows = arg_ll(a, argv[++i], 1);
         else if (!strcmp(a, "--prefill")) ld.prefill = 1;
+        else if (!strcmp(a, "--mmap")) dd.flags |= GPUFEED_OPEN_MMAP;
         else if (!strcmp(a, "--jitter-us") && has) ld.debug_jitter_us = (int32_t)arg_ll(a, argv[++i], 0);
         else if (!strcmp(a, "--print-batches")) print = 1;
         else if (!strcmp(a, "--trace") && has) ld.trace_path = argv[++i];
