@@ -5384,6 +5384,7 @@ typedef struct gf__worker {
     int64_t perm_epoch;
     int64_t *perm;
     gf__piece *pc;                     /* cache image pieces */
+    int finalize;                      /* this worker wrote the cache's last unit */
     gf__tev *ev; int64_t nev, cap_ev;
 } gf__worker;
 
@@ -5429,7 +5430,8 @@ struct gpufeed_loader {
 static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd);
 static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd);
 static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows);
-static void gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc);
+static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc);
+static void gf__cache_finalize(gf__cache *c);
 static int gf__cache_serve(gf__cache *c, const gpufeed_dataset *ds, int64_t u, gf__uslot *s, gf__piece *pc);
 static void gf__cache_close(gf__cache *c);
 static void gf__cache_free(gf__cache *c);
@@ -5514,7 +5516,8 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
         gf__slot_layout(l, s); /* the slot's own buffers (a served unit pointed elsewhere) */
         s->res = gpufeed_dataset_decode_unit(l->ds, w->s, unit, s->data, s->feat, s->valid, &rows);
         if (epoch - l->first_epoch < 64) GF__ADD(&l->epoch_bytes[epoch - l->first_epoch], w->s->last_bytes);
-        if (!s->res && l->cache && rows == l->unit_rows[unit]) gf__cache_store(l->cache, l->ds, unit, rows, s->data, s->feat, s->valid, w->pc);
+        if (!s->res && l->cache && rows == l->unit_rows[unit] && gf__cache_store(l->cache, l->ds, unit, rows, s->data, s->feat, s->valid, w->pc))
+            w->finalize = 1;
     }
     if (s->res) gf__fmt(s->err, sizeof s->err, "%s", gpufeed_scratch_error(w->s));
     else if (rows != l->unit_rows[unit]) {
@@ -5568,6 +5571,7 @@ static void *gf__worker_main(void *arg)
             pthread_cond_broadcast(&r->cv);
             pthread_mutex_unlock(&r->mu);
         }
+        if (w->finalize) { w->finalize = 0; gf__cache_finalize(l->cache); } /* after the unit is handed on */
     }
     return NULL;
 }
@@ -5583,6 +5587,7 @@ static gf__uslot *gf__take(gpufeed_loader *l, int64_t g)
     if (!l->threads) { /* inline: decode now */
         gf__decode_pos(w, g, s);
         r->head = k + 1;
+        if (w->finalize) { w->finalize = 0; gf__cache_finalize(l->cache); }
         return s;
     }
 #if !defined(GPUFEED_NO_THREADS)
@@ -5836,7 +5841,11 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
         else if (l->world > 1) {
             gf__cache_log(l->cache, "warning: with world %d no rank builds the cache while training (each decodes only its share): build it ahead of time (gpufeed_cache_build, gpufeed-cache build); reading the source", l->world);
             gf__cache_free(l->cache); l->cache = NULL;
-        } else if (!gf__cache_begin_build(l->cache, desc->cache, l->unit_rows)) { gf__cache_free(l->cache); l->cache = NULL; }
+        } else {
+            int b = gf__cache_begin_build(l->cache, desc->cache, l->unit_rows);
+            if (b < 0 && gf__cache_try_ready(l->cache, ds, desc->cache)) b = 1; /* another process just finished it */
+            if (b <= 0) { gf__cache_free(l->cache); l->cache = NULL; }
+        }
     }
     /* where the stream starts: the window holding row start_batch * B */
     l->first_epoch = desc->start_epoch;
@@ -6230,8 +6239,10 @@ extern int ftruncate(int, off_t);
 
 #if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
 #define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
+#define GF__CTIME_NS(st) ((uint64_t)(st).st_ctimensec)
 #else
 #define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
+#define GF__CTIME_NS(st) ((uint64_t)(st).st_ctim.tv_nsec)
 #endif
 
 #define GF__CACHE_VERSION 1u
@@ -6296,7 +6307,10 @@ static void gf__cache_key(gpufeed_dataset *ds, uint64_t key[2])
 #ifndef GPUFEED_NO_STDIO
         {
             struct stat st;
-            if (stat(ds->paths[i], &st) == 0) { GF__FEED64(st.st_mtime); GF__FEED64(GF__MTIME_NS(st)); GF__FEED64(st.st_ino); }
+            if (stat(ds->paths[i], &st) == 0) {
+                GF__FEED64(st.st_mtime); GF__FEED64(GF__MTIME_NS(st)); GF__FEED64(st.st_ctime); GF__FEED64(GF__CTIME_NS(st));
+                GF__FEED64(st.st_ino); GF__FEED64(st.st_dev);
+            }
         }
 #endif
         GF__FEED64(gpufeed_hash64(foot, flen, 0));
@@ -6593,6 +6607,10 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
             close(c->lockfd); c->lockfd = -1;
             goto no_file;
         }
+        {   /* finished by another process between our check and the lock? */
+            struct stat fst;
+            if (stat(c->path, &fst) == 0) { close(c->lockfd); c->lockfd = -1; gf__free(c->a, c->ram); c->ram = NULL; return -1; }
+        }
         c->fd = open(c->tmp, O_RDWR | O_CREAT | O_TRUNC, 0666);
         if (c->fd < 0 || ftruncate(c->fd, (off_t)c->size) != 0) {
             gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, strerror(errno));
@@ -6620,8 +6638,7 @@ static void gf__cache_abandon(gf__cache *c, const char *why)
     c->failed = 1; (void)expected;
 #endif
     gf__cache_log(c, "warning: writing the cache failed (%s): continuing from the source; the partial file is removed", why);
-    if (c->fd >= 0) { close(c->fd); c->fd = -1; }
-    unlink(c->tmp);
+    unlink(c->tmp); /* the descriptor stays open until close: other workers may be writing */
     if (c->lockfd >= 0) { close(c->lockfd); c->lockfd = -1; }
 }
 #endif
@@ -6630,6 +6647,7 @@ static void gf__cache_abandon(gf__cache *c, const char *why)
 static void gf__cache_finalize(gf__cache *c)
 {
 #ifndef GPUFEED_NO_STDIO
+    if (c->fd >= 0 && GF__LOAD(&c->failed)) { close(c->fd); c->fd = -1; }
     if (c->fd >= 0 && !GF__LOAD(&c->failed)) {
         uint8_t *hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR), *ib = (uint8_t *)gf__alloc(c->a, (size_t)c->U * 32 + 1);
         int64_t u;
@@ -6669,16 +6687,16 @@ static void gf__cache_finalize(gf__cache *c)
 }
 
 /* After a unit was decoded from the source (slot pointers), during a build. */
-static void gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
+static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
 {
     int32_t np, i;
     uint8_t expected = 0;
     int64_t n;
-    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return;
+    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
 #if defined(__GNUC__) || defined(__clang__)
-    if (!__atomic_compare_exchange_n(&c->ust[u], &expected, (uint8_t)3, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    if (!__atomic_compare_exchange_n(&c->ust[u], &expected, (uint8_t)3, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
 #else
-    if (c->ust[u]) return;
+    if (c->ust[u]) return 0;
     c->ust[u] = 3; (void)expected;
 #endif
     np = gf__image_pieces(ds, (uint64_t)rows, data, feat, valid, pc);
@@ -6692,7 +6710,7 @@ static void gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, 
     }
     GF__STORE(&c->ust[u], (uint8_t)1);
     n = GF__ADD(&c->written, 1) + 1;
-    if (n == c->U) gf__cache_finalize(c);
+    return n == c->U; /* the caller finalizes, after handing its unit on */
 }
 
 /* Serves unit u into the slot (pointers into the mapping, or a read into
@@ -6807,6 +6825,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
         gpufeed_loader_close(l);
         return r;
     }
+    gf__stop_workers(l); /* the worker that wrote the last unit finalizes: wait for it */
     r = gf__cache_state(l->cache) == GPUFEED_CACHE_READY ? GPUFEED_OK : GPUFEED_ERR_IO;
     if (r) gf__seterr(err, r, "cache not built: %s", lc.last[0] ? lc.last : "the build did not complete");
     gpufeed_loader_close(l);

@@ -68,11 +68,15 @@ static long c_events(counter *c)
 
 /* ---- the data set -------------------------------------------------------- */
 
-static const gpufeed_feature FEATS[3] = {
-    { "id", GPUFEED_DT_I64, 0, 0.0, 0, 0, 0, 0, 0, 0 },
-    { "x", GPUFEED_DT_F32, 0, 0.0, 0, 0, 0, 0, 0, 0 },
-    { "y", GPUFEED_DT_F64, 0, 0.0, 1, 0, 0, 0, 0, 0 },
-};
+/* id as i64 (the row's identity), x as f32, y as f64 with a validity mask */
+static gpufeed_feature FEATS[3];
+static void init_feats(void)
+{
+    memset(FEATS, 0, sizeof FEATS);
+    FEATS[0].column = "id"; FEATS[0].dtype = GPUFEED_DT_I64;
+    FEATS[1].column = "x"; FEATS[1].dtype = GPUFEED_DT_F32;
+    FEATS[2].column = "y"; FEATS[2].dtype = GPUFEED_DT_F64; FEATS[2].validity = 1;
+}
 
 static gpufeed_dataset *open_ds_ex(const char *path, int layout, const gpufeed_predicate *where, int nwhere,
                                    counter *cnt, gpufeed_error *errp)
@@ -82,6 +86,7 @@ static gpufeed_dataset *open_ds_ex(const char *path, int layout, const gpufeed_p
     gpufeed_error err;
     const char *paths[1];
     paths[0] = path;
+    init_feats();
     memset(&d, 0, sizeof d);
     d.paths = paths; d.num_paths = 1;
     d.features = FEATS; d.num_features = 3;
@@ -904,6 +909,41 @@ static void test_resume_sharded(void)
     gpufeed_dataset_close(ds);
 }
 
+/* stats of a resumed run count what it delivered: resuming rank r at batch
+   k of epoch 0 skips k*B rows, of which max(0, k*B - R) were repeats (R:
+   the rank's own rows); rows = delivered rows */
+static void test_resume_stats(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    int r, world = 4;
+    static uint8_t seen[NROWS];
+    if (!ds) return;
+    for (r = 0; r < world; r++) {
+        gpufeed_loader_desc d = base_desc();
+        stream full, s;
+        int64_t k, R = 0, lo, hi, i, B = 1000;
+        char what[128];
+        d.world = world; d.rank = r; d.even = GPUFEED_EVEN_PAD; d.epochs = 2; d.batch_rows = B;
+        run_stream(ds, &d, &full, -1);
+        epoch_rows(&full, 0, &lo, &hi);
+        memset(seen, 0, sizeof seen);
+        for (i = lo; i < hi; i++) if (full.id[i] >= 0 && full.id[i] < NROWS && !seen[full.id[i]]++) R++;
+        for (k = 1; k < full.epoch_nb[0]; k++) {
+            uint64_t skipped_repeats = (uint64_t)(k * B > R ? k * B - R : 0);
+            d.start_batch = k;
+            run_stream(ds, &d, &s, -1);
+            snprintf(what, sizeof what, "pad rank %d of %d resumed at batch %lld (own rows %lld)", r, world, (long long)k, (long long)R);
+            CHECK_MSG(s.st.rows == (uint64_t)s.n && s.st.batches == (uint64_t)s.nb, "%s: stats say %llu rows in %llu batches, delivered %lld in %lld",
+                      what, (unsigned long long)s.st.rows, (unsigned long long)s.st.batches, (long long)s.n, (long long)s.nb);
+            CHECK_MSG(s.st.rows_repeated == full.st.rows_repeated - skipped_repeats, "%s: rows_repeated %llu, want %llu", what,
+                      (unsigned long long)s.st.rows_repeated, (unsigned long long)(full.st.rows_repeated - skipped_repeats));
+            stream_free(&s);
+        }
+        stream_free(&full);
+    }
+    gpufeed_dataset_close(ds);
+}
+
 static int matches_k(int64_t id) { return (id * 7919) % 100 < 30; }
 
 static void test_predicates(void)
@@ -1107,6 +1147,7 @@ static void test_extreme_options(void)
     const char *paths[1];
     static watched w; /* static: a hung thread keeps using it */
     paths[0] = IDS_PATH;
+    init_feats();
     memset(&dd, 0, sizeof dd);
     dd.paths = paths; dd.num_paths = 1; dd.features = FEATS; dd.num_features = 3; dd.unit_rows = UNIT_ROWS;
     dd.allocator.alloc = cap_alloc; dd.allocator.realloc = cap_realloc; dd.allocator.free = cap_free;
@@ -1407,6 +1448,7 @@ int main(void)
     RUN(test_unit_assignment);
     RUN(test_sharding_uneven_units);
     RUN(test_resume_sharded);
+    RUN(test_resume_stats);
     RUN(test_predicates);
     RUN(test_bad_options);
     RUN(test_extreme_options);

@@ -141,10 +141,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(cmd, "info")) {
         gpufeed_cache_info info;
         if (gpufeed_cache_info_get(ds, &cd, &info, &err)) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); rc = 1; goto done; }
-        printf("path:   %s\nkey:    %s\nexists: %s\nvalid:  %s%s%s\nbytes:  %llu\nunits:  %lld\nrows:   %lld\n", info.path, info.key,
-               info.exists ? "yes" : "no", info.valid ? "yes" : "no", info.valid ? "" : " (", info.valid ? "" : info.reason,
+        printf("path:   %s\nkey:    %s\nexists: %s\nvalid:  %s%s%s%s\nbytes:  %llu\nunits:  %lld\nrows:   %lld\n", info.path, info.key,
+               info.exists ? "yes" : "no", info.valid ? "yes" : "no", info.valid ? "" : " (", info.valid ? "" : info.reason, info.valid ? "" : ")",
                (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows);
-        if (!info.valid) printf(")\n");
         if (!info.valid) rc = 1;
     } else {
         if (gpufeed_cache_remove(ds, &cd, &err)) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); rc = 1; goto done; }
