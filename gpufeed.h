@@ -1497,7 +1497,6 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
         default: gf__tc_skip(t, ft, 0);
         }
     }
-    if (!t->err && !c->has_metadata && !c->encrypted) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "ColumnChunk without meta_data (and not encrypted)");
 }
 
 static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info *rg, int32_t *ncols, int64_t expect)
@@ -1910,7 +1909,8 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
                 gpufeed_chunk_info *ch = (gpufeed_chunk_info *)&rg->chunks[c];
                 const gpufeed_column_info *ci = &b.cols[c];
                 if (ch->encrypted || (d.encrypted_columns && !ch->has_metadata)) { ch->encrypted = 1; continue; }
-                if (!ch->has_metadata) continue; /* reported when read */
+                if (!ch->has_metadata)
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': the column chunk has no metadata (and the file is not encrypted)", f->name, i, ci->path);
                 if (ch->physical != ci->physical)
                     return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': chunk type %s differs from schema type %s", f->name, i, ci->path, gpufeed_physical_type_name(ch->physical), gpufeed_physical_type_name(ci->physical));
                 if (ch->num_values < 0 || ch->total_compressed_size < 0 || ch->data_page_offset < 0)
@@ -2963,28 +2963,20 @@ static gpufeed_result gf__col_values(gpufeed_column *c, void *out, uint32_t n)
     }
 }
 
-GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_group, int32_t column,
-                                               const gpufeed_column_desc *desc, gpufeed_column **out, gpufeed_error *err)
+/* Points a column reader (buffers kept) at another chunk. Validates the
+   chunk; messages go to err (may be NULL) and c->err. */
+static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t row_group, int32_t column, gpufeed_error *err)
 {
-    gpufeed_column *c;
-    const gpufeed_row_group_info *rg;
-    const gpufeed_chunk_info *ch;
-    const gpufeed_column_info *ci;
-    int64_t max_rows;
+    const gpufeed_row_group_info *rg = &f->md.row_groups[row_group];
+    const gpufeed_chunk_info *ch = &rg->chunks[column];
+    const gpufeed_column_info *ci = &f->md.columns[column];
     uint64_t start;
-    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_column_open: out is NULL");
-    *out = NULL;
-    if (!f) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_column_open: file is NULL");
-    if (row_group < 0 || row_group >= f->md.num_row_groups)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: row group %d does not exist (file has %d)", f->name, row_group, f->md.num_row_groups);
-    if (column < 0 || column >= f->md.num_columns)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: column %d does not exist (file has %d)", f->name, column, f->md.num_columns);
-    rg = &f->md.row_groups[row_group];
-    ch = &rg->chunks[column];
-    ci = &f->md.columns[column];
-    max_rows = desc && desc->max_rows > 0 ? desc->max_rows : 65536;
-    if (max_rows > (1 << 24)) max_rows = 1 << 24;
+    c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
+    c->esz = gf__elem_size(ci->physical);
+    c->has_dict = 0; c->dict_n = 0; c->in_page = 0; c->page_left = 0; c->dict_pending = 0;
+    c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
+    c->win_len = 0; c->win_off = 0;
+    c->err[0] = 0; c->failed = GPUFEED_OK;
     if (ch->encrypted)
         return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name, row_group, ci->path);
     if (!ch->has_metadata)
@@ -2999,19 +2991,37 @@ GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_grou
     if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
     if (ch->num_values > 0 && (start < 4 || start >= f->data_end))
         return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name, row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
-
-    c = (gpufeed_column *)gf__alloc(&f->alloc, sizeof *c);
-    if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
-    memset(c, 0, sizeof *c);
-    c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
-    c->max_rows = max_rows;
-    c->flags = (desc ? desc->flags : 0) | f->flags;
-    c->esz = gf__elem_size(ci->physical);
     c->start = c->pos = c->page_off = start;
     c->region_end = f->chunk_limit[(size_t)row_group * (size_t)f->md.num_columns + (size_t)column];
     c->chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
     if (c->chunk_end_hint < start) c->chunk_end_hint = c->region_end;
     c->values_left = ch->num_values;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_group, int32_t column,
+                                               const gpufeed_column_desc *desc, gpufeed_column **out, gpufeed_error *err)
+{
+    gpufeed_column *c;
+    gpufeed_result r;
+    int64_t max_rows;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_column_open: out is NULL");
+    *out = NULL;
+    if (!f) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_column_open: file is NULL");
+    if (row_group < 0 || row_group >= f->md.num_row_groups)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: row group %d does not exist (file has %d)", f->name, row_group, f->md.num_row_groups);
+    if (column < 0 || column >= f->md.num_columns)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: column %d does not exist (file has %d)", f->name, column, f->md.num_columns);
+    max_rows = desc && desc->max_rows > 0 ? desc->max_rows : 65536;
+    if (max_rows > (1 << 24)) max_rows = 1 << 24;
+    c = (gpufeed_column *)gf__alloc(&f->alloc, sizeof *c);
+    if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    memset(c, 0, sizeof *c);
+    r = gf__col_target(c, f, row_group, column, err);
+    if (r) { gf__free(&f->alloc, c); return r; }
+    c->max_rows = max_rows;
+    c->flags = (desc ? desc->flags : 0) | f->flags;
     c->out = gf__alloc(&f->alloc, (size_t)max_rows * (c->esz > 4 ? c->esz : 4));
     c->valid = (uint8_t *)gf__alloc(&f->alloc, (size_t)max_rows);
     c->lv = (uint32_t *)gf__alloc(&f->alloc, (size_t)max_rows * sizeof(uint32_t));
@@ -3480,42 +3490,6 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
         }
         return -1;
     }
-}
-
-/* Points a column reader (buffers kept) at another chunk. Validates the
-   chunk; messages go to err (may be NULL) and c->err. */
-static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t row_group, int32_t column, gpufeed_error *err)
-{
-    const gpufeed_row_group_info *rg = &f->md.row_groups[row_group];
-    const gpufeed_chunk_info *ch = &rg->chunks[column];
-    const gpufeed_column_info *ci = &f->md.columns[column];
-    uint64_t start;
-    c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
-    c->esz = gf__elem_size(ci->physical);
-    c->has_dict = 0; c->dict_n = 0; c->in_page = 0; c->page_left = 0; c->dict_pending = 0;
-    c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
-    c->win_len = 0; c->win_off = 0;
-    c->err[0] = 0; c->failed = GPUFEED_OK;
-    if (ch->encrypted)
-        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name, row_group, ci->path);
-    if (!ch->has_metadata)
-        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s': the column chunk has no metadata", f->name, row_group, ci->path);
-    if (ch->file_path)
-        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': column data in another file ('%s') is not supported", f->name, row_group, ci->path, ch->file_path);
-    if (ci->max_rep > 0)
-        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': repeated (list/map) columns are not supported yet", f->name, row_group, ci->path);
-    if (ch->num_values != rg->num_rows)
-        return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld values but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
-    start = (uint64_t)ch->data_page_offset;
-    if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
-    if (ch->num_values > 0 && (start < 4 || start >= f->data_end))
-        return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name, row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
-    c->start = c->pos = c->page_off = start;
-    c->region_end = f->chunk_limit[(size_t)row_group * (size_t)f->md.num_columns + (size_t)column];
-    c->chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
-    if (c->chunk_end_hint < start) c->chunk_end_hint = c->region_end;
-    c->values_left = ch->num_values;
-    return GPUFEED_OK;
 }
 
 /* Positions the reader at the data page whose header is at `page_offset`
@@ -5767,7 +5741,11 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
     l->B = desc->batch_rows;
     l->U = ds->nunits;
     if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
-    if (l->U < l->world) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits, l->world); }
+    if (l->U < l->world) {
+        int32_t world = l->world;
+        gpufeed_loader_close(l);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits, world);
+    }
     l->M = (l->U - l->rank + l->world - 1) / l->world;
     if (l->W > l->M) l->W = (int32_t)l->M; /* a window beyond the epoch is the epoch */
     {
@@ -6049,10 +6027,11 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     if (l->done) return GPUFEED_DONE;
     while (l->skip_batches > 0) { /* resume inside padding */
         gpufeed_result rs;
+        uint64_t rep = l->repeated;
         l->skip_batches--;
         rs = gpufeed_loader_next(l, out);
         if (rs) return rs;
-        l->batches--; l->rows -= (uint64_t)out->num_rows;
+        l->batches--; l->rows -= (uint64_t)out->num_rows; l->repeated = rep; /* built, not delivered */
     }
     t0 = gf__now_us();
     if (!l->t_first) l->t_first = t0;
