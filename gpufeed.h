@@ -184,7 +184,10 @@ typedef enum gpufeed_result {
     GPUFEED_ERR_CODEC = -400,           /* corrupt compressed data */
     GPUFEED_ERR_ENCODING = -401,        /* corrupt or unknown encoding */
     GPUFEED_ERR_CORRUPT = -402,         /* values/levels disagree with headers */
-    GPUFEED_ERR_DICTIONARY = -403       /* missing dictionary / index out of range */
+    GPUFEED_ERR_DICTIONARY = -403,      /* missing dictionary / index out of range */
+    /* upload -500 .. -599 */
+    GPUFEED_ERR_NO_DEVICE = -500,       /* no CUDA build, driver or device */
+    GPUFEED_ERR_CUDA = -501             /* a CUDA call failed */
 } gpufeed_result;
 
 /* A short, static description of a result code. */
@@ -748,6 +751,49 @@ GPUFEED_API gpufeed_result gpufeed_cache_verify(gpufeed_dataset *ds, const gpufe
 GPUFEED_API gpufeed_result gpufeed_cache_info_get(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err);
 GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_error *err);
 
+/* >>upload (API): pinned host slots, asynchronous copies, device batches -- */
+
+/* Built with nvcc, or with GPUFEED_CUDA defined (and -lcudart), the uploader
+   copies each batch to the device on its own non-blocking stream while the
+   trainer computes. GPUFEED_NO_CUDA, or a plain C build, gives the same API
+   with host batches (when host_fallback allows it). */
+typedef struct gpufeed_device_desc {
+    int32_t device;                    /* CUDA device ordinal (default 0) */
+    int32_t slots;                     /* batches in flight, 2..16 (default 3) */
+    uint64_t max_pinned_bytes;         /* cap on pinned host memory; slots beyond it
+                                          stay pageable, with a warning (0: no cap) */
+    int32_t host_fallback;             /* 1: no CUDA (build or device) -> host batches;
+                                          0: gpufeed_uploader_open fails */
+} gpufeed_device_desc;
+
+typedef struct gpufeed_device_batch {
+    gpufeed_batch host;                /* the batch in its (pinned) host slot */
+    void *data;                        /* device: row-major [rows, row_bytes] */
+    void *const *features;             /* device: per-feature arrays */
+    uint8_t *const *valid;             /* device: masks (NULL where none) */
+    void *ready;                       /* cudaEvent_t fired when the copy is done */
+    int32_t slot;
+    int32_t on_device;                 /* 0: host fallback, use `host` */
+} gpufeed_device_batch;
+
+typedef struct gpufeed_uploader gpufeed_uploader;
+
+GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l,
+    const gpufeed_device_desc *desc, gpufeed_error *err);
+/* The next batch, its copy queued (not finished): make the trainer's stream
+   wait with gpufeed_device_batch_wait, never the host. At most `slots`
+   batches may be held; give each back with gpufeed_uploader_release. */
+GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_device_batch *b);
+/* cudaStreamWaitEvent(stream, b->ready): the stream waits, the host does not. */
+GPUFEED_API gpufeed_result gpufeed_device_batch_wait(const gpufeed_device_batch *b, void *stream);
+/* Records an event on `stream` (the one that read the batch): the slot is
+   refilled only after the work queued there so far is done. */
+GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const gpufeed_device_batch *b, void *stream);
+GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u);
+GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u);
+/* 1 when built with CUDA and a device is usable; *why says otherwise. */
+GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap);
+
 /* Helpers for tools and trainers. */
 GPUFEED_API float gpufeed_half_to_float(uint16_t h);
 GPUFEED_API int64_t gpufeed_int96_to_ns(const uint8_t b[12]);
@@ -812,6 +858,23 @@ extern ssize_t pread(int, void *, size_t, off_t);
 #define GF__LIKELY(x) (x)
 #define GF__UNLIKELY(x) (x)
 #define GF__PRINTF(a, b)
+#endif
+
+/* NVTX ranges (GPUFEED_NVTX, header-only nvtx3) so Nsight shows the stages */
+#if defined(GPUFEED_NVTX)
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
+#include <nvtx3/nvToolsExt.h>
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#define GF__NVTX_PUSH(name) nvtxRangePushA(name)
+#define GF__NVTX_POP() nvtxRangePop()
+#else
+#define GF__NVTX_PUSH(name) ((void)0)
+#define GF__NVTX_POP() ((void)0)
 #endif
 
 /* >>base ----------------------------------------------------------------- */
@@ -896,6 +959,8 @@ GPUFEED_API const char *gpufeed_result_string(gpufeed_result r)
     case GPUFEED_ERR_ENCODING: return "corrupt encoded data";
     case GPUFEED_ERR_CORRUPT: return "values disagree with headers";
     case GPUFEED_ERR_DICTIONARY: return "dictionary error";
+    case GPUFEED_ERR_NO_DEVICE: return "no CUDA device";
+    case GPUFEED_ERR_CUDA: return "CUDA error";
     }
     return "unknown result";
 }
@@ -5387,6 +5452,7 @@ struct gpufeed_loader {
     int64_t *rank_rows;                /* scratch: rows per rank */
     void *bmem; void *bdata; void **bfeat; uint8_t **bvalid;
     int64_t delivered;
+    void *prev_data; void *const *prev_feat; uint8_t *const *prev_valid; /* the last batch delivered */
     int64_t skip_batches;              /* resume inside padding: batches built, not delivered */
     uint64_t t_first, wait_us, copy_us, batches, rows, dropped, repeated;
     double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS];
@@ -5481,6 +5547,7 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     gpufeed_loader *l = w->l;
     int64_t epoch, i, unit, rows = 0;
     uint64_t t0 = gf__now_us(), t1;
+    GF__NVTX_PUSH("gpufeed decode unit");
     gf__pos(l, g, &epoch, &i);
     unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
     s->g = g; s->unit = unit; s->err[0] = 0; s->res = GPUFEED_OK;
@@ -5499,6 +5566,7 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
         gf__fmt(s->err, sizeof s->err, "unit %lld decoded to %lld rows, planned %lld", (long long)unit, (long long)rows, (long long)l->unit_rows[unit]);
     }
     s->rows = rows;
+    GF__NVTX_POP();
     t1 = gf__now_us();
     GF__ADD(&w->busy_us, t1 - t0);
     GF__ADD(&w->units, 1);
@@ -6091,6 +6159,13 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
             /* repeat rows (of this batch, or of the previous one) to fill it */
             int64_t i, have = filled;
             if (have == 0) have = l->delivered ? l->B : 0;
+            if (filled == 0 && have && (l->prev_data != l->bdata || l->prev_feat != (void *const *)l->bfeat)) { /* repeat the previous batch, wherever it is */
+                gpufeed_dataset *ds = l->ds;
+                int32_t j;
+                if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy(l->bdata, l->prev_data, (size_t)(l->B * ds->row_bytes));
+                else for (j = 0; j < ds->nfeat; j++) memcpy(l->bfeat[j], l->prev_feat[j], (size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
+                for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memcpy(l->bvalid[j], l->prev_valid[j], (size_t)l->B);
+            }
             if (have == 0) {
                 gpufeed_dataset *ds = l->ds;
                 int32_t j;
@@ -6126,6 +6201,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     out->feature_offset = l->ds->offs;
     out->features = l->bfeat;
     out->valid = l->bvalid;
+    l->prev_data = l->bdata; l->prev_feat = l->bfeat; l->prev_valid = l->bvalid;
     l->bidx++;
     l->delivered++;
     l->batches++;
@@ -6872,6 +6948,301 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
     gf__cache_free(c);
     return GPUFEED_OK;
 }
+
+/* >>upload --------------------------------------------------------------- */
+/* A ring of batch slots, each a pinned host slab (the loader assembles the
+   batch straight into it) and a device slab. One cudaMemcpyAsync per piece
+   on a non-blocking copy stream; events without timing. Before a slot is
+   refilled: the host waits for its previous copy (long done in the steady
+   state) and the copy stream waits for the trainer's release event. */
+
+#if !defined(GPUFEED_NO_CUDA) && (defined(__CUDACC__) || defined(GPUFEED_CUDA))
+#define GF__CUDA 1
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
+#include <cuda_runtime.h>
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+typedef struct gf__dslot {
+    uint8_t *hmem; uint8_t *host; int pinned;  /* 0 pageable, 1 registered, 2 cudaHostAlloc */
+    void *hdata; void **hfeat; uint8_t **hvalid;
+    void *dmem; void *ddata; void **dfeat; uint8_t **dvalid;
+#ifdef GF__CUDA
+    cudaEvent_t copied, released;
+#endif
+    int used, held, release_recorded;
+} gf__dslot;
+
+struct gpufeed_uploader {
+    gpufeed_loader *l;
+    gpufeed_device_desc d;
+    int on_device;
+    int32_t n;
+    size_t slab;
+    gf__dslot *s;
+    uint64_t k;
+    void *save_data; void **save_feat; uint8_t **save_valid;
+#ifdef GF__CUDA
+    cudaStream_t copy;
+#endif
+    char err[GPUFEED_ERROR_MAX];
+};
+
+GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap)
+{
+#ifdef GF__CUDA
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) { if (why) gf__fmt(why, why_cap, "no CUDA device: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e)); return 0; }
+    if (device < 0 || device >= n) { if (why) gf__fmt(why, why_cap, "no CUDA device %d (%d present)", device, n); return 0; }
+    if (why && why_cap) why[0] = 0;
+    return 1;
+#else
+    (void)device;
+    if (why) gf__fmt(why, why_cap, "built without CUDA (compile with nvcc, or define GPUFEED_CUDA and link -lcudart)");
+    return 0;
+#endif
+}
+
+/* the slab layout of one batch: same as the loader's batch buffer */
+static void gf__slab_layout(const gpufeed_loader *l, uint8_t *base, void **data, void **feat, uint8_t **valid)
+{
+    const gpufeed_dataset *ds = l->ds;
+    size_t off = 0;
+    int32_t j;
+    *data = NULL;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { *data = base; off = gf__align_up((size_t)l->B * (size_t)ds->row_bytes); }
+    for (j = 0; j < ds->nfeat; j++) {
+        feat[j] = NULL;
+        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { feat[j] = base + off; off += gf__align_up((size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype)); }
+    }
+    for (j = 0; j < ds->nfeat; j++) {
+        valid[j] = NULL;
+        if (ds->feats[j].validity) { valid[j] = base + off; off += gf__align_up((size_t)l->B); }
+    }
+}
+
+static size_t gf__slab_bytes(const gpufeed_loader *l)
+{
+    const gpufeed_dataset *ds = l->ds;
+    size_t t = 0;
+    int32_t j;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) t = gf__align_up((size_t)l->B * (size_t)ds->row_bytes);
+    else for (j = 0; j < ds->nfeat; j++) t += gf__align_up((size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) t += gf__align_up((size_t)l->B);
+    return t ? t : GPUFEED_ALIGN;
+}
+
+GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
+{
+    const gpufeed_allocator *a;
+    int32_t i;
+    if (!u) return;
+    a = &u->l->ds->alloc;
+    /* give the loader its own batch buffer back */
+    u->l->bdata = u->save_data; u->l->bfeat = u->save_feat; u->l->bvalid = u->save_valid;
+#ifdef GF__CUDA
+    if (u->on_device) { cudaSetDevice(u->d.device); if (u->copy) cudaStreamSynchronize(u->copy); }
+#endif
+    if (u->s) for (i = 0; i < u->n; i++) {
+        gf__dslot *s = &u->s[i];
+#ifdef GF__CUDA
+        if (u->on_device) {
+            if (s->copied) cudaEventDestroy(s->copied);
+            if (s->released) cudaEventDestroy(s->released);
+            if (s->dmem) cudaFree(s->dmem);
+            if (s->pinned == 1) cudaHostUnregister(s->hmem);
+            if (s->pinned == 2) { cudaFreeHost(s->hmem); s->hmem = NULL; }
+        }
+#endif
+        gf__free(a, s->hmem); gf__free(a, s->hfeat); gf__free(a, s->hvalid); gf__free(a, s->dfeat); gf__free(a, s->dvalid);
+    }
+#ifdef GF__CUDA
+    if (u->on_device && u->copy) cudaStreamDestroy(u->copy);
+#endif
+    gf__free(a, u->s);
+    gf__free(a, u);
+}
+
+GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l, const gpufeed_device_desc *desc, gpufeed_error *err)
+{
+    gpufeed_uploader *u;
+    const gpufeed_allocator *a;
+    char why[256];
+    int32_t i, nf;
+    uint64_t pinned = 0;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_uploader_open: out is NULL");
+    *out = NULL;
+    if (!l || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_uploader_open: loader or desc is NULL");
+    if (desc->slots < 0 || desc->slots > 16 || desc->slots == 1) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "uploader: slots must be 2..16 (got %d)", desc->slots);
+    a = &l->ds->alloc;
+    nf = l->ds->nfeat ? l->ds->nfeat : 1;
+    u = (gpufeed_uploader *)gf__alloc(a, sizeof *u);
+    if (!u) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
+    memset(u, 0, sizeof *u);
+    u->l = l; u->d = *desc;
+    u->n = desc->slots ? desc->slots : 3;
+    u->save_data = l->bdata; u->save_feat = l->bfeat; u->save_valid = l->bvalid;
+    u->on_device = gpufeed_cuda_available(desc->device, why, sizeof why);
+    if (!u->on_device && !desc->host_fallback) {
+        gpufeed_uploader_close(u);
+        return gf__seterr(err, GPUFEED_ERR_NO_DEVICE, "uploader: %s (set host_fallback for host batches)", why);
+    }
+    u->slab = gf__slab_bytes(l);
+    u->s = (gf__dslot *)gf__alloc(a, (size_t)u->n * sizeof(gf__dslot));
+    if (!u->s) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
+    memset(u->s, 0, (size_t)u->n * sizeof(gf__dslot));
+#ifdef GF__CUDA
+    if (u->on_device) {
+        cudaError_t e = cudaSetDevice(desc->device);
+        if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&u->copy, cudaStreamNonBlocking);
+        if (e != cudaSuccess) { gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d: %s", desc->device, cudaGetErrorString(e)); u->copy = NULL; gpufeed_uploader_close(u); return GPUFEED_ERR_CUDA; }
+    }
+#endif
+    for (i = 0; i < u->n; i++) {
+        gf__dslot *s = &u->s[i];
+        s->hfeat = (void **)gf__alloc(a, (size_t)nf * sizeof(void *));
+        s->hvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
+        s->dfeat = (void **)gf__alloc(a, (size_t)nf * sizeof(void *));
+        s->dvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
+        if (!s->hfeat || !s->hvalid || !s->dfeat || !s->dvalid) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
+        memset(s->dfeat, 0, (size_t)nf * sizeof(void *)); memset(s->dvalid, 0, (size_t)nf * sizeof(uint8_t *));
+        /* host slab: allocate, touch, register (pinning once, never per batch) */
+        s->hmem = (uint8_t *)gf__alloc(a, u->slab + GPUFEED_ALIGN);
+        if (!s->hmem) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory for a %llu-byte slot", (unsigned long long)u->slab); }
+        memset(s->hmem, 0, u->slab + GPUFEED_ALIGN);
+        s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
+#ifdef GF__CUDA
+        if (u->on_device) {
+            cudaError_t e;
+            if (desc->max_pinned_bytes && pinned + u->slab + GPUFEED_ALIGN > desc->max_pinned_bytes) {
+                fprintf(stderr, "gpufeed: warning: slot %d stays pageable (max_pinned_bytes %llu reached): its copies are synchronous\n", i, (unsigned long long)desc->max_pinned_bytes);
+            } else if (cudaHostRegister(s->hmem, u->slab + GPUFEED_ALIGN, cudaHostRegisterDefault) == cudaSuccess) {
+                s->pinned = 1; pinned += u->slab + GPUFEED_ALIGN;
+            } else {
+                void *hp = NULL;
+                cudaGetLastError();
+                if (cudaHostAlloc(&hp, u->slab + GPUFEED_ALIGN, cudaHostAllocDefault) == cudaSuccess) {
+                    gf__free(a, s->hmem);
+                    s->hmem = (uint8_t *)hp; s->pinned = 2; pinned += u->slab + GPUFEED_ALIGN;
+                    s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
+                } else {
+                    cudaGetLastError();
+                    fprintf(stderr, "gpufeed: warning: cannot pin slot %d (%llu bytes): pageable memory, synchronous copies\n", i, (unsigned long long)u->slab);
+                }
+            }
+            e = cudaMalloc(&s->dmem, u->slab);
+            if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming);
+            if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->released, cudaEventDisableTiming);
+            if (e != cudaSuccess) { gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", desc->device, i, cudaGetErrorString(e)); gpufeed_uploader_close(u); return GPUFEED_ERR_CUDA; }
+            {
+                void *dd;
+                gf__slab_layout(l, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
+                s->ddata = dd;
+            }
+        }
+#endif
+        {
+            void *hd;
+            gf__slab_layout(l, s->host, &hd, s->hfeat, s->hvalid);
+            s->hdata = hd;
+        }
+    }
+    (void)pinned;
+    *out = u;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_device_batch *b)
+{
+    gf__dslot *s;
+    gpufeed_result r;
+    gpufeed_loader *l;
+    if (!u || !b) return GPUFEED_ERR_INVALID_ARG;
+    memset(b, 0, sizeof *b);
+    l = u->l;
+    s = &u->s[u->k % (uint64_t)u->n];
+    if (s->held) {
+        gf__fmt(u->err, sizeof u->err, "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) before taking another", u->n);
+        return GPUFEED_ERR_INVALID_ARG;
+    }
+#ifdef GF__CUDA
+    if (u->on_device) {
+        cudaSetDevice(u->d.device);
+        if (s->used) cudaEventSynchronize(s->copied); /* its host slab is free once its last copy is done */
+    }
+#endif
+    /* the loader assembles this batch straight into the slot */
+    l->bdata = s->hdata; l->bfeat = s->hfeat; l->bvalid = s->hvalid;
+    r = gpufeed_loader_next(l, &b->host);
+    if (r) { if (r != GPUFEED_DONE) gf__fmt(u->err, sizeof u->err, "%s", gpufeed_loader_error(l)); return r; }
+    b->slot = (int32_t)(u->k % (uint64_t)u->n);
+    b->on_device = u->on_device;
+#ifdef GF__CUDA
+    if (u->on_device) {
+        const gpufeed_dataset *ds = l->ds;
+        size_t rows = (size_t)b->host.num_rows;
+        int32_t j;
+        cudaError_t e = cudaSuccess;
+        GF__NVTX_PUSH("gpufeed upload");
+        if (s->release_recorded) e = cudaStreamWaitEvent(u->copy, s->released, 0); /* the trainer is done with it */
+        if (e == cudaSuccess && ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && rows)
+            e = cudaMemcpyAsync(s->ddata, s->hdata, rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice, u->copy);
+        for (j = 0; j < ds->nfeat && e == cudaSuccess; j++) {
+            if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE && rows)
+                e = cudaMemcpyAsync(s->dfeat[j], s->hfeat[j], rows * gpufeed_dtype_size(ds->feats[j].dtype), cudaMemcpyHostToDevice, u->copy);
+            if (e == cudaSuccess && s->hvalid[j] && rows) e = cudaMemcpyAsync(s->dvalid[j], s->hvalid[j], rows, cudaMemcpyHostToDevice, u->copy);
+        }
+        if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
+        GF__NVTX_POP();
+        if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: copy of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
+        b->data = s->ddata; b->features = s->dfeat; b->valid = s->dvalid; b->ready = (void *)s->copied;
+    }
+#endif
+    s->used = 1; s->held = 1; s->release_recorded = 0;
+    u->k++;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_device_batch_wait(const gpufeed_device_batch *b, void *stream)
+{
+    if (!b) return GPUFEED_ERR_INVALID_ARG;
+    if (!b->on_device) return GPUFEED_OK;
+#ifdef GF__CUDA
+    return cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)b->ready, 0) == cudaSuccess ? GPUFEED_OK : GPUFEED_ERR_CUDA;
+#else
+    (void)stream;
+    return GPUFEED_OK;
+#endif
+}
+
+GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const gpufeed_device_batch *b, void *stream)
+{
+    gf__dslot *s;
+    if (!u || !b || b->slot < 0 || b->slot >= u->n) return GPUFEED_ERR_INVALID_ARG;
+    s = &u->s[b->slot];
+    if (!s->held) return GPUFEED_ERR_INVALID_ARG;
+#ifdef GF__CUDA
+    if (u->on_device) {
+        cudaSetDevice(u->d.device);
+        if (cudaEventRecord(s->released, (cudaStream_t)stream) != cudaSuccess) return GPUFEED_ERR_CUDA;
+        s->release_recorded = 1;
+    }
+#else
+    (void)stream;
+#endif
+    s->held = 0;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u) { return u ? u->err : ""; }
+
 #endif /* GPUFEED_IMPLEMENTATION_DONE */
 #endif /* GPUFEED_IMPLEMENTATION */
 
