@@ -6106,7 +6106,11 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     t_wait0 = l->wait_us;
     for (;;) {
         if (!l->epoch_open) {
-            if (l->d.epochs > 0 && l->epoch >= l->d.start_epoch + l->d.epochs) { l->done = 1; return GPUFEED_DONE; }
+            if (l->d.epochs > 0 && l->epoch >= l->d.start_epoch + l->d.epochs) {
+                l->done = 1;
+                gf__stop_workers(l); /* they are done: a cache build they finished is final now */
+                return GPUFEED_DONE;
+            }
             l->nb = gf__epoch_plan(l, l->epoch, &l->take_rows, &l->pad_rows, NULL);
             l->epoch_open = 1;
             if (l->epoch != l->first_epoch) { l->bidx = 0; l->rows_used = 0; l->epos = 0; }
@@ -6127,7 +6131,11 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
         }
         l->epoch++;
         l->epoch_open = 0;
-        if (l->total >= 0 && l->g >= l->total && !(l->d.epochs > 0 && l->epoch < l->d.start_epoch + l->d.epochs)) { l->done = 1; return GPUFEED_DONE; }
+        if (l->total >= 0 && l->g >= l->total && !(l->d.epochs > 0 && l->epoch < l->d.start_epoch + l->d.epochs)) {
+            l->done = 1;
+            gf__stop_workers(l);
+            return GPUFEED_DONE;
+        }
     }
     /* fill one batch */
     while (filled < l->B && l->rows_used < l->take_rows) {

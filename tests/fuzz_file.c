@@ -176,6 +176,7 @@ static int gff_known_result(gpufeed_result r)
     case GPUFEED_ERR_SCHEMA: case GPUFEED_ERR_ENCRYPTED: case GPUFEED_ERR_PAGE:
     case GPUFEED_ERR_CHECKSUM: case GPUFEED_ERR_CODEC: case GPUFEED_ERR_ENCODING:
     case GPUFEED_ERR_CORRUPT: case GPUFEED_ERR_DICTIONARY:
+    case GPUFEED_ERR_NO_DEVICE: case GPUFEED_ERR_CUDA:
         return 1;
     }
     return 0;
