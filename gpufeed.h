@@ -3828,9 +3828,22 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     for (i = 0; i < n; i += GF__TILE) {
         uint32_t k = n - i < GF__TILE ? n - i : GF__TILE, j;
         int64_t at = 0;
-        for (j = 0; j < k; j++) {
-            d->dbad[i + j] = 0;
-            if (!gf__canon_one(d, c->dict, i + j, &d->cv[j])) { d->dbad[i + j] = 2; d->cv[j] = 0; }
+        memset(d->dbad + i, 0, k);
+        switch (c->ci->physical) { /* the common types without a per-entry switch */
+        case GPUFEED_INT32:
+            if (d->uint32_src) for (j = 0; j < k; j++) d->cv[j] = (uint32_t)((const int32_t *)c->dict)[i + j];
+            else for (j = 0; j < k; j++) d->cv[j] = (uint64_t)(int64_t)((const int32_t *)c->dict)[i + j];
+            break;
+        case GPUFEED_INT64: case GPUFEED_DOUBLE: case GPUFEED_INT96:
+            memcpy(d->cv, (const uint64_t *)c->dict + i, (size_t)k * 8);
+            break;
+        case GPUFEED_FLOAT:
+            for (j = 0; j < k; j++) { double x = ((const float *)c->dict)[i + j]; memcpy(&d->cv[j], &x, 8); }
+            break;
+        default:
+            for (j = 0; j < k; j++)
+                if (!gf__canon_one(d, c->dict, i + j, &d->cv[j])) { d->dbad[i + j] = 2; d->cv[j] = 0; }
+            break;
         }
         /* convert, marking entries that fail and converting them unsafely */
         while (at < (int64_t)k) {
