@@ -3036,9 +3036,12 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     const gpufeed_chunk_info *ch = &rg->chunks[column];
     const gpufeed_column_info *ci = &f->md.columns[column];
     uint64_t start;
+    /* the same chunk again (another unit of it): its dictionary still holds */
+    int same = c->f == f && c->rg == row_group && c->col == column && c->has_dict && !c->failed;
     c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
     c->esz = gf__elem_size(ci->physical);
-    c->has_dict = 0; c->dict_n = 0; c->in_page = 0; c->page_left = 0; c->dict_pending = 0;
+    if (!same) { c->has_dict = 0; c->dict_n = 0; }
+    c->in_page = 0; c->page_left = 0; c->dict_pending = 0;
     c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
     c->win_len = 0; c->win_off = 0;
     c->err[0] = 0; c->failed = GPUFEED_OK;
@@ -4964,7 +4967,7 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
             d->dec_scale = bind[j].dec_scale; d->dec_int = bind[j].dec_int;
             d->name = ds->feats[j].column;
             d->seed = ds->feats[j].hash_seed;
-            d->dconv_ok = 0;
+            if (!c->has_dict) d->dconv_ok = 0; /* else the converted dictionary (keyed by dict_gen) still holds */
         }
         r = gf__col_position(c, pl ? &pl->idx[j] : NULL, ux->u.first_row, ux->u.first_row + ux->u.num_rows);
         if (r) return gf__scratch_fail_col(s, c, r);
