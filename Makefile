@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 
 TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench build/gpufeed-cache
 
-.PHONY: all tools demo test deps venv fixtures fuzz bench-dense bench-loader bench-cache clean
+.PHONY: all tools demo test deps venv fixtures fuzz bench-dense bench-loader bench-cache gpu-check clean
 
 all: tools
 
@@ -26,14 +26,22 @@ build/%: tools/%.c gpufeed.h
 	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ -lpthread -lm
 
 demo: tools
-	build/gpufeed-inspect examples/data/flights.parquet
+	build/gpufeed-inspect examples/data/flights.parquet | head -40
 	@echo
-	@echo "first 10 rows (gpufeed-cat --limit 10):"
-	build/gpufeed-cat --limit 10 examples/data/flights.parquet
+	@echo "first 5 rows (gpufeed-cat --limit 5):"
+	build/gpufeed-cat --limit 5 examples/data/flights.parquet
 	@echo
 	@echo "the loader: 3 epochs, 2 workers, shuffled, with a tensor cache (built in epoch 0, then served):"
 	rm -rf build/demo-cache
 	build/gpufeed-bench examples/data/flights.parquet --batch 4096 --workers 2 --seed 1 --epochs 3 --shuffle-window 2 --cache build/demo-cache
+	@echo
+	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && command -v nvcc >/dev/null 2>&1; then \
+	  echo "GPU found: training a small MLP fed by gpufeed (examples/train_mlp.cu)"; \
+	  nvcc -O2 -arch=native examples/train_mlp.cu -o build/train_mlp && build/train_mlp; \
+	else \
+	  echo "no GPU: dense batches on the CPU (examples/read_dense.c)"; \
+	  $(CC) -O2 examples/read_dense.c -o build/read_dense -lpthread -lm && build/read_dense; \
+	fi
 
 # System packages (clang for sanitizers and libFuzzer) and the Python venv
 # with the pinned writers used to make and check the fixture corpus.
@@ -65,6 +73,10 @@ bench-loader: tools venv
 
 bench-cache: tools venv
 	$(VENV)/bin/python tools/bench_cache.py
+
+# on a GPU machine: GPU tests (also under compute-sanitizer) and the example
+gpu-check:
+	bash tools/gpu_check.sh
 
 clean:
 	rm -rf build

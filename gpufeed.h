@@ -774,6 +774,7 @@ typedef struct gpufeed_device_batch {
     void *ready;                       /* cudaEvent_t fired when the copy is done */
     int32_t slot;
     int32_t on_device;                 /* 0: host fallback, use `host` */
+    uint64_t serial;                   /* which batch the slot holds (checked on release) */
 } gpufeed_device_batch;
 
 typedef struct gpufeed_uploader gpufeed_uploader;
@@ -782,7 +783,9 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     const gpufeed_device_desc *desc, gpufeed_error *err);
 /* The next batch, its copy queued (not finished): make the trainer's stream
    wait with gpufeed_device_batch_wait, never the host. At most `slots`
-   batches may be held; give each back with gpufeed_uploader_release. */
+   batches may be held at once, released in any order with
+   gpufeed_uploader_release. The caller's current CUDA device is left as it
+   was by every call. */
 GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_device_batch *b);
 /* cudaStreamWaitEvent(stream, b->ready): the stream waits, the host does not. */
 GPUFEED_API gpufeed_result gpufeed_device_batch_wait(const gpufeed_device_batch *b, void *stream);
@@ -792,6 +795,12 @@ GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const g
 GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u);
 GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u);
 /* 1 when built with CUDA and a device is usable; *why says otherwise. */
+#ifdef GF__CUDA
+/* switch to our device, remembering the caller's */
+static int gf__dev_enter(int32_t dev) { int prev = 0; cudaGetDevice(&prev); if (prev != dev) cudaSetDevice(dev); return prev; }
+static void gf__dev_leave(int32_t dev, int prev) { if (prev != dev) cudaSetDevice(prev); }
+#endif
+
 GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap);
 
 /* Helpers for tools and trainers. */
@@ -7000,6 +7009,7 @@ typedef struct gf__dslot {
     cudaEvent_t copied, released;
 #endif
     int used, held, release_recorded;
+    uint64_t serial;
 } gf__dslot;
 
 struct gpufeed_uploader {
@@ -7013,9 +7023,16 @@ struct gpufeed_uploader {
     void *save_data; void **save_feat; uint8_t **save_valid;
 #ifdef GF__CUDA
     cudaStream_t copy;
+    int caller_dev;
 #endif
     char err[GPUFEED_ERROR_MAX];
 };
+
+#ifdef GF__CUDA
+/* switch to our device, remembering the caller's */
+static int gf__dev_enter(int32_t dev) { int prev = 0; cudaGetDevice(&prev); if (prev != dev) cudaSetDevice(dev); return prev; }
+static void gf__dev_leave(int32_t dev, int prev) { if (prev != dev) cudaSetDevice(prev); }
+#endif
 
 GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap)
 {
@@ -7068,10 +7085,22 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
     int32_t i;
     if (!u) return;
     a = &u->l->ds->alloc;
-    /* give the loader its own batch buffer back */
-    u->l->bdata = u->save_data; u->l->bfeat = u->save_feat; u->l->bvalid = u->save_valid;
+    {   /* give the loader its own batch buffer back, with the last batch (padding repeats it) */
+        gpufeed_loader *l = u->l;
+        const gpufeed_dataset *ds = l->ds;
+        int32_t j;
+        if (l->prev_data != u->save_data || l->prev_feat != (void *const *)u->save_feat) {
+            if (l->delivered) {
+                if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy(u->save_data, l->prev_data, (size_t)(l->B * ds->row_bytes));
+                else for (j = 0; j < ds->nfeat; j++) memcpy(u->save_feat[j], l->prev_feat[j], (size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
+                for (j = 0; j < ds->nfeat; j++) if (u->save_valid[j] && l->prev_valid[j]) memcpy(u->save_valid[j], l->prev_valid[j], (size_t)l->B);
+            }
+            l->prev_data = u->save_data; l->prev_feat = u->save_feat; l->prev_valid = u->save_valid;
+        }
+        l->bdata = u->save_data; l->bfeat = u->save_feat; l->bvalid = u->save_valid;
+    }
 #ifdef GF__CUDA
-    if (u->on_device) { cudaSetDevice(u->d.device); if (u->copy) cudaStreamSynchronize(u->copy); }
+    if (u->on_device) { u->caller_dev = gf__dev_enter(u->d.device); if (u->copy) cudaStreamSynchronize(u->copy); }
 #endif
     if (u->s) for (i = 0; i < u->n; i++) {
         gf__dslot *s = &u->s[i];
@@ -7088,6 +7117,7 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
     }
 #ifdef GF__CUDA
     if (u->on_device && u->copy) cudaStreamDestroy(u->copy);
+    if (u->on_device) cudaSetDevice(u->caller_dev);
 #endif
     gf__free(a, u->s);
     gf__free(a, u);
@@ -7124,8 +7154,10 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     memset(u->s, 0, (size_t)u->n * sizeof(gf__dslot));
 #ifdef GF__CUDA
     if (u->on_device) {
-        cudaError_t e = cudaSetDevice(desc->device);
-        if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&u->copy, cudaStreamNonBlocking);
+        cudaError_t e;
+        u->caller_dev = gf__dev_enter(desc->device);
+        e = cudaGetLastError();
+        e = cudaStreamCreateWithFlags(&u->copy, cudaStreamNonBlocking);
         if (e != cudaSuccess) { gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d: %s", desc->device, cudaGetErrorString(e)); u->copy = NULL; gpufeed_uploader_close(u); return GPUFEED_ERR_CUDA; }
     }
 #endif
@@ -7179,6 +7211,9 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
         }
     }
     (void)pinned;
+#ifdef GF__CUDA
+    if (u->on_device) gf__dev_leave(desc->device, u->caller_dev);
+#endif
     *out = u;
     return GPUFEED_OK;
 }
@@ -7191,22 +7226,31 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
     if (!u || !b) return GPUFEED_ERR_INVALID_ARG;
     memset(b, 0, sizeof *b);
     l = u->l;
-    s = &u->s[u->k % (uint64_t)u->n];
-    if (s->held) {
-        gf__fmt(u->err, sizeof u->err, "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) before taking another", u->n);
-        return GPUFEED_ERR_INVALID_ARG;
+    {   /* the next free slot in ring order (releases may come in any order) */
+        int32_t i, at = -1;
+        for (i = 0; i < u->n; i++) { int32_t q = (int32_t)((u->k + (uint64_t)i) % (uint64_t)u->n); if (!u->s[q].held) { at = q; break; } }
+        if (at < 0) {
+            gf__fmt(u->err, sizeof u->err, "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) before taking another", u->n);
+            return GPUFEED_ERR_INVALID_ARG;
+        }
+        s = &u->s[at];
+        b->slot = at;
     }
 #ifdef GF__CUDA
     if (u->on_device) {
-        cudaSetDevice(u->d.device);
+        int prev = gf__dev_enter(u->d.device);
         if (s->used) cudaEventSynchronize(s->copied); /* its host slab is free once its last copy is done */
+        gf__dev_leave(u->d.device, prev);
     }
 #endif
     /* the loader assembles this batch straight into the slot */
     l->bdata = s->hdata; l->bfeat = s->hfeat; l->bvalid = s->hvalid;
-    r = gpufeed_loader_next(l, &b->host);
+    {
+        int32_t slot = b->slot;
+        r = gpufeed_loader_next(l, &b->host);
+        b->slot = slot;
+    }
     if (r) { if (r != GPUFEED_DONE) gf__fmt(u->err, sizeof u->err, "%s", gpufeed_loader_error(l)); return r; }
-    b->slot = (int32_t)(u->k % (uint64_t)u->n);
     b->on_device = u->on_device;
 #ifdef GF__CUDA
     if (u->on_device) {
@@ -7214,6 +7258,7 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         size_t rows = (size_t)b->host.num_rows;
         int32_t j;
         cudaError_t e = cudaSuccess;
+        int prev = gf__dev_enter(u->d.device);
         GF__NVTX_PUSH("gpufeed upload");
         if (s->release_recorded) e = cudaStreamWaitEvent(u->copy, s->released, 0); /* the trainer is done with it */
         if (e == cudaSuccess && ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && rows)
@@ -7225,11 +7270,13 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         }
         if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
         GF__NVTX_POP();
+        gf__dev_leave(u->d.device, prev);
         if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: copy of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
         b->data = s->ddata; b->features = s->dfeat; b->valid = s->dvalid; b->ready = (void *)s->copied;
     }
 #endif
     s->used = 1; s->held = 1; s->release_recorded = 0;
+    s->serial = b->serial = u->k;
     u->k++;
     return GPUFEED_OK;
 }
@@ -7249,13 +7296,19 @@ GPUFEED_API gpufeed_result gpufeed_device_batch_wait(const gpufeed_device_batch 
 GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const gpufeed_device_batch *b, void *stream)
 {
     gf__dslot *s;
-    if (!u || !b || b->slot < 0 || b->slot >= u->n) return GPUFEED_ERR_INVALID_ARG;
+    if (!u || !b) return GPUFEED_ERR_INVALID_ARG;
+    if (b->slot < 0 || b->slot >= u->n) { gf__fmt(u->err, sizeof u->err, "uploader: release of slot %d: no such slot", b->slot); return GPUFEED_ERR_INVALID_ARG; }
     s = &u->s[b->slot];
-    if (!s->held) return GPUFEED_ERR_INVALID_ARG;
+    if (!s->held || s->serial != b->serial) {
+        gf__fmt(u->err, sizeof u->err, "uploader: release of batch %llu in slot %d: %s", (unsigned long long)b->serial, b->slot, s->held ? "the slot holds a newer batch" : "not held");
+        return GPUFEED_ERR_INVALID_ARG;
+    }
 #ifdef GF__CUDA
     if (u->on_device) {
-        cudaSetDevice(u->d.device);
-        if (cudaEventRecord(s->released, (cudaStream_t)stream) != cudaSuccess) return GPUFEED_ERR_CUDA;
+        int prev = gf__dev_enter(u->d.device);
+        cudaError_t e = cudaEventRecord(s->released, (cudaStream_t)stream);
+        gf__dev_leave(u->d.device, prev);
+        if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: release: %s", cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
         s->release_recorded = 1;
     }
 #else

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 mkdir -p build/logs build/asan
 PASS=0; FAIL=0
 CC=${CC:-cc}
+CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")")}
 WARN="-std=c99 -Wall -Wextra -Werror -pedantic"
 SAN="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -53,6 +54,22 @@ build_all() {
     local n; n=$(basename "$t" .c)
     if build "$n" "$t"; then ok=$((ok + 1)); echo "PASS build $n"; else bad=$((bad + 1)); echo "FAIL build $n"; fi
   done
+  if [ -f tests/test_upload_host.c ]; then  # the host fallback, and the CUDA build of it
+    if build test_upload_host tests/test_upload_host.c -DGPUFEED_NO_CUDA; then ok=$((ok + 1)); echo "PASS build test_upload_host"; else bad=$((bad + 1)); echo "FAIL build test_upload_host"; fi
+    if [ -n "$CUDA_HOME" ] && [ -f "$CUDA_HOME/include/cuda_runtime.h" ]; then
+      if $CC -O2 $WARN -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_upload_host.c -o build/test_upload_host_cuda -L"$CUDA_HOME/lib64" -lcudart -lpthread -lm; then ok=$((ok + 1)); echo "PASS build test_upload_host (GPUFEED_CUDA, -lcudart)"; else bad=$((bad + 1)); echo "FAIL build test_upload_host (GPUFEED_CUDA)"; fi
+    else echo "SKIP build test_upload_host (GPUFEED_CUDA): no CUDA toolkit"; fi
+  fi
+  if command -v nvcc >/dev/null 2>&1; then  # CUDA code must compile here even without a GPU
+    for cu in tests/test_gpu.cu examples/train_mlp.cu; do
+      [ -f "$cu" ] || continue
+      n=$(basename "$cu" .cu)
+      if nvcc -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -I. "$cu" -o "build/$n" -lpthread 2>build/logs/nvcc_$n.err; then ok=$((ok + 1)); echo "PASS nvcc $n"; else bad=$((bad + 1)); echo "FAIL nvcc $n"; cat build/logs/nvcc_$n.err; fi
+    done
+  else echo "SKIP nvcc builds: nvcc not installed"; fi
+  if [ -f examples/read_dense.c ]; then
+    if $CC -O2 $WARN examples/read_dense.c -o build/read_dense -lpthread -lm; then ok=$((ok + 1)); echo "PASS build read_dense (one command)"; else bad=$((bad + 1)); echo "FAIL build read_dense"; fi
+  fi
   if [ -f tests/test_loader.c ]; then
     if clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm; then ok=$((ok + 1)); echo "PASS build tsan test_loader"; else bad=$((bad + 1)); echo "FAIL build tsan test_loader"; fi
   fi
@@ -122,6 +139,11 @@ suite committed_corpus   committed_corpus
 [ -x build/tsan_test_loader ] && suite loader_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_loader
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
+[ -x build/asan/test_upload_host ] && suite upload_host build/asan/test_upload_host
+[ -x build/test_upload_host_cuda ] && suite upload_host_cuda build/test_upload_host_cuda
+[ -x build/test_gpu ] && suite gpu build/test_gpu
+[ -x build/read_dense ] && suite example_read_dense build/read_dense
+[ -x build/train_mlp ] && suite example_train_mlp build/train_mlp
 if [ -x "$PY" ]; then
   suite generated_corpus generated_corpus
   [ -f tests/test_dense.py ] && suite dense $PY tests/test_dense.py --bin build/asan/gpufeed-dense --fixtures build/fixtures
