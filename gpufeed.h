@@ -4723,7 +4723,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
                        cut is read and decompressed by both units. Candidate
                        cuts are the page boundaries of every column; from each
                        start the cheapest candidate in [start + unit_rows/2,
-                       start + 4 unit_rows] wins (ties: nearest to
+                       start + 2 unit_rows] wins (ties: nearest to
                        start + unit_rows). Without a candidate, a page holding
                        more rows is cut inside, into at most 8 pieces. */
                     {
@@ -4738,7 +4738,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
                         { int64_t w2 = 0; for (ci = 0; ci < cand_n; ci++) if (!w2 || cand[ci] != cand[w2 - 1]) cand[w2++] = cand[ci]; cand_n = w2; }
                         start = 0;
                         while (rows - start > ds->unit_rows) {
-                            int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 4 * ds->unit_rows, target = start + ds->unit_rows;
+                            int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 2 * ds->unit_rows, target = start + ds->unit_rows;
                             int64_t best = -1;
                             uint64_t best_cost = UINT64_MAX;
                             while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
