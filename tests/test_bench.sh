@@ -21,7 +21,7 @@ if [ ! -x "$BENCH" ] || [ "$BENCH" -ot gpufeed.h ] || [ "$BENCH" -ot tools/gpufe
   fi
 fi
 
-IDS=tests/data/ids.parquet           # 20,000 rows, 20 units at --unit-rows 700
+IDS=tests/data/ids.parquet           # 20,000 rows, unit count at --unit-rows 700 read from gpufeed-dense
 FL=examples/data/flights.parquet     # 336,776 rows, one row group, one data page per
                                      # column: 10 units at --unit-rows 20000
 # run NAME ARGS...: stdout to $T/NAME.out, stderr to $T/NAME.err, exit code to $T/NAME.rc
@@ -129,7 +129,8 @@ check "flights: a shard is deterministic" bash -c "[ \$(cat $T/fw.rc) -eq 0 ] &&
 run tr $IDS --unit-rows 700 --batch 512 --epochs 1 --workers 2 --jitter-us 300 --trace $T/trace.json
 check "--trace: exits 0" rc_is tr 0
 check "--trace: starts with {\"traceEvents\": [" bash -c "head -c 17 $T/trace.json | grep -qF '{\"traceEvents\": ['"
-$PYTHON - "$T/trace.json" <<'PY'; check "--trace: valid JSON with decode events on worker threads" test $? -eq 0
+NUNITS=$(build/gpufeed-dense --unit-rows 700 -o /dev/null $IDS 2>&1 | sed -n 's/.*units \([0-9]*\).*/\1/p')
+$PYTHON - "$T/trace.json" "$NUNITS" <<'PY'; check "--trace: valid JSON with decode events on worker threads" test $? -eq 0
 import json, sys
 t = json.load(open(sys.argv[1]))
 ev = t["traceEvents"]
@@ -138,7 +139,7 @@ assert x, "no complete events"
 assert all(isinstance(e["ts"], int) and isinstance(e["dur"], int) for e in x)
 tids = {e["tid"] for e in x}
 assert {1, 2} <= tids, tids
-assert sum(1 for e in x if e["name"] == "decode unit") == 20, len(x)
+assert sum(1 for e in x if e["name"] == "decode unit") == int(sys.argv[2]), len(x)
 names = {e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"}
 assert {"consumer", "worker 0", "worker 1"} <= names, names
 PY
@@ -175,8 +176,8 @@ run nocol $IDS --batch 5 --columns id,nope
 check "missing column: exit 1 naming it" bash -c "[ \$(cat $T/nocol.rc) -eq 1 ] && grep -q 'nope' $T/nocol.err"
 run rankw $IDS --batch 5 --unit-rows 700 --rank 3 --world 3
 check "--rank 3 --world 3: exit 1, rank not in world" bash -c "[ \$(cat $T/rankw.rc) -eq 1 ] && grep -q 'rank 3 is not in world 3' $T/rankw.err"
-run toowide $IDS --batch 5 --unit-rows 700 --world 21
-check "--world 21 with 20 units: exit 1, cannot be shared" bash -c "[ \$(cat $T/toowide.rc) -eq 1 ] && grep -q 'units cannot be shared by 21 ranks' $T/toowide.err"
+run toowide $IDS --batch 5 --unit-rows 700 --world $((NUNITS + 1))
+check "--world (units + 1): exit 1, cannot be shared" bash -c "[ \$(cat $T/toowide.rc) -eq 1 ] && grep -q "units cannot be shared by $((NUNITS + 1)) ranks" $T/toowide.err"
 
 echo "$P passed, $F failed"
 [ $F -eq 0 ]
