@@ -177,7 +177,7 @@ check "missing column: exit 1 naming it" bash -c "[ \$(cat $T/nocol.rc) -eq 1 ] 
 run rankw $IDS --batch 5 --unit-rows 700 --rank 3 --world 3
 check "--rank 3 --world 3: exit 1, rank not in world" bash -c "[ \$(cat $T/rankw.rc) -eq 1 ] && grep -q 'rank 3 is not in world 3' $T/rankw.err"
 run toowide $IDS --batch 5 --unit-rows 700 --world $((NUNITS + 1))
-check "--world (units + 1): exit 1, cannot be shared" bash -c "[ \$(cat $T/toowide.rc) -eq 1 ] && grep -q "units cannot be shared by $((NUNITS + 1)) ranks" $T/toowide.err"
+check "--world (units + 1): exit 1, cannot be shared" bash -c "[ \$(cat $T/toowide.rc) -eq 1 ] && grep -q 'units cannot be shared by $((NUNITS + 1)) ranks' $T/toowide.err"
 
 echo "$P passed, $F failed"
 [ $F -eq 0 ]
