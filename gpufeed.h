@@ -5232,12 +5232,38 @@ struct gpufeed_reader {
 
 static size_t gf__align_up(size_t v) { return (v + (GPUFEED_ALIGN - 1)) & ~(size_t)(GPUFEED_ALIGN - 1); }
 
+/* One batch of B rows in one slab: the row-major data (or each feature's
+   array), then each validity mask, every part GPUFEED_ALIGN-aligned. */
+static size_t gf__batch_bytes(const gpufeed_dataset *ds, int64_t B)
+{
+    size_t t = 0;
+    int32_t j;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) t = gf__align_up((size_t)B * (size_t)ds->row_bytes);
+    else for (j = 0; j < ds->nfeat; j++) t += gf__align_up((size_t)B * gpufeed_dtype_size(ds->feats[j].dtype));
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) t += gf__align_up((size_t)B);
+    return t ? t : GPUFEED_ALIGN;
+}
+static void gf__batch_layout(const gpufeed_dataset *ds, int64_t B, uint8_t *base, void **data, void **feat, uint8_t **valid)
+{
+    size_t off = 0;
+    int32_t j;
+    *data = NULL;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { *data = base; off = gf__align_up((size_t)B * (size_t)ds->row_bytes); }
+    for (j = 0; j < ds->nfeat; j++) {
+        feat[j] = NULL;
+        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { feat[j] = base + off; off += gf__align_up((size_t)B * gpufeed_dtype_size(ds->feats[j].dtype)); }
+    }
+    for (j = 0; j < ds->nfeat; j++) {
+        valid[j] = NULL;
+        if (ds->feats[j].validity) { valid[j] = base + off; off += gf__align_up((size_t)B); }
+    }
+}
+
 GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dataset *ds, const gpufeed_reader_desc *desc, gpufeed_error *err)
 {
     gpufeed_reader *r;
     size_t total = 0, off;
-    int32_t j;
-    uint64_t chk;
+        uint64_t chk;
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_reader_open: out is NULL");
     *out = NULL;
@@ -5255,21 +5281,11 @@ GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dat
     r->valid = (uint8_t **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(uint8_t *));
     if (!r->features || !r->valid) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory"); }
     /* one slab: data (row-major) or each feature, then the masks */
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) total = gf__align_up((size_t)r->B * (size_t)ds->row_bytes);
-    else for (j = 0; j < ds->nfeat; j++) total += gf__align_up((size_t)r->B * gpufeed_dtype_size(ds->feats[j].dtype));
-    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) total += gf__align_up((size_t)r->B);
+    total = gf__batch_bytes(ds, r->B);
     r->buf = gf__alloc(&ds->alloc, total + GPUFEED_ALIGN);
     if (!r->buf) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory for a %llu-byte batch", (unsigned long long)total); }
     off = gf__align_up((size_t)(uintptr_t)r->buf) - (size_t)(uintptr_t)r->buf;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { r->data = (uint8_t *)r->buf + off; off += gf__align_up((size_t)r->B * (size_t)ds->row_bytes); }
-    for (j = 0; j < ds->nfeat; j++) {
-        r->features[j] = NULL;
-        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { r->features[j] = (uint8_t *)r->buf + off; off += gf__align_up((size_t)r->B * gpufeed_dtype_size(ds->feats[j].dtype)); }
-    }
-    for (j = 0; j < ds->nfeat; j++) {
-        r->valid[j] = NULL;
-        if (ds->feats[j].validity) { r->valid[j] = (uint8_t *)r->buf + off; off += gf__align_up((size_t)r->B); }
-    }
+    gf__batch_layout(ds, r->B, (uint8_t *)r->buf + off, &r->data, r->features, r->valid);
     *out = r;
     return GPUFEED_OK;
 }
@@ -5990,10 +6006,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
     /* the batch buffer (aligned), then the window row maps */
     {
         size_t off;
-        total = 0;
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) total = gf__align_up((size_t)l->B * (size_t)ds->row_bytes);
-        else for (j = 0; j < ds->nfeat; j++) total += gf__align_up((size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
-        for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) total += gf__align_up((size_t)l->B);
+        total = gf__batch_bytes(ds, l->B);
         l->bmem = gf__alloc(a, total + GPUFEED_ALIGN);
         l->bfeat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
         l->bvalid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
@@ -6004,15 +6017,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
         if (!l->bmem || !l->bfeat || !l->bvalid || !l->wunit || !l->wrow) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
         memset(l->bmem, 0, total + GPUFEED_ALIGN);
         off = gf__align_up((size_t)(uintptr_t)l->bmem) - (size_t)(uintptr_t)l->bmem;
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { l->bdata = (uint8_t *)l->bmem + off; off += gf__align_up((size_t)l->B * (size_t)ds->row_bytes); }
-        for (j = 0; j < ds->nfeat; j++) {
-            l->bfeat[j] = NULL;
-            if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { l->bfeat[j] = (uint8_t *)l->bmem + off; off += gf__align_up((size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype)); }
-        }
-        for (j = 0; j < ds->nfeat; j++) {
-            l->bvalid[j] = NULL;
-            if (ds->feats[j].validity) { l->bvalid[j] = (uint8_t *)l->bmem + off; off += gf__align_up((size_t)l->B); }
-        }
+        gf__batch_layout(ds, l->B, (uint8_t *)l->bmem + off, &l->bdata, l->bfeat, l->bvalid);
     }
 #if !defined(GPUFEED_NO_THREADS)
     for (j = 0; j < l->N; j++) {
@@ -7050,35 +7055,6 @@ GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap
 #endif
 }
 
-/* the slab layout of one batch: same as the loader's batch buffer */
-static void gf__slab_layout(const gpufeed_loader *l, uint8_t *base, void **data, void **feat, uint8_t **valid)
-{
-    const gpufeed_dataset *ds = l->ds;
-    size_t off = 0;
-    int32_t j;
-    *data = NULL;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { *data = base; off = gf__align_up((size_t)l->B * (size_t)ds->row_bytes); }
-    for (j = 0; j < ds->nfeat; j++) {
-        feat[j] = NULL;
-        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { feat[j] = base + off; off += gf__align_up((size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype)); }
-    }
-    for (j = 0; j < ds->nfeat; j++) {
-        valid[j] = NULL;
-        if (ds->feats[j].validity) { valid[j] = base + off; off += gf__align_up((size_t)l->B); }
-    }
-}
-
-static size_t gf__slab_bytes(const gpufeed_loader *l)
-{
-    const gpufeed_dataset *ds = l->ds;
-    size_t t = 0;
-    int32_t j;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) t = gf__align_up((size_t)l->B * (size_t)ds->row_bytes);
-    else for (j = 0; j < ds->nfeat; j++) t += gf__align_up((size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
-    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) t += gf__align_up((size_t)l->B);
-    return t ? t : GPUFEED_ALIGN;
-}
-
 GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
 {
     const gpufeed_allocator *a;
@@ -7148,7 +7124,7 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
         gpufeed_uploader_close(u);
         return gf__seterr(err, GPUFEED_ERR_NO_DEVICE, "uploader: %s (set host_fallback for host batches)", why);
     }
-    u->slab = gf__slab_bytes(l);
+    u->slab = gf__batch_bytes(l->ds, l->B);
     u->s = (gf__dslot *)gf__alloc(a, (size_t)u->n * sizeof(gf__dslot));
     if (!u->s) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
     memset(u->s, 0, (size_t)u->n * sizeof(gf__dslot));
@@ -7199,14 +7175,14 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
             if (e != cudaSuccess) { gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", desc->device, i, cudaGetErrorString(e)); gpufeed_uploader_close(u); return GPUFEED_ERR_CUDA; }
             {
                 void *dd;
-                gf__slab_layout(l, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
+                gf__batch_layout(l->ds, l->B, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
                 s->ddata = dd;
             }
         }
 #endif
         {
             void *hd;
-            gf__slab_layout(l, s->host, &hd, s->hfeat, s->hvalid);
+            gf__batch_layout(l->ds, l->B, s->host, &hd, s->hfeat, s->hvalid);
             s->hdata = hd;
         }
     }
