@@ -5263,7 +5263,7 @@ GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dat
 {
     gpufeed_reader *r;
     size_t total = 0, off;
-        uint64_t chk;
+    uint64_t chk;
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_reader_open: out is NULL");
     *out = NULL;
