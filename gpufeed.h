@@ -764,6 +764,12 @@ typedef struct gpufeed_device_desc {
                                           stay pageable, with a warning (0: no cap) */
     int32_t host_fallback;             /* 1: no CUDA (build or device) -> host batches;
                                           0: gpufeed_uploader_open fails */
+    uint64_t resident_bytes;           /* device-resident mode: when this rank's dense
+                                          data (rows x row bytes + masks) fits, it is
+                                          uploaded once and every batch is gathered on
+                                          the device by the same deterministic plan: no
+                                          PCIe traffic per epoch (nvcc builds, row-major
+                                          layout; else plain uploads). 0: off */
 } gpufeed_device_desc;
 
 typedef struct gpufeed_device_batch {
@@ -774,6 +780,7 @@ typedef struct gpufeed_device_batch {
     void *ready;                       /* cudaEvent_t fired when the copy is done */
     int32_t slot;
     int32_t on_device;                 /* 0: host fallback, use `host` */
+    int32_t resident;                  /* 1: gathered on the device; host.data is NULL */
     uint64_t serial;                   /* which batch the slot holds (checked on release) */
 } gpufeed_device_batch;
 
@@ -5500,6 +5507,8 @@ struct gpufeed_loader {
     gf__tev *ev; int64_t nev, cap_ev;
     uint64_t t_open;
     gf__cache *cache;
+    int index_mode;                    /* units "decode" to their global row ids (device-resident mode) */
+    int64_t *unit_base;                /* index mode: first global row of each unit */
     uint64_t epoch_bytes[64];          /* atomics */
     gpufeed_result failed;
     int done;
@@ -5592,7 +5601,12 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     gf__pos(l, g, &epoch, &i);
     unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
     s->g = g; s->unit = unit; s->err[0] = 0; s->res = GPUFEED_OK;
-    if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY && gf__cache_serve(l->cache, l->ds, unit, s, w->pc) == 0) {
+    if (l->index_mode) { /* the unit's global row ids */
+        int64_t k2, *o = (int64_t *)s->data;
+        rows = l->unit_rows[unit];
+        for (k2 = 0; k2 < rows; k2++) o[k2] = l->unit_base[unit] + k2;
+        s->rows = rows;
+    } else if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY && gf__cache_serve(l->cache, l->ds, unit, s, w->pc) == 0) {
         rows = s->rows;
     } else {
         gf__slot_layout(l, s); /* the slot's own buffers (a served unit pointed elsewhere) */
@@ -5808,14 +5822,25 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
 #endif
         }
     }
-    gf__free(a, l->w); gf__free(a, l->unit_rows); gf__free(a, l->win); gf__free(a, l->wunit); gf__free(a, l->wrow);
+    gf__free(a, l->w); gf__free(a, l->unit_rows); gf__free(a, l->unit_base); gf__free(a, l->win); gf__free(a, l->wunit); gf__free(a, l->wrow);
     gf__free(a, l->perm); gf__free(a, l->rank_rows); gf__free(a, l->bmem); gf__free(a, l->bfeat); gf__free(a, l->bvalid); gf__free(a, l->ev);
     gf__free(a, l);
 }
 
 GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l) { return l ? l->err : ""; }
 
+static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
+                                         gpufeed_error *err, const int64_t *rows_override);
+
 GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    return gf__loader_open_ex(out, ds, desc, err, NULL);
+}
+
+/* rows_override: the rows of every unit are known (the index loader of the
+   device-resident mode): no counting pass, no cache */
+static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
+                                         gpufeed_error *err, const int64_t *rows_override)
 {
     gpufeed_loader *l;
     const gpufeed_allocator *a;
@@ -5883,10 +5908,16 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
     memset(l->w, 0, (size_t)l->N * sizeof(gf__worker));
     l->perm_epoch = -1;
     for (i = 0; i < l->U; i++) {
-        l->unit_rows[i] = ds->units[i].u.num_rows;
-        if (l->unit_rows[i] > l->max_unit_rows) l->max_unit_rows = l->unit_rows[i];
+        l->unit_rows[i] = rows_override ? rows_override[i] : ds->units[i].u.num_rows;
+        if (ds->units[i].u.num_rows > l->max_unit_rows) l->max_unit_rows = ds->units[i].u.num_rows;
     }
-    if (desc->cache) {
+    if (rows_override) { /* the index loader: unit u holds rows unit_base[u] .. + unit_rows[u] */
+        l->index_mode = 1;
+        l->unit_base = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
+        if (!l->unit_base) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        for (i = 0; i < l->U; i++) l->unit_base[i] = i ? l->unit_base[i - 1] + l->unit_rows[i - 1] : 0;
+    }
+    if (desc->cache && !rows_override) {
         l->cache = gf__cache_new(ds, desc->cache);
         if (!l->cache) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for the cache"); }
         if (gf__cache_try_ready(l->cache, ds, desc->cache)) { /* rows from the cache's index */
@@ -5898,7 +5929,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
             for (i = 0; i < l->U; i++) if (ds->units[i].u.num_rows > l->max_unit_rows) l->max_unit_rows = ds->units[i].u.num_rows;
         }
     }
-    if (ds->npred > 0 && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY)) { /* rows that pass the predicates: one counting pass */
+    if (ds->npred > 0 && !rows_override && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY)) { /* rows that pass the predicates: one counting pass */
         gpufeed_scratch *s;
         gf__uslot tmp;
         memset(&tmp, 0, sizeof tmp);
@@ -7010,6 +7041,8 @@ typedef struct gf__dslot {
     uint8_t *hmem; uint8_t *host; int pinned;  /* 0 pageable, 1 registered, 2 cudaHostAlloc */
     void *hdata; void **hfeat; uint8_t **hvalid;
     void *dmem; void *ddata; void **dfeat; uint8_t **dvalid;
+    void *didx;                        /* resident mode: the batch's row ids, on the device */
+    void *hidx;                        /* ... and in pinned host memory */
 #ifdef GF__CUDA
     cudaEvent_t copied, released;
 #endif
@@ -7030,8 +7063,32 @@ struct gpufeed_uploader {
     cudaStream_t copy;
     int caller_dev;
 #endif
+    /* device-resident mode */
+    int resident;
+    gpufeed_dataset *ids;              /* the plan with one feature: the global row id */
+    gpufeed_feature idfeat;
+    int64_t idoff;
+    gpufeed_loader *il;                /* the index loader: same desc, same batches */
+    void *drows;                       /* every row, canonical unit order */
+    uint8_t **dmask;
+    int64_t total_rows;
     char err[GPUFEED_ERROR_MAX];
 };
+
+#if defined(GF__CUDA) && defined(__CUDACC__)
+/* dst row i = src row idx[i] (4-byte words when the row allows) */
+__global__ void gf__gather_kernel(const unsigned char *src, const long long *idx, long long n, long long rb, unsigned char *dst)
+{
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x, k;
+    if ((rb & 3) == 0) {
+        long long w = rb >> 2;
+        for (k = t; k < n * w; k += stride) ((unsigned *)dst)[k] = ((const unsigned *)src)[idx[k / w] * w + k % w];
+    } else {
+        for (k = t; k < n * rb; k += stride) dst[k] = src[idx[k / rb] * rb + k % rb];
+    }
+}
+#define GF__RESIDENT 1
+#endif
 
 #ifdef GF__CUDA
 /* switch to our device, remembering the caller's */
@@ -7092,12 +7149,135 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
         gf__free(a, s->hmem); gf__free(a, s->hfeat); gf__free(a, s->hvalid); gf__free(a, s->dfeat); gf__free(a, s->dvalid);
     }
 #ifdef GF__CUDA
+    if (u->on_device) {
+        for (i = 0; u->s && i < u->n; i++) { if (u->s[i].didx) cudaFree(u->s[i].didx); if (u->s[i].hidx) cudaFreeHost(u->s[i].hidx); }
+        if (u->drows) cudaFree(u->drows);
+        if (u->dmask) { int32_t j; for (j = 0; j < u->l->ds->nfeat; j++) if (u->dmask[j]) cudaFree(u->dmask[j]); }
+    }
     if (u->on_device && u->copy) cudaStreamDestroy(u->copy);
     if (u->on_device) cudaSetDevice(u->caller_dev);
 #endif
+    gpufeed_loader_close(u->il);
+    gf__free(a, u->ids); gf__free(a, u->dmask);
     gf__free(a, u->s);
     gf__free(a, u);
 }
+
+#ifdef GF__RESIDENT
+/* Device-resident mode: every unit decoded once (canonical order) and
+   copied to the device; an index loader with the same desc yields each
+   batch's global row ids, and a kernel gathers the rows. Same batches as
+   the host path, no PCIe traffic per epoch beyond the ids. */
+static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err)
+{
+    gpufeed_loader *l = u->l;
+    gpufeed_dataset *ds = l->ds;
+    const gpufeed_allocator *a = &ds->alloc;
+    gpufeed_loader_desc ld;
+    gpufeed_scratch *sc = NULL;
+    uint8_t *hdata = NULL, **hvalid = NULL;
+    int64_t i, nmask = 0, base = 0;
+    int32_t j, nf = ds->nfeat ? ds->nfeat : 1;
+    uint64_t bytes;
+    gpufeed_result r = GPUFEED_OK;
+    cudaError_t e = cudaSuccess;
+    if (ds->layout != GPUFEED_LAYOUT_ROW_MAJOR || l->index_mode) {
+        fprintf(stderr, "gpufeed: note: the device-resident mode needs the row-major layout: plain uploads\n");
+        return GPUFEED_OK;
+    }
+    for (i = 0; i < l->U; i++) u->total_rows += l->unit_rows[i];
+    for (j = 0; j < ds->nfeat; j++) nmask += ds->feats[j].validity != 0;
+    bytes = (uint64_t)u->total_rows * ((uint64_t)ds->row_bytes + (uint64_t)nmask);
+    if (bytes > u->d.resident_bytes) {
+        fprintf(stderr, "gpufeed: note: the dense data (%llu bytes) exceeds resident_bytes (%llu): plain uploads\n",
+                (unsigned long long)bytes, (unsigned long long)u->d.resident_bytes);
+        return GPUFEED_OK;
+    }
+    /* the index plan: the same units, one int64 feature (the row id) */
+    u->ids = (gpufeed_dataset *)gf__alloc(a, sizeof *u->ids);
+    u->dmask = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
+    hvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
+    if (!u->ids || !u->dmask || !hvalid) { gf__free(a, hvalid); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
+    memset(u->dmask, 0, (size_t)nf * sizeof(uint8_t *)); memset(hvalid, 0, (size_t)nf * sizeof(uint8_t *));
+    *u->ids = *ds;
+    memset(&u->idfeat, 0, sizeof u->idfeat);
+    u->idfeat.column = "row id"; u->idfeat.dtype = GPUFEED_DT_I64;
+    u->idoff = 0;
+    u->ids->feats = &u->idfeat; u->ids->nfeat = 1; u->ids->offs = &u->idoff; u->ids->row_bytes = 8;
+    u->ids->layout = GPUFEED_LAYOUT_ROW_MAJOR; u->ids->npred = 0; u->ids->preds = NULL;
+    ld = l->d; ld.cache = NULL; ld.trace_path = NULL; ld.workers = 1; ld.prefill = 0;
+    r = gf__loader_open_ex(&u->il, u->ids, &ld, err, l->unit_rows);
+    if (r) { gf__free(a, hvalid); return r; }
+    gf__stop_workers(l); /* the decoding loader has nothing left to do */
+    /* every row, once */
+    e = cudaMalloc(&u->drows, (size_t)(u->total_rows ? u->total_rows : 1) * (size_t)ds->row_bytes);
+    for (j = 0; j < ds->nfeat && e == cudaSuccess; j++) if (ds->feats[j].validity) e = cudaMalloc((void **)&u->dmask[j], (size_t)(u->total_rows ? u->total_rows : 1));
+    if (e != cudaSuccess) { gf__free(a, hvalid); return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy of %llu bytes: %s", (unsigned long long)bytes, cudaGetErrorString(e)); }
+    hdata = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows * (size_t)ds->row_bytes + 1);
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) hvalid[j] = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows + 1);
+    if (!hdata || gpufeed_scratch_create(ds, &sc)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
+    for (i = 0; i < l->U && !r; i++) {
+        int64_t rows = 0;
+        r = gpufeed_dataset_decode_unit(ds, sc, i, hdata, NULL, hvalid, &rows);
+        if (r) { gf__seterr(err, r, "%s", gpufeed_scratch_error(sc)); break; }
+        if (rows != l->unit_rows[i]) { r = gf__seterr(err, GPUFEED_ERR_CORRUPT, "uploader: unit %lld decoded to %lld rows, planned %lld", (long long)i, (long long)rows, (long long)l->unit_rows[i]); break; }
+        if (rows) e = cudaMemcpy((uint8_t *)u->drows + (size_t)base * (size_t)ds->row_bytes, hdata, (size_t)rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice);
+        for (j = 0; j < ds->nfeat && e == cudaSuccess && rows; j++) if (hvalid[j]) e = cudaMemcpy(u->dmask[j] + base, hvalid[j], (size_t)rows, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) { r = gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy: %s", cudaGetErrorString(e)); break; }
+        base += rows;
+    }
+    gpufeed_scratch_destroy(sc);
+    gf__free(a, hdata);
+    for (j = 0; j < ds->nfeat; j++) gf__free(a, hvalid[j]);
+    gf__free(a, hvalid);
+    if (r) return r;
+    for (i = 0; i < u->n; i++) { /* each slot: the batch's ids, pinned and on the device */
+        e = cudaMalloc(&u->s[i].didx, (size_t)l->B * 8);
+        if (e == cudaSuccess) e = cudaHostAlloc(&u->s[i].hidx, (size_t)l->B * 8 + GPUFEED_ALIGN, cudaHostAllocDefault);
+        if (e != cudaSuccess) return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: slot %lld: %s", (long long)i, cudaGetErrorString(e));
+    }
+    u->resident = 1;
+    return GPUFEED_OK;
+}
+
+/* one resident batch: ids from the index loader, rows gathered on the device */
+static gpufeed_result gf__resident_next(gpufeed_uploader *u, gf__dslot *s, gpufeed_device_batch *b)
+{
+    gpufeed_dataset *ds = u->l->ds;
+    gpufeed_result r;
+    int32_t slot = b->slot, j;
+    size_t rows;
+    cudaError_t e = cudaSuccess;
+    int prev;
+    u->il->bdata = s->hidx; /* the index loader assembles the ids straight into the pinned slot */
+    r = gpufeed_loader_next(u->il, &b->host);
+    b->slot = slot;
+    if (r) { if (r != GPUFEED_DONE) gf__fmt(u->err, sizeof u->err, "%s", gpufeed_loader_error(u->il)); return r; }
+    rows = (size_t)b->host.num_rows;
+    prev = gf__dev_enter(u->d.device);
+    GF__NVTX_PUSH("gpufeed resident gather");
+    if (s->release_recorded) e = cudaStreamWaitEvent(u->copy, s->released, 0);
+    if (e == cudaSuccess && rows) e = cudaMemcpyAsync(s->didx, s->hidx, rows * 8, cudaMemcpyHostToDevice, u->copy);
+    if (e == cudaSuccess && rows) {
+        unsigned blocks = (unsigned)((rows * (size_t)ds->row_bytes / 4 + 255) / 256);
+        if (blocks > 4096) blocks = 4096;
+        if (blocks == 0) blocks = 1;
+        gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->drows, (const long long *)s->didx, (long long)rows, (long long)ds->row_bytes, (unsigned char *)s->ddata);
+        for (j = 0; j < ds->nfeat; j++)
+            if (u->dmask[j]) gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->dmask[j], (const long long *)s->didx, (long long)rows, 1, (unsigned char *)s->dvalid[j]);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
+    GF__NVTX_POP();
+    gf__dev_leave(u->d.device, prev);
+    if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: resident gather of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
+    b->host.data = NULL; b->host.row_bytes = ds->row_bytes; b->host.feature_offset = ds->offs;
+    b->host.features = NULL; b->host.valid = NULL;
+    b->data = s->ddata; b->features = s->dfeat; b->valid = s->dvalid; b->ready = (void *)s->copied;
+    b->on_device = 1; b->resident = 1;
+    return GPUFEED_OK;
+}
+#endif
 
 GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l, const gpufeed_device_desc *desc, gpufeed_error *err)
 {
@@ -7187,6 +7367,12 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
         }
     }
     (void)pinned;
+#ifdef GF__RESIDENT
+    if (u->on_device && desc->resident_bytes) {
+        gpufeed_result rr = gf__resident_setup(u, err);
+        if (rr) { gpufeed_uploader_close(u); return rr; }
+    }
+#endif
 #ifdef GF__CUDA
     if (u->on_device) gf__dev_leave(desc->device, u->caller_dev);
 #endif
@@ -7217,6 +7403,16 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         int prev = gf__dev_enter(u->d.device);
         if (s->used) cudaEventSynchronize(s->copied); /* its host slab is free once its last copy is done */
         gf__dev_leave(u->d.device, prev);
+    }
+#endif
+#ifdef GF__RESIDENT
+    if (u->resident) {
+        r = gf__resident_next(u, s, b);
+        if (r) return r;
+        s->used = 1; s->held = 1; s->release_recorded = 0;
+        s->serial = b->serial = u->k;
+        u->k++;
+        return GPUFEED_OK;
     }
 #endif
     /* the loader assembles this batch straight into the slot */

@@ -230,6 +230,45 @@ static void check_device_bytes(int layout)
     close_pipe(&p);
 }
 static void test_a_device_bytes_row_major(void) { check_device_bytes(GPUFEED_LAYOUT_ROW_MAJOR); }
+
+/* device-resident mode: the dataset uploaded once, batches gathered on the
+   device: the same hashes as the host path, every epoch */
+static void test_a_resident_equals_host(void)
+{
+    const int64_t epochs = 3, B = 4096;
+    std::vector<uint64_t> ref = reference(GPUFEED_LAYOUT_ROW_MAJOR, 2024, epochs, B);
+    pipe_t p;
+    gpufeed_uploader *u = NULL;
+    gpufeed_device_desc d;
+    gpufeed_device_batch b;
+    gpufeed_error err;
+    gpufeed_result r;
+    cudaStream_t st;
+    size_t n = 0;
+    int mism = 0, resident = 1;
+    if (ref.empty() || open_pipe(&p, GPUFEED_LAYOUT_ROW_MAJOR, 2024, epochs, B)) { CHECK(0); return; }
+    memset(&d, 0, sizeof d);
+    d.device = 0; d.slots = 3; d.resident_bytes = (uint64_t)1 << 33;
+    if (gpufeed_uploader_open(&u, p.l, &d, &err)) { CHECK_MSG(0, "uploader_open: %s", err.message); close_pipe(&p); return; }
+    CK(cudaSetDevice(0));
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    while ((r = gpufeed_uploader_next(u, &b)) == GPUFEED_OK) {
+        uint64_t dh = device_hash(p.ds, 0, &b, st);
+        resident &= b.resident == 1 && b.host.data == NULL;
+        if (n >= ref.size() || dh != ref[n]) mism++;
+        CHECK(gpufeed_uploader_release(u, &b, st) == GPUFEED_OK);
+        n++;
+    }
+    CHECK_MSG(r == GPUFEED_DONE, "%d: %s", (int)r, gpufeed_uploader_error(u));
+    CHECK_MSG(resident, "batches did not come from the resident copy");
+    CHECK_MSG(n == ref.size(), "%zu batches, reference %zu", n, ref.size());
+    CHECK_MSG(mism == 0, "%d of %zu resident batches differ from the host path", mism, n);
+    printf("  resident: %zu batches over %lld epochs, gathered on the device == host path\n", n, (long long)epochs);
+    CK(cudaStreamSynchronize(st));
+    gpufeed_uploader_close(u);
+    CK(cudaStreamDestroy(st));
+    close_pipe(&p);
+}
 static void test_a_device_bytes_per_feature(void) { check_device_bytes(GPUFEED_LAYOUT_PER_FEATURE); }
 
 /* ---- (b) ----------------------------------------------------------------- */
@@ -430,7 +469,7 @@ static void test_d_host_does_not_block(void)
 int main(int argc, char **argv)
 {
     static const char *const names[] = {
-        "test_a_device_bytes_row_major", "test_a_device_bytes_per_feature", "test_b_slot_reuse_under_slow_trainer",
+        "test_a_device_bytes_row_major", "test_a_device_bytes_per_feature", "test_a_resident_equals_host", "test_b_slot_reuse_under_slow_trainer",
         "test_c_two_uploaders_one_device", "test_c_two_devices", "test_d_host_does_not_block"
     };
     char why[256];
@@ -455,6 +494,7 @@ int main(int argc, char **argv)
     }
     RUN(test_a_device_bytes_row_major);
     RUN(test_a_device_bytes_per_feature);
+    RUN(test_a_resident_equals_host);
     RUN(test_b_slot_reuse_under_slow_trainer);
     RUN(test_c_two_uploaders_one_device);
     RUN(test_c_two_devices);
