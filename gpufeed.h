@@ -620,7 +620,9 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r);
 /* Decodes a whole unit into caller buffers (the worker's call in the
    parallel pipeline). `scratch` holds per-thread decoder state: create one
    per thread with gpufeed_scratch_create. Rows failing the predicates are
-   dropped; *num_rows tells how many were written. */
+   dropped; *num_rows tells how many were written. The buffers must hold
+   the unit's planned rows (gpufeed_unit.num_rows): rows are decoded in
+   place before the dropped ones are squeezed out. */
 typedef struct gpufeed_scratch gpufeed_scratch;
 GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_scratch **out);
 GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s);
