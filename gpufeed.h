@@ -8,9 +8,11 @@
    This version contains: sources (file, memory, user read-at callback),
    the footer and its Thrift Compact Protocol metadata, the page walk,
    PLAIN / dictionary / RLE-bit-packed decoding of flat columns, a SNAPPY
-   decoder, and columnar-to-dense conversion over datasets of many files
-   (features, statistics pruning, predicates, units, batches). Worker
-   queues, the tensor cache and CUDA uploads build on it (README roadmap).
+   decoder, columnar-to-dense conversion over datasets of many files
+   (features, statistics pruning, predicates, units, batches), the
+   deterministic parallel loader (per-worker rings, seeded shuffles, rank
+   sharding, exact resume), the file-backed tensor cache, and pinned CUDA
+   uploads with a device-resident mode.
 
    Do this in exactly ONE C or C++ file:
 
@@ -54,6 +56,9 @@
      >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary
      >>column      the public column reader, page index
      >>dense       conversions, datasets, pruning, units, batch reader
+     >>queues      the deterministic parallel loader
+     >>cache       the file-backed tensor cache
+     >>upload      pinned slots, asynchronous copies, device-resident mode
      >>license     MIT / public domain
 
    Options (define before including the implementation)
@@ -69,6 +74,11 @@
      GPUFEED_NO_STDIO           no path sources (no open/pread): memory and
                                 callback sources only
      GPUFEED_NO_SNAPPY          leave the SNAPPY decoder out
+     GPUFEED_NO_THREADS         the loader decodes on the caller's thread
+     GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
+                                on by default under nvcc
+     GPUFEED_NO_CUDA            host batches only, even under nvcc
+     GPUFEED_NVTX               NVTX ranges around the pipeline's stages
      Limits (a hostile file hits a limit, not the allocator):
      GPUFEED_MAX_FOOTER_SIZE       256 MiB  serialized FileMetaData
      GPUFEED_MAX_THRIFT_DEPTH      64       nesting of Thrift structs/lists
