@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 
 TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench build/gpufeed-cache
 
-.PHONY: all tools demo test deps venv fixtures fuzz bench-dense bench-loader bench-cache gpu-check clean
+.PHONY: all tools demo test deps venv fixtures fuzz bench-dense bench-loader bench-cache bench-gpu gpu-check clean
 
 all: tools
 
@@ -77,6 +77,10 @@ bench-cache: tools venv
 # on a GPU machine: GPU tests (also under compute-sanitizer) and the example
 gpu-check:
 	bash tools/gpu_check.sh
+
+# on a GPU machine: the starvation benchmark (gpufeed vs PyTorch DataLoader)
+bench-gpu:
+	python3 tools/bench_gpu.py
 
 clean:
 	rm -rf build

@@ -61,7 +61,7 @@ build_all() {
     else echo "SKIP build test_upload_host (GPUFEED_CUDA): no CUDA toolkit"; fi
   fi
   if command -v nvcc >/dev/null 2>&1; then  # CUDA code must compile here even without a GPU
-    for cu in tests/test_gpu.cu examples/train_mlp.cu; do
+    for cu in tests/test_gpu.cu examples/train_mlp.cu tools/bench_gpu.cu; do
       [ -f "$cu" ] || continue
       n=$(basename "$cu" .cu)
       if nvcc -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -I. "$cu" -o "build/$n" -lpthread 2>build/logs/nvcc_$n.err; then ok=$((ok + 1)); echo "PASS nvcc $n"; else bad=$((bad + 1)); echo "FAIL nvcc $n"; cat build/logs/nvcc_$n.err; fi
