@@ -13,12 +13,13 @@ command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 # libFuzzer / sanitizer runtimes that ship separately from clang on Debian
 if command -v clang >/dev/null 2>&1; then
-  echo 'int LLVMFuzzerTestOneInput(const unsigned char*d,unsigned long n){(void)d;(void)n;return 0;}' > /tmp/gf_fuzz_probe.c
-  if ! clang -fsanitize=fuzzer,address /tmp/gf_fuzz_probe.c -o /tmp/gf_fuzz_probe >/dev/null 2>&1; then
+  probe=$(mktemp -d)
+  echo 'int LLVMFuzzerTestOneInput(const unsigned char*d,unsigned long n){(void)d;(void)n;return 0;}' > "$probe/p.c"
+  if ! clang -fsanitize=fuzzer,address "$probe/p.c" -o "$probe/p" >/dev/null 2>&1; then
     v=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
     need+=("libclang-rt-${v}-dev")
   fi
-  rm -f /tmp/gf_fuzz_probe.c /tmp/gf_fuzz_probe
+  rm -rf "$probe"
 fi
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   need+=(python3-venv)
