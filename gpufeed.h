@@ -52,7 +52,7 @@
      >>thrift      Thrift Compact Protocol decoder
      >>metadata    footer, FileMetaData, schema tree, row groups, statistics
      >>pages       page headers, the page walk of a column chunk
-     >>codecs      SNAPPY
+     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw)
      >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary
      >>column      the public column reader, page index
      >>dense       conversions, datasets, pruning, units, batch reader
@@ -74,6 +74,7 @@
      GPUFEED_NO_STDIO           no path sources (no open/pread): memory and
                                 callback sources only
      GPUFEED_NO_SNAPPY          leave the SNAPPY decoder out
+     GPUFEED_NO_LZ4             leave the LZ4 / LZ4_RAW decoder out
      GPUFEED_NO_THREADS         the loader decodes on the caller's thread
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
@@ -2351,6 +2352,89 @@ bad_lit:
 }
 #endif
 
+
+#ifndef GPUFEED_NO_LZ4
+/* LZ4 block format: sequences of (token, literals, offset, match). */
+static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, size_t *produced, char *msg, size_t cap)
+{
+    const uint8_t *ip = src, *iend = src + n;
+    uint8_t *op = dst, *oend = dst + dn;
+    while (ip < iend) {
+        unsigned tok = *ip++;
+        size_t lit = tok >> 4, mlen;
+        uint32_t off;
+        if (lit == 15) {
+            unsigned b;
+            do { if (ip >= iend) goto trunc; b = *ip++; lit += b; } while (b == 255);
+        }
+        if ((size_t)(iend - ip) < lit) goto trunc;
+        if ((size_t)(oend - op) < lit) { gf__fmt(msg, cap, "lz4: literals overrun the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+        memcpy(op, ip, lit); op += lit; ip += lit;
+        if (ip == iend) break; /* the last sequence has literals only */
+        if (iend - ip < 2) goto trunc;
+        off = gf__ld16(ip); ip += 2;
+        mlen = (tok & 15) + 4;
+        if ((tok & 15) == 15) {
+            unsigned b;
+            do { if (ip >= iend) goto trunc; b = *ip++; mlen += b; } while (b == 255);
+        }
+        if (off == 0 || off > (size_t)(op - dst)) { gf__fmt(msg, cap, "lz4: match offset %u outside the %llu bytes produced", off, (unsigned long long)(op - dst)); return GPUFEED_ERR_CODEC; }
+        if ((size_t)(oend - op) < mlen) { gf__fmt(msg, cap, "lz4: match overruns the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+        {
+            const uint8_t *from = op - off;
+            if (off >= 8 && (size_t)(oend - op) >= mlen + 8) {
+                uint8_t *e = op + mlen;
+                while (op < e) { memcpy(op, from, 8); op += 8; from += 8; }
+                op = e;
+            } else {
+                size_t i;
+                for (i = 0; i < mlen; i++) op[i] = from[i];
+                op += mlen;
+            }
+        }
+    }
+    *produced = (size_t)(op - dst);
+    return GPUFEED_OK;
+trunc:
+    gf__fmt(msg, cap, "lz4: block truncated at input byte %llu", (unsigned long long)(ip - src));
+    return GPUFEED_ERR_CODEC;
+}
+
+static uint32_t gf__ld32be(const uint8_t *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
+
+/* LZ4_RAW: one block that fills the page exactly */
+static gpufeed_result gf__lz4_raw(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    size_t got = 0;
+    gpufeed_result r = gf__lz4_block(src, n, dst, dn, &got, msg, cap);
+    if (r) return r;
+    if (got != dn) { gf__fmt(msg, cap, "lz4: block produced %llu bytes, page header says %llu", (unsigned long long)got, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    return GPUFEED_OK;
+}
+
+/* the legacy LZ4 codec: Hadoop framing (4-byte big-endian uncompressed and
+   compressed lengths per frame, several frames), or a raw block when the
+   framing does not parse */
+static gpufeed_result gf__lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    const uint8_t *ip = src, *iend = src + n;
+    size_t done = 0;
+    int framed = n >= 8;
+    while (framed && ip < iend) {
+        uint32_t ul, cl;
+        size_t got = 0;
+        char m2[GPUFEED_ERROR_MAX];
+        if (iend - ip < 8) { framed = 0; break; }
+        ul = gf__ld32be(ip); cl = gf__ld32be(ip + 4);
+        if (cl > (size_t)(iend - ip) - 8 || ul > dn - done) { framed = 0; break; }
+        if (gf__lz4_block(ip + 8, cl, dst + done, ul, &got, m2, sizeof m2) || got != ul) { framed = 0; break; }
+        done += ul; ip += 8 + (size_t)cl;
+    }
+    if (framed && done == dn) return GPUFEED_OK;
+    return gf__lz4_raw(src, n, dst, dn, msg, cap);
+}
+#endif
+
 /* Decompresses one page body. `dst` holds exactly dn bytes. */
 static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
 {
@@ -2358,6 +2442,10 @@ static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, si
     switch (codec) {
 #ifndef GPUFEED_NO_SNAPPY
     case GPUFEED_CODEC_SNAPPY: return gf__snappy(src, n, dst, dn, msg, cap);
+#endif
+#ifndef GPUFEED_NO_LZ4
+    case GPUFEED_CODEC_LZ4_RAW: return gf__lz4_raw(src, n, dst, dn, msg, cap);
+    case GPUFEED_CODEC_LZ4: return gf__lz4_hadoop(src, n, dst, dn, msg, cap);
 #endif
     default:
         gf__fmt(msg, cap, "codec %s is not supported yet", gpufeed_codec_name(codec));
@@ -2372,6 +2460,9 @@ static int gf__codec_supported(gpufeed_codec codec)
 #ifndef GPUFEED_NO_SNAPPY
     case GPUFEED_CODEC_SNAPPY: return 1;
 #endif
+#ifndef GPUFEED_NO_LZ4
+    case GPUFEED_CODEC_LZ4_RAW: case GPUFEED_CODEC_LZ4: return 1;
+#endif
     default: return 0;
     }
 }
@@ -2382,6 +2473,7 @@ static uint64_t gf__codec_max_expansion(gpufeed_codec codec, uint64_t n)
 {
     switch (codec) {
     case GPUFEED_CODEC_SNAPPY: return n * 22 + 32;   /* 64 bytes from a 3-byte copy */
+    case GPUFEED_CODEC_LZ4_RAW: case GPUFEED_CODEC_LZ4: return n * 256 + 64; /* a 255-run byte adds 255 */
     default: return UINT64_MAX;
     }
 }
@@ -2543,6 +2635,80 @@ static int gf__bit_width(uint32_t max)
     return w;
 }
 
+/* up to 64 bits at bit offset `bit`, LSB first */
+static uint64_t gf__bits_at(const uint8_t *p, uint64_t bit, int bw)
+{
+    uint64_t v = 0;
+    size_t byte = (size_t)(bit >> 3);
+    int sh = (int)(bit & 7), got = 0;
+    if (bw == 0) return 0;
+    while (got < bw) {
+        uint64_t b = (uint64_t)(p[byte++] >> sh);
+        v |= b << got;
+        got += 8 - sh;
+        sh = 0;
+    }
+    return bw >= 64 ? v : v & ((1ull << bw) - 1);
+}
+
+static int gf__uvarint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    int shift = 0;
+    for (;;) {
+        if (p >= end || shift > 63) return 0;
+        v |= (uint64_t)(*p & 0x7F) << shift;
+        if (!(*p++ & 0x80)) break;
+        shift += 7;
+    }
+    *pp = p; *out = v;
+    return 1;
+}
+
+/* DELTA_BINARY_PACKED: decodes up to `max` values of `w` bytes (4 or 8,
+   wrap-around arithmetic) into out; returns the count, -1 when corrupt.
+   *used: the bytes the stream took. */
+static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t *out, int64_t max, const uint8_t **used, char *msg, size_t cap)
+{
+    uint64_t bs, nmb, total, first, vpm, prev;
+    int64_t n = 0;
+    if (!gf__uvarint(&p, end, &bs) || !gf__uvarint(&p, end, &nmb) || !gf__uvarint(&p, end, &total) || !gf__uvarint(&p, end, &first)) {
+        gf__fmt(msg, cap, "DELTA_BINARY_PACKED header truncated"); return -1;
+    }
+    if (bs == 0 || bs > 65536 || bs % 128 || nmb == 0 || nmb > bs || bs % nmb || (bs / nmb) % 8) {
+        gf__fmt(msg, cap, "DELTA_BINARY_PACKED block of %llu values in %llu miniblocks is invalid", (unsigned long long)bs, (unsigned long long)nmb); return -1;
+    }
+    if (total > (uint64_t)max) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED claims %llu values, the page has room for %lld", (unsigned long long)total, (long long)max); return -1; }
+    vpm = bs / nmb;
+    prev = (first >> 1) ^ (0 - (first & 1));
+    if (total > 0) { if (w == 4) { uint32_t v = (uint32_t)prev; memcpy(out, &v, 4); } else memcpy(out, &prev, 8); n = 1; }
+    while ((uint64_t)n < total) {
+        uint64_t zmin, mind, m;
+        const uint8_t *widths;
+        if (!gf__uvarint(&p, end, &zmin)) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED block header truncated"); return -1; }
+        mind = (zmin >> 1) ^ (0 - (zmin & 1));
+        if ((uint64_t)(end - p) < nmb) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED bit widths truncated"); return -1; }
+        widths = p; p += nmb;
+        for (m = 0; m < nmb && (uint64_t)n < total; m++) {
+            int bw = widths[m];
+            uint64_t j, bytes;
+            if (bw > 64 || (w == 4 && bw > 32)) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED miniblock bit width %d", bw); return -1; }
+            bytes = vpm * (uint64_t)bw / 8;
+            if ((uint64_t)(end - p) < bytes) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED miniblock truncated"); return -1; }
+            for (j = 0; j < vpm && (uint64_t)n < total; j++) {
+                prev = prev + mind + gf__bits_at(p, j * (uint64_t)bw, bw);
+                if (w == 4) { uint32_t v = (uint32_t)prev; memcpy(out + (size_t)n * 4, &v, 4); prev = (uint64_t)(int64_t)(int32_t)v; }
+                else memcpy(out + (size_t)n * 8, &prev, 8);
+                n++;
+            }
+            p += bytes;
+        }
+    }
+    *used = p;
+    return n;
+}
+
 /* value element size in the output (INT96 becomes int64 nanoseconds) */
 static size_t gf__elem_size(gpufeed_physical_type t)
 {
@@ -2634,6 +2800,8 @@ struct gpufeed_column {
     void *dict; size_t dict_cap; uint32_t dict_n;
     uint32_t dict_gen;                 /* bumped at every dictionary page */
     int scan;                          /* header scan: no read-ahead */
+    uint8_t *tbuf; size_t tbuf_cap;    /* BYTE_STREAM_SPLIT values, put back together */
+    gpufeed_encoding enc_page;         /* the page's encoding as written */
     int dict_pending;                  /* after a seek: dictionary not loaded yet */
     /* current data page */
     int in_page;
@@ -2843,6 +3011,71 @@ static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
     return GPUFEED_OK;
 }
 
+
+/* DELTA_LENGTH_BYTE_ARRAY (lengths, then the bytes) and DELTA_BYTE_ARRAY
+   (prefix lengths, then suffixes as DELTA_LENGTH_BYTE_ARRAY) into PLAIN
+   form: BYTE_ARRAY as length + bytes, FIXED_LEN_BYTE_ARRAY as the bytes. */
+static gpufeed_result gf__col_delta_bytes(gpufeed_column *c, const uint8_t *vals, size_t vlen, int64_t nv, int prefixed)
+{
+    const gpufeed_allocator *a = &c->f->alloc;
+    const uint8_t *p = vals, *end = vals + vlen, *used = NULL;
+    int32_t *pre = NULL, *len = NULL;
+    int64_t n, n2 = 0, i, room = nv;
+    uint64_t total = 0, outsz;
+    char msg[GPUFEED_ERROR_MAX];
+    gpufeed_result r = GPUFEED_OK;
+    int flba = c->ci->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY;
+    if (c->ci->physical != GPUFEED_BYTE_ARRAY && !(flba && prefixed))
+        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "%s on a %s column", prefixed ? "DELTA_BYTE_ARRAY" : "DELTA_LENGTH_BYTE_ARRAY", gpufeed_physical_type_name(c->ci->physical));
+    if (room > 32768 * (int64_t)vlen + 1) room = 32768 * (int64_t)vlen + 1;
+    pre = (int32_t *)gf__alloc(a, (size_t)room * 4 + 8);
+    len = (int32_t *)gf__alloc(a, (size_t)room * 4 + 8);
+    if (!pre || !len) { r = gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %lld delta values", (long long)room); goto out; }
+    if (prefixed) {
+        n = gf__delta_bp(p, end, 4, (uint8_t *)pre, room, &used, msg, sizeof msg);
+        if (n < 0) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "prefix lengths: %s", msg); goto out; }
+        p = used;
+    } else n = -1;
+    n2 = gf__delta_bp(p, end, 4, (uint8_t *)len, room, &used, msg, sizeof msg);
+    if (n2 < 0) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "lengths: %s", msg); goto out; }
+    if (prefixed && n2 != n) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY has %lld prefixes but %lld suffixes", (long long)n, (long long)n2); goto out; }
+    p = used;
+    /* sizes: the suffix bytes must be there; values are prefix + suffix */
+    {
+        uint64_t sfx = 0, prev = 0;
+        for (i = 0; i < n2; i++) {
+            uint64_t pl = prefixed ? (uint64_t)(uint32_t)pre[i] : 0, v;
+            if (len[i] < 0 || (prefixed && (pre[i] < 0 || pl > prev))) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta value %lld has a negative length or a prefix longer than the value before it", (long long)i); goto out; }
+            sfx += (uint64_t)(uint32_t)len[i];
+            v = pl + (uint64_t)(uint32_t)len[i];
+            if (flba && v != (uint64_t)c->ci->type_length) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY value %lld has %llu bytes, the column %d", (long long)i, (unsigned long long)v, c->ci->type_length); goto out; }
+            if (v > UINT32_MAX) { r = gf__col_fail(c, GPUFEED_ERR_LIMIT, "delta value of %llu bytes", (unsigned long long)v); goto out; }
+            total += v; prev = v;
+        }
+        if (sfx > (uint64_t)(end - p)) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta byte arrays need %llu bytes, the page has %llu", (unsigned long long)sfx, (unsigned long long)(end - p)); goto out; }
+    }
+    outsz = total + (flba ? 0 : 4 * (uint64_t)n2);
+    if (outsz > GPUFEED_MAX_PAGE_SIZE) { r = gf__col_fail(c, GPUFEED_ERR_LIMIT, "delta byte arrays expand to %llu bytes, beyond GPUFEED_MAX_PAGE_SIZE", (unsigned long long)outsz); goto out; }
+    if (!gf__grow(a, &c->tbuf, &c->tbuf_cap, (size_t)outsz + 1)) { r = gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)outsz); goto out; }
+    {
+        uint8_t *o = c->tbuf, *last = NULL;
+        for (i = 0; i < n2; i++) {
+            uint32_t pl = prefixed ? (uint32_t)pre[i] : 0, sl = (uint32_t)len[i];
+            uint8_t *val;
+            if (!flba) { uint32_t vl = pl + sl; memcpy(o, &vl, 4); o += 4; }
+            val = o;
+            if (pl) memmove(o, last, pl); /* the previous value's first bytes */
+            memcpy(o + pl, p, sl);
+            p += sl; o += pl + sl;
+            last = val;
+        }
+        c->vp = c->tbuf; c->vend = o;
+    }
+out:
+    gf__free(a, pre); gf__free(a, len);
+    return r;
+}
+
 /* Advances to the next data page with values. GPUFEED_DONE at the end. */
 static gpufeed_result gf__col_next_page(gpufeed_column *c)
 {
@@ -2968,8 +3201,58 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             }
             c->vp = vals; c->vend = vals + vlen; c->bitpos = 0; c->idx_ready = 0;
             c->enc = (gpufeed_encoding)h.encoding;
+            c->enc_page = c->enc;
             switch (h.encoding) {
             case GPUFEED_ENC_PLAIN: break;
+            case GPUFEED_ENC_DELTA_BINARY_PACKED: {
+                /* decoded once into the page buffer, then read as PLAIN */
+                int w = c->ci->physical == GPUFEED_INT32 ? 4 : 8;
+                int64_t cnt, room;
+                const uint8_t *used = NULL;
+                char msg[GPUFEED_ERROR_MAX];
+                if (c->ci->physical != GPUFEED_INT32 && c->ci->physical != GPUFEED_INT64)
+                    return gf__col_fail(c, GPUFEED_ERR_ENCODING, "DELTA_BINARY_PACKED on a %s column", gpufeed_physical_type_name(c->ci->physical));
+                /* a page cannot hold more values than it has levels, nor more
+                   than a block (<= 65536 values, >= 2 bytes) per 2 bytes */
+                room = (int64_t)nv;
+                if (room > 32768 * (int64_t)vlen + 1) room = 32768 * (int64_t)vlen + 1;
+                if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, (size_t)room * (size_t)w + 8))
+                    return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %lld delta values", (long long)room);
+                cnt = gf__delta_bp(vals, vals + vlen, w, c->tbuf, room, &used, msg, sizeof msg);
+                if (cnt < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "%s", msg);
+                c->vp = c->tbuf; c->vend = c->tbuf + (size_t)cnt * (size_t)w;
+                c->enc = GPUFEED_ENC_PLAIN;
+                break;
+            }
+            case GPUFEED_ENC_DELTA_LENGTH_BYTE_ARRAY: case GPUFEED_ENC_DELTA_BYTE_ARRAY: {
+                /* rebuilt once into PLAIN form in the page buffer */
+                r = gf__col_delta_bytes(c, vals, vlen, (int64_t)nv, h.encoding == GPUFEED_ENC_DELTA_BYTE_ARRAY);
+                if (r) return r;
+                c->enc = GPUFEED_ENC_PLAIN;
+                break;
+            }
+            case GPUFEED_ENC_BYTE_STREAM_SPLIT: {
+                /* byte k of value i is at k * N + i: put the values back
+                   together once, then read them as PLAIN */
+                size_t w, nv2, i2, k2;
+                switch (c->ci->physical) {
+                case GPUFEED_FLOAT: case GPUFEED_INT32: w = 4; break;
+                case GPUFEED_DOUBLE: case GPUFEED_INT64: w = 8; break;
+                case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
+                default: return gf__col_fail(c, GPUFEED_ERR_ENCODING, "BYTE_STREAM_SPLIT on a %s column", gpufeed_physical_type_name(c->ci->physical));
+                }
+                if (vlen % w) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BYTE_STREAM_SPLIT section of %llu bytes is not a multiple of the %llu-byte values", (unsigned long long)vlen, (unsigned long long)w);
+                nv2 = vlen / w;
+                if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, vlen ? vlen : 1)) return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)vlen);
+                for (k2 = 0; k2 < w; k2++) {
+                    const uint8_t *in = vals + k2 * nv2;
+                    uint8_t *o = c->tbuf + k2;
+                    for (i2 = 0; i2 < nv2; i2++) o[i2 * w] = in[i2];
+                }
+                c->vp = c->tbuf; c->vend = c->tbuf + vlen;
+                c->enc = GPUFEED_ENC_PLAIN;
+                break;
+            }
             case GPUFEED_ENC_PLAIN_DICTIONARY: case GPUFEED_ENC_RLE_DICTIONARY:
                 if (!c->has_dict && c->dict_pending) {
                     /* after a seek: load the dictionary, then walk this page again */
@@ -3182,7 +3465,7 @@ GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c, gpufeed_column
     b->values = c->out;
     b->valid = c->ci->max_def > 0 ? c->valid : NULL;
     b->page = c->data_pages - 1;
-    b->encoding = c->enc;
+    b->encoding = c->enc_page;
     c->rows_done += n;
     c->page_left -= n;
     if (c->page_left == 0) c->in_page = 0;
@@ -3198,7 +3481,7 @@ GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
     if (!c) return;
     a = &c->f->alloc;
     gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict);
-    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc);
+    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
     gf__free(a, c);
 }
 
@@ -4886,7 +5169,7 @@ static gpufeed_result gf__col_init_buffers(gpufeed_column *c, const gpufeed_allo
 static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
 {
     gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict);
-    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc);
+    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
 }
 
 GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)

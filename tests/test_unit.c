@@ -1463,6 +1463,54 @@ static void test_result_strings(void)
     CHECK(strcmp(gpufeed_logical_type_name((gpufeed_logical_type)1000), "OTHER") == 0);
 }
 
+
+/* DELTA_BINARY_PACKED: the specification's shape with hand-made vectors */
+static void test_delta_binary_packed(void)
+{
+    static const uint8_t inc[] = { 0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0, 0, 0, 0 };          /* 1 2 3 4 5 */
+    static const uint8_t mix[] = { 0x80, 0x01, 0x04, 0x08, 0x0E, 0x03, 2, 0, 0, 0,
+                                   0xC0, 0x3F, 0, 0, 0, 0, 0, 0 };                             /* 7 5 3 1 2 3 4 5 */
+    int32_t out[16];
+    int64_t o64[16];
+    const uint8_t *used = NULL;
+    char msg[256];
+    int64_t n;
+    n = gf__delta_bp(inc, inc + sizeof inc, 4, (uint8_t *)out, 16, &used, msg, sizeof msg);
+    CHECK(n == 5 && out[0] == 1 && out[4] == 5 && used == inc + sizeof inc);
+    n = gf__delta_bp(mix, mix + sizeof mix, 4, (uint8_t *)out, 16, &used, msg, sizeof msg);
+    CHECK(n == 8 && out[0] == 7 && out[1] == 5 && out[3] == 1 && out[4] == 2 && out[7] == 5);
+    n = gf__delta_bp(mix, mix + sizeof mix, 8, (uint8_t *)o64, 16, &used, msg, sizeof msg);
+    CHECK(n == 8 && o64[3] == 1 && o64[7] == 5);
+    /* truncated miniblock, too many values for the room, bad block size */
+    CHECK(gf__delta_bp(mix, mix + sizeof mix - 3, 4, (uint8_t *)out, 16, &used, msg, sizeof msg) < 0);
+    CHECK(gf__delta_bp(mix, mix + sizeof mix, 4, (uint8_t *)out, 4, &used, msg, sizeof msg) < 0);
+    {
+        uint8_t bad[sizeof inc];
+        memcpy(bad, inc, sizeof inc); bad[0] = 0x05; bad[1] = 0x04; /* block of 5 values */
+        CHECK(gf__delta_bp(bad, bad + sizeof bad, 4, (uint8_t *)out, 16, &used, msg, sizeof msg) < 0);
+    }
+}
+
+/* LZ4: a raw block, the Hadoop framing around it, and malformed input */
+static void test_lz4(void)
+{
+    static const uint8_t blk[] = { 0x35, 'a', 'b', 'c', 0x03, 0x00 };   /* "abc" + match(3, 9) */
+    static const uint8_t framed[] = { 0, 0, 0, 12, 0, 0, 0, 6, 0x35, 'a', 'b', 'c', 0x03, 0x00,
+                                      0, 0, 0, 12, 0, 0, 0, 6, 0x35, 'a', 'b', 'c', 0x03, 0x00 };
+    static const uint8_t zero_off[] = { 0x35, 'a', 'b', 'c', 0x00, 0x00 };
+    static const uint8_t far_off[] = { 0x35, 'a', 'b', 'c', 0x09, 0x00 };
+    uint8_t out[32];
+    char msg[256];
+    CHECK(gf__lz4_raw(blk, sizeof blk, out, 12, msg, sizeof msg) == GPUFEED_OK && memcmp(out, "abcabcabcabc", 12) == 0);
+    CHECK(gf__lz4_hadoop(framed, sizeof framed, out, 24, msg, sizeof msg) == GPUFEED_OK && memcmp(out + 12, "abcabcabcabc", 12) == 0);
+    CHECK(gf__lz4_hadoop(blk, sizeof blk, out, 12, msg, sizeof msg) == GPUFEED_OK); /* no framing: a raw block */
+    CHECK(gf__lz4_raw(blk, sizeof blk, out, 11, msg, sizeof msg) == GPUFEED_ERR_CODEC);  /* overruns the output */
+    CHECK(gf__lz4_raw(blk, sizeof blk, out, 13, msg, sizeof msg) == GPUFEED_ERR_CODEC);  /* lies about the length */
+    CHECK(gf__lz4_raw(zero_off, sizeof zero_off, out, 12, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+    CHECK(gf__lz4_raw(far_off, sizeof far_off, out, 12, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+    CHECK(gf__lz4_raw(blk, 5, out, 12, msg, sizeof msg) == GPUFEED_ERR_CODEC);           /* truncated offset */
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -1490,5 +1538,7 @@ int main(void)
     RUN(test_half_to_float);
     RUN(test_crc32);
     RUN(test_result_strings);
+    RUN(test_delta_binary_packed);
+    RUN(test_lz4);
     return TEST_SUMMARY();
 }
