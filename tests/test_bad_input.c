@@ -1045,8 +1045,10 @@ static void test_unsupported_columns(void)
     s.ch[0].codec = 99;
     SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "codec");
     s.ch[0].codec = PQW_UNCOMPRESSED;
-    s.pages[0].encoding = pqw_set(5);     /* DELTA_BINARY_PACKED */
-    SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "DELTA_BINARY_PACKED", s.off);
+    s.pages[0].encoding = pqw_set(5);     /* DELTA_BINARY_PACKED over PLAIN bytes: a corrupt delta header */
+    SFAIL(&s, 0, GPUFEED_ERR_CORRUPT, "DELTA_BINARY_PACKED", s.off);
+    s.pages[0].encoding = pqw_set(1);     /* GROUP_VAR_INT: deprecated, never written */
+    SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "GROUP_VAR_INT", s.off);
     s.pages[0].encoding = pqw_set(77);
     SFAIL(&s, 0, GPUFEED_ERR_ENCODING, "77");
     s.pages[0].encoding = pqw_set(PQW_RLE);
