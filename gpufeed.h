@@ -889,16 +889,20 @@ extern ssize_t pread(int, void *, size_t, off_t);
 #define GF__PRINTF(a, b)
 #endif
 
+/* system headers that are not -pedantic clean (CUDA, NVTX) go between these */
+#if defined(__GNUC__) || defined(__clang__)
+#define GF__PEDANTIC_OFF _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wpedantic\"")
+#define GF__PEDANTIC_ON _Pragma("GCC diagnostic pop")
+#else
+#define GF__PEDANTIC_OFF
+#define GF__PEDANTIC_ON
+#endif
+
 /* NVTX ranges (GPUFEED_NVTX, header-only nvtx3) so Nsight shows the stages */
 #if defined(GPUFEED_NVTX)
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-#endif
+GF__PEDANTIC_OFF
 #include <nvtx3/nvToolsExt.h>
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+GF__PEDANTIC_ON
 #define GF__NVTX_PUSH(name) nvtxRangePushA(name)
 #define GF__NVTX_POP() nvtxRangePop()
 #else
@@ -2961,6 +2965,37 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
     return GPUFEED_OK;
 }
 
+/* Decompresses a page body (n bytes at src, un bytes once inflated) into
+   the reader's page buffer; *out points at the result. The claimed size is
+   checked against what the codec can expand to before anything is allocated. */
+static gpufeed_result gf__col_inflate(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, const uint8_t **out)
+{
+    char msg[GPUFEED_ERROR_MAX];
+    gpufeed_result r;
+    if ((uint64_t)un > gf__codec_max_expansion(c->ch->codec, (uint64_t)n))
+        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s",
+                            (unsigned long long)un, (unsigned long long)n, gpufeed_codec_name(c->ch->codec));
+    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, un ? un : 1))
+        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)un);
+    r = gf__decompress(c->ch->codec, src, n, c->dbuf, un, msg, sizeof msg);
+    if (r) return gf__col_fail(c, r, "%s", msg);
+    *out = c->dbuf;
+    return GPUFEED_OK;
+}
+
+/* A dictionary page's body (compressed or not) into the reader's dictionary. */
+static gpufeed_result gf__col_dict_page(gpufeed_column *c, const gf__ph *h, const uint8_t *p)
+{
+    const uint8_t *data = p;
+    size_t len = (size_t)h->csize;
+    if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
+        gpufeed_result r = gf__col_inflate(c, p, (size_t)h->csize, (size_t)h->usize, &data);
+        if (r) return r;
+        len = (size_t)h->usize;
+    }
+    return gf__col_load_dict(c, h, data, len);
+}
+
 /* Loads the dictionary page at the chunk's start without moving the page
    walk (used after a seek, when the first dictionary-encoded page needs it). */
 static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
@@ -2994,18 +3029,7 @@ static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
     if (r) return r;
     if (c->crc && h.has_crc && gf__crc_run(c->crc, 0, p, (size_t)h.csize) != (uint32_t)h.crc)
         return gf__col_fail(c, GPUFEED_ERR_CHECKSUM, "dictionary page CRC mismatch");
-    if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
-        char msg[GPUFEED_ERROR_MAX];
-        if ((uint64_t)h.usize > gf__codec_max_expansion(c->ch->codec, (uint64_t)h.csize))
-            return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %d bytes uncompressed from %d compressed: impossible for %s", h.usize, h.csize, gpufeed_codec_name(c->ch->codec));
-        if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, (size_t)h.usize))
-            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %d-byte page", h.usize);
-        r = gf__decompress(c->ch->codec, p, (size_t)h.csize, c->dbuf, (size_t)h.usize, msg, sizeof msg);
-        if (r) return gf__col_fail(c, r, "%s", msg);
-        r = gf__col_load_dict(c, &h, c->dbuf, (size_t)h.usize);
-    } else {
-        r = gf__col_load_dict(c, &h, p, (size_t)h.csize);
-    }
+    r = gf__col_dict_page(c, &h, p);
     if (r) return r;
     c->pos = save_pos; c->page_off = save_off; c->cur_page = save_page;
     return GPUFEED_OK;
@@ -3111,21 +3135,9 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
                 return gf__col_fail(c, GPUFEED_ERR_CHECKSUM, "page CRC is %08x, header says %08x", got, (uint32_t)h.crc);
         }
         if (h.type == GF__PAGE_DICT) {
-            const uint8_t *data = p;
-            size_t len = (size_t)h.csize;
             if (!h.has_dict) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page without a dictionary page header");
             if (c->data_pages > 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page after data pages");
-            if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
-                char msg[GPUFEED_ERROR_MAX];
-                if ((uint64_t)h.usize > gf__codec_max_expansion(c->ch->codec, (uint64_t)h.csize))
-                    return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %d bytes uncompressed from %d compressed: impossible for %s", h.usize, h.csize, gpufeed_codec_name(c->ch->codec));
-                if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, (size_t)h.usize))
-                    return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %d-byte page", h.usize);
-                r = gf__decompress(c->ch->codec, p, (size_t)h.csize, c->dbuf, (size_t)h.usize, msg, sizeof msg);
-                if (r) return gf__col_fail(c, r, "%s", msg);
-                data = c->dbuf; len = (size_t)h.usize;
-            }
-            r = gf__col_load_dict(c, &h, data, len);
+            r = gf__col_dict_page(c, &h, p);
             if (r) return r;
             continue;
         }
@@ -3153,29 +3165,19 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
                 vals = p + levels;
                 vlen = (size_t)((uint64_t)h.csize - levels);
                 if (h.is_compressed && c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED && vlen > 0) {
-                    char msg[GPUFEED_ERROR_MAX];
                     size_t ulen = (size_t)((uint64_t)h.usize - levels);
-                    if ((uint64_t)ulen > gf__codec_max_expansion(c->ch->codec, vlen))
-                        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s", (unsigned long long)ulen, (unsigned long long)vlen, gpufeed_codec_name(c->ch->codec));
-                    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, ulen ? ulen : 1))
-                        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)ulen);
-                    r = gf__decompress(c->ch->codec, vals, vlen, c->dbuf, ulen, msg, sizeof msg);
-                    if (r) return gf__col_fail(c, r, "%s", msg);
-                    vals = c->dbuf; vlen = ulen;
+                    r = gf__col_inflate(c, vals, vlen, ulen, &vals);
+                    if (r) return r;
+                    vlen = ulen;
                 }
                 /* levels must stay valid: they live in the window, which the
                    next fetch may move, but no fetch happens within a page */
             } else {
                 vals = p; vlen = (size_t)h.csize;
                 if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
-                    char msg[GPUFEED_ERROR_MAX];
-                    if ((uint64_t)h.usize > gf__codec_max_expansion(c->ch->codec, (uint64_t)h.csize))
-                        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %d bytes uncompressed from %d compressed: impossible for %s", h.usize, h.csize, gpufeed_codec_name(c->ch->codec));
-                    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, h.usize ? (size_t)h.usize : 1))
-                        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %d-byte page", h.usize);
-                    r = gf__decompress(c->ch->codec, p, (size_t)h.csize, c->dbuf, (size_t)h.usize, msg, sizeof msg);
-                    if (r) return gf__col_fail(c, r, "%s", msg);
-                    vals = c->dbuf; vlen = (size_t)h.usize;
+                    r = gf__col_inflate(c, p, (size_t)h.csize, (size_t)h.usize, &vals);
+                    if (r) return r;
+                    vlen = (size_t)h.usize;
                 }
                 if (c->ci->max_def > 0) {
                     int bw = gf__bit_width((uint32_t)c->ci->max_def);
@@ -7322,14 +7324,9 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
 
 #if !defined(GPUFEED_NO_CUDA) && (defined(__CUDACC__) || defined(GPUFEED_CUDA))
 #define GF__CUDA 1
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-#endif
+GF__PEDANTIC_OFF
 #include <cuda_runtime.h>
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+GF__PEDANTIC_ON
 #endif
 
 typedef struct gf__dslot {
