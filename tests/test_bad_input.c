@@ -2057,6 +2057,93 @@ static void test_errors_sticky(void)
     CHECK_MSG(g_rows_after_end == 0, "%ld reads after DONE or an error gave rows in the other tests", g_rows_after_end);
 }
 
+
+/* ---- the newer value encodings: hostile sections, and one valid read each */
+
+static int read_bytes_column(const pqw_buf *file, const char *want0, const char *want1)
+{
+    gpufeed_open_desc d;
+    gpufeed_file *f = NULL;
+    gpufeed_column *c = NULL;
+    gpufeed_column_batch b;
+    gpufeed_error err;
+    int ok = 0;
+    memset(&d, 0, sizeof d);
+    d.data = file->p; d.data_size = file->n; d.name = "delta.parquet";
+    if (gpufeed_file_open(&f, &d, &err) || gpufeed_column_open(f, 0, 0, NULL, &c, &err)) { fprintf(stderr, "  %s\n", err.message); goto out; }
+    if (gpufeed_column_read(c, &b) == GPUFEED_OK && b.num_rows == 2) {
+        const gpufeed_bytes *v = (const gpufeed_bytes *)b.values;
+        ok = v[0].len == strlen(want0) && memcmp(v[0].ptr, want0, v[0].len) == 0 &&
+             v[1].len == strlen(want1) && memcmp(v[1].ptr, want1, v[1].len) == 0;
+    }
+out:
+    gpufeed_column_close(c);
+    gpufeed_file_close(f);
+    return ok;
+}
+
+static void test_new_encodings(void)
+{
+    sfile s;
+    int i, k;
+    /* BYTE_STREAM_SPLIT: byte k of value i at k * n + i reads back the values */
+    s_init(&s, 1, PQW_REQUIRED);
+    {
+        uint8_t plain[40], split[40];
+        memcpy(plain, s.bodies[0].p, 40);
+        for (i = 0; i < 10; i++) for (k = 0; k < 4; k++) split[k * 10 + i] = plain[i * 4 + k];
+        memcpy(s.bodies[0].p, split, 40);
+    }
+    s.pages[0].encoding = pqw_set(9);
+    CHECK(reads_x(s_build(&s), 10, PQW_REQUIRED, 0));
+    s.pages[0].body_len = 39;            /* a section that is not whole values */
+    SFAIL(&s, 0, GPUFEED_ERR_CORRUPT, "BYTE_STREAM_SPLIT", "not a multiple", "column 'x'", s.off);
+    s.pages[0].body_len = 40;
+    s.pages[0].encoding = pqw_set(6);    /* DELTA_LENGTH_BYTE_ARRAY on INT32 */
+    SFAIL(&s, 0, GPUFEED_ERR_ENCODING, "DELTA_LENGTH_BYTE_ARRAY on a INT32 column", s.off);
+    s.pages[0].encoding = pqw_set(7);    /* DELTA_BYTE_ARRAY on INT32 */
+    SFAIL(&s, 0, GPUFEED_ERR_ENCODING, "DELTA_BYTE_ARRAY on a INT32 column", s.off);
+    s_free(&s);
+    {   /* DELTA_BYTE_ARRAY on a BYTE_ARRAY column: prefixes, suffix lengths, suffixes */
+        static const uint8_t ok_body[] = { 0x80, 0x01, 0x04, 0x02, 0x00, 0x02, 0, 0, 0, 0,   /* prefixes 0, 1 */
+                                           0x80, 0x01, 0x04, 0x02, 0x02, 0x00, 0, 0, 0, 0,   /* suffix lengths 1, 1 */
+                                           'a', 'b' };                                       /* -> "a", "ab" */
+        static const uint8_t long_prefix[] = { 0x80, 0x01, 0x04, 0x02, 0x00, 0x0A, 0, 0, 0, 0, /* prefixes 0, 5 */
+                                               0x80, 0x01, 0x04, 0x02, 0x02, 0x00, 0, 0, 0, 0, 'a', 'b' };
+        static const uint8_t fewer_suffixes[] = { 0x80, 0x01, 0x04, 0x02, 0x00, 0x02, 0, 0, 0, 0,
+                                                  0x80, 0x01, 0x04, 0x01, 0x02, 'a' };         /* one suffix length */
+        static const uint8_t short_bytes[] = { 0x80, 0x01, 0x04, 0x02, 0x00, 0x02, 0, 0, 0, 0,
+                                               0x80, 0x01, 0x04, 0x02, 0x02, 0x00, 0, 0, 0, 0, 'a' }; /* one byte of two */
+        const uint8_t *bodies[4];
+        size_t lens[4];
+        int which;
+        bodies[0] = ok_body; lens[0] = sizeof ok_body;
+        bodies[1] = long_prefix; lens[1] = sizeof long_prefix;
+        bodies[2] = fewer_suffixes; lens[2] = sizeof fewer_suffixes;
+        bodies[3] = short_bytes; lens[3] = sizeof short_bytes;
+        for (which = 0; which < 4; which++) {
+            pqw_schema sch[2];
+            pqw_page pg;
+            pqw_chunk ch;
+            pqw_rowgroup rg;
+            pqw_file f;
+            pqw_buf body = {0}, out = {0};
+            pqw_put(&body, bodies[which], lens[which]);
+            pg = pqw_data_page(&body, 2, PQW_PLAIN);
+            pg.encoding = pqw_set(7);
+            pqw_simple(&f, sch, &rg, &ch, "s", PQW_BYTE_ARRAY, PQW_REQUIRED, &pg, 1);
+            pqw_build(&f, &out);
+            switch (which) {
+            case 0: CHECK(read_bytes_column(&out, "a", "ab")); break;
+            case 1: EXPECT_FAIL(&out, 0, GPUFEED_ERR_CORRUPT, "column 's'", "prefix longer than the value before it"); break;
+            case 2: EXPECT_FAIL(&out, 0, GPUFEED_ERR_CORRUPT, "column 's'", "2 prefixes but 1 suffixes"); break;
+            default: EXPECT_FAIL(&out, 0, GPUFEED_ERR_CORRUPT, "column 's'", "need 2 bytes, the page has 1"); break;
+            }
+            pqw_free(&body); pqw_free(&out);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(test_tiny_and_magic);
@@ -2086,5 +2173,6 @@ int main(void)
     RUN(test_big_page_headers);
     RUN(test_virtual_sources);
     RUN(test_errors_sticky);
+    RUN(test_new_encodings);
     return TEST_SUMMARY();
 }
