@@ -94,6 +94,7 @@
                                             (nested columns, later)
      GPUFEED_ERROR_MAX             512      bytes of an error message
      GPUFEED_MAX_FEATURES          4096     features of one dataset
+     GPUFEED_MAX_WORKERS           256      loader threads
      GPUFEED_ALIGN                 256      alignment of batch buffers
 
    Byte order: Parquet is little-endian and so is every host gpufeed
