@@ -47,13 +47,14 @@
      >>options     build options and limits
      >>api         public types and functions
      >>impl        implementation starts
-     >>base        allocation, errors, little-endian helpers, CRC32
+     >>base        allocation, errors, little-endian and varint helpers, CRC32
      >>source      file / memory / callback sources
      >>thrift      Thrift Compact Protocol decoder
      >>metadata    footer, FileMetaData, schema tree, row groups, statistics
      >>pages       page headers, the page walk of a column chunk
      >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw)
-     >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary
+     >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary, DELTA_*,
+                   BYTE_STREAM_SPLIT
      >>column      the public column reader, page index
      >>dense       conversions, datasets, pruning, units, batch reader
      >>queues      the deterministic parallel loader
@@ -938,6 +939,23 @@ static int gf__mul_ok_u64(uint64_t a, uint64_t b, uint64_t *out)
     *out = a * b;
     return 1;
 }
+
+/* An unsigned LEB128 varint of at most `maxb` bytes (the formats differ:
+   snappy 5, RLE run headers 6, delta streams 10): 1 read, 0 the input
+   ends first, -1 longer than maxb. */
+static int gf__varint(const uint8_t **pp, const uint8_t *end, int maxb, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < maxb; i++) {
+        if (p >= end) return 0;
+        v |= (uint64_t)(*p & 0x7F) << (7 * i);
+        if (!(*p++ & 0x80)) { *pp = p; *out = v; return 1; }
+    }
+    return -1;
+}
+#define gf__uvarint(pp, end, out) (gf__varint((pp), (end), 10, (out)) == 1)
 
 static uint16_t gf__ld16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static uint32_t gf__ld32(const uint8_t *p)
@@ -2273,16 +2291,11 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
 /* SNAPPY raw format: a varint length, then literals and back-references. */
 static int gf__snappy_length(const uint8_t *src, size_t n, uint64_t *len, size_t *hdr)
 {
-    uint64_t v = 0;
-    size_t i;
-    for (i = 0; i < n && i < 5; i++) {
-        v |= (uint64_t)(src[i] & 0x7F) << (7 * i);
-        if (!(src[i] & 0x80)) {
-            if (v > UINT32_MAX) return 0;
-            *len = v; *hdr = i + 1; return 1;
-        }
-    }
-    return 0;
+    const uint8_t *p = src;
+    uint64_t v;
+    if (gf__varint(&p, src + n, 5, &v) != 1 || v > UINT32_MAX) return 0;
+    *len = v; *hdr = (size_t)(p - src);
+    return 1;
 }
 
 static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
@@ -2528,16 +2541,9 @@ static uint64_t gf__ld_upto8(const uint8_t *q, const uint8_t *end)
 static int gf__rle_next_run(gf__rle *r)
 {
     uint64_t h = 0;
-    int shift = 0;
-    for (;;) {
-        uint8_t b;
-        if (r->p >= r->end) return 0;
-        b = *r->p++;
-        h |= (uint64_t)(b & 0x7F) << shift;
-        if (!(b & 0x80)) break;
-        shift += 7;
-        if (shift > 35) { r->err = 1; return 0; }
-    }
+    int got = gf__varint(&r->p, r->end, 6, &h);
+    if (got < 0) { r->err = 1; return 0; }
+    if (got == 0) { r->p = r->end; return 0; }
     if (h & 1) {
         uint64_t groups = h >> 1, vals = groups * 8, bytes = groups * (uint64_t)r->bw;
         uint64_t have = (uint64_t)(r->end - r->p);
@@ -2654,21 +2660,6 @@ static uint64_t gf__bits_at(const uint8_t *p, uint64_t bit, int bw)
         sh = 0;
     }
     return bw >= 64 ? v : v & ((1ull << bw) - 1);
-}
-
-static int gf__uvarint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
-{
-    const uint8_t *p = *pp;
-    uint64_t v = 0;
-    int shift = 0;
-    for (;;) {
-        if (p >= end || shift > 63) return 0;
-        v |= (uint64_t)(*p & 0x7F) << shift;
-        if (!(*p++ & 0x80)) break;
-        shift += 7;
-    }
-    *pp = p; *out = v;
-    return 1;
 }
 
 /* DELTA_BINARY_PACKED: decodes up to `max` values of `w` bytes (4 or 8,

@@ -8,6 +8,7 @@
              [--even drop|pad] [--drop-last] [--start-epoch e --start-batch k]
              [--ring-depth D] [--unit-rows N] [--prefill] [--jitter-us X]
              [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
+             [--mmap]
 
    --print-batches prints one line per batch: `epoch index rows hash`
    (hash: 64-bit hash of the batch's bytes), the determinism contract: the
@@ -42,7 +43,8 @@ static void usage(void)
     fprintf(stderr, "usage: gpufeed-bench FILE... --batch B [--columns a,b] [--dtype T] [--workers N] [--seed S] [--epochs E]\n"
                     "         [--shuffle-window W] [--no-shuffle] [--rank r --world w] [--even drop|pad] [--drop-last]\n"
                     "         [--start-epoch e --start-batch k] [--ring-depth D] [--unit-rows N] [--prefill]\n"
-                    "         [--jitter-us X] [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n");
+                    "         [--jitter-us X] [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n"
+                    "         [--mmap]\n");
 }
 
 static const char **g_files;
