@@ -3,7 +3,9 @@
 #   make test    everything CI runs (installs what it needs on a fresh machine)
 #   make tools   build/gpufeed-inspect, gpufeed-cat, gpufeed-dense, gpufeed-bench
 #   make bench-dense   Parquet -> dense float32 vs pyarrow -> NumPy (BENCH.md)
-#   make fuzz    run the libFuzzer target for FUZZ_SECONDS (default 60)
+#   make fuzz    run the whole-file libFuzzer target for FUZZ_SECONDS (default 60)
+#   make fuzz-all      every per-decoder target + whole files, FUZZ_SECONDS each
+#   make bench-codecs  our codecs vs libsnappy/liblz4/zlib/libdeflate/libzstd
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -12,10 +14,11 @@ SAN     := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-om
 PYTHON  ?= python3
 VENV    := .venv
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 2
 
 TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench build/gpufeed-cache
 
-.PHONY: all tools demo test deps venv fixtures fuzz bench-dense bench-loader bench-cache bench-gpu gpu-check clean
+.PHONY: all tools demo test deps venv fixtures fuzz fuzz-all bench-codecs bench-dense bench-loader bench-cache bench-gpu gpu-check clean
 
 all: tools
 
@@ -64,6 +67,14 @@ fuzz: deps
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_file.c -o build/fuzz_file
 	cp -n tests/data/*.parquet tests/fuzz/* build/fuzz-corpus/ 2>/dev/null || true
 	build/fuzz_file -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 -dict=tests/fuzz.dict build/fuzz-corpus
+
+fuzz-all: deps venv
+	bash tools/fuzz_all.sh $(FUZZ_SECONDS) $(FUZZ_JOBS)
+
+bench-codecs: deps
+	@mkdir -p build
+	$(CC) -O2 $(WARN) -I. tools/bench_codecs.c -o build/bench_codecs -lsnappy -llz4 -lz -ldeflate -lzstd -lpthread -lm
+	build/bench_codecs
 
 bench-dense: tools venv
 	$(VENV)/bin/python tools/bench_dense.py

@@ -76,6 +76,16 @@
                                 callback sources only
      GPUFEED_NO_SNAPPY          leave the SNAPPY decoder out
      GPUFEED_NO_LZ4             leave the LZ4 / LZ4_RAW decoder out
+     GPUFEED_USE_LIBSNAPPY      SNAPPY pages through the system libsnappy
+                                instead of ours (link -lsnappy)
+     GPUFEED_USE_LIBLZ4         LZ4 blocks through the system liblz4
+                                instead of ours (link -llz4)
+     GPUFEED_USE_BROTLI         BROTLI pages through the system
+                                libbrotlidec (link -lbrotlidec); without it
+                                a BROTLI column is a clear error that names
+                                this macro (gpufeed has no brotli decoder of
+                                its own: the format's 122 KiB built-in
+                                dictionary would double the header)
      GPUFEED_NO_THREADS         the loader decodes on the caller's thread
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
@@ -898,6 +908,17 @@ extern ssize_t pread(int, void *, size_t, off_t);
 #else
 #define GF__PEDANTIC_OFF
 #define GF__PEDANTIC_ON
+#endif
+
+/* opt-in system codec libraries (see the options list at the top) */
+#if defined(GPUFEED_USE_LIBSNAPPY) && !defined(GPUFEED_NO_SNAPPY)
+#include <snappy-c.h>
+#endif
+#if defined(GPUFEED_USE_LIBLZ4) && !defined(GPUFEED_NO_LZ4)
+#include <lz4.h>
+#endif
+#if defined(GPUFEED_USE_BROTLI)
+#include <brotli/decode.h>
 #endif
 
 /* NVTX ranges (GPUFEED_NVTX, header-only nvtx3) so Nsight shows the stages */
@@ -2287,7 +2308,7 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
 
 /* >>codecs --------------------------------------------------------------- */
 
-#ifndef GPUFEED_NO_SNAPPY
+#if !defined(GPUFEED_NO_SNAPPY) && !defined(GPUFEED_USE_LIBSNAPPY)
 /* SNAPPY raw format: a varint length, then literals and back-references. */
 static int gf__snappy_length(const uint8_t *src, size_t n, uint64_t *len, size_t *hdr)
 {
@@ -2372,7 +2393,38 @@ bad_lit:
 
 
 #ifndef GPUFEED_NO_LZ4
-/* LZ4 block format: sequences of (token, literals, offset, match). */
+/* LZ4 block format: sequences of (token, literals, offset, match).
+   The fast loop runs while at least 32 bytes of input and output remain:
+   short literal runs and matches are then copied 16 / 8 bytes at a time
+   (over-copying into bytes that are written again next); near either end
+   every copy is exact. Overlapping matches (offset < 8) are widened to a
+   multiple of the offset that is >= 8 after their first 8 bytes. */
+#ifdef GPUFEED_USE_LIBLZ4
+/* opt-in: the system liblz4 decodes each block (link -llz4) */
+static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, size_t *produced, char *msg, size_t cap)
+{
+    int r;
+    if (n > 0x7E000000u || dn > 0x7E000000u) { gf__fmt(msg, cap, "lz4: block of %llu bytes is too large for liblz4", (unsigned long long)n); return GPUFEED_ERR_CODEC; }
+    r = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n, (int)dn);
+    if (r < 0) { gf__fmt(msg, cap, "lz4: liblz4 rejects the block (corrupt at input byte %d)", -r - 1); return GPUFEED_ERR_CODEC; }
+    *produced = (size_t)r;
+    return GPUFEED_OK;
+}
+#else
+static void gf__lz4_match(uint8_t *op, size_t off, size_t mlen)
+{
+    /* the caller guarantees mlen + 8 bytes of room after op */
+    const uint8_t *from = op - off;
+    uint8_t *e = op + mlen;
+    if (off < 8) {
+        size_t i;
+        for (i = 0; i < 8; i++) op[i] = from[i];
+        op += 8;
+        from = op - (off * ((8 + off - 1) / off));
+    }
+    while (op < e) { memcpy(op, from, 8); op += 8; from += 8; }
+}
+
 static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, size_t *produced, char *msg, size_t cap)
 {
     const uint8_t *ip = src, *iend = src + n;
@@ -2380,15 +2432,19 @@ static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, 
     while (ip < iend) {
         unsigned tok = *ip++;
         size_t lit = tok >> 4, mlen;
-        uint32_t off;
-        if (lit == 15) {
-            unsigned b;
-            do { if (ip >= iend) goto trunc; b = *ip++; lit += b; } while (b == 255);
+        size_t off;
+        if (lit < 15 && iend - ip >= 32 && oend - op >= 32) {
+            memcpy(op, ip, 16); op += lit; ip += lit;       /* short literals */
+        } else {
+            if (lit == 15) {
+                unsigned b;
+                do { if (ip >= iend) goto trunc; b = *ip++; lit += b; } while (b == 255);
+            }
+            if ((size_t)(iend - ip) < lit) goto trunc;
+            if ((size_t)(oend - op) < lit) { gf__fmt(msg, cap, "lz4: literals overrun the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+            memcpy(op, ip, lit); op += lit; ip += lit;
+            if (ip == iend) break; /* the last sequence has literals only */
         }
-        if ((size_t)(iend - ip) < lit) goto trunc;
-        if ((size_t)(oend - op) < lit) { gf__fmt(msg, cap, "lz4: literals overrun the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
-        memcpy(op, ip, lit); op += lit; ip += lit;
-        if (ip == iend) break; /* the last sequence has literals only */
         if (iend - ip < 2) goto trunc;
         off = gf__ld16(ip); ip += 2;
         mlen = (tok & 15) + 4;
@@ -2396,19 +2452,16 @@ static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, 
             unsigned b;
             do { if (ip >= iend) goto trunc; b = *ip++; mlen += b; } while (b == 255);
         }
-        if (off == 0 || off > (size_t)(op - dst)) { gf__fmt(msg, cap, "lz4: match offset %u outside the %llu bytes produced", off, (unsigned long long)(op - dst)); return GPUFEED_ERR_CODEC; }
+        if (off == 0 || off > (size_t)(op - dst)) { gf__fmt(msg, cap, "lz4: match offset %u outside the %llu bytes produced", (unsigned)off, (unsigned long long)(op - dst)); return GPUFEED_ERR_CODEC; }
         if ((size_t)(oend - op) < mlen) { gf__fmt(msg, cap, "lz4: match overruns the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
-        {
+        if ((size_t)(oend - op) >= mlen + 16) {
+            gf__lz4_match(op, off, mlen);
+            op += mlen;
+        } else {
             const uint8_t *from = op - off;
-            if (off >= 8 && (size_t)(oend - op) >= mlen + 8) {
-                uint8_t *e = op + mlen;
-                while (op < e) { memcpy(op, from, 8); op += 8; from += 8; }
-                op = e;
-            } else {
-                size_t i;
-                for (i = 0; i < mlen; i++) op[i] = from[i];
-                op += mlen;
-            }
+            size_t i;
+            for (i = 0; i < mlen; i++) op[i] = from[i];
+            op += mlen;
         }
     }
     *produced = (size_t)(op - dst);
@@ -2417,6 +2470,7 @@ trunc:
     gf__fmt(msg, cap, "lz4: block truncated at input byte %llu", (unsigned long long)(ip - src));
     return GPUFEED_ERR_CODEC;
 }
+#endif /* GPUFEED_USE_LIBLZ4 */
 
 static uint32_t gf__ld32be(const uint8_t *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
 
@@ -2453,6 +2507,62 @@ static gpufeed_result gf__lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst,
 }
 #endif
 
+#if defined(GPUFEED_USE_LIBSNAPPY) && !defined(GPUFEED_NO_SNAPPY)
+/* opt-in: the system libsnappy instead of gf__snappy (link -lsnappy) */
+static gpufeed_result gf__snappy_sys(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    size_t ulen = 0, got = dn;
+    if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK) { gf__fmt(msg, cap, "snappy: libsnappy cannot read the length header"); return GPUFEED_ERR_CODEC; }
+    if (ulen != dn) { gf__fmt(msg, cap, "snappy: stream holds %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (snappy_uncompress((const char *)src, n, (char *)dst, &got) != SNAPPY_OK || got != dn) { gf__fmt(msg, cap, "snappy: libsnappy rejects the stream as corrupt"); return GPUFEED_ERR_CODEC; }
+    return GPUFEED_OK;
+}
+#define gf__snappy gf__snappy_sys
+#endif
+
+#ifdef GPUFEED_USE_BROTLI
+/* BROTLI goes to the system libbrotlidec (link -lbrotlidec): gpufeed has no
+   brotli decoder of its own, because brotli's built-in 122 KiB dictionary
+   would more than double the size of this header for a codec that few
+   Parquet writers use. */
+static gpufeed_result gf__brotli_sys(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    BrotliDecoderState *s = BrotliDecoderCreateInstance(NULL, NULL, NULL);
+    size_t ain = n, aout = dn;
+    const uint8_t *in = src;
+    uint8_t *out = dst;
+    BrotliDecoderResult r;
+    if (!s) { gf__fmt(msg, cap, "brotli: out of memory for the decoder"); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    r = BrotliDecoderDecompressStream(s, &ain, &in, &aout, &out, NULL);
+    if (r == BROTLI_DECODER_RESULT_ERROR) {
+        gf__fmt(msg, cap, "brotli: corrupt stream (%s) at input byte %llu", BrotliDecoderErrorString(BrotliDecoderGetErrorCode(s)), (unsigned long long)(n - ain));
+        BrotliDecoderDestroyInstance(s); return GPUFEED_ERR_CODEC;
+    }
+    if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
+        gf__fmt(msg, cap, "brotli: stream holds more than the page header's %llu bytes", (unsigned long long)dn);
+        BrotliDecoderDestroyInstance(s); return GPUFEED_ERR_CODEC;
+    }
+    BrotliDecoderDestroyInstance(s);
+    if (r != BROTLI_DECODER_RESULT_SUCCESS) { gf__fmt(msg, cap, "brotli: stream truncated after %llu of %llu bytes", (unsigned long long)(dn - aout), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (aout != 0) { gf__fmt(msg, cap, "brotli: produced %llu bytes, page header says %llu", (unsigned long long)(dn - aout), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    return GPUFEED_OK;
+}
+#endif
+
+/* why a codec cannot be read by this build (when gf__codec_supported() is 0) */
+static const char *gf__codec_missing(gpufeed_codec codec, char *buf, size_t cap)
+{
+    switch (codec) {
+    case GPUFEED_CODEC_BROTLI: return "codec BROTLI needs the system libbrotlidec: compile with -DGPUFEED_USE_BROTLI and link -lbrotlidec";
+    case GPUFEED_CODEC_LZO: return "codec LZO is not supported (deprecated in parquet-format; no current writer emits it)";
+    case GPUFEED_CODEC_SNAPPY: return "codec SNAPPY is compiled out (GPUFEED_NO_SNAPPY)";
+    case GPUFEED_CODEC_LZ4: case GPUFEED_CODEC_LZ4_RAW: return "codec LZ4 is compiled out (GPUFEED_NO_LZ4)";
+    default:
+        gf__fmt(buf, cap, "codec %s is not supported yet", gpufeed_codec_name(codec));
+        return buf;
+    }
+}
+
 /* Decompresses one page body. `dst` holds exactly dn bytes. */
 static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
 {
@@ -2465,9 +2575,14 @@ static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, si
     case GPUFEED_CODEC_LZ4_RAW: return gf__lz4_raw(src, n, dst, dn, msg, cap);
     case GPUFEED_CODEC_LZ4: return gf__lz4_hadoop(src, n, dst, dn, msg, cap);
 #endif
-    default:
-        gf__fmt(msg, cap, "codec %s is not supported yet", gpufeed_codec_name(codec));
+#ifdef GPUFEED_USE_BROTLI
+    case GPUFEED_CODEC_BROTLI: return gf__brotli_sys(src, n, dst, dn, msg, cap);
+#endif
+    default: {
+        char why[GPUFEED_ERROR_MAX];
+        gf__fmt(msg, cap, "%s", gf__codec_missing(codec, why, sizeof why));
         return GPUFEED_ERR_UNSUPPORTED;
+    }
     }
 }
 
@@ -2480,6 +2595,9 @@ static int gf__codec_supported(gpufeed_codec codec)
 #endif
 #ifndef GPUFEED_NO_LZ4
     case GPUFEED_CODEC_LZ4_RAW: case GPUFEED_CODEC_LZ4: return 1;
+#endif
+#ifdef GPUFEED_USE_BROTLI
+    case GPUFEED_CODEC_BROTLI: return 1;
 #endif
     default: return 0;
     }
@@ -2898,7 +3016,7 @@ static gpufeed_result gf__col_header(gpufeed_column *c, gf__ph *h, uint64_t *hle
     uint64_t room = c->region_end - c->pos, tryn = 256;
     gf__tc t;
     for (;;) {
-        const uint8_t *p;
+        const uint8_t *p = NULL;
         gpufeed_result r;
         uint64_t n = tryn < room ? tryn : room;
         if (n == 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the column data ends after %lld of %lld values",
@@ -3010,8 +3128,10 @@ static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
         return GPUFEED_OK; /* no dictionary: the caller reports it */
     }
     if (!h.has_dict) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page without a dictionary page header");
-    if (!gf__codec_supported(c->ch->codec))
-        return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "codec %s is not supported yet", gpufeed_codec_name(c->ch->codec));
+    if (!gf__codec_supported(c->ch->codec)) {
+        char why[GPUFEED_ERROR_MAX];
+        return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "%s", gf__codec_missing(c->ch->codec, why, sizeof why));
+    }
     if (h.csize < 0 || h.usize < 0 || (uint32_t)h.csize > GPUFEED_MAX_PAGE_SIZE || (uint32_t)h.usize > GPUFEED_MAX_PAGE_SIZE ||
         (uint64_t)h.csize > c->region_end - c->pos - hlen)
         return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page of %d/%d bytes is invalid or runs past the column data", h.csize, h.usize);
@@ -3117,8 +3237,10 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
         c->pages++;
         if (h.type != GF__PAGE_DATA && h.type != GF__PAGE_DATA_V2 && h.type != GF__PAGE_DICT)
             continue; /* INDEX_PAGE and unknown page types are skipped */
-        if (!gf__codec_supported(c->ch->codec))
-            return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "codec %s is not supported yet", gpufeed_codec_name(c->ch->codec));
+        if (!gf__codec_supported(c->ch->codec)) {
+            char why[GPUFEED_ERROR_MAX];
+            return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "%s", gf__codec_missing(c->ch->codec, why, sizeof why));
+        }
         r = gf__col_fetch(c, body, (size_t)h.csize, &p);
         if (r) return r;
         if (c->crc && h.has_crc) {
@@ -3510,7 +3632,7 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     }
     while (!r && c.values_left > 0) {
         gf__ph h;
-        uint64_t hlen;
+        uint64_t hlen = 0;
         c.page_off = c.pos;
         c.cur_page = c.pages;
         r = gf__col_header(&c, &h, &hlen);

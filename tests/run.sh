@@ -73,6 +73,19 @@ build_all() {
   if [ -f tests/test_loader.c ]; then
     if clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm; then ok=$((ok + 1)); echo "PASS build tsan test_loader"; else bad=$((bad + 1)); echo "FAIL build tsan test_loader"; fi
   fi
+  # codecs against the system libraries, and the opt-in builds that use them
+  if [ -f tests/test_codec_ref.c ]; then
+    if build test_codec_ref tests/test_codec_ref.c -Itests -lsnappy -llz4; then ok=$((ok + 1)); echo "PASS build test_codec_ref"; else bad=$((bad + 1)); echo "FAIL build test_codec_ref"; fi
+    if $CC -O2 $WARN -DGPUFEED_USE_LIBSNAPPY -DGPUFEED_USE_LIBLZ4 -I. -Itests tests/test_codec_ref.c -o build/test_codec_ref_syslib -lsnappy -llz4 -lpthread -lm; then ok=$((ok + 1)); echo "PASS build test_codec_ref (GPUFEED_USE_LIBSNAPPY, GPUFEED_USE_LIBLZ4)"; else bad=$((bad + 1)); echo "FAIL build test_codec_ref (system libraries)"; fi
+  fi
+  if $CC -O2 $WARN -DGPUFEED_USE_BROTLI -I. tools/gpufeed-cat.c -o build/gpufeed-cat-brotli -lbrotlidec -lpthread -lm; then ok=$((ok + 1)); echo "PASS build gpufeed-cat (GPUFEED_USE_BROTLI, -lbrotlidec)"; else bad=$((bad + 1)); echo "FAIL build gpufeed-cat (GPUFEED_USE_BROTLI)"; fi
+  if [ -f tests/fuzz_decoders.c ]; then
+    local t
+    for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4; do
+      if clang -g -O1 -fsanitize=fuzzer,address,undefined $WARN -DGFF_TARGET=$t -I. -Itests tests/fuzz_decoders.c -o build/fz_$t 2>build/logs/fz_$t.err; then ok=$((ok + 1)); echo "PASS build fuzz target $t"; else bad=$((bad + 1)); echo "FAIL build fuzz target $t: $(head -3 build/logs/fz_$t.err)"; fi
+    done
+    if gcc -O1 $WARN -DGFF_SEEDS -I. -Itests tests/fuzz_decoders.c -o build/fuzz_seeds; then ok=$((ok + 1)); echo "PASS build fuzz seed writer"; else bad=$((bad + 1)); echo "FAIL build fuzz seed writer"; fi
+  fi
   if [ -f tests/fuzz_file.c ]; then
     if clang $SAN $WARN -DGF_FUZZ_MAIN -I. tests/fuzz_file.c -o build/asan/fuzz_replay; then ok=$((ok + 1)); echo "PASS build fuzz_replay"; else bad=$((bad + 1)); echo "FAIL build fuzz_replay"; fi
   fi
@@ -116,7 +129,11 @@ extended_corpus() {
     if build/asan/gpufeed-cat "$f" > /dev/null 2> build/logs/ext.err; then
       if $PY tools/check_corpus.py --cat build/asan/gpufeed-cat "$f" > build/logs/ext.out 2>&1; then ok=$((ok + 1)); echo "PASS $f"
       else bad=$((bad + 1)); echo "FAIL $f: $(tail -3 build/logs/ext.out)"; fi
-    elif grep -qE "codec (ZSTD|GZIP|BROTLI) is not supported yet" build/logs/ext.err; then
+    elif grep -qE "codec BROTLI needs the system libbrotlidec: compile with -DGPUFEED_USE_BROTLI" build/logs/ext.err; then
+      ok=$((ok + 1)); echo "PASS $f (clear error naming GPUFEED_USE_BROTLI)"
+      if $PY tools/check_corpus.py --cat build/gpufeed-cat-brotli "$f" > build/logs/ext.out 2>&1; then ok=$((ok + 1)); echo "PASS $f (GPUFEED_USE_BROTLI build)"
+      else bad=$((bad + 1)); echo "FAIL $f (GPUFEED_USE_BROTLI build): $(tail -3 build/logs/ext.out)"; fi
+    elif grep -qE "codec (ZSTD|GZIP) is not supported yet" build/logs/ext.err; then
       ok=$((ok + 1)); echo "PASS $f (clear error: $(grep -oE 'codec [A-Z]+ is not supported yet' build/logs/ext.err))"
     else
       bad=$((bad + 1)); echo "FAIL $f: $(head -c 300 build/logs/ext.err)"
@@ -132,6 +149,24 @@ fuzz_replay() {
   [ -d build/fixtures ] && dirs+=(build/fixtures)
   [ -d build/fixtures-ext ] && dirs+=(build/fixtures-ext)
   build/asan/fuzz_replay "${dirs[@]}"
+}
+
+# every per-decoder fuzz target replays its committed corpus
+# (tests/fuzz/dec/<target>) and seeds cut from real files, under ASan+UBSan
+fuzz_decoders_replay() {
+  local ok=0 bad=0 t
+  rm -rf build/fuzz-seeds
+  $PY tools/gen_fuzz_sources.py build/fuzz-sources > /dev/null &&
+    build/fuzz_seeds build/fuzz-seeds build/fuzz-sources/*.parquet tests/data/*.parquet > /dev/null || { echo "0 passed, 1 failed"; return 1; }
+  for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4; do
+    local dirs=(); [ -d build/fuzz-seeds/$t ] && dirs+=(build/fuzz-seeds/$t); [ -d tests/fuzz/dec/$t ] && dirs+=(tests/fuzz/dec/$t)
+    if [ ${#dirs[@]} -eq 0 ]; then bad=$((bad + 1)); echo "FAIL $t: no corpus"; continue; fi
+    if build/fz_$t -runs=0 -rss_limit_mb=2048 "${dirs[@]}" > build/logs/fz_$t.log 2>&1; then
+      ok=$((ok + 1)); echo "PASS $t: $(grep -oE 'DONE +cov: [0-9]+' build/logs/fz_$t.log | tail -1) over $(find "${dirs[@]}" -type f | wc -l) inputs"
+    else bad=$((bad + 1)); echo "FAIL $t: $(grep -E 'ERROR|SUMMARY' build/logs/fz_$t.log | head -3)"; fi
+  done
+  echo "$ok passed, $bad failed"
+  [ $bad -eq 0 ]
 }
 
 fuzz_brief() {
@@ -155,6 +190,8 @@ suite build              build_all
 [ -x build/asan/test_unit ] && suite unit build/asan/test_unit
 [ -x build/test_unit ] && suite unit_O2 build/test_unit
 [ -x build/asan/test_bad_input ] && suite bad_input build/asan/test_bad_input
+[ -x build/asan/test_codec_ref ] && suite codec_ref build/asan/test_codec_ref
+[ -x build/test_codec_ref_syslib ] && suite codec_ref_syslib build/test_codec_ref_syslib
 suite committed_corpus   committed_corpus
 [ -f tests/test_tools.sh ] && suite tools bash tests/test_tools.sh
 [ -x build/asan/test_loader ] && suite loader build/asan/test_loader
@@ -175,6 +212,7 @@ else
   echo "generated_corpus: no .venv (run make venv)"; FAIL=$((FAIL + 1))
 fi
 [ -x build/asan/fuzz_replay ] && suite fuzz_replay fuzz_replay
+[ -x build/fuzz_seeds ] && suite fuzz_decoders_replay fuzz_decoders_replay
 [ -f tests/fuzz_file.c ] && suite fuzz_brief fuzz_brief
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -21,6 +21,12 @@ if command -v clang >/dev/null 2>&1; then
   fi
   rm -rf "$probe"
 fi
+# system codec libraries: the opt-in GPUFEED_USE_* builds, the differential
+# codec tests and the codec benchmark link them
+for pkg in zlib1g-dev:zlib.h libzstd-dev:zstd.h liblz4-dev:lz4.h libsnappy-dev:snappy-c.h \
+           libdeflate-dev:libdeflate.h libbrotli-dev:brotli/decode.h; do
+  [ -f "/usr/include/${pkg#*:}" ] || need+=("${pkg%%:*}")
+done
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   need+=(python3-venv)
 fi
