@@ -49,7 +49,7 @@ build() { # OUT SRC [extra flags]
 build_all() {
   local ok=0 bad=0 t
   for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
-           tests/test_unit.c tests/test_bad_input.c tests/test_loader.c tests/test_resident_cpu.c; do
+           tests/test_unit.c tests/test_bad_input.c tests/test_breadth.c tests/test_loader.c tests/test_resident_cpu.c; do
     [ -f "$t" ] || continue
     local n; n=$(basename "$t" .c)
     if build "$n" "$t"; then ok=$((ok + 1)); echo "PASS build $n"; else bad=$((bad + 1)); echo "FAIL build $n"; fi
@@ -99,7 +99,7 @@ committed_corpus() {
   for f in tests/data/*.parquet; do
     local exp=${f%.parquet}.csv
     [ -f "$exp" ] || continue
-    if build/asan/gpufeed-cat "$f" > build/logs/cat.out 2> build/logs/cat.err && cmp -s build/logs/cat.out "$exp"; then
+    if build/asan/gpufeed-cat --verify-crc "$f" > build/logs/cat.out 2> build/logs/cat.err && cmp -s build/logs/cat.out "$exp"; then
       ok=$((ok + 1)); echo "PASS $f"
     else
       bad=$((bad + 1)); echo "FAIL $f: $(head -c 300 build/logs/cat.err)"
@@ -115,7 +115,7 @@ committed_corpus() {
 generated_corpus() {
   rm -rf build/fixtures
   $PY tools/gen_fixtures.py build/fixtures || { echo "0 passed, 1 failed"; return 1; }
-  $PY tools/check_corpus.py --cat build/asan/gpufeed-cat build/fixtures
+  $PY tools/check_corpus.py --cat "build/asan/gpufeed-cat --verify-crc" build/fixtures
 }
 
 # the extended corpus (every codec and encoding): files whose codecs exist
@@ -126,8 +126,8 @@ extended_corpus() {
   $PY tools/gen_fixtures.py build/fixtures-ext --extended > /dev/null || { echo "0 passed, 1 failed"; return 1; }
   local ok=0 bad=0 f
   for f in build/fixtures-ext/extended/*.parquet; do
-    if build/asan/gpufeed-cat "$f" > /dev/null 2> build/logs/ext.err; then
-      if $PY tools/check_corpus.py --cat build/asan/gpufeed-cat "$f" > build/logs/ext.out 2>&1; then ok=$((ok + 1)); echo "PASS $f"
+    if build/asan/gpufeed-cat --verify-crc "$f" > /dev/null 2> build/logs/ext.err; then
+      if $PY tools/check_corpus.py --cat "build/asan/gpufeed-cat --verify-crc" "$f" > build/logs/ext.out 2>&1; then ok=$((ok + 1)); echo "PASS $f"
       else bad=$((bad + 1)); echo "FAIL $f: $(tail -3 build/logs/ext.out)"; fi
     elif grep -qE "codec BROTLI needs the system libbrotlidec: compile with -DGPUFEED_USE_BROTLI" build/logs/ext.err; then
       ok=$((ok + 1)); echo "PASS $f (clear error naming GPUFEED_USE_BROTLI)"
@@ -190,6 +190,7 @@ suite build              build_all
 [ -x build/asan/test_unit ] && suite unit build/asan/test_unit
 [ -x build/test_unit ] && suite unit_O2 build/test_unit
 [ -x build/asan/test_bad_input ] && suite bad_input build/asan/test_bad_input
+[ -x build/asan/test_breadth ] && suite breadth build/asan/test_breadth
 [ -x build/asan/test_codec_ref ] && suite codec_ref build/asan/test_codec_ref
 [ -x build/test_codec_ref_syslib ] && suite codec_ref_syslib build/test_codec_ref_syslib
 suite committed_corpus   committed_corpus
