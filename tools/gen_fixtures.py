@@ -578,6 +578,19 @@ def write_extended(ext, rows):
         w("pyarrow_%s.parquet" % codec, "all types, compression='%s'" % codec, t, compression=codec)
     w("pyarrow_v2_zstd.parquet", "all types, V2 pages, ZSTD", t, compression="zstd",
       data_page_version="2.0")
+    for codec in ("gzip", "lz4", "brotli"):
+        w("pyarrow_v2_%s.parquet" % codec, "all types, V2 pages, compression='%s'" % codec, t,
+          compression=codec, data_page_version="2.0")
+    for level in (1, 19):
+        w("pyarrow_zstd_level%d.parquet" % level, "all types, ZSTD compression_level=%d, "
+          "write_page_checksum=True" % level, t, compression="zstd", compression_level=level,
+          write_page_checksum=True)
+    w("pyarrow_gzip_level9_tiny_pages.parquet", "all types, GZIP level 9, data_page_size=512, "
+      "write_batch_size=64 (many small deflate members)", t, compression="gzip",
+      compression_level=9, data_page_size=512, write_batch_size=64)
+    w("pyarrow_bss_all_floats.parquet", "use_byte_stream_split=[f32, f64, f16] (the float columns), "
+      "use_dictionary=False, ZSTD", t, use_byte_stream_split=["f32", "f64", "f16"], use_dictionary=False,
+      compression="zstd")
     delta_cols = {"i32": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED",
                   "u64": "DELTA_BINARY_PACKED", "date32": "DELTA_BINARY_PACKED",
                   "ts_us": "DELTA_BINARY_PACKED",
@@ -590,16 +603,34 @@ def write_extended(ext, rows):
       "BYTE_STREAM_SPLIT column encodings", t, use_dictionary=False, column_encoding=delta_cols)
     w("pyarrow_delta_v2.parquet", "same encodings as pyarrow_delta_bss, V2 pages, SNAPPY", t,
       use_dictionary=False, column_encoding=delta_cols, data_page_version="2.0")
+    bss_flba = dict(delta_cols, fsb4="BYTE_STREAM_SPLIT", i32="BYTE_STREAM_SPLIT",
+                    i64="BYTE_STREAM_SPLIT", dec9_2="BYTE_STREAM_SPLIT", dec18_4="BYTE_STREAM_SPLIT",
+                    dec38_10="BYTE_STREAM_SPLIT")
+    w("pyarrow_bss_flba_ints.parquet", "BYTE_STREAM_SPLIT on FIXED_LEN_BYTE_ARRAY (fsb4, "
+      "decimal(38,10)), INT32, INT64 and decimals; GZIP, V2 pages", t, use_dictionary=False,
+      column_encoding=bss_flba, compression="gzip", data_page_version="2.0")
+    w("pyarrow_delta_tiny_pages.parquet", "DELTA/BYTE_STREAM_SPLIT encodings, data_page_size=256, "
+      "write_batch_size=50, ZSTD, page checksums", t, use_dictionary=False,
+      column_encoding=delta_cols, compression="zstd", data_page_size=256, write_batch_size=50,
+      write_page_checksum=True)
+    w("pyarrow_delta_v2_gzip.parquet", "DELTA/BYTE_STREAM_SPLIT encodings, V2 pages, GZIP", t,
+      use_dictionary=False, column_encoding=delta_cols, data_page_version="2.0",
+      compression="gzip")
 
     import duckdb
 
     con = duckdb.connect()
     con.execute("SET threads TO 1")
-    for name, opts, desc in [
+    duck = [
         ("duckdb_zstd.parquet", "FORMAT parquet, COMPRESSION zstd", "DuckDB COPY, ZSTD"),
         ("duckdb_v2.parquet", "FORMAT parquet, PARQUET_VERSION v2",
          "DuckDB COPY, PARQUET_VERSION v2 (DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, BYTE_STREAM_SPLIT; V1 data pages)"),
-    ]:
+    ]
+    for comp in ("uncompressed", "snappy", "gzip", "zstd", "brotli", "lz4", "lz4_raw"):
+        duck.append(("duckdb_v2_%s.parquet" % comp,
+                     "FORMAT parquet, PARQUET_VERSION v2, COMPRESSION %s" % comp,
+                     "DuckDB COPY, PARQUET_VERSION v2, COMPRESSION %s (delta encodings in V1 pages)" % comp))
+    for name, opts, desc in duck:
         path = os.path.join(ext, name)
         con.execute(
             "COPY (SELECT i::INTEGER AS i32, (i * 1000003)::BIGINT AS i64, i / 7.0 AS f64, "
