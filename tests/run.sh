@@ -76,7 +76,7 @@ build_all() {
   # codecs against the system libraries, and the opt-in builds that use them
   if [ -f tests/test_codec_ref.c ]; then
     if build test_codec_ref tests/test_codec_ref.c -Itests -lsnappy -llz4; then ok=$((ok + 1)); echo "PASS build test_codec_ref"; else bad=$((bad + 1)); echo "FAIL build test_codec_ref"; fi
-    if $CC -O2 $WARN -DGPUFEED_USE_LIBSNAPPY -DGPUFEED_USE_LIBLZ4 -I. -Itests tests/test_codec_ref.c -o build/test_codec_ref_syslib -lsnappy -llz4 -lpthread -lm; then ok=$((ok + 1)); echo "PASS build test_codec_ref (GPUFEED_USE_LIBSNAPPY, GPUFEED_USE_LIBLZ4)"; else bad=$((bad + 1)); echo "FAIL build test_codec_ref (system libraries)"; fi
+    if $CC -O2 $WARN -DGPUFEED_USE_LIBSNAPPY -DGPUFEED_USE_LIBLZ4 -DGPUFEED_USE_BROTLI -I. -Itests tests/test_codec_ref.c -o build/test_codec_ref_syslib -lsnappy -llz4 -lbrotlienc -lbrotlidec -lpthread -lm; then ok=$((ok + 1)); echo "PASS build test_codec_ref (GPUFEED_USE_LIBSNAPPY, GPUFEED_USE_LIBLZ4, GPUFEED_USE_BROTLI)"; else bad=$((bad + 1)); echo "FAIL build test_codec_ref (system libraries)"; fi
   fi
   if $CC -O2 $WARN -DGPUFEED_USE_BROTLI -I. tools/gpufeed-cat.c -o build/gpufeed-cat-brotli -lbrotlidec -lpthread -lm; then ok=$((ok + 1)); echo "PASS build gpufeed-cat (GPUFEED_USE_BROTLI, -lbrotlidec)"; else bad=$((bad + 1)); echo "FAIL build gpufeed-cat (GPUFEED_USE_BROTLI)"; fi
   if [ -f tests/fuzz_decoders.c ]; then

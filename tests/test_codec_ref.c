@@ -1,8 +1,9 @@
 /* Differential tests: gpufeed's own SNAPPY and LZ4 decoders against what the
    system libraries compress (libsnappy, liblz4; `make test` installs the
    -dev packages), on many buffer shapes and sizes, plus the opt-in builds
-   that hand these codecs to the system libraries (GPUFEED_USE_LIBSNAPPY,
-   GPUFEED_USE_LIBLZ4: this file is compiled once plain and once with both).
+   that hand codecs to the system libraries (GPUFEED_USE_LIBSNAPPY,
+   GPUFEED_USE_LIBLZ4, GPUFEED_USE_BROTLI): this file is compiled once plain
+   and once with all three (add -lbrotlienc -lbrotlidec for that build).
 
    cc -O2 -I. tests/test_codec_ref.c -o build/test_codec_ref -lsnappy -llz4 -lpthread -lm */
 #define GPUFEED_IMPLEMENTATION
@@ -13,6 +14,9 @@
 #include <snappy-c.h>
 #include <lz4.h>
 #include <lz4hc.h>
+#ifdef GPUFEED_USE_BROTLI
+#include <brotli/encode.h>
+#endif
 
 static uint64_t rs = 88172645463325252ull;
 static uint64_t rnd(void) { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return rs; }
@@ -119,13 +123,62 @@ static void test_truncations(void)
     CHECK(msg[0] != 0);
 }
 
+#ifdef GPUFEED_USE_BROTLI
+/* the opt-in BROTLI path: round trips, exact sizes, truncation, garbage */
+static void test_brotli_syslib(void)
+{
+    size_t si; int shape, bad = 0;
+    char msg[GPUFEED_ERROR_MAX];
+    for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (shape = 0; shape < 7; shape += 3) {
+            size_t n = sizes[si], cn = BrotliEncoderMaxCompressedSize(n) + 16, k;
+            uint8_t *raw = (uint8_t *)malloc(n + 1), *comp = (uint8_t *)malloc(cn), *out = (uint8_t *)malloc(n + 1);
+            fill(raw, n, shape);
+            CHECK(BrotliEncoderCompress(5, 22, BROTLI_MODE_GENERIC, n, raw, &cn, comp));
+            if (gf__decompress(GPUFEED_CODEC_BROTLI, comp, cn, out, n, msg, sizeof msg) != GPUFEED_OK || memcmp(out, raw, n) != 0) bad++;
+            if (n > 0) CHECK(gf__decompress(GPUFEED_CODEC_BROTLI, comp, cn, out, n - 1, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+            CHECK(gf__decompress(GPUFEED_CODEC_BROTLI, comp, cn, out, n + 1, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+            if (n > 1000) {
+                for (k = 0; k < cn; k += 1 + cn / 64)
+                    CHECK(gf__decompress(GPUFEED_CODEC_BROTLI, comp, k, out, n, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+                CHECK_HAS(msg, "brotli");
+            }
+            free(raw); free(comp); free(out);
+        }
+    CHECK_MSG(bad == 0, "%d buffers differ", bad);
+    {
+        uint8_t junk[64], out[100];
+        memset(junk, 0xA5, sizeof junk);
+        CHECK(gf__decompress(GPUFEED_CODEC_BROTLI, junk, sizeof junk, out, sizeof out, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+        CHECK_HAS(msg, "brotli");
+    }
+}
+#else
+/* without the opt-in, BROTLI is a clear error naming the macro */
+static void test_brotli_missing(void)
+{
+    uint8_t in[4] = { 1, 2, 3, 4 }, out[4];
+    char msg[GPUFEED_ERROR_MAX];
+    CHECK(!gf__codec_supported(GPUFEED_CODEC_BROTLI));
+    CHECK(gf__decompress(GPUFEED_CODEC_BROTLI, in, 4, out, 4, msg, sizeof msg) == GPUFEED_ERR_UNSUPPORTED);
+    CHECK_HAS(msg, "GPUFEED_USE_BROTLI");
+    CHECK(gf__decompress(GPUFEED_CODEC_LZO, in, 4, out, 4, msg, sizeof msg) == GPUFEED_ERR_UNSUPPORTED);
+    CHECK_HAS(msg, "LZO");
+}
+#endif
+
 int main(void)
 {
-#if defined(GPUFEED_USE_LIBSNAPPY) || defined(GPUFEED_USE_LIBLZ4)
-    printf("(system-library build: GPUFEED_USE_LIBSNAPPY / GPUFEED_USE_LIBLZ4)\n");
+#if defined(GPUFEED_USE_LIBSNAPPY) || defined(GPUFEED_USE_LIBLZ4) || defined(GPUFEED_USE_BROTLI)
+    printf("(system-library build: GPUFEED_USE_LIBSNAPPY / GPUFEED_USE_LIBLZ4 / GPUFEED_USE_BROTLI)\n");
 #endif
     RUN(test_snappy_vs_libsnappy);
     RUN(test_lz4_vs_liblz4);
     RUN(test_truncations);
+#ifdef GPUFEED_USE_BROTLI
+    RUN(test_brotli_syslib);
+#else
+    RUN(test_brotli_missing);
+#endif
     return TEST_SUMMARY();
 }
