@@ -361,6 +361,10 @@ add job_prog opt-no-stdio-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_S
 add job_prog opt-no-snappy-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_SNAPPY -I. "$T/prog.c"
 add job_prog opt-no-snappy-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_SNAPPY -I. -x c++ "$T/prog.c"
 add job_prog opt-no-stdio-no-snappy-clang clang -std=c11 "${WARN[@]}" -DGPUFEED_NO_STDIO -DGPUFEED_NO_SNAPPY -I. "$T/prog.c"
+add job_prog opt-no-lz4-clang clang -std=c99 "${WARN[@]}" -DGPUFEED_NO_LZ4 -I. "$T/prog.c"
+add job_prog opt-use-libsnappy-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_USE_LIBSNAPPY -I. "$T/prog.c" -lsnappy
+add job_prog opt-use-syslibs-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_USE_LIBSNAPPY -DGPUFEED_USE_LIBLZ4 \
+    -DGPUFEED_USE_BROTLI -I. -x c++ "$T/prog.c" -x none -lsnappy -llz4 -lbrotlidec
 add job_prog opt-custom-malloc-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. "$T/prog.c"
 add job_prog opt-custom-malloc-g++ g++ -std=c++17 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. -x c++ "$T/prog.c"
 add job_prog opt-custom-assert-clang clang -std=c99 "${WARN[@]}" "-DGPUFEED_ASSERT(x)=((void)0)" -I. "$T/prog.c"
