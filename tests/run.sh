@@ -199,6 +199,7 @@ suite committed_corpus   committed_corpus
 [ -x build/tsan_test_loader ] && suite loader_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_loader
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
+[ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh
 [ -x build/asan/test_upload_host ] && suite upload_host build/asan/test_upload_host
 [ -x build/asan/test_resident_cpu ] && suite resident_plan build/asan/test_resident_cpu
 [ -x build/test_upload_host_cuda ] && suite upload_host_cuda build/test_upload_host_cuda
