@@ -242,6 +242,11 @@ typedef struct gpufeed_source {
                                           (the file owns the source from then on) */
     void *ctx;
     uint64_t size;                     /* total size in bytes */
+    /* optional: a hint that these byte ranges are about to be read (the
+       column chunks of one unit, called by the thread that decodes it, just
+       before it reads them). A remote source can fetch them in a few large
+       requests and serve the read_at calls that follow from memory. */
+    void (*will_read)(void *ctx, const uint64_t *offsets, const uint64_t *lengths, int32_t n);
 } gpufeed_source;
 
 enum {
@@ -563,6 +568,16 @@ typedef struct gpufeed_dataset_desc {
     int32_t layout;                    /* GPUFEED_LAYOUT_* */
     uint32_t flags;                    /* GPUFEED_OPEN_* */
     gpufeed_allocator allocator;
+    /* Remote or custom storage: with open_source set, every entry of paths
+       is a name (e.g. a URL) that open_source turns into a source (no
+       directory listing, no globbing). It fills *src (the dataset owns it
+       from then on and calls src->close) and writes into identity a string
+       that changes whenever the object does (e.g. size + ETag +
+       Last-Modified): the tensor cache keys on it instead of a local file's
+       inode and times. Returns 0, or non-zero with a reason in why. */
+    int (*open_source)(void *user, const char *path, gpufeed_source *src,
+                       char *identity, size_t identity_cap, char *why, size_t why_cap);
+    void *source_user;
 } gpufeed_dataset_desc;
 
 typedef struct gpufeed_dataset gpufeed_dataset;
@@ -4533,6 +4548,7 @@ struct gpufeed_dataset {
     gpufeed_predicate *preds;
     gf__bind *bind;                    /* [nfiles][nfeat + npred] */
     uint8_t fill[GPUFEED_MAX_FEATURES][8];
+    const char **ident;                /* open_source: each file's identity */
     int64_t *offs;                     /* row-major byte offset of each feature */
     int64_t row_bytes;
     int32_t layout;
@@ -4987,15 +5003,43 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     ds->layout = desc->layout;
     ds->unit_rows = desc->unit_rows ? desc->unit_rows : 65536;
     memset(&files, 0, sizeof files);
-    r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
-    if (r) { gf__dataset_free(ds); return r; }
+    if (desc->open_source) { /* names as given: no listing, no globbing */
+        files.n = desc->num_paths;
+        files.v = (char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(char *));
+        ds->ident = (const char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(const char *));
+        if (!files.v || !ds->ident) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < files.n; i++) {
+            if (!desc->paths[i]) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is NULL", i); }
+            files.v[i] = gf__arena_str(&ds->arena, (const uint8_t *)desc->paths[i], strlen(desc->paths[i]));
+            if (!files.v[i]) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        }
+    } else {
+        r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
+        if (r) { gf__dataset_free(ds); return r; }
+    }
     ds->files = (gpufeed_file **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(gpufeed_file *));
     if (!ds->files) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
     ds->paths = files.v;
     for (i = 0; i < files.n; i++) {
         gpufeed_open_desc od;
+        gpufeed_source src;
         memset(&od, 0, sizeof od);
         od.path = files.v[i]; od.flags = desc->flags; od.allocator = desc->allocator;
+        if (desc->open_source) {
+            char ident[1024], why[GPUFEED_ERROR_MAX];
+            memset(&src, 0, sizeof src);
+            ident[0] = 0; why[0] = 0;
+            if (desc->open_source(desc->source_user, files.v[i], &src, ident, sizeof ident, why, sizeof why) != 0 || !src.read_at) {
+                why[sizeof why - 1] = 0;
+                gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", files.v[i], why[0] ? why : "open_source failed");
+                gf__dataset_free(ds);
+                return GPUFEED_ERR_IO;
+            }
+            ident[sizeof ident - 1] = 0;
+            ds->ident[i] = gf__arena_str(&ds->arena, (const uint8_t *)ident, strlen(ident));
+            od.path = NULL; od.source = &src; od.name = files.v[i];
+            od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
+        }
         r = gpufeed_file_open(&ds->files[i], &od, err);
         ds->nfiles = i + (r == GPUFEED_OK);
         if (r) { gf__dataset_free(ds); return r; }
@@ -5366,6 +5410,50 @@ static gpufeed_result gf__scratch_fail_col(gpufeed_scratch *s, const gpufeed_col
     return r;
 }
 
+/* Tells a source with a will_read hook which byte ranges the unit reads:
+   per column, its dictionary page (from the chunk start to the first data
+   page) and the data pages that hold the unit's rows (the whole chunk
+   without a page index). Ranges are sorted and merged where they touch. */
+static void gf__scratch_will_read(gpufeed_scratch *s, const gf__unitx *ux, gpufeed_file *f, const gf__bind *bind,
+                                  const gf__rgplan *pl, int32_t nb)
+{
+    uint64_t *off, *len;
+    int32_t n = 0, j, a, b;
+    if (!f->src.will_read || f->map || nb <= 0) return;
+    off = (uint64_t *)gf__alloc(&s->ds->alloc, (size_t)nb * 4 * sizeof(uint64_t));
+    if (!off) return; /* only a hint */
+    len = off + 2 * nb;
+    for (j = 0; j < nb; j++) {
+        const gpufeed_chunk_info *ch = &f->md.row_groups[ux->u.row_group].chunks[bind[j].col];
+        uint64_t st = gf__chunk_start(ch), en = st + (uint64_t)ch->total_compressed_size, lo = st, hi = en;
+        const gf__pidx *pi = pl ? &pl->idx[j] : NULL;
+        if (en > f->data_end || en < st) continue; /* a lying size: the reader reports it */
+        if (pi && pi->n > 0) {
+            int64_t e = 0, b0 = 0, r0 = ux->u.first_row, r1 = ux->u.first_row + ux->u.num_rows;
+            while (b0 + 1 < pi->n && pi->first_row[b0 + 1] <= r0) b0++;
+            while (e < pi->n && pi->first_row[e] < r1) e++;
+            lo = pi->offset[b0];
+            if (e < pi->n && pi->offset[e] > lo && pi->offset[e] <= en) hi = pi->offset[e];
+            if (lo < st || lo > hi) { lo = st; hi = en; }
+            if (pi->offset[0] > st && lo > st) { off[n] = st; len[n] = pi->offset[0] - st; n++; } /* dictionary */
+        }
+        off[n] = lo; len[n] = hi - lo; n++;
+    }
+    for (a = 1; a < n; a++) { /* insertion sort by offset */
+        uint64_t o = off[a], l = len[a];
+        for (b = a; b > 0 && off[b - 1] > o; b--) { off[b] = off[b - 1]; len[b] = len[b - 1]; }
+        off[b] = o; len[b] = l;
+    }
+    for (a = 0, b = 0; a < n; a++) {
+        if (b > 0 && off[a] <= off[b - 1] + len[b - 1]) {
+            uint64_t e = off[a] + len[a];
+            if (e > off[b - 1] + len[b - 1]) len[b - 1] = e - off[b - 1];
+        } else { off[b] = off[a]; len[b] = len[a]; b++; }
+    }
+    if (b > 0) f->src.will_read(f->src.ctx, off, len, b);
+    gf__free(&s->ds->alloc, off);
+}
+
 /* Points every decoder at the unit's first row. */
 static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
 {
@@ -5378,6 +5466,7 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
     gpufeed_error e;
     gpufeed_result r;
     int32_t j;
+    gf__scratch_will_read(s, ux, f, bind, pl, nb);
     for (j = 0; j < nb; j++) {
         gpufeed_column *c = j < ds->nfeat ? &s->dc[j].c : s->pc[j - ds->nfeat];
         if (c->f == f && c->rg == ux->u.row_group && c->col == bind[j].col && !c->failed && c->rows_done == ux->u.first_row && ux->u.first_row > 0) {
@@ -6839,8 +6928,9 @@ static void gf__cache_key(gpufeed_dataset *ds, uint64_t key[2])
         const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
         GF__FEEDS(ds->paths[i]);
         GF__FEED64(ds->files[i]->size);
+        if (ds->ident) GF__FEEDS(ds->ident[i]); /* a source's own identity */
 #ifndef GPUFEED_NO_STDIO
-        {
+        else {
             struct stat st;
             if (stat(ds->paths[i], &st) == 0) {
                 GF__FEED64(st.st_mtime); GF__FEED64(GF__MTIME_NS(st)); GF__FEED64(st.st_ctime); GF__FEED64(GF__CTIME_NS(st));

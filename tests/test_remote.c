@@ -1,0 +1,232 @@
+/* Remote-source hooks of the dataset layer (>>source, >>dense, >>cache),
+   without a network: gpufeed_dataset_desc.open_source hands out in-memory
+   sources with a will_read hook, standing in for HTTP/S3 objects.
+   Checks: the same batches as the local file; every read a unit makes
+   falls inside the ranges its will_read announced; a failing open_source
+   is a clear error naming the object; the cache keys on the source's
+   identity (same identity: served from the cache, no source reads; another
+   identity: a different cache).
+
+   cc -O2 -I. tests/test_remote.c -o build/test_remote -lpthread -lm */
+#define _POSIX_C_SOURCE 200809L
+#define GPUFEED_IMPLEMENTATION
+#define GPUFEED_STATIC
+#include "gpufeed.h"
+#include "gf_test.h"
+#include <stdlib.h>
+#include <unistd.h>
+
+#define DATA "tests/data/ids.parquet"
+
+typedef struct mem_obj {
+    uint8_t *p; size_t n;
+    uint64_t hint_off[256], hint_len[256]; int nhint, hinted; /* the last will_read */
+    long reads, reads_outside, hints;
+    struct world *w;
+} mem_obj;
+
+typedef struct world {
+    const char *identity;              /* what open_source reports */
+    int fail;                          /* open_source fails */
+    long opens, reads_total;
+} world;
+
+static int mem_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    mem_obj *m = (mem_obj *)ctx;
+    int i, inside = 0;
+    if (off + len > m->n) return 1;
+    memcpy(buf, m->p + off, len);
+    m->reads++; m->w->reads_total++;
+    if (m->hinted) {
+        for (i = 0; i < m->nhint; i++)
+            if (off >= m->hint_off[i] && off + len <= m->hint_off[i] + m->hint_len[i]) inside = 1;
+        if (!inside) m->reads_outside++;
+    }
+    return 0;
+}
+
+static void mem_will_read(void *ctx, const uint64_t *off, const uint64_t *len, int32_t n)
+{
+    mem_obj *m = (mem_obj *)ctx;
+    int32_t i;
+    m->hints++; m->hinted = 1; m->nhint = 0;
+    for (i = 0; i < n && i < 256; i++) {
+        if (i > 0 && off[i] < off[i - 1] + len[i - 1]) m->reads_outside += 1000000; /* must be sorted, disjoint */
+        m->hint_off[m->nhint] = off[i]; m->hint_len[m->nhint] = len[i]; m->nhint++;
+    }
+}
+
+static void mem_close(void *ctx)
+{
+    mem_obj *m = (mem_obj *)ctx;
+    free(m->p);
+    free(m);
+}
+
+static mem_obj *last_obj;
+
+static int mem_open(void *user, const char *path, gpufeed_source *src, char *identity, size_t icap, char *why, size_t wcap)
+{
+    world *w = (world *)user;
+    FILE *f;
+    mem_obj *m;
+    long sz;
+    w->opens++;
+    if (w->fail) { snprintf(why, wcap, "HTTP 403 from the object store"); return 1; }
+    f = fopen(path, "rb");
+    if (!f) { snprintf(why, wcap, "no such object"); return 1; }
+    fseek(f, 0, SEEK_END); sz = ftell(f); fseek(f, 0, SEEK_SET);
+    m = (mem_obj *)calloc(1, sizeof *m);
+    m->p = (uint8_t *)malloc((size_t)sz); m->n = (size_t)sz; m->w = w;
+    if (fread(m->p, 1, (size_t)sz, f) != (size_t)sz) { fclose(f); snprintf(why, wcap, "short read"); return 1; }
+    fclose(f);
+    memset(src, 0, sizeof *src);
+    src->read_at = mem_read; src->will_read = mem_will_read; src->close = mem_close; src->ctx = m; src->size = m->n;
+    snprintf(identity, icap, "%s", w->identity);
+    last_obj = m;
+    return 0;
+}
+
+static void feats(gpufeed_feature *ft)
+{
+    memset(ft, 0, 2 * sizeof *ft);
+    ft[0].column = "id"; ft[0].dtype = GPUFEED_DT_I64;
+    ft[1].column = "y"; ft[1].dtype = GPUFEED_DT_F64; ft[1].validity = 1;
+}
+
+/* hashes of every batch of `epochs` epochs into out[]; returns the count */
+static int run(world *w, const char *cache_dir, int epochs, uint64_t *out, int cap, gpufeed_stats *st)
+{
+    const char *paths[1] = { DATA };
+    gpufeed_feature ft[2];
+    gpufeed_dataset_desc dd;
+    gpufeed_loader_desc ld;
+    gpufeed_cache_desc cd;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_loader *l = NULL;
+    gpufeed_error err;
+    gpufeed_batch b;
+    int n = 0;
+    feats(ft);
+    memset(&dd, 0, sizeof dd);
+    dd.paths = paths; dd.num_paths = 1; dd.features = ft; dd.num_features = 2; dd.unit_rows = 1500;
+    if (w) { dd.open_source = mem_open; dd.source_user = w; }
+    if (gpufeed_dataset_open(&ds, &dd, &err) != GPUFEED_OK) { fprintf(stderr, "  open: %s\n", err.message); return -1; }
+    memset(&ld, 0, sizeof ld);
+    ld.batch_rows = 512; ld.workers = 1; ld.seed = 5; ld.shuffle_window = 2; ld.epochs = epochs;
+    memset(&cd, 0, sizeof cd);
+    if (cache_dir) { cd.dir = cache_dir; ld.cache = &cd; }
+    if (gpufeed_loader_open(&l, ds, &ld, &err) != GPUFEED_OK) { fprintf(stderr, "  loader: %s\n", err.message); gpufeed_dataset_close(ds); return -1; }
+    while (gpufeed_loader_next(l, &b) == GPUFEED_OK && n < cap) out[n++] = gpufeed_batch_hash(ds, &b);
+    if (st) gpufeed_loader_stats(l, st);
+    gpufeed_loader_close(l);
+    gpufeed_dataset_close(ds);
+    return n;
+}
+
+static void test_same_batches_and_hints(void)
+{
+    static uint64_t a[512], b[512];
+    world w;
+    int na, nb;
+    memset(&w, 0, sizeof w); w.identity = "v1";
+    na = run(NULL, NULL, 2, a, 512, NULL);
+    nb = run(&w, NULL, 2, b, 512, NULL);
+    CHECK(na > 10 && na == nb && memcmp(a, b, (size_t)na * sizeof a[0]) == 0);
+    CHECK(w.opens == 1);
+}
+
+static void test_reads_inside_hints(void)
+{
+    /* the reader API on one thread: every unit read is announced */
+    const char *paths[1] = { DATA };
+    gpufeed_feature ft[2];
+    gpufeed_dataset_desc dd;
+    gpufeed_reader_desc rd;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_reader *r = NULL;
+    gpufeed_error err;
+    gpufeed_batch b;
+    world w;
+    mem_obj *m;
+    long before;
+    int nbat = 0;
+    memset(&w, 0, sizeof w); w.identity = "v1";
+    feats(ft);
+    memset(&dd, 0, sizeof dd);
+    dd.paths = paths; dd.num_paths = 1; dd.features = ft; dd.num_features = 2; dd.unit_rows = 1500;
+    dd.open_source = mem_open; dd.source_user = &w;
+    CHECK_MSG(gpufeed_dataset_open(&ds, &dd, &err) == GPUFEED_OK, "%s", err.message);
+    if (!ds) return;
+    m = last_obj;
+    before = m->reads;
+    m->hinted = 0; m->reads_outside = 0;
+    memset(&rd, 0, sizeof rd); rd.batch_rows = 700;
+    CHECK(gpufeed_reader_open(&r, ds, &rd, &err) == GPUFEED_OK);
+    while (r && gpufeed_reader_next(r, &b) == GPUFEED_OK) nbat++;
+    CHECK(nbat == (20000 + 699) / 700);
+    CHECK_MSG(m->hints >= 4, "%ld will_read calls", m->hints);
+    CHECK_MSG(m->reads > before, "no reads");
+    CHECK_MSG(m->reads_outside == 0, "%ld of %ld reads outside the announced ranges", m->reads_outside, m->reads - before);
+    gpufeed_reader_close(r);
+    gpufeed_dataset_close(ds);
+}
+
+static void test_open_source_failure(void)
+{
+    const char *paths[1] = { "s3://bucket/part-0001.parquet" };
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    world w;
+    memset(&w, 0, sizeof w); w.identity = "x"; w.fail = 1;
+    memset(&dd, 0, sizeof dd);
+    dd.paths = paths; dd.num_paths = 1; dd.open_source = mem_open; dd.source_user = &w;
+    CHECK(gpufeed_dataset_open(&ds, &dd, &err) == GPUFEED_ERR_IO && ds == NULL);
+    CHECK_HAS(err.message, "s3://bucket/part-0001.parquet");
+    CHECK_HAS(err.message, "HTTP 403");
+    /* names are taken as given: no globbing of '*' in a URL */
+    paths[0] = "https://host/data/*.parquet";
+    w.fail = 0;
+    CHECK(gpufeed_dataset_open(&ds, &dd, &err) == GPUFEED_ERR_IO);
+    CHECK_HAS(err.message, "https://host/data/*.parquet");
+    CHECK_HAS(err.message, "no such object");
+}
+
+static void test_cache_keys_on_identity(void)
+{
+    static uint64_t a[512], b[512], c[512];
+    char dir[] = "/tmp/gpufeed_remote_cacheXXXXXX";
+    gpufeed_stats st;
+    world w;
+    int na, nb, nc;
+    if (!mkdtemp(dir)) { CHECK(0); return; }
+    memset(&w, 0, sizeof w); w.identity = "size=196181 etag=\"abc\"";
+    na = run(&w, dir, 1, a, 512, &st);             /* builds */
+    CHECK(na > 0 && st.cache_state == GPUFEED_CACHE_READY);
+    w.reads_total = 0;
+    nb = run(&w, dir, 2, b, 512, &st);             /* served from the cache */
+    CHECK_MSG(w.reads_total > 0 && w.reads_total < 10, "%ld reads for a cached run (the footer only)", w.reads_total);
+    CHECK(nb == 2 * na && memcmp(a, b, (size_t)na * sizeof a[0]) == 0);
+    CHECK(st.units_from_cache > 0 && st.bytes_read == 0);
+    CHECK_MSG(st.bytes_read == 0, "%llu source bytes with a ready cache", (unsigned long long)st.bytes_read);
+    w.identity = "size=196181 etag=\"def\"";      /* the object changed: another key */
+    nc = run(&w, dir, 1, c, 512, &st);
+    CHECK(nc == na && memcmp(a, c, (size_t)na * sizeof a[0]) == 0);
+    CHECK_MSG(st.units_from_cache == 0 && st.bytes_read > 0, "a new identity was served from the old cache");
+    {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0);
+    }
+}
+
+int main(void)
+{
+    RUN(test_same_batches_and_hints);
+    RUN(test_reads_inside_hints);
+    RUN(test_open_source_failure);
+    RUN(test_cache_keys_on_identity);
+    return TEST_SUMMARY();
+}
