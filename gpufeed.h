@@ -60,6 +60,7 @@
      >>queues      the deterministic parallel loader
      >>cache       the file-backed tensor cache
      >>upload      pinned slots, asynchronous copies, device-resident mode
+     >>trainer     batches as DLPack tensors (PyTorch, CuPy, JAX, NumPy)
      >>license     MIT / public domain
 
    Options (define before including the implementation)
@@ -842,13 +843,62 @@ GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const g
 GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u);
 GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u);
 /* 1 when built with CUDA and a device is usable; *why says otherwise. */
-#ifdef GF__CUDA
-/* switch to our device, remembering the caller's */
-static int gf__dev_enter(int32_t dev) { int prev = 0; cudaGetDevice(&prev); if (prev != dev) cudaSetDevice(dev); return prev; }
-static void gf__dev_leave(int32_t dev, int prev) { if (prev != dev) cudaSetDevice(prev); }
-#endif
-
 GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap);
+
+/* >>trainer (API): batches as DLPack tensors ------------------------------ */
+
+/* Our own definitions, laid out exactly as dlpack.h's DLDevice, DLDataType,
+   DLTensor, DLManagedTensor and (DLPack >= 1.0) DLManagedTensorVersioned,
+   so that PyTorch, CuPy, JAX and NumPy take them without dlpack.h. */
+typedef struct gpufeed_dl_device { int32_t device_type; int32_t device_id; } gpufeed_dl_device;
+enum { GPUFEED_DL_CPU = 1, GPUFEED_DL_CUDA = 2, GPUFEED_DL_CUDA_HOST = 3 };
+typedef struct gpufeed_dl_dtype { uint8_t code; uint8_t bits; uint16_t lanes; } gpufeed_dl_dtype;
+enum { GPUFEED_DL_INT = 0, GPUFEED_DL_UINT = 1, GPUFEED_DL_FLOAT = 2, GPUFEED_DL_BFLOAT = 4 };
+typedef struct gpufeed_dl_tensor {
+    void *data;
+    gpufeed_dl_device device;
+    int32_t ndim;
+    gpufeed_dl_dtype dtype;
+    int64_t *shape;
+    int64_t *strides;                  /* in elements */
+    uint64_t byte_offset;
+} gpufeed_dl_tensor;
+typedef struct gpufeed_dl_managed {
+    gpufeed_dl_tensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct gpufeed_dl_managed *self);
+} gpufeed_dl_managed;
+typedef struct gpufeed_dl_version { uint32_t major, minor; } gpufeed_dl_version;
+typedef struct gpufeed_dl_managed_versioned {
+    gpufeed_dl_version version;        /* 1.0 */
+    void *manager_ctx;
+    void (*deleter)(struct gpufeed_dl_managed_versioned *self);
+    uint64_t flags;                    /* 0: writable, not a copy */
+    gpufeed_dl_tensor dl_tensor;
+} gpufeed_dl_managed_versioned;
+
+enum {
+    GPUFEED_DL_ALL = -1                /* feature: the whole row-major [rows, columns]
+                                          matrix (every feature of one dtype) */
+};
+/* Describes part of a batch held from gpufeed_uploader_next as a DLPack
+   tensor, without a copy: feature GPUFEED_DL_ALL, or feature j ([rows] or
+   [rows, width]; a strided view in the row-major layout); mask 1: feature
+   j's validity mask ([rows] uint8) instead. The tensor lives on the device
+   (kDLCUDA) when the batch does, else on the CPU. consumer_stream (a
+   cudaStream_t, NULL the legacy default stream) is made to wait for the
+   batch's copy. *out is a gpufeed_dl_managed (versioned 0) or a
+   gpufeed_dl_managed_versioned (1). Each tensor holds the batch's slot:
+   the slot is refilled only after the caller's gpufeed_uploader_release
+   and every tensor's deleter (which records an event on consumer_stream,
+   so the copy into the slot waits for the consumer's queued work). The
+   deleter may run on any thread, also after gpufeed_uploader_close (the
+   uploader's memory is freed when the last tensor goes). */
+GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufeed_device_batch *b,
+    int32_t feature, int32_t mask, void *consumer_stream, int32_t versioned, void **out);
+/* sizeof of a public struct by name ("gpufeed_feature", ...), 0 if unknown:
+   lets a binding (tools/gpufeed.py) check its mirror of the layouts. */
+GPUFEED_API size_t gpufeed_sizeof(const char *type_name);
 
 /* Helpers for tools and trainers. */
 GPUFEED_API float gpufeed_half_to_float(uint16_t h);
@@ -7543,6 +7593,7 @@ typedef struct gf__dslot {
     cudaEvent_t copied, released;
 #endif
     int used, held, release_recorded;
+    int32_t refs;                      /* live DLPack tensors of this batch */
     uint64_t serial;
 } gf__dslot;
 
@@ -7568,8 +7619,22 @@ struct gpufeed_uploader {
     void *drows;                       /* every row, canonical unit order */
     uint8_t **dmask;
     int64_t total_rows;
+    gpufeed_allocator alloc;           /* the dataset's, kept for a deferred free */
+    int32_t nfeat;
+    int32_t live_refs;                 /* DLPack tensors alive, all slots */
+    int closing;                       /* closed with tensors alive: freed by the last deleter */
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;                /* slot state: deleters may run on any thread */
+#endif
     char err[GPUFEED_ERROR_MAX];
 };
+#if !defined(GPUFEED_NO_THREADS)
+#define GF__ULOCK(u) pthread_mutex_lock(&(u)->mu)
+#define GF__UUNLOCK(u) pthread_mutex_unlock(&(u)->mu)
+#else
+#define GF__ULOCK(u) ((void)0)
+#define GF__UUNLOCK(u) ((void)0)
+#endif
 
 #if defined(GF__CUDA) && defined(__CUDACC__)
 /* dst row i = src row idx[i] (4-byte words when the row allows) */
@@ -7608,12 +7673,12 @@ GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap
 #endif
 }
 
+static void gf__uploader_free(gpufeed_uploader *u);
+
 GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
 {
-    const gpufeed_allocator *a;
-    int32_t i;
+    int defer;
     if (!u) return;
-    a = &u->l->ds->alloc;
     {   /* give the loader its own batch buffer back, with the last batch (padding repeats it) */
         gpufeed_loader *l = u->l;
         const gpufeed_dataset *ds = l->ds;
@@ -7628,6 +7693,18 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
         }
         l->bdata = u->save_data; l->bfeat = u->save_feat; l->bvalid = u->save_valid;
     }
+    gpufeed_loader_close(u->il); u->il = NULL;
+    GF__ULOCK(u);
+    defer = u->live_refs > 0;
+    u->closing = 1;
+    GF__UUNLOCK(u);
+    if (!defer) gf__uploader_free(u); /* else the last DLPack deleter frees it */
+}
+
+static void gf__uploader_free(gpufeed_uploader *u)
+{
+    const gpufeed_allocator *a = &u->alloc;
+    int32_t i;
 #ifdef GF__CUDA
     if (u->on_device) { u->caller_dev = gf__dev_enter(u->d.device); if (u->copy) cudaStreamSynchronize(u->copy); }
 #endif
@@ -7648,12 +7725,14 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
     if (u->on_device) {
         for (i = 0; u->s && i < u->n; i++) { if (u->s[i].didx) cudaFree(u->s[i].didx); if (u->s[i].hidx) cudaFreeHost(u->s[i].hidx); }
         if (u->drows) cudaFree(u->drows);
-        if (u->dmask) { int32_t j; for (j = 0; j < u->l->ds->nfeat; j++) if (u->dmask[j]) cudaFree(u->dmask[j]); }
+        if (u->dmask) { int32_t j; for (j = 0; j < u->nfeat; j++) if (u->dmask[j]) cudaFree(u->dmask[j]); }
     }
     if (u->on_device && u->copy) cudaStreamDestroy(u->copy);
     if (u->on_device) cudaSetDevice(u->caller_dev);
 #endif
-    gpufeed_loader_close(u->il);
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_destroy(&u->mu);
+#endif
     gf__free(a, u->ids); gf__free(a, u->dmask);
     gf__free(a, u->s);
     gf__free(a, u);
@@ -7793,6 +7872,10 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     if (!u) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
     memset(u, 0, sizeof *u);
     u->l = l; u->d = *desc;
+    u->alloc = *a; u->nfeat = l->ds->nfeat;
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_init(&u->mu, NULL);
+#endif
     u->n = desc->slots ? desc->slots : 3;
     u->save_data = l->bdata; u->save_feat = l->bfeat; u->save_valid = l->bvalid;
     u->on_device = gpufeed_cuda_available(desc->device, why, sizeof why);
@@ -7886,9 +7969,11 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
     l = u->l;
     {   /* the next free slot in ring order (releases may come in any order) */
         int32_t i, at = -1;
-        for (i = 0; i < u->n; i++) { int32_t q = (int32_t)((u->k + (uint64_t)i) % (uint64_t)u->n); if (!u->s[q].held) { at = q; break; } }
+        GF__ULOCK(u);
+        for (i = 0; i < u->n; i++) { int32_t q = (int32_t)((u->k + (uint64_t)i) % (uint64_t)u->n); if (!u->s[q].held && !u->s[q].refs) { at = q; break; } }
+        GF__UUNLOCK(u);
         if (at < 0) {
-            gf__fmt(u->err, sizeof u->err, "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) before taking another", u->n);
+            gf__fmt(u->err, sizeof u->err, "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) and drop its DLPack tensors before taking another", u->n);
             return GPUFEED_ERR_INVALID_ARG;
         }
         s = &u->s[at];
@@ -7961,29 +8046,219 @@ GPUFEED_API gpufeed_result gpufeed_device_batch_wait(const gpufeed_device_batch 
 #endif
 }
 
-GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const gpufeed_device_batch *b, void *stream)
+/* the consumer on `stream` is done with slot s (called with the lock held):
+   the slot's next copy waits for what is queued there now */
+static gpufeed_result gf__slot_record_release(gpufeed_uploader *u, gf__dslot *s, void *stream)
 {
-    gf__dslot *s;
-    if (!u || !b) return GPUFEED_ERR_INVALID_ARG;
-    if (b->slot < 0 || b->slot >= u->n) { gf__fmt(u->err, sizeof u->err, "uploader: release of slot %d: no such slot", b->slot); return GPUFEED_ERR_INVALID_ARG; }
-    s = &u->s[b->slot];
-    if (!s->held || s->serial != b->serial) {
-        gf__fmt(u->err, sizeof u->err, "uploader: release of batch %llu in slot %d: %s", (unsigned long long)b->serial, b->slot, s->held ? "the slot holds a newer batch" : "not held");
-        return GPUFEED_ERR_INVALID_ARG;
-    }
 #ifdef GF__CUDA
     if (u->on_device) {
         int prev = gf__dev_enter(u->d.device);
-        cudaError_t e = cudaEventRecord(s->released, (cudaStream_t)stream);
+        cudaError_t e = cudaSuccess;
+        /* one event per slot: an earlier consumer's point must have passed
+           before the event moves to another stream (rare: several tensors) */
+        if (s->release_recorded) e = cudaEventSynchronize(s->released);
+        if (e == cudaSuccess) e = cudaEventRecord(s->released, (cudaStream_t)stream);
         gf__dev_leave(u->d.device, prev);
         if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: release: %s", cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
         s->release_recorded = 1;
     }
 #else
-    (void)stream;
+    (void)u; (void)s; (void)stream;
 #endif
-    s->held = 0;
     return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const gpufeed_device_batch *b, void *stream)
+{
+    gf__dslot *s;
+    gpufeed_result r;
+    if (!u || !b) return GPUFEED_ERR_INVALID_ARG;
+    if (b->slot < 0 || b->slot >= u->n) { gf__fmt(u->err, sizeof u->err, "uploader: release of slot %d: no such slot", b->slot); return GPUFEED_ERR_INVALID_ARG; }
+    GF__ULOCK(u);
+    s = &u->s[b->slot];
+    if (!s->held || s->serial != b->serial) {
+        gf__fmt(u->err, sizeof u->err, "uploader: release of batch %llu in slot %d: %s", (unsigned long long)b->serial, b->slot, s->held ? "the slot holds a newer batch" : "not held");
+        GF__UUNLOCK(u);
+        return GPUFEED_ERR_INVALID_ARG;
+    }
+    r = gf__slot_record_release(u, s, stream);
+    if (!r) s->held = 0;
+    GF__UUNLOCK(u);
+    return r;
+}
+
+/* >>trainer: batches as DLPack tensors ----------------------------------- */
+
+typedef struct gf__dlblock {           /* one exported tensor, one allocation */
+    union { gpufeed_dl_managed m; gpufeed_dl_managed_versioned v; } t;
+    int64_t shape[2], strides[2];
+    gpufeed_uploader *u;
+    int32_t slot;
+    uint64_t serial;
+    void *stream;
+} gf__dlblock;
+
+static void gf__dl_unref(gf__dlblock *k)
+{
+    gpufeed_uploader *u = k->u;
+    int last;
+    GF__ULOCK(u);
+    if (k->slot >= 0 && k->slot < u->n && u->s[k->slot].serial == k->serial && u->s[k->slot].refs > 0) {
+        gf__dslot *s = &u->s[k->slot];
+        (void)gf__slot_record_release(u, s, k->stream);
+        s->refs--;
+    }
+    u->live_refs--;
+    last = u->closing && u->live_refs == 0;
+    GF__UUNLOCK(u);
+    {
+        gpufeed_allocator a = u->alloc;
+        gf__free(&a, k);
+    }
+    if (last) gf__uploader_free(u);
+}
+static void gf__dl_delete(gpufeed_dl_managed *m) { if (m) gf__dl_unref((gf__dlblock *)m->manager_ctx); }
+static void gf__dl_delete_v(gpufeed_dl_managed_versioned *v) { if (v) gf__dl_unref((gf__dlblock *)v->manager_ctx); }
+
+static gpufeed_dl_dtype gf__dl_dtype(gpufeed_dtype t)
+{
+    gpufeed_dl_dtype d;
+    d.lanes = 1;
+    switch (t) {
+    case GPUFEED_DT_F32: d.code = GPUFEED_DL_FLOAT; d.bits = 32; break;
+    case GPUFEED_DT_F64: d.code = GPUFEED_DL_FLOAT; d.bits = 64; break;
+    case GPUFEED_DT_F16: d.code = GPUFEED_DL_FLOAT; d.bits = 16; break;
+    case GPUFEED_DT_BF16: d.code = GPUFEED_DL_BFLOAT; d.bits = 16; break;
+    case GPUFEED_DT_I32: d.code = GPUFEED_DL_INT; d.bits = 32; break;
+    case GPUFEED_DT_I64: d.code = GPUFEED_DL_INT; d.bits = 64; break;
+    default: d.code = GPUFEED_DL_UINT; d.bits = 8; break;
+    }
+    return d;
+}
+
+/* values per row of feature j (a fixed-width list feature has `width`) */
+static int64_t gf__feat_cols(const gpufeed_dataset *ds, int32_t j) { return ds->feats[j].width > 0 ? ds->feats[j].width : 1; }
+
+GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufeed_device_batch *b,
+    int32_t feature, int32_t mask, void *consumer_stream, int32_t versioned, void **out)
+{
+    const gpufeed_dataset *ds;
+    gf__dlblock *k;
+    gpufeed_dl_tensor *t;
+    gf__dslot *s;
+    int on_dev;
+    char *base;
+    if (out) *out = NULL;
+    if (!u || !b || !out) return GPUFEED_ERR_INVALID_ARG;
+    ds = u->l->ds;
+    if (b->slot < 0 || b->slot >= u->n) { gf__fmt(u->err, sizeof u->err, "dlpack: batch slot %d: no such slot", b->slot); return GPUFEED_ERR_INVALID_ARG; }
+    if (feature < GPUFEED_DL_ALL || feature >= ds->nfeat) { gf__fmt(u->err, sizeof u->err, "dlpack: feature %d: the dataset has %d features", feature, ds->nfeat); return GPUFEED_ERR_INVALID_ARG; }
+    if (mask && (feature < 0 || !ds->feats[feature].validity)) {
+        gf__fmt(u->err, sizeof u->err, "dlpack: feature %d has no validity mask (set validity in its gpufeed_feature)", feature); return GPUFEED_ERR_INVALID_ARG;
+    }
+    if (feature == GPUFEED_DL_ALL) {
+        int32_t j;
+        if (ds->layout != GPUFEED_LAYOUT_ROW_MAJOR) { gf__fmt(u->err, sizeof u->err, "dlpack: the whole batch as one tensor needs the row-major layout (use one tensor per feature)"); return GPUFEED_ERR_INVALID_ARG; }
+        for (j = 1; j < ds->nfeat; j++)
+            if (ds->feats[j].dtype != ds->feats[0].dtype) {
+                gf__fmt(u->err, sizeof u->err, "dlpack: features 0 (%s) and %d (%s) differ in dtype: export them one by one", gpufeed_dtype_name(ds->feats[0].dtype), j, gpufeed_dtype_name(ds->feats[j].dtype));
+                return GPUFEED_ERR_INVALID_ARG;
+            }
+    }
+    k = (gf__dlblock *)gf__alloc(&u->alloc, sizeof *k);
+    if (!k) { gf__fmt(u->err, sizeof u->err, "dlpack: out of memory"); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    memset(k, 0, sizeof *k);
+    GF__ULOCK(u);
+    s = &u->s[b->slot];
+    if (!s->held || s->serial != b->serial) {
+        GF__UUNLOCK(u);
+        gf__free(&u->alloc, k);
+        gf__fmt(u->err, sizeof u->err, "dlpack: batch %llu is no longer held (released, or its slot reused)", (unsigned long long)b->serial);
+        return GPUFEED_ERR_INVALID_ARG;
+    }
+    s->refs++; u->live_refs++;
+    GF__UUNLOCK(u);
+    k->u = u; k->slot = b->slot; k->serial = b->serial; k->stream = consumer_stream;
+    on_dev = b->on_device;
+    t = versioned ? &k->t.v.dl_tensor : &k->t.m.dl_tensor;
+    t->device.device_type = on_dev ? GPUFEED_DL_CUDA : GPUFEED_DL_CPU;
+    t->device.device_id = on_dev ? u->d.device : 0;
+    t->shape = k->shape; t->strides = k->strides;
+    t->byte_offset = 0;
+    k->shape[0] = b->host.num_rows;
+    if (mask) {
+        t->data = on_dev ? (void *)b->valid[feature] : (void *)b->host.valid[feature];
+        t->ndim = 1; t->dtype = gf__dl_dtype(GPUFEED_DT_U8); k->strides[0] = 1;
+    } else if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) {
+        gpufeed_dtype dt = ds->feats[feature < 0 ? 0 : feature].dtype;
+        int64_t es = (int64_t)gpufeed_dtype_size(dt);
+        base = on_dev ? (char *)b->data : (char *)b->host.data;
+        t->dtype = gf__dl_dtype(dt);
+        if (feature < 0) {
+            t->data = base; t->ndim = 2;
+            k->shape[1] = ds->row_bytes / es; k->strides[0] = ds->row_bytes / es; k->strides[1] = 1;
+        } else {
+            /* a strided view: rows are row_bytes apart; DLPack strides count
+               elements, so the feature's offset goes into byte_offset */
+            t->data = base; t->byte_offset = (uint64_t)ds->offs[feature];
+            t->ndim = gf__feat_cols(ds, feature) > 1 ? 2 : 1;
+            k->shape[1] = gf__feat_cols(ds, feature);
+            if (ds->row_bytes % es != 0 || ds->offs[feature] % es != 0) {
+                /* cannot be expressed in elements: refuse rather than copy */
+                GF__ULOCK(u); s->refs--; u->live_refs--; GF__UUNLOCK(u);
+                gf__free(&u->alloc, k);
+                gf__fmt(u->err, sizeof u->err, "dlpack: feature %d (%s) is not aligned to its element size in the %lld-byte row: use the per-feature layout",
+                        feature, gpufeed_dtype_name(dt), (long long)ds->row_bytes);
+                return GPUFEED_ERR_INVALID_ARG;
+            }
+            k->strides[0] = ds->row_bytes / es; k->strides[1] = 1;
+        }
+    } else {
+        gpufeed_dtype dt = ds->feats[feature].dtype;
+        t->data = on_dev ? b->features[feature] : b->host.features[feature];
+        t->dtype = gf__dl_dtype(dt);
+        k->shape[1] = gf__feat_cols(ds, feature);
+        t->ndim = k->shape[1] > 1 ? 2 : 1;
+        k->strides[0] = k->shape[1]; k->strides[1] = 1;
+    }
+    if (versioned) {
+        k->t.v.version.major = 1; k->t.v.version.minor = 0;
+        k->t.v.manager_ctx = k; k->t.v.deleter = gf__dl_delete_v; k->t.v.flags = 0;
+    } else {
+        k->t.m.manager_ctx = k; k->t.m.deleter = gf__dl_delete;
+    }
+#ifdef GF__CUDA
+    if (on_dev) {
+        int prev = gf__dev_enter(u->d.device);
+        cudaError_t e = cudaStreamWaitEvent((cudaStream_t)consumer_stream, (cudaEvent_t)b->ready, 0);
+        gf__dev_leave(u->d.device, prev);
+        if (e != cudaSuccess) {
+            gf__fmt(u->err, sizeof u->err, "dlpack: the consumer stream cannot wait for the batch: %s", cudaGetErrorString(e));
+            if (versioned) gf__dl_delete_v(&k->t.v); else gf__dl_delete(&k->t.m);
+            return GPUFEED_ERR_CUDA;
+        }
+    }
+#endif
+    *out = versioned ? (void *)&k->t.v : (void *)&k->t.m;
+    return GPUFEED_OK;
+}
+
+GPUFEED_API size_t gpufeed_sizeof(const char *n)
+{
+    static const struct { const char *name; size_t size; } t[] = {
+        { "gpufeed_feature", sizeof(gpufeed_feature) }, { "gpufeed_dataset_desc", sizeof(gpufeed_dataset_desc) },
+        { "gpufeed_loader_desc", sizeof(gpufeed_loader_desc) }, { "gpufeed_cache_desc", sizeof(gpufeed_cache_desc) },
+        { "gpufeed_device_desc", sizeof(gpufeed_device_desc) }, { "gpufeed_device_batch", sizeof(gpufeed_device_batch) },
+        { "gpufeed_batch", sizeof(gpufeed_batch) }, { "gpufeed_error", sizeof(gpufeed_error) },
+        { "gpufeed_stats", sizeof(gpufeed_stats) }, { "gpufeed_predicate", sizeof(gpufeed_predicate) },
+        { "gpufeed_value", sizeof(gpufeed_value) }, { "gpufeed_source", sizeof(gpufeed_source) },
+        { "gpufeed_dl_tensor", sizeof(gpufeed_dl_tensor) }, { "gpufeed_dl_managed", sizeof(gpufeed_dl_managed) },
+        { "gpufeed_dl_managed_versioned", sizeof(gpufeed_dl_managed_versioned) }
+    };
+    size_t i;
+    if (!n) return 0;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++) if (strcmp(t[i].name, n) == 0) return t[i].size;
+    return 0;
 }
 
 GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u) { return u ? u->err : ""; }
