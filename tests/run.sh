@@ -213,6 +213,7 @@ if [ -x "$PY" ]; then
   suite generated_corpus generated_corpus
   [ -f tests/test_dense.py ] && suite dense $PY tests/test_dense.py --bin build/asan/gpufeed-dense --fixtures build/fixtures
   suite extended_corpus extended_corpus
+  [ -f tests/test_python.py ] && suite python $PY tests/test_python.py --gpufeed-dense build/gpufeed-dense --gpufeed-bench build/gpufeed-bench
 else
   echo "generated_corpus: no .venv (run make venv)"; FAIL=$((FAIL + 1))
 fi

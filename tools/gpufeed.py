@@ -1,0 +1,450 @@
+"""gpufeed.py -- a thin Python binding of gpufeed.h (ctypes; no compiled
+extension, no dependency beyond the standard library).
+
+A loader is an iterator of batches; each batch speaks the DLPack protocol
+(``__dlpack__(stream=...)`` and ``__dlpack_device__()``), so
+
+    import torch, gpufeed
+    loader = gpufeed.Loader(["data/"], features=[gpufeed.Feature("x"), gpufeed.Feature("y")],
+                            batch_rows=4096, workers=4, seed=0, epochs=10)
+    for batch in loader:
+        x = torch.from_dlpack(batch)            # [rows, 2] float32, no copy
+        y = torch.from_dlpack(batch.feature(1)) # one feature (a strided view)
+        m = torch.from_dlpack(batch.mask(1))    # its validity mask (validity=True)
+
+works the same with ``cupy.from_dlpack``, ``jax.dlpack.from_dlpack`` and
+``numpy.from_dlpack`` (CPU batches). With ``device=0`` batches arrive in GPU
+memory through pinned slots and asynchronous copies; the consumer's stream
+waits for the copy, and a slot is refilled only after every tensor made from
+it is gone (its deleter records an event on the consumer's stream). Hold at
+most ``slots - 1`` batches' tensors at once (default slots 3): taking one more
+raises an error that says so.
+
+The shared library is built from the header with one command (done for you
+on first use when missing; GPUFEED_LIB names another):
+
+    cc -O2 -shared -fPIC -x c -DGPUFEED_IMPLEMENTATION gpufeed.h -o build/libgpufeed.so -lpthread -lm
+    nvcc -O2 -shared -Xcompiler -fPIC -x cu -DGPUFEED_IMPLEMENTATION gpufeed.h -o build/libgpufeed_cuda.so
+
+(the second for CUDA batches; ``Loader(device=0)`` loads it). The ctypes
+mirrors of the C structs are checked against the library's own sizes at
+load time (gpufeed_sizeof), so a header/binding mismatch is an error, not
+memory corruption.
+"""
+import ctypes
+import os
+import subprocess
+import threading
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ERROR_MAX = 512
+
+DTYPES = {"f32": 0, "f64": 1, "f16": 2, "bf16": 3, "i32": 4, "i64": 5, "u8": 6}
+
+
+class GpufeedError(RuntimeError):
+    """An error reported by gpufeed.h, with its message (file, row group,
+    column, page, offset where they apply)."""
+
+
+# ---- C structs (mirrors of gpufeed.h; sizes checked at load) -----------------
+
+class _Allocator(ctypes.Structure):
+    _fields_ = [("alloc", ctypes.c_void_p), ("realloc", ctypes.c_void_p),
+                ("free", ctypes.c_void_p), ("user", ctypes.c_void_p)]
+
+
+class _Error(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * ERROR_MAX)]
+
+
+class _Feature(ctypes.Structure):
+    _fields_ = [("column", ctypes.c_char_p), ("dtype", ctypes.c_int), ("null_policy", ctypes.c_int32),
+                ("fill", ctypes.c_double), ("validity", ctypes.c_int32), ("cast", ctypes.c_int32),
+                ("hash_buckets", ctypes.c_uint64), ("hash_seed", ctypes.c_uint64),
+                ("width", ctypes.c_int32), ("list_policy", ctypes.c_int32)]
+
+
+_OPEN_SOURCE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p,
+                                ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t)
+
+
+class _DatasetDesc(ctypes.Structure):
+    _fields_ = [("paths", ctypes.POINTER(ctypes.c_char_p)), ("num_paths", ctypes.c_int32),
+                ("features", ctypes.POINTER(_Feature)), ("num_features", ctypes.c_int32),
+                ("where", ctypes.c_void_p), ("num_where", ctypes.c_int32),
+                ("unit_rows", ctypes.c_int64), ("layout", ctypes.c_int32), ("flags", ctypes.c_uint32),
+                ("allocator", _Allocator), ("open_source", ctypes.c_void_p), ("source_user", ctypes.c_void_p)]
+
+
+class _CacheDesc(ctypes.Structure):
+    _fields_ = [("dir", ctypes.c_char_p), ("max_bytes", ctypes.c_uint64), ("ram_bytes", ctypes.c_uint64),
+                ("no_build", ctypes.c_int32), ("verify", ctypes.c_int32),
+                ("log", ctypes.c_void_p), ("log_user", ctypes.c_void_p)]
+
+
+class _LoaderDesc(ctypes.Structure):
+    _fields_ = [("batch_rows", ctypes.c_int64), ("workers", ctypes.c_int32), ("ring_depth", ctypes.c_int32),
+                ("seed", ctypes.c_uint64), ("no_unit_shuffle", ctypes.c_int32), ("shuffle_window", ctypes.c_int32),
+                ("rank", ctypes.c_int32), ("world", ctypes.c_int32), ("last_batch", ctypes.c_int32),
+                ("even", ctypes.c_int32), ("start_epoch", ctypes.c_int64), ("start_batch", ctypes.c_int64),
+                ("epochs", ctypes.c_int64), ("prefill", ctypes.c_int32), ("trace_path", ctypes.c_char_p),
+                ("trace_max_events", ctypes.c_int32), ("debug_jitter_us", ctypes.c_int32),
+                ("cache", ctypes.POINTER(_CacheDesc))]
+
+
+class _DeviceDesc(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_int32), ("slots", ctypes.c_int32), ("max_pinned_bytes", ctypes.c_uint64),
+                ("host_fallback", ctypes.c_int32), ("resident_bytes", ctypes.c_uint64)]
+
+
+class _Batch(ctypes.Structure):
+    _fields_ = [("num_rows", ctypes.c_int64), ("index", ctypes.c_int64), ("data", ctypes.c_void_p),
+                ("row_bytes", ctypes.c_int64), ("feature_offset", ctypes.POINTER(ctypes.c_int64)),
+                ("features", ctypes.POINTER(ctypes.c_void_p)), ("valid", ctypes.POINTER(ctypes.c_void_p)),
+                ("epoch", ctypes.c_int64)]
+
+
+class _DeviceBatch(ctypes.Structure):
+    _fields_ = [("host", _Batch), ("data", ctypes.c_void_p), ("features", ctypes.POINTER(ctypes.c_void_p)),
+                ("valid", ctypes.POINTER(ctypes.c_void_p)), ("ready", ctypes.c_void_p),
+                ("slot", ctypes.c_int32), ("on_device", ctypes.c_int32), ("resident", ctypes.c_int32),
+                ("serial", ctypes.c_uint64)]
+
+
+# ---- the library ------------------------------------------------------------
+
+_libs = {}
+_lock = threading.Lock()
+
+
+def build(cuda=False, out=None):
+    """Builds the shared library from gpufeed.h (one compiler command)."""
+    hdr = os.path.join(_ROOT, "gpufeed.h")
+    out = out or os.path.join(_ROOT, "build", "libgpufeed_cuda.so" if cuda else "libgpufeed.so")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    if cuda:
+        cmd = ["nvcc", "-O2", "-shared", "-Xcompiler", "-fPIC", "-x", "cu", "-DGPUFEED_IMPLEMENTATION",
+               hdr, "-o", out, "-lpthread"]
+    else:
+        cmd = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-x", "c", "-DGPUFEED_IMPLEMENTATION",
+               hdr, "-o", out, "-lpthread", "-lm"]
+    subprocess.run(cmd, check=True)
+    return out
+
+
+def load(cuda=False):
+    """The ctypes library (built on first use when missing)."""
+    with _lock:
+        if cuda in _libs:
+            return _libs[cuda]
+        path = os.environ.get("GPUFEED_CUDA_LIB" if cuda else "GPUFEED_LIB") or os.path.join(
+            _ROOT, "build", "libgpufeed_cuda.so" if cuda else "libgpufeed.so")
+        hdr = os.path.join(_ROOT, "gpufeed.h")
+        if not os.path.exists(path) or (os.path.exists(hdr) and os.path.getmtime(hdr) > os.path.getmtime(path)
+                                        and path.startswith(os.path.join(_ROOT, "build"))):
+            build(cuda, path)
+        lib = ctypes.CDLL(path)
+        lib.gpufeed_sizeof.restype = ctypes.c_size_t
+        lib.gpufeed_sizeof.argtypes = [ctypes.c_char_p]
+        for name, st in (("gpufeed_feature", _Feature), ("gpufeed_dataset_desc", _DatasetDesc),
+                         ("gpufeed_loader_desc", _LoaderDesc), ("gpufeed_cache_desc", _CacheDesc),
+                         ("gpufeed_device_desc", _DeviceDesc), ("gpufeed_batch", _Batch),
+                         ("gpufeed_device_batch", _DeviceBatch), ("gpufeed_error", _Error)):
+            want = lib.gpufeed_sizeof(name.encode())
+            if want != ctypes.sizeof(st):
+                raise GpufeedError("gpufeed.py does not match %s: %s is %d bytes there, %d here "
+                                   "(rebuild the library or update tools/gpufeed.py)" % (path, name, want, ctypes.sizeof(st)))
+        P = ctypes.POINTER
+        sigs = {
+            "gpufeed_dataset_open": (ctypes.c_int, [P(ctypes.c_void_p), P(_DatasetDesc), P(_Error)]),
+            "gpufeed_dataset_close": (None, [ctypes.c_void_p]),
+            "gpufeed_loader_open": (ctypes.c_int, [P(ctypes.c_void_p), ctypes.c_void_p, P(_LoaderDesc), P(_Error)]),
+            "gpufeed_loader_close": (None, [ctypes.c_void_p]),
+            "gpufeed_loader_error": (ctypes.c_char_p, [ctypes.c_void_p]),
+            "gpufeed_loader_epoch_batches": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_int64]),
+            "gpufeed_uploader_open": (ctypes.c_int, [P(ctypes.c_void_p), ctypes.c_void_p, P(_DeviceDesc), P(_Error)]),
+            "gpufeed_uploader_next": (ctypes.c_int, [ctypes.c_void_p, P(_DeviceBatch)]),
+            "gpufeed_uploader_release": (ctypes.c_int, [ctypes.c_void_p, P(_DeviceBatch), ctypes.c_void_p]),
+            "gpufeed_uploader_error": (ctypes.c_char_p, [ctypes.c_void_p]),
+            "gpufeed_uploader_close": (None, [ctypes.c_void_p]),
+            "gpufeed_batch_dlpack": (ctypes.c_int, [ctypes.c_void_p, P(_DeviceBatch), ctypes.c_int32, ctypes.c_int32,
+                                                    ctypes.c_void_p, ctypes.c_int32, P(ctypes.c_void_p)]),
+            "gpufeed_batch_hash": (ctypes.c_uint64, [ctypes.c_void_p, P(_Batch)]),
+            "gpufeed_result_string": (ctypes.c_char_p, [ctypes.c_int]),
+            "gpufeed_cuda_available": (ctypes.c_int, [ctypes.c_int32, ctypes.c_char_p, ctypes.c_size_t]),
+        }
+        for name, (res, args) in sigs.items():
+            fn = getattr(lib, name)
+            fn.restype = res
+            fn.argtypes = args
+        _libs[cuda] = lib
+        return lib
+
+
+# ---- DLPack capsules -----------------------------------------------------------
+
+_capi = ctypes.pythonapi
+_capi.PyCapsule_New.restype = ctypes.py_object
+_capi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_capi.PyCapsule_IsValid.restype = ctypes.c_int
+_capi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_capi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_NAME = b"dltensor"
+_NAME_V = b"dltensor_versioned"
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_DELETER_OFFSET = {False: 56, True: 16}   # DLManagedTensor.deleter / DLManagedTensorVersioned.deleter
+
+
+def _call_deleter(ptr, versioned):
+    fn = ctypes.cast(ctypes.c_void_p.from_address(ptr + _DELETER_OFFSET[versioned]).value, _DELETER)
+    fn(ptr)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _capsule_destructor(capsule):
+    # a capsule that no consumer renamed ("used_dltensor...") still owns its tensor
+    obj = ctypes.cast(capsule, ctypes.py_object)
+    for name, versioned in ((_NAME, False), (_NAME_V, True)):
+        if _capi.PyCapsule_IsValid(obj, name):
+            _call_deleter(_capi.PyCapsule_GetPointer(obj, name), versioned)
+            return
+
+
+def _stream_ptr(stream):
+    # DLPack: None = the legacy default stream; 1 = legacy default; 2 = per-thread default
+    if stream is None or stream == -1:
+        return None
+    if isinstance(stream, int):
+        return stream  # 1 and 2 are cudaStreamLegacy / cudaStreamPerThread as handles
+    if hasattr(stream, "cuda_stream"):
+        return stream.cuda_stream
+    if hasattr(stream, "ptr"):
+        return stream.ptr
+    raise TypeError("stream must be None or an integer CUDA stream handle")
+
+
+class _View:
+    """One tensor of a batch: the whole matrix, a feature, or a mask."""
+
+    def __init__(self, batch, feature, mask):
+        self._b, self._feature, self._mask = batch, feature, mask
+
+    def __dlpack_device__(self):
+        return self._b.__dlpack_device__()
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return self._b._export(self._feature, self._mask, stream, max_version, dl_device, copy)
+
+
+class Batch:
+    """One batch from a Loader. DLPack-exportable (the whole row-major matrix:
+    every feature must share one dtype), or ``feature(j)`` / ``mask(j)``.
+    Tensors made from it stay valid after the batch is released; its slot is
+    refilled once they are all gone."""
+
+    def __init__(self, loader, db):
+        self._l, self._db = loader, db
+        self.rows = db.host.num_rows
+        self.index = db.host.index
+        self.epoch = db.host.epoch
+        self.on_device = bool(db.on_device)
+        self._held = True
+
+    def __dlpack_device__(self):
+        return (2, self._l.device) if self.on_device else (1, 0)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return self._export(-1, 0, stream, max_version, dl_device, copy)
+
+    def _export(self, feature, mask, stream, max_version, dl_device, copy):
+        if not self._held:
+            raise GpufeedError("batch %d was released; export its tensors before releasing it" % self.index)
+        if copy:
+            raise BufferError("gpufeed exports without copies (copy=True is not supported)")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError("the batch lives on %s, not %s" % (self.__dlpack_device__(), tuple(dl_device)))
+        versioned = max_version is not None and tuple(max_version) >= (1, 0)
+        out = ctypes.c_void_p()
+        sp = _stream_ptr(stream) if self.on_device else None
+        r = self._l._lib.gpufeed_batch_dlpack(self._l._u, ctypes.byref(self._db), feature, mask, sp,
+                                              1 if versioned else 0, ctypes.byref(out))
+        if r != 0:
+            raise GpufeedError(self._l._lib.gpufeed_uploader_error(self._l._u).decode(errors="replace"))
+        return _capi.PyCapsule_New(out, _NAME_V if versioned else _NAME,
+                                   ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+
+    def feature(self, j):
+        return _View(self, int(j), 0)
+
+    def mask(self, j):
+        return _View(self, int(j), 1)
+
+    def hash(self):
+        """Order-sensitive 64-bit hash of the batch bytes (gpufeed_batch_hash),
+        equal to what the C tools print for the same batch."""
+        return self._l._lib.gpufeed_batch_hash(self._l._ds, ctypes.byref(self._db.host))
+
+    def release(self):
+        """Gives the batch back (its tensors keep their slot until deleted)."""
+        if self._held and self._l._u:
+            self._held = False
+            self._l._lib.gpufeed_uploader_release(self._l._u, ctypes.byref(self._db), None)
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:
+            pass
+
+
+class Feature:
+    """A dense feature: a leaf column converted to dtype (f32 f64 f16 bf16 i32
+    i64 u8); nulls filled with `fill` or an error; `validity` adds a uint8
+    mask; `hash_buckets` hashes strings into ids."""
+
+    def __init__(self, column, dtype="f32", fill=0.0, null="fill", validity=False, cast="safe",
+                 hash_buckets=0, hash_seed=0):
+        if dtype not in DTYPES:
+            raise ValueError("dtype %r: one of %s" % (dtype, ", ".join(DTYPES)))
+        if null not in ("fill", "error") or cast not in ("safe", "unsafe"):
+            raise ValueError("null is 'fill' or 'error'; cast is 'safe' or 'unsafe'")
+        self.column, self.dtype, self.fill, self.null = column, dtype, fill, null
+        self.validity, self.cast, self.hash_buckets, self.hash_seed = validity, cast, hash_buckets, hash_seed
+
+
+class Loader:
+    """The deterministic parallel loader as a Python iterator of Batch.
+
+    paths: files, directories or globs. features: list of Feature (None:
+    every numeric/boolean column as f32). device: None for CPU batches, or a
+    CUDA device ordinal. Other arguments as in gpufeed_loader_desc /
+    gpufeed_cache_desc (see the README's options table)."""
+
+    def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=2, seed=0,
+                 shuffle_window=0, unit_shuffle=True, epochs=1, rank=0, world=1, even="drop",
+                 drop_last=False, start_epoch=0, start_batch=0, unit_rows=0, layout="row",
+                 cache_dir=None, device=None, slots=3):
+        if isinstance(paths, (str, bytes, os.PathLike)):
+            paths = [paths]
+        self.device = device if device is not None else 0
+        self._lib = load(cuda=device is not None)
+        self._ds = self._l = self._u = None
+        self._keep = []
+        err = _Error()
+        cpaths = (ctypes.c_char_p * len(paths))(*[os.fsencode(p) for p in paths])
+        dd = _DatasetDesc()
+        dd.paths = cpaths
+        dd.num_paths = len(paths)
+        if features:
+            fa = (_Feature * len(features))()
+            for i, f in enumerate(features):
+                if isinstance(f, str):
+                    f = Feature(f)
+                fa[i].column = f.column.encode()
+                fa[i].dtype = DTYPES[f.dtype]
+                fa[i].null_policy = 1 if f.null == "error" else 0
+                fa[i].fill = float(f.fill)
+                fa[i].validity = 1 if f.validity else 0
+                fa[i].cast = 1 if f.cast == "unsafe" else 0
+                fa[i].hash_buckets = int(f.hash_buckets)
+                fa[i].hash_seed = int(f.hash_seed)
+            dd.features = fa
+            dd.num_features = len(features)
+            self._keep.append(fa)
+        dd.unit_rows = unit_rows
+        dd.layout = {"row": 0, "feature": 1}[layout]
+        self._keep.append(cpaths)
+        ds = ctypes.c_void_p()
+        if self._lib.gpufeed_dataset_open(ctypes.byref(ds), ctypes.byref(dd), ctypes.byref(err)) != 0:
+            raise GpufeedError(err.message.decode(errors="replace"))
+        self._ds = ds
+        ld = _LoaderDesc()
+        ld.batch_rows, ld.workers, ld.ring_depth, ld.seed = batch_rows, workers, ring_depth, seed
+        ld.no_unit_shuffle = 0 if unit_shuffle else 1
+        ld.shuffle_window, ld.rank, ld.world = shuffle_window, rank, world
+        ld.last_batch = 1 if drop_last else 0
+        ld.even = {"drop": 0, "pad": 1}[even]
+        ld.start_epoch, ld.start_batch, ld.epochs = start_epoch, start_batch, epochs
+        if cache_dir:
+            self._cache = _CacheDesc()
+            self._cache.dir = os.fsencode(cache_dir)
+            ld.cache = ctypes.pointer(self._cache)
+        lo = ctypes.c_void_p()
+        if self._lib.gpufeed_loader_open(ctypes.byref(lo), ds, ctypes.byref(ld), ctypes.byref(err)) != 0:
+            self.close()
+            raise GpufeedError(err.message.decode(errors="replace"))
+        self._l = lo
+        dv = _DeviceDesc()
+        dv.device = self.device
+        dv.slots = slots
+        dv.host_fallback = 1 if device is None else 0
+        up = ctypes.c_void_p()
+        if self._lib.gpufeed_uploader_open(ctypes.byref(up), lo, ctypes.byref(dv), ctypes.byref(err)) != 0:
+            self.close()
+            raise GpufeedError(err.message.decode(errors="replace"))
+        self._u = up
+        self._prev = None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self._u:
+            raise StopIteration
+        if self._prev is not None:   # the previous batch's tensors keep its slot
+            self._prev.release()
+            self._prev = None
+        db = _DeviceBatch()
+        r = self._lib.gpufeed_uploader_next(self._u, ctypes.byref(db))
+        if r == 1:
+            raise StopIteration
+        if r != 0:
+            raise GpufeedError(self._lib.gpufeed_uploader_error(self._u).decode(errors="replace"))
+        b = Batch(self, db)
+        self._prev = b
+        return b
+
+    def epoch_batches(self, epoch=0):
+        return self._lib.gpufeed_loader_epoch_batches(self._l, epoch)
+
+    def close(self):
+        """Closes the loader; tensors already made stay valid until deleted."""
+        if self._prev is not None:
+            self._prev.release()
+            self._prev = None
+        if self._u:
+            self._lib.gpufeed_uploader_close(self._u)
+            self._u = None
+        if self._l:
+            self._lib.gpufeed_loader_close(self._l)
+            self._l = None
+        if self._ds:
+            # the dataset may be closed while tensors live: they point into
+            # the uploader's slots, which outlive it until their deleters run
+            self._lib.gpufeed_dataset_close(self._ds)
+            self._ds = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def cuda_available(device=0):
+    """(True, '') when the CUDA build of the library sees a usable device."""
+    try:
+        lib = load(cuda=True)
+    except Exception as e:  # no nvcc, no CUDA runtime
+        return False, str(e)
+    why = ctypes.create_string_buffer(256)
+    ok = lib.gpufeed_cuda_available(device, why, 256)
+    return bool(ok), why.value.decode(errors="replace")
