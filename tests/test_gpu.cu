@@ -450,6 +450,44 @@ static void steady_state(int sync_each_step, double *frac_next, double *gpu_busy
     close_pipe(&p);
 }
 
+/* (e) DLPack on the device: tensors point at the device slot (kDLCUDA),
+   the consumer stream waits for the copy, and the bytes read on that
+   stream equal the host batch; the slot stays held until the deleter */
+static void test_e_dlpack_device(void)
+{
+    pipe_t p;
+    gpufeed_uploader *u;
+    gpufeed_device_batch b;
+    cudaStream_t st;
+    int n = 0, bad = 0;
+    if (open_pipe(&p, GPUFEED_LAYOUT_ROW_MAJOR, 77, 1, 4096)) { CHECK(0); return; }
+    u = open_uploader(&p, 0, 3);
+    if (!u) { close_pipe(&p); return; }
+    CK(cudaSetDevice(0));
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    while (gpufeed_uploader_next(u, &b) == GPUFEED_OK) {
+        gpufeed_dl_managed_versioned *t = NULL;
+        std::vector<uint8_t> back;
+        size_t bytes = (size_t)b.host.num_rows * (size_t)b.host.row_bytes;
+        CHECK(gpufeed_batch_dlpack(u, &b, 0, 0, st, 1, (void **)&t) == GPUFEED_OK);
+        if (!t) break;
+        CHECK(t->dl_tensor.device.device_type == GPUFEED_DL_CUDA && t->dl_tensor.device.device_id == 0);
+        CHECK(t->dl_tensor.data == b.data);
+        back.resize(bytes + 1);
+        CK(cudaMemcpyAsync(back.data(), t->dl_tensor.data, bytes, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        if (memcmp(back.data(), b.host.data, bytes) != 0) bad++;
+        CHECK(gpufeed_uploader_release(u, &b, st) == GPUFEED_OK);
+        t->deleter(t); /* records the slot's release on st */
+        n++;
+    }
+    CHECK_MSG(bad == 0, "%d of %d batches differ when read through their DLPack tensor", bad, n);
+    printf("  %d batches exported as kDLCUDA tensors, bytes equal the host slots\n", n);
+    gpufeed_uploader_close(u);
+    CK(cudaStreamDestroy(st));
+    close_pipe(&p);
+}
+
 static void test_d_host_does_not_block(void)
 {
     double f, g, p50, p99;
@@ -470,7 +508,7 @@ int main(int argc, char **argv)
 {
     static const char *const names[] = {
         "test_a_device_bytes_row_major", "test_a_device_bytes_per_feature", "test_a_resident_equals_host", "test_b_slot_reuse_under_slow_trainer",
-        "test_c_two_uploaders_one_device", "test_c_two_devices", "test_d_host_does_not_block"
+        "test_c_two_uploaders_one_device", "test_c_two_devices", "test_d_host_does_not_block", "test_e_dlpack_device"
     };
     char why[256];
     FILE *f;
@@ -499,5 +537,6 @@ int main(int argc, char **argv)
     RUN(test_c_two_uploaders_one_device);
     RUN(test_c_two_devices);
     RUN(test_d_host_does_not_block);
+    RUN(test_e_dlpack_device);
     return TEST_SUMMARY();
 }
