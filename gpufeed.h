@@ -892,10 +892,12 @@ extern ssize_t pread(int, void *, size_t, off_t);
 #define GF__LIKELY(x) __builtin_expect(!!(x), 1)
 #define GF__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GF__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define GF__INLINE static inline __attribute__((always_inline))
 #else
 #define GF__LIKELY(x) (x)
 #define GF__UNLIKELY(x) (x)
 #define GF__PRINTF(a, b)
+#define GF__INLINE static
 #endif
 
 /* system headers that are not -pedantic clean (CUDA, NVTX) go between these */
@@ -1025,33 +1027,64 @@ GPUFEED_API const char *gpufeed_result_string(gpufeed_result r)
 }
 
 /* CRC-32 (IEEE 802.3, reflected, as used by Parquet page CRCs and gzip),
-   slicing-by-8 with tables computed on the fly per call site object. The
-   tables are built once per gpufeed_file/column (no global state). */
+   slicing-by-8 with tables computed on the fly per call site object (the
+   tables are built once per gpufeed_file/column, or per gzip page; no
+   global state). The register is linear: running bytes B from state s
+   gives s * x^(8|B|) mod P plus B run from 0, so a long buffer runs as
+   three slices side by side (three independent chains of table lookups)
+   whose states are joined at the end. */
 typedef struct gf__crc_tab { uint32_t t[8][256]; } gf__crc_tab;
 static void gf__crc_init(gf__crc_tab *c)
 {
-    uint32_t i, j, k;
-    for (i = 0; i < 256; i++) {
-        uint32_t v = i;
-        for (j = 0; j < 8; j++) v = (v >> 1) ^ (0xEDB88320u & (0u - (v & 1u)));
-        c->t[0][i] = v;
+    uint32_t i, j, k, v = 0xEDB88320u;
+    /* each table is linear in its index: the powers of two, then sums */
+    for (j = 128; j; j >>= 1) { c->t[0][j] = v; v = (v >> 1) ^ (0xEDB88320u & (0u - (v & 1u))); }
+    for (k = 0; k < 8; k++) {
+        c->t[k][0] = 0;
+        if (k)
+            for (j = 1; j < 256; j <<= 1) c->t[k][j] = (c->t[k - 1][j] >> 8) ^ c->t[0][c->t[k - 1][j] & 0xFF];
+        for (j = 2; j < 256; j <<= 1)
+            for (i = 1; i < j; i++) c->t[k][i + j] = c->t[k][i] ^ c->t[k][j];
     }
-    for (i = 0; i < 256; i++)
-        for (k = 1; k < 8; k++)
-            c->t[k][i] = (c->t[k - 1][i] >> 8) ^ c->t[0][c->t[k - 1][i] & 0xFF];
+}
+GF__INLINE uint32_t gf__crc_step8(const gf__crc_tab *c, uint32_t s, const uint8_t *p)
+{
+    uint32_t a = gf__ld32(p) ^ s, b = gf__ld32(p + 4);
+    return c->t[7][a & 0xFF] ^ c->t[6][(a >> 8) & 0xFF] ^ c->t[5][(a >> 16) & 0xFF] ^
+           c->t[4][a >> 24] ^ c->t[3][b & 0xFF] ^ c->t[2][(b >> 8) & 0xFF] ^
+           c->t[1][(b >> 16) & 0xFF] ^ c->t[0][b >> 24];
+}
+/* a * b mod P, in the reflected order (bit 31 is x^0) */
+static uint32_t gf__crc_mul(uint32_t a, uint32_t b)
+{
+    uint32_t m = 0;
+    for (; b; b <<= 1) {
+        if (b & 0x80000000u) m ^= a;
+        a = (a >> 1) ^ (0xEDB88320u & (0u - (a & 1u)));
+    }
+    return m;
 }
 static uint32_t gf__crc_run(const gf__crc_tab *c, uint32_t crc, const uint8_t *p, size_t n)
 {
-    crc = ~crc;
-    while (n >= 8) {
-        uint32_t a = gf__ld32(p) ^ crc, b = gf__ld32(p + 4);
-        crc = c->t[7][a & 0xFF] ^ c->t[6][(a >> 8) & 0xFF] ^ c->t[5][(a >> 16) & 0xFF] ^
-              c->t[4][a >> 24] ^ c->t[3][b & 0xFF] ^ c->t[2][(b >> 8) & 0xFF] ^
-              c->t[1][(b >> 16) & 0xFF] ^ c->t[0][b >> 24];
-        p += 8; n -= 8;
+    uint32_t s = ~crc;
+    if (n >= 4096) {
+        size_t q = (n / 3) & ~(size_t)7, i, e;
+        uint32_t s1 = 0, s2 = 0, x = 0x80000000u, sq = 0x00800000u;   /* x^0, x^8 */
+        for (i = 0; i < q; i += 8) {
+            s = gf__crc_step8(c, s, p + i);
+            s1 = gf__crc_step8(c, s1, p + q + i);
+            s2 = gf__crc_step8(c, s2, p + 2 * q + i);
+        }
+        for (e = q; e; e >>= 1) {                                     /* x = x^(8q) */
+            if (e & 1) x = gf__crc_mul(x, sq);
+            sq = gf__crc_mul(sq, sq);
+        }
+        s = gf__crc_mul(gf__crc_mul(s, x) ^ s1, x) ^ s2;
+        p += 3 * q; n -= 3 * q;
     }
-    while (n--) crc = (crc >> 8) ^ c->t[0][(crc ^ *p++) & 0xFF];
-    return ~crc;
+    while (n >= 8) { s = gf__crc_step8(c, s, p); p += 8; n -= 8; }
+    while (n--) s = (s >> 8) ^ c->t[0][(s ^ *p++) & 0xFF];
+    return ~s;
 }
 GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len)
 {
@@ -2474,17 +2507,18 @@ static gpufeed_result gf__lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst,
 #define GF__HE_EOB 0x4000u  /* end of block */
 #define GF__HE_SUB 0x2000u  /* second-level table at bits 16-31, its index bits in 8-11 */
 #define GF__HE_BAD 0x1000u  /* a symbol the format forbids, or no code at all */
-/* otherwise a length or distance: base in bits 16-31, extra bits in 8-11
-   (a code-length symbol: the symbol in bits 16-31); bits 0-7: how many bits
-   the code takes (for a GF__HE_SUB entry: the primary bits). */
+/* otherwise a length or distance, its base in bits 16-31 (a code-length
+   symbol: the symbol). Bits 0-7: the bits to take, the code's and then its
+   extra bits' (a GF__HE_SUB entry: the primary bits); bits 8-11: the code's
+   own (the extra bits' value starts there). */
 #define GF__INF_LBITS 10
 #define GF__INF_DBITS 8
 #define GF__INF_CBITS 7
 /* Second-level tables: one of 2^s entries covers a complete subtree of
    depth s, which holds at least s+1 codes, and 2^s/(s+1) grows with s; so
    286 literal/length codes of at most 15 bits (s <= 5) need at most
-   47 * 32 entries, and 30 distance codes (s <= 7) 3 * 128 + 32. */
-#define GF__INF_LSIZE ((1u << GF__INF_LBITS) + 47u * 32u)
+   47 * 32 + 8 entries, and 30 distance codes (s <= 7) 3 * 128 + 32. */
+#define GF__INF_LSIZE ((1u << GF__INF_LBITS) + 47u * 32u + 8u)
 #define GF__INF_DSIZE ((1u << GF__INF_DBITS) + 3u * 128u + 32u)
 
 typedef struct gf__inf {
@@ -2515,17 +2549,18 @@ static const uint8_t gf__inf_clorder[19] = { 16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 1
 
 enum { GF__HC_LITLEN, GF__HC_DIST, GF__HC_CLEN };
 
-/* the table entry of a symbol, without its bit count */
+/* the table entry of a symbol before its code is known: the extra bits
+   count in bits 0-7 */
 static uint32_t gf__inf_entry(int kind, unsigned sym)
 {
     if (kind == GF__HC_LITLEN) {
         if (sym < 256) return GF__HE_LIT | (sym << 16);
         if (sym == 256) return GF__HE_EOB;
-        if (sym <= 285) return ((uint32_t)gf__inf_lbase[sym - 257] << 16) | ((uint32_t)gf__inf_lextra[sym - 257] << 8);
+        if (sym <= 285) return ((uint32_t)gf__inf_lbase[sym - 257] << 16) | gf__inf_lextra[sym - 257];
         return GF__HE_BAD;                       /* 286, 287 */
     }
     if (kind == GF__HC_DIST) {
-        if (sym < 30) return ((uint32_t)gf__inf_dbase[sym] << 16) | ((uint32_t)gf__inf_dextra[sym] << 8);
+        if (sym < 30) return ((uint32_t)gf__inf_dbase[sym] << 16) | gf__inf_dextra[sym];
         return GF__HE_BAD;                       /* 30, 31 */
     }
     return sym << 16;
@@ -2579,7 +2614,7 @@ static int gf__inf_build(uint32_t *tab, unsigned cap, unsigned root, const uint8
         if (l != len) { code <<= l - len; len = l; }
         rev = gf__inf_rev(code, l);
         if (l <= root) {
-            e |= l;
+            e = (e + l) | (l << 8);
             for (j = rev, step = 1u << l; j < (1u << root); j += step) tab[j] = e;
         } else {
             unsigned prefix = rev & ((1u << root) - 1);
@@ -2598,7 +2633,7 @@ static int gf__inf_build(uint32_t *tab, unsigned cap, unsigned root, const uint8
                 tab[prefix] = GF__HE_SUB | (cur_base << 16) | (bits << 8) | root;
                 nsub += 1u << bits;
             }
-            e |= l - root;
+            e = (e + l - root) | ((l - root) << 8);
             for (j = rev >> root, step = 1u << (l - root); j < (1u << cur_bits); j += step) tab[cur_base + j] = e;
         }
         rem[l]--;
@@ -2677,78 +2712,67 @@ static gpufeed_result gf__inf_codes(gf__inf *s)
     const uint32_t *lt = s->lt, *dt = s->dt;
     const uint8_t *in = s->in, *iend = s->iend;
     uint8_t *out = s->out, *oend = s->oend, *mstart = s->mstart;
-    uint64_t bb = s->bb;
-    unsigned nb = s->nb;
-    const uint64_t lmask = (1u << GF__INF_LBITS) - 1, dmask = (1u << GF__INF_DBITS) - 1;
+    uint64_t bb = s->bb, saved;
+    unsigned nb = s->nb, over = s->over;
+    const uint32_t lmask = (1u << GF__INF_LBITS) - 1, dmask = (1u << GF__INF_DBITS) - 1;
+    uint32_t e, d, len, dist;
+    const char *why;
     gpufeed_result r;
+    /* more than 55 bits in bb, enough for a length and a distance with their
+       extra bits (15 + 5 + 15 + 13); past the input's end zero bytes, counted
+       in `over` (using any of them means the input is truncated) */
+#define GF__INF_REFILL() do { \
+        if (GF__LIKELY(iend - in >= 8)) { bb |= gf__ld64(in) << nb; in += (63 - nb) >> 3; nb |= 56; } \
+        else { \
+            while (nb <= 56) { if (in < iend) bb |= (uint64_t)*in++ << nb; else over++; nb += 8; } \
+            if (over * 8 > nb) goto truncated; \
+        } } while (0)
+    GF__INF_REFILL();
+    e = lt[bb & lmask];
     for (;;) {
-        uint32_t e, d, len, dist;
-        /* refill: at least 56 bits, enough for a length and a distance
-           with their extra bits (15 + 5 + 15 + 13) */
-        if (GF__LIKELY(iend - in >= 8)) {
-            bb |= gf__ld64(in) << nb;
-            in += (63 - nb) >> 3;
-            nb |= 56;
-        } else {
-            while (nb <= 56) {
-                if (in < iend) bb |= (uint64_t)*in++ << nb;
-                else s->over++;
-                nb += 8;
-            }
-            if (s->over * 8 > nb) { s->nb = nb; s->in = in; s->out = out; return gf__inf_truncated(s); }
-        }
-        e = lt[bb & lmask];
-        if (e & GF__HE_SUB) {
+        if (GF__UNLIKELY(e & GF__HE_SUB)) {
             bb >>= GF__INF_LBITS; nb -= GF__INF_LBITS;
-            e = lt[(e >> 16) + (bb & ((1u << ((e >> 8) & 15)) - 1))];
+            e = lt[(e >> 16) + ((uint32_t)bb & ((1u << ((e >> 8) & 15)) - 1))];
         }
+        saved = bb;
         bb >>= e & 0xFF; nb -= e & 0xFF;
         if (e & GF__HE_LIT) {
-            /* up to two more literals without a refill (41 bits left) */
             if (GF__UNLIKELY(out == oend)) goto too_much;
             *out++ = (uint8_t)(e >> 16);
+            GF__INF_REFILL();
             e = lt[bb & lmask];
-            if (!(e & GF__HE_LIT)) continue;
-            bb >>= e & 0xFF; nb -= e & 0xFF;
-            if (GF__UNLIKELY(out == oend)) goto too_much;
-            *out++ = (uint8_t)(e >> 16);
-            e = lt[bb & lmask];
-            if (!(e & GF__HE_LIT)) continue;
-            bb >>= e & 0xFF; nb -= e & 0xFF;
-            if (GF__UNLIKELY(out == oend)) goto too_much;
-            *out++ = (uint8_t)(e >> 16);
             continue;
         }
-        if (GF__UNLIKELY(e & (GF__HE_EOB | GF__HE_BAD | GF__HE_SUB))) {
+        if (GF__UNLIKELY(e & (GF__HE_EOB | GF__HE_BAD))) {
             if (e & GF__HE_EOB) break;
-            s->nb = nb; s->in = in; s->out = out;
-            return gf__inf_bad(s, "invalid literal/length code (286, 287, or a code the block does not define)");
+            why = "invalid literal/length code (286, 287, or a code the block does not define)";
+            goto bad;
         }
-        len = (e >> 16) + (uint32_t)(bb & ((1u << ((e >> 8) & 15)) - 1));
-        bb >>= (e >> 8) & 15; nb -= (e >> 8) & 15;
+        len = (e >> 16) + (uint32_t)((saved & ((1u << (e & 0xFF)) - 1)) >> ((e >> 8) & 15));
         d = dt[bb & dmask];
-        if (d & GF__HE_SUB) {
+        if (GF__UNLIKELY(d & GF__HE_SUB)) {
             bb >>= GF__INF_DBITS; nb -= GF__INF_DBITS;
-            d = dt[(d >> 16) + (bb & ((1u << ((d >> 8) & 15)) - 1))];
+            d = dt[(d >> 16) + ((uint32_t)bb & ((1u << ((d >> 8) & 15)) - 1))];
         }
+        saved = bb;
         bb >>= d & 0xFF; nb -= d & 0xFF;
-        if (GF__UNLIKELY(d & (GF__HE_BAD | GF__HE_SUB))) {
-            s->nb = nb; s->in = in; s->out = out;
-            return gf__inf_bad(s, "invalid distance code (30, 31, or a code the block does not define)");
+        if (GF__UNLIKELY(d & GF__HE_BAD)) {
+            why = "invalid distance code (30, 31, or a code the block does not define)";
+            goto bad;
         }
-        dist = (d >> 16) + (uint32_t)(bb & ((1u << ((d >> 8) & 15)) - 1));
-        bb >>= (d >> 8) & 15; nb -= (d >> 8) & 15;
-        if (GF__UNLIKELY(dist > (size_t)(out - mstart))) {
-            s->nb = nb; s->in = in; s->out = out;
-            if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
-            return gf__inf_fail(s, GPUFEED_ERR_CODEC, "distance %u reaches back before the member's first byte (%llu bytes written)",
-                                (unsigned)dist, (unsigned long long)(out - mstart));
-        }
-        if (GF__LIKELY((size_t)(oend - out) >= (size_t)len + 8)) {
+        dist = (d >> 16) + (uint32_t)((saved & ((1u << (d & 0xFF)) - 1)) >> ((d >> 8) & 15));
+        GF__INF_REFILL();
+        e = lt[bb & lmask];                  /* the next code's lookup overlaps the copy */
+        if (GF__UNLIKELY(dist > (size_t)(out - mstart))) goto far;
+        if (GF__LIKELY((size_t)(oend - out) >= (size_t)len + 16)) {
             uint8_t *end = out + len;
             const uint8_t *from = out - dist;
             if (dist >= 8) {
-                do { memcpy(out, from, 8); out += 8; from += 8; } while (out < end);
+                memcpy(out, from, 8); memcpy(out + 8, from + 8, 8);
+                if (len > 16) {
+                    out += 16; from += 16;
+                    do { memcpy(out, from, 8); out += 8; from += 8; } while (out < end);
+                }
             } else if (dist == 1) {
                 memset(out, *from, len);
             } else {
@@ -2764,12 +2788,24 @@ static gpufeed_result gf__inf_codes(gf__inf *s)
             out += len;
         }
     }
-    s->bb = bb; s->nb = nb; s->in = in; s->out = out;
+#undef GF__INF_REFILL
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
     if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
     return GPUFEED_OK;
+truncated:
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    return gf__inf_truncated(s);
 too_much:
-    s->bb = bb; s->nb = nb; s->in = in; s->out = out;
-    r = gf__inf_too_much(s);
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    return gf__inf_too_much(s);
+bad:
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    return gf__inf_bad(s, why);
+far:
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+    r = gf__inf_fail(s, GPUFEED_ERR_CODEC, "distance %u reaches back before the member's first byte (%llu bytes written)",
+                     (unsigned)dist, (unsigned long long)(out - mstart));
     return r;
 }
 
