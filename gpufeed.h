@@ -2983,7 +2983,8 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
         const uint8_t *p = s.in;
         size_t left = (size_t)(s.iend - p);
         s.mstart = s.out;
-        if (left >= 2 && p[0] == 0x1F && p[1] == 0x8B) {
+        /* a gzip magic, or the start of one where the input ends */
+        if (p[0] == 0x1F && (left < 2 || p[1] == 0x8B)) {
             uint32_t want_crc, want_size, got_crc;
             if (!crc_ready) { gf__crc_init(&crc); crc_ready = 1; }
             if ((r = gf__gzip_header(&s, &crc)) != GPUFEED_OK) return r;
@@ -2996,9 +2997,10 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
             if ((uint32_t)(s.out - s.mstart) != want_size)
                 return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "the member produced %llu bytes, its ISIZE says %u (mod 2^32)", (unsigned long long)(s.out - s.mstart), (unsigned)want_size);
             s.in += 8;
-        } else if (s.member == 1 && left >= 2 && (p[0] & 0x0F) == 8 && (p[0] >> 4) <= 7 && ((unsigned)p[0] * 256u + p[1]) % 31u == 0) {
+        } else if (s.member == 1 && (p[0] & 0x0F) == 8 && (p[0] >> 4) <= 7 && (left < 2 || ((unsigned)p[0] * 256u + p[1]) % 31u == 0)) {
             uint32_t want, got;
             s.member = 0;
+            if (left < 2) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the zlib header");
             if (p[1] & 0x20) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "the zlib stream needs a preset dictionary (FDICT), which a page cannot have");
             s.in += 2;
             if ((r = gf__inflate(&s)) != GPUFEED_OK) return r;
