@@ -7,9 +7,9 @@
    to the GPU: each page is decoded straight into its place in the batch.
    This version contains: sources (file, memory, user read-at callback),
    the footer and its Thrift Compact Protocol metadata, the page walk,
-   PLAIN / dictionary / RLE-bit-packed decoding of flat columns, a SNAPPY
-   decoder, columnar-to-dense conversion over datasets of many files
-   (features, statistics pruning, predicates, units, batches), the
+   PLAIN / dictionary / RLE-bit-packed decoding of flat columns, SNAPPY,
+   LZ4 and GZIP decoders, columnar-to-dense conversion over datasets of
+   many files (features, statistics pruning, predicates, units, batches), the
    deterministic parallel loader (per-worker rings, seeded shuffles, rank
    sharding, exact resume), the file-backed tensor cache, and pinned CUDA
    uploads with a device-resident mode.
@@ -52,7 +52,8 @@
      >>thrift      Thrift Compact Protocol decoder
      >>metadata    footer, FileMetaData, schema tree, row groups, statistics
      >>pages       page headers, the page walk of a column chunk
-     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw)
+     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), GZIP
+                   (DEFLATE in gzip members or a zlib stream)
      >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary, DELTA_*,
                    BYTE_STREAM_SPLIT
      >>column      the public column reader, page index
@@ -76,6 +77,11 @@
                                 callback sources only
      GPUFEED_NO_SNAPPY          leave the SNAPPY decoder out
      GPUFEED_NO_LZ4             leave the LZ4 / LZ4_RAW decoder out
+     GPUFEED_NO_GZIP            leave the GZIP (DEFLATE) decoder out
+     GPUFEED_USE_ZLIB           decode GZIP pages with the system zlib instead
+                                of our own inflate (link -lz); same rules:
+                                gzip members and zero padding, or a zlib
+                                stream, exactly the page's size
      GPUFEED_NO_THREADS         the loader decodes on the caller's thread
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
