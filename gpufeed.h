@@ -3052,14 +3052,16 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
     if (inflateInit2(&z, 15 + 32) != Z_OK) { gf__fmt(msg, cap, "gzip: zlib inflateInit2 failed"); return GPUFEED_ERR_OUT_OF_MEMORY; }
     for (;;) {
         size_t in_left = n - in_done, out_left = dn - out_done, used_in, made;
+        uInt give_in = (uInt)(in_left < UINT_MAX ? in_left : UINT_MAX);
+        uInt give_out = out_left == 0 ? 1u : (uInt)(out_left < UINT_MAX ? out_left : UINT_MAX);
         int ret, full = out_left == 0;
-        z.next_in = (Bytef *)(src + in_done);
-        z.avail_in = (uInt)(in_left < UINT_MAX ? in_left : UINT_MAX);
+        z.next_in = (Bytef *)(src + in_done);          /* zlib only reads it */
+        z.avail_in = give_in;
         z.next_out = full ? spill : dst + out_done;   /* a full page: any more output is too much */
-        z.avail_out = full ? 1u : (uInt)(out_left < UINT_MAX ? out_left : UINT_MAX);
+        z.avail_out = give_out;
         ret = inflate(&z, Z_NO_FLUSH);
-        used_in = (size_t)(z.next_in - (Bytef *)(src + in_done));
-        made = (size_t)(z.next_out - (full ? spill : dst + out_done));
+        used_in = give_in - z.avail_in;
+        made = give_out - z.avail_out;
         in_done += used_in;
         if (full && made) {
             gf__fmt(msg, cap, "gzip: the stream holds more than the %llu bytes the page header says (member %u, input byte %llu)",
