@@ -4,6 +4,7 @@
 #   make tools   build/gpufeed-inspect, gpufeed-cat, gpufeed-dense, gpufeed-bench
 #   make bench-dense   Parquet -> dense float32 vs pyarrow -> NumPy (BENCH.md)
 #   make fuzz    run the libFuzzer target for FUZZ_SECONDS (default 60)
+#   make fuzz-gzip   the GZIP codec's libFuzzer target, as long
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -15,7 +16,7 @@ FUZZ_SECONDS ?= 60
 
 TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench build/gpufeed-cache
 
-.PHONY: all tools demo test deps venv fixtures fuzz bench-dense bench-loader bench-cache bench-gpu gpu-check clean
+.PHONY: all tools demo test deps venv fixtures fuzz fuzz-gzip bench-dense bench-loader bench-cache bench-gpu gpu-check clean
 
 all: tools
 
@@ -64,6 +65,12 @@ fuzz: deps
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_file.c -o build/fuzz_file
 	cp -n tests/data/*.parquet tests/fuzz/* build/fuzz-corpus/ 2>/dev/null || true
 	build/fuzz_file -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 -dict=tests/fuzz.dict build/fuzz-corpus
+
+fuzz-gzip: deps
+	@mkdir -p build/fuzz-gzip
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_gzip.c -o build/fuzz_gzip
+	cp -n tests/fuzz/gzip/*.gz tests/fuzz/gzip/*.z build/fuzz-gzip/ 2>/dev/null || true
+	build/fuzz_gzip -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 build/fuzz-gzip
 
 bench-dense: tools venv
 	$(VENV)/bin/python tools/bench_dense.py

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs on a fresh Debian machine:
-#   - system packages (compilers with sanitizer and libFuzzer runtimes,
+#   - system packages (compilers with sanitizer and libFuzzer runtimes, zlib,
 #     Python's venv module) through apt-get when they are missing;
 #   - with the argument `venv`: a local .venv with the pinned Python
 #     packages of tools/requirements.txt.
@@ -19,6 +19,14 @@ if command -v clang >/dev/null 2>&1; then
     v=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
     need+=("libclang-rt-${v}-dev")
   fi
+  rm -rf "$probe"
+fi
+# zlib's header and library: the GZIP tests make their data with it and
+# build the GPUFEED_USE_ZLIB variant (gpufeed itself does not need it)
+if command -v cc >/dev/null 2>&1; then
+  probe=$(mktemp -d)
+  printf '#include <zlib.h>\nint main(void){return zlibVersion()[0]==0;}\n' > "$probe/z.c"
+  cc "$probe/z.c" -o "$probe/z" -lz >/dev/null 2>&1 || need+=(zlib1g-dev)
   rm -rf "$probe"
 fi
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
