@@ -2903,7 +2903,7 @@ static gpufeed_result gf__inflate(gf__inf *s)
             len = gf__ld16(s->in); nlen = gf__ld16(s->in + 2);
             if (len != (~nlen & 0xFFFFu)) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "stored block length %u does not match its complement NLEN %u", len, nlen);
             s->in += 4;
-            if ((size_t)(s->iend - s->in) < len) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: a stored block of %u bytes has %llu", len, (unsigned long long)(s->iend - s->in));
+            if ((size_t)(s->iend - s->in) < len) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: a stored block of %u bytes, %llu left in the input", len, (unsigned long long)(s->iend - s->in));
             if ((size_t)(s->oend - s->out) < len) return gf__inf_too_much(s);
             memcpy(s->out, s->in, len);
             s->out += len; s->in += len;
