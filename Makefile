@@ -6,6 +6,7 @@
 #   make fuzz    run the whole-file libFuzzer target for FUZZ_SECONDS (default 60)
 #   make fuzz-all      every per-decoder target + whole files, FUZZ_SECONDS each
 #   make bench-codecs  our codecs vs libsnappy/liblz4/zlib/libdeflate/libzstd
+#   make fuzz-gzip   the GZIP codec's libFuzzer target, as long
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -18,7 +19,7 @@ FUZZ_JOBS ?= 2
 
 TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench build/gpufeed-cache
 
-.PHONY: all tools demo test deps venv fixtures fuzz fuzz-all bench-codecs bench-dense bench-loader bench-cache bench-gpu gpu-check clean
+.PHONY: all tools demo test deps venv fixtures fuzz fuzz-all fuzz-gzip bench-codecs bench-dense bench-loader bench-cache bench-gpu gpu-check clean
 
 all: tools
 
@@ -75,6 +76,12 @@ bench-codecs: deps
 	@mkdir -p build
 	$(CC) -O2 $(WARN) -I. tools/bench_codecs.c -o build/bench_codecs -lsnappy -llz4 -lz -ldeflate -lzstd -lpthread -lm
 	build/bench_codecs
+
+fuzz-gzip: deps
+	@mkdir -p build/fuzz-gzip
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_gzip.c -o build/fuzz_gzip
+	cp -n tests/fuzz/gzip/*.gz tests/fuzz/gzip/*.z build/fuzz-gzip/ 2>/dev/null || true
+	build/fuzz_gzip -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 build/fuzz-gzip
 
 bench-dense: tools venv
 	$(VENV)/bin/python tools/bench_dense.py

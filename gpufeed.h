@@ -7,9 +7,9 @@
    to the GPU: each page is decoded straight into its place in the batch.
    This version contains: sources (file, memory, user read-at callback),
    the footer and its Thrift Compact Protocol metadata, the page walk,
-   PLAIN / dictionary / RLE-bit-packed decoding of flat columns, a SNAPPY
-   decoder, columnar-to-dense conversion over datasets of many files
-   (features, statistics pruning, predicates, units, batches), the
+   PLAIN / dictionary / RLE-bit-packed decoding of flat columns, SNAPPY,
+   LZ4 and GZIP decoders, columnar-to-dense conversion over datasets of
+   many files (features, statistics pruning, predicates, units, batches), the
    deterministic parallel loader (per-worker rings, seeded shuffles, rank
    sharding, exact resume), the file-backed tensor cache, and pinned CUDA
    uploads with a device-resident mode.
@@ -52,7 +52,8 @@
      >>thrift      Thrift Compact Protocol decoder
      >>metadata    footer, FileMetaData, schema tree, row groups, statistics
      >>pages       page headers, the page walk of a column chunk
-     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw)
+     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), GZIP
+                   (DEFLATE in gzip members or a zlib stream)
      >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary, DELTA_*,
                    BYTE_STREAM_SPLIT
      >>column      the public column reader, page index
@@ -87,6 +88,11 @@
                                 this macro (gpufeed has no brotli decoder of
                                 its own: the format's 122 KiB built-in
                                 dictionary would double the header)
+     GPUFEED_NO_GZIP            leave the GZIP (DEFLATE) decoder out
+     GPUFEED_USE_ZLIB           decode GZIP pages with the system zlib instead
+                                of our own inflate (link -lz); same rules:
+                                gzip members and zero padding, or a zlib
+                                stream, exactly the page's size
      GPUFEED_NO_THREADS         the loader decodes on the caller's thread
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
@@ -931,6 +937,13 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
 #error "gpufeed: define all of GPUFEED_MALLOC, GPUFEED_REALLOC and GPUFEED_FREE, or none"
 #endif
 
+#if defined(GPUFEED_NO_GZIP) && defined(GPUFEED_USE_ZLIB)
+#error "gpufeed: GPUFEED_NO_GZIP leaves GZIP out, GPUFEED_USE_ZLIB decodes it with zlib: define one of them"
+#endif
+#ifdef GPUFEED_USE_ZLIB
+#include <zlib.h>
+#endif
+
 #ifndef GPUFEED_ASSERT
 #include <assert.h>
 #define GPUFEED_ASSERT(x) assert(x)
@@ -960,10 +973,12 @@ extern ssize_t pread(int, void *, size_t, off_t);
 #define GF__LIKELY(x) __builtin_expect(!!(x), 1)
 #define GF__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GF__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define GF__INLINE static inline __attribute__((always_inline))
 #else
 #define GF__LIKELY(x) (x)
 #define GF__UNLIKELY(x) (x)
 #define GF__PRINTF(a, b)
+#define GF__INLINE static
 #endif
 
 /* system headers that are not -pedantic clean (CUDA, NVTX) go between these */
@@ -1104,33 +1119,64 @@ GPUFEED_API const char *gpufeed_result_string(gpufeed_result r)
 }
 
 /* CRC-32 (IEEE 802.3, reflected, as used by Parquet page CRCs and gzip),
-   slicing-by-8 with tables computed on the fly per call site object. The
-   tables are built once per gpufeed_file/column (no global state). */
+   slicing-by-8 with tables computed on the fly per call site object (the
+   tables are built once per gpufeed_file/column, or per gzip page; no
+   global state). The register is linear: running bytes B from state s
+   gives s * x^(8|B|) mod P plus B run from 0, so a long buffer runs as
+   three slices side by side (three independent chains of table lookups)
+   whose states are joined at the end. */
 typedef struct gf__crc_tab { uint32_t t[8][256]; } gf__crc_tab;
 static void gf__crc_init(gf__crc_tab *c)
 {
-    uint32_t i, j, k;
-    for (i = 0; i < 256; i++) {
-        uint32_t v = i;
-        for (j = 0; j < 8; j++) v = (v >> 1) ^ (0xEDB88320u & (0u - (v & 1u)));
-        c->t[0][i] = v;
+    uint32_t i, j, k, v = 0xEDB88320u;
+    /* each table is linear in its index: the powers of two, then sums */
+    for (j = 128; j; j >>= 1) { c->t[0][j] = v; v = (v >> 1) ^ (0xEDB88320u & (0u - (v & 1u))); }
+    for (k = 0; k < 8; k++) {
+        c->t[k][0] = 0;
+        if (k)
+            for (j = 1; j < 256; j <<= 1) c->t[k][j] = (c->t[k - 1][j] >> 8) ^ c->t[0][c->t[k - 1][j] & 0xFF];
+        for (j = 2; j < 256; j <<= 1)
+            for (i = 1; i < j; i++) c->t[k][i + j] = c->t[k][i] ^ c->t[k][j];
     }
-    for (i = 0; i < 256; i++)
-        for (k = 1; k < 8; k++)
-            c->t[k][i] = (c->t[k - 1][i] >> 8) ^ c->t[0][c->t[k - 1][i] & 0xFF];
+}
+GF__INLINE uint32_t gf__crc_step8(const gf__crc_tab *c, uint32_t s, const uint8_t *p)
+{
+    uint32_t a = gf__ld32(p) ^ s, b = gf__ld32(p + 4);
+    return c->t[7][a & 0xFF] ^ c->t[6][(a >> 8) & 0xFF] ^ c->t[5][(a >> 16) & 0xFF] ^
+           c->t[4][a >> 24] ^ c->t[3][b & 0xFF] ^ c->t[2][(b >> 8) & 0xFF] ^
+           c->t[1][(b >> 16) & 0xFF] ^ c->t[0][b >> 24];
+}
+/* a * b mod P, in the reflected order (bit 31 is x^0) */
+static uint32_t gf__crc_mul(uint32_t a, uint32_t b)
+{
+    uint32_t m = 0;
+    for (; b; b <<= 1) {
+        if (b & 0x80000000u) m ^= a;
+        a = (a >> 1) ^ (0xEDB88320u & (0u - (a & 1u)));
+    }
+    return m;
 }
 static uint32_t gf__crc_run(const gf__crc_tab *c, uint32_t crc, const uint8_t *p, size_t n)
 {
-    crc = ~crc;
-    while (n >= 8) {
-        uint32_t a = gf__ld32(p) ^ crc, b = gf__ld32(p + 4);
-        crc = c->t[7][a & 0xFF] ^ c->t[6][(a >> 8) & 0xFF] ^ c->t[5][(a >> 16) & 0xFF] ^
-              c->t[4][a >> 24] ^ c->t[3][b & 0xFF] ^ c->t[2][(b >> 8) & 0xFF] ^
-              c->t[1][(b >> 16) & 0xFF] ^ c->t[0][b >> 24];
-        p += 8; n -= 8;
+    uint32_t s = ~crc;
+    if (n >= 4096) {
+        size_t q = (n / 3) & ~(size_t)7, i, e;
+        uint32_t s1 = 0, s2 = 0, x = 0x80000000u, sq = 0x00800000u;   /* x^0, x^8 */
+        for (i = 0; i < q; i += 8) {
+            s = gf__crc_step8(c, s, p + i);
+            s1 = gf__crc_step8(c, s1, p + q + i);
+            s2 = gf__crc_step8(c, s2, p + 2 * q + i);
+        }
+        for (e = q; e; e >>= 1) {                                     /* x = x^(8q) */
+            if (e & 1) x = gf__crc_mul(x, sq);
+            sq = gf__crc_mul(sq, sq);
+        }
+        s = gf__crc_mul(gf__crc_mul(s, x) ^ s1, x) ^ s2;
+        p += 3 * q; n -= 3 * q;
     }
-    while (n--) crc = (crc >> 8) ^ c->t[0][(crc ^ *p++) & 0xFF];
-    return ~crc;
+    while (n >= 8) { s = gf__crc_step8(c, s, p); p += 8; n -= 8; }
+    while (n--) s = (s >> 8) ^ c->t[0][(s ^ *p++) & 0xFF];
+    return ~s;
 }
 GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len)
 {
@@ -2614,6 +2660,613 @@ static gpufeed_result gf__brotli_sys(const uint8_t *src, size_t n, uint8_t *dst,
 }
 #endif
 
+#if !defined(GPUFEED_NO_GZIP) && !defined(GPUFEED_USE_ZLIB)
+/* GZIP: DEFLATE (RFC 1951) in one or more gzip members (RFC 1952), or in a
+   zlib stream (RFC 1950) under the same codec id. The page is in memory and
+   the output buffer holds exactly the page, so there is no sliding window:
+   back-references read the output itself, within the current member.
+
+   Huffman codes are read LSB-first from a 64-bit bit buffer through a
+   primary table indexed by the next GF__INF_LBITS (literal/length) or
+   GF__INF_DBITS (distance) bits; a longer code's primary entry points to a
+   second-level table indexed by the bits that follow. A table entry: */
+#define GF__HE_LIT 0x8000u  /* a literal, the byte in bits 16-31 */
+#define GF__HE_EOB 0x4000u  /* end of block */
+#define GF__HE_SUB 0x2000u  /* second-level table at bits 16-31, its index bits in 8-11 */
+#define GF__HE_BAD 0x1000u  /* a symbol the format forbids, or no code at all */
+/* otherwise a length or distance, its base in bits 16-31 (a code-length
+   symbol: the symbol). Bits 0-7: the bits to take, the code's and then its
+   extra bits' (a GF__HE_SUB entry: the primary bits); bits 8-11: the code's
+   own (the extra bits' value starts there). */
+#define GF__INF_LBITS 10
+#define GF__INF_DBITS 8
+#define GF__INF_CBITS 7
+/* Second-level tables: one of 2^s entries covers a complete subtree of
+   depth s, which holds at least s+1 codes, and 2^s/(s+1) grows with s; so
+   286 literal/length codes of at most 15 bits (s <= 5) need at most
+   47 * 32 + 8 entries, and 30 distance codes (s <= 7) 3 * 128 + 32. */
+#define GF__INF_LSIZE ((1u << GF__INF_LBITS) + 47u * 32u + 8u)
+#define GF__INF_DSIZE ((1u << GF__INF_DBITS) + 3u * 128u + 32u)
+
+typedef struct gf__inf {
+    const uint8_t *src, *in, *iend;    /* the page body, read cursor, end */
+    uint8_t *dst, *out, *oend, *mstart; /* the page, write cursor, end, member start */
+    uint64_t bb;                       /* bit buffer: the next bits, LSB first */
+    unsigned nb;                       /* valid bits in bb */
+    unsigned over;                     /* zero bytes fed past the input's end */
+    unsigned member;                   /* 1-based gzip member, 0 for a zlib stream */
+    int fixed;                         /* lt/dt hold the fixed code */
+    char *msg;
+    size_t cap;
+    uint32_t lt[GF__INF_LSIZE];
+    uint32_t dt[GF__INF_DSIZE];
+    uint32_t ct[1u << GF__INF_CBITS];
+} gf__inf;
+
+static const uint16_t gf__inf_lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
+    35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
+static const uint8_t gf__inf_lextra[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+    3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
+static const uint16_t gf__inf_dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193,
+    257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577 };
+static const uint8_t gf__inf_dextra[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
+    7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
+/* the order code-length code lengths come in (RFC 1951 3.2.7) */
+static const uint8_t gf__inf_clorder[19] = { 16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15 };
+
+enum { GF__HC_LITLEN, GF__HC_DIST, GF__HC_CLEN };
+
+/* the table entry of a symbol before its code is known: the extra bits
+   count in bits 0-7 */
+static uint32_t gf__inf_entry(int kind, unsigned sym)
+{
+    if (kind == GF__HC_LITLEN) {
+        if (sym < 256) return GF__HE_LIT | (sym << 16);
+        if (sym == 256) return GF__HE_EOB;
+        if (sym <= 285) return ((uint32_t)gf__inf_lbase[sym - 257] << 16) | gf__inf_lextra[sym - 257];
+        return GF__HE_BAD;                       /* 286, 287 */
+    }
+    if (kind == GF__HC_DIST) {
+        if (sym < 30) return ((uint32_t)gf__inf_dbase[sym] << 16) | gf__inf_dextra[sym];
+        return GF__HE_BAD;                       /* 30, 31 */
+    }
+    return sym << 16;
+}
+
+static unsigned gf__inf_rev(unsigned code, unsigned len)
+{
+    code = ((code & 0x5555u) << 1) | ((code >> 1) & 0x5555u);
+    code = ((code & 0x3333u) << 2) | ((code >> 2) & 0x3333u);
+    code = ((code & 0x0F0Fu) << 4) | ((code >> 4) & 0x0F0Fu);
+    code = ((code & 0x00FFu) << 8) | ((code >> 8) & 0x00FFu);
+    return code >> (16 - len);
+}
+
+/* Builds the decoding table of the canonical Huffman code with these code
+   lengths (RFC 1951 3.2.2). Returns 0; 1 over-subscribed; 2 incomplete
+   (a code with one symbol of length 1, or no symbols at all, is built and
+   reported as 3 and 4: the caller decides); 5 the table would not fit. */
+static int gf__inf_build(uint32_t *tab, unsigned cap, unsigned root, const uint8_t *lens, unsigned nsym, int kind)
+{
+    unsigned count[16], next[16], rem[16];
+    uint16_t sorted[288];
+    unsigned i, len, max = 0, used = 0, code, nsub;
+    unsigned cur_prefix = ~0u, cur_base = 0, cur_bits = 0;
+    int left = 1, ret = 0;
+    memset(count, 0, sizeof count);
+    for (i = 0; i < nsym; i++) count[lens[i]]++;
+    count[0] = 0;
+    for (len = 1; len <= 15; len++) {
+        left = left * 2 - (int)count[len];
+        if (left < 0) return 1;
+        if (count[len]) { max = len; used += count[len]; }
+    }
+    if (left > 0) {
+        if (used > 1 || (used == 1 && max != 1)) return 2;
+        ret = used ? 3 : 4;
+        for (i = 0; i < (1u << root); i++) tab[i] = GF__HE_BAD | 1u;
+        if (!used) return ret;
+    }
+    /* symbols sorted by (length, symbol): the canonical code order */
+    next[1] = 0;
+    for (len = 1; len < 15; len++) next[len + 1] = next[len] + count[len];
+    for (i = 0; i < nsym; i++) if (lens[i]) sorted[next[lens[i]]++] = (uint16_t)i;
+    memcpy(rem, count, sizeof rem);
+    nsub = 1u << root;
+    code = 0;
+    len = 0;
+    for (i = 0; i < used; i++) {
+        unsigned sym = sorted[i], l = lens[sym], rev, step, j;
+        uint32_t e = gf__inf_entry(kind, sym);
+        if (l != len) { code <<= l - len; len = l; }
+        rev = gf__inf_rev(code, l);
+        if (l <= root) {
+            e = (e + l) | (l << 8);
+            for (j = rev, step = 1u << l; j < (1u << root); j += step) tab[j] = e;
+        } else {
+            unsigned prefix = rev & ((1u << root) - 1);
+            if (prefix != cur_prefix) {
+                /* a new second-level table: as deep as the codes that fill
+                   this prefix's subtree, taken in canonical order, reach */
+                unsigned bits = l - root, d = l;
+                int avail = 1 << bits;
+                for (;;) {
+                    avail -= (int)rem[d];
+                    if (avail <= 0 || d == max) break;
+                    d++; bits++; avail *= 2;
+                }
+                if (nsub + (1u << bits) > cap) return 5;
+                cur_prefix = prefix; cur_base = nsub; cur_bits = bits;
+                tab[prefix] = GF__HE_SUB | (cur_base << 16) | (bits << 8) | root;
+                nsub += 1u << bits;
+            }
+            e = (e + l - root) | ((l - root) << 8);
+            for (j = rev >> root, step = 1u << (l - root); j < (1u << cur_bits); j += step) tab[cur_base + j] = e;
+        }
+        rem[l]--;
+        code++;
+    }
+    return ret;
+}
+
+/* "gzip: <what> (member N, input byte B)" */
+static gpufeed_result gf__inf_fail(gf__inf *s, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
+static gpufeed_result gf__inf_fail(gf__inf *s, gpufeed_result code, const char *fmt, ...)
+{
+    char what[256];
+    unsigned long long pos = (unsigned long long)(s->in - s->src) + s->over - s->nb / 8;
+    va_list ap;
+    va_start(ap, fmt); gf__vfmt(what, sizeof what, fmt, ap); va_end(ap);
+    if (s->member) gf__fmt(s->msg, s->cap, "gzip: %s (member %u, input byte %llu)", what, s->member, pos);
+    else gf__fmt(s->msg, s->cap, "gzip: %s (zlib stream, input byte %llu)", what, pos);
+    return code;
+}
+
+/* bits past the input's end were used: the stream is truncated */
+#define GF__INF_SHORT(s) ((s)->over * 8 > (s)->nb)
+static gpufeed_result gf__inf_truncated(gf__inf *s)
+{
+    return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the deflate data");
+}
+/* an error found while decoding: when the bits that led to it came from
+   past the input's end, the real error is the truncation */
+static gpufeed_result gf__inf_bad(gf__inf *s, const char *what)
+{
+    if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+    return gf__inf_fail(s, GPUFEED_ERR_CODEC, "%s", what);
+}
+
+/* tops the bit buffer up to more than 56 bits; zero bytes past the end */
+static void gf__inf_fill(gf__inf *s)
+{
+    while (s->nb <= 56) {
+        if (s->in < s->iend) s->bb |= (uint64_t)*s->in++ << s->nb;
+        else s->over++;
+        s->nb += 8;
+    }
+}
+static unsigned gf__inf_take(gf__inf *s, unsigned n)
+{
+    unsigned v;
+    if (s->nb < n) gf__inf_fill(s);
+    v = (unsigned)(s->bb & ((1u << n) - 1));
+    s->bb >>= n; s->nb -= n;
+    return v;
+}
+/* to the next byte boundary; the cursor goes back over whole bytes still
+   in the buffer. 0, or -1 when bits past the input's end were used. */
+static int gf__inf_align(gf__inf *s)
+{
+    unsigned whole;
+    s->bb >>= s->nb & 7; s->nb -= s->nb & 7;
+    whole = s->nb / 8;
+    if (whole < s->over) return -1;
+    s->in -= whole - s->over;
+    s->bb = 0; s->nb = 0; s->over = 0;
+    return 0;
+}
+
+static gpufeed_result gf__inf_too_much(gf__inf *s)
+{
+    if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+    return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the stream holds more than the %llu bytes the page header says",
+                        (unsigned long long)(s->oend - s->dst));
+}
+
+/* the Huffman-coded data of one block, up to its end-of-block code */
+static gpufeed_result gf__inf_codes(gf__inf *s)
+{
+    const uint32_t *lt = s->lt, *dt = s->dt;
+    const uint8_t *in = s->in, *iend = s->iend;
+    uint8_t *out = s->out, *oend = s->oend, *mstart = s->mstart;
+    uint64_t bb = s->bb, saved;
+    unsigned nb = s->nb, over = s->over;
+    const uint32_t lmask = (1u << GF__INF_LBITS) - 1, dmask = (1u << GF__INF_DBITS) - 1;
+    uint32_t e, d, len, dist;
+    const char *why;
+    gpufeed_result r;
+    /* more than 55 bits in bb, enough for a length and a distance with their
+       extra bits (15 + 5 + 15 + 13); past the input's end zero bytes, counted
+       in `over` (using any of them means the input is truncated) */
+#define GF__INF_REFILL() do { \
+        if (GF__LIKELY(iend - in >= 8)) { bb |= gf__ld64(in) << nb; in += (63 - nb) >> 3; nb |= 56; } \
+        else { \
+            while (nb <= 56) { if (in < iend) bb |= (uint64_t)*in++ << nb; else over++; nb += 8; } \
+            if (over * 8 > nb) goto truncated; \
+        } } while (0)
+    GF__INF_REFILL();
+    e = lt[bb & lmask];
+    for (;;) {
+        if (GF__UNLIKELY(e & GF__HE_SUB)) {
+            bb >>= GF__INF_LBITS; nb -= GF__INF_LBITS;
+            e = lt[(e >> 16) + ((uint32_t)bb & ((1u << ((e >> 8) & 15)) - 1))];
+        }
+        saved = bb;
+        bb >>= e & 0xFF; nb -= e & 0xFF;
+        if (e & GF__HE_LIT) {
+            if (GF__UNLIKELY(out == oend)) goto too_much;
+            *out++ = (uint8_t)(e >> 16);
+            GF__INF_REFILL();
+            e = lt[bb & lmask];
+            continue;
+        }
+        if (GF__UNLIKELY(e & (GF__HE_EOB | GF__HE_BAD))) {
+            if (e & GF__HE_EOB) break;
+            why = "invalid literal/length code (286, 287, or a code the block does not define)";
+            goto bad;
+        }
+        len = (e >> 16) + (uint32_t)((saved & ((1u << (e & 0xFF)) - 1)) >> ((e >> 8) & 15));
+        d = dt[bb & dmask];
+        if (GF__UNLIKELY(d & GF__HE_SUB)) {
+            bb >>= GF__INF_DBITS; nb -= GF__INF_DBITS;
+            d = dt[(d >> 16) + ((uint32_t)bb & ((1u << ((d >> 8) & 15)) - 1))];
+        }
+        saved = bb;
+        bb >>= d & 0xFF; nb -= d & 0xFF;
+        if (GF__UNLIKELY(d & GF__HE_BAD)) {
+            why = "invalid distance code (30, 31, or a code the block does not define)";
+            goto bad;
+        }
+        dist = (d >> 16) + (uint32_t)((saved & ((1u << (d & 0xFF)) - 1)) >> ((d >> 8) & 15));
+        GF__INF_REFILL();
+        e = lt[bb & lmask];                  /* the next code's lookup overlaps the copy */
+        if (GF__UNLIKELY(dist > (size_t)(out - mstart))) goto far;
+        if (GF__LIKELY((size_t)(oend - out) >= (size_t)len + 16)) {
+            uint8_t *end = out + len;
+            const uint8_t *from = out - dist;
+            if (dist >= 8) {
+                memcpy(out, from, 8); memcpy(out + 8, from + 8, 8);
+                if (len > 16) {
+                    out += 16; from += 16;
+                    do { memcpy(out, from, 8); out += 8; from += 8; } while (out < end);
+                }
+            } else if (dist == 1) {
+                memset(out, *from, len);
+            } else {
+                /* 8-byte moves, each right in its first dist bytes */
+                do { uint64_t v = gf__ld64(from); memcpy(out, &v, 8); out += dist; from += dist; } while (out < end);
+            }
+            out = end;
+        } else {
+            const uint8_t *from = out - dist;
+            uint32_t k;
+            if (GF__UNLIKELY((size_t)(oend - out) < len)) goto too_much;
+            for (k = 0; k < len; k++) out[k] = from[k];
+            out += len;
+        }
+    }
+#undef GF__INF_REFILL
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+    return GPUFEED_OK;
+truncated:
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    return gf__inf_truncated(s);
+too_much:
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    return gf__inf_too_much(s);
+bad:
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    return gf__inf_bad(s, why);
+far:
+    s->bb = bb; s->nb = nb; s->in = in; s->out = out; s->over = over;
+    if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+    r = gf__inf_fail(s, GPUFEED_ERR_CODEC, "distance %u reaches back before the member's first byte (%llu bytes written)",
+                     (unsigned)dist, (unsigned long long)(out - mstart));
+    return r;
+}
+
+static gpufeed_result gf__inf_fixed(gf__inf *s)
+{
+    uint8_t lens[288];
+    memset(lens, 8, 144); memset(lens + 144, 9, 112); memset(lens + 256, 7, 24); memset(lens + 280, 8, 8);
+    if (gf__inf_build(s->lt, GF__INF_LSIZE, GF__INF_LBITS, lens, 288, GF__HC_LITLEN)) return GPUFEED_ERR_CODEC;
+    memset(lens, 5, 32);
+    if (gf__inf_build(s->dt, GF__INF_DSIZE, GF__INF_DBITS, lens, 32, GF__HC_DIST)) return GPUFEED_ERR_CODEC;
+    s->fixed = 1;
+    return GPUFEED_OK;
+}
+
+static const char *gf__inf_why(int r)
+{
+    return r == 1 ? "over-subscribed" : r == 2 ? "incomplete" : r == 4 ? "empty" : "too large";
+}
+
+/* the code lengths of a dynamic block (RFC 1951 3.2.7) into lt and dt */
+static gpufeed_result gf__inf_dynamic(gf__inf *s)
+{
+    uint8_t clens[19], lens[286 + 30];
+    unsigned hlit, hdist, hclen, i, n;
+    int r;
+    s->fixed = 0;
+    hlit = gf__inf_take(s, 5) + 257;
+    hdist = gf__inf_take(s, 5) + 1;
+    hclen = gf__inf_take(s, 4) + 4;
+    if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+    if (hlit > 286) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "dynamic block header says %u literal/length codes, at most 286", hlit);
+    if (hdist > 30) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "dynamic block header says %u distance codes, at most 30", hdist);
+    memset(clens, 0, sizeof clens);
+    for (i = 0; i < hclen; i++) clens[gf__inf_clorder[i]] = (uint8_t)gf__inf_take(s, 3);
+    if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+    r = gf__inf_build(s->ct, 1u << GF__INF_CBITS, GF__INF_CBITS, clens, 19, GF__HC_CLEN);
+    if (r) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the code-length code is %s", gf__inf_why(r == 3 ? 2 : r));
+    n = hlit + hdist;
+    i = 0;
+    while (i < n) {
+        uint32_t e;
+        unsigned sym, rep, val;
+        if (s->nb < GF__INF_CBITS + 7) gf__inf_fill(s);
+        e = s->ct[s->bb & ((1u << GF__INF_CBITS) - 1)];
+        s->bb >>= e & 0xFF; s->nb -= e & 0xFF;
+        sym = e >> 16;
+        if (sym < 16) { lens[i++] = (uint8_t)sym; continue; }
+        if (sym == 16) {
+            if (i == 0) return gf__inf_bad(s, "code length 16 (repeat the previous length) with no previous length");
+            val = lens[i - 1];
+            rep = 3 + (unsigned)(s->bb & 3); s->bb >>= 2; s->nb -= 2;
+        } else if (sym == 17) {
+            val = 0; rep = 3 + (unsigned)(s->bb & 7); s->bb >>= 3; s->nb -= 3;
+        } else {
+            val = 0; rep = 11 + (unsigned)(s->bb & 127); s->bb >>= 7; s->nb -= 7;
+        }
+        if (rep > n - i) {
+            if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+            return gf__inf_fail(s, GPUFEED_ERR_CODEC, "code-length repeat of %u runs past the %u lengths (at %u)", rep, n, i);
+        }
+        memset(lens + i, (int)val, rep);
+        i += rep;
+    }
+    if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+    if (lens[256] == 0) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the block has no end-of-block code");
+    r = gf__inf_build(s->lt, GF__INF_LSIZE, GF__INF_LBITS, lens, hlit, GF__HC_LITLEN);
+    if (r && r != 3) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the literal/length code is %s", gf__inf_why(r));
+    /* RFC 1951 3.2.7: one distance code of length 1 or none at all is fine */
+    r = gf__inf_build(s->dt, GF__INF_DSIZE, GF__INF_DBITS, lens + hlit, hdist, GF__HC_DIST);
+    if (r && r != 3 && r != 4) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the distance code is %s", gf__inf_why(r));
+    return GPUFEED_OK;
+}
+
+/* one DEFLATE stream starting at s->in; on success s->in is just past it */
+static gpufeed_result gf__inflate(gf__inf *s)
+{
+    unsigned final;
+    gpufeed_result r;
+    s->bb = 0; s->nb = 0; s->over = 0;
+    do {
+        unsigned type;
+        final = gf__inf_take(s, 1);
+        type = gf__inf_take(s, 2);
+        if (GF__INF_SHORT(s)) return gf__inf_truncated(s);
+        if (type == 0) {
+            unsigned len, nlen;
+            if (gf__inf_align(s)) return gf__inf_truncated(s);
+            if (s->iend - s->in < 4) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: the input ends inside a stored block's header");
+            len = gf__ld16(s->in); nlen = gf__ld16(s->in + 2);
+            if (len != (~nlen & 0xFFFFu)) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "stored block length %u does not match its complement NLEN %u", len, nlen);
+            s->in += 4;
+            if ((size_t)(s->iend - s->in) < len) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: a stored block of %u bytes, %llu left in the input", len, (unsigned long long)(s->iend - s->in));
+            if ((size_t)(s->oend - s->out) < len) return gf__inf_too_much(s);
+            memcpy(s->out, s->in, len);
+            s->out += len; s->in += len;
+            continue;
+        }
+        if (type == 3) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "reserved block type 3");
+        if (type == 1) { if (!s->fixed && (r = gf__inf_fixed(s)) != GPUFEED_OK) return gf__inf_fail(s, r, "internal: fixed code"); }
+        else if ((r = gf__inf_dynamic(s)) != GPUFEED_OK) return r;
+        if ((r = gf__inf_codes(s)) != GPUFEED_OK) return r;
+    } while (!final);
+    if (gf__inf_align(s)) return gf__inf_truncated(s);
+    return GPUFEED_OK;
+}
+
+static uint32_t gf__adler32(const uint8_t *p, size_t n)
+{
+    uint32_t a = 1, b = 0;
+    while (n) {
+        size_t k = n < 5552 ? n : 5552;   /* the most bytes before b can overflow */
+        n -= k;
+        while (k >= 8) {
+            a += p[0]; b += a; a += p[1]; b += a; a += p[2]; b += a; a += p[3]; b += a;
+            a += p[4]; b += a; a += p[5]; b += a; a += p[6]; b += a; a += p[7]; b += a;
+            p += 8; k -= 8;
+        }
+        while (k--) { a += *p++; b += a; }
+        a %= 65521u; b %= 65521u;
+    }
+    return (b << 16) | a;
+}
+
+/* a gzip member's header (RFC 1952 2.3); s->in just past it */
+static gpufeed_result gf__gzip_header(gf__inf *s, const gf__crc_tab *crc)
+{
+    const uint8_t *h = s->in, *p = s->in + 10, *end = s->iend;
+    unsigned flg;
+    if (end - h < 10) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the gzip header");
+    if (h[2] != 8) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "compression method %u, only 8 (deflate) exists", h[2]);
+    flg = h[3];
+    if (flg & 0xE0) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "reserved header flag bits set (FLG 0x%02x)", flg);
+    if (flg & 4) {                                             /* FEXTRA */
+        size_t xlen;
+        if (end - p < 2) goto trunc;
+        xlen = gf__ld16(p); p += 2;
+        if ((size_t)(end - p) < xlen) goto trunc;
+        p += xlen;
+    }
+    if (flg & 8) {                                             /* FNAME */
+        const uint8_t *z = (const uint8_t *)memchr(p, 0, (size_t)(end - p));
+        if (!z) goto trunc;
+        p = z + 1;
+    }
+    if (flg & 16) {                                            /* FCOMMENT */
+        const uint8_t *z = (const uint8_t *)memchr(p, 0, (size_t)(end - p));
+        if (!z) goto trunc;
+        p = z + 1;
+    }
+    if (flg & 2) {                                             /* FHCRC */
+        uint32_t want;
+        if (end - p < 2) goto trunc;
+        want = gf__crc_run(crc, 0, h, (size_t)(p - h)) & 0xFFFFu;
+        if (gf__ld16(p) != want) return gf__inf_fail(s, GPUFEED_ERR_CHECKSUM, "header CRC16 0x%04x, the header's is 0x%04x", (unsigned)gf__ld16(p), (unsigned)want);
+        p += 2;
+    }
+    s->in = p;
+    return GPUFEED_OK;
+trunc:
+    return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the gzip header");
+}
+
+static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    gf__inf s;
+    gf__crc_tab crc;
+    int crc_ready = 0;
+    gpufeed_result r;
+    s.src = src; s.in = src; s.iend = src + n;
+    s.dst = dst; s.out = dst; s.oend = dst + dn; s.mstart = dst;
+    s.bb = 0; s.nb = 0; s.over = 0; s.member = 1; s.fixed = 0;
+    s.msg = msg; s.cap = cap;
+    if (n == 0) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "empty page body, no gzip member");
+    for (;;) {
+        const uint8_t *p = s.in;
+        size_t left = (size_t)(s.iend - p);
+        s.mstart = s.out;
+        /* a gzip magic, or the start of one where the input ends */
+        if (p[0] == 0x1F && (left < 2 || p[1] == 0x8B)) {
+            uint32_t want_crc, want_size, got_crc;
+            if (!crc_ready) { gf__crc_init(&crc); crc_ready = 1; }
+            if ((r = gf__gzip_header(&s, &crc)) != GPUFEED_OK) return r;
+            if ((r = gf__inflate(&s)) != GPUFEED_OK) return r;
+            if (s.iend - s.in < 8) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the gzip trailer");
+            want_crc = gf__ld32(s.in); want_size = gf__ld32(s.in + 4);
+            got_crc = gf__crc_run(&crc, 0, s.mstart, (size_t)(s.out - s.mstart));
+            if (got_crc != want_crc)
+                return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "CRC-32 of the output is 0x%08x, the trailer says 0x%08x", (unsigned)got_crc, (unsigned)want_crc);
+            if ((uint32_t)(s.out - s.mstart) != want_size)
+                return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "the member produced %llu bytes, its ISIZE says %u (mod 2^32)", (unsigned long long)(s.out - s.mstart), (unsigned)want_size);
+            s.in += 8;
+        } else if (s.member == 1 && (p[0] & 0x0F) == 8 && (p[0] >> 4) <= 7 && (left < 2 || ((unsigned)p[0] * 256u + p[1]) % 31u == 0)) {
+            uint32_t want, got;
+            s.member = 0;
+            if (left < 2) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the zlib header");
+            if (p[1] & 0x20) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "the zlib stream needs a preset dictionary (FDICT), which a page cannot have");
+            s.in += 2;
+            if ((r = gf__inflate(&s)) != GPUFEED_OK) return r;
+            if (s.iend - s.in < 4) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the zlib Adler-32 trailer");
+            want = ((uint32_t)s.in[0] << 24) | ((uint32_t)s.in[1] << 16) | ((uint32_t)s.in[2] << 8) | s.in[3];
+            got = gf__adler32(s.mstart, (size_t)(s.out - s.mstart));
+            if (got != want) return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "Adler-32 of the output is 0x%08x, the trailer says 0x%08x", (unsigned)got, (unsigned)want);
+            s.in += 4;
+        } else if (s.member == 1) {
+            return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "neither a gzip member nor a zlib stream (first bytes 0x%02x 0x%02x)", p[0], left >= 2 ? p[1] : 0u);
+        } else {
+            return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the last member are neither zero padding nor another gzip member", (unsigned long long)left);
+        }
+        /* the input ends, or only zero padding is left, or another member */
+        {
+            const uint8_t *q = s.in;
+            while (q < s.iend && *q == 0) q++;
+            if (q == s.iend) break;
+        }
+        if (s.member == 0) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the zlib stream are not zero padding", (unsigned long long)(s.iend - s.in));
+        s.member++;
+    }
+    if (s.out != s.oend)
+        return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "the stream produced %llu bytes, the page header says %llu",
+                            (unsigned long long)(s.out - s.dst), (unsigned long long)dn);
+    return GPUFEED_OK;
+}
+#endif
+
+#ifdef GPUFEED_USE_ZLIB
+/* GZIP through the system zlib (GPUFEED_USE_ZLIB, link -lz): gzip members
+   and zlib streams told apart by zlib itself, members one after another,
+   zero padding after the last. */
+static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    z_stream z;
+    size_t in_done = 0, out_done = 0;
+    unsigned member = 1;
+    unsigned char spill[1];
+    gpufeed_result r = GPUFEED_OK;
+    if (n == 0) { gf__fmt(msg, cap, "gzip: empty page body, no gzip member (member 1, input byte 0)"); return GPUFEED_ERR_CODEC; }
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK) { gf__fmt(msg, cap, "gzip: zlib inflateInit2 failed"); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    for (;;) {
+        size_t in_left = n - in_done, out_left = dn - out_done, used_in, made;
+        uInt give_in = (uInt)(in_left < UINT_MAX ? in_left : UINT_MAX);
+        uInt give_out = out_left == 0 ? 1u : (uInt)(out_left < UINT_MAX ? out_left : UINT_MAX);
+        int ret, full = out_left == 0;
+        z.next_in = (Bytef *)(src + in_done);          /* zlib only reads it */
+        z.avail_in = give_in;
+        z.next_out = full ? spill : dst + out_done;   /* a full page: any more output is too much */
+        z.avail_out = give_out;
+        ret = inflate(&z, Z_NO_FLUSH);
+        used_in = give_in - z.avail_in;
+        made = give_out - z.avail_out;
+        in_done += used_in;
+        if (full && made) {
+            gf__fmt(msg, cap, "gzip: the stream holds more than the %llu bytes the page header says (member %u, input byte %llu)",
+                    (unsigned long long)dn, member, (unsigned long long)in_done);
+            r = GPUFEED_ERR_CODEC; break;
+        }
+        if (!full) out_done += made;
+        if (ret == Z_STREAM_END) {
+            size_t k = in_done;
+            while (k < n && src[k] == 0) k++;
+            if (k == n) break;                                  /* zero padding, or the end */
+            if (inflateReset(&z) != Z_OK) { gf__fmt(msg, cap, "gzip: zlib inflateReset failed"); r = GPUFEED_ERR_CODEC; break; }
+            member++;
+            continue;
+        }
+        if (ret == Z_OK && (used_in || made)) continue;
+        if (ret == Z_NEED_DICT) {
+            gf__fmt(msg, cap, "gzip: the zlib stream needs a preset dictionary (FDICT), which a page cannot have (input byte %llu)", (unsigned long long)in_done);
+            r = GPUFEED_ERR_CODEC; break;
+        }
+        if (ret == Z_MEM_ERROR) { gf__fmt(msg, cap, "gzip: zlib is out of memory"); r = GPUFEED_ERR_OUT_OF_MEMORY; break; }
+        if (ret == Z_DATA_ERROR) {
+            const char *why = z.msg ? z.msg : "corrupt data";
+            r = (!strcmp(why, "incorrect data check") || !strcmp(why, "incorrect length check") || !strcmp(why, "header crc mismatch"))
+                ? GPUFEED_ERR_CHECKSUM : GPUFEED_ERR_CODEC;
+            gf__fmt(msg, cap, "gzip: zlib: %s (member %u, input byte %llu)", why, member, (unsigned long long)in_done);
+            break;
+        }
+        if (in_done == n) {
+            gf__fmt(msg, cap, "gzip: truncated: the input ends inside member %u (input byte %llu)", member, (unsigned long long)in_done);
+            r = GPUFEED_ERR_CODEC; break;
+        }
+        gf__fmt(msg, cap, "gzip: zlib inflate returned %d (member %u, input byte %llu)", ret, member, (unsigned long long)in_done);
+        r = GPUFEED_ERR_CODEC; break;
+    }
+    inflateEnd(&z);
+    if (r == GPUFEED_OK && out_done != dn) {
+        gf__fmt(msg, cap, "gzip: the stream produced %llu bytes, the page header says %llu", (unsigned long long)out_done, (unsigned long long)dn);
+        r = GPUFEED_ERR_CODEC;
+    }
+    return r;
+}
+#endif
+
 /* why a codec cannot be read by this build (when gf__codec_supported() is 0) */
 static const char *gf__codec_missing(gpufeed_codec codec, char *buf, size_t cap)
 {
@@ -2622,6 +3275,7 @@ static const char *gf__codec_missing(gpufeed_codec codec, char *buf, size_t cap)
     case GPUFEED_CODEC_LZO: return "codec LZO is not supported (deprecated in parquet-format; no current writer emits it)";
     case GPUFEED_CODEC_SNAPPY: return "codec SNAPPY is compiled out (GPUFEED_NO_SNAPPY)";
     case GPUFEED_CODEC_LZ4: case GPUFEED_CODEC_LZ4_RAW: return "codec LZ4 is compiled out (GPUFEED_NO_LZ4)";
+    case GPUFEED_CODEC_GZIP: return "codec GZIP is compiled out (GPUFEED_NO_GZIP)";
     default:
         gf__fmt(buf, cap, "codec %s is not supported yet", gpufeed_codec_name(codec));
         return buf;
@@ -2639,6 +3293,9 @@ static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, si
 #ifndef GPUFEED_NO_LZ4
     case GPUFEED_CODEC_LZ4_RAW: return gf__lz4_raw(src, n, dst, dn, msg, cap);
     case GPUFEED_CODEC_LZ4: return gf__lz4_hadoop(src, n, dst, dn, msg, cap);
+#endif
+#if !defined(GPUFEED_NO_GZIP) || defined(GPUFEED_USE_ZLIB)
+    case GPUFEED_CODEC_GZIP: return gf__gzip(src, n, dst, dn, msg, cap);
 #endif
 #ifdef GPUFEED_USE_BROTLI
     case GPUFEED_CODEC_BROTLI: return gf__brotli_sys(src, n, dst, dn, msg, cap);
@@ -2664,6 +3321,9 @@ static int gf__codec_supported(gpufeed_codec codec)
 #ifdef GPUFEED_USE_BROTLI
     case GPUFEED_CODEC_BROTLI: return 1;
 #endif
+#if !defined(GPUFEED_NO_GZIP) || defined(GPUFEED_USE_ZLIB)
+    case GPUFEED_CODEC_GZIP: return 1;
+#endif
     default: return 0;
     }
 }
@@ -2675,6 +3335,8 @@ static uint64_t gf__codec_max_expansion(gpufeed_codec codec, uint64_t n)
     switch (codec) {
     case GPUFEED_CODEC_SNAPPY: return n * 22 + 32;   /* 64 bytes from a 3-byte copy */
     case GPUFEED_CODEC_LZ4_RAW: case GPUFEED_CODEC_LZ4: return n * 256 + 64; /* a 255-run byte adds 255 */
+    case GPUFEED_CODEC_GZIP:   /* a 258-byte match in 2 bits (1-bit length and distance codes) */
+        return n > UINT64_MAX / 1032 - 1 ? UINT64_MAX : n * 1032 + 1032;
     default: return UINT64_MAX;
     }
 }

@@ -140,6 +140,21 @@ int main(int argc, char **argv)
 #ifdef GPUFEED_NO_SNAPPY
     want = GPUFEED_ERR_UNSUPPORTED;   /* the file is SNAPPY-compressed */
 #endif
+#ifdef MATRIX_GZIP_PAGE
+    {   /* one gzip member of "ab" (a fixed-code block) decoded as a page, or
+           refused as not supported */
+        static const unsigned char gz[] = { 0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 0x4B, 0x4C, 0x02, 0x00,
+                                            0x6D, 0x48, 0x83, 0x9E, 2, 0, 0, 0 };
+        unsigned char out[2];
+        char m[GPUFEED_ERROR_MAX];
+        gpufeed_result g = gf__decompress(GPUFEED_CODEC_GZIP, gz, sizeof gz, out, 2, m, sizeof m);
+#ifdef GPUFEED_NO_GZIP
+        if (g != GPUFEED_ERR_UNSUPPORTED || gf__codec_supported(GPUFEED_CODEC_GZIP)) { printf("GZIP page: %d (%s), expected not supported\n", (int)g, m); return 1; }
+#else
+        if (g != GPUFEED_OK || memcmp(out, "ab", 2) != 0) { printf("GZIP page: %d (%s)\n", (int)g, m); return 1; }
+#endif
+    }
+#endif
     if (r != want) { printf("read gave %s (%s), expected %s\n", gpufeed_result_string(r), gpufeed_column_error(c), gpufeed_result_string(want)); return 1; }
     gpufeed_column_close(c);
     gpufeed_file_close(f);
@@ -287,6 +302,20 @@ job_negative() {
     done
 }
 
+# GPUFEED_NO_GZIP with GPUFEED_USE_ZLIB must stop the build with the #error
+job_negative_gzip() {
+    local log="$T/neg-no-gzip-use-zlib.log"
+    if gcc -std=c99 -I. -DGPUFEED_NO_GZIP -DGPUFEED_USE_ZLIB -c "$T/impl.c" -o "$T/neg-gz.o" > "$log" 2>&1; then
+        echo "    (compiled, but it must not)" >> "$log"
+        bad neg-no-gzip-use-zlib "$log"
+    elif grep -q 'GPUFEED_NO_GZIP leaves GZIP out, GPUFEED_USE_ZLIB decodes it with zlib' "$log"; then
+        ok neg-no-gzip-use-zlib
+    else
+        echo "    (failed without the #error message)" >> "$log"
+        bad neg-no-gzip-use-zlib "$log"
+    fi
+}
+
 job_static_gcc() {
     local log="$T/static-two-tu-gcc.log"
     if gcc -std=c99 "${WARN[@]}" -I. tests/static_a.c tests/static_b.c -o "$T/static_ab" > "$log" 2>&1 &&
@@ -365,6 +394,12 @@ add job_prog opt-no-lz4-clang clang -std=c99 "${WARN[@]}" -DGPUFEED_NO_LZ4 -I. "
 add job_prog opt-use-libsnappy-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_USE_LIBSNAPPY -I. "$T/prog.c" -lsnappy
 add job_prog opt-use-syslibs-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_USE_LIBSNAPPY -DGPUFEED_USE_LIBLZ4 \
     -DGPUFEED_USE_BROTLI -I. -x c++ "$T/prog.c" -x none -lsnappy -llz4 -lbrotlidec
+add job_prog opt-gzip-ours-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_GZIP_PAGE -I. "$T/prog.c"
+add job_prog opt-no-gzip-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_GZIP_PAGE -DGPUFEED_NO_GZIP -I. "$T/prog.c"
+add job_prog opt-no-gzip-clang++ clang++ -std=c++11 "${WARN[@]}" -DMATRIX_GZIP_PAGE -DGPUFEED_NO_GZIP -I. -x c++ "$T/prog.c"
+add job_prog opt-use-zlib-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_GZIP_PAGE -DGPUFEED_USE_ZLIB -I. "$T/prog.c" -lz
+add job_prog opt-use-zlib-clang++ clang++ -std=c++11 "${WARN[@]}" -DMATRIX_GZIP_PAGE -DGPUFEED_USE_ZLIB -I. -x c++ "$T/prog.c" -lz
+add job_negative_gzip
 add job_prog opt-custom-malloc-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. "$T/prog.c"
 add job_prog opt-custom-malloc-g++ g++ -std=c++17 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. -x c++ "$T/prog.c"
 add job_prog opt-custom-assert-clang clang -std=c99 "${WARN[@]}" "-DGPUFEED_ASSERT(x)=((void)0)" -I. "$T/prog.c"

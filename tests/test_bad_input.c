@@ -1040,8 +1040,10 @@ static void test_unsupported_columns(void)
     }
     /* unsupported codecs and encodings */
     s_init(&s, 1, PQW_REQUIRED);
-    s.ch[0].codec = PQW_GZIP;
-    SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "GZIP", "column 'x'");
+    s.ch[0].codec = 4;                    /* BROTLI */
+    SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "BROTLI", "column 'x'");
+    s.ch[0].codec = PQW_GZIP;             /* GZIP over bytes that are not gzip */
+    SFAIL(&s, 0, GPUFEED_ERR_CODEC, "gzip", "neither a gzip member nor a zlib stream", "column 'x'");
     s.ch[0].codec = 99;
     SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "codec");
     s.ch[0].codec = PQW_UNCOMPRESSED;
@@ -1188,9 +1190,12 @@ static void test_unsupported_codec_allocation(void)
     s.ch[0].codec = PQW_ZSTD;
     s.pages[0].usize = pqw_set(1 << 30);
     SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "ZSTD", "column 'x'");
-    s.ch[0].codec = PQW_GZIP;
+    s.ch[0].codec = 4;                    /* BROTLI */
     s.pages[0].usize = pqw_set(500 << 20);
-    SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "GZIP", "column 'x'");
+    SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "BROTLI", "column 'x'");
+    /* a supported codec: more than DEFLATE can expand to is refused first */
+    s.ch[0].codec = PQW_GZIP;
+    SFAIL(&s, 0, GPUFEED_ERR_CODEC, "impossible for GZIP", "column 'x'");
     s_free(&s);
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs on a fresh Debian machine:
-#   - system packages (compilers with sanitizer and libFuzzer runtimes,
+#   - system packages (compilers with sanitizer and libFuzzer runtimes, zlib,
 #     Python's venv module) through apt-get when they are missing;
 #   - with the argument `venv`: a local .venv with the pinned Python
 #     packages of tools/requirements.txt.
