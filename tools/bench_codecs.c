@@ -198,8 +198,25 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < nitems; i++) total_raw += items[i].raw.n;
     out = (uint8_t *)malloc(mib << 20);
-    printf("bench_codecs: %d buffers, %.1f MiB uncompressed; median of %d rounds after a warm-up\n\n",
-           nitems, (double)total_raw / 1048576.0, reps);
+    {
+        char model[256] = "unknown CPU", line[512];
+        FILE *ci = fopen("/proc/cpuinfo", "r");
+        while (ci && fgets(line, sizeof line, ci)) {
+            char *c = strchr(line, ':');
+            if (c && (!strncmp(line, "model name", 10) || !strncmp(line, "Model", 5))) {
+                size_t k;
+                snprintf(model, sizeof model, "%s", c + 2);
+                k = strlen(model);
+                while (k && (model[k - 1] == '\n' || model[k - 1] == ' ')) model[--k] = 0;
+                break;
+            }
+        }
+        if (ci) fclose(ci);
+        printf("bench_codecs: %d buffers, %.1f MiB uncompressed; median of %d rounds after a warm-up; one thread on %s\n"
+               "system libraries: zlib %s, libzstd %s, liblz4 %s, libdeflate %s\n\n",
+               nitems, (double)total_raw / 1048576.0, reps, model, zlibVersion(), ZSTD_versionString(), LZ4_versionString(),
+               LIBDEFLATE_VERSION_STRING);
+    }
     printf("| codec | ratio | gpufeed MB/s | system | system MB/s | ours / system | target |\n");
     printf("|---|---|---|---|---|---|---|\n");
     for (c = 0; c < NC; c++) {
