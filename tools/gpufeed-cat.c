@@ -380,15 +380,12 @@ static int add_column(const gpufeed_metadata *md, col_state **cols, int *ncols, 
     return 0;
 }
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: gpufeed-cat [--columns a,b] [--limit N] [--verify-crc] FILE\n");
-}
 
-int main(int argc, char **argv)
+/* Prints the file at `path` (open flags `flags`) to o; 0, or 1 after a
+   message on stderr. */
+static int cat_path(FILE *o, const char *path, const char *columns, long long limit, uint32_t flags)
 {
-    const char *path = NULL, *columns = NULL;
-    long long limit = -1, printed = 0;
+    long long printed = 0;
     gpufeed_open_desc d;
     gpufeed_error err;
     gpufeed_file *f;
@@ -396,29 +393,14 @@ int main(int argc, char **argv)
     col_state *cols = NULL;
     int ncols = 0, i, rc = 0;
     int32_t rg;
-    static char obuf[1 << 16];
     sbuf cell;
 
     memset(&d, 0, sizeof d);
     memset(&cell, 0, sizeof cell);
-    for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--columns") && i + 1 < argc) columns = argv[++i];
-        else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            char *end;
-            limit = strtoll(argv[++i], &end, 10);
-            if (*end || limit < 0) { fprintf(stderr, "gpufeed-cat: --limit needs a non-negative integer, got '%s'\n", argv[i]); return 2; }
-        }
-        else if (!strcmp(argv[i], "--verify-crc")) d.flags |= GPUFEED_OPEN_VERIFY_CRC;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(); return 0; }
-        else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, "gpufeed-cat: unknown option '%s'\n", argv[i]); usage(); return 2; }
-        else if (!path) path = argv[i];
-        else { fprintf(stderr, "gpufeed-cat: more than one file given\n"); usage(); return 2; }
-    }
-    if (!path) { usage(); return 2; }
     d.path = path;
+    d.flags = flags;
     if (gpufeed_file_open(&f, &d, &err)) { fprintf(stderr, "gpufeed-cat: %s\n", err.message); return 1; }
     md = gpufeed_file_metadata(f);
-    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 
     if (columns) {
         const char *p = columns;
@@ -452,10 +434,10 @@ int main(int argc, char **argv)
         }
     }
     for (i = 0; i < ncols; i++) {
-        if (i) fputc(',', stdout);
-        put_quoted(stdout, (const uint8_t *)md->columns[cols[i].col].path, (uint32_t)strlen(md->columns[cols[i].col].path));
+        if (i) fputc(',', o);
+        put_quoted(o, (const uint8_t *)md->columns[cols[i].col].path, (uint32_t)strlen(md->columns[cols[i].col].path));
     }
-    fputc('\n', stdout);
+    fputc('\n', o);
 
     for (rg = 0; rg < md->num_row_groups && (limit < 0 || printed < limit); rg++) {
         int64_t r, nrows = md->row_groups[rg].num_rows;
@@ -478,7 +460,7 @@ int main(int argc, char **argv)
                     if (res) { fprintf(stderr, "gpufeed-cat: %s\n", gpufeed_column_error(cs->rd)); rc = 1; goto out; }
                     cs->at = 0; cs->lat = 0; cs->vat = 0;
                 }
-                if (i) fputc(',', stdout);
+                if (i) fputc(',', o);
                 if (cs->b.rep_levels) {
                     int64_t end = cs->lat + 1;
                     int k;
@@ -489,12 +471,12 @@ int main(int argc, char **argv)
                                 cell.oom ? "out of memory" : "levels that do not assemble");
                         rc = 1; goto out;
                     }
-                    if (k == 0) put_quoted(stdout, (const uint8_t *)cell.p, (uint32_t)cell.n);
+                    if (k == 0) put_quoted(o, (const uint8_t *)cell.p, (uint32_t)cell.n);
                     cs->lat = end;
-                } else put_cell(stdout, cs);
+                } else put_cell(o, cs);
                 cs->at++;
             }
-            fputc('\n', stdout);
+            fputc('\n', o);
         }
         for (i = 0; i < ncols; i++) { gpufeed_column_close(cols[i].rd); cols[i].rd = NULL; }
     }
@@ -503,10 +485,43 @@ oom:
     fprintf(stderr, "gpufeed-cat: out of memory\n");
     rc = 1;
 out:
-    fflush(stdout);
+    fflush(o);
     for (i = 0; i < ncols; i++) gpufeed_column_close(cols[i].rd);
     free(cols);
     free(cell.p);
     gpufeed_file_close(f);
     return rc;
 }
+
+#ifndef GPUFEED_CAT_NO_MAIN /* tests include this file for cat_path and nested_row */
+static void usage(void)
+{
+    fprintf(stderr, "usage: gpufeed-cat [--columns a,b] [--limit N] [--verify-crc] FILE\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = NULL, *columns = NULL;
+    long long limit = -1;
+    uint32_t flags = 0;
+    int i;
+    static char obuf[1 << 16];
+
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--columns") && i + 1 < argc) columns = argv[++i];
+        else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+            char *end;
+            limit = strtoll(argv[++i], &end, 10);
+            if (*end || limit < 0) { fprintf(stderr, "gpufeed-cat: --limit needs a non-negative integer, got '%s'\n", argv[i]); return 2; }
+        }
+        else if (!strcmp(argv[i], "--verify-crc")) flags |= GPUFEED_OPEN_VERIFY_CRC;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(); return 0; }
+        else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, "gpufeed-cat: unknown option '%s'\n", argv[i]); usage(); return 2; }
+        else if (!path) path = argv[i];
+        else { fprintf(stderr, "gpufeed-cat: more than one file given\n"); usage(); return 2; }
+    }
+    if (!path) { usage(); return 2; }
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    return cat_path(stdout, path, columns, limit, flags);
+}
+#endif
