@@ -40,8 +40,14 @@
            train(b.data, b.num_rows);                // float[num_rows][2]
        gpufeed_reader_close(r); gpufeed_dataset_close(ds);
 
+   List features: set width (and list_policy) on a feature whose column is
+   a list leaf, e.g. ft.column = "emb.list.element"; ft.width = 8: eight
+   values per row (see gpufeed_feature).
+
    Lower level: gpufeed_file_open + gpufeed_column_open/read decode one
-   column chunk page by page into typed values and validity.
+   column chunk page by page into typed values and validity; nested leaves
+   (lists, maps) into repetition / definition levels and packed values, in
+   whole rows.
 
    Table of contents (grep -n '/\* >>' gpufeed.h prints the map)
    -----------------
@@ -3919,7 +3925,10 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
 /* Columnar to dense: each page is decoded in tiles of GF__TILE values,
    converted to the feature's dtype and written straight to its place in
    the dense batch (row stride = the row's bytes). Dictionary pages are
-   converted to the dtype once, then gathered by index. */
+   converted to the dtype once, then gathered by index. List features walk
+   the level entries of whole rows (gf__dcol_read_list): each element's
+   value goes to slot (row, index) of the feature's W slots, then pads,
+   truncation and the policies' errors. */
 
 #define GF__TILE 1024
 
