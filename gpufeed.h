@@ -3764,7 +3764,7 @@ GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_grou
     if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
     memset(c, 0, sizeof *c);
     r = gf__col_target(c, f, row_group, column, err);
-    if (r) { gf__free(&f->alloc, c); return r; }
+    if (r) { gf__nest_free(c, &f->alloc); gf__free(&f->alloc, c); return r; }
     c->max_rows = max_rows;
     c->flags = (desc ? desc->flags : 0) | f->flags;
     c->out = gf__alloc(&f->alloc, (size_t)max_rows * (c->esz > 4 ? c->esz : 4));
