@@ -612,6 +612,87 @@ static void test_dense_seek(void)
     }
 }
 
+/* the parallel loader (2 workers, every unit order, a RAM cache in epoch
+   1) with list features gives the reader's rows: W-wide features travel
+   through slots, row copies, shuffles and the cache like any other */
+static void test_dense_loader(void)
+{
+    craft c;
+    char path[256];
+    int layout;
+    dense_file(&c, "loader.parquet", 0, -1, path, sizeof path);
+    for (layout = 0; layout < 2; layout++) {
+        gpufeed_feature ft[3];
+        gpufeed_dataset_desc dd;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_error err;
+        gpufeed_loader *l = NULL;
+        gpufeed_loader_desc ld;
+        gpufeed_cache_desc cd;
+        gpufeed_batch b;
+        dense_out ref;
+        const char *paths[1];
+        float got[2][64];
+        int32_t glen[2][16];
+        float gel[2][64];
+        uint8_t gval[2][16];
+        int64_t rows[2] = { 0, 0 };
+        int e;
+        memset(ft, 0, sizeof ft);
+        ft[0].column = "id";
+        ft[1].column = "l.list.element"; ft[1].width = 3; ft[1].fill = -1; ft[1].list_policy = GPUFEED_LIST_TRUNCATE; ft[1].validity = 1;
+        ft[2].column = "l.list.element"; ft[2].list_lengths = 1; ft[2].fill = -1; ft[2].dtype = GPUFEED_DT_I32;
+        dense_read(path, ft, 3, layout, 2, &ref);
+        CHECK_MSG(ref.r == GPUFEED_OK && ref.rows == 6, "%s", ref.msg);
+        paths[0] = path;
+        memset(&dd, 0, sizeof dd);
+        dd.paths = paths; dd.num_paths = 1; dd.features = ft; dd.num_features = 3; dd.layout = layout; dd.unit_rows = 2;
+        if (gpufeed_dataset_open(&ds, &dd, &err)) { CHECK_MSG(0, "%s", err.message); continue; }
+        memset(&ld, 0, sizeof ld); memset(&cd, 0, sizeof cd);
+        cd.ram_bytes = 1 << 20;
+        ld.batch_rows = 4; ld.workers = 2; ld.epochs = 2; ld.no_unit_shuffle = 1; ld.cache = &cd;
+        if (gpufeed_loader_open(&l, ds, &ld, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); continue; }
+        memset(got, 0, sizeof got); memset(glen, 0, sizeof glen); memset(gel, 0, sizeof gel);
+        while (gpufeed_loader_next(l, &b) == GPUFEED_OK) {
+            int64_t i;
+            e = (int)b.epoch;
+            if (e < 0 || e > 1 || rows[e] + b.num_rows > 6) { CHECK(0); break; }
+            if (layout == GPUFEED_LAYOUT_ROW_MAJOR) {
+                CHECK(b.row_bytes == 4 + 12 + 4);
+                for (i = 0; i < b.num_rows; i++) {
+                    memcpy(&got[e][(rows[e] + i) * 5], (const uint8_t *)b.data + i * b.row_bytes, 16);
+                    memcpy(&glen[e][rows[e] + i], (const uint8_t *)b.data + i * b.row_bytes + 16, 4);
+                }
+            } else {
+                memcpy(&gel[e][rows[e] * 3], b.features[1], (size_t)b.num_rows * 12);
+                memcpy(&glen[e][rows[e]], b.features[2], (size_t)b.num_rows * 4);
+            }
+            memcpy(&gval[e][rows[e]], b.valid[1], (size_t)b.num_rows);
+            rows[e] += b.num_rows;
+        }
+        CHECK_MSG(rows[0] == 6 && rows[1] == 6, "%lld / %lld rows: %s", (long long)rows[0], (long long)rows[1], gpufeed_loader_error(l));
+        for (e = 0; e < 2; e++) {
+            int64_t i;
+            for (i = 0; i < 6; i++) {
+                int32_t want_len;
+                if (layout == GPUFEED_LAYOUT_ROW_MAJOR) {
+                    const uint8_t *row = (const uint8_t *)ref.data + i * 20;
+                    CHECK(memcmp(&got[e][i * 5], row, 16) == 0);
+                    memcpy(&want_len, row + 16, 4);
+                } else {
+                    CHECK(memcmp(&gel[e][i * 3], &ref.f1[i * 3], 12) == 0);
+                    want_len = ref.f2[i];
+                }
+                CHECK_MSG(glen[e][i] == want_len, "epoch %d row %lld: length %d, want %d", e, (long long)i, glen[e][i], want_len);
+                CHECK(gval[e][i] == ref.valid[1][i]);
+            }
+        }
+        gpufeed_loader_close(l);
+        gpufeed_dataset_close(ds);
+    }
+    craft_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--write")) {
@@ -625,6 +706,7 @@ int main(int argc, char **argv)
     RUN(test_reader_batches);
     RUN(test_dense_lists);
     RUN(test_dense_seek);
+    RUN(test_dense_loader);
     {   /* remove the directory and its files */
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
