@@ -599,7 +599,8 @@ typedef struct gpufeed_dataset_desc {
                                           sorted) or glob patterns */
     int32_t num_paths;
     const gpufeed_feature *features;   /* NULL: every numeric and boolean leaf
-                                          of the first file, as f32 */
+                                          of the first file (not under a list
+                                          or map), as f32 */
     int32_t num_features;
     const gpufeed_predicate *where;    /* ANDed */
     int32_t num_where;

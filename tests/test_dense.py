@@ -662,6 +662,7 @@ def run_all(a, tmp):
                      "pyarrow_nested_v2_plain.parquet", "pyarrow_nested_legacy.parquet",
                      "pyarrow_nested_tiny_pages.parquet", "pyarrow_nested_tiny_pages_v2.parquet",
                      "pyarrow_nested_page_index.parquet", "pyarrow_nested_many_rowgroups.parquet",
+                     "pyarrow_nested_delta_bss.parquet", "pyarrow_nested_delta_bss_v2.parquet",
                      "polars_nested_snappy.parquet"]
         for fname in emb_files:
             for top in ("emb", "emb_list"):
@@ -694,7 +695,8 @@ def run_all(a, tmp):
 
         # ragged lists: pad, truncate, error; lengths; null lists; null elements
         ragged_files = ["pyarrow_nested_default.parquet", "pyarrow_nested_tiny_pages.parquet",
-                        "pyarrow_nested_tiny_pages_v2.parquet", "pyarrow_nested_page_index.parquet"]
+                        "pyarrow_nested_tiny_pages_v2.parquet", "pyarrow_nested_page_index.parquet",
+                        "pyarrow_nested_delta_bss_v2.parquet"]
         for fname in ragged_files:
             def ragged_check(fname=fname):
                 path = NF(fname)

@@ -736,6 +736,25 @@ def write_nested(outdir, rows):
       write_page_index=True, data_page_size=256, row_group_size=400)
     w("pyarrow_nested_many_rowgroups.parquet", "row_group_size=97: " + what, row_group_size=97)
     w("pyarrow_nested_empty.parquet", "0 rows: " + what, table.slice(0, 0))
+    # the newer encodings on nested leaves, LZ4_RAW pages
+    sch = pq.ParquetFile(os.path.join(nd, "pyarrow_nested_default.parquet")).schema
+    enc, nba = {}, 0
+    for i in range(len(sch)):
+        c = sch.column(i)
+        if c.path == "id":
+            continue
+        if c.physical_type in ("INT32", "INT64"):
+            enc[c.path] = "DELTA_BINARY_PACKED"
+        elif c.physical_type in ("FLOAT", "DOUBLE"):
+            enc[c.path] = "BYTE_STREAM_SPLIT"
+        elif c.physical_type == "BYTE_ARRAY":
+            enc[c.path] = ("DELTA_BYTE_ARRAY", "DELTA_LENGTH_BYTE_ARRAY")[nba % 2]
+            nba += 1
+    w("pyarrow_nested_delta_bss.parquet", "DELTA_BINARY_PACKED, DELTA_(LENGTH_)BYTE_ARRAY, BYTE_STREAM_SPLIT on "
+      "nested leaves, compression='lz4' (LZ4_RAW), V1 pages: " + what,
+      use_dictionary=False, column_encoding=enc, compression="lz4")
+    w("pyarrow_nested_delta_bss_v2.parquet", "as pyarrow_nested_delta_bss, V2 pages, data_page_size=512: " + what,
+      use_dictionary=False, column_encoding=enc, compression="lz4", data_page_version="2.0", data_page_size=512)
 
     # long lists spanning many pages: rows longer than a page
     m = max(n // 10, 20)
