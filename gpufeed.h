@@ -7,9 +7,10 @@
    to the GPU: each page is decoded straight into its place in the batch.
    This version contains: sources (file, memory, user read-at callback),
    the footer and its Thrift Compact Protocol metadata, the page walk,
-   PLAIN / dictionary / RLE-bit-packed decoding of flat columns, SNAPPY,
-   LZ4 and GZIP decoders, columnar-to-dense conversion over datasets of
-   many files (features, statistics pruning, predicates, units, batches), the
+   PLAIN / dictionary / RLE-bit-packed decoding of flat and nested columns
+   (lists, maps, structs: repetition and definition levels), SNAPPY, LZ4
+   and GZIP decoders, columnar-to-dense conversion over datasets of many
+   files (features, statistics pruning, predicates, units, batches), the
    deterministic parallel loader (per-worker rings, seeded shuffles, rank
    sharding, exact resume), the file-backed tensor cache, and pinned CUDA
    uploads with a device-resident mode.
@@ -39,8 +40,14 @@
            train(b.data, b.num_rows);                // float[num_rows][2]
        gpufeed_reader_close(r); gpufeed_dataset_close(ds);
 
+   List features: set width (and list_policy) on a feature whose column is
+   a list leaf, e.g. ft.column = "emb.list.element"; ft.width = 8: eight
+   values per row (see gpufeed_feature).
+
    Lower level: gpufeed_file_open + gpufeed_column_open/read decode one
-   column chunk page by page into typed values and validity.
+   column chunk page by page into typed values and validity; nested leaves
+   (lists, maps) into repetition / definition levels and packed values, in
+   whole rows.
 
    Table of contents (grep -n '/\* >>' gpufeed.h prints the map)
    -----------------
@@ -108,8 +115,9 @@
      GPUFEED_MAX_PAGE_HEADER_SIZE  16 MiB   serialized PageHeader
      GPUFEED_MAX_PAGE_VALUES       256 Mi   values in one page
      GPUFEED_MAX_DICT_ENTRIES      4 Mi     entries of one dictionary page
-     GPUFEED_MAX_LIST_WIDTH        1 Mi     elements of one list value
-                                            (nested columns, later)
+     GPUFEED_MAX_LIST_WIDTH        1 Mi     elements of one list (or map) value
+     GPUFEED_MAX_RECORD_LEVELS     4 x the list width: level entries of one
+                                            row of a nested column
      GPUFEED_ERROR_MAX             512      bytes of an error message
      GPUFEED_MAX_FEATURES          4096     features of one dataset
      GPUFEED_MAX_WORKERS           256      loader threads
@@ -176,6 +184,9 @@
 #endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
+#endif
+#ifndef GPUFEED_MAX_RECORD_LEVELS
+#define GPUFEED_MAX_RECORD_LEVELS ((uint64_t)4 * GPUFEED_MAX_LIST_WIDTH)
 #endif
 #ifndef GPUFEED_ERROR_MAX
 #define GPUFEED_ERROR_MAX 512
@@ -434,7 +445,8 @@ GPUFEED_API const char *gpufeed_logical_type_name(gpufeed_logical_type t);
 GPUFEED_API const char *gpufeed_codec_name(gpufeed_codec c);
 GPUFEED_API const char *gpufeed_encoding_name(gpufeed_encoding e);
 
-/* >>column: a page-by-page reader of one column chunk (flat columns). */
+/* >>column: a page-by-page reader of one column chunk (any leaf column:
+   flat ones as values + validity, nested ones as levels + packed values). */
 typedef struct gpufeed_bytes {
     const uint8_t *ptr;
     uint32_t len;
@@ -452,7 +464,22 @@ typedef struct gpufeed_column_desc {
      FLOAT float   DOUBLE double  BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY gpufeed_bytes
    valid[i] is 1 when row i is present, 0 when null; valid is NULL when the
    column cannot be null. Everything stays valid until the next read or
-   close. A batch never spans two pages. */
+   close. A batch of a flat column never spans two pages; its level fields
+   are NULL / 0.
+
+   Nested leaves (max_rep > 0: under a list, map or repeated field): a batch
+   holds whole rows, num_rows of them from first_row on, as num_levels level
+   entries (the Dremel encoding: rep_levels[i] == 0 starts a row, r > 0
+   adds an element to the open list at repetition depth r; def_levels[i] ==
+   max_def is a value, lower levels say which ancestor is undefined: a null,
+   an empty list, a null element) and num_values values packed in `values`,
+   one per entry whose definition level is max_def, in order. valid is NULL;
+   null_count is num_levels - num_values. A row is never split across
+   batches, even when it spans pages (v1 pages may split a row, and old
+   writers split rows in v2 pages too), so a batch may span pages: `page`
+   is the first one. A batch ends at a row boundary once it holds max_rows
+   rows or max_rows level entries. Limits: GPUFEED_MAX_LIST_WIDTH elements in
+   one list, GPUFEED_MAX_RECORD_LEVELS entries in one row. */
 typedef struct gpufeed_column_batch {
     int64_t first_row;                 /* within the row group */
     int64_t num_rows;
@@ -461,6 +488,11 @@ typedef struct gpufeed_column_batch {
     const uint8_t *valid;
     int32_t page;                      /* data page index within the chunk */
     gpufeed_encoding encoding;         /* of the page's values */
+    /* nested leaves only (NULL / 0 for flat columns): */
+    const int16_t *rep_levels;         /* [num_levels] */
+    const int16_t *def_levels;         /* [num_levels] */
+    int64_t num_levels;
+    int64_t num_values;                /* packed values in `values` */
 } gpufeed_column_batch;
 
 typedef struct gpufeed_column gpufeed_column;
@@ -523,9 +555,31 @@ typedef struct gpufeed_feature {
     int32_t cast;                      /* GPUFEED_CAST_SAFE or GPUFEED_CAST_UNSAFE */
     uint64_t hash_buckets;             /* STRING/BINARY/FLBA: id = hash % buckets */
     uint64_t hash_seed;                /* seed of gpufeed_hash64 */
-    int32_t width;                     /* list columns (later): fixed width, 0 = scalar */
-    int32_t list_policy;               /* list columns (later) */
+    int32_t width;                     /* list columns: elements per row (W), 0 = scalar */
+    int32_t list_policy;               /* list columns: GPUFEED_LIST_* (other lengths) */
+    int32_t list_lengths;              /* 1: one value per row, the list's length */
 } gpufeed_feature;
+
+/* List features. A feature on a leaf with exactly one repeated level (a
+   list<T>, a map's keys or values, a legacy 2-level list, a repeated field)
+   takes `width` W elements per row: W consecutive values of the dtype, in
+   the row (row-major layout) or as a [rows, W] block (per-feature layout).
+   Width is required: pyarrow writes fixed_size_list<T, W> as a plain list.
+   A list of another length follows list_policy:
+     GPUFEED_LIST_ERROR (default)  an error naming file, row group, column,
+                                   row and the length found;
+     GPUFEED_LIST_PAD              shorter lists padded with `fill`, longer
+                                   ones an error;
+     GPUFEED_LIST_TRUNCATE         shorter lists padded, longer ones cut to
+                                   their first W elements.
+   A null list follows null_policy (FILL: W fills, and validity 0 in the
+   mask) and so does a null element (FILL: the fill in its slot). An empty
+   list is a list of length 0. list_lengths = 1 (width 0) makes a second kind
+   of feature on the same column: one value per row, the list's length
+   before padding or truncation (a null list is null: its fill, default 0 -
+   set fill -1 to tell it from an empty list - or an error). Predicates on
+   list columns are refused. */
+enum { GPUFEED_LIST_ERROR = 0, GPUFEED_LIST_PAD = 1, GPUFEED_LIST_TRUNCATE = 2 };
 
 /* Predicates: `column op constant`, ANDed. Used to skip row groups by their
    statistics and then applied exactly to rows (null never matches a
@@ -567,7 +621,8 @@ typedef struct gpufeed_dataset_desc {
                                           sorted) or glob patterns */
     int32_t num_paths;
     const gpufeed_feature *features;   /* NULL: every numeric and boolean leaf
-                                          of the first file, as f32 */
+                                          of the first file (not under a list
+                                          or map), as f32 */
     int32_t num_features;
     const gpufeed_predicate *where;    /* ANDed */
     int32_t num_where;
@@ -676,6 +731,9 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
 GPUFEED_API const char *gpufeed_scratch_error(const gpufeed_scratch *s);
 
 GPUFEED_API size_t gpufeed_dtype_size(gpufeed_dtype t);
+/* Bytes of one row of a feature: the dtype's size x its width (W for list
+   features, else 1). */
+GPUFEED_API size_t gpufeed_feature_bytes(const gpufeed_feature *f);
 GPUFEED_API const char *gpufeed_dtype_name(gpufeed_dtype t);
 /* "f32", "f64", "f16", "bf16", "i32", "i64", "u8" -> 0, or -1 */
 GPUFEED_API int gpufeed_dtype_parse(const char *s, gpufeed_dtype *out);
@@ -3614,6 +3672,9 @@ static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t
 /* >>column --------------------------------------------------------------- */
 
 #define GF__READ_AHEAD (1u << 20)
+#define GF__LTILE 1024                 /* level entries decoded at a time (nested leaves) */
+
+typedef struct gf__blk { uint8_t *p; size_t cap, used; } gf__blk;
 
 struct gpufeed_column {
     gpufeed_file *f;
@@ -3655,6 +3716,22 @@ struct gpufeed_column {
     int idx_ready;
     /* output */
     void *out; uint8_t *valid; uint32_t *lv;
+    /* nested leaves (max_rep > 0) */
+    int nested;
+    int v2;                            /* the current page is a DATA_PAGE_V2 */
+    gf__rle rep;                       /* the page's repetition levels */
+    uint32_t *tr, *td;                 /* a tile of decoded levels ... */
+    uint32_t tpos, tcnt;               /* ... consumed up to tpos */
+    int row_start;                     /* the next entry must start a row */
+    int64_t rows_seen;                 /* rows started in the chunk */
+    uint64_t rec_levels;               /* entries of the current row */
+    int16_t rdef[GPUFEED_MAX_SCHEMA_DEPTH + 2]; /* def level of the repeated node at each depth */
+    int64_t wcnt[GPUFEED_MAX_SCHEMA_DEPTH + 2]; /* elements of the open list at each depth */
+    uint32_t page_nv;                  /* level entries of the current page */
+    uint8_t *orep, *odef; size_t orep_cap, odef_cap; /* a batch's levels (int16_t) */
+    uint8_t *oval; size_t oval_cap;    /* a batch's packed values */
+    gf__blk blk[40]; int32_t nblk, cblk; /* byte values copied out of earlier pages */
+    int64_t pg_val0;                   /* first value of the batch from the current page */
     uint64_t bytes_read;
     gpufeed_result failed;             /* sticky: the first error */
     char err[GPUFEED_ERROR_MAX];
@@ -3939,6 +4016,29 @@ out:
     return r;
 }
 
+/* The v1 page's levels section (repetition or definition) at the front of
+   [*vals, *vals + *vlen): RLE with a 4-byte length, or the deprecated
+   BIT_PACKED; moves *vals past it. */
+static gpufeed_result gf__v1_levels(gpufeed_column *c, int32_t enc, int16_t maxl, uint64_t nv, const char *what,
+                                    const uint8_t **vals, size_t *vlen, const uint8_t **lv, const uint8_t **lv_end)
+{
+    int bw = gf__bit_width((uint32_t)maxl);
+    if (enc == GPUFEED_ENC_BIT_PACKED) {
+        uint64_t nb = (nv * (uint64_t)bw + 7) / 8;
+        if (nb > *vlen) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BIT_PACKED %s levels need %llu bytes, page has %llu", what, (unsigned long long)nb, (unsigned long long)*vlen);
+        *lv = *vals; *lv_end = *vals + nb; *vals += nb; *vlen -= (size_t)nb;
+    } else if (enc == GPUFEED_ENC_RLE) {
+        uint32_t n;
+        if (*vlen < 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page too short for its %s-level length", what);
+        n = gf__ld32(*vals);
+        if (n > *vlen - 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "%s levels of %u bytes overrun the %llu-byte page", what, n, (unsigned long long)*vlen);
+        *lv = *vals + 4; *lv_end = *lv + n; *vals += 4 + (size_t)n; *vlen -= 4 + (size_t)n;
+    } else {
+        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "%s level encoding %s is not supported", what, gpufeed_encoding_name((gpufeed_encoding)enc));
+    }
+    return GPUFEED_OK;
+}
+
 /* Advances to the next data page with values. GPUFEED_DONE at the end. */
 static gpufeed_result gf__col_next_page(gpufeed_column *c)
 {
@@ -3985,7 +4085,7 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
         /* a data page */
         {
             int v2 = h.type == GF__PAGE_DATA_V2;
-            const uint8_t *lv = NULL, *lv_end = NULL, *vals;
+            const uint8_t *lv = NULL, *lv_end = NULL, *rl = NULL, *rl_end = NULL, *vals;
             size_t vlen;
             uint64_t nv;
             if (v2 ? !h.has_v2 : !h.has_dph) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page without its header struct");
@@ -4002,6 +4102,7 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
                 levels = (uint64_t)h.def_len + (uint64_t)h.rep_len;
                 if (levels > (uint64_t)h.csize || levels > (uint64_t)h.usize)
                     return gf__col_fail(c, GPUFEED_ERR_PAGE, "v2 level sections (%llu bytes) exceed the page (%d bytes)", (unsigned long long)levels, h.csize);
+                rl = p; rl_end = p + h.rep_len;
                 lv = p + h.rep_len; lv_end = lv + h.def_len;
                 vals = p + levels;
                 vlen = (size_t)((uint64_t)h.csize - levels);
@@ -4020,21 +4121,14 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
                     if (r) return r;
                     vlen = (size_t)h.usize;
                 }
+                /* v1: repetition levels, then definition levels, then values */
+                if (c->ci->max_rep > 0) {
+                    r = gf__v1_levels(c, h.rep_enc, c->ci->max_rep, nv, "repetition", &vals, &vlen, &rl, &rl_end);
+                    if (r) return r;
+                }
                 if (c->ci->max_def > 0) {
-                    int bw = gf__bit_width((uint32_t)c->ci->max_def);
-                    if (h.def_enc == GPUFEED_ENC_BIT_PACKED) {
-                        uint64_t nb = (nv * (uint64_t)bw + 7) / 8;
-                        if (nb > vlen) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BIT_PACKED definition levels need %llu bytes, page has %llu", (unsigned long long)nb, (unsigned long long)vlen);
-                        lv = vals; lv_end = vals + nb; vals += nb; vlen -= (size_t)nb;
-                    } else if (h.def_enc == GPUFEED_ENC_RLE) {
-                        uint32_t n;
-                        if (vlen < 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page too short for its definition-level length");
-                        n = gf__ld32(vals);
-                        if (n > vlen - 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels of %u bytes overrun the %llu-byte page", n, (unsigned long long)vlen);
-                        lv = vals + 4; lv_end = lv + n; vals += 4 + (size_t)n; vlen -= 4 + (size_t)n;
-                    } else {
-                        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "definition level encoding %s is not supported", gpufeed_encoding_name((gpufeed_encoding)h.def_enc));
-                    }
+                    r = gf__v1_levels(c, h.def_enc, c->ci->max_def, nv, "definition", &vals, &vlen, &lv, &lv_end);
+                    if (r) return r;
                 }
             }
             if (c->ci->max_def > 0) {
@@ -4042,6 +4136,12 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
                 if (!v2 && h.def_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->def, lv, lv_end, bw, (uint32_t)nv);
                 else gf__rle_init(&c->def, lv, lv_end, bw);
             }
+            if (c->ci->max_rep > 0) {
+                int bw = gf__bit_width((uint32_t)c->ci->max_rep);
+                if (!v2 && h.rep_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->rep, rl, rl_end, bw, (uint32_t)nv);
+                else gf__rle_init(&c->rep, rl, rl_end, bw);
+            }
+            c->v2 = v2;
             c->vp = vals; c->vend = vals + vlen; c->bitpos = 0; c->idx_ready = 0;
             c->enc = (gpufeed_encoding)h.encoding;
             c->enc_page = c->enc;
@@ -4115,6 +4215,7 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             }
             c->values_left -= (int64_t)nv;
             c->page_left = (uint32_t)nv;
+            c->page_nv = (uint32_t)nv;
             c->in_page = nv > 0;
             if (c->in_page) return GPUFEED_OK;
         }
@@ -4182,6 +4283,257 @@ static gpufeed_result gf__col_values(gpufeed_column *c, void *out, uint32_t n)
     }
 }
 
+
+/* Drops nn compact values of the current page (fixed-width PLAIN values
+   are stepped over, the others decoded and dropped). */
+static gpufeed_result gf__col_drop_values(gpufeed_column *c, uint32_t nn)
+{
+    if (nn == 0) return GPUFEED_OK;
+    if (c->enc == GPUFEED_ENC_PLAIN && c->ci->physical != GPUFEED_BYTE_ARRAY) {
+        uint64_t bits;
+        size_t w;
+        switch (c->ci->physical) {
+        case GPUFEED_BOOLEAN: w = 0; break;
+        case GPUFEED_INT32: case GPUFEED_FLOAT: w = 4; break;
+        case GPUFEED_INT96: w = 12; break;
+        case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
+        default: w = 8; break;
+        }
+        if (w == 0) {
+            bits = (uint64_t)c->bitpos + nn;
+            if ((bits + 7) / 8 > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+            c->vp += bits >> 3; c->bitpos = (uint32_t)(bits & 7);
+        } else {
+            if ((uint64_t)nn * w > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+            c->vp += (size_t)nn * w;
+        }
+        return GPUFEED_OK;
+    }
+    while (nn > 0) { /* decode and drop, at most max_rows at a time (the size of c->out) */
+        uint32_t k = (int64_t)nn < c->max_rows ? nn : (uint32_t)c->max_rows;
+        gpufeed_result r = gf__col_values(c, c->out, k);
+        if (r) return r;
+        nn -= k;
+    }
+    return GPUFEED_OK;
+}
+
+/* ---- nested leaves: level entries, rows of many entries ----
+
+   The levels of the current page are decoded GF__LTILE entries at a time
+   into c->tr / c->td; c->tpos is the first entry not consumed yet. A row
+   (record) is one entry with repetition level 0 and the entries with
+   levels > 0 after it, which may continue on the next pages. */
+
+/* index of tile entry i within its page, for messages */
+static int64_t gf__nest_entry(const gpufeed_column *c, uint32_t i)
+{
+    return (int64_t)c->page_nv - (int64_t)c->page_left - (int64_t)(c->tcnt - i);
+}
+
+/* Makes sure the tile holds entries, opening the next page when the
+   current one is used up. GPUFEED_DONE at the end of the chunk. */
+static gpufeed_result gf__nest_tile(gpufeed_column *c)
+{
+    uint32_t n, got;
+    if (c->tpos < c->tcnt) return GPUFEED_OK;
+    if (c->page_left == 0) {
+        gpufeed_result r;
+        c->in_page = 0;
+        r = gf__col_next_page(c);
+        if (r) return r;
+    }
+    n = c->page_left < GF__LTILE ? c->page_left : GF__LTILE;
+    got = gf__rle_get(&c->rep, c->tr, n);
+    if (got != n || c->rep.err)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "repetition levels end after %u of the page's remaining %u values", got, c->page_left);
+    got = gf__rle_get(&c->def, c->td, n);
+    if (got != n || c->def.err)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels end after %u of the page's remaining %u values", got, c->page_left);
+    c->page_left -= n;
+    c->tpos = 0; c->tcnt = n;
+    return GPUFEED_OK;
+}
+
+/* Checks the pending entries of the tile from c->tpos on and finds where
+   the caller's run ends: before the entry that would start row `limit`
+   (rows counted in *rows), or before any row start once *levels reaches
+   max_levels (with a row started), or at the tile's end. *e: the end of
+   the run; *nn: its entries that hold a value; *stop: 1 when it ended
+   before a row start. GPUFEED_DONE: the chunk has no more entries. */
+static gpufeed_result gf__nest_seg(gpufeed_column *c, int64_t limit, int64_t *rows, int64_t *levels, int64_t max_levels,
+                                   uint32_t *e, uint32_t *nn, int *stop)
+{
+    const uint32_t maxr = (uint32_t)c->ci->max_rep, maxd = (uint32_t)c->ci->max_def;
+    const int64_t rg_rows = c->f->md.row_groups[c->rg].num_rows;
+    uint32_t i, n = 0, j;
+    gpufeed_result r;
+    *stop = 0; *nn = 0; *e = c->tpos;
+    r = gf__nest_tile(c);
+    if (r) return r;
+    for (i = c->tpos; i < c->tcnt; i++) {
+        uint32_t rp = c->tr[i], df = c->td[i];
+        if (rp > maxr)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "repetition level %u exceeds the column's maximum %u (level entry %lld of the page)", rp, maxr, (long long)gf__nest_entry(c, i));
+        if (df > maxd)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition level %u exceeds the column's maximum %u (level entry %lld of the page)", df, maxd, (long long)gf__nest_entry(c, i));
+        if (rp == 0) {
+            if (*rows >= limit || (*rows > 0 && *levels >= max_levels)) { *stop = 1; break; }
+            if (c->rows_seen >= rg_rows)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the levels start more rows than the row group's %lld (level entry %lld of the page)", (long long)rg_rows, (long long)gf__nest_entry(c, i));
+            c->rows_seen++; (*rows)++;
+            c->rec_levels = 0;
+            for (j = 1; j <= maxr; j++) c->wcnt[j] = df >= (uint32_t)c->rdef[j];
+        } else {
+            if (c->row_start)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "level entry %lld of the page has repetition level %u where a row must start (%s)", (long long)gf__nest_entry(c, i), rp,
+                                    c->row_start == 2 ? "the first entry of a page found through the page index" : "the first entry of the column chunk");
+            if (c->wcnt[rp] == 0)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels: repetition level %u continues a list that row %lld does not have (null or empty; level entry %lld of the page)",
+                                    rp, (long long)(c->rows_seen - 1), (long long)gf__nest_entry(c, i));
+            if (df < (uint32_t)c->rdef[rp])
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels: repetition level %u adds a list element with definition level %u, below the %d the list's elements need (row %lld, level entry %lld of the page)",
+                                    rp, df, c->rdef[rp], (long long)(c->rows_seen - 1), (long long)gf__nest_entry(c, i));
+            if (++c->wcnt[rp] > (int64_t)GPUFEED_MAX_LIST_WIDTH)
+                return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements", (long long)(c->rows_seen - 1), (unsigned long)GPUFEED_MAX_LIST_WIDTH);
+            for (j = rp + 1; j <= maxr; j++) c->wcnt[j] = df >= (uint32_t)c->rdef[j];
+        }
+        c->row_start = 0;
+        if (++c->rec_levels > (uint64_t)GPUFEED_MAX_RECORD_LEVELS)
+            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has more than GPUFEED_MAX_RECORD_LEVELS (%llu) level entries", (long long)(c->rows_seen - 1), (unsigned long long)GPUFEED_MAX_RECORD_LEVELS);
+        (*levels)++;
+        n += df == maxd;
+    }
+    *e = i; *nn = n;
+    return GPUFEED_OK;
+}
+
+/* Skips n rows of a nested leaf. */
+static gpufeed_result gf__nest_skip(gpufeed_column *c, int64_t n)
+{
+    int64_t rows = 0, levels = 0;
+    while (n > 0) {
+        uint32_t e, nn;
+        int stop;
+        gpufeed_result r = gf__nest_seg(c, n, &rows, &levels, INT64_MAX, &e, &nn, &stop);
+        if (r == GPUFEED_DONE) {
+            if (rows < n) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended while skipping to row %lld", (long long)(c->rows_done + n));
+            break;
+        }
+        if (r) return r;
+        r = gf__col_drop_values(c, nn);
+        if (r) return r;
+        c->tpos = e;
+        if (stop) break;
+    }
+    c->rows_done += n;
+    return GPUFEED_OK;
+}
+
+/* room for n bytes that stay put until the next batch */
+static uint8_t *gf__blk_get(gpufeed_column *c, size_t n)
+{
+    gf__blk *b;
+    size_t cap;
+    while (c->cblk < c->nblk) {
+        b = &c->blk[c->cblk];
+        if (b->cap - b->used >= n) { uint8_t *p = b->p + b->used; b->used += n; return p; }
+        c->cblk++;
+    }
+    if (c->nblk == (int32_t)(sizeof c->blk / sizeof c->blk[0])) return NULL;
+    cap = c->nblk ? c->blk[c->nblk - 1].cap : 65536;
+    if (c->nblk && cap <= SIZE_MAX / 2) cap *= 2;
+    if (cap < n) cap = n;
+    b = &c->blk[c->nblk];
+    b->p = (uint8_t *)gf__alloc(&c->f->alloc, cap);
+    if (!b->p) return NULL;
+    b->cap = cap; b->used = n;
+    c->cblk = c->nblk++;
+    return b->p;
+}
+
+/* A batch's byte values from the current page point into page buffers that
+   the next page reuses: copy them out first. */
+static gpufeed_result gf__nest_keep_bytes(gpufeed_column *c, int64_t nval)
+{
+    gpufeed_bytes *v = (gpufeed_bytes *)(void *)c->oval;
+    int64_t i;
+    for (i = c->pg_val0; i < nval; i++) {
+        uint8_t *dst;
+        if (v[i].len == 0) { v[i].ptr = (const uint8_t *)""; continue; }
+        dst = gf__blk_get(c, v[i].len);
+        if (!dst) return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory keeping %u bytes of a row that spans pages", v[i].len);
+        memcpy(dst, v[i].ptr, v[i].len);
+        v[i].ptr = dst;
+    }
+    c->pg_val0 = nval;
+    return GPUFEED_OK;
+}
+
+/* gpufeed_column_read for nested leaves: whole rows, levels + packed values */
+static gpufeed_result gf__nest_read(gpufeed_column *c, gpufeed_column_batch *b)
+{
+    const size_t es = c->esz;
+    const int bytes = c->ci->physical == GPUFEED_BYTE_ARRAY || c->ci->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY;
+    const gpufeed_allocator *a = &c->f->alloc;
+    int64_t rows = 0, levels = 0, nval = 0;
+    int32_t page = -1, k;
+    gpufeed_encoding enc = GPUFEED_ENC_PLAIN;
+    for (k = 0; k < c->nblk; k++) c->blk[k].used = 0;
+    c->cblk = 0;
+    c->pg_val0 = 0;
+    for (;;) {
+        uint32_t e, nn, s, i;
+        int stop;
+        int32_t dp = c->data_pages;
+        int64_t lev0 = levels;
+        gpufeed_result r;
+        if (bytes && c->tpos == c->tcnt && c->page_left == 0 && nval > c->pg_val0) {
+            r = gf__nest_keep_bytes(c, nval);
+            if (r) return r;
+        }
+        r = gf__nest_seg(c, c->max_rows, &rows, &levels, c->max_rows, &e, &nn, &stop);
+        if (r == GPUFEED_DONE) break;
+        if (r) return r;
+        if (c->data_pages != dp) c->pg_val0 = nval;
+        if (page < 0) { page = c->data_pages - 1; enc = c->enc_page; }
+        s = c->tpos;
+        if (e > s) {
+            int16_t *orp, *odf;
+            size_t need = (size_t)levels * sizeof(int16_t);
+            if (!gf__grow(a, &c->orep, &c->orep_cap, need) || !gf__grow(a, &c->odef, &c->odef_cap, need) ||
+                !gf__grow(a, &c->oval, &c->oval_cap, (size_t)(nval + nn + 1) * es))
+                return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a batch of %lld level entries", (long long)levels);
+            orp = (int16_t *)(void *)c->orep; odf = (int16_t *)(void *)c->odef;
+            for (i = s; i < e; i++) { orp[lev0 + (i - s)] = (int16_t)c->tr[i]; odf[lev0 + (i - s)] = (int16_t)c->td[i]; }
+            r = gf__col_values(c, c->oval + (size_t)nval * es, nn);
+            if (r) return r;
+            nval += nn;
+            c->tpos = e;
+        }
+        if (stop) break;
+    }
+    if (rows == 0) {
+        int64_t want = c->f->md.row_groups[c->rg].num_rows;
+        if (c->rows_seen != want)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended after %lld of %lld rows", (long long)c->rows_seen, (long long)want);
+        return GPUFEED_DONE;
+    }
+    b->first_row = c->rows_done;
+    b->num_rows = rows;
+    b->null_count = levels - nval;
+    b->values = c->oval;
+    b->valid = NULL;
+    b->page = page;
+    b->encoding = enc;
+    b->rep_levels = (const int16_t *)(const void *)c->orep;
+    b->def_levels = (const int16_t *)(const void *)c->odef;
+    b->num_levels = levels;
+    b->num_values = nval;
+    c->rows_done += rows;
+    return GPUFEED_OK;
+}
+
 /* Points a column reader (buffers kept) at another chunk. Validates the
    chunk; messages go to err (may be NULL) and c->err. */
 static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t row_group, int32_t column, gpufeed_error *err)
@@ -4205,9 +4557,22 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
         return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s': the column chunk has no metadata", f->name, row_group, ci->path);
     if (ch->file_path)
         return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': column data in another file ('%s') is not supported", f->name, row_group, ci->path, ch->file_path);
-    if (ci->max_rep > 0)
-        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': repeated (list/map) columns are not supported yet", f->name, row_group, ci->path);
-    if (ch->num_values != rg->num_rows)
+    c->nested = ci->max_rep > 0;
+    c->tpos = c->tcnt = 0; c->row_start = 1; c->rows_seen = 0; c->rec_levels = 0; c->page_nv = 0;
+    if (c->nested) {
+        /* each row has one entry or more */
+        int32_t nd;
+        if (ch->num_values < rg->num_rows)
+            return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld level entries but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
+        memset(c->rdef, 0, sizeof c->rdef);
+        for (nd = ci->node; nd > 0; nd = f->md.nodes[nd].parent) {
+            const gpufeed_schema_node *n = &f->md.nodes[nd];
+            if (n->repetition == GPUFEED_REPEATED && n->max_rep >= 1 && n->max_rep <= GPUFEED_MAX_SCHEMA_DEPTH + 1) c->rdef[n->max_rep] = n->max_def;
+        }
+        if (!c->tr) c->tr = (uint32_t *)gf__alloc(&f->alloc, GF__LTILE * sizeof(uint32_t));
+        if (!c->td) c->td = (uint32_t *)gf__alloc(&f->alloc, GF__LTILE * sizeof(uint32_t));
+        if (!c->tr || !c->td) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    } else if (ch->num_values != rg->num_rows)
         return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld values but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
     start = (uint64_t)ch->data_page_offset;
     if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
@@ -4219,6 +4584,14 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     if (c->chunk_end_hint < start) c->chunk_end_hint = c->region_end;
     c->values_left = ch->num_values;
     return GPUFEED_OK;
+}
+
+static void gf__nest_free(gpufeed_column *c, const gpufeed_allocator *a)
+{
+    int32_t k;
+    gf__free(a, c->tr); gf__free(a, c->td); gf__free(a, c->orep); gf__free(a, c->odef); gf__free(a, c->oval);
+    for (k = 0; k < c->nblk; k++) gf__free(a, c->blk[k].p);
+    c->tr = c->td = NULL; c->orep = c->odef = c->oval = NULL; c->nblk = 0;
 }
 
 GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_group, int32_t column,
@@ -4241,7 +4614,7 @@ GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_grou
     if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
     memset(c, 0, sizeof *c);
     r = gf__col_target(c, f, row_group, column, err);
-    if (r) { gf__free(&f->alloc, c); return r; }
+    if (r) { gf__nest_free(c, &f->alloc); gf__free(&f->alloc, c); return r; }
     c->max_rows = max_rows;
     c->flags = (desc ? desc->flags : 0) | f->flags;
     c->out = gf__alloc(&f->alloc, (size_t)max_rows * (c->esz > 4 ? c->esz : 4));
@@ -4266,6 +4639,7 @@ GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c, gpufeed_column
     if (!c || !b) return GPUFEED_ERR_INVALID_ARG;
     memset(b, 0, sizeof *b);
     if (c->failed) return c->failed;
+    if (c->nested) return gf__nest_read(c, b);
     if (!c->in_page) {
         r = gf__col_next_page(c);
         if (r == GPUFEED_DONE) {
@@ -4325,6 +4699,7 @@ GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
     a = &c->f->alloc;
     gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict);
     gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
+    gf__nest_free(c, a);
     gf__free(a, c);
 }
 
@@ -4400,7 +4775,10 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
 /* Columnar to dense: each page is decoded in tiles of GF__TILE values,
    converted to the feature's dtype and written straight to its place in
    the dense batch (row stride = the row's bytes). Dictionary pages are
-   converted to the dtype once, then gathered by index. */
+   converted to the dtype once, then gathered by index. List features walk
+   the level entries of whole rows (gf__dcol_read_list): each element's
+   value goes to slot (row, index) of the feature's W slots, then pads,
+   truncation and the policies' errors. */
 
 #define GF__TILE 1024
 
@@ -4413,6 +4791,11 @@ GPUFEED_API size_t gpufeed_dtype_size(gpufeed_dtype t)
     case GPUFEED_DT_U8: return 1;
     }
     return 0;
+}
+GPUFEED_API size_t gpufeed_feature_bytes(const gpufeed_feature *f)
+{
+    if (!f) return 0;
+    return gpufeed_dtype_size(f->dtype) * (size_t)(f->width > 0 && !f->list_lengths ? f->width : 1);
 }
 GPUFEED_API const char *gpufeed_dtype_name(gpufeed_dtype t)
 {
@@ -4717,14 +5100,20 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
 /* Positions the reader at the data page whose header is at `page_offset`
    (page number `ordinal` in the chunk, first value `first_value`), loading
    the chunk's dictionary first when there is one before it. */
-static gpufeed_result gf__col_seek(gpufeed_column *c, uint64_t page_offset, int32_t ordinal, int64_t first_value)
+static gpufeed_result gf__col_seek(gpufeed_column *c, uint64_t page_offset, int32_t ordinal, int64_t first_row, int64_t first_value)
 {
     if (page_offset != c->start && !c->has_dict) c->dict_pending = 1; /* loaded when a page needs it */
     c->pos = c->page_off = page_offset;
     c->pages = c->cur_page = ordinal;
     c->values_left = c->ch->num_values - first_value;
-    c->rows_done = first_value;
+    c->rows_done = first_row;
     c->in_page = 0;
+    c->page_left = 0;
+    if (c->nested) { /* the page must start a row: the page index says so */
+        c->tpos = c->tcnt = 0;
+        c->rows_seen = first_row;
+        c->row_start = 2;
+    }
     return GPUFEED_OK;
 }
 
@@ -4792,6 +5181,7 @@ static gpufeed_result gf__col_levels(gpufeed_column *c, uint32_t n, uint32_t *nn
 /* Skips n rows (within the current page and onwards). */
 static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
 {
+    if (c->nested) return gf__nest_skip(c, n);
     while (n > 0) {
         uint32_t k, nn = 0;
         gpufeed_result r;
@@ -4805,30 +5195,8 @@ static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
         if (k > (uint32_t)c->max_rows) k = (uint32_t)c->max_rows;
         r = gf__col_levels(c, k, &nn);
         if (r) return r;
-        if (nn) {
-            if (c->enc == GPUFEED_ENC_PLAIN && c->ci->physical != GPUFEED_BYTE_ARRAY) {
-                uint64_t bits;
-                size_t w;
-                switch (c->ci->physical) {
-                case GPUFEED_BOOLEAN: w = 0; break;
-                case GPUFEED_INT32: case GPUFEED_FLOAT: w = 4; break;
-                case GPUFEED_INT96: w = 12; break;
-                case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
-                default: w = 8; break;
-                }
-                if (w == 0) {
-                    bits = (uint64_t)c->bitpos + nn;
-                    if ((bits + 7) / 8 > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
-                    c->vp += bits >> 3; c->bitpos = (uint32_t)(bits & 7);
-                } else {
-                    if ((uint64_t)nn * w > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
-                    c->vp += (size_t)nn * w;
-                }
-            } else {
-                r = gf__col_values(c, c->out, nn); /* decode and drop */
-                if (r) return r;
-            }
-        }
+        r = gf__col_drop_values(c, nn);
+        if (r) return r;
         c->page_left -= k; c->rows_done += k; n -= k;
         if (c->page_left == 0) c->in_page = 0;
     }
@@ -4854,7 +5222,16 @@ typedef struct gf__dcol {
     uint32_t idx[GF__TILE + 1];
     uint64_t cv[GF__TILE];             /* canonical values */
     uint64_t tile[GF__TILE + 1];       /* converted values */
+    /* list features */
+    int32_t width;                     /* W (0: a scalar or lengths feature) */
+    int32_t list_policy;
+    int lengths;                       /* output the list's length */
+    int64_t vdst[GF__TILE];            /* where each value of a run goes (-1: dropped) */
+    int64_t vrow[GF__TILE];            /* and its row */
 } gf__dcol;
+#if GF__LTILE > GF__TILE
+#error "GF__LTILE must not exceed GF__TILE"
+#endif
 
 /* big-endian two's complement decimal bytes to int64; 0 if it does not fit */
 static int gf__be_to_i64(const uint8_t *p, uint32_t n, int64_t *out)
@@ -5217,6 +5594,139 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
     return GPUFEED_OK;
 }
 
+
+/* List features (one repeated level): k rows into dst (row r at dst + r *
+   stride, W slots of dsz bytes each), or with d->lengths each row's length
+   as one value. Rows are read whole: the read ends before the entry that
+   starts row k + 1. */
+static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t k, uint8_t *dst, size_t stride,
+                                         uint8_t *vout, const uint8_t *fill, int null_error, const uint8_t *mask)
+{
+    gpufeed_column *c = &d->c;
+    const size_t dsz = gpufeed_dtype_size(d->conv.dt);
+    const uint32_t maxd = (uint32_t)c->ci->max_def, ldef = (uint32_t)(c->rdef[1] - 1);
+    const int64_t W = d->width;
+    const int64_t row0 = c->rows_done;
+    int64_t rows = 0, levels = 0, row = -1, len = 0;
+    int isnull = 0, done = 0;
+    static const char *const pol[3] = { "error", "pad", "truncate" };
+    const char *pname = pol[d->list_policy >= 0 && d->list_policy <= 2 ? d->list_policy : 0];
+    while (!done) {
+        uint32_t e, nn, i, nv = 0, s;
+        int stop;
+        gpufeed_result r = gf__nest_seg(c, k, &rows, &levels, INT64_MAX, &e, &nn, &stop);
+        if (r == GPUFEED_DONE) {
+            if (rows < k) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)(row0 + rows), (long long)(k - rows));
+            e = c->tpos; nn = 0; stop = 1;
+        } else if (r) return r;
+        done = stop;
+        s = c->tpos;
+        /* walk the entries: rows end, elements take their slots */
+        for (i = s; i <= e; i++) {
+            uint32_t rp, df;
+            if (i == e && !done) break;    /* the run ends inside a row */
+            rp = i < e ? c->tr[i] : 0; df = i < e ? c->td[i] : 0;
+            if (rp == 0 && row >= 0) {     /* the row before ends here */
+                int kept = !mask || mask[row];
+                uint8_t *o = dst + (size_t)row * stride;
+                if (isnull && null_error && kept)
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null list at row %lld (null policy: error)", fname, (long long)(row0 + row));
+                if (vout) vout[row] = (uint8_t)!isnull;
+                if (d->lengths) {
+                    uint64_t lv = (uint64_t)len;
+                    if (isnull) memcpy(o, fill, dsz);
+                    else if (gf__convert(&d->conv, &lv, o, 1) >= 0) {
+                        gf__conv u = d->conv;
+                        if (kept) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': list length %lld at row %lld does not convert to %s exactly (cast: safe)", fname, (long long)len, (long long)(row0 + row), gpufeed_dtype_name(d->conv.dt));
+                        u.unsafe_cast = 1;
+                        gf__convert(&u, &lv, o, 1);
+                    }
+                } else {
+                    int64_t j;
+                    if (kept && !isnull && len != W && !(len < W && d->list_policy != GPUFEED_LIST_ERROR) && !(len > W && d->list_policy == GPUFEED_LIST_TRUNCATE))
+                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the list at row %lld has %lld elements, the feature's width is %lld (list policy: %s)",
+                                            fname, (long long)(row0 + row), (long long)len, (long long)W, pname);
+                    for (j = isnull ? 0 : len; j < W; j++) memcpy(o + (size_t)j * dsz, fill, dsz);
+                }
+            }
+            if (i == e) break;
+            if (rp == 0) {
+                row++; len = 0; isnull = df < ldef;
+                if (df <= ldef) continue;  /* a null or empty list */
+            } else if (row < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "a list continues before any row starts");
+            /* an element of the row's list */
+            if (df == maxd) {
+                if (!d->lengths) {
+                    d->vdst[nv] = len < W ? (int64_t)((size_t)row * stride + (size_t)len * dsz) : -1;
+                    d->vrow[nv] = row;
+                }
+                nv++;
+            } else if (!d->lengths && len < W) { /* a null element */
+                if (null_error && (!mask || mask[row]))
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", fname, (long long)len, (long long)(row0 + row));
+                memcpy(dst + (size_t)row * stride + (size_t)len * dsz, fill, dsz);
+            }
+            len++;
+        }
+        /* the run's values */
+        if (nn && d->lengths) {
+            r = gf__col_drop_values(c, nn);
+            if (r) return r;
+        } else if (nn && (c->enc == GPUFEED_ENC_PLAIN_DICTIONARY || c->enc == GPUFEED_ENC_RLE_DICTIONARY)) {
+            uint32_t got, j;
+            r = gf__dcol_dict(d, dsz);
+            if (r) return r;
+            if (!c->idx_ready) {
+                int bw;
+                if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
+                bw = *c->vp;
+                if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
+                gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
+                c->idx_ready = 1;
+            }
+            got = gf__rle_get(&c->idx, d->idx, nn);
+            if (got != nn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
+            for (j = 0; j < nn; j++) {
+                uint32_t ix = d->idx[j];
+                if (ix >= c->dict_n)
+                    return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", ix, c->dict_n);
+                if (d->vdst[j] < 0) continue;
+                if (d->dbad[ix] && !(d->dbad[ix] == 1 && d->conv.unsafe_cast) && (!mask || mask[d->vrow[j]])) {
+                    char vb[96];
+                    uint64_t cvv = 0;
+                    if (d->dbad[ix] == 2) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': a decimal value in the list at row %lld does not convert to %s exactly (cast: %s)", fname, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
+                    gf__canon_one(d, c->dict, ix, &cvv);
+                    gf__fmt_canon(d, cvv, vb, sizeof vb);
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt));
+                }
+                memcpy(dst + d->vdst[j], d->dconv + (size_t)ix * dsz, dsz);
+            }
+        } else if (nn) {
+            int64_t at = 0, bad;
+            uint32_t j;
+            r = gf__dcol_canon(d, nn);
+            if (r) return r;
+            while ((bad = gf__convert(&d->conv, d->cv + at, (uint8_t *)d->tile + (size_t)at * dsz, (int64_t)nn - at)) >= 0) {
+                char vb[96];
+                gf__conv u = d->conv;
+                bad += at;
+                if (d->vdst[bad] >= 0 && (!mask || mask[d->vrow[bad]])) {
+                    gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt));
+                }
+                u.unsafe_cast = 1; /* a dropped value or row: any value will do */
+                gf__convert(&u, d->cv + bad, (uint8_t *)d->tile + (size_t)bad * dsz, 1);
+                at = bad + 1;
+            }
+            for (j = 0; j < nn; j++)
+                if (d->vdst[j] >= 0) memcpy(dst + d->vdst[j], (const uint8_t *)d->tile + (size_t)j * dsz, dsz);
+        }
+        c->tpos = e;
+    }
+    c->rows_done += rows;
+    return GPUFEED_OK;
+}
+
 /* ---- datasets ---- */
 
 #ifndef GPUFEED_NO_STDIO
@@ -5226,6 +5736,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
 
 typedef struct gf__bind {             /* a feature or predicate column in one file */
     int32_t col;
+    int list;                          /* a list feature (or a list's lengths) */
     gf__conv conv;
     int decimal_bytes, f16, uint32_src;
     int32_t dec_scale;                 /* decimals read as doubles (wide ones to floats) */
@@ -5235,6 +5746,7 @@ typedef struct gf__bind {             /* a feature or predicate column in one fi
 typedef struct gf__pidx {             /* data pages of one chunk: where rows start */
     int64_t n;
     int64_t *first_row;
+    int64_t *first_value;              /* nested leaves: the page's first level entry (NULL: = first_row) */
     uint64_t *offset;
     int32_t *ordinal;
 } gf__pidx;
@@ -5375,8 +5887,26 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     const gpufeed_schema_node *n = &f->md.nodes[ci->node];
     memset(b, 0, sizeof *b);
     b->col = col;
-    if (ci->max_rep > 0) { gf__fmt(msg, cap, "column '%s' is a list or map: list features are not supported yet", ci->path); return -1; }
+    if (ci->max_rep > 0) {
+        if (for_pred) { gf__fmt(msg, cap, "column '%s' is a list or map: predicates on list columns are not supported", ci->path); return -1; }
+        if (ci->max_rep > 1) {
+            gf__fmt(msg, cap, "column '%s' has %d repeated levels (a list of lists, or a list or map inside a list): list features need exactly one", ci->path, ci->max_rep);
+            return -1;
+        }
+        if (ft && !ft->width && !ft->list_lengths) {
+            gf__fmt(msg, cap, "column '%s' is a list: set the feature's width (elements per row; pyarrow writes fixed_size_list as a plain list, so the width is not in the file)", ci->path);
+            return -1;
+        }
+        b->list = 1;
+    } else if (ft && (ft->width || ft->list_lengths)) {
+        gf__fmt(msg, cap, "column '%s' is not a list: %s applies to list columns only", ci->path, ft->width ? "a width" : "list_lengths");
+        return -1;
+    }
     b->conv.ck = GF__CK_I64;
+    if (ft && ft->list_lengths) { /* lengths: counts, whatever the element type */
+        b->conv.dt = ft->dtype; b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE;
+        return 0;
+    }
     if (ft) { b->conv.dt = ft->dtype; b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE; b->conv.buckets = ft->hash_buckets; }
     switch (n->physical) {
     case GPUFEED_BOOLEAN: break;
@@ -5613,10 +6143,21 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
     gpufeed_file *f = ds->files[file];
     const gpufeed_chunk_info *ch = &f->md.row_groups[rg].chunks[col];
     gpufeed_page_info *pages;
-    int64_t n = 0, i, k;
+    int64_t n = 0, i, k, o = 0;
     gpufeed_result r;
+    const int nested = f->md.columns[col].max_rep > 0;
+    gf__pidx oi;
+    int have_oi = 0;
     memset(pi, 0, sizeof *pi);
-    if (gf__read_offset_index(ds, f, ch, pi)) return GPUFEED_OK;
+    memset(&oi, 0, sizeof oi);
+    /* flat: the offset index has everything. Nested leaves: a page's first
+       row is known from the offset index only (v1 pages may split rows, and
+       v2 num_rows was written wrong by old writers), its first level entry
+       from the page headers. */
+    if (gf__read_offset_index(ds, f, ch, nested ? &oi : pi)) {
+        if (!nested) return GPUFEED_OK;
+        have_oi = 1;
+    }
     memset(pi, 0, sizeof *pi);
     r = gpufeed_chunk_pages(f, rg, col, NULL, 0, &n, err);
     if (r) return r;
@@ -5627,10 +6168,22 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
     pi->first_row = (int64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
     pi->offset = (uint64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
     pi->ordinal = (int32_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 4);
-    if (!pi->first_row || !pi->offset || !pi->ordinal) { gf__free(&ds->alloc, pages); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name); }
+    if (nested) pi->first_value = (int64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
+    if (!pi->first_row || !pi->offset || !pi->ordinal || (nested && !pi->first_value)) { gf__free(&ds->alloc, pages); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name); }
     for (i = 0, k = 0; i < n; i++) {
+        int64_t row = pages[i].first_value;
         if ((pages[i].type != GF__PAGE_DATA && pages[i].type != GF__PAGE_DATA_V2) || pages[i].num_values <= 0) continue;
-        pi->first_row[k] = pages[i].first_value; pi->offset[k] = (uint64_t)pages[i].offset; pi->ordinal[k] = (int32_t)i;
+        if (nested) {
+            if (k == 0) row = 0; /* the chunk's first data page */
+            else {
+                row = -1;
+                while (have_oi && o < oi.n && oi.offset[o] < (uint64_t)pages[i].offset) o++;
+                if (have_oi && o < oi.n && oi.offset[o] == (uint64_t)pages[i].offset) row = oi.first_row[o];
+                if (row <= pi->first_row[k - 1]) continue; /* unknown (or not increasing): no seek to this page */
+            }
+            pi->first_value[k] = pages[i].first_value;
+        }
+        pi->first_row[k] = row; pi->offset[k] = (uint64_t)pages[i].offset; pi->ordinal[k] = (int32_t)i;
         k++;
     }
     pi->n = k;
@@ -5662,7 +6215,16 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown null policy %d", name, ft->null_policy);
     if (ft->cast != GPUFEED_CAST_SAFE && ft->cast != GPUFEED_CAST_UNSAFE)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown cast %d", name, ft->cast);
-    if (ft->width != 0) return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "feature '%s': list features (width %d) are not supported yet", name, ft->width);
+    if (ft->width < 0 || (uint64_t)ft->width > (uint64_t)GPUFEED_MAX_LIST_WIDTH)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': width %d is outside [0, GPUFEED_MAX_LIST_WIDTH = %lu]", name, ft->width, (unsigned long)GPUFEED_MAX_LIST_WIDTH);
+    if (ft->list_policy != GPUFEED_LIST_ERROR && ft->list_policy != GPUFEED_LIST_PAD && ft->list_policy != GPUFEED_LIST_TRUNCATE)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown list policy %d", name, ft->list_policy);
+    if (ft->list_lengths != 0 && ft->list_lengths != 1)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': list_lengths must be 0 or 1 (got %d)", name, ft->list_lengths);
+    if (ft->list_lengths && ft->width)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature has one value per row: leave width 0 (width %d)", name, ft->width);
+    if (ft->list_lengths && ft->hash_buckets)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature cannot hash (hash_buckets %llu)", name, (unsigned long long)ft->hash_buckets);
     if (ft->hash_buckets) {
         uint64_t cap;
         switch (ft->dtype) {
@@ -5849,7 +6411,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     /* layout */
     ds->offs = (int64_t *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof(int64_t));
     if (!ds->offs) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    for (i = 0; i < ds->nfeat; i++) { ds->offs[i] = ds->row_bytes; ds->row_bytes += (int64_t)gpufeed_dtype_size(ds->feats[i].dtype); }
+    for (i = 0; i < ds->nfeat; i++) { ds->offs[i] = ds->row_bytes; ds->row_bytes += (int64_t)gpufeed_feature_bytes(&ds->feats[i]); }
 
     /* plan: row groups (pruned by statistics) split into units */
     {
@@ -6042,6 +6604,7 @@ static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
 {
     gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict);
     gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
+    gf__nest_free(c, a);
 }
 
 GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
@@ -6110,7 +6673,7 @@ static gpufeed_result gf__col_position(gpufeed_column *c, const gf__pidx *pi, in
     }
     at = pi->first_row[lo] <= r0 ? lo : 0;
     if (pi->first_row[at] > 0 || pi->offset[at] != c->start) {
-        r = gf__col_seek(c, pi->offset[at], pi->ordinal[at], pi->first_row[at]);
+        r = gf__col_seek(c, pi->offset[at], pi->ordinal[at], pi->first_row[at], pi->first_value ? pi->first_value[at] : pi->first_row[at]);
         if (r) return r;
     }
     return gf__col_skip(c, r0 - c->rows_done);
@@ -6195,6 +6758,7 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
             d->dec_scale = bind[j].dec_scale; d->dec_int = bind[j].dec_int;
             d->name = ds->feats[j].column;
             d->seed = ds->feats[j].hash_seed;
+            d->width = ds->feats[j].width; d->list_policy = ds->feats[j].list_policy; d->lengths = ds->feats[j].list_lengths;
             if (!c->has_dict) d->dconv_ok = 0; /* else the converted dictionary (keyed by dict_gen) still holds */
         }
         r = gf__col_position(c, pl ? &pl->idx[j] : NULL, ux->u.first_row, ux->u.first_row + ux->u.num_rows);
@@ -6371,13 +6935,17 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
     }
     for (j = 0; j < ds->nfeat; j++) {
         const gpufeed_feature *ft = &ds->feats[j];
-        size_t dsz = gpufeed_dtype_size(ft->dtype);
+        size_t dsz = gpufeed_feature_bytes(ft);
         uint8_t *dst;
         size_t stride;
         if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { dst = (uint8_t *)data + at * ds->row_bytes + ds->offs[j]; stride = (size_t)ds->row_bytes; }
         else { dst = (uint8_t *)features[j] + (size_t)at * dsz; stride = dsz; }
-        r = gf__dcol_read(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
-                          ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
+        if (s->dc[j].c.nested)
+            r = gf__dcol_read_list(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
+                                   ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
+        else
+            r = gf__dcol_read(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
+                              ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
         if (r) return gf__scratch_fail_col(s, &s->dc[j].c, r);
     }
     s->left -= k;
@@ -6389,7 +6957,7 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
             if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
                 memcpy((uint8_t *)data + (at + w) * ds->row_bytes, (uint8_t *)data + (at + i) * ds->row_bytes, (size_t)ds->row_bytes);
             else for (j = 0; j < ds->nfeat; j++) {
-                size_t dsz = gpufeed_dtype_size(ds->feats[j].dtype);
+                size_t dsz = gpufeed_feature_bytes(&ds->feats[j]);
                 memcpy((uint8_t *)features[j] + (size_t)(at + w) * dsz, (uint8_t *)features[j] + (size_t)(at + i) * dsz, dsz);
             }
             for (j = 0; j < ds->nfeat; j++) if (valid && valid[j]) valid[j][at + w] = valid[j][at + i];
@@ -6458,7 +7026,7 @@ static size_t gf__batch_bytes(const gpufeed_dataset *ds, int64_t B)
     size_t t = 0;
     int32_t j;
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) t = gf__align_up((size_t)B * (size_t)ds->row_bytes);
-    else for (j = 0; j < ds->nfeat; j++) t += gf__align_up((size_t)B * gpufeed_dtype_size(ds->feats[j].dtype));
+    else for (j = 0; j < ds->nfeat; j++) t += gf__align_up((size_t)B * gpufeed_feature_bytes(&ds->feats[j]));
     for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) t += gf__align_up((size_t)B);
     return t ? t : GPUFEED_ALIGN;
 }
@@ -6470,7 +7038,7 @@ static void gf__batch_layout(const gpufeed_dataset *ds, int64_t B, uint8_t *base
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { *data = base; off = gf__align_up((size_t)B * (size_t)ds->row_bytes); }
     for (j = 0; j < ds->nfeat; j++) {
         feat[j] = NULL;
-        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { feat[j] = base + off; off += gf__align_up((size_t)B * gpufeed_dtype_size(ds->feats[j].dtype)); }
+        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { feat[j] = base + off; off += gf__align_up((size_t)B * gpufeed_feature_bytes(&ds->feats[j])); }
     }
     for (j = 0; j < ds->nfeat; j++) {
         valid[j] = NULL;
@@ -6783,7 +7351,7 @@ static void gf__slot_layout(gpufeed_loader *l, gf__uslot *s)
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { s->data = s->mem + off; off += (R * (size_t)ds->row_bytes + 63) & ~(size_t)63; }
     for (j = 0; j < ds->nfeat; j++) {
         s->feat[j] = NULL;
-        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { s->feat[j] = s->mem + off; off += (R * gpufeed_dtype_size(ds->feats[j].dtype) + 63) & ~(size_t)63; }
+        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) { s->feat[j] = s->mem + off; off += (R * gpufeed_feature_bytes(&ds->feats[j]) + 63) & ~(size_t)63; }
     }
     for (j = 0; j < ds->nfeat; j++) {
         s->valid[j] = NULL;
@@ -6797,7 +7365,7 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
     int32_t j;
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) t += (R * (size_t)ds->row_bytes + 63) & ~(size_t)63;
     for (j = 0; j < ds->nfeat; j++) {
-        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) t += (R * gpufeed_dtype_size(ds->feats[j].dtype) + 63) & ~(size_t)63;
+        if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) t += (R * gpufeed_feature_bytes(&ds->feats[j]) + 63) & ~(size_t)63;
         if (ds->feats[j].validity) t += (R + 63) & ~(size_t)63;
     }
     return t;
@@ -7294,7 +7862,7 @@ static void gf__copy_row(gpufeed_loader *l, int64_t dst, const gf__uslot *s, int
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
         memcpy((uint8_t *)l->bdata + dst * ds->row_bytes, (const uint8_t *)s->data + src * ds->row_bytes, (size_t)ds->row_bytes);
     else for (j = 0; j < ds->nfeat; j++) {
-        size_t z = gpufeed_dtype_size(ds->feats[j].dtype);
+        size_t z = gpufeed_feature_bytes(&ds->feats[j]);
         memcpy((uint8_t *)l->bfeat[j] + (size_t)dst * z, (const uint8_t *)s->feat[j] + (size_t)src * z, z);
     }
     for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) l->bvalid[j][dst] = s->valid[j][src];
@@ -7306,7 +7874,7 @@ static void gf__copy_rows(gpufeed_loader *l, int64_t dst, const gf__uslot *s, in
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
         memcpy((uint8_t *)l->bdata + dst * ds->row_bytes, (const uint8_t *)s->data + src * ds->row_bytes, (size_t)(n * ds->row_bytes));
     else for (j = 0; j < ds->nfeat; j++) {
-        size_t z = gpufeed_dtype_size(ds->feats[j].dtype);
+        size_t z = gpufeed_feature_bytes(&ds->feats[j]);
         memcpy((uint8_t *)l->bfeat[j] + (size_t)dst * z, (const uint8_t *)s->feat[j] + (size_t)src * z, (size_t)n * z);
     }
     for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memcpy(l->bvalid[j] + dst, s->valid[j] + src, (size_t)n);
@@ -7444,14 +8012,14 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
                 gpufeed_dataset *ds = l->ds;
                 int32_t j;
                 if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy(l->bdata, l->prev_data, (size_t)(l->B * ds->row_bytes));
-                else for (j = 0; j < ds->nfeat; j++) memcpy(l->bfeat[j], l->prev_feat[j], (size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
+                else for (j = 0; j < ds->nfeat; j++) memcpy(l->bfeat[j], l->prev_feat[j], (size_t)l->B * gpufeed_feature_bytes(&ds->feats[j]));
                 for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memcpy(l->bvalid[j], l->prev_valid[j], (size_t)l->B);
             }
             if (have == 0) {
                 gpufeed_dataset *ds = l->ds;
                 int32_t j;
                 if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memset(l->bdata, 0, (size_t)(l->B * ds->row_bytes));
-                else for (j = 0; j < ds->nfeat; j++) memset(l->bfeat[j], 0, (size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
+                else for (j = 0; j < ds->nfeat; j++) memset(l->bfeat[j], 0, (size_t)l->B * gpufeed_feature_bytes(&ds->feats[j]));
                 for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memset(l->bvalid[j], 0, (size_t)l->B);
             } else if (filled > 0) {
                 gpufeed_dataset *ds = l->ds;
@@ -7460,7 +8028,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
                     int64_t src = i % filled;
                     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy((uint8_t *)l->bdata + i * ds->row_bytes, (uint8_t *)l->bdata + src * ds->row_bytes, (size_t)ds->row_bytes);
                     else for (j = 0; j < ds->nfeat; j++) {
-                        size_t z = gpufeed_dtype_size(ds->feats[j].dtype);
+                        size_t z = gpufeed_feature_bytes(&ds->feats[j]);
                         memcpy((uint8_t *)l->bfeat[j] + (size_t)i * z, (uint8_t *)l->bfeat[j] + (size_t)src * z, z);
                     }
                     for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) l->bvalid[j][i] = l->bvalid[j][src];
@@ -7547,7 +8115,7 @@ GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed
     int32_t j;
     if (!ds || !b) return 0;
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) h = gpufeed_hash64(b->data, (size_t)(b->num_rows * ds->row_bytes), 0);
-    else for (j = 0; j < ds->nfeat; j++) h = gpufeed_hash64(b->features[j], (size_t)b->num_rows * gpufeed_dtype_size(ds->feats[j].dtype), h);
+    else for (j = 0; j < ds->nfeat; j++) h = gpufeed_hash64(b->features[j], (size_t)b->num_rows * gpufeed_feature_bytes(&ds->feats[j]), h);
     for (j = 0; j < ds->nfeat; j++) if (b->valid && b->valid[j]) h = gpufeed_hash64(b->valid[j], (size_t)b->num_rows, h);
     return h;
 }
@@ -7657,7 +8225,7 @@ static void gf__cache_key(gpufeed_dataset *ds, uint64_t key[2])
         const gpufeed_feature *f = &ds->feats[i];
         GF__FEEDS(f->column); GF__FEED64(f->dtype); GF__FEED64(f->null_policy); GF__FEED(&f->fill, 8);
         GF__FEED64(f->validity); GF__FEED64(f->cast); GF__FEED64(f->hash_buckets); GF__FEED64(f->hash_seed);
-        GF__FEED64(f->width); GF__FEED64(f->list_policy);
+        GF__FEED64(f->width); GF__FEED64(f->list_policy); GF__FEED64(f->list_lengths);
     }
     GF__FEED64(ds->npred);
     for (i = 0; i < ds->npred; i++) {
@@ -7693,7 +8261,7 @@ static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, void *
     uint64_t off = 0;
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { pc[n].off = 0; pc[n].len = rows * (uint64_t)ds->row_bytes; pc[n].ptr = (uint8_t *)data; off = pc[n].len; n++; }
     else for (j = 0; j < ds->nfeat; j++) {
-        pc[n].off = off; pc[n].len = rows * gpufeed_dtype_size(ds->feats[j].dtype); pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL; off += pc[n].len; n++;
+        pc[n].off = off; pc[n].len = rows * gpufeed_feature_bytes(&ds->feats[j]); pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL; off += pc[n].len; n++;
     }
     for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) { pc[n].off = off; pc[n].len = rows; pc[n].ptr = valid ? valid[j] : NULL; off += rows; n++; }
     return n;
@@ -8348,7 +8916,7 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
         if (l->prev_data != u->save_data || l->prev_feat != (void *const *)u->save_feat) {
             if (l->delivered) {
                 if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy(u->save_data, l->prev_data, (size_t)(l->B * ds->row_bytes));
-                else for (j = 0; j < ds->nfeat; j++) memcpy(u->save_feat[j], l->prev_feat[j], (size_t)l->B * gpufeed_dtype_size(ds->feats[j].dtype));
+                else for (j = 0; j < ds->nfeat; j++) memcpy(u->save_feat[j], l->prev_feat[j], (size_t)l->B * gpufeed_feature_bytes(&ds->feats[j]));
                 for (j = 0; j < ds->nfeat; j++) if (u->save_valid[j] && l->prev_valid[j]) memcpy(u->save_valid[j], l->prev_valid[j], (size_t)l->B);
             }
             l->prev_data = u->save_data; l->prev_feat = u->save_feat; l->prev_valid = u->save_valid;
@@ -8680,7 +9248,7 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
             e = cudaMemcpyAsync(s->ddata, s->hdata, rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice, u->copy);
         for (j = 0; j < ds->nfeat && e == cudaSuccess; j++) {
             if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE && rows)
-                e = cudaMemcpyAsync(s->dfeat[j], s->hfeat[j], rows * gpufeed_dtype_size(ds->feats[j].dtype), cudaMemcpyHostToDevice, u->copy);
+                e = cudaMemcpyAsync(s->dfeat[j], s->hfeat[j], rows * gpufeed_feature_bytes(&ds->feats[j]), cudaMemcpyHostToDevice, u->copy);
             if (e == cudaSuccess && s->hvalid[j] && rows) e = cudaMemcpyAsync(s->dvalid[j], s->hvalid[j], rows, cudaMemcpyHostToDevice, u->copy);
         }
         if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
@@ -8799,7 +9367,10 @@ static gpufeed_dl_dtype gf__dl_dtype(gpufeed_dtype t)
 }
 
 /* values per row of feature j (a fixed-width list feature has `width`) */
-static int64_t gf__feat_cols(const gpufeed_dataset *ds, int32_t j) { return ds->feats[j].width > 0 ? ds->feats[j].width : 1; }
+static int64_t gf__feat_cols(const gpufeed_dataset *ds, int32_t j)
+{
+    return (int64_t)(gpufeed_feature_bytes(&ds->feats[j]) / gpufeed_dtype_size(ds->feats[j].dtype));
+}
 
 GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufeed_device_batch *b,
     int32_t feature, int32_t mask, void *consumer_stream, int32_t versioned, void **out)

@@ -11,6 +11,8 @@
        matches valid[], null slots are zero, valid is NULL exactly when the
        column cannot be null, BOOLEAN is 0/1, FIXED_LEN_BYTE_ARRAY values have
        the column's width, DONE comes after exactly the row group's rows;
+       nested leaves: levels within the column's maxima, every batch starts
+       a row and holds num_rows of them, values = entries at max_def;
      - gpufeed_chunk_pages gives the same answer with and without an array;
      - allocation: the peak of live bytes stays under
        GF_FUZZ_MEM_BASE + GF_FUZZ_MEM_FACTOR * size, and nothing leaks.
@@ -362,9 +364,44 @@ static void gff_column(gpufeed_file *f, int32_t rg, int32_t col, int64_t max_row
         if (b.num_rows <= 0 || b.num_rows > limit) GFF_FAIL("batch of %lld rows (max %lld)", (long long)b.num_rows, (long long)limit);
         if (b.first_row != rows) GFF_FAIL("batch starts at row %lld, expected %lld", (long long)b.first_row, (long long)rows);
         if (rows + b.num_rows > rg_rows) GFF_FAIL("%lld rows read of a %lld-row group", (long long)(rows + b.num_rows), (long long)rg_rows);
-        if ((b.valid != NULL) != (ci->max_def > 0)) GFF_FAIL("valid is %s for max_def %d", b.valid ? "set" : "NULL", ci->max_def);
         if (!b.values) GFF_FAIL("batch without values");
         gff_sink += (uint64_t)b.page + (uint64_t)b.encoding;
+        if (ci->max_rep > 0) { /* a nested leaf: levels and packed values */
+            int64_t starts = 0, present = 0;
+            if (b.valid || !b.rep_levels || !b.def_levels) GFF_FAIL("nested batch: valid %p, levels %p %p", (const void *)b.valid, (const void *)b.rep_levels, (const void *)b.def_levels);
+            if (b.num_levels < b.num_rows || b.rep_levels[0] != 0) GFF_FAIL("nested batch of %lld levels for %lld rows does not start a row", (long long)b.num_levels, (long long)b.num_rows);
+            for (i = 0; i < b.num_levels; i++) {
+                if (b.rep_levels[i] < 0 || b.rep_levels[i] > ci->max_rep || b.def_levels[i] < 0 || b.def_levels[i] > ci->max_def)
+                    GFF_FAIL("level entry %lld: rep %d def %d (max %d / %d)", (long long)i, b.rep_levels[i], b.def_levels[i], ci->max_rep, ci->max_def);
+                starts += b.rep_levels[i] == 0;
+                present += b.def_levels[i] == ci->max_def;
+            }
+            if (starts != b.num_rows || present != b.num_values || b.null_count != b.num_levels - b.num_values)
+                GFF_FAIL("nested batch: %lld rows, %lld values, %lld nulls; levels say %lld rows, %lld values", (long long)b.num_rows,
+                         (long long)b.num_values, (long long)b.null_count, (long long)starts, (long long)present);
+            for (i = 0; i < b.num_values; i++) {
+                const unsigned char *slot = (const unsigned char *)b.values + (size_t)i * es;
+                if (es == sizeof(gpufeed_bytes) && (ci->physical == GPUFEED_BYTE_ARRAY || ci->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY)) {
+                    gpufeed_bytes v;
+                    memcpy(&v, slot, sizeof v);
+                    if (ci->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY && v.len != (uint32_t)ci->type_length)
+                        GFF_FAIL("FIXED_LEN_BYTE_ARRAY value of %u bytes, width %d", v.len, ci->type_length);
+                    if (v.len && !v.ptr) GFF_FAIL("bytes value with NULL pointer and length %u", v.len);
+                    if (v.len <= gff_touch_left) { gff_sink += gff_touch(v.ptr, v.len); gff_touch_left -= v.len; }
+                    else if (v.len) { gff_sink += (uint64_t)v.ptr[0] + v.ptr[v.len - 1]; gff_touch_left = 0; }
+                } else {
+                    if (ci->physical == GPUFEED_BOOLEAN && slot[0] > 1) GFF_FAIL("BOOLEAN value %d", slot[0]);
+                    gff_sink += gff_touch(slot, es);
+                }
+            }
+            rows += b.num_rows;
+            gff_st_rows += b.num_rows;
+            gff_rows_left -= b.num_levels;
+            if (gff_rows_left <= 0) break;       /* work budget spent */
+            continue;
+        }
+        if (b.rep_levels || b.def_levels || b.num_levels || b.num_values) GFF_FAIL("flat batch with level fields set");
+        if ((b.valid != NULL) != (ci->max_def > 0)) GFF_FAIL("valid is %s for max_def %d", b.valid ? "set" : "NULL", ci->max_def);
         for (i = 0; i < b.num_rows; i++) {
             const unsigned char *slot = (const unsigned char *)b.values + (size_t)i * es;
             int present = b.valid ? b.valid[i] : 1;

@@ -654,6 +654,34 @@ PQW_FN void pqw_dict_indices(pqw_buf *b, const uint32_t *idx, size_t n, int bw)
     pqw_hybrid(b, idx, n, bw);
 }
 
+/* A data page of a nested column: n level entries (repetition levels of bit
+   width rbw, definition levels of width dbw), then the value bytes. v1:
+   each level section is RLE with its 4-byte length; v2: bare hybrid
+   sections whose lengths go in the header (num_rows: the entries with
+   repetition level 0). body is reset; the page points into it. */
+PQW_FN pqw_page pqw_nested_page(pqw_buf *body, const uint32_t *rep, const uint32_t *def, size_t n,
+                                int rbw, int dbw, const pqw_buf *values, int v2)
+{
+    pqw_page pg;
+    size_t i, rows = 0, rl;
+    body->n = 0;
+    for (i = 0; i < n; i++) rows += rep[i] == 0;
+    if (v2) {
+        pqw_hybrid(body, rep, n, rbw);
+        rl = body->n;
+        pqw_hybrid(body, def, n, dbw);
+        if (values) pqw_append(body, values);
+        pg = pqw_v2_page(body, (int32_t)n, PQW_PLAIN, 0, (int32_t)(body->n - rl - (values ? values->n : 0)), (int32_t)rl);
+        pg.num_rows = pqw_set((int64_t)rows);
+    } else {
+        pqw_levels_v1(body, rep, n, rbw);
+        pqw_levels_v1(body, def, n, dbw);
+        if (values) pqw_append(body, values);
+        pg = pqw_data_page(body, (int32_t)n, PQW_PLAIN);
+    }
+    return pg;
+}
+
 /* ---- PLAIN -------------------------------------------------------------- */
 
 PQW_FN void pqw_plain_i32(pqw_buf *b, const int32_t *v, size_t n) { size_t i; for (i = 0; i < n; i++) pqw_le32(b, (uint32_t)v[i]); }

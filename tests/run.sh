@@ -49,7 +49,7 @@ build() { # OUT SRC [extra flags]
 build_all() {
   local ok=0 bad=0 t
   for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
-           tests/test_unit.c tests/test_bad_input.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c; do
+           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c; do
     [ -f "$t" ] || continue
     local n; n=$(basename "$t" .c)
     if build "$n" "$t"; then ok=$((ok + 1)); echo "PASS build $n"; else bad=$((bad + 1)); echo "FAIL build $n"; fi
@@ -122,6 +122,10 @@ committed_corpus() {
 generated_corpus() {
   rm -rf build/fixtures
   $PY tools/gen_fixtures.py build/fixtures || { echo "0 passed, 1 failed"; return 1; }
+  # the legacy list / map forms crafted by tests/test_nested.c join the corpus
+  if [ -x build/asan/test_nested ]; then
+    build/asan/test_nested --write build/fixtures/nested/crafted > /dev/null || { echo "0 passed, 1 failed"; return 1; }
+  fi
   $PY tools/check_corpus.py --cat "build/asan/gpufeed-cat --verify-crc" build/fixtures
 }
 
@@ -197,6 +201,7 @@ suite build              build_all
 [ -x build/asan/test_unit ] && suite unit build/asan/test_unit
 [ -x build/test_unit ] && suite unit_O2 build/test_unit
 [ -x build/asan/test_bad_input ] && suite bad_input build/asan/test_bad_input
+[ -x build/asan/test_nested ] && suite nested build/asan/test_nested
 [ -x build/asan/test_breadth ] && suite breadth build/asan/test_breadth
 [ -x build/asan/test_codec_ref ] && suite codec_ref build/asan/test_codec_ref
 [ -x build/test_codec_ref_syslib ] && suite codec_ref_syslib build/test_codec_ref_syslib

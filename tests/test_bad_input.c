@@ -6,7 +6,10 @@
    live bytes stays below 64 x file size + 1 MiB, nothing leaks, and an
    allocation past that bound is refused (so a hostile file cannot make the
    test allocate gigabytes). Files are built in memory with tests/pq_writer.h
-   or derived from the files in tests/data. Run from the repository root. */
+   or derived from the files in tests/data. Run from the repository root.
+   GPUFEED_MAX_LIST_WIDTH is lowered so that a list over the limit fits the
+   memory bound. */
+#define GPUFEED_MAX_LIST_WIDTH 1000
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
 #include "gf_test.h"
@@ -1013,31 +1016,12 @@ static void test_row_groups(void)
 static void test_unsupported_columns(void)
 {
     sfile s;
-    /* a repeated (list) column */
+    /* a repeated column whose pages carry no repetition levels: the
+       values are read as levels, which do not hold up */
     s_init(&s, 1, PQW_REQUIRED);
     s.sch[1].repetition = pqw_set(PQW_REPEATED);
-    SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "row group 0", "column 'x'", "repeated");
+    SFAIL(&s, 0, GPUFEED_ERR_CORRUPT, "row group 0", "column 'x'", s.off);
     s_free(&s);
-    {   /* a 3-level LIST: optional group l (LIST) { repeated group list { optional int32 element } } */
-        pqw_schema sch[4];
-        pqw_page pg;
-        pqw_chunk ch;
-        pqw_rowgroup rg;
-        pqw_file f;
-        pqw_buf body = {0}, out = {0};
-        uint32_t lv[1] = { 0 };
-        pqw_levels_v1(&body, lv, 1, 1);    /* rep levels */
-        pqw_levels_v1(&body, lv, 1, 2);    /* def levels: null list */
-        pg = pqw_data_page(&body, 1, PQW_PLAIN);
-        pqw_simple(&f, sch, &rg, &ch, "l", PQW_INT32, PQW_OPTIONAL, &pg, 1);
-        sch[1] = pqw_group("l", 1, PQW_OPTIONAL); sch[1].converted_type = pqw_set(3);
-        sch[2] = pqw_group("list", 1, PQW_REPEATED);
-        sch[3] = pqw_leaf("element", PQW_INT32, PQW_OPTIONAL);
-        f.nschema = 4; ch.path = "l.list.element";
-        pqw_build(&f, &out);
-        EXPECT_FAIL(&out, 0, GPUFEED_ERR_UNSUPPORTED, "column 'l.list.element'", "repeated");
-        pqw_free(&body); pqw_free(&out);
-    }
     /* unsupported codecs and encodings */
     s_init(&s, 1, PQW_REQUIRED);
     s.ch[0].codec = 4;                    /* BROTLI */
@@ -2087,6 +2071,217 @@ out:
     return ok;
 }
 
+
+/* ---- nested columns ------------------------------------------------------ */
+
+/* A LIST column: optional group l (LIST) { repeated group list { <elem>
+   int32 element } } (max_def 3, or 2 with a required element), or with
+   deep = 1 a list of lists a.list.element.list.element (max_def 5, max_rep
+   2). Pages are built from level arrays; values are 100, 101, ... */
+typedef struct nfile {
+    pqw_schema sch[8];
+    pqw_page pages[4];
+    pqw_buf bodies[4], vals[4];
+    pqw_chunk ch;
+    pqw_rowgroup rg;
+    pqw_file f;
+    pqw_buf out;
+    int deep, maxd, maxr, npages;
+    int32_t next_val;
+} nfile;
+
+static void n_init(nfile *s, int deep, int elem_rep, int64_t rows)
+{
+    memset(s, 0, sizeof *s);
+    s->deep = deep;
+    s->sch[0] = pqw_root(1);
+    s->sch[1] = pqw_group(deep ? "a" : "l", 1, PQW_OPTIONAL); s->sch[1].converted_type = pqw_set(3);
+    s->sch[2] = pqw_group("list", 1, PQW_REPEATED);
+    if (deep) {
+        s->sch[3] = pqw_group("element", 1, PQW_OPTIONAL); s->sch[3].converted_type = pqw_set(3);
+        s->sch[4] = pqw_group("list", 1, PQW_REPEATED);
+        s->sch[5] = pqw_leaf("element", PQW_INT32, elem_rep);
+        s->f.nschema = 6; s->ch.path = "a.list.element.list.element";
+        s->maxd = 4 + (elem_rep == PQW_OPTIONAL); s->maxr = 2;
+    } else {
+        s->sch[3] = pqw_leaf("element", PQW_INT32, elem_rep);
+        s->f.nschema = 4; s->ch.path = "l.list.element";
+        s->maxd = 2 + (elem_rep == PQW_OPTIONAL); s->maxr = 1;
+    }
+    s->ch.pages = s->pages; s->ch.physical = PQW_INT32;
+    s->rg.chunks = &s->ch; s->rg.nchunks = 1; s->rg.num_rows = pqw_set(rows);
+    s->f.schema = s->sch; s->f.rgs = &s->rg; s->f.nrgs = 1;
+    s->next_val = 100;
+}
+/* appends a page of n entries; values for entries at max_def */
+static void n_page(nfile *s, const uint32_t *rep, const uint32_t *def, size_t n, int v2)
+{
+    int p = s->npages++;
+    size_t i;
+    s->vals[p].n = 0;
+    for (i = 0; i < n; i++) if (def[i] == (uint32_t)s->maxd) { int32_t v = s->next_val++; pqw_plain_i32(&s->vals[p], &v, 1); }
+    s->pages[p] = pqw_nested_page(&s->bodies[p], rep, def, n, s->maxr == 1 ? 1 : 2, s->maxd <= 3 ? 2 : 3, &s->vals[p], v2);
+    s->ch.npages = s->npages;
+}
+static pqw_buf *n_build(nfile *s) { s->out.n = 0; pqw_build(&s->f, &s->out); return &s->out; }
+static void n_free(nfile *s)
+{
+    int i;
+    for (i = 0; i < 4; i++) { pqw_free(&s->bodies[i]); pqw_free(&s->vals[i]); }
+    pqw_free(&s->out);
+}
+#define NFAIL(s, code, ...) do { n_build(s); { const char *const nd_[] = { __VA_ARGS__, NULL }; \
+    expect_fail_(__LINE__, &(s)->out, 0, (code), nd_); } } while (0)
+
+/* reads column 0 (max_rows per read) and checks rows, levels and values */
+static int n_reads(const pqw_buf *file, int64_t rows, int64_t levels, int64_t values, int64_t max_rows)
+{
+    gpufeed_open_desc d;
+    gpufeed_file *f = NULL;
+    gpufeed_error err;
+    gpufeed_column *c = NULL;
+    gpufeed_column_desc cd;
+    gpufeed_column_batch b;
+    gpufeed_result r;
+    int64_t nr = 0, nl = 0, nv = 0, i;
+    int ok = 1;
+    desc_init(&d, file->p, file->n);
+    mem_reset(file->n);
+    if (gpufeed_file_open(&f, &d, &err)) { fprintf(stderr, "  open: %s\n", err.message); return 0; }
+    memset(&cd, 0, sizeof cd); cd.max_rows = max_rows;
+    if (gpufeed_column_open(f, 0, 0, &cd, &c, &err)) { fprintf(stderr, "  column open: %s\n", err.message); gpufeed_file_close(f); return 0; }
+    while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) {
+        int64_t rs = 0;
+        if (b.first_row != nr || !b.rep_levels || !b.def_levels || b.valid || b.num_levels < b.num_rows || b.rep_levels[0] != 0) ok = 0;
+        for (i = 0; i < b.num_levels; i++) rs += b.rep_levels[i] == 0;
+        if (rs != b.num_rows || b.null_count != b.num_levels - b.num_values) ok = 0;
+        for (i = 0; i < b.num_values; i++) if (((const int32_t *)b.values)[i] != 100 + (int32_t)(nv + i)) ok = 0;
+        nr += b.num_rows; nl += b.num_levels; nv += b.num_values;
+    }
+    if (r != GPUFEED_DONE) { fprintf(stderr, "  read: %s\n", gpufeed_column_error(c)); ok = 0; }
+    if (nr != rows || nl != levels || nv != values) {
+        fprintf(stderr, "  %lld rows, %lld levels, %lld values; expected %lld, %lld, %lld\n", (long long)nr, (long long)nl, (long long)nv,
+                (long long)rows, (long long)levels, (long long)values);
+        ok = 0;
+    }
+    gpufeed_column_close(c);
+    gpufeed_file_close(f);
+    if (!mem_ok()) { mem_report(__LINE__); ok = 0; }
+    return ok;
+}
+
+static void test_nested_levels(void)
+{
+    nfile s;
+    int v2;
+    for (v2 = 0; v2 < 2; v2++) {
+        /* the good file: [100, 101, null], null, [], row 3 spans the pages: [102, 103] */
+        static const uint32_t r1[] = { 0, 1, 1, 0, 0, 0 }, d1[] = { 3, 3, 2, 0, 1, 3 };
+        static const uint32_t r2[] = { 1, 0 }, d2[] = { 3, 3 };
+        n_init(&s, 0, PQW_OPTIONAL, 5);
+        n_page(&s, r1, d1, 6, v2); n_page(&s, r2, d2, 2, v2);
+        CHECK(n_reads(n_build(&s), 5, 8, 5, 0));
+        CHECK(n_reads(&s.out, 5, 8, 5, 1));
+        CHECK(n_reads(&s.out, 5, 8, 5, 2));
+        n_free(&s);
+        /* the chunk's first entry continues a row */
+        n_init(&s, 0, PQW_OPTIONAL, 2);
+        { static const uint32_t r[] = { 1, 0 }, d[] = { 3, 3 }; n_page(&s, r, d, 2, v2); }
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "column 'l.list.element'", "page 0", "byte offset", "level entry 0 of the page has repetition level 1 where a row must start");
+        n_free(&s);
+        /* continuing an empty list, and an element below its list's level */
+        n_init(&s, 0, PQW_OPTIONAL, 1);
+        { static const uint32_t r[] = { 0, 1 }, d[] = { 1, 3 }; n_page(&s, r, d, 2, v2); }
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "inconsistent levels", "continues a list that row 0 does not have", "level entry 1");
+        n_free(&s);
+        n_init(&s, 0, PQW_OPTIONAL, 1);
+        { static const uint32_t r[] = { 0, 1 }, d[] = { 3, 1 }; n_page(&s, r, d, 2, v2); }
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "inconsistent levels", "definition level 1, below the 2");
+        n_free(&s);
+        /* a definition level above the maximum (required element: max 2) */
+        n_init(&s, 0, PQW_REQUIRED, 1);
+        { static const uint32_t r[] = { 0, 1 }, d[] = { 2, 3 }; n_page(&s, r, d, 2, v2); }
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "definition level 3 exceeds the column's maximum 2", "level entry 1");
+        n_free(&s);
+        /* a repetition level above the maximum (a list of lists: max 2) */
+        n_init(&s, 1, PQW_OPTIONAL, 1);
+        { static const uint32_t r[] = { 0, 3 }, d[] = { 5, 5 }; n_page(&s, r, d, 2, v2); }
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "column 'a.list.element.list.element'", "repetition level 3 exceeds the column's maximum 2");
+        n_free(&s);
+        /* more rows than the row group has, and fewer */
+        n_init(&s, 0, PQW_OPTIONAL, 1);
+        { static const uint32_t r[] = { 0, 0 }, d[] = { 3, 3 }; n_page(&s, r, d, 2, v2); }
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "start more rows than the row group's 1");
+        n_free(&s);
+        n_init(&s, 0, PQW_OPTIONAL, 3);
+        { static const uint32_t r[] = { 0, 1, 0 }, d[] = { 3, 3, 3 }; n_page(&s, r, d, 3, v2); }
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "chunk ended after 2 of 3 rows");
+        n_free(&s);
+        /* fewer level entries than rows: refused at open */
+        n_init(&s, 0, PQW_OPTIONAL, 4);
+        { static const uint32_t r[] = { 0, 0, 0 }, d[] = { 3, 3, 3 }; n_page(&s, r, d, 3, v2); }
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "chunk has 3 level entries but the row group has 4 rows");
+        n_free(&s);
+        /* values missing behind the levels */
+        n_init(&s, 0, PQW_OPTIONAL, 1);
+        { static const uint32_t r[] = { 0, 1, 1 }, d[] = { 3, 3, 3 }; n_page(&s, r, d, 3, v2); }
+        s.vals[0].n = 0;
+        s.pages[0] = pqw_nested_page(&s.bodies[0], r1, d1, 3, 1, 2, NULL, v2);
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say");
+        n_free(&s);
+    }
+    /* v1: repetition levels that end early, an unknown level encoding */
+    {
+        pqw_buf b = {0};
+        static const uint32_t d[] = { 3, 3, 3 };
+        n_init(&s, 0, PQW_OPTIONAL, 1);
+        pqw_le32(&b, 2); pqw_rle_run(&b, 0, 1, 1);     /* one repetition level of three */
+        pqw_levels_v1(&b, d, 3, 2);
+        { int32_t v[3] = { 100, 101, 102 }; pqw_plain_i32(&b, v, 3); }
+        s.pages[0] = pqw_data_page(&b, 3, PQW_PLAIN); s.npages = 1; s.ch.npages = 1;
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "repetition levels end after 1 of the page's remaining 3 values");
+        s.pages[0].rep_enc = pqw_set(PQW_PLAIN);
+        NFAIL(&s, GPUFEED_ERR_ENCODING, "repetition level encoding PLAIN is not supported");
+        s.pages[0].rep_enc.mode = 0;
+        b.n = 0; pqw_le32(&b, 1000);                  /* a length beyond the page */
+        s.pages[0] = pqw_data_page(&b, 3, PQW_PLAIN);
+        NFAIL(&s, GPUFEED_ERR_CORRUPT, "repetition levels of 1000 bytes overrun");
+        pqw_free(&b); n_free(&s);
+    }
+    /* limits: a list wider than GPUFEED_MAX_LIST_WIDTH (1000 here), a row with
+       more than GPUFEED_MAX_RECORD_LEVELS (4000) entries; RLE runs keep the
+       file small, null elements need no values */
+    {
+        pqw_buf b = {0};
+        n_init(&s, 0, PQW_OPTIONAL, 1);
+        pqw_le32(&b, 0); { size_t at = b.n; pqw_rle_run(&b, 0, 1, 1); pqw_rle_run(&b, 1, 1000, 1); pqw_set_le32(&b, at - 4, (uint32_t)(b.n - at)); }
+        pqw_le32(&b, 0); { size_t at = b.n; pqw_rle_run(&b, 2, 1001, 2); pqw_set_le32(&b, at - 4, (uint32_t)(b.n - at)); }
+        s.pages[0] = pqw_data_page(&b, 1001, PQW_PLAIN); s.npages = 1; s.ch.npages = 1;
+        NFAIL(&s, GPUFEED_ERR_LIMIT, "row 0 has a list of more than GPUFEED_MAX_LIST_WIDTH (1000) elements");
+        b.n = 0;   /* 1000 entries: the widest list allowed */
+        pqw_le32(&b, 0); { size_t at = b.n; pqw_rle_run(&b, 0, 1, 1); pqw_rle_run(&b, 1, 999, 1); pqw_set_le32(&b, at - 4, (uint32_t)(b.n - at)); }
+        pqw_le32(&b, 0); { size_t at = b.n; pqw_rle_run(&b, 2, 1000, 2); pqw_set_le32(&b, at - 4, (uint32_t)(b.n - at)); }
+        s.pages[0] = pqw_data_page(&b, 1000, PQW_PLAIN);
+        n_build(&s);
+        CHECK(n_reads(&s.out, 1, 1000, 0, 0));
+        pqw_free(&b); n_free(&s);
+        /* a list of lists: 100 lists of 50 null elements = 5000 entries */
+        n_init(&s, 1, PQW_OPTIONAL, 1);
+        b.n = 0;
+        pqw_le32(&b, 0);
+        {
+            size_t at = b.n; int k;
+            pqw_rle_run(&b, 0, 1, 2);
+            for (k = 0; k < 100; k++) { if (k) pqw_rle_run(&b, 1, 1, 2); pqw_rle_run(&b, 2, 49, 2); }
+            pqw_set_le32(&b, at - 4, (uint32_t)(b.n - at));
+        }
+        pqw_le32(&b, 0); { size_t at = b.n; pqw_rle_run(&b, 4, 5000, 3); pqw_set_le32(&b, at - 4, (uint32_t)(b.n - at)); }
+        s.pages[0] = pqw_data_page(&b, 5000, PQW_PLAIN); s.npages = 1; s.ch.npages = 1;
+        NFAIL(&s, GPUFEED_ERR_LIMIT, "row 0 has more than GPUFEED_MAX_RECORD_LEVELS (4000) level entries");
+        pqw_free(&b); n_free(&s);
+    }
+}
+
 static void test_new_encodings(void)
 {
     sfile s;
@@ -2179,5 +2374,6 @@ int main(void)
     RUN(test_virtual_sources);
     RUN(test_errors_sticky);
     RUN(test_new_encodings);
+    RUN(test_nested_levels);
     return TEST_SUMMARY();
 }

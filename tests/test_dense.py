@@ -599,6 +599,198 @@ def run_all(a, tmp):
             raise Fail(f"no -o: exit {p.returncode}")
     check("usage error: no -o (exit 2)", no_output_arg)
 
+    # ---- 7. list features (a leaf with one repeated level): W slots per row
+    nested = os.path.join(fx, "nested")
+    if not os.path.isdir(nested):
+        check("list features: fixtures", lambda: (_ for _ in ()).throw(Fail(f"no {nested} (tools/gen_fixtures.py)")))
+    else:
+        def NF(name):
+            return os.path.join(nested, name)
+
+        def leaf_of(path, top):
+            """the Parquet leaf path under top-level column `top` (naming differs by writer)"""
+            sch = pq.ParquetFile(path).schema
+            names = [sch.column(i).path for i in range(len(sch)) if sch.column(i).path.split(".")[0] == top]
+            if len(names) != 1:
+                raise Fail(f"{path}: {top} has leaves {names}")
+            return names[0]
+
+        def lists_of(path, top, part=None):
+            col = pq.read_table(path, columns=[top]).column(top).combine_chunks()
+            if part == "keys":
+                return [None if m is None else [k for k, _ in m] for m in col.to_pylist()]
+            if part == "items":
+                return [None if m is None else [v for _, v in m] for m in col.to_pylist()]
+            return col.to_pylist()
+
+        def list_ref(lists, width, dtype, fill, policy="error", null_error=False, hash_buckets=None):
+            """rows x width in the dtype, or the (row, length) / null row gpufeed must refuse"""
+            n = len(lists)
+            vals = [[fill] * width for _ in range(n)]
+            for i, li in enumerate(lists):
+                if li is None:
+                    if null_error:
+                        return None, ("null list", i)
+                    continue
+                k = len(li)
+                if (k != width and policy == "error") or (k > width and policy == "pad"):
+                    return None, ("length", i, k)
+                for j, v in enumerate(li[:width]):
+                    if v is None:
+                        if null_error:
+                            return None, ("null element", i, j)
+                        continue
+                    if hash_buckets:
+                        import xxhash
+                        v = xxhash.xxh64_intdigest(v.encode("utf-8") if isinstance(v, str) else v, seed=0) % hash_buckets
+                    vals[i][j] = v
+            if dtype in ("f32", "f64", "f16"):
+                return np.array(vals, np.float64).reshape(n, width).astype(NP_DTYPE[dtype]), None
+            return np.array(vals, object).reshape(n, width).astype(NP_DTYPE[dtype]), None
+
+        def same_bytes(args, exp, dtype):
+            rc, msg, data, st = R.run(args)
+            if rc != 0:
+                raise Fail(f"{cmd_line(args)}: exit {rc}: {msg}")
+            e = np.ascontiguousarray(exp).tobytes()
+            if data != e:
+                raise Fail(f"{cmd_line(args)}: {first_diff(data, exp, dtype)}")
+            return st
+
+        # embeddings: fixed_size_list<float32, 8> and list<float32> of 8, every writer variant
+        emb_files = ["pyarrow_nested_default.parquet", "pyarrow_nested_plain.parquet", "pyarrow_nested_v2.parquet",
+                     "pyarrow_nested_v2_plain.parquet", "pyarrow_nested_legacy.parquet",
+                     "pyarrow_nested_tiny_pages.parquet", "pyarrow_nested_tiny_pages_v2.parquet",
+                     "pyarrow_nested_page_index.parquet", "pyarrow_nested_many_rowgroups.parquet",
+                     "pyarrow_nested_delta_bss.parquet", "pyarrow_nested_delta_bss_v2.parquet",
+                     "polars_nested_snappy.parquet"]
+        for fname in emb_files:
+            for top in ("emb", "emb_list"):
+                if top == "emb_list" and fname.startswith("polars"):
+                    continue
+                def emb_check(fname=fname, top=top):
+                    path = NF(fname)
+                    leaf = leaf_of(path, top)
+                    lists = lists_of(path, top)
+                    stacked = np.stack([np.asarray(li, np.float32) for li in lists])
+                    for dt in ("f32", "f64", "f16"):
+                        exp = stacked.astype(NP_DTYPE[dt])
+                        same_bytes(["--columns", leaf, "--list-width", "8", "--dtype", dt, path], exp, dt)
+                    # with a scalar column, small units (seeks where the page index allows) and odd batches
+                    ids = pq.read_table(path, columns=["id"]).column("id").to_numpy().astype(np.float32)
+                    exp = np.concatenate([ids[:, None], stacked, ids[:, None]], axis=1)
+                    for ur, batch in ((37, 777), (1000000, 65536)):
+                        same_bytes(["--columns", f"id,{leaf},id", "--list-width", "8", "--unit-rows", str(ur),
+                                    "--batch", str(batch), path], exp, "f32")
+                    return f"{leaf}: f32/f64/f16 equal np.stack"
+                check(f"list feature: embeddings {top} width 8 ({fname})", emb_check)
+
+        def duckdb_array():
+            path = NF("duckdb_nested.parquet")
+            leaf = leaf_of(path, "arr")
+            exp = np.array(lists_of(path, "arr"), np.float64)
+            same_bytes(["--columns", leaf, "--list-width", "2", "--dtype", "f64", path], exp, "f64")
+            return leaf
+        check("list feature: DuckDB DOUBLE[2] width 2", duckdb_array)
+
+        # ragged lists: pad, truncate, error; lengths; null lists; null elements
+        ragged_files = ["pyarrow_nested_default.parquet", "pyarrow_nested_tiny_pages.parquet",
+                        "pyarrow_nested_tiny_pages_v2.parquet", "pyarrow_nested_page_index.parquet",
+                        "pyarrow_nested_delta_bss_v2.parquet"]
+        for fname in ragged_files:
+            def ragged_check(fname=fname):
+                path = NF(fname)
+                leaf = leaf_of(path, "ragged")
+                lists = lists_of(path, "ragged")
+                n = len(lists)
+                # truncate to 4, lengths (null list -> fill)
+                exp, _ = list_ref(lists, 4, "f32", -1.0, "truncate")
+                lens = np.array([-1 if li is None else len(li) for li in lists], np.float32)
+                ids = pq.read_table(path, columns=["id"]).column("id").to_numpy().astype(np.float32)
+                full = np.concatenate([ids[:, None], exp, lens[:, None]], axis=1)
+                for ur in (50, 1000000):
+                    same_bytes(["--columns", f"id,{leaf}", "--list-width", "4", "--ragged", "truncate", "--lengths", leaf,
+                                "--fill", "-1", "--unit-rows", str(ur), path], full, "f32")
+                # pad to the longest list
+                wmax = max(len(li) for li in lists if li is not None)
+                exp, err = list_ref(lists, wmax, "f64", 0.0, "pad")
+                if err:
+                    raise Fail(f"reference refuses: {err}")
+                same_bytes(["--columns", leaf, "--list-width", str(wmax), "--ragged", "pad", "--dtype", "f64", path], exp, "f64")
+                # error / pad-with-longer: the first offending row and its length
+                for policy, w in (("error", 4), ("pad", 4)):
+                    _, err = list_ref(lists, w, "f32", 0.0, policy)
+                    args = ["--columns", leaf, "--list-width", str(w), "--ragged", policy, path]
+                    msg = refuse(args, (leaf, os.path.basename(path), "row group", f"row {err[1]} has {err[2]} elements",
+                                        f"width is {w}", f"list policy: {policy}"))
+                # null lists with --null-error
+                _, err = list_ref(lists, 4, "f32", 0.0, "truncate", null_error=True)
+                refuse(["--columns", leaf, "--list-width", "4", "--ragged", "truncate", "--null-error", path],
+                       (leaf, f"null list at row {err[1]}"))
+                # lengths alone, as i32 (a null list: --fill)
+                lens = np.array([-5 if li is None else len(li) for li in lists], np.int32)
+                same_bytes(["--columns", "id", "--lengths", leaf, "--dtype", "i32", "--fill", "-5", path],
+                           np.concatenate([ids.astype(np.int32)[:, None], lens[:, None]], axis=1), "i32")
+                return f"{n} rows, widths 4 / {wmax}"
+            check(f"list feature: ragged pad/truncate/error, lengths, null lists ({fname})", ragged_check)
+
+        def null_elements():
+            path = NF("pyarrow_nested_v2.parquet")
+            leaf = leaf_of(path, "li32")
+            lists = lists_of(path, "li32")
+            exp, err = list_ref(lists, 6, "i64", -7, "pad")
+            if err:
+                raise Fail(f"reference refuses: {err}")
+            same_bytes(["--columns", leaf, "--list-width", "6", "--ragged", "pad", "--dtype", "i64", "--fill", "-7", path], exp, "i64")
+            _, err = list_ref([li if li is None else li for li in lists], 6, "i64", -7, "pad", null_error=True)
+            refuse(["--columns", leaf, "--list-width", "6", "--ragged", "pad", "--dtype", "i64", "--null-error", path],
+                   (leaf, "null list" if err[0] == "null list" else f"null element {err[2]} of the list at row {err[1]}"))
+            return "fill -7"
+        check("list feature: null elements take the fill (list<int32> -> i64)", null_elements)
+
+        def map_values():
+            path = NF("pyarrow_nested_plain.parquet")
+            out = []
+            for part in ("keys", "items"):
+                top = "mnull"
+                sch = pq.ParquetFile(path).schema
+                leaf = [sch.column(i).path for i in range(len(sch)) if sch.column(i).path.startswith(top + ".")][0 if part == "keys" else 1]
+                lists = lists_of(path, top, part)
+                if part == "items":
+                    exp, err = list_ref(lists, 4, "f64", -1.0, "pad")
+                    same_bytes(["--columns", leaf, "--list-width", "4", "--ragged", "pad", "--dtype", "f64", "--fill", "-1", path], exp, "f64")
+                else:
+                    exp, err = list_ref(lists, 4, "i64", 0, "pad", hash_buckets=1000)
+                    same_bytes(["--columns", leaf, "--list-width", "4", "--ragged", "pad", "--dtype", "i64", "--hash", "1000", path], exp, "i64")
+                out.append(leaf)
+            return ", ".join(out)
+        check("list feature: a map's keys (hashed) and values (with nulls)", map_values)
+
+        lp = NF("pyarrow_nested_default.parquet")
+        bad_lists = [
+            ("no --list-width", ["--columns", "li32.list.element", lp], ("li32.list.element", "--list-width")),
+            ("a list of lists", ["--columns", "ll.list.element.list.element", "--list-width", "2", lp], ("repeated levels",)),
+            ("a predicate on a list column", ["--columns", "id", "--where", "li32.list.element > 3", lp],
+             ("li32.list.element", "predicates on list columns")),
+            ("--list-width on a scalar column only", ["--columns", "id", "--lengths", "id", lp], ("'id' is not a list",)),
+        ]
+        for label, args, names in bad_lists:
+            check(f"bad input: list features: {label}", lambda args=args, names=names: refuse(args, names))
+        usage_lists = [
+            ("--list-width 0", ["--columns", "id", "--list-width", "0", lp], ("--list-width",)),
+            ("--ragged maybe", ["--columns", "id", "--ragged", "maybe", lp], ("--ragged",)),
+            ("--lengths without --columns", ["--lengths", "li32.list.element", lp], ("--lengths",)),
+        ]
+        for label, args, names in usage_lists:
+            def usage_check2(args=args, names=names):
+                rc, msg, _, _ = R.run(args)
+                if rc != 2:
+                    raise Fail(f"{cmd_line(args)}: exit {rc}, want 2: {msg!r}")
+                for w in names:
+                    if w not in msg:
+                        raise Fail(f"{cmd_line(args)}: message does not name {w!r}: {msg!r}")
+            check(f"usage error: {label} (exit 2)", usage_check2)
+
     print(f"# {R.n} gpufeed-dense runs, {time.time() - t_start:.1f} s")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -167,6 +167,24 @@ def test_slots_and_errors():
     L.close()
 
 
+def test_list_feature():
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rng = np.random.default_rng(4)
+    emb = rng.standard_normal((1000, 8)).astype(np.float32)
+    with tempfile.TemporaryDirectory() as td:
+        path = os.path.join(td, "emb.parquet")
+        pq.write_table(pa.table({"id": np.arange(1000, dtype=np.int64),
+                                 "emb": pa.array(list(emb), type=pa.list_(pa.float32()))}), path,
+                       row_group_size=300)
+        L = gpufeed.Loader(path, features=[gpufeed.Feature("emb.list.element", width=8)], batch_rows=128,
+                           unit_shuffle=False)
+        got = torch.cat([torch.from_dlpack(b).clone() for b in L])
+        L.close()
+    check("a list<float32> feature of width 8 arrives as [rows, 8] equal to np.stack of the lists",
+          tuple(got.shape) == (1000, 8) and np.array_equal(got.numpy(), emb), str(tuple(got.shape)))
+
+
 def test_cuda():
     if not torch.cuda.is_available():
         print("SKIP cuda: torch sees no GPU (the CUDA checks run on a GPU machine)")
@@ -201,7 +219,7 @@ def main():
     a = ap.parse_args()
     print("torch %s, numpy %s" % (torch.__version__, np.__version__))
     for t in (lambda: test_values_vs_c(a.gpufeed_dense), test_views_and_protocols,
-              lambda: test_hash_vs_c(a.gpufeed_bench), test_slots_and_errors, test_cuda, test_example):
+              lambda: test_hash_vs_c(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example):
         try:
             t()
         except Exception as e:  # a crash in one test is a failure, not the end

@@ -649,6 +649,188 @@ def write_extended(ext, rows):
     add(ext, name, "fastparquet write(compression='GZIP')")
 
 
+def write_nested(outdir, rows):
+    """Nested columns into OUTDIR/nested/: lists, large and fixed-size lists,
+    lists of lists, structs with lists, lists of structs, maps (with null
+    values), empty / null lists, null elements; pyarrow (v1 / v2 pages,
+    SNAPPY or none, dictionary on / off, legacy `.list.item` naming, tiny
+    pages so rows span pages, page index, many row groups), Polars and
+    DuckDB.  fastparquet writes no Parquet lists (its object columns become
+    JSON/BSON bytes), so it has no file here."""
+    nd = os.path.join(outdir, "nested")
+    os.makedirs(nd, exist_ok=True)
+    n = rows["types"]
+    rng = np.random.default_rng(50)
+
+    def lists(make, lo=0, hi=6, null_list=0.1, null_elem=0.1, keep=4):
+        """n lists of make(k) elements; the first `keep` rows: [], None,
+        [None], one full list"""
+        out = []
+        for i in range(n):
+            if rng.random() < null_list:
+                out.append(None)
+                continue
+            k = int(rng.integers(lo, hi + 1))
+            vals = make(k)
+            out.append([None if rng.random() < null_elem else v for v in vals])
+        edge = [[], None, [None], make(3)]
+        out[: min(keep, n)] = edge[: min(keep, n)]
+        return out
+
+    def ints(k, lo=-1000, hi=1000):
+        return [int(v) for v in rng.integers(lo, hi, k)]
+
+    def floats(k):
+        v = [float(x) for x in (rng.standard_normal(k) * 100).astype(np.float32)]
+        for j in range(k):
+            r = rng.random()
+            if r < 0.03:
+                v[j] = float("nan")
+            elif r < 0.05:
+                v[j] = float("inf") if r < 0.04 else float("-inf")
+        return v
+
+    def strs(k):
+        pool = SPECIAL_STRINGS + WORDS + ["ctl\x01\x1f", "x\u007fy"]
+        return [pool[int(j)] for j in rng.integers(0, len(pool), k)]
+
+    emb = np.round(rng.standard_normal((n, 8)), 4).astype(np.float32)
+    ragged = [None if rng.random() < 0.05 else
+              [float(x) for x in np.round(rng.standard_normal(int(rng.integers(0, 13))), 3).astype(np.float32)]
+              for _ in range(n)]
+    lstruct = lists(lambda k: [{"x": (None if rng.random() < 0.1 else int(rng.integers(-50, 50))),
+                                "y": float(rng.standard_normal())} for _ in range(k)])
+    maps = [None if rng.random() < 0.1 else
+            [(WORDS[int(j)] + str(t), int(rng.integers(-10**12, 10**12))) for t, j in enumerate(rng.integers(0, 16, int(rng.integers(0, 5))))]
+            for _ in range(n)]
+    maps_null = [None if m is None else [(k, None if rng.random() < 0.3 else v) for k, v in m] for m in maps]
+    st = [None if rng.random() < 0.1 else
+          {"a": None if rng.random() < 0.1 else int(rng.integers(-99, 99)),
+           "b": None if rng.random() < 0.1 else strs(int(rng.integers(0, 4)))} for _ in range(n)]
+    ll = [None if rng.random() < 0.1 else
+          [None if rng.random() < 0.1 else ints(int(rng.integers(0, 4))) for _ in range(int(rng.integers(0, 4)))]
+          for _ in range(n)]
+    dec = lists(lambda k: [Decimal("%de-2" % int(v)) for v in rng.integers(-10**8, 10**8, k)])
+    when = lists(lambda k: [int(v) for v in rng.integers(-2**50, 2**50, k)])
+    days = lists(lambda k: [int(v) for v in rng.integers(-20000, 20000, k)])
+    blobs = lists(lambda k: [bytes(rng.integers(0, 256, int(rng.integers(0, 6)), dtype=np.uint8)) for _ in range(k)])
+    table = pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "li32": pa.array(lists(ints), pa.list_(pa.int32())),
+        "lf32": pa.array(lists(floats), pa.list_(pa.float32())),
+        "lf64": pa.array(lists(floats), pa.list_(pa.float64())),
+        "lstr": pa.array(lists(strs), pa.list_(pa.string())),
+        "lbool": pa.array(lists(lambda k: [bool(v) for v in rng.integers(0, 2, k)]), pa.list_(pa.bool_())),
+        "lbin": pa.array(blobs, pa.list_(pa.binary())),
+        "ldec": pa.array(dec, pa.list_(pa.decimal128(10, 2))),
+        "lts": pa.array(when, pa.list_(pa.timestamp("us"))),
+        "ldate": pa.array(days, pa.list_(pa.date32())),
+        "large": pa.array(lists(lambda k: ints(k, -2**62, 2**62)), pa.large_list(pa.int64())),
+        "emb": pa.FixedSizeListArray.from_arrays(pa.array(emb.reshape(-1)), 8),
+        "emb_list": pa.array([list(map(float, r)) for r in emb], pa.list_(pa.float32())),
+        "ragged": pa.array(ragged, pa.list_(pa.float32())),
+        "ll": pa.array(ll, pa.list_(pa.list_(pa.int64()))),
+        "st": pa.array(st, pa.struct([("a", pa.int32()), ("b", pa.list_(pa.string()))])),
+        "lst": pa.array(lstruct, pa.list_(pa.struct([("x", pa.int32()), ("y", pa.float64())]))),
+        "m": pa.array(maps, pa.map_(pa.string(), pa.int64())),
+        "mnull": pa.array(maps_null, pa.map_(pa.string(), pa.int64())),
+        "req": pa.array([ints(int(rng.integers(0, 4))) for _ in range(n)],
+                        pa.list_(pa.field("element", pa.int32(), nullable=False))),
+    })
+    table = table.cast(table.schema.set(table.schema.get_field_index("req"),
+                                        pa.field("req", table.schema.field("req").type, nullable=False)))
+
+    def w(name, desc, t=table, **kw):
+        pq.write_table(t, os.path.join(nd, name), **kw)
+        add(nd, name, desc)
+
+    what = ("list<int32/float/double/string/bool/binary/decimal/timestamp/date>, large_list, "
+            "fixed_size_list<float32,8>, list<list<int64>>, struct<a,b:list<string>>, "
+            "list<struct<x,y>>, map<string,int64> (one with null values), a non-null list of non-null "
+            "elements; null / empty lists, null elements")
+    w("pyarrow_nested_default.parquet", "pq.write_table defaults (SNAPPY, dictionary, V1 pages): " + what)
+    w("pyarrow_nested_plain.parquet", "use_dictionary=False, compression='NONE': " + what,
+      use_dictionary=False, compression="NONE")
+    w("pyarrow_nested_v2.parquet", "data_page_version='2.0', SNAPPY, dictionary: " + what,
+      data_page_version="2.0")
+    w("pyarrow_nested_v2_plain.parquet", "data_page_version='2.0', no dictionary, no compression: " + what,
+      data_page_version="2.0", use_dictionary=False, compression="NONE")
+    w("pyarrow_nested_legacy.parquet", "use_compliant_nested_type=False (.list.item naming): " + what,
+      use_compliant_nested_type=False)
+    w("pyarrow_nested_tiny_pages.parquet",
+      "data_page_size=64, write_batch_size=3: many pages, rows spanning V1 pages: " + what,
+      data_page_size=64, write_batch_size=3)
+    w("pyarrow_nested_tiny_pages_v2.parquet",
+      "V2 pages, data_page_size=64, write_batch_size=3, no dictionary: " + what,
+      data_page_version="2.0", data_page_size=64, write_batch_size=3, use_dictionary=False)
+    w("pyarrow_nested_page_index.parquet", "page index, data_page_size=256, row_group_size=400: " + what,
+      write_page_index=True, data_page_size=256, row_group_size=400)
+    w("pyarrow_nested_many_rowgroups.parquet", "row_group_size=97: " + what, row_group_size=97)
+    w("pyarrow_nested_empty.parquet", "0 rows: " + what, table.slice(0, 0))
+    # the newer encodings on nested leaves, LZ4_RAW pages
+    sch = pq.ParquetFile(os.path.join(nd, "pyarrow_nested_default.parquet")).schema
+    enc, nba = {}, 0
+    for i in range(len(sch)):
+        c = sch.column(i)
+        if c.path == "id":
+            continue
+        if c.physical_type in ("INT32", "INT64"):
+            enc[c.path] = "DELTA_BINARY_PACKED"
+        elif c.physical_type in ("FLOAT", "DOUBLE"):
+            enc[c.path] = "BYTE_STREAM_SPLIT"
+        elif c.physical_type == "BYTE_ARRAY":
+            enc[c.path] = ("DELTA_BYTE_ARRAY", "DELTA_LENGTH_BYTE_ARRAY")[nba % 2]
+            nba += 1
+    w("pyarrow_nested_delta_bss.parquet", "DELTA_BINARY_PACKED, DELTA_(LENGTH_)BYTE_ARRAY, BYTE_STREAM_SPLIT on "
+      "nested leaves, compression='lz4' (LZ4_RAW), V1 pages: " + what,
+      use_dictionary=False, column_encoding=enc, compression="lz4")
+    w("pyarrow_nested_delta_bss_v2.parquet", "as pyarrow_nested_delta_bss, V2 pages, data_page_size=512: " + what,
+      use_dictionary=False, column_encoding=enc, compression="lz4", data_page_version="2.0", data_page_size=512)
+
+    # long lists spanning many pages: rows longer than a page
+    m = max(n // 10, 20)
+    long_t = pa.table({
+        "id": pa.array(np.arange(m, dtype=np.int64)),
+        "long": pa.array([[int(v) for v in rng.integers(-10**9, 10**9, int(rng.integers(0, 3000)))]
+                          if i % 7 else None for i in range(m)], pa.list_(pa.int64())),
+        "lstr": pa.array([strs(int(rng.integers(0, 500))) for i in range(m)], pa.list_(pa.string())),
+    })
+    w("pyarrow_nested_long_lists.parquet",
+      "lists of up to 3000 int64 / 500 strings, data_page_size=1024: rows spanning many V1 pages", long_t,
+      data_page_size=1024, write_batch_size=7)
+    w("pyarrow_nested_long_lists_dict.parquet", "as pyarrow_nested_long_lists, dictionary pages, write_batch_size=1000",
+      long_t, data_page_size=1024, write_batch_size=1000)
+
+    import polars as pl
+    pdf = pl.from_arrow(table.select(["id", "li32", "lf64", "lstr", "ll", "st", "lst", "emb", "ragged"]))
+    for comp in ("snappy", "uncompressed"):
+        name = "polars_nested_%s.parquet" % comp
+        pdf.write_parquet(os.path.join(nd, name), compression=comp)
+        add(nd, name, "Polars write_parquet(compression='%s'): List(Int32/Float64/String), List(List(Int64)), "
+            "Struct with a list, List(Struct), Array(Float32, 8), nulls" % comp)
+
+    import duckdb
+    con = duckdb.connect()
+    con.execute("SET threads TO 1")
+    path = os.path.join(nd, "duckdb_nested.parquet")
+    k = rows["duckdb"]
+    con.execute(
+        "COPY (SELECT i::BIGINT AS id, "
+        "CASE WHEN i %% 9 = 4 THEN NULL WHEN i %% 9 = 5 THEN []::INTEGER[] "
+        "ELSE [i::INTEGER, CASE WHEN i %% 3 = 0 THEN NULL ELSE -i::INTEGER END, (i * 7)::INTEGER][1:(i %% 4)] END AS li, "
+        "CASE WHEN i %% 11 = 3 THEN NULL ELSE ['a' || i::VARCHAR, CASE WHEN i %% 5 = 0 THEN NULL ELSE 'q\"' || i::VARCHAR END] END AS ls, "
+        "CASE WHEN i %% 13 = 1 THEN NULL ELSE [[i, i + 1], [], CASE WHEN i %% 2 = 0 THEN NULL ELSE [i * 3] END] END AS lll, "
+        "CASE WHEN i %% 8 = 2 THEN NULL ELSE {'k': i::INTEGER, 'tags': ['t' || (i %% 5)::VARCHAR, 'u']} END AS st, "
+        "CASE WHEN i %% 10 = 6 THEN NULL ELSE [{'x': i::INTEGER, 'y': i / 4.0}, {'x': NULL, 'y': -i / 8.0}] END AS lst, "
+        "CASE WHEN i %% 7 = 0 THEN NULL ELSE MAP {'a': i, 'b' || (i %% 3)::VARCHAR: CASE WHEN i %% 4 = 0 THEN NULL ELSE i * 2 END} END AS mp, "
+        "[i / 3.0, i / 7.0]::DOUBLE[2] AS arr "
+        "FROM range(%d) t(i) ORDER BY i) TO '%s' (FORMAT parquet)" % (k, path.replace("'", "''")))
+    add(nd, "duckdb_nested.parquet",
+        "DuckDB COPY defaults (SNAPPY): INTEGER[], VARCHAR[], BIGINT[][], STRUCT with a list, STRUCT[], "
+        "MAP(VARCHAR, BIGINT) with null values, DOUBLE[2]; null and empty lists, null elements")
+    con.close()
+
+
 def generate(outdir, extended=False, small=False):
     """Write the corpus into outdir; returns the manifest entries."""
     global OUT_ROOT
@@ -667,6 +849,7 @@ def generate(outdir, extended=False, small=False):
     write_fastparquet(outdir, rows)
     if extended:
         write_extended(ext, rows)
+    write_nested(outdir, rows)
     with open(os.path.join(outdir, "MANIFEST.txt"), "w", encoding="utf-8", newline="\n") as f:
         f.write("# gpufeed fixture corpus, written by tools/gen_fixtures.py%s%s\n" % (
             " --extended" if extended else "", " --small" if small else ""))

@@ -13,6 +13,20 @@
    - DECIMAL as exact decimal text with `scale` digits after the point;
    - STRING/UTF8/ENUM/JSON as double-quoted text; other binary as
      double-quoted lowercase hex;
+   - a leaf under a list, map or repeated field (one CSV field per leaf,
+     named by its dotted schema path, e.g. l.list.element, m.key_value.key,
+     s.list.element.x): compact JSON (no spaces) in one double-quoted field,
+     '"' doubled. Each repeated ancestor adds an array level ([] when
+     empty, nested arrays for lists of lists); an undefined optional
+     ancestor or a null value gives null at its depth; a row that is null
+     before any array opens (the list itself, or its struct, is null) is
+     the empty field like other nulls. Values inside JSON: integers, DATE,
+     TIME/TIMESTAMP, INT96 and DECIMAL as in the CSV (bare JSON numbers),
+     FLOAT/FLOAT16 %.9g and DOUBLE %.17g with nan / inf / -inf as the JSON
+     strings "nan" "inf" "-inf", true/false, text as JSON strings (escapes
+     \" \\ \b \f \n \r \t and \u00xx for other bytes below 0x20; other
+     bytes, UTF-8 included, as they are), other binary as a JSON string of
+     lowercase hex;
    - on error: non-zero exit and one line on stderr naming file and place. */
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
@@ -20,14 +34,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* nested leaves: the optional and repeated nodes from the top-level field
+   down to the leaf */
+typedef struct slot { int rep; int16_t def; } slot;
+#define MAX_SLOTS 80
+
 typedef struct col_state {
     int32_t col;
     const gpufeed_schema_node *nd;
     gpufeed_column *rd;
     gpufeed_column_batch b;
     int64_t at;        /* row within the batch */
+    int64_t lat, vat;  /* nested: level entry and value within the batch */
+    int nslots;
+    slot slots[MAX_SLOTS];
     int done;
 } col_state;
+
+/* a growable text buffer for one JSON cell */
+typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
+static void sb_put(sbuf *b, const void *d, size_t n)
+{
+    if (b->oom) return;
+    if (b->cap - b->n < n + 1) {
+        size_t nc = b->cap ? b->cap : 256;
+        char *np;
+        while (nc - b->n < n + 1) nc *= 2;
+        np = (char *)realloc(b->p, nc);
+        if (!np) { b->oom = 1; return; }
+        b->p = np; b->cap = nc;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
 
 static void put_quoted(FILE *o, const uint8_t *p, uint32_t n)
 {
@@ -58,39 +98,39 @@ static void put_double(FILE *o, double v, int prec)
 }
 
 /* digits (most significant first, no sign) with `scale` digits after '.' */
-static void put_decimal_digits(FILE *o, int neg, const char *digits, int32_t scale)
+static void dec_digits(sbuf *o, int neg, const char *digits, int32_t scale)
 {
     size_t n = strlen(digits);
-    if (neg) fputc('-', o);
-    if (scale <= 0) { fputs(digits, o); return; }
+    if (neg) sb_put(o, "-", 1);
+    if (scale <= 0) { sb_str(o, digits); return; }
     if (n <= (size_t)scale) {
         size_t i;
-        fputs("0.", o);
-        for (i = n; i < (size_t)scale; i++) fputc('0', o);
-        fputs(digits, o);
+        sb_str(o, "0.");
+        for (i = n; i < (size_t)scale; i++) sb_put(o, "0", 1);
+        sb_str(o, digits);
     } else {
-        fwrite(digits, 1, n - (size_t)scale, o);
-        fputc('.', o);
-        fputs(digits + n - (size_t)scale, o);
+        sb_put(o, digits, n - (size_t)scale);
+        sb_put(o, ".", 1);
+        sb_str(o, digits + n - (size_t)scale);
     }
 }
 
-static void put_decimal_i64(FILE *o, int64_t v, int32_t scale)
+static void dec_i64(sbuf *o, int64_t v, int32_t scale)
 {
     char buf[32];
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)u);
-    put_decimal_digits(o, v < 0, buf, scale);
+    dec_digits(o, v < 0, buf, scale);
 }
 
 /* big-endian two's complement of any length */
-static int put_decimal_bytes(FILE *o, const uint8_t *p, uint32_t n, int32_t scale)
+static int dec_bytes(sbuf *o, const uint8_t *p, uint32_t n, int32_t scale)
 {
     uint8_t *mag;
     char *digits;
     uint32_t i, len = n, nd = 0;
     int neg = n > 0 && (p[0] & 0x80);
-    if (n == 0) { put_decimal_i64(o, 0, scale); return 0; }
+    if (n == 0) { dec_i64(o, 0, scale); return 0; }
     mag = (uint8_t *)malloc(n);
     digits = (char *)malloc((size_t)n * 3 + 2);
     if (!mag || !digits) { free(mag); free(digits); return -1; }
@@ -116,9 +156,32 @@ static int put_decimal_bytes(FILE *o, const uint8_t *p, uint32_t n, int32_t scal
     }
     for (i = 0; i < nd / 2; i++) { char t = digits[i]; digits[i] = digits[nd - 1 - i]; digits[nd - 1 - i] = t; }
     digits[nd] = 0;
-    put_decimal_digits(o, neg, digits, scale);
+    dec_digits(o, neg, digits, scale);
     free(mag); free(digits);
     return 0;
+}
+
+static void put_decimal_i64(FILE *o, int64_t v, int32_t scale)
+{
+    char buf[80];
+    sbuf b;
+    memset(&b, 0, sizeof b);
+    b.p = buf; b.cap = sizeof buf; /* fits: at most 20 digits, a sign, "0." and the scale's zeros */
+    if (scale > 40) { sbuf h; memset(&h, 0, sizeof h); dec_i64(&h, v, scale); if (h.p) fwrite(h.p, 1, h.n, o); free(h.p); return; }
+    dec_i64(&b, v, scale);
+    fwrite(b.p, 1, b.n, o);
+}
+
+static int put_decimal_bytes(FILE *o, const uint8_t *p, uint32_t n, int32_t scale)
+{
+    sbuf b;
+    int r;
+    memset(&b, 0, sizeof b);
+    r = dec_bytes(&b, p, n, scale);
+    if (!r && b.oom) r = -1;
+    if (!r && b.n) fwrite(b.p, 1, b.n, o);
+    free(b.p);
+    return r;
 }
 
 static int is_text(const gpufeed_schema_node *nd)
@@ -164,6 +227,148 @@ static void put_cell(FILE *o, const col_state *cs)
     }
 }
 
+
+/* ---- nested leaves: JSON ---- */
+
+static void json_double(sbuf *o, double v, int prec)
+{
+    char buf[64];
+    if (v != v) sb_str(o, "\"nan\"");
+    else if (v > 1.7976931348623157e308) sb_str(o, "\"inf\"");
+    else if (v < -1.7976931348623157e308) sb_str(o, "\"-inf\"");
+    else { snprintf(buf, sizeof buf, "%.*g", prec, v); sb_str(o, buf); }
+}
+
+static void json_text(sbuf *o, const uint8_t *p, uint32_t n)
+{
+    static const char hx[] = "0123456789abcdef";
+    uint32_t i, s = 0;
+    sb_put(o, "\"", 1);
+    for (i = 0; i < n; i++) {
+        const char *esc = NULL;
+        char u[7];
+        switch (p[i]) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        default:
+            if (p[i] < 0x20) { memcpy(u, "\\u00", 4); u[4] = hx[p[i] >> 4]; u[5] = hx[p[i] & 15]; u[6] = 0; esc = u; }
+            break;
+        }
+        if (esc) { sb_put(o, p + s, i - s); sb_str(o, esc); s = i + 1; }
+    }
+    sb_put(o, p + s, n - s);
+    sb_put(o, "\"", 1);
+}
+
+static void json_hex(sbuf *o, const uint8_t *p, uint32_t n)
+{
+    static const char hx[] = "0123456789abcdef";
+    uint32_t i;
+    sb_put(o, "\"", 1);
+    for (i = 0; i < n; i++) { char c2[2]; c2[0] = hx[p[i] >> 4]; c2[1] = hx[p[i] & 15]; sb_put(o, c2, 2); }
+    sb_put(o, "\"", 1);
+}
+
+/* value i of a packed values array, as JSON */
+static void json_value(sbuf *o, const gpufeed_schema_node *nd, const void *v, int64_t i)
+{
+    char buf[48];
+    switch (nd->physical) {
+    case GPUFEED_BOOLEAN: sb_str(o, ((const uint8_t *)v)[i] ? "true" : "false"); break;
+    case GPUFEED_INT32: {
+        int32_t x = ((const int32_t *)v)[i];
+        if (nd->logical == GPUFEED_LT_DECIMAL) { dec_i64(o, x, nd->scale); break; }
+        if (nd->logical == GPUFEED_LT_INTEGER && !nd->int_signed) snprintf(buf, sizeof buf, "%u", (unsigned)(uint32_t)x);
+        else snprintf(buf, sizeof buf, "%d", x);
+        sb_str(o, buf);
+        break;
+    }
+    case GPUFEED_INT64: {
+        int64_t x = ((const int64_t *)v)[i];
+        if (nd->logical == GPUFEED_LT_DECIMAL) { dec_i64(o, x, nd->scale); break; }
+        if (nd->logical == GPUFEED_LT_INTEGER && !nd->int_signed) snprintf(buf, sizeof buf, "%llu", (unsigned long long)(uint64_t)x);
+        else snprintf(buf, sizeof buf, "%lld", (long long)x);
+        sb_str(o, buf);
+        break;
+    }
+    case GPUFEED_INT96: snprintf(buf, sizeof buf, "%lld", (long long)((const int64_t *)v)[i]); sb_str(o, buf); break;
+    case GPUFEED_FLOAT: json_double(o, ((const float *)v)[i], 9); break;
+    case GPUFEED_DOUBLE: json_double(o, ((const double *)v)[i], 17); break;
+    case GPUFEED_BYTE_ARRAY: case GPUFEED_FIXED_LEN_BYTE_ARRAY: {
+        gpufeed_bytes b = ((const gpufeed_bytes *)v)[i];
+        if (nd->logical == GPUFEED_LT_FLOAT16 && b.len == 2)
+            json_double(o, gpufeed_half_to_float((uint16_t)(b.ptr[0] | (b.ptr[1] << 8))), 9);
+        else if (nd->logical == GPUFEED_LT_DECIMAL) { if (dec_bytes(o, b.ptr, b.len, nd->scale)) o->oom = 1; }
+        else if (is_text(nd)) json_text(o, b.ptr, b.len);
+        else json_hex(o, b.ptr, b.len);
+        break;
+    }
+    default: sb_str(o, "null"); break;
+    }
+}
+
+/* The optional and repeated nodes on the path from the top-level field to
+   the leaf; -1 when the path is too deep. */
+static int make_slots(const gpufeed_metadata *md, col_state *cs)
+{
+    int32_t path[MAX_SLOTS], n = 0, k, nd = md->columns[cs->col].node;
+    for (; nd > 0; nd = md->nodes[nd].parent) {
+        if (md->nodes[nd].repetition == GPUFEED_REQUIRED) continue;
+        if (n == MAX_SLOTS) return -1;
+        path[n++] = nd;
+    }
+    cs->nslots = n;
+    for (k = 0; k < n; k++) {
+        const gpufeed_schema_node *x = &md->nodes[path[n - 1 - k]];
+        cs->slots[k].rep = x->repetition == GPUFEED_REPEATED;
+        cs->slots[k].def = x->max_def;
+    }
+    return 0;
+}
+
+/* One row of a nested leaf (entries [lat, end) of the batch) as JSON into o.
+   Returns 1 when the row is null before any array opens (printed as the
+   empty field), 0 when o holds the JSON, -1 on inconsistent levels. */
+static int nested_row(col_state *cs, sbuf *o, int64_t end)
+{
+    const gpufeed_column_batch *b = &cs->b;
+    int depth = 0, first = 1;
+    int64_t i;
+    o->n = 0;
+    for (i = cs->lat; i < end; i++) {
+        int rp = b->rep_levels[i], df = b->def_levels[i], k = 0, s;
+        if (!first) {
+            int seen = 0;
+            if (rp < 1 || rp > depth) return -1;
+            while (depth > rp) { sb_put(o, "]", 1); depth--; }
+            sb_put(o, ",", 1);
+            /* go on after the rp-th repeated node */
+            for (k = 0; k < cs->nslots; k++) if (cs->slots[k].rep && ++seen == rp) { k++; break; }
+        }
+        first = 0;
+        for (s = k; s < cs->nslots; s++) {
+            if (df < cs->slots[s].def) {
+                if (cs->slots[s].rep) sb_str(o, "[]");
+                else if (depth == 0) return 1;
+                else sb_str(o, "null");
+                break;
+            }
+            if (cs->slots[s].rep) { sb_put(o, "[", 1); depth++; }
+        }
+        if (s == cs->nslots) {
+            if (cs->vat >= b->num_values) return -1;
+            json_value(o, cs->nd, b->values, cs->vat++);
+        }
+    }
+    while (depth > 0) { sb_put(o, "]", 1); depth--; }
+    return 0;
+}
+
 static int add_column(const gpufeed_metadata *md, col_state **cols, int *ncols, int32_t c)
 {
     col_state *n = (col_state *)realloc(*cols, (size_t)(*ncols + 1) * sizeof *n);
@@ -175,15 +380,12 @@ static int add_column(const gpufeed_metadata *md, col_state **cols, int *ncols, 
     return 0;
 }
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: gpufeed-cat [--columns a,b] [--limit N] [--verify-crc] FILE\n");
-}
 
-int main(int argc, char **argv)
+/* Prints the file at `path` (open flags `flags`) to o; 0, or 1 after a
+   message on stderr. */
+static int cat_path(FILE *o, const char *path, const char *columns, long long limit, uint32_t flags)
 {
-    const char *path = NULL, *columns = NULL;
-    long long limit = -1, printed = 0;
+    long long printed = 0;
     gpufeed_open_desc d;
     gpufeed_error err;
     gpufeed_file *f;
@@ -191,27 +393,14 @@ int main(int argc, char **argv)
     col_state *cols = NULL;
     int ncols = 0, i, rc = 0;
     int32_t rg;
-    static char obuf[1 << 16];
+    sbuf cell;
 
     memset(&d, 0, sizeof d);
-    for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--columns") && i + 1 < argc) columns = argv[++i];
-        else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            char *end;
-            limit = strtoll(argv[++i], &end, 10);
-            if (*end || limit < 0) { fprintf(stderr, "gpufeed-cat: --limit needs a non-negative integer, got '%s'\n", argv[i]); return 2; }
-        }
-        else if (!strcmp(argv[i], "--verify-crc")) d.flags |= GPUFEED_OPEN_VERIFY_CRC;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(); return 0; }
-        else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, "gpufeed-cat: unknown option '%s'\n", argv[i]); usage(); return 2; }
-        else if (!path) path = argv[i];
-        else { fprintf(stderr, "gpufeed-cat: more than one file given\n"); usage(); return 2; }
-    }
-    if (!path) { usage(); return 2; }
+    memset(&cell, 0, sizeof cell);
     d.path = path;
+    d.flags = flags;
     if (gpufeed_file_open(&f, &d, &err)) { fprintf(stderr, "gpufeed-cat: %s\n", err.message); return 1; }
     md = gpufeed_file_metadata(f);
-    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 
     if (columns) {
         const char *p = columns;
@@ -239,16 +428,16 @@ int main(int argc, char **argv)
         for (i = 0; i < md->num_columns; i++) if (add_column(md, &cols, &ncols, i)) goto oom;
     }
     for (i = 0; i < ncols; i++) {
-        if (md->columns[cols[i].col].max_rep > 0) {
-            fprintf(stderr, "gpufeed-cat: %s: column '%s' is a list or map: nested values are not supported yet\n", path, md->columns[cols[i].col].path);
+        if (md->columns[cols[i].col].max_rep > 0 && make_slots(md, &cols[i])) {
+            fprintf(stderr, "gpufeed-cat: %s: column '%s' is nested too deeply\n", path, md->columns[cols[i].col].path);
             rc = 1; goto out;
         }
     }
     for (i = 0; i < ncols; i++) {
-        if (i) fputc(',', stdout);
-        put_quoted(stdout, (const uint8_t *)md->columns[cols[i].col].path, (uint32_t)strlen(md->columns[cols[i].col].path));
+        if (i) fputc(',', o);
+        put_quoted(o, (const uint8_t *)md->columns[cols[i].col].path, (uint32_t)strlen(md->columns[cols[i].col].path));
     }
-    fputc('\n', stdout);
+    fputc('\n', o);
 
     for (rg = 0; rg < md->num_row_groups && (limit < 0 || printed < limit); rg++) {
         int64_t r, nrows = md->row_groups[rg].num_rows;
@@ -257,6 +446,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gpufeed-cat: %s\n", err.message); rc = 1; goto out;
             }
             cols[i].at = 0; cols[i].b.num_rows = 0;
+            cols[i].lat = cols[i].vat = 0;
         }
         for (r = 0; r < nrows && (limit < 0 || printed < limit); r++, printed++) {
             for (i = 0; i < ncols; i++) {
@@ -268,13 +458,25 @@ int main(int argc, char **argv)
                         rc = 1; goto out;
                     }
                     if (res) { fprintf(stderr, "gpufeed-cat: %s\n", gpufeed_column_error(cs->rd)); rc = 1; goto out; }
-                    cs->at = 0;
+                    cs->at = 0; cs->lat = 0; cs->vat = 0;
                 }
-                if (i) fputc(',', stdout);
-                put_cell(stdout, cs);
+                if (i) fputc(',', o);
+                if (cs->b.rep_levels) {
+                    int64_t end = cs->lat + 1;
+                    int k;
+                    while (end < cs->b.num_levels && cs->b.rep_levels[end] != 0) end++;
+                    k = nested_row(cs, &cell, end);
+                    if (k < 0 || cell.oom) {
+                        fprintf(stderr, "gpufeed-cat: %s: row group %d, column '%s', row %lld: %s\n", path, rg, md->columns[cs->col].path, (long long)r,
+                                cell.oom ? "out of memory" : "levels that do not assemble");
+                        rc = 1; goto out;
+                    }
+                    if (k == 0) put_quoted(o, (const uint8_t *)cell.p, (uint32_t)cell.n);
+                    cs->lat = end;
+                } else put_cell(o, cs);
                 cs->at++;
             }
-            fputc('\n', stdout);
+            fputc('\n', o);
         }
         for (i = 0; i < ncols; i++) { gpufeed_column_close(cols[i].rd); cols[i].rd = NULL; }
     }
@@ -283,9 +485,43 @@ oom:
     fprintf(stderr, "gpufeed-cat: out of memory\n");
     rc = 1;
 out:
-    fflush(stdout);
+    fflush(o);
     for (i = 0; i < ncols; i++) gpufeed_column_close(cols[i].rd);
     free(cols);
+    free(cell.p);
     gpufeed_file_close(f);
     return rc;
 }
+
+#ifndef GPUFEED_CAT_NO_MAIN /* tests include this file for cat_path and nested_row */
+static void usage(void)
+{
+    fprintf(stderr, "usage: gpufeed-cat [--columns a,b] [--limit N] [--verify-crc] FILE\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = NULL, *columns = NULL;
+    long long limit = -1;
+    uint32_t flags = 0;
+    int i;
+    static char obuf[1 << 16];
+
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--columns") && i + 1 < argc) columns = argv[++i];
+        else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+            char *end;
+            limit = strtoll(argv[++i], &end, 10);
+            if (*end || limit < 0) { fprintf(stderr, "gpufeed-cat: --limit needs a non-negative integer, got '%s'\n", argv[i]); return 2; }
+        }
+        else if (!strcmp(argv[i], "--verify-crc")) flags |= GPUFEED_OPEN_VERIFY_CRC;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(); return 0; }
+        else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, "gpufeed-cat: unknown option '%s'\n", argv[i]); usage(); return 2; }
+        else if (!path) path = argv[i];
+        else { fprintf(stderr, "gpufeed-cat: more than one file given\n"); usage(); return 2; }
+    }
+    if (!path) { usage(); return 2; }
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    return cat_path(stdout, path, columns, limit, flags);
+}
+#endif

@@ -3,6 +3,7 @@
    Build:  cc -O2 -I. tools/gpufeed-dense.c -o gpufeed-dense -lpthread -lm
    Usage:  gpufeed-dense [--columns a,b,c] [--dtype f32|f64|f16|bf16|i32|i64|u8]
                          [--fill V] [--null-error] [--unsafe-cast] [--hash N]
+                         [--list-width W] [--ragged error|pad|truncate] [--lengths a,b]
                          [--where EXPR] [--batch B] [--unit-rows N] [--threads N]
                          -o OUT.bin FILE|DIR|GLOB...
 
@@ -13,6 +14,16 @@
    --where: conditions joined by `and`: `col < 3`, `<=`, `==` (or `=`),
    `>=`, `>`, `col between 1 and 5`, `col in (1, 2, 3)`, `col is null`,
    `col is not null`; strings in quotes ('a' or "a").
+   List columns (a leaf with one repeated level: list<T>, a map's keys or
+   values, e.g. --columns emb.list.element) need --list-width W: the
+   feature fills W consecutive output columns. --ragged says what a list of
+   another length does: error (default: exit 1 naming file, row group,
+   column, row and length), pad (shorter lists padded with --fill, longer
+   ones an error) or truncate (pad, and cut longer ones to W). A null list is
+   W fills (--null-error: an error), and so is a null element's slot.
+   --lengths a,b appends one column per named list column: the list's
+   length (before padding or cutting; a null list gives --fill). Lists need
+   --columns; predicates on list columns are refused.
    --threads is accepted for forward compatibility; decoding is
    single-threaded until the parallel pipeline lands. */
 #define _POSIX_C_SOURCE 200809L
@@ -186,7 +197,8 @@ static int parse_where(const char *expr, gpufeed_predicate *preds, int cap, int 
 static void usage(void)
 {
     fprintf(stderr, "usage: gpufeed-dense [--columns a,b] [--dtype f32|f64|f16|bf16|i32|i64|u8] [--fill V] [--null-error]\n"
-                    "                     [--unsafe-cast] [--hash N] [--where EXPR] [--batch B] [--unit-rows N]\n"
+                    "                     [--unsafe-cast] [--hash N] [--list-width W] [--ragged error|pad|truncate]\n"
+                    "                     [--lengths a,b] [--where EXPR] [--batch B] [--unit-rows N]\n"
                     "                     [--threads N] [--mmap] -o OUT.bin FILE|DIR|GLOB...\n");
 }
 
@@ -195,7 +207,9 @@ static void free_files(void) { free((void *)g_files); g_files = NULL; }
 
 int main(int argc, char **argv)
 {
-    const char *columns = NULL, *outp = NULL, *where = NULL;
+    const char *columns = NULL, *outp = NULL, *where = NULL, *lengths = NULL;
+    long long list_width = 0;
+    int ragged = GPUFEED_LIST_ERROR;
     const char **files = NULL;
     int nfiles = 0, i, rc = 0, null_error = 0, unsafe_cast = 0, threads = 1, use_mmap = 0;
     double fill = 0;
@@ -234,6 +248,19 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--unsafe-cast")) unsafe_cast = 1;
         else if (!strcmp(a, "--hash") && has) { char *e; hash = strtoll(argv[++i], &e, 10); if (*e || hash <= 0) { fprintf(stderr, "gpufeed-dense: --hash needs a positive bucket count\n"); return 2; } }
         else if (!strcmp(a, "--where") && has) where = argv[++i];
+        else if (!strcmp(a, "--list-width") && has) {
+            char *e;
+            list_width = strtoll(argv[++i], &e, 10);
+            if (*e || list_width <= 0 || list_width > (long long)GPUFEED_MAX_LIST_WIDTH) { fprintf(stderr, "gpufeed-dense: --list-width needs an integer in [1, %lu], got '%.100s'\n", (unsigned long)GPUFEED_MAX_LIST_WIDTH, argv[i]); return 2; }
+        }
+        else if (!strcmp(a, "--ragged") && has) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "error")) ragged = GPUFEED_LIST_ERROR;
+            else if (!strcmp(v, "pad")) ragged = GPUFEED_LIST_PAD;
+            else if (!strcmp(v, "truncate")) ragged = GPUFEED_LIST_TRUNCATE;
+            else { fprintf(stderr, "gpufeed-dense: --ragged needs error, pad or truncate, got '%.100s'\n", v); return 2; }
+        }
+        else if (!strcmp(a, "--lengths") && has) lengths = argv[++i];
         else if (!strcmp(a, "--batch") && has) { char *e; batch = strtoll(argv[++i], &e, 10); if (*e || batch <= 0) { fprintf(stderr, "gpufeed-dense: --batch needs a positive integer\n"); return 2; } }
         else if (!strcmp(a, "--unit-rows") && has) { char *e; unit_rows = strtoll(argv[++i], &e, 10); if (*e || unit_rows <= 0) { fprintf(stderr, "gpufeed-dense: --unit-rows needs a positive integer\n"); return 2; } }
         else if (!strcmp(a, "--threads") && has) { char *e; threads = (int)strtol(argv[++i], &e, 10); if (*e || threads <= 0) { fprintf(stderr, "gpufeed-dense: --threads needs a positive integer\n"); return 2; } }
@@ -243,6 +270,7 @@ int main(int argc, char **argv)
         else files[nfiles++] = a;
     }
     if (!outp || nfiles == 0) { usage(); return 2; }
+    if (lengths && !columns) { fprintf(stderr, "gpufeed-dense: --lengths needs --columns\n"); usage(); return 2; }
     (void)threads;
 
     if (where) {
@@ -255,14 +283,16 @@ int main(int argc, char **argv)
         const char *p = columns;
         gpufeed_file *first = NULL;
         gpufeed_dataset_desc probe;
-        int ncols = 1;
+        int ncols = 1, pass;
         for (i = 0; columns[i]; i++) ncols += columns[i] == ',';
+        if (lengths) { ncols++; for (i = 0; lengths[i]; i++) ncols += lengths[i] == ','; }
         feats = (gpufeed_feature *)calloc((size_t)ncols, sizeof *feats);
         if (!feats) { rc = 1; goto done; }
-        /* hashing applies to byte columns: look at the first file's types */
+        /* hashing applies to byte columns, widths to list columns: look at
+           the first file's types */
         memset(&probe, 0, sizeof probe);
         probe.paths = files; probe.num_paths = nfiles;
-        if (hash) {
+        {
             gpufeed_dataset *pd = NULL;
             gpufeed_feature one;
             memset(&one, 0, sizeof one);
@@ -281,31 +311,45 @@ int main(int argc, char **argv)
                 gpufeed_file_open(&first, &od, NULL);
             }
         }
-        while (*p) {
-            const char *e = strchr(p, ',');
-            size_t n = e ? (size_t)(e - p) : strlen(p);
-            char *name = (char *)malloc(n + 1);
-            if (!name) { rc = 1; goto done; }
-            memcpy(name, p, n); name[n] = 0;
-            keep[nkeep++] = name;
-            feats[nfeat].column = name;
-            feats[nfeat].dtype = dt;
-            feats[nfeat].fill = fill;
-            feats[nfeat].null_policy = null_error ? GPUFEED_NULL_ERROR : GPUFEED_NULL_FILL;
-            feats[nfeat].cast = unsafe_cast ? GPUFEED_CAST_UNSAFE : GPUFEED_CAST_SAFE;
-            if (hash && first) {
-                int32_t c = gpufeed_file_find_column(first, name);
+        for (pass = 0; pass < 2; pass++) { /* the columns, then the lengths columns */
+            p = pass ? lengths : columns;
+            while (p && *p) {
+                const char *e = strchr(p, ',');
+                size_t n = e ? (size_t)(e - p) : strlen(p);
+                char *name = (char *)malloc(n + 1);
+                int32_t c;
+                const gpufeed_metadata *md = first ? gpufeed_file_metadata(first) : NULL;
+                if (!name) { rc = 1; goto done; }
+                memcpy(name, p, n); name[n] = 0;
+                keep[nkeep++] = name;
+                feats[nfeat].column = name;
+                feats[nfeat].dtype = dt;
+                feats[nfeat].fill = fill;
+                feats[nfeat].null_policy = null_error ? GPUFEED_NULL_ERROR : GPUFEED_NULL_FILL;
+                feats[nfeat].cast = unsafe_cast ? GPUFEED_CAST_UNSAFE : GPUFEED_CAST_SAFE;
+                c = first ? gpufeed_file_find_column(first, name) : -1;
                 if (c >= 0) {
-                    const gpufeed_metadata *md = gpufeed_file_metadata(first);
                     const gpufeed_schema_node *nd = &md->nodes[md->columns[c].node];
-                    if ((nd->physical == GPUFEED_BYTE_ARRAY || nd->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) &&
+                    int is_list = md->columns[c].max_rep > 0;
+                    if (pass) feats[nfeat].list_lengths = 1;
+                    else if (is_list) {
+                        if (!list_width) {
+                            fprintf(stderr, "gpufeed-dense: %s: column '%s' is a list: give --list-width W (and --ragged pad|truncate for lists of other lengths)\n",
+                                    gpufeed_file_name(first), name);
+                            gpufeed_file_close(first);
+                            rc = 1; goto done;
+                        }
+                        feats[nfeat].width = (int32_t)list_width;
+                        feats[nfeat].list_policy = ragged;
+                    }
+                    if (!pass && hash && (nd->physical == GPUFEED_BYTE_ARRAY || nd->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) &&
                         nd->logical != GPUFEED_LT_DECIMAL && nd->logical != GPUFEED_LT_FLOAT16)
                         feats[nfeat].hash_buckets = (uint64_t)hash;
-                }
+                } else if (pass) feats[nfeat].list_lengths = 1;
+                nfeat++;
+                p += n; if (*p == ',') p++;
+                if (nkeep >= 1000) break;
             }
-            nfeat++;
-            p += n; if (*p == ',') p++;
-            if (nkeep >= 1000) break;
         }
         gpufeed_file_close(first);
     }

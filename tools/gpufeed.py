@@ -62,7 +62,7 @@ class _Feature(ctypes.Structure):
     _fields_ = [("column", ctypes.c_char_p), ("dtype", ctypes.c_int), ("null_policy", ctypes.c_int32),
                 ("fill", ctypes.c_double), ("validity", ctypes.c_int32), ("cast", ctypes.c_int32),
                 ("hash_buckets", ctypes.c_uint64), ("hash_seed", ctypes.c_uint64),
-                ("width", ctypes.c_int32), ("list_policy", ctypes.c_int32)]
+                ("width", ctypes.c_int32), ("list_policy", ctypes.c_int32), ("list_lengths", ctypes.c_int32)]
 
 
 _OPEN_SOURCE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p,
@@ -302,16 +302,22 @@ class Batch:
 class Feature:
     """A dense feature: a leaf column converted to dtype (f32 f64 f16 bf16 i32
     i64 u8); nulls filled with `fill` or an error; `validity` adds a uint8
-    mask; `hash_buckets` hashes strings into ids."""
+    mask; `hash_buckets` hashes strings into ids. A list column (one
+    repeated level, e.g. embeddings) takes `width` values per row, other
+    lengths per `ragged` ('error', 'pad', 'truncate'); `lengths=True` gives
+    each row's list length instead."""
 
     def __init__(self, column, dtype="f32", fill=0.0, null="fill", validity=False, cast="safe",
-                 hash_buckets=0, hash_seed=0):
+                 hash_buckets=0, hash_seed=0, width=0, ragged="error", lengths=False):
         if dtype not in DTYPES:
             raise ValueError("dtype %r: one of %s" % (dtype, ", ".join(DTYPES)))
         if null not in ("fill", "error") or cast not in ("safe", "unsafe"):
             raise ValueError("null is 'fill' or 'error'; cast is 'safe' or 'unsafe'")
+        if ragged not in ("error", "pad", "truncate"):
+            raise ValueError("ragged is 'error', 'pad' or 'truncate'")
         self.column, self.dtype, self.fill, self.null = column, dtype, fill, null
         self.validity, self.cast, self.hash_buckets, self.hash_seed = validity, cast, hash_buckets, hash_seed
+        self.width, self.ragged, self.lengths = int(width), ragged, bool(lengths)
 
 
 class Loader:
@@ -350,6 +356,9 @@ class Loader:
                 fa[i].cast = 1 if f.cast == "unsafe" else 0
                 fa[i].hash_buckets = int(f.hash_buckets)
                 fa[i].hash_seed = int(f.hash_seed)
+                fa[i].width = f.width
+                fa[i].list_policy = {"error": 0, "pad": 1, "truncate": 2}[f.ragged]
+                fa[i].list_lengths = 1 if f.lengths else 0
             dd.features = fa
             dd.num_features = len(features)
             self._keep.append(fa)

@@ -35,12 +35,20 @@ produce byte-identical output, so the format is a strict contract:
   ...): double-quoted lowercase hex of the bytes; empty value -> "".
 * --columns a,b prints only those columns, in the order given; a struct name
   stands for all its leaves ("s" -> "s.a","s.b").  --limit N: first N rows.
-* Lists / maps (best effort, not in the flat corpus): one double-quoted field
-  holding compact JSON (no spaces), '"' doubled for CSV.  Elements follow the
-  rules above except: null -> null, strings are JSON strings
-  (json.dumps(ensure_ascii=False)), binary is a JSON string of hex, floats
-  NaN / Infinity / -Infinity, structs are JSON objects, and a map is an array
-  of [key,value] pairs.
+* Nested leaves (a leaf under a list, map or repeated field): one field per
+  Parquet leaf column, named by its dotted Parquet path ("l.list.element",
+  "m.key_value.key", "m.key_value.value", "s.list.element.x"), holding
+  compact JSON (no spaces), double-quoted, '"' doubled for CSV.  Each
+  repeated level of the path (each Arrow list / map level) adds an array
+  level, "[]" when empty; a null at some depth (a null list, a null struct,
+  a null element) is null there; a row that is null before any array opens
+  (the list itself, or a struct above it) is the empty field.  Values:
+  integers, dates, times, timestamps and decimals as above (bare JSON
+  numbers); FLOAT / FLOAT16 "%.9g", DOUBLE "%.17g", with NaN, inf, -inf as
+  the JSON strings "nan", "inf", "-inf"; true / false; text as JSON strings
+  escaping only '"', '\\\\', \\b \\f \\n \\r \\t and other bytes < 0x20 (as
+  \\u00xx, lowercase hex), everything else (UTF-8 included) as it is; other
+  binary as a JSON string of lowercase hex.
 
 String versus binary is decided by the Parquet column's logical / converted
 type, not by the Arrow type pyarrow chooses.
@@ -117,10 +125,29 @@ def _quote(s):
 
 def _fmt_float(x, fmt, json_mode):
     if x != x:
-        return "NaN" if json_mode else "nan"
+        return '"nan"' if json_mode else "nan"
     if json_mode and math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
+        return '"inf"' if x > 0 else '"-inf"'
     return fmt % x
+
+
+_JSON_ESC = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n",
+             0x0D: b"\\r", 0x09: b"\\t"}
+
+
+def _json_text(raw):
+    """JSON string of raw bytes: the escapes of the contract, other bytes kept."""
+    out = bytearray(b'"')
+    for c in raw:
+        e = _JSON_ESC.get(c)
+        if e is not None:
+            out += e
+        elif c < 0x20:
+            out += b"\\u%04x" % c
+        else:
+            out.append(c)
+    out += b'"'
+    return out.decode("utf-8", "surrogateescape")
 
 
 def _decimal_text(unscaled, scale):
@@ -171,10 +198,11 @@ class _Leaf:
 
 
 def _make_formatter(atype, pq_cols, json_mode=False):
-    """Return a function Array -> list of cell strings.
+    """Return a function Array -> list of cell strings for a primitive type.
 
-    pq_cols: iterator over the Parquet leaf ColumnSchemas belonging to this
-    Arrow type, consumed in depth-first order.
+    pq_cols: iterator over the Parquet leaf ColumnSchemas (the one belonging
+    to this Arrow type is consumed).  json_mode: the element rules of
+    nested leaves ("null" for a null).
     """
     null_cell = "null" if json_mode else ""
 
@@ -185,92 +213,6 @@ def _make_formatter(atype, pq_cols, json_mode=False):
     if isinstance(atype, pa.BaseExtensionType):
         inner = _make_formatter(atype.storage_type, pq_cols, json_mode)
         return lambda arr: inner(arr.storage)
-
-    if pa.types.is_struct(atype):
-        # Only reached inside lists (top-level structs are flattened).
-        names = [atype.field(i).name for i in range(atype.num_fields)]
-        subs = [
-            _make_formatter(atype.field(i).type, pq_cols, True)
-            for i in range(atype.num_fields)
-        ]
-
-        def fmt_struct(arr):
-            kids = [sub(arr.field(i)) for i, sub in enumerate(subs)]
-            valid = arr.is_valid().to_pylist()
-            out = []
-            for r in range(len(arr)):
-                if not valid[r]:
-                    out.append(null_cell)
-                    continue
-                body = ",".join(
-                    json.dumps(n, ensure_ascii=False) + ":" + k[r]
-                    for n, k in zip(names, kids)
-                )
-                out.append("{" + body + "}")
-            return out if json_mode else [_quote(c) if c else c for c in out]
-
-        return fmt_struct
-
-    if pa.types.is_map(atype):
-        kfmt = _make_formatter(atype.key_type, pq_cols, True)
-        ifmt = _make_formatter(atype.item_type, pq_cols, True)
-
-        def fmt_map(arr):
-            keys = kfmt(arr.keys)
-            items = ifmt(arr.items)
-            offs = arr.offsets.to_pylist()
-            valid = arr.is_valid().to_pylist()
-            out = []
-            for r in range(len(arr)):
-                if not valid[r]:
-                    out.append(null_cell)
-                    continue
-                pairs = (
-                    "[" + keys[j] + "," + items[j] + "]"
-                    for j in range(offs[r], offs[r + 1])
-                )
-                text = "[" + ",".join(pairs) + "]"
-                out.append(text if json_mode else _quote(text))
-            return out
-
-        return fmt_map
-
-    if (
-        pa.types.is_list(atype)
-        or pa.types.is_large_list(atype)
-        or pa.types.is_fixed_size_list(atype)
-        or getattr(pa.types, "is_list_view", lambda t: False)(atype)
-        or getattr(pa.types, "is_large_list_view", lambda t: False)(atype)
-    ):
-        efmt = _make_formatter(atype.value_type, pq_cols, True)
-
-        def fmt_list(arr):
-            if pa.types.is_fixed_size_list(arr.type):
-                n = arr.type.list_size
-                vals = efmt(arr.values)
-                base = arr.offset * n
-                offs = [base + i * n for i in range(len(arr) + 1)]
-            elif hasattr(arr, "sizes"):  # list views
-                vals = efmt(arr.values)
-                o = arr.offsets.to_pylist()
-                s = arr.sizes.to_pylist()
-                spans = [(o[i], o[i] + s[i]) for i in range(len(arr))]
-                offs = None
-            else:
-                vals = efmt(arr.values)
-                offs = arr.offsets.to_pylist()
-            valid = arr.is_valid().to_pylist()
-            out = []
-            for r in range(len(arr)):
-                if not valid[r]:
-                    out.append(null_cell)
-                    continue
-                a, b = (offs[r], offs[r + 1]) if offs is not None else spans[r]
-                text = "[" + ",".join(vals[a:b]) + "]"
-                out.append(text if json_mode else _quote(text))
-            return out
-
-        return fmt_list
 
     # ---- primitive leaf: consumes exactly one Parquet column ----
     col = next(pq_cols, None)
@@ -353,9 +295,7 @@ def _make_formatter(atype, pq_cols, json_mode=False):
 
         if text:
             if json_mode:
-                f = lambda v: json.dumps(
-                    as_bytes(v).decode("utf-8", "surrogateescape"), ensure_ascii=False
-                )
+                f = lambda v: _json_text(as_bytes(v))
             else:
                 f = lambda v: _quote(
                     v if isinstance(v, str) else bytes(v).decode("utf-8", "surrogateescape")
@@ -366,6 +306,83 @@ def _make_formatter(atype, pq_cols, json_mode=False):
         return lambda arr: nulls_to(arr.to_pylist(), f)
 
     raise RenderError("unsupported Arrow type %s" % atype)
+
+
+def _is_list_like(atype):
+    return (
+        pa.types.is_list(atype)
+        or pa.types.is_large_list(atype)
+        or pa.types.is_fixed_size_list(atype)
+        or getattr(pa.types, "is_list_view", lambda t: False)(atype)
+        or getattr(pa.types, "is_large_list_view", lambda t: False)(atype)
+    )
+
+
+def _nested_leaves(atype, steps=()):
+    """(primitive Arrow type, steps) of each leaf inside a nested type, in
+    depth-first order (the order of the Parquet leaf columns).  A step is
+    ("list",), ("struct", i), ("keys",), ("items",) or ("ext",)."""
+    if isinstance(atype, pa.BaseExtensionType):
+        yield from _nested_leaves(atype.storage_type, steps + (("ext",),))
+    elif pa.types.is_struct(atype):
+        for i in range(atype.num_fields):
+            yield from _nested_leaves(atype.field(i).type, steps + (("struct", i),))
+    elif pa.types.is_map(atype):
+        yield from _nested_leaves(atype.key_type, steps + (("keys",),))
+        yield from _nested_leaves(atype.item_type, steps + (("items",),))
+    elif _is_list_like(atype):
+        yield from _nested_leaves(atype.value_type, steps + (("list",),))
+    else:
+        yield atype, steps
+
+
+def _spans(arr):
+    """Per row: (start, end) into the child values, or None for a null row."""
+    valid = arr.is_valid().to_pylist()
+    if pa.types.is_fixed_size_list(arr.type):
+        n = arr.type.list_size
+        base = arr.offset * n
+        return [(base + i * n, base + (i + 1) * n) if valid[i] else None for i in range(len(arr))]
+    if hasattr(arr, "sizes"):  # list views
+        o = arr.offsets.to_pylist()
+        z = arr.sizes.to_pylist()
+        return [(o[i], o[i] + z[i]) if valid[i] else None for i in range(len(arr))]
+    o = arr.offsets.to_pylist()
+    return [(o[i], o[i + 1]) if valid[i] else None for i in range(len(arr))]
+
+
+def _nested_formatter(steps, leaf_fmt):
+    """Array of the top-level (or flattened struct) field -> CSV cells of one
+    nested leaf: each list/map level an array, nulls as null, a row null
+    before any array the empty field."""
+
+    def go(arr, k):
+        """-> per row a JSON text, or None for a null"""
+        if k == len(steps):
+            return leaf_fmt(arr)
+        st = steps[k]
+        if st[0] == "ext":
+            return go(arr.storage, k + 1)
+        if st[0] == "struct":
+            kids = go(arr.field(st[1]), k + 1)
+            valid = arr.is_valid().to_pylist()
+            return [kids[r] if valid[r] else None for r in range(len(arr))]
+        if st[0] in ("keys", "items"):
+            vals = go(arr.keys if st[0] == "keys" else arr.items, k + 1)
+        else:
+            vals = go(arr.values, k + 1)
+        out = []
+        for sp in _spans(arr):
+            if sp is None:
+                out.append(None)
+            else:
+                out.append("[" + ",".join("null" if v is None else v for v in vals[sp[0]:sp[1]]) + "]")
+        return out
+
+    def fmt(arr):
+        return ["" if c is None else _quote(c) for c in go(arr, 0)]
+
+    return fmt
 
 
 def _count_leaves(atype):
@@ -410,12 +427,23 @@ def _build_leaves(pf):
         if len(mine) != n:
             raise RenderError("Arrow schema has more leaves than the Parquet schema")
         nested = _count_leaves(atype) != 1 or _is_nested(atype)
-        if not nested and mine[0].path != name:
-            raise RenderError(
-                "leaf order mismatch: arrow %r vs parquet %r" % (name, mine[0].path)
-            )
         pos += n
-        leaves.append(_Leaf(name, top_name, path, _make_formatter(atype, iter(mine))))
+        if not nested:
+            if mine[0].path != name:
+                raise RenderError(
+                    "leaf order mismatch: arrow %r vs parquet %r" % (name, mine[0].path)
+                )
+            leaves.append(_Leaf(name, top_name, path, _make_formatter(atype, iter(mine))))
+            return
+        # one output column per Parquet leaf, named by its Parquet path
+        inner = list(_nested_leaves(atype))
+        if len(inner) != n:
+            raise RenderError("nested field %r: %d Arrow leaves, %d Parquet leaves" % (name, len(inner), n))
+        for (ltype, steps), col in zip(inner, mine):
+            if not col.path.startswith(name + ".") and col.path != name:
+                raise RenderError("leaf order mismatch: arrow %r vs parquet %r" % (name, col.path))
+            efmt = _make_formatter(ltype, iter([col]), True)
+            leaves.append(_Leaf(col.path, top_name, path, _nested_formatter(steps, efmt)))
 
     for field in pf.schema_arrow:
         walk(field, field.name, (), "")
