@@ -7,7 +7,10 @@
 
    One source, one target per build: -DGFF_TARGET=<name> with name one of
      thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss
-     snappy lz4
+     snappy lz4 nested
+   (nested: pages of a list column - repetition and definition levels and
+   the record assembly into whole rows - under a 3-level LIST, a list of
+   lists, or a legacy repeated primitive, chosen by byte 0)
    e.g.
      clang -g -O1 -fsanitize=fuzzer,address,undefined -DGFF_TARGET=dict \
            -I. tests/fuzz_decoders.c -o build/fuzz_dict
@@ -56,6 +59,7 @@
 #define GFF_bss 9
 #define GFF_snappy 10
 #define GFF_lz4 11
+#define GFF_nested 12
 #define GFF_CAT2(a, b) a##b
 #define GFF_CAT(a, b) GFF_CAT2(a, b)
 #ifdef GFF_SEEDS
@@ -63,7 +67,7 @@
 #endif
 #define GFF_seeds 99
 #ifndef GFF_TARGET
-#error "define GFF_TARGET (thrift, levels, plain, rle_bool, dict, delta_bp, delta_lba, delta_ba, bss, snappy, lz4)"
+#error "define GFF_TARGET (thrift, levels, plain, rle_bool, dict, delta_bp, delta_lba, delta_ba, bss, snappy, lz4, nested)"
 #endif
 #define GFF_T GFF_CAT(GFF_, GFF_TARGET)
 
@@ -150,7 +154,12 @@ int main(int argc, char **argv)
                 const gpufeed_column_info *ci = &md->columns[k];
                 gpufeed_page_info pi[64];
                 int64_t dict_at = -1, dict_len = 0;
-                if (ci->max_rep > 0) continue;
+                int nested = 0;
+                if (ci->max_rep > 0) {
+                    /* a 3-level LIST of optional INT32 / BYTE_ARRAY elements: the nested target, form 0 */
+                    if (ci->max_rep != 1 || ci->max_def != 3 || (ci->physical != GPUFEED_INT32 && ci->physical != GPUFEED_BYTE_ARRAY)) continue;
+                    nested = 1;
+                }
                 if (gpufeed_chunk_pages(f, g, k, pi, 64, &np, &err) != GPUFEED_OK) continue;
                 if (np > 64) np = 64;
                 for (i = 0; i < np; i++) {
@@ -166,9 +175,18 @@ int main(int argc, char **argv)
                     if (ch->codec != GPUFEED_CODEC_UNCOMPRESSED) continue;
                     if (pi[i].type == 2) { dict_at = pi[i].offset + pi[i].header_size; dict_len = pi[i].compressed_size; continue; }
                     if ((pi[i].type != 0 && pi[i].type != 3) || pi[i].num_values > 4096) continue;
-                    tg = gff_target_of(pi[i].encoding);
+                    tg = nested ? (pi[i].encoding == GPUFEED_ENC_PLAIN ? "nested" : NULL) : gff_target_of(pi[i].encoding);
                     if (!tg) continue;
                     b.n = 0;
+                    if (nested) {
+                        pqw_u8(&b, ci->physical == GPUFEED_INT32 ? 0u : 1u);
+                        pqw_u8(&b, pi[i].type == 3 ? 1u : 0u);
+                        pqw_le16(&b, (uint32_t)pi[i].num_values);
+                        pqw_u8(&b, 0); pqw_le16(&b, 0);
+                        pqw_put(&b, body, (size_t)pi[i].compressed_size);
+                        gff_put_seed(argv[1], tg, &b);
+                        continue;
+                    }
                     pqw_u8(&b, 0x80u | (unsigned)ci->physical);
                     pqw_u8(&b, (pi[i].type == 3 ? 1u : 0u) | (ci->max_def > 0 ? 2u : 0u));
                     pqw_le16(&b, (uint32_t)pi[i].num_values);
@@ -314,6 +332,8 @@ static int32_t gff_encoding(void)
     return GPUFEED_ENC_DELTA_LENGTH_BYTE_ARRAY;
 #elif GFF_T == GFF_delta_ba
     return GPUFEED_ENC_DELTA_BYTE_ARRAY;
+#elif GFF_T == GFF_nested
+    return GPUFEED_ENC_PLAIN;
 #else
     return GPUFEED_ENC_BYTE_STREAM_SPLIT;
 #endif
@@ -334,6 +354,8 @@ static int32_t gff_type(unsigned b)
     static const int32_t t[] = { 6 };
 #elif GFF_T == GFF_delta_ba
     static const int32_t t[] = { 6, 7 };
+#elif GFF_T == GFF_nested
+    static const int32_t t[] = { 1, 6 };
 #else
     static const int32_t t[] = { 1, 2, 4, 5, 7 };
 #endif
@@ -354,6 +376,9 @@ static size_t gff_value_size(int32_t type)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     pqw_file pf; pqw_schema sch[2]; pqw_rowgroup rg; pqw_chunk ch; pqw_page pg[3];
+#if GFF_T == GFF_nested
+    pqw_schema nsch[6]; int nn = 0;
+#endif
     pqw_buf file = {0}, b0 = {0}, b1 = {0}, b2 = {0};
     gpufeed_open_desc d;
     gpufeed_file *f = NULL;
@@ -400,8 +425,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bb[0] = &b1; bb[1] = &b2;
         for (k = 0; k < 1 + two; k++) {
             if (v2) {
-                int32_t dl = opt ? (int32_t)(data[4] % (bb[k]->n + 1)) : 0;
-                pg[npg] = pqw_v2_page(bb[k], n, enc, 0, dl, 0);
+                int32_t dl = opt ? (int32_t)(data[4] % (bb[k]->n + 1)) : 0, rl = 0;
+#if GFF_T == GFF_nested
+                rl = (int32_t)(data[5] % (bb[k]->n + 1));
+                dl = (int32_t)(data[4] % (bb[k]->n - (size_t)rl + 1));
+#endif
+                pg[npg] = pqw_v2_page(bb[k], n, enc, 0, dl, rl);
             } else {
                 pg[npg] = pqw_data_page(bb[k], n, enc);
             }
@@ -409,8 +438,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             npg++;
         }
     }
+#if GFF_T == GFF_nested
+    {   /* byte 0 bits 4-5: 0 3-level LIST of optional elements, 1 a list of
+           lists, 2 a legacy repeated primitive, 3 a required list of required */
+        int form = (data[0] >> 4) & 3;
+        memset(&pf, 0, sizeof pf); memset(&rg, 0, sizeof rg); memset(&ch, 0, sizeof ch);
+        nsch[0] = pqw_root(1);
+        if (form == 2) {
+            nsch[1] = pqw_leaf("r", type, PQW_REPEATED); nn = 2; ch.path = "r";
+        } else if (form == 1) {
+            nsch[1] = pqw_group("ll", 1, PQW_OPTIONAL); nsch[1].converted_type = pqw_set(3);
+            nsch[2] = pqw_group("list", 1, PQW_REPEATED);
+            nsch[3] = pqw_group("element", 1, PQW_OPTIONAL); nsch[3].converted_type = pqw_set(3);
+            nsch[4] = pqw_group("list", 1, PQW_REPEATED);
+            nsch[5] = pqw_leaf("element", type, PQW_OPTIONAL); nn = 6; ch.path = "ll.list.element.list.element";
+        } else {
+            nsch[1] = pqw_group("l", 1, form == 3 ? PQW_REQUIRED : PQW_OPTIONAL); nsch[1].converted_type = pqw_set(3);
+            nsch[2] = pqw_group("list", 1, PQW_REPEATED);
+            nsch[3] = pqw_leaf("element", type, form == 3 ? PQW_REQUIRED : PQW_OPTIONAL); nn = 4; ch.path = "l.list.element";
+        }
+        ch.pages = pg; ch.npages = npg; ch.physical = type;
+        rg.chunks = &ch; rg.nchunks = 1;
+        pf.schema = nsch; pf.nschema = nn; pf.rgs = &rg; pf.nrgs = 1;
+        (void)sch;
+    }
+#else
     pqw_simple(&pf, sch, &rg, &ch, "x", type, opt ? PQW_OPTIONAL : PQW_REQUIRED, pg, npg);
     if (type == 7) sch[1].type_length = pqw_set(width);
+#endif
     pqw_build(&pf, &file);
 
     memset(&d, 0, sizeof d);
@@ -424,6 +479,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r = gpufeed_column_open(f, 0, 0, &cd, &c, &err);
     if (r != GPUFEED_OK) { gff_message(err.message, r); goto done; }
     total = (int64_t)n * (1 + two);
+#if GFF_T == GFF_nested
+    {   /* whole rows, levels within their maxima, values packed */
+        const gpufeed_column_info *ci = &gpufeed_file_metadata(f)->columns[0];
+        int64_t levels = 0;
+        for (;;) {
+            int64_t i, nv = 0;
+            r = gpufeed_column_read(c, &bt);
+            if (r == GPUFEED_DONE) break;
+            if (r != GPUFEED_OK) { gff_message(gpufeed_column_error(c), r); break; }
+            if (bt.num_rows <= 0 || !bt.rep_levels || !bt.def_levels || bt.num_levels < bt.num_rows)
+                GFF_FAIL("nested batch: %lld rows, %lld levels", (long long)bt.num_rows, (long long)bt.num_levels);
+            if (bt.rep_levels[0] != 0) GFF_FAIL("a batch starts inside a row");
+            for (i = 0; i < bt.num_levels; i++) {
+                if (bt.rep_levels[i] < 0 || bt.rep_levels[i] > ci->max_rep) GFF_FAIL("rep level %d", bt.rep_levels[i]);
+                if (bt.def_levels[i] < 0 || bt.def_levels[i] > ci->max_def) GFF_FAIL("def level %d", bt.def_levels[i]);
+                if (bt.def_levels[i] == ci->max_def) nv++;
+            }
+            if (nv != bt.num_values) GFF_FAIL("%lld values for %lld defined levels", (long long)bt.num_values, (long long)nv);
+            for (i = 0; i < bt.num_values; i++) {
+                if (type == 6) {
+                    gpufeed_bytes by;
+                    memcpy(&by, (const uint8_t *)bt.values + (size_t)i * sizeof by, sizeof by);
+                    if (by.len) gff_sink += gff_touch(by.ptr, by.len);
+                } else gff_sink += gff_touch((const uint8_t *)bt.values + (size_t)i * 4, 4);
+            }
+            levels += bt.num_levels;
+            rows += bt.num_rows;
+            if (levels > total) GFF_FAIL("%lld level entries of %lld", (long long)levels, (long long)total);
+        }
+        goto done;
+    }
+#endif
     for (;;) {
         int64_t i, nulls = 0;
         size_t vs = gff_value_size(type);

@@ -88,7 +88,7 @@ build_all() {
   if $CC -O2 $WARN -DGPUFEED_USE_BROTLI -I. tools/gpufeed-cat.c -o build/gpufeed-cat-brotli -lbrotlidec -lpthread -lm; then ok=$((ok + 1)); echo "PASS build gpufeed-cat (GPUFEED_USE_BROTLI, -lbrotlidec)"; else bad=$((bad + 1)); echo "FAIL build gpufeed-cat (GPUFEED_USE_BROTLI)"; fi
   if [ -f tests/fuzz_decoders.c ]; then
     local t
-    for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4; do
+    for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4 nested; do
       if clang -g -O1 -fsanitize=fuzzer,address,undefined $WARN -DGFF_TARGET=$t -I. -Itests tests/fuzz_decoders.c -o build/fz_$t 2>build/logs/fz_$t.err; then ok=$((ok + 1)); echo "PASS build fuzz target $t"; else bad=$((bad + 1)); echo "FAIL build fuzz target $t: $(head -3 build/logs/fz_$t.err)"; fi
     done
     if gcc -O1 $WARN -DGFF_SEEDS -I. -Itests tests/fuzz_decoders.c -o build/fuzz_seeds; then ok=$((ok + 1)); echo "PASS build fuzz seed writer"; else bad=$((bad + 1)); echo "FAIL build fuzz seed writer"; fi
@@ -169,7 +169,7 @@ fuzz_decoders_replay() {
   rm -rf build/fuzz-seeds
   $PY tools/gen_fuzz_sources.py build/fuzz-sources > /dev/null &&
     build/fuzz_seeds build/fuzz-seeds build/fuzz-sources/*.parquet tests/data/*.parquet > /dev/null || { echo "0 passed, 1 failed"; return 1; }
-  for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4; do
+  for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4 nested; do
     local dirs=(); [ -d build/fuzz-seeds/$t ] && dirs+=(build/fuzz-seeds/$t); [ -d tests/fuzz/dec/$t ] && dirs+=(tests/fuzz/dec/$t)
     if [ ${#dirs[@]} -eq 0 ]; then bad=$((bad + 1)); echo "FAIL $t: no corpus"; continue; fi
     if build/fz_$t -runs=0 -rss_limit_mb=2048 "${dirs[@]}" > build/logs/fz_$t.log 2>&1; then

@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-1800}; JOBS=${2:-2}; shift 2 2>/dev/null || shift $#
-DEC="thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4"
+DEC="thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4 nested"
 ALL="$DEC gzip zstd file"
 TARGETS=${*:-$ALL}
 mkdir -p build/fz build/fuzz-corpora build/fuzz-findings build/fuzz-logs

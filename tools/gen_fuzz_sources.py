@@ -28,6 +28,10 @@ def table(n, seed):
         "s": pa.array(words),
         "sn": pa.array(words, mask=mask),
         "fsb": pa.array([bytes([i % 251, (i * 7) % 256, 3]) for i in range(n)], pa.binary(3)),
+        "li": pa.array([None if i % 11 == 0 else [None if (i + j) % 7 == 0 else i * j for j in range(i % 5)]
+                        for i in range(n)], pa.list_(pa.int32())),
+        "ls": pa.array([None if i % 13 == 0 else ["s%d" % (i + j) for j in range(i % 4)] for i in range(n)],
+                       pa.list_(pa.string())),
     })
 
 
@@ -38,6 +42,8 @@ def main(out):
         tag = "v1" if v == "1.0" else "v2"
         pq.write_table(t, os.path.join(out, "plain_%s.parquet" % tag), compression="NONE",
                        use_dictionary=False, data_page_version=v, data_page_size=512)
+        pq.write_table(t.select(["li", "ls"]), os.path.join(out, "lists_%s.parquet" % tag), compression="NONE",
+                       use_dictionary=False, data_page_version=v, data_page_size=256)
         pq.write_table(t, os.path.join(out, "dict_%s.parquet" % tag), compression="NONE",
                        data_page_version=v, data_page_size=512)
         enc = {"i32": "DELTA_BINARY_PACKED", "i32n": "DELTA_BINARY_PACKED",
