@@ -1059,6 +1059,44 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len)
     return ~crc;
 }
 
+/* 64-bit hash: the XXH64 algorithm (public domain specification),
+   implemented here: the hashing trick of the dense conversions, the cache's
+   checksums and the ZSTD content checksum (its low 32 bits). */
+#define GF__P1 0x9E3779B185EBCA87ull
+#define GF__P2 0xC2B2AE3D27D4EB4Full
+#define GF__P3 0x165667B19E3779F9ull
+#define GF__P4 0x85EBCA77C2B2AE63ull
+#define GF__P5 0x27D4EB2F165667C5ull
+static uint64_t gf__rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static uint64_t gf__xround(uint64_t acc, uint64_t in) { return gf__rotl(acc + in * GF__P2, 31) * GF__P1; }
+GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
+{
+    const uint8_t *p = (const uint8_t *)data, *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = seed + GF__P1 + GF__P2, v2 = seed + GF__P2, v3 = seed, v4 = seed - GF__P1;
+        const uint8_t *lim = end - 32;
+        do {
+            v1 = gf__xround(v1, gf__ld64(p)); v2 = gf__xround(v2, gf__ld64(p + 8));
+            v3 = gf__xround(v3, gf__ld64(p + 16)); v4 = gf__xround(v4, gf__ld64(p + 24));
+            p += 32;
+        } while (p <= lim);
+        h = gf__rotl(v1, 1) + gf__rotl(v2, 7) + gf__rotl(v3, 12) + gf__rotl(v4, 18);
+        h = (h ^ gf__xround(0, v1)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v2)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v3)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v4)) * GF__P1 + GF__P4;
+    } else {
+        h = seed + GF__P5;
+    }
+    h += (uint64_t)len;
+    while (end - p >= 8) { h ^= gf__xround(0, gf__ld64(p)); h = gf__rotl(h, 27) * GF__P1 + GF__P4; p += 8; }
+    if (end - p >= 4) { h ^= (uint64_t)gf__ld32(p) * GF__P1; h = gf__rotl(h, 23) * GF__P2 + GF__P3; p += 4; }
+    while (p < end) { h ^= (uint64_t)*p++ * GF__P5; h = gf__rotl(h, 11) * GF__P1; }
+    h ^= h >> 33; h *= GF__P2; h ^= h >> 29; h *= GF__P3; h ^= h >> 32;
+    return h;
+}
+
 GPUFEED_API float gpufeed_half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
@@ -3576,43 +3614,6 @@ GPUFEED_API int gpufeed_dtype_parse(const char *s, gpufeed_dtype *out)
     int i;
     for (i = 0; i < 7; i++) if (s && strcmp(s, n[i]) == 0) { *out = (gpufeed_dtype)i; return 0; }
     return -1;
-}
-
-/* 64-bit hash: the XXH64 algorithm (public domain specification),
-   implemented here. */
-#define GF__P1 0x9E3779B185EBCA87ull
-#define GF__P2 0xC2B2AE3D27D4EB4Full
-#define GF__P3 0x165667B19E3779F9ull
-#define GF__P4 0x85EBCA77C2B2AE63ull
-#define GF__P5 0x27D4EB2F165667C5ull
-static uint64_t gf__rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-static uint64_t gf__xround(uint64_t acc, uint64_t in) { return gf__rotl(acc + in * GF__P2, 31) * GF__P1; }
-GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
-{
-    const uint8_t *p = (const uint8_t *)data, *end = p + len;
-    uint64_t h;
-    if (len >= 32) {
-        uint64_t v1 = seed + GF__P1 + GF__P2, v2 = seed + GF__P2, v3 = seed, v4 = seed - GF__P1;
-        const uint8_t *lim = end - 32;
-        do {
-            v1 = gf__xround(v1, gf__ld64(p)); v2 = gf__xround(v2, gf__ld64(p + 8));
-            v3 = gf__xround(v3, gf__ld64(p + 16)); v4 = gf__xround(v4, gf__ld64(p + 24));
-            p += 32;
-        } while (p <= lim);
-        h = gf__rotl(v1, 1) + gf__rotl(v2, 7) + gf__rotl(v3, 12) + gf__rotl(v4, 18);
-        h = (h ^ gf__xround(0, v1)) * GF__P1 + GF__P4;
-        h = (h ^ gf__xround(0, v2)) * GF__P1 + GF__P4;
-        h = (h ^ gf__xround(0, v3)) * GF__P1 + GF__P4;
-        h = (h ^ gf__xround(0, v4)) * GF__P1 + GF__P4;
-    } else {
-        h = seed + GF__P5;
-    }
-    h += (uint64_t)len;
-    while (end - p >= 8) { h ^= gf__xround(0, gf__ld64(p)); h = gf__rotl(h, 27) * GF__P1 + GF__P4; p += 8; }
-    if (end - p >= 4) { h ^= (uint64_t)gf__ld32(p) * GF__P1; h = gf__rotl(h, 23) * GF__P2 + GF__P3; p += 4; }
-    while (p < end) { h ^= (uint64_t)*p++ * GF__P5; h = gf__rotl(h, 11) * GF__P1; }
-    h ^= h >> 33; h *= GF__P2; h ^= h >> 29; h *= GF__P3; h ^= h >> 32;
-    return h;
 }
 
 /* Rounds the 53-bit significand m (value m * 2^e2) to `keep` bits, to
