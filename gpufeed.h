@@ -157,6 +157,9 @@
 #ifndef GPUFEED_MAX_DICT_ENTRIES
 #define GPUFEED_MAX_DICT_ENTRIES (4u << 20)
 #endif
+#ifndef GPUFEED_MAX_ZSTD_WINDOW
+#define GPUFEED_MAX_ZSTD_WINDOW (1ull << 31)
+#endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
 #endif
@@ -910,6 +913,16 @@ GF__PEDANTIC_ON
 #else
 #define GF__NVTX_PUSH(name) ((void)0)
 #define GF__NVTX_POP() ((void)0)
+#endif
+
+#if defined(GPUFEED_NO_ZSTD) && defined(GPUFEED_USE_LIBZSTD)
+#error "gpufeed: GPUFEED_NO_ZSTD and GPUFEED_USE_LIBZSTD contradict each other: define one of them"
+#endif
+#ifdef GPUFEED_USE_LIBZSTD
+GF__PEDANTIC_OFF
+#include <zstd.h>
+#include <zstd_errors.h>
+GF__PEDANTIC_ON
 #endif
 
 /* >>base ----------------------------------------------------------------- */
@@ -2491,6 +2504,826 @@ static gpufeed_result gf__lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst,
 }
 #endif
 
+#ifndef GPUFEED_NO_ZSTD
+/* ZSTD (RFC 8878). A page body is one or more frames, skippable frames
+   among them, whose output fills the page exactly. Frames never reach into
+   each other; dictionaries are not supported. */
+#define GF__ZSTD_MAGIC 0xFD2FB528u
+#define GF__ZSTD_BLOCK_MAX (128u << 10)
+#define GF__ZSTD_NO_SIZE UINT64_MAX
+
+typedef struct gf__zhdr {
+    uint64_t window;            /* Window_Size (the content size for single-segment frames) */
+    uint64_t fcs;               /* Frame_Content_Size, GF__ZSTD_NO_SIZE when absent */
+    int checksum;               /* a 4-byte content checksum ends the frame */
+    size_t size;                /* magic number + frame header bytes */
+} gf__zhdr;
+
+/* Parses the magic number and frame header at p (n bytes left); `at` and
+   `frame` place messages. */
+static gpufeed_result gf__zstd_header(const uint8_t *p, size_t n, gf__zhdr *h, unsigned frame, unsigned long long at, char *msg, size_t cap)
+{
+    static const uint8_t did_size[4] = { 0, 1, 2, 4 }, fcs_size[4] = { 0, 2, 4, 8 };
+    unsigned fhd, single, fsz, dsz;
+    uint32_t dict = 0;
+    const uint8_t *q;
+    size_t need;
+    if (n < 5) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu bytes left)", frame, at, (unsigned long long)n);
+        return GPUFEED_ERR_CODEC;
+    }
+    fhd = p[4];
+    single = (fhd >> 5) & 1;
+    fsz = (fhd >> 6) ? fcs_size[fhd >> 6] : single;
+    dsz = did_size[fhd & 3];
+    if (fhd & 8) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: reserved bit set in the frame header descriptor 0x%02x", frame, at, fhd);
+        return GPUFEED_ERR_CODEC;
+    }
+    need = 5 + !single + dsz + fsz;
+    if (n < need) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu of %llu bytes)", frame, at, (unsigned long long)n, (unsigned long long)need);
+        return GPUFEED_ERR_CODEC;
+    }
+    q = p + 5;
+    h->window = 0;
+    if (!single) {
+        unsigned wlog = 10 + (*q >> 3);
+        h->window = (1ull << wlog) + ((1ull << wlog) >> 3) * (*q & 7);
+        q++;
+    }
+    if (dsz == 1) dict = *q;
+    else if (dsz == 2) dict = gf__ld16(q);
+    else if (dsz == 4) dict = gf__ld32(q);
+    q += dsz;
+    if (dict != 0) { /* 0 means "no dictionary" */
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: ZSTD dictionaries are not supported (the frame needs dictionary %lu)", frame, at, (unsigned long)dict);
+        return GPUFEED_ERR_UNSUPPORTED;
+    }
+    if (fsz == 1) h->fcs = *q;
+    else if (fsz == 2) h->fcs = (uint64_t)gf__ld16(q) + 256;
+    else if (fsz == 4) h->fcs = gf__ld32(q);
+    else if (fsz == 8) h->fcs = gf__ld64(q);
+    else h->fcs = GF__ZSTD_NO_SIZE;
+    if (single) h->window = h->fcs;
+    if (h->window > (uint64_t)GPUFEED_MAX_ZSTD_WINDOW) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: window of %llu bytes exceeds GPUFEED_MAX_ZSTD_WINDOW (%llu)", frame, at,
+                (unsigned long long)h->window, (unsigned long long)GPUFEED_MAX_ZSTD_WINDOW);
+        return GPUFEED_ERR_LIMIT;
+    }
+    h->checksum = (fhd >> 2) & 1;
+    h->size = need;
+    return GPUFEED_OK;
+}
+
+/* A skippable frame at p (magic 0x184D2A50..5F): its total size in *skip. */
+static gpufeed_result gf__zstd_skippable(const uint8_t *p, size_t n, size_t *skip, unsigned frame, unsigned long long at, char *msg, size_t cap)
+{
+    uint32_t len;
+    if (n < 8) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: skippable frame header truncated (%llu of 8 bytes)", frame, at, (unsigned long long)n);
+        return GPUFEED_ERR_CODEC;
+    }
+    len = gf__ld32(p + 4);
+    if (len > n - 8) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: skippable frame of %lu bytes runs past the input (%llu bytes left)", frame, at,
+                (unsigned long)len, (unsigned long long)(n - 8));
+        return GPUFEED_ERR_CODEC;
+    }
+    *skip = 8 + (size_t)len;
+    return GPUFEED_OK;
+}
+
+#ifdef GPUFEED_USE_LIBZSTD
+/* GPUFEED_USE_LIBZSTD: the frames go through the system libzstd, one at a
+   time, after our own header checks (window limit, dictionaries). */
+static gpufeed_result gf__zstd(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    ZSTD_DCtx *dc = NULL;
+    size_t ip = 0, op = 0;
+    unsigned frame = 0;
+    gpufeed_result r = GPUFEED_OK;
+    for (; ip < n; frame++) {
+        size_t fsize, got;
+        gf__zhdr h;
+        if (n - ip >= 4 && (gf__ld32(src + ip) & 0xFFFFFFF0u) == 0x184D2A50u) {
+            r = gf__zstd_skippable(src + ip, n - ip, &fsize, frame, (unsigned long long)ip, msg, cap);
+            if (r) break;
+            ip += fsize;
+            continue;
+        }
+        if (n - ip < 4 || gf__ld32(src + ip) != GF__ZSTD_MAGIC) {
+            gf__fmt(msg, cap, "zstd: input byte %llu: not a zstd frame (%llu bytes left%s)", (unsigned long long)ip, (unsigned long long)(n - ip),
+                    n - ip < 4 ? "" : ", bad magic number");
+            r = GPUFEED_ERR_CODEC;
+            break;
+        }
+        r = gf__zstd_header(src + ip, n - ip, &h, frame, (unsigned long long)ip, msg, cap);
+        if (r) break;
+        fsize = ZSTD_findFrameCompressedSize(src + ip, n - ip);
+        if (ZSTD_isError(fsize)) {
+            gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: %s", frame, (unsigned long long)ip, ZSTD_getErrorName(fsize));
+            r = GPUFEED_ERR_CODEC;
+            break;
+        }
+        if (!dc && !(dc = ZSTD_createDCtx())) { gf__fmt(msg, cap, "zstd: out of memory for a decompression context"); r = GPUFEED_ERR_OUT_OF_MEMORY; break; }
+        got = ZSTD_decompressDCtx(dc, dst + op, dn - op, src + ip, fsize);
+        if (ZSTD_isError(got)) {
+            if (ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall)
+                gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: output exceeds the %llu-byte page (%llu bytes produced before it)", frame,
+                        (unsigned long long)ip, (unsigned long long)dn, (unsigned long long)op);
+            else
+                gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: %s", frame, (unsigned long long)ip, ZSTD_getErrorName(got));
+            r = ZSTD_getErrorCode(got) == ZSTD_error_checksum_wrong ? GPUFEED_ERR_CHECKSUM : GPUFEED_ERR_CODEC;
+            break;
+        }
+        ip += fsize; op += got;
+    }
+    if (dc) ZSTD_freeDCtx(dc);
+    if (!r && op != dn) {
+        gf__fmt(msg, cap, "zstd: frames produced %llu bytes, page header says %llu", (unsigned long long)op, (unsigned long long)dn);
+        r = GPUFEED_ERR_CODEC;
+    }
+    return r;
+}
+#else
+/* Our decoder. dst is the whole page and doubles as the window, so nothing
+   is allocated: the entropy tables live on the stack (~15 KiB), and a
+   compressed block's literals are decoded into dst beyond the block's own
+   output, where the sequences that consume them never catch up with them. */
+
+static unsigned gf__hibit32(uint32_t v) /* v > 0 */
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return 31u - (unsigned)__builtin_clz(v);
+#else
+    unsigned r = 0;
+    while (v >>= 1) r++;
+    return r;
+#endif
+}
+
+/* one state of a sequence FSE table: the code's baseline and extra bits,
+   and how to reach the next state */
+typedef struct gf__zent { uint32_t base; uint8_t extra, nbits; uint16_t next; } gf__zent;
+
+typedef struct gf__zdec {
+    gf__zent ll[1 << 9], ml[1 << 9], of[1 << 8];    /* literal length, match length, offset */
+    uint16_t huf[1 << 11];      /* symbol | code bits << 8, indexed by the next huf_bits bits */
+    unsigned huf_bits, ll_log, ml_log, of_log;
+    int have_ll, have_ml, have_of, have_huf;         /* for Repeat_Mode and treeless literals */
+    size_t rep[3];              /* repeat offsets */
+    const uint8_t *src;         /* for messages */
+    size_t dn;
+    unsigned frame, block;
+    char *msg;
+    size_t cap;
+} gf__zdec;
+
+static gpufeed_result gf__zfail(const gf__zdec *z, const uint8_t *at, const char *fmt, ...) GF__PRINTF(3, 4);
+static gpufeed_result gf__zfail(const gf__zdec *z, const uint8_t *at, const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    va_start(ap, fmt); gf__vfmt(what, sizeof what, fmt, ap); va_end(ap);
+    gf__fmt(z->msg, z->cap, "zstd: frame %u, block %u (input byte %llu): %s", z->frame, z->block, (unsigned long long)(at - z->src), what);
+    return GPUFEED_ERR_CODEC;
+}
+
+/* A backward bitstream (FSE and Huffman streams): read from the end to the
+   start, `bits` holds the 8 bytes at ptr and the top `used` of them are
+   consumed. A stream shorter than 8 bytes is copied into pad. A stream is
+   read exactly when ptr == start and used == 64; more than 64 means bits
+   were read from before its start (they read as garbage, never out of
+   bounds, and fail that final check). */
+typedef struct gf__zbits {
+    uint64_t bits;
+    unsigned used;
+    const uint8_t *ptr, *start;
+    uint8_t pad[8];
+} gf__zbits;
+
+static int gf__zbits_init(gf__zbits *b, const uint8_t *p, size_t n)
+{
+    if (n == 0 || p[n - 1] == 0) return -1;     /* no end mark */
+    if (n >= 8) {
+        b->start = p; b->ptr = p + n - 8; b->used = 0;
+    } else {
+        memcpy(b->pad, p, n); memset(b->pad + n, 0, 8 - n);
+        b->start = b->ptr = b->pad; b->used = (unsigned)(8 - n) * 8;
+    }
+    b->bits = gf__ld64(b->ptr);
+    b->used += 8 - gf__hibit32(p[n - 1]);       /* the zero padding and the end mark */
+    return 0;
+}
+static void gf__zbits_fill(gf__zbits *b)
+{
+    size_t step = b->used >> 3, have = (size_t)(b->ptr - b->start);
+    if (step > have) step = have;
+    b->ptr -= step; b->used -= (unsigned)step * 8;
+    b->bits = gf__ld64(b->ptr);
+}
+static int gf__zbits_done(gf__zbits *b)
+{
+    gf__zbits_fill(b);
+    return b->ptr == b->start && b->used == 64;
+}
+/* the next n (0..57) bits */
+#define GF__ZPEEK(b, n) ((((b).bits << ((b).used & 63)) >> 1) >> (63 - (n)))
+#define GF__ZREAD(b, n, out) do { unsigned n_ = (n); (out) = (size_t)GF__ZPEEK(b, n_); (b).used += n_; } while (0)
+
+/* An FSE table description (forward bitstream) at p[0..n): normalized
+   counts into norm[0..*nsym), the accuracy log into *log. Returns the bytes
+   used, 0 when the description is corrupt. */
+static size_t gf__zfse_norm(const uint8_t *p, size_t n, int16_t *norm, unsigned max_sym, unsigned max_log, unsigned *log, unsigned *nsym)
+{
+    size_t pos = 4, nbits = n * 8;
+    int left;
+    unsigned sym = 0;
+    uint8_t tail[8];
+    if (n == 0) return 0;
+    *log = (p[0] & 15) + 5;
+    if (*log > max_log) return 0;
+    left = 1 << *log;
+    while (left > 0) {
+        uint32_t v, t, low, val;
+        size_t at = pos >> 3;
+        int prob;
+        if (pos >= nbits) return 0;
+        if (n - at >= 8) v = (uint32_t)(gf__ld64(p + at) >> (pos & 7));
+        else { memset(tail, 0, 8); memcpy(tail, p + at, n - at); v = (uint32_t)(gf__ld64(tail) >> (pos & 7)); }
+        t = gf__hibit32((uint32_t)left + 1) + 1;        /* values 0..left+1 fit in t bits */
+        low = (1u << t) - 1 - ((uint32_t)left + 1);     /* this many of them take t - 1 bits */
+        val = v & ((1u << (t - 1)) - 1);
+        if (val < low) pos += t - 1;
+        else {
+            val = v & ((1u << t) - 1);
+            if (val >= (1u << (t - 1))) val -= low;
+            pos += t;
+        }
+        prob = (int)val - 1;
+        if (sym > max_sym || prob > left) return 0;
+        norm[sym++] = (int16_t)prob;
+        left -= prob < 0 ? 1 : prob;
+        if (prob == 0) { /* 2-bit repeat flags: more zero probabilities */
+            for (;;) {
+                unsigned r, k;
+                if (pos + 2 > nbits) return 0;
+                r = (p[pos >> 3] >> (pos & 7)) & 3;
+                if ((pos & 7) == 7) r = (p[pos >> 3] >> 7) | ((pos + 1 < nbits ? (p[(pos >> 3) + 1] & 1u) : 0u) << 1);
+                pos += 2;
+                for (k = 0; k < r; k++) {
+                    if (sym > max_sym) return 0;
+                    norm[sym++] = 0;
+                }
+                if (r != 3) break;
+            }
+        }
+        if (pos > nbits) return 0;
+    }
+    *nsym = sym;
+    return (pos + 7) >> 3;
+}
+
+/* Spreads normalized counts over the 1 << log states (RFC 8878 4.1.1):
+   the symbol, the bits to read and the baseline of the next state. */
+static int gf__zfse_build(const int16_t *norm, unsigned nsym, unsigned log, uint8_t *sym, uint8_t *nb, uint16_t *next)
+{
+    uint16_t cnt[256];
+    unsigned size = 1u << log, mask = size - 1, step = (size >> 1) + (size >> 3) + 3, pos = 0, s, u;
+    int high = (int)size - 1, i;
+    for (s = 0; s < nsym; s++) {
+        if (norm[s] == -1) { sym[high--] = (uint8_t)s; cnt[s] = 1; }
+        else cnt[s] = (uint16_t)norm[s];
+    }
+    for (s = 0; s < nsym; s++)
+        for (i = 0; i < norm[s]; i++) {
+            sym[pos] = (uint8_t)s;
+            do pos = (pos + step) & mask; while ((int)pos > high);
+        }
+    if (pos != 0) return -1;
+    for (u = 0; u < size; u++) {
+        unsigned x = cnt[sym[u]]++, k = log - gf__hibit32(x);
+        nb[u] = (uint8_t)k;
+        next[u] = (uint16_t)((x << k) - size);
+    }
+    return 0;
+}
+
+/* literal length and match length codes: baseline and extra bits */
+static const uint32_t gf__zll_base[36] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 24, 28, 32, 40,
+                                           48, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536 };
+static const uint8_t gf__zll_bits[36] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3,
+                                          4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+static const uint32_t gf__zml_base[53] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+                                           27, 28, 29, 30, 31, 32, 33, 34, 35, 37, 39, 41, 43, 47, 51, 59, 67, 83, 99, 131, 259,
+                                           515, 1027, 2051, 4099, 8195, 16387, 32771, 65539 };
+static const uint8_t gf__zml_bits[53] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+/* the predefined distributions */
+static const int16_t gf__zll_def[36] = { 4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1,
+                                         -1, -1, -1, -1 };
+static const int16_t gf__zml_def[53] = { 1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1 };
+static const int16_t gf__zof_def[29] = { 1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1 };
+
+/* The code tables of one sequence symbol type (kind 0 literal lengths,
+   1 offsets, 2 match lengths) for compression mode `mode`; a description
+   is read from *pip. */
+static gpufeed_result gf__zseq_table(gf__zdec *z, int kind, unsigned mode, const uint8_t **pip, const uint8_t *end)
+{
+    static const char *const names[3] = { "literal length", "offset", "match length" };
+    static const unsigned max_sym[3] = { 35, 31, 52 }, max_log[3] = { 9, 8, 9 }, def_log[3] = { 6, 5, 6 };
+    gf__zent *t = kind == 0 ? z->ll : kind == 1 ? z->of : z->ml;
+    int *have = kind == 0 ? &z->have_ll : kind == 1 ? &z->have_of : &z->have_ml;
+    unsigned *logp = kind == 0 ? &z->ll_log : kind == 1 ? &z->of_log : &z->ml_log;
+    int16_t norm[53];
+    uint8_t sym[512], nb[512];
+    uint16_t next[512];
+    unsigned log = 0, nsym = 0, u, size;
+    const uint8_t *ip = *pip;
+    switch (mode) {
+    case 0: /* predefined */
+        log = def_log[kind];
+        nsym = kind == 0 ? 36 : kind == 1 ? 29 : 53;
+        memcpy(norm, kind == 0 ? gf__zll_def : kind == 1 ? gf__zof_def : gf__zml_def, nsym * sizeof(int16_t));
+        break;
+    case 1: /* RLE: one symbol */
+        if (ip >= end) return gf__zfail(z, ip, "%s table truncated", names[kind]);
+        if (*ip > max_sym[kind]) return gf__zfail(z, ip, "%s code %u out of range", names[kind], *ip);
+        sym[0] = *ip++; nb[0] = 0; next[0] = 0;
+        break;
+    case 2: { /* FSE table description */
+        size_t used = gf__zfse_norm(ip, (size_t)(end - ip), norm, max_sym[kind], max_log[kind], &log, &nsym);
+        if (!used) return gf__zfail(z, ip, "corrupt %s table description", names[kind]);
+        ip += used;
+        break;
+    }
+    default: /* repeat */
+        if (!*have) return gf__zfail(z, ip, "%s table repeated, but none was defined earlier in the frame", names[kind]);
+        return GPUFEED_OK;
+    }
+    if (mode != 1 && gf__zfse_build(norm, nsym, log, sym, nb, next))
+        return gf__zfail(z, *pip, "corrupt %s table description", names[kind]);
+    size = 1u << log;
+    for (u = 0; u < size; u++) {
+        unsigned s = sym[u];
+        gf__zent *e = &t[u];
+        if (kind == 0) { e->base = gf__zll_base[s]; e->extra = gf__zll_bits[s]; }
+        else if (kind == 1) { e->base = 1u << s; e->extra = (uint8_t)s; }
+        else { e->base = gf__zml_base[s]; e->extra = gf__zml_bits[s]; }
+        e->nbits = nb[u]; e->next = next[u];
+    }
+    *have = 1;
+    *logp = log;
+    *pip = ip;
+    return GPUFEED_OK;
+}
+
+/* Huffman weights compressed with FSE (two interleaved states, bits past
+   the start read as zeros, RFC 8878 4.2.1.2). Returns the number of
+   weights, 0 when corrupt. */
+static unsigned gf__zhuf_fse_weights(const uint8_t *p, size_t n, uint8_t *w)
+{
+    int16_t norm[256];
+    uint8_t sym[64], nb[64];
+    uint16_t next[64];
+    unsigned log, nsym, s1, s2, cnt = 0;
+    long pos;
+    size_t hd = gf__zfse_norm(p, n, norm, 255, 6, &log, &nsym);
+    if (!hd || gf__zfse_build(norm, nsym, log, sym, nb, next)) return 0;
+    p += hd; n -= hd;
+    if (n == 0 || p[n - 1] == 0) return 0;
+    pos = (long)(n - 1) * 8 + (long)gf__hibit32(p[n - 1]);
+#define GF__ZRB(k, out) do { unsigned k_ = (k); long i_; (out) = 0; \
+        for (i_ = pos - 1; i_ >= pos - (long)k_; i_--) (out) = ((out) << 1) | (i_ >= 0 ? (unsigned)(p[i_ >> 3] >> (i_ & 7)) & 1u : 0u); \
+        pos -= (long)k_; } while (0)
+    GF__ZRB(log, s1);
+    GF__ZRB(log, s2);
+    if (pos < 0) return 0;
+    for (;;) {
+        unsigned v;
+        if (cnt >= 255) return 0;
+        w[cnt++] = sym[s1]; GF__ZRB(nb[s1], v); s1 = next[s1] + v;
+        if (pos < 0) { if (cnt >= 255) return 0; w[cnt++] = sym[s2]; break; }
+        if (cnt >= 255) return 0;
+        w[cnt++] = sym[s2]; GF__ZRB(nb[s2], v); s2 = next[s2] + v;
+        if (pos < 0) { if (cnt >= 255) return 0; w[cnt++] = sym[s1]; break; }
+    }
+#undef GF__ZRB
+    return cnt;
+}
+
+/* The Huffman tree description at p[0..n) into z->huf; bytes used in *used. */
+static gpufeed_result gf__zhuf_table(gf__zdec *z, const uint8_t *p, size_t n, size_t *used)
+{
+    uint8_t w[256];
+    unsigned nw, i, hb, sum = 0, mb, rest, wt;
+    uint32_t start[13], cnt[13];
+    if (n < 1) return gf__zfail(z, p, "Huffman tree description missing");
+    hb = p[0];
+    if (hb >= 128) { /* 4-bit weights */
+        nw = hb - 127;
+        if (n - 1 < (nw + 1) / 2) return gf__zfail(z, p, "Huffman tree description truncated");
+        for (i = 0; i < nw; i++) w[i] = (uint8_t)((i & 1) ? p[1 + i / 2] & 15 : p[1 + i / 2] >> 4);
+        *used = 1 + (nw + 1) / 2;
+    } else {
+        if (hb == 0 || n - 1 < hb) return gf__zfail(z, p, "Huffman tree description truncated or empty");
+        nw = gf__zhuf_fse_weights(p + 1, hb, w);
+        if (!nw) return gf__zfail(z, p, "corrupt FSE-compressed Huffman weights");
+        *used = 1 + hb;
+    }
+    for (i = 0; i < nw; i++) {
+        if (w[i] > 11) return gf__zfail(z, p, "Huffman weight %u of symbol %u exceeds 11", w[i], i);
+        if (w[i]) sum += 1u << (w[i] - 1);
+    }
+    if (sum == 0) return gf__zfail(z, p, "Huffman weights are all zero");
+    mb = gf__hibit32(sum) + 1;
+    rest = (1u << mb) - sum;
+    if (mb > 11 || (rest & (rest - 1))) return gf__zfail(z, p, "Huffman weights do not form a prefix code of at most 11 bits");
+    w[nw] = (uint8_t)(gf__hibit32(rest) + 1);
+    memset(cnt, 0, sizeof cnt);
+    for (i = 0; i <= nw; i++) cnt[w[i]]++;
+    start[1] = 0;
+    for (wt = 1; wt < 12; wt++) start[wt + 1] = start[wt] + (cnt[wt] << (wt - 1));
+    for (i = 0; i <= nw; i++) {
+        uint32_t k, len;
+        uint16_t e;
+        if (!w[i]) continue;
+        len = 1u << (w[i] - 1);
+        e = (uint16_t)(i | ((mb + 1 - w[i]) << 8));
+        for (k = 0; k < len; k++) z->huf[start[w[i]] + k] = e;
+        start[w[i]] += len;
+    }
+    z->huf_bits = mb;
+    z->have_huf = 1;
+    return GPUFEED_OK;
+}
+
+/* Finishes a Huffman stream symbol by symbol; 0 when it ends exactly. */
+static int gf__zhuf_tail(const gf__zdec *z, gf__zbits *b, uint8_t *o, uint8_t *e)
+{
+    const uint16_t *dt = z->huf;
+    unsigned sh = 64 - z->huf_bits;
+    while (o < e) {
+        uint16_t v;
+        gf__zbits_fill(b);
+        if (b->used >= 64) return -1;
+        v = dt[(b->bits << b->used) >> sh];
+        *o++ = (uint8_t)v; b->used += v >> 8;
+    }
+    return gf__zbits_done(b) ? 0 : -1;
+}
+
+/* one symbol, at most 11 bits; four of them after a fill fit in 64 bits */
+#define GF__ZHUF1(b, o) do { uint16_t v_ = dt[((b).bits << (b).used) >> sh]; *(o)++ = (uint8_t)v_; (b).used += v_ >> 8; } while (0)
+
+static gpufeed_result gf__zhuf_1(const gf__zdec *z, const uint8_t *p, size_t n, uint8_t *o, size_t cnt)
+{
+    const uint16_t *dt = z->huf;
+    unsigned sh = 64 - z->huf_bits;
+    uint8_t *e = o + cnt;
+    gf__zbits b;
+    if (gf__zbits_init(&b, p, n)) return gf__zfail(z, p, "Huffman stream lacks its end mark");
+    while (e - o >= 4 && b.ptr - b.start >= 8) {
+        GF__ZHUF1(b, o); GF__ZHUF1(b, o); GF__ZHUF1(b, o); GF__ZHUF1(b, o);
+        gf__zbits_fill(&b);
+    }
+    if (gf__zhuf_tail(z, &b, o, e)) return gf__zfail(z, p, "corrupt Huffman stream (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
+    return GPUFEED_OK;
+}
+
+/* four streams; the jump table gives the sizes of the first three */
+static gpufeed_result gf__zhuf_4(const gf__zdec *z, const uint8_t *p, size_t n, uint8_t *o, size_t cnt)
+{
+    const uint16_t *dt = z->huf;
+    unsigned sh = 64 - z->huf_bits;
+    size_t l1, l2, l3, seg = (cnt + 3) / 4;
+    gf__zbits b1, b2, b3, b4;
+    uint8_t *o1 = o, *o2 = o + seg, *o3 = o2 + seg, *o4 = o3 + seg, *e4 = o + cnt;
+    const uint8_t *s;
+    if (n < 10 || cnt < 6) return gf__zfail(z, p, "4-stream literals too short (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
+    l1 = gf__ld16(p); l2 = gf__ld16(p + 2); l3 = gf__ld16(p + 4);
+    if (l1 + l2 + l3 >= n - 6) return gf__zfail(z, p, "Huffman jump table (%llu + %llu + %llu bytes) overruns the %llu-byte literals",
+                                                 (unsigned long long)l1, (unsigned long long)l2, (unsigned long long)l3, (unsigned long long)n);
+    s = p + 6;
+    if (gf__zbits_init(&b1, s, l1) || gf__zbits_init(&b2, s + l1, l2) || gf__zbits_init(&b3, s + l1 + l2, l3) ||
+        gf__zbits_init(&b4, s + l1 + l2 + l3, n - 6 - l1 - l2 - l3))
+        return gf__zfail(z, p, "a Huffman stream lacks its end mark");
+    while (e4 - o4 >= 4 && b1.ptr - b1.start >= 8 && b2.ptr - b2.start >= 8 && b3.ptr - b3.start >= 8 && b4.ptr - b4.start >= 8) {
+        GF__ZHUF1(b1, o1); GF__ZHUF1(b2, o2); GF__ZHUF1(b3, o3); GF__ZHUF1(b4, o4);
+        GF__ZHUF1(b1, o1); GF__ZHUF1(b2, o2); GF__ZHUF1(b3, o3); GF__ZHUF1(b4, o4);
+        GF__ZHUF1(b1, o1); GF__ZHUF1(b2, o2); GF__ZHUF1(b3, o3); GF__ZHUF1(b4, o4);
+        GF__ZHUF1(b1, o1); GF__ZHUF1(b2, o2); GF__ZHUF1(b3, o3); GF__ZHUF1(b4, o4);
+        gf__zbits_fill(&b1); gf__zbits_fill(&b2); gf__zbits_fill(&b3); gf__zbits_fill(&b4);
+    }
+    if (gf__zhuf_tail(z, &b1, o1, o + seg) || gf__zhuf_tail(z, &b2, o2, o + 2 * seg) || gf__zhuf_tail(z, &b3, o3, o + 3 * seg) ||
+        gf__zhuf_tail(z, &b4, o4, e4))
+        return gf__zfail(z, p, "corrupt Huffman streams (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
+    return GPUFEED_OK;
+}
+#undef GF__ZHUF1
+
+/* The literals section at *pip (the block ends at bend) into dst just
+   before litend; at most cap literals. */
+static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t *bend, uint8_t *litend, size_t cap, uint8_t **lit, size_t *nlit)
+{
+    const uint8_t *ip = *pip;
+    size_t avail = (size_t)(bend - ip), hs, regen, csize = 0;
+    unsigned type, sf;
+    uint8_t *out;
+    gpufeed_result r;
+    if (avail < 1) return gf__zfail(z, ip, "literals section missing");
+    type = ip[0] & 3; sf = (ip[0] >> 2) & 3;
+    hs = type < 2 ? (sf == 1 ? 2 : sf == 3 ? 3 : 1) : (sf < 2 ? 3 : sf == 2 ? 4 : 5);
+    if (avail < hs) return gf__zfail(z, ip, "literals section header truncated");
+    if (type < 2) {
+        regen = hs == 1 ? (size_t)(ip[0] >> 3) : hs == 2 ? (size_t)(ip[0] >> 4) + ((size_t)ip[1] << 4)
+                                                         : (size_t)(ip[0] >> 4) + ((size_t)ip[1] << 4) + ((size_t)ip[2] << 12);
+    } else if (hs == 3) {
+        uint32_t v = ip[0] | ((uint32_t)ip[1] << 8) | ((uint32_t)ip[2] << 16);
+        regen = (v >> 4) & 0x3FF; csize = (v >> 14) & 0x3FF;
+    } else if (hs == 4) {
+        uint32_t v = gf__ld32(ip);
+        regen = (v >> 4) & 0x3FFF; csize = v >> 18;
+    } else {
+        uint64_t v = gf__ld32(ip) | ((uint64_t)ip[4] << 32);
+        regen = (size_t)((v >> 4) & 0x3FFFF); csize = (size_t)((v >> 22) & 0x3FFFF);
+    }
+    if (regen > cap)
+        return gf__zfail(z, ip, "%llu literals exceed the block's output limit of %llu bytes", (unsigned long long)regen, (unsigned long long)cap);
+    *pip = ip += hs; avail -= hs;
+    out = litend - regen;
+    switch (type) {
+    case 0:
+        if (avail < regen) return gf__zfail(z, ip, "%llu raw literals, only %llu bytes left in the block", (unsigned long long)regen, (unsigned long long)avail);
+        memcpy(out, ip, regen);
+        ip += regen;
+        break;
+    case 1:
+        if (avail < 1) return gf__zfail(z, ip, "RLE literals truncated");
+        memset(out, ip[0], regen);
+        ip += 1;
+        break;
+    default: {
+        const uint8_t *cend = ip + csize;
+        if (csize > avail) return gf__zfail(z, ip, "compressed literals of %llu bytes, only %llu left in the block", (unsigned long long)csize, (unsigned long long)avail);
+        if (type == 2) {
+            size_t used = 0;
+            r = gf__zhuf_table(z, ip, csize, &used);
+            if (r) return r;
+            ip += used;
+        } else if (!z->have_huf) {
+            return gf__zfail(z, ip - hs, "treeless literals, but no Huffman table earlier in the frame");
+        }
+        r = sf == 0 ? gf__zhuf_1(z, ip, (size_t)(cend - ip), out, regen) : gf__zhuf_4(z, ip, (size_t)(cend - ip), out, regen);
+        if (r) return r;
+        ip = cend;
+    }
+    }
+    *pip = ip; *lit = out; *nlit = regen;
+    return GPUFEED_OK;
+}
+
+/* Copies for the sequences: 16 bytes at a time, and the slow exact ones
+   near the end of the page or of the literals. */
+static void gf__zcopy16(uint8_t *d, const uint8_t *s, size_t n)
+{
+    uint8_t *e = d + n;
+    do { memcpy(d, s, 16); d += 16; s += 16; } while (d < e);
+}
+/* a match of n bytes from off back, allowed to write up to 15 bytes past */
+static void gf__zmatch_wild(uint8_t *d, size_t off, size_t n)
+{
+    static const uint8_t period8[8] = { 0, 8, 8, 9, 8, 10, 12, 14 }; /* smallest multiple >= 8 */
+    const uint8_t *s = d - off;
+    uint8_t *e = d + n;
+    if (off >= 16) { gf__zcopy16(d, s, n); return; }
+    if (off < 8) {
+        size_t k;
+        for (k = 0; k < 8; k++) d[k] = s[k];
+        d += 8; off = period8[off]; s = d - off;
+    }
+    while (d < e) { memcpy(d, s, 8); d += 8; s += 8; }
+}
+
+/* The sequences section at ip..bend: decodes and executes the sequences
+   at op (the block may produce up to oblk bytes there), consuming the
+   nlit literals at lit; *opp receives the end of the block's output. */
+static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *bend, uint8_t *fstart, uint8_t **opp, uint8_t *oblk, uint8_t *oend,
+                                const uint8_t *lit, size_t nlit, int page_limited)
+{
+    uint8_t *op = *opp;
+    const uint8_t *lp = lit, *lend = lit + nlit, *at = ip;
+    unsigned nseq, i, modes;
+    gf__zbits b;
+    size_t sll, sml, sof, r1, r2, r3;
+    const gf__zent *llt = z->ll, *mlt = z->ml, *oft = z->of;
+    gpufeed_result r;
+    if (ip >= bend) return gf__zfail(z, ip, "sequences section missing");
+    nseq = *ip++;
+    if (nseq >= 128) {
+        if (nseq < 255) {
+            if (ip >= bend) return gf__zfail(z, at, "sequences section header truncated");
+            nseq = ((nseq - 128) << 8) + *ip++;
+        } else {
+            if (bend - ip < 2) return gf__zfail(z, at, "sequences section header truncated");
+            nseq = gf__ld16(ip) + 0x7F00u; ip += 2;
+        }
+    }
+    if (nseq == 0) {
+        if (ip != bend) return gf__zfail(z, ip, "%llu bytes after an empty sequences section", (unsigned long long)(bend - ip));
+        memmove(op, lp, nlit);
+        *opp = op + nlit;
+        return GPUFEED_OK;
+    }
+    if (ip >= bend) return gf__zfail(z, at, "sequences section header truncated");
+    modes = *ip++;
+    if (modes & 3) return gf__zfail(z, ip - 1, "reserved bits set in the symbol compression modes 0x%02x", modes);
+    if ((r = gf__zseq_table(z, 0, modes >> 6, &ip, bend)) != GPUFEED_OK) return r;
+    if ((r = gf__zseq_table(z, 1, (modes >> 4) & 3, &ip, bend)) != GPUFEED_OK) return r;
+    if ((r = gf__zseq_table(z, 2, (modes >> 2) & 3, &ip, bend)) != GPUFEED_OK) return r;
+    if (gf__zbits_init(&b, ip, (size_t)(bend - ip))) return gf__zfail(z, ip, "sequence bitstream is empty or lacks its end mark");
+    GF__ZREAD(b, z->ll_log, sll);
+    GF__ZREAD(b, z->of_log, sof);
+    GF__ZREAD(b, z->ml_log, sml);
+    r1 = z->rep[0]; r2 = z->rep[1]; r3 = z->rep[2];
+    for (i = 0; i < nseq; i++) {
+        gf__zent el = llt[sll], em = mlt[sml], eo = oft[sof];
+        size_t ofv, ml, ll, off, room;
+        gf__zbits_fill(&b);
+        GF__ZREAD(b, eo.extra, ofv);
+        ofv += eo.base;
+        if (b.used > 32) gf__zbits_fill(&b);
+        GF__ZREAD(b, em.extra, ml);
+        ml += em.base;
+        GF__ZREAD(b, el.extra, ll);
+        ll += el.base;
+        if (b.used > 38) gf__zbits_fill(&b);
+        if (i + 1 < nseq) {
+            size_t v;
+            GF__ZREAD(b, el.nbits, v); sll = el.next + v;
+            GF__ZREAD(b, em.nbits, v); sml = em.next + v;
+            GF__ZREAD(b, eo.nbits, v); sof = eo.next + v;
+        }
+        if (ofv > 3) {
+            off = ofv - 3; r3 = r2; r2 = r1; r1 = off;
+        } else {
+            size_t k = ofv - 1 + (ll == 0);
+            if (k == 0) off = r1;
+            else {
+                off = k == 1 ? r2 : k == 2 ? r3 : r1 - 1;
+                if (k != 1) r3 = r2;
+                r2 = r1; r1 = off;
+            }
+        }
+        /* the block's output holds this sequence and every literal left */
+        if (ll > (size_t)(lend - lp))
+            return gf__zfail(z, at, "sequence %u of %u: literal length %llu, only %llu literals left", i, nseq, (unsigned long long)ll, (unsigned long long)(lend - lp));
+        room = (size_t)(oblk - op) - (size_t)(lend - lp);
+        if (ml > room) {
+            if (page_limited) return gf__zfail(z, at, "sequence %u of %u: output exceeds the %llu-byte page", i, nseq, (unsigned long long)z->dn);
+            return gf__zfail(z, at, "sequence %u of %u: the block's output exceeds %u bytes", i, nseq, GF__ZSTD_BLOCK_MAX);
+        }
+        if (off == 0 || off > (size_t)(op - fstart) + ll)
+            return gf__zfail(z, at, "sequence %u of %u: offset %llu beyond the %llu bytes produced", i, nseq, (unsigned long long)off,
+                             (unsigned long long)((size_t)(op - fstart) + ll));
+        if (GF__LIKELY((size_t)(lp - op) >= ml + 16 && (size_t)(oend - lp) >= ll + 16)) {
+            gf__zcopy16(op, lp, ll);
+            op += ll; lp += ll;
+            gf__zmatch_wild(op, off, ml);
+            op += ml;
+        } else {
+            const uint8_t *s;
+            size_t k;
+            memmove(op, lp, ll);
+            op += ll; lp += ll;
+            s = op - off;
+            if (off >= ml) memcpy(op, s, ml);
+            else for (k = 0; k < ml; k++) op[k] = s[k];
+            op += ml;
+        }
+    }
+    if (!gf__zbits_done(&b)) return gf__zfail(z, at, "sequence bitstream not consumed exactly by its %u sequences", nseq);
+    z->rep[0] = r1; z->rep[1] = r2; z->rep[2] = r3;
+    memmove(op, lp, (size_t)(lend - lp));
+    *opp = op + (lend - lp);
+    return GPUFEED_OK;
+}
+
+/* One compressed block [ip, ip + bs); its output starts at *opp. */
+static gpufeed_result gf__zblock(gf__zdec *z, const uint8_t *ip, size_t bs, uint8_t *fstart, uint8_t **opp, uint8_t *oend, size_t blockmax)
+{
+    uint8_t *op = *opp, *lit = NULL;
+    size_t room = (size_t)(oend - op), cap = room < blockmax ? room : blockmax, nlit = 0;
+    const uint8_t *bend = ip + bs;
+    /* the literals end 64 bytes past the block's largest output when the
+       page has room: the sequences' 16-byte copies then never slow down */
+    uint8_t *litend = op + (room - cap >= 64 ? cap + 64 : room);
+    gpufeed_result r = gf__zlits(z, &ip, bend, litend, cap, &lit, &nlit);
+    if (r) return r;
+    return gf__zseqs(z, ip, bend, fstart, opp, op + cap, oend, lit, nlit, room < blockmax);
+}
+
+/* One frame at *pip (magic number checked) into *opp. */
+static gpufeed_result gf__zframe(gf__zdec *z, const uint8_t **pip, const uint8_t *iend, uint8_t **opp, uint8_t *oend)
+{
+    const uint8_t *ip = *pip;
+    uint8_t *op = *opp, *fstart = op;
+    gf__zhdr h;
+    size_t blockmax;
+    gpufeed_result r = gf__zstd_header(ip, (size_t)(iend - ip), &h, z->frame, (unsigned long long)(ip - z->src), z->msg, z->cap);
+    if (r) return r;
+    if (h.fcs != GF__ZSTD_NO_SIZE && h.fcs > (uint64_t)(oend - op)) {
+        gf__fmt(z->msg, z->cap, "zstd: frame %u at input byte %llu: content size %llu exceeds the %llu bytes left of the %llu-byte page", z->frame,
+                (unsigned long long)(ip - z->src), (unsigned long long)h.fcs, (unsigned long long)(oend - op), (unsigned long long)z->dn);
+        return GPUFEED_ERR_CODEC;
+    }
+    ip += h.size;
+    blockmax = h.window < GF__ZSTD_BLOCK_MAX ? (size_t)h.window : GF__ZSTD_BLOCK_MAX;
+    z->have_ll = z->have_ml = z->have_of = z->have_huf = 0;
+    z->rep[0] = 1; z->rep[1] = 4; z->rep[2] = 8;
+    for (z->block = 0;; z->block++) {
+        uint32_t bh;
+        unsigned type;
+        size_t bs;
+        if (iend - ip < 3) return gf__zfail(z, ip, "block header truncated (%llu bytes left)", (unsigned long long)(iend - ip));
+        bh = ip[0] | ((uint32_t)ip[1] << 8) | ((uint32_t)ip[2] << 16);
+        type = (bh >> 1) & 3; bs = bh >> 3;
+        if (type == 3) return gf__zfail(z, ip, "reserved block type 3");
+        if (bs > blockmax)
+            return gf__zfail(z, ip, "block size %llu exceeds the frame's block maximum of %llu bytes", (unsigned long long)bs, (unsigned long long)blockmax);
+        ip += 3;
+        if (type == 1 ? ip >= iend : (size_t)(iend - ip) < bs)
+            return gf__zfail(z, ip - 3, "block of %llu bytes truncated (%llu bytes left)", (unsigned long long)(type == 1 ? 1 : bs), (unsigned long long)(iend - ip));
+        if (type < 2 && bs > (size_t)(oend - op))
+            return gf__zfail(z, ip - 3, "%s block of %llu bytes: output exceeds the %llu-byte page", type ? "RLE" : "raw", (unsigned long long)bs, (unsigned long long)z->dn);
+        if (type == 0) { memcpy(op, ip, bs); op += bs; ip += bs; }
+        else if (type == 1) { memset(op, *ip, bs); op += bs; ip += 1; }
+        else {
+            r = gf__zblock(z, ip, bs, fstart, &op, oend, blockmax);
+            if (r) return r;
+            ip += bs;
+        }
+        if (bh & 1) break;
+    }
+    if (h.fcs != GF__ZSTD_NO_SIZE && h.fcs != (uint64_t)(op - fstart))
+        return gf__zfail(z, ip, "frame content size says %llu bytes, its blocks produced %llu", (unsigned long long)h.fcs, (unsigned long long)(op - fstart));
+    if (h.checksum) {
+        uint32_t want, got;
+        if (iend - ip < 4) return gf__zfail(z, ip, "content checksum truncated (%llu bytes left)", (unsigned long long)(iend - ip));
+        want = gf__ld32(ip);
+        got = (uint32_t)gpufeed_hash64(fstart, (size_t)(op - fstart), 0);
+        if (want != got) {
+            gf__fmt(z->msg, z->cap, "zstd: frame %u: content checksum mismatch (stored 0x%08lx, computed 0x%08lx over %llu bytes)", z->frame,
+                    (unsigned long)want, (unsigned long)got, (unsigned long long)(op - fstart));
+            return GPUFEED_ERR_CHECKSUM;
+        }
+        ip += 4;
+    }
+    *pip = ip; *opp = op;
+    return GPUFEED_OK;
+}
+
+static gpufeed_result gf__zstd(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    gf__zdec z;
+    static const uint8_t no_input = 0;
+    uint8_t no_output = 0;
+    const uint8_t *ip, *iend;
+    uint8_t *op, *oend;
+    if (!src) { src = &no_input; n = 0; }
+    if (!dst) { dst = &no_output; dn = 0; }
+    z.src = src; z.dn = dn; z.msg = msg; z.cap = cap; z.frame = 0; z.block = 0;
+    ip = src; iend = src + n; op = dst; oend = dst + dn;
+    while (ip < iend) {
+        size_t left = (size_t)(iend - ip);
+        gpufeed_result r;
+        if (left >= 4 && (gf__ld32(ip) & 0xFFFFFFF0u) == 0x184D2A50u) {
+            size_t skip = 0;
+            r = gf__zstd_skippable(ip, left, &skip, z.frame, (unsigned long long)(ip - src), msg, cap);
+            if (r) return r;
+            ip += skip; z.frame++;
+            continue;
+        }
+        if (left < 4 || gf__ld32(ip) != GF__ZSTD_MAGIC) {
+            gf__fmt(msg, cap, "zstd: input byte %llu: not a zstd frame (%llu bytes left%s)", (unsigned long long)(ip - src), (unsigned long long)left,
+                    left < 4 ? "" : ", bad magic number");
+            return GPUFEED_ERR_CODEC;
+        }
+        r = gf__zframe(&z, &ip, iend, &op, oend);
+        if (r) return r;
+        z.frame++;
+    }
+    if (op != oend) {
+        gf__fmt(msg, cap, "zstd: frames produced %llu bytes, page header says %llu", (unsigned long long)(op - dst), (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
+    return GPUFEED_OK;
+}
+#endif /* GPUFEED_USE_LIBZSTD */
+#endif /* GPUFEED_NO_ZSTD */
+
 /* Decompresses one page body. `dst` holds exactly dn bytes. */
 static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
 {
@@ -2502,6 +3335,9 @@ static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, si
 #ifndef GPUFEED_NO_LZ4
     case GPUFEED_CODEC_LZ4_RAW: return gf__lz4_raw(src, n, dst, dn, msg, cap);
     case GPUFEED_CODEC_LZ4: return gf__lz4_hadoop(src, n, dst, dn, msg, cap);
+#endif
+#ifndef GPUFEED_NO_ZSTD
+    case GPUFEED_CODEC_ZSTD: return gf__zstd(src, n, dst, dn, msg, cap);
 #endif
     default:
         gf__fmt(msg, cap, "codec %s is not supported yet", gpufeed_codec_name(codec));
@@ -2519,6 +3355,9 @@ static int gf__codec_supported(gpufeed_codec codec)
 #ifndef GPUFEED_NO_LZ4
     case GPUFEED_CODEC_LZ4_RAW: case GPUFEED_CODEC_LZ4: return 1;
 #endif
+#ifndef GPUFEED_NO_ZSTD
+    case GPUFEED_CODEC_ZSTD: return 1;
+#endif
     default: return 0;
     }
 }
@@ -2530,6 +3369,8 @@ static uint64_t gf__codec_max_expansion(gpufeed_codec codec, uint64_t n)
     switch (codec) {
     case GPUFEED_CODEC_SNAPPY: return n * 22 + 32;   /* 64 bytes from a 3-byte copy */
     case GPUFEED_CODEC_LZ4_RAW: case GPUFEED_CODEC_LZ4: return n * 256 + 64; /* a 255-run byte adds 255 */
+    case GPUFEED_CODEC_ZSTD: /* an RLE block: 4 bytes give up to 128 KiB */
+        return n > UINT64_MAX / 32768 ? UINT64_MAX : n * 32768;
     default: return UINT64_MAX;
     }
 }
