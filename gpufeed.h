@@ -3026,7 +3026,7 @@ static gpufeed_result gf__zhuf_4(const gf__zdec *z, const uint8_t *p, size_t n, 
 
 /* The literals section at *pip (the block ends at bend) into dst just
    before litend; at most cap literals. */
-static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t *bend, uint8_t *litend, size_t cap, uint8_t **lit, size_t *nlit)
+static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t *bend, uint8_t *litend, size_t cap, int page_limited, uint8_t **lit, size_t *nlit)
 {
     const uint8_t *ip = *pip;
     size_t avail = (size_t)(bend - ip), hs, regen, csize = 0;
@@ -3050,8 +3050,10 @@ static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t 
         uint64_t v = gf__ld32(ip) | ((uint64_t)ip[4] << 32);
         regen = (size_t)((v >> 4) & 0x3FFFF); csize = (size_t)((v >> 22) & 0x3FFFF);
     }
-    if (regen > cap)
-        return gf__zfail(z, ip, "%llu literals exceed the block's output limit of %llu bytes", (unsigned long long)regen, (unsigned long long)cap);
+    if (regen > cap) {
+        if (page_limited) return gf__zfail(z, ip, "%llu literals: output exceeds the %llu-byte page", (unsigned long long)regen, (unsigned long long)z->dn);
+        return gf__zfail(z, ip, "%llu literals exceed the block maximum of %llu bytes", (unsigned long long)regen, (unsigned long long)cap);
+    }
     *pip = ip += hs; avail -= hs;
     out = litend - regen;
     switch (type) {
@@ -3183,7 +3185,7 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
         room = (size_t)(oblk - op) - (size_t)(lend - lp);
         if (ml > room) {
             if (page_limited) return gf__zfail(z, at, "sequence %u of %u: output exceeds the %llu-byte page", i, nseq, (unsigned long long)z->dn);
-            return gf__zfail(z, at, "sequence %u of %u: the block's output exceeds %u bytes", i, nseq, GF__ZSTD_BLOCK_MAX);
+            return gf__zfail(z, at, "sequence %u of %u: the block's output exceeds its maximum of %llu bytes", i, nseq, (unsigned long long)(oblk - *opp));
         }
         if (off == 0 || off > (size_t)(op - fstart) + ll)
             return gf__zfail(z, at, "sequence %u of %u: offset %llu beyond the %llu bytes produced", i, nseq, (unsigned long long)off,
@@ -3220,7 +3222,7 @@ static gpufeed_result gf__zblock(gf__zdec *z, const uint8_t *ip, size_t bs, uint
     /* the literals end 64 bytes past the block's largest output when the
        page has room: the sequences' 16-byte copies then never slow down */
     uint8_t *litend = op + (room - cap >= 64 ? cap + 64 : room);
-    gpufeed_result r = gf__zlits(z, &ip, bend, litend, cap, &lit, &nlit);
+    gpufeed_result r = gf__zlits(z, &ip, bend, litend, cap, room < blockmax, &lit, &nlit);
     if (r) return r;
     return gf__zseqs(z, ip, bend, fstart, opp, op + cap, oend, lit, nlit, room < blockmax);
 }
