@@ -2663,9 +2663,11 @@ static unsigned gf__hibit32(uint32_t v) /* v > 0 */
 #endif
 }
 
-/* one state of a sequence FSE table: the code's baseline and extra bits,
-   and how to reach the next state */
-typedef struct gf__zent { uint32_t base; uint8_t extra, nbits; uint16_t next; } gf__zent;
+/* one state of a sequence FSE table, packed in 64 bits: the code's
+   baseline (bits 0-31) and extra bits (32-39), then the bits to read for the
+   next state (40-47) and its baseline (48-63) */
+typedef uint64_t gf__zent;
+#define GF__ZENT(base, extra, nbits, next) ((uint64_t)(base) | ((uint64_t)(extra) << 32) | ((uint64_t)(nbits) << 40) | ((uint64_t)(next) << 48))
 
 typedef struct gf__zdec {
     gf__zent ll[1 << 9], ml[1 << 9], of[1 << 8];    /* literal length, match length, offset */
@@ -2868,11 +2870,9 @@ static gpufeed_result gf__zseq_table(gf__zdec *z, int kind, unsigned mode, const
     size = 1u << log;
     for (u = 0; u < size; u++) {
         unsigned s = sym[u];
-        gf__zent *e = &t[u];
-        if (kind == 0) { e->base = gf__zll_base[s]; e->extra = gf__zll_bits[s]; }
-        else if (kind == 1) { e->base = 1u << s; e->extra = (uint8_t)s; }
-        else { e->base = gf__zml_base[s]; e->extra = gf__zml_bits[s]; }
-        e->nbits = nb[u]; e->next = next[u];
+        if (kind == 0) t[u] = GF__ZENT(gf__zll_base[s], gf__zll_bits[s], nb[u], next[u]);
+        else if (kind == 1) t[u] = GF__ZENT(1u << s, s, nb[u], next[u]);
+        else t[u] = GF__ZENT(gf__zml_base[s], gf__zml_bits[s], nb[u], next[u]);
     }
     *have = 1;
     *logp = log;
@@ -3097,16 +3097,29 @@ static void gf__zcopy16(uint8_t *d, const uint8_t *s, size_t n)
 /* a match of n bytes from off back, allowed to write up to 15 bytes past */
 static void gf__zmatch_wild(uint8_t *d, size_t off, size_t n)
 {
-    static const uint8_t period8[8] = { 0, 8, 8, 9, 8, 10, 12, 14 }; /* smallest multiple >= 8 */
+    /* k % off for k < 8, off < 8 */
+    static const uint8_t mod8[8][8] = { { 0 }, { 0, 0, 0, 0, 0, 0, 0, 0 }, { 0, 1, 0, 1, 0, 1, 0, 1 }, { 0, 1, 2, 0, 1, 2, 0, 1 },
+                                        { 0, 1, 2, 3, 0, 1, 2, 3 }, { 0, 1, 2, 3, 4, 0, 1, 2 }, { 0, 1, 2, 3, 4, 5, 0, 1 },
+                                        { 0, 1, 2, 3, 4, 5, 6, 0 } };
     const uint8_t *s = d - off;
     uint8_t *e = d + n;
     if (off >= 16) { gf__zcopy16(d, s, n); return; }
-    if (off < 8) {
-        size_t k;
-        for (k = 0; k < 8; k++) d[k] = s[k];
-        d += 8; off = period8[off]; s = d - off;
+    if (off >= 8) {
+        do { memcpy(d, s, 8); d += 8; s += 8; } while (d < e);
+        return;
     }
-    while (d < e) { memcpy(d, s, 8); d += 8; s += 8; }
+    {   /* a short period: 8 bytes of the pattern in a register, rotated
+           for each next 8 (no reading back of bytes just written) */
+        const uint8_t *m = mod8[off];
+        unsigned r = (unsigned)(8 % off) * 8, l = (unsigned)off * 8 - r;
+        uint64_t p = (uint64_t)s[m[0]] | ((uint64_t)s[m[1]] << 8) | ((uint64_t)s[m[2]] << 16) | ((uint64_t)s[m[3]] << 24) |
+                     ((uint64_t)s[m[4]] << 32) | ((uint64_t)s[m[5]] << 40) | ((uint64_t)s[m[6]] << 48) | ((uint64_t)s[m[7]] << 56);
+        memcpy(d, &p, 8);
+        for (d += 8; d < e; d += 8) {
+            p = (p >> r) | (p << l);
+            memcpy(d, &p, 8);
+        }
+    }
 }
 
 /* The sequences section at ip..bend: decodes and executes the sequences
@@ -3116,11 +3129,11 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
                                 const uint8_t *lit, size_t nlit, int page_limited)
 {
     uint8_t *op = *opp;
-    const uint8_t *lp = lit, *lend = lit + nlit, *at = ip;
-    unsigned nseq, i, modes;
+    const uint8_t *lp = lit, *lend = lit + nlit, *at = ip, *bp, *bstart;
+    unsigned nseq, i, modes, used;
     gf__zbits b;
+    uint64_t bits;
     size_t sll, sml, sof, r1, r2, r3;
-    const gf__zent *llt = z->ll, *mlt = z->ml, *oft = z->of;
     gpufeed_result r;
     if (ip >= bend) return gf__zfail(z, ip, "sequences section missing");
     nseq = *ip++;
@@ -3146,27 +3159,31 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
     if ((r = gf__zseq_table(z, 1, (modes >> 4) & 3, &ip, bend)) != GPUFEED_OK) return r;
     if ((r = gf__zseq_table(z, 2, (modes >> 2) & 3, &ip, bend)) != GPUFEED_OK) return r;
     if (gf__zbits_init(&b, ip, (size_t)(bend - ip))) return gf__zfail(z, ip, "sequence bitstream is empty or lacks its end mark");
-    GF__ZREAD(b, z->ll_log, sll);
-    GF__ZREAD(b, z->of_log, sof);
-    GF__ZREAD(b, z->ml_log, sml);
+    /* the bit reader in scalars, so that it stays in registers */
+    bits = b.bits; used = b.used; bp = b.ptr; bstart = b.start;
+#define GF__ZFILL() do { size_t st_ = used >> 3, hv_ = (size_t)(bp - bstart); if (st_ > hv_) st_ = hv_; \
+        bp -= st_; used -= (unsigned)st_ << 3; bits = gf__ld64(bp); } while (0)
+#define GF__ZGET(n, out) do { unsigned n_ = (n); (out) = (size_t)(((bits << (used & 63)) >> 1) >> (63 - n_)); used += n_; } while (0)
+    GF__ZGET(z->ll_log, sll);
+    GF__ZGET(z->of_log, sof);
+    GF__ZGET(z->ml_log, sml);
     r1 = z->rep[0]; r2 = z->rep[1]; r3 = z->rep[2];
     for (i = 0; i < nseq; i++) {
-        gf__zent el = llt[sll], em = mlt[sml], eo = oft[sof];
-        size_t ofv, ml, ll, off, room;
-        gf__zbits_fill(&b);
-        GF__ZREAD(b, eo.extra, ofv);
-        ofv += eo.base;
-        if (b.used > 32) gf__zbits_fill(&b);
-        GF__ZREAD(b, em.extra, ml);
-        ml += em.base;
-        GF__ZREAD(b, el.extra, ll);
-        ll += el.base;
-        if (b.used > 38) gf__zbits_fill(&b);
+        uint64_t el = z->ll[sll], em = z->ml[sml], eo = z->of[sof];
+        size_t ofv, ml, ll, off, v;
+        GF__ZFILL();
+        GF__ZGET((unsigned)(eo >> 32) & 0xFF, ofv);
+        ofv += (uint32_t)eo;
+        if (used > 32) GF__ZFILL();
+        GF__ZGET((unsigned)(em >> 32) & 0xFF, ml);
+        ml += (uint32_t)em;
+        GF__ZGET((unsigned)(el >> 32) & 0xFF, ll);
+        ll += (uint32_t)el;
+        if (used > 38) GF__ZFILL();
         if (i + 1 < nseq) {
-            size_t v;
-            GF__ZREAD(b, el.nbits, v); sll = el.next + v;
-            GF__ZREAD(b, em.nbits, v); sml = em.next + v;
-            GF__ZREAD(b, eo.nbits, v); sof = eo.next + v;
+            GF__ZGET((unsigned)(el >> 40) & 0xFF, v); sll = (size_t)(el >> 48) + v;
+            GF__ZGET((unsigned)(em >> 40) & 0xFF, v); sml = (size_t)(em >> 48) + v;
+            GF__ZGET((unsigned)(eo >> 40) & 0xFF, v); sof = (size_t)(eo >> 48) + v;
         }
         if (ofv > 3) {
             off = ofv - 3; r3 = r2; r2 = r1; r1 = off;
@@ -3180,14 +3197,13 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
             }
         }
         /* the block's output holds this sequence and every literal left */
-        if (ll > (size_t)(lend - lp))
+        if (GF__UNLIKELY(ll > (size_t)(lend - lp)))
             return gf__zfail(z, at, "sequence %u of %u: literal length %llu, only %llu literals left", i, nseq, (unsigned long long)ll, (unsigned long long)(lend - lp));
-        room = (size_t)(oblk - op) - (size_t)(lend - lp);
-        if (ml > room) {
+        if (GF__UNLIKELY(ml > (size_t)(oblk - op) - (size_t)(lend - lp))) {
             if (page_limited) return gf__zfail(z, at, "sequence %u of %u: output exceeds the %llu-byte page", i, nseq, (unsigned long long)z->dn);
             return gf__zfail(z, at, "sequence %u of %u: the block's output exceeds its maximum of %llu bytes", i, nseq, (unsigned long long)(oblk - *opp));
         }
-        if (off == 0 || off > (size_t)(op - fstart) + ll)
+        if (GF__UNLIKELY(off == 0 || off > (size_t)(op - fstart) + ll))
             return gf__zfail(z, at, "sequence %u of %u: offset %llu beyond the %llu bytes produced", i, nseq, (unsigned long long)off,
                              (unsigned long long)((size_t)(op - fstart) + ll));
         if (GF__LIKELY((size_t)(lp - op) >= ml + 16 && (size_t)(oend - lp) >= ll + 16)) {
@@ -3206,7 +3222,10 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
             op += ml;
         }
     }
-    if (!gf__zbits_done(&b)) return gf__zfail(z, at, "sequence bitstream not consumed exactly by its %u sequences", nseq);
+    GF__ZFILL();
+#undef GF__ZFILL
+#undef GF__ZGET
+    if (bp != bstart || used != 64) return gf__zfail(z, at, "sequence bitstream not consumed exactly by its %u sequences", nseq);
     z->rep[0] = r1; z->rep[1] = r2; z->rep[2] = r3;
     memmove(op, lp, (size_t)(lend - lp));
     *opp = op + (lend - lp);
