@@ -2671,9 +2671,10 @@ typedef uint64_t gf__zent;
 
 typedef struct gf__zdec {
     gf__zent ll[1 << 9], ml[1 << 9], of[1 << 8];    /* literal length, match length, offset */
-    uint16_t huf[1 << 11];      /* symbol | code bits << 8, indexed by the next huf_bits bits */
-    unsigned huf_bits, ll_log, ml_log, of_log;
-    int have_ll, have_ml, have_of, have_huf;         /* for Repeat_Mode and treeless literals */
+    uint16_t huf[1 << 11];      /* symbol | code bits << 8, indexed by the next 11 bits (whatever the code's depth) */
+    uint32_t huf2[1 << 11];     /* the same for up to two symbols: sym1 | sym2 << 8 | bits << 16 | count << 24 */
+    unsigned ll_log, ml_log, of_log;
+    int have_ll, have_ml, have_of, have_huf, have_huf2; /* for Repeat_Mode and treeless literals */
     size_t rep[3];              /* repeat offsets */
     const uint8_t *src;         /* for messages */
     size_t dn;
@@ -2944,63 +2945,108 @@ static gpufeed_result gf__zhuf_table(gf__zdec *z, const uint8_t *p, size_t n, si
     w[nw] = (uint8_t)(gf__hibit32(rest) + 1);
     memset(cnt, 0, sizeof cnt);
     for (i = 0; i <= nw; i++) cnt[w[i]]++;
+    /* codes in order of weight, then symbol; a code of b bits fills
+       2^(11 - b) entries, so that the next 11 bits index the table */
     start[1] = 0;
-    for (wt = 1; wt < 12; wt++) start[wt + 1] = start[wt] + (cnt[wt] << (wt - 1));
+    for (wt = 1; wt < 12; wt++) start[wt + 1] = start[wt] + (cnt[wt] << (wt - 1 + 11 - mb));
     for (i = 0; i <= nw; i++) {
         uint32_t k, len;
         uint16_t e;
         if (!w[i]) continue;
-        len = 1u << (w[i] - 1);
+        len = 1u << (w[i] - 1 + 11 - mb);
         e = (uint16_t)(i | ((mb + 1 - w[i]) << 8));
         for (k = 0; k < len; k++) z->huf[start[w[i]] + k] = e;
         start[w[i]] += len;
     }
-    z->huf_bits = mb;
     z->have_huf = 1;
+    z->have_huf2 = 0;
     return GPUFEED_OK;
+}
+
+/* The two-symbol table: where the first code leaves room in the next
+   11 bits for a whole second one, one lookup gives both. */
+static void gf__zhuf2_build(gf__zdec *z)
+{
+    unsigned mb = 11, size = 1u << mb, mask = size - 1, u;
+    for (u = 0; u < size; u++) {
+        uint16_t a = z->huf[u], b2;
+        unsigned l1 = a >> 8;
+        b2 = z->huf[(u << l1) & mask];
+        if (l1 < mb && (unsigned)(b2 >> 8) <= mb - l1)
+            z->huf2[u] = (uint32_t)(a & 0xFF) | ((uint32_t)(b2 & 0xFF) << 8) | ((l1 + (b2 >> 8)) << 16) | (2u << 24);
+        else
+            z->huf2[u] = (uint32_t)(a & 0xFF) | (l1 << 16) | (1u << 24);
+    }
+    z->have_huf2 = 1;
 }
 
 /* Finishes a Huffman stream symbol by symbol; 0 when it ends exactly. */
 static int gf__zhuf_tail(const gf__zdec *z, gf__zbits *b, uint8_t *o, uint8_t *e)
 {
     const uint16_t *dt = z->huf;
-    unsigned sh = 64 - z->huf_bits;
     while (o < e) {
         uint16_t v;
         gf__zbits_fill(b);
         if (b->used >= 64) return -1;
-        v = dt[(b->bits << b->used) >> sh];
+        v = dt[(b->bits << b->used) >> 53];
         *o++ = (uint8_t)v; b->used += v >> 8;
     }
     return gf__zbits_done(b) ? 0 : -1;
 }
 
-/* one symbol, at most 11 bits; four of them after a fill fit in 64 bits */
-#define GF__ZHUF1(b, o) do { uint16_t v_ = dt[((b).bits << (b).used) >> sh]; *(o)++ = (uint8_t)v_; (b).used += v_ >> 8; } while (0)
+static unsigned gf__ctz64(uint64_t v) /* v > 0 */
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(v);
+#else
+    unsigned r = 0;
+    while (!(v & 1)) { v >>= 1; r++; }
+    return r;
+#endif
+}
 
-static gpufeed_result gf__zhuf_1(const gf__zdec *z, const uint8_t *p, size_t n, uint8_t *o, size_t cnt)
+/* The fast Huffman loops keep a stream in one register c: the unread bits
+   on top, then a marker bit, then zeros, so that the marker's position
+   counts the bits read since the 8 bytes at ip were loaded. The marker
+   covers the lowest bit of those 8 bytes, which is never needed before the
+   next load: a round reads at most 4 x 11 bits. */
+#define GF__ZHIN(c, ip, b) do { (ip) = (b).ptr; (c) = (gf__ld64(ip) | 1) << (b).used; } while (0)
+#define GF__ZHFILL(c, ip) do { unsigned t_ = gf__ctz64(c); (ip) -= t_ >> 3; (c) = (gf__ld64(ip) | 1) << (t_ & 7); } while (0)
+#define GF__ZHOUT(c, ip, b) do { (b).ptr = (ip); (b).used = gf__ctz64(c); (b).bits = gf__ld64(ip); } while (0)
+/* one symbol */
+#define GF__ZH1(c, o) do { uint16_t v_ = dt[(c) >> 53]; *(o)++ = (uint8_t)v_; (c) <<= v_ >> 8; } while (0)
+/* one or two symbols; two bytes are stored either way */
+#define GF__ZH2(c, o) do { uint32_t v_ = d2[(c) >> 53]; uint16_t s_ = (uint16_t)v_; memcpy((o), &s_, 2); \
+        (o) += v_ >> 24; (c) <<= (v_ >> 16) & 0xFF; } while (0)
+
+static gpufeed_result gf__zhuf_1(gf__zdec *z, const uint8_t *p, size_t n, uint8_t *o, size_t cnt)
 {
     const uint16_t *dt = z->huf;
-    unsigned sh = 64 - z->huf_bits;
     uint8_t *e = o + cnt;
     gf__zbits b;
     if (gf__zbits_init(&b, p, n)) return gf__zfail(z, p, "Huffman stream lacks its end mark");
-    while (e - o >= 4 && b.ptr - b.start >= 8) {
-        GF__ZHUF1(b, o); GF__ZHUF1(b, o); GF__ZHUF1(b, o); GF__ZHUF1(b, o);
-        gf__zbits_fill(&b);
+    if (b.ptr - b.start >= 8) {
+        const uint8_t *ip;
+        uint64_t c;
+        GF__ZHIN(c, ip, b);
+        while (e - o >= 4 && ip - b.start >= 8) {
+            GF__ZH1(c, o); GF__ZH1(c, o); GF__ZH1(c, o); GF__ZH1(c, o);
+            GF__ZHFILL(c, ip);
+        }
+        GF__ZHOUT(c, ip, b);
     }
     if (gf__zhuf_tail(z, &b, o, e)) return gf__zfail(z, p, "corrupt Huffman stream (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
     return GPUFEED_OK;
 }
 
 /* four streams; the jump table gives the sizes of the first three */
-static gpufeed_result gf__zhuf_4(const gf__zdec *z, const uint8_t *p, size_t n, uint8_t *o, size_t cnt)
+static gpufeed_result gf__zhuf_4(gf__zdec *z, const uint8_t *p, size_t n, uint8_t *o, size_t cnt)
 {
     const uint16_t *dt = z->huf;
-    unsigned sh = 64 - z->huf_bits;
+    const uint32_t *d2 = z->huf2;
     size_t l1, l2, l3, seg = (cnt + 3) / 4;
     gf__zbits b1, b2, b3, b4;
-    uint8_t *o1 = o, *o2 = o + seg, *o3 = o2 + seg, *o4 = o3 + seg, *e4 = o + cnt;
+    uint8_t *o1 = o, *o2 = o + seg, *o3 = o2 + seg, *o4 = o3 + seg, *e1 = o + seg, *e2 = o + 2 * seg, *e3 = o + 3 * seg, *e4 = o + cnt;
     const uint8_t *s;
     if (n < 10 || cnt < 6) return gf__zfail(z, p, "4-stream literals too short (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
     l1 = gf__ld16(p); l2 = gf__ld16(p + 2); l3 = gf__ld16(p + 4);
@@ -3010,19 +3056,40 @@ static gpufeed_result gf__zhuf_4(const gf__zdec *z, const uint8_t *p, size_t n, 
     if (gf__zbits_init(&b1, s, l1) || gf__zbits_init(&b2, s + l1, l2) || gf__zbits_init(&b3, s + l1 + l2, l3) ||
         gf__zbits_init(&b4, s + l1 + l2 + l3, n - 6 - l1 - l2 - l3))
         return gf__zfail(z, p, "a Huffman stream lacks its end mark");
-    while (e4 - o4 >= 4 && b1.ptr - b1.start >= 8 && b2.ptr - b2.start >= 8 && b3.ptr - b3.start >= 8 && b4.ptr - b4.start >= 8) {
-        GF__ZHUF1(b1, o1); GF__ZHUF1(b2, o2); GF__ZHUF1(b3, o3); GF__ZHUF1(b4, o4);
-        GF__ZHUF1(b1, o1); GF__ZHUF1(b2, o2); GF__ZHUF1(b3, o3); GF__ZHUF1(b4, o4);
-        GF__ZHUF1(b1, o1); GF__ZHUF1(b2, o2); GF__ZHUF1(b3, o3); GF__ZHUF1(b4, o4);
-        GF__ZHUF1(b1, o1); GF__ZHUF1(b2, o2); GF__ZHUF1(b3, o3); GF__ZHUF1(b4, o4);
-        gf__zbits_fill(&b1); gf__zbits_fill(&b2); gf__zbits_fill(&b3); gf__zbits_fill(&b4);
+    if (b1.ptr - b1.start >= 8 && b2.ptr - b2.start >= 8 && b3.ptr - b3.start >= 8 && b4.ptr - b4.start >= 8) {
+        const uint8_t *i1, *i2, *i3, *i4;
+        uint64_t c1, c2, c3, c4;
+        GF__ZHIN(c1, i1, b1); GF__ZHIN(c2, i2, b2); GF__ZHIN(c3, i3, b3); GF__ZHIN(c4, i4, b4);
+        if (cnt >= 4096) { /* two symbols a lookup pay for building the table */
+            if (!z->have_huf2) gf__zhuf2_build(z);
+            while (e1 - o1 >= 8 && e2 - o2 >= 8 && e3 - o3 >= 8 && e4 - o4 >= 8 &&
+                   i1 - b1.start >= 8 && i2 - b2.start >= 8 && i3 - b3.start >= 8 && i4 - b4.start >= 8) {
+                GF__ZH2(c1, o1); GF__ZH2(c2, o2); GF__ZH2(c3, o3); GF__ZH2(c4, o4);
+                GF__ZH2(c1, o1); GF__ZH2(c2, o2); GF__ZH2(c3, o3); GF__ZH2(c4, o4);
+                GF__ZH2(c1, o1); GF__ZH2(c2, o2); GF__ZH2(c3, o3); GF__ZH2(c4, o4);
+                GF__ZH2(c1, o1); GF__ZH2(c2, o2); GF__ZH2(c3, o3); GF__ZH2(c4, o4);
+                GF__ZHFILL(c1, i1); GF__ZHFILL(c2, i2); GF__ZHFILL(c3, i3); GF__ZHFILL(c4, i4);
+            }
+        }
+        while (e1 - o1 >= 4 && e2 - o2 >= 4 && e3 - o3 >= 4 && e4 - o4 >= 4 &&
+               i1 - b1.start >= 8 && i2 - b2.start >= 8 && i3 - b3.start >= 8 && i4 - b4.start >= 8) {
+            GF__ZH1(c1, o1); GF__ZH1(c2, o2); GF__ZH1(c3, o3); GF__ZH1(c4, o4);
+            GF__ZH1(c1, o1); GF__ZH1(c2, o2); GF__ZH1(c3, o3); GF__ZH1(c4, o4);
+            GF__ZH1(c1, o1); GF__ZH1(c2, o2); GF__ZH1(c3, o3); GF__ZH1(c4, o4);
+            GF__ZH1(c1, o1); GF__ZH1(c2, o2); GF__ZH1(c3, o3); GF__ZH1(c4, o4);
+            GF__ZHFILL(c1, i1); GF__ZHFILL(c2, i2); GF__ZHFILL(c3, i3); GF__ZHFILL(c4, i4);
+        }
+        GF__ZHOUT(c1, i1, b1); GF__ZHOUT(c2, i2, b2); GF__ZHOUT(c3, i3, b3); GF__ZHOUT(c4, i4, b4);
     }
-    if (gf__zhuf_tail(z, &b1, o1, o + seg) || gf__zhuf_tail(z, &b2, o2, o + 2 * seg) || gf__zhuf_tail(z, &b3, o3, o + 3 * seg) ||
-        gf__zhuf_tail(z, &b4, o4, e4))
+    if (gf__zhuf_tail(z, &b1, o1, e1) || gf__zhuf_tail(z, &b2, o2, e2) || gf__zhuf_tail(z, &b3, o3, e3) || gf__zhuf_tail(z, &b4, o4, e4))
         return gf__zfail(z, p, "corrupt Huffman streams (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
     return GPUFEED_OK;
 }
-#undef GF__ZHUF1
+#undef GF__ZHIN
+#undef GF__ZHFILL
+#undef GF__ZHOUT
+#undef GF__ZH1
+#undef GF__ZH2
 
 /* The literals section at *pip (the block ends at bend) into dst just
    before litend; at most cap literals. */
