@@ -3177,8 +3177,9 @@ static void gf__zmatch_wild(uint8_t *d, size_t off, size_t n)
     }
     {   /* a short period: 8 bytes of the pattern in a register, rotated
            for each next 8 (no reading back of bytes just written) */
+        static const uint8_t rot8[8] = { 0, 0, 0, 16, 0, 24, 16, 8 }; /* 8 % off, in bits */
         const uint8_t *m = mod8[off];
-        unsigned r = (unsigned)(8 % off) * 8, l = (unsigned)off * 8 - r;
+        unsigned r = rot8[off], l = (unsigned)off * 8 - r;
         uint64_t p = (uint64_t)s[m[0]] | ((uint64_t)s[m[1]] << 8) | ((uint64_t)s[m[2]] << 16) | ((uint64_t)s[m[3]] << 24) |
                      ((uint64_t)s[m[4]] << 32) | ((uint64_t)s[m[5]] << 40) | ((uint64_t)s[m[6]] << 48) | ((uint64_t)s[m[7]] << 56);
         memcpy(d, &p, 8);
@@ -3197,10 +3198,11 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
 {
     uint8_t *op = *opp;
     const uint8_t *lp = lit, *lend = lit + nlit, *at = ip, *bp, *bstart;
-    unsigned nseq, i, modes, used;
+    unsigned nseq, left, modes, used;
+    int wild;
     gf__zbits b;
     uint64_t bits;
-    size_t sll, sml, sof, r1, r2, r3;
+    size_t sll, sml, sof, r1, r2, r3, room, gap0, tail;
     gpufeed_result r;
     if (ip >= bend) return gf__zfail(z, ip, "sequences section missing");
     nseq = *ip++;
@@ -3235,7 +3237,15 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
     GF__ZGET(z->of_log, sof);
     GF__ZGET(z->ml_log, sml);
     r1 = z->rep[0]; r2 = z->rep[1]; r3 = z->rep[2];
-    for (i = 0; i < nseq; i++) {
+    /* the output left for matches once every literal is placed: it only
+       shrinks by the match lengths. The gap between the output and the
+       unread literals is that plus gap0, and the page goes on tail bytes
+       past the literals: with 16 bytes of each, every copy may overshoot */
+    room = (size_t)(oblk - op) - nlit;
+    gap0 = (size_t)(lend - oblk);
+    tail = (size_t)(oend - lend);
+    wild = gap0 >= 16 && tail >= 16;
+    for (left = nseq; left > 0; left--) {
         uint64_t el = z->ll[sll], em = z->ml[sml], eo = z->of[sof];
         size_t ofv, ml, ll, off, v;
         GF__ZFILL();
@@ -3247,7 +3257,7 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
         GF__ZGET((unsigned)(el >> 32) & 0xFF, ll);
         ll += (uint32_t)el;
         if (used > 38) GF__ZFILL();
-        if (i + 1 < nseq) {
+        if (left > 1) {
             GF__ZGET((unsigned)(el >> 40) & 0xFF, v); sll = (size_t)(el >> 48) + v;
             GF__ZGET((unsigned)(em >> 40) & 0xFF, v); sml = (size_t)(em >> 48) + v;
             GF__ZGET((unsigned)(eo >> 40) & 0xFF, v); sof = (size_t)(eo >> 48) + v;
@@ -3263,17 +3273,19 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
                 r2 = r1; r1 = off;
             }
         }
-        /* the block's output holds this sequence and every literal left */
         if (GF__UNLIKELY(ll > (size_t)(lend - lp)))
-            return gf__zfail(z, at, "sequence %u of %u: literal length %llu, only %llu literals left", i, nseq, (unsigned long long)ll, (unsigned long long)(lend - lp));
-        if (GF__UNLIKELY(ml > (size_t)(oblk - op) - (size_t)(lend - lp))) {
-            if (page_limited) return gf__zfail(z, at, "sequence %u of %u: output exceeds the %llu-byte page", i, nseq, (unsigned long long)z->dn);
-            return gf__zfail(z, at, "sequence %u of %u: the block's output exceeds its maximum of %llu bytes", i, nseq, (unsigned long long)(oblk - *opp));
+            return gf__zfail(z, at, "sequence %u of %u: literal length %llu, only %llu literals left", nseq - left, nseq, (unsigned long long)ll,
+                             (unsigned long long)(lend - lp));
+        if (GF__UNLIKELY(ml > room)) {
+            if (page_limited) return gf__zfail(z, at, "sequence %u of %u: output exceeds the %llu-byte page", nseq - left, nseq, (unsigned long long)z->dn);
+            return gf__zfail(z, at, "sequence %u of %u: the block's output exceeds its maximum of %llu bytes", nseq - left, nseq,
+                             (unsigned long long)(oblk - *opp));
         }
+        room -= ml;
         if (GF__UNLIKELY(off == 0 || off > (size_t)(op - fstart) + ll))
-            return gf__zfail(z, at, "sequence %u of %u: offset %llu beyond the %llu bytes produced", i, nseq, (unsigned long long)off,
+            return gf__zfail(z, at, "sequence %u of %u: offset %llu beyond the %llu bytes produced", nseq - left, nseq, (unsigned long long)off,
                              (unsigned long long)((size_t)(op - fstart) + ll));
-        if (GF__LIKELY((size_t)(lp - op) >= ml + 16 && (size_t)(oend - lp) >= ll + 16)) {
+        if (GF__LIKELY(wild || (room + gap0 >= 16 && tail + (size_t)(lend - lp) >= ll + 16))) {
             gf__zcopy16(op, lp, ll);
             op += ll; lp += ll;
             gf__zmatch_wild(op, off, ml);
@@ -3307,7 +3319,7 @@ static gpufeed_result gf__zblock(gf__zdec *z, const uint8_t *ip, size_t bs, uint
     const uint8_t *bend = ip + bs;
     /* the literals end 64 bytes past the block's largest output when the
        page has room: the sequences' 16-byte copies then never slow down */
-    uint8_t *litend = op + (room - cap >= 64 ? cap + 64 : room);
+    uint8_t *litend = op + (room - cap >= 96 ? cap + 64 : room);
     gpufeed_result r = gf__zlits(z, &ip, bend, litend, cap, room < blockmax, &lit, &nlit);
     if (r) return r;
     return gf__zseqs(z, ip, bend, fstart, opp, op + cap, oend, lit, nlit, room < blockmax);
