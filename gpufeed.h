@@ -7,8 +7,8 @@
    to the GPU: each page is decoded straight into its place in the batch.
    This version contains: sources (file, memory, user read-at callback),
    the footer and its Thrift Compact Protocol metadata, the page walk,
-   PLAIN / dictionary / RLE-bit-packed decoding of flat columns, a SNAPPY
-   decoder, columnar-to-dense conversion over datasets of many files
+   PLAIN / dictionary / RLE-bit-packed decoding of flat columns, SNAPPY,
+   LZ4 and ZSTD decoders, columnar-to-dense conversion over datasets of many files
    (features, statistics pruning, predicates, units, batches), the
    deterministic parallel loader (per-worker rings, seeded shuffles, rank
    sharding, exact resume), the file-backed tensor cache, and pinned CUDA
@@ -52,7 +52,7 @@
      >>thrift      Thrift Compact Protocol decoder
      >>metadata    footer, FileMetaData, schema tree, row groups, statistics
      >>pages       page headers, the page walk of a column chunk
-     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw)
+     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), ZSTD
      >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary, DELTA_*,
                    BYTE_STREAM_SPLIT
      >>column      the public column reader, page index
@@ -76,6 +76,11 @@
                                 callback sources only
      GPUFEED_NO_SNAPPY          leave the SNAPPY decoder out
      GPUFEED_NO_LZ4             leave the LZ4 / LZ4_RAW decoder out
+     GPUFEED_NO_ZSTD            leave the ZSTD decoder out
+     GPUFEED_USE_LIBZSTD        decode ZSTD pages with the system libzstd
+                                instead of our decoder (include <zstd.h>,
+                                link -lzstd); same results, same checks
+                                of the page size, libzstd's messages
      GPUFEED_NO_THREADS         the loader decodes on the caller's thread
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
@@ -91,6 +96,8 @@
      GPUFEED_MAX_PAGE_HEADER_SIZE  16 MiB   serialized PageHeader
      GPUFEED_MAX_PAGE_VALUES       256 Mi   values in one page
      GPUFEED_MAX_DICT_ENTRIES      4 Mi     entries of one dictionary page
+     GPUFEED_MAX_ZSTD_WINDOW       2 GiB    window a ZSTD frame may declare
+                                            (zstd's largest: windowLog 31)
      GPUFEED_MAX_LIST_WIDTH        1 Mi     elements of one list value
                                             (nested columns, later)
      GPUFEED_ERROR_MAX             512      bytes of an error message
@@ -2953,7 +2960,7 @@ static gpufeed_result gf__zhuf_table(gf__zdec *z, const uint8_t *p, size_t n, si
         uint32_t k, len;
         uint16_t e;
         if (!w[i]) continue;
-        len = 1u << (w[i] - 1 + 11 - mb);
+        len = 1u << (w[i] + 10u - mb);
         e = (uint16_t)(i | ((mb + 1 - w[i]) << 8));
         for (k = 0; k < len; k++) z->huf[start[w[i]] + k] = e;
         start[w[i]] += len;
