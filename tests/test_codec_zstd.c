@@ -353,6 +353,30 @@ static size_t seq_block(uint8_t *b, unsigned modes, unsigned ofc, unsigned mlc, 
     return 12;
 }
 
+/* a frame around one compressed block, window 2^wlog, no content size */
+static size_t frame_w(uint8_t *f, unsigned wlog, const uint8_t *block, size_t bn)
+{
+    size_t n = frame1(f, block, bn);
+    f[5] = (uint8_t)((wlog - 10) << 3);
+    return n;
+}
+
+/* literals "abababab" Huffman-coded in 4 streams of one byte each (a
+   direct-weight tree: 'a' and 'b' of one bit each), no sequences; s2 is
+   the second stream's byte */
+static size_t huf4_block(uint8_t *b, uint8_t s2)
+{
+    uint32_t v = 2u | (1u << 2) | (8u << 4) | (60u << 14);
+    size_t k = 0;
+    b[k++] = (uint8_t)v; b[k++] = (uint8_t)(v >> 8); b[k++] = (uint8_t)(v >> 16);
+    b[k++] = 127 + 98;                  /* 98 weights of 4 bits: symbols 0..97 */
+    memset(b + k, 0, 49); b[k + 48] = 0x01; k += 49;  /* weight 1 for 'a' (97); 'b' (98) is implied */
+    b[k++] = 1; b[k++] = 0; b[k++] = 1; b[k++] = 0; b[k++] = 1; b[k++] = 0;  /* jump table */
+    b[k++] = 0x05; b[k++] = s2; b[k++] = 0x05; b[k++] = 0x05;  /* "ab": bits 0, 1 under the end mark */
+    b[k++] = 0;                         /* no sequences */
+    return k;
+}
+
 #define HOSTILE(r, code, needle) do { \
     CHECK_MSG((r) != GPUFEED_OK, "accepted hostile input (expected %s)", needle); \
     if (OURS) { CHECK_MSG((r) == (code), "result %d (%s), expected %d; message: %s", (int)(r), gpufeed_result_string(r), (int)(code), msg); \
@@ -368,6 +392,76 @@ static void test_handmade_ok(void)
     {
         static const uint8_t raw[] = { 0x28, 0xB5, 0x2F, 0xFD, 0x21, 0, 5, 0x29, 0, 0, 'h', 'e', 'l', 'l', 'o' };
         CHECK_MSG(dec(raw, sizeof raw, out, 5) == GPUFEED_OK && memcmp(out, "hello", 5) == 0, "%s", msg);
+    }
+}
+
+/* more than 0x7F00 sequences in a block (the 3-byte count): 32513 times
+   one literal and a 3-byte match at offset 1 */
+static void test_handmade_many_sequences(void)
+{
+    enum { NSEQ = 32513 };
+    uint8_t *blk = (uint8_t *)malloc(NSEQ + 64), *want = (uint8_t *)malloc(NSEQ * 4);
+    buf c = { 0, 0, 0 };
+    uint8_t f[16];
+    size_t k = 0, i;
+    uint32_t v = 0u | (3u << 2) | ((uint32_t)NSEQ << 4);  /* raw literals, 20-bit size */
+    blk[k++] = (uint8_t)v; blk[k++] = (uint8_t)(v >> 8); blk[k++] = (uint8_t)(v >> 16);
+    for (i = 0; i < NSEQ; i++) {
+        uint8_t lit = (uint8_t)('a' + i % 26);
+        blk[k++] = lit;
+        memset(want + 4 * i, lit, 4);
+    }
+    blk[k++] = 0xFF; blk[k++] = (uint8_t)(NSEQ - 0x7F00); blk[k++] = (uint8_t)((NSEQ - 0x7F00) >> 8);
+    blk[k++] = 0x54; blk[k++] = 1; blk[k++] = 0; blk[k++] = 0;  /* RLE: literal length 1, repeat offset 1, match length 3 */
+    blk[k++] = 0x01;                                            /* no bits at all */
+    frame_w(f, 17, blk, 0);
+    buf_put(&c, f, 9);
+    {
+        uint32_t bh = (uint32_t)(k << 3) | (2u << 1) | 1u;
+        c.p[6] = (uint8_t)bh; c.p[7] = (uint8_t)(bh >> 8); c.p[8] = (uint8_t)(bh >> 16);
+    }
+    buf_put(&c, blk, k);
+    roundtrip_check(&c, want, NSEQ * 4, "32513 sequences in one block");
+    free(blk); free(want); free(c.p);
+}
+
+static void test_handmade_huffman(void)
+{
+    uint8_t f[128], blk[96], out[16];
+    size_t n = frame1(f, blk, huf4_block(blk, 0x05));
+    gpufeed_result r = dec(f, n, out, 8);
+    CHECK_MSG(r == GPUFEED_OK && memcmp(out, "abababab", 8) == 0, "%s", msg);
+    n = frame1(f, blk, huf4_block(blk, 0x00));
+    r = dec(f, n, out, 8); HOSTILE(r, GPUFEED_ERR_CODEC, "a Huffman stream lacks its end mark");
+    n = frame1(f, blk, huf4_block(blk, 0x0D)); /* one bit too many */
+    r = dec(f, n, out, 8); HOSTILE(r, GPUFEED_ERR_CODEC, "corrupt Huffman streams");
+    n = frame1(f, blk, huf4_block(blk, 0x02)); /* one bit too few */
+    r = dec(f, n, out, 8); HOSTILE(r, GPUFEED_ERR_CODEC, "corrupt Huffman streams");
+    /* a treeless block after it reuses the tree */
+    {
+        uint8_t two[256];
+        size_t k = huf4_block(blk, 0x05), m;
+        uint32_t bh;
+        m = frame1(two, blk, k);
+        bh = (uint32_t)(k << 3) | (2u << 1);  /* not the last block */
+        two[6] = (uint8_t)bh; two[7] = (uint8_t)(bh >> 8); two[8] = (uint8_t)(bh >> 16);
+        /* second block: treeless, 4 streams: header, jump table, streams, no sequences */
+        {
+            uint8_t *q = two + m;
+            uint32_t v = 3u | (1u << 2) | (8u << 4) | (10u << 14);
+            uint32_t bh2 = (14u << 3) | (2u << 1) | 1u;
+            q[0] = (uint8_t)bh2; q[1] = (uint8_t)(bh2 >> 8); q[2] = (uint8_t)(bh2 >> 16);
+            q[3] = (uint8_t)v; q[4] = (uint8_t)(v >> 8); q[5] = (uint8_t)(v >> 16);
+            q[6] = 1; q[7] = 0; q[8] = 1; q[9] = 0; q[10] = 1; q[11] = 0;
+            q[12] = 0x06; q[13] = 0x06; q[14] = 0x06; q[15] = 0x06;  /* "ba" */
+            q[16] = 0;
+            m += 17;
+        }
+        {
+            uint8_t o2[16];
+            r = dec(two, m, o2, 16);
+            CHECK_MSG(r == GPUFEED_OK && memcmp(o2, "abababab", 8) == 0 && memcmp(o2 + 8, "babababa", 8) == 0, "%s", msg);
+        }
     }
 }
 
@@ -410,6 +504,30 @@ static void test_hostile_handmade(void)
         else CHECK(r == GPUFEED_OK); /* libzstd lets a block outgrow a small window */
         r = dec(f, n, o, 2000); HOSTILE(r, GPUFEED_ERR_CODEC, OURS ? "exceeds its maximum of 1024 bytes" : "");
         free(o);
+    }
+    /* literals beyond the page, and beyond a 1 KiB window's block */
+    {
+        uint8_t lb[8];
+        uint32_t v = 1u | (1u << 2) | (100u << 4);                    /* RLE literals, 12-bit size */
+        lb[0] = (uint8_t)v; lb[1] = (uint8_t)(v >> 8); lb[2] = 'z'; lb[3] = 0;
+        n = frame1(f, lb, 4);
+        r = dec(f, n, out, 50); HOSTILE(r, GPUFEED_ERR_CODEC, "100 literals: output exceeds the 50-byte page");
+        r = dec(f, n, out, 100); CHECK_MSG(r == GPUFEED_OK && out[99] == 'z', "%s", msg);
+        v = 1u | (3u << 2) | (2000u << 4);                            /* 20-bit size */
+        lb[0] = (uint8_t)v; lb[1] = (uint8_t)(v >> 8); lb[2] = (uint8_t)(v >> 16); lb[3] = 'z'; lb[4] = 0;
+        n = frame1(f, lb, 5);
+        {
+            uint8_t *o = (uint8_t *)malloc(4000);
+            r = dec(f, n, o, 4000);
+            if (OURS) HOSTILE(r, GPUFEED_ERR_CODEC, "2000 literals exceed the block maximum of 1024 bytes");
+            else CHECK(r != GPUFEED_OK);
+            free(o);
+        }
+    }
+    /* a truncated skippable frame header */
+    {
+        static const uint8_t sk[] = { 0x50, 0x2A, 0x4D, 0x18, 0, 0 };
+        r = dec(sk, sizeof sk, out, 0); HOSTILE(r, GPUFEED_ERR_CODEC, OURS ? "skippable frame header truncated" : "");
     }
     /* reserved block type */
     {
@@ -612,6 +730,8 @@ int main(void)
     RUN(test_multi_frame);
     RUN(test_streamed_blocks);
     RUN(test_handmade_ok);
+    RUN(test_handmade_many_sequences);
+    RUN(test_handmade_huffman);
     RUN(test_hostile_handmade);
     RUN(test_truncation);
     RUN(test_bit_flips);
