@@ -2655,7 +2655,7 @@ static gpufeed_result gf__zstd(const uint8_t *src, size_t n, uint8_t *dst, size_
 }
 #else
 /* Our decoder. dst is the whole page and doubles as the window, so nothing
-   is allocated: the entropy tables live on the stack (~15 KiB), and a
+   is allocated: the entropy tables live on the stack (22 KiB), and a
    compressed block's literals are decoded into dst beyond the block's own
    output, where the sequences that consume them never catch up with them. */
 
@@ -2738,9 +2738,6 @@ static int gf__zbits_done(gf__zbits *b)
     gf__zbits_fill(b);
     return b->ptr == b->start && b->used == 64;
 }
-/* the next n (0..57) bits */
-#define GF__ZPEEK(b, n) ((((b).bits << ((b).used & 63)) >> 1) >> (63 - (n)))
-#define GF__ZREAD(b, n, out) do { unsigned n_ = (n); (out) = (size_t)GF__ZPEEK(b, n_); (b).used += n_; } while (0)
 
 /* An FSE table description (forward bitstream) at p[0..n): normalized
    counts into norm[0..*nsym), the accuracy log into *log. Returns the bytes
@@ -3348,7 +3345,7 @@ static gpufeed_result gf__zframe(gf__zdec *z, const uint8_t **pip, const uint8_t
     }
     ip += h.size;
     blockmax = h.window < GF__ZSTD_BLOCK_MAX ? (size_t)h.window : GF__ZSTD_BLOCK_MAX;
-    z->have_ll = z->have_ml = z->have_of = z->have_huf = 0;
+    z->have_ll = z->have_ml = z->have_of = z->have_huf = z->have_huf2 = 0;
     z->rep[0] = 1; z->rep[1] = 4; z->rep[2] = 8;
     for (z->block = 0;; z->block++) {
         uint32_t bh;
