@@ -2547,7 +2547,7 @@ static gpufeed_result gf__zstd_header(const uint8_t *p, size_t n, gf__zhdr *h, u
         gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: reserved bit set in the frame header descriptor 0x%02x", frame, at, fhd);
         return GPUFEED_ERR_CODEC;
     }
-    need = 5 + !single + dsz + fsz;
+    need = 5 + (single ? 0u : 1u) + dsz + fsz;
     if (n < need) {
         gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu of %llu bytes)", frame, at, (unsigned long long)n, (unsigned long long)need);
         return GPUFEED_ERR_CODEC;
