@@ -3162,8 +3162,12 @@ static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t 
    near the end of the page or of the literals. */
 static void gf__zcopy16(uint8_t *d, const uint8_t *s, size_t n)
 {
-    uint8_t *e = d + n;
-    do { memcpy(d, s, 16); d += 16; s += 16; } while (d < e);
+    memcpy(d, s, 16);
+    if (GF__UNLIKELY(n > 16)) {
+        uint8_t *e = d + n;
+        d += 16; s += 16;
+        do { memcpy(d, s, 16); d += 16; s += 16; } while (d < e);
+    }
 }
 /* a match of n bytes from off back, allowed to write up to 15 bytes past */
 static void gf__zmatch_wild(uint8_t *d, size_t off, size_t n)
