@@ -78,9 +78,10 @@
      GPUFEED_NO_LZ4             leave the LZ4 / LZ4_RAW decoder out
      GPUFEED_NO_ZSTD            leave the ZSTD decoder out
      GPUFEED_USE_LIBZSTD        decode ZSTD pages with the system libzstd
-                                instead of our decoder (include <zstd.h>,
-                                link -lzstd); same results, same checks
-                                of the page size, libzstd's messages
+                                instead of our decoder (needs zstd.h; link
+                                -lzstd): same results, same checks of the
+                                page size and frame headers, libzstd's
+                                messages for the rest
      GPUFEED_NO_THREADS         the loader decodes on the caller's thread
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
