@@ -8,9 +8,9 @@
    This version contains: sources (file, memory, user read-at callback),
    the footer and its Thrift Compact Protocol metadata, the page walk,
    PLAIN / dictionary / RLE-bit-packed decoding of flat and nested columns
-   (lists, maps, structs: repetition and definition levels), SNAPPY, LZ4
-   and GZIP decoders, columnar-to-dense conversion over datasets of many
-   files (features, statistics pruning, predicates, units, batches), the
+   (lists, maps, structs: repetition and definition levels), SNAPPY, LZ4,
+   GZIP and ZSTD decoders, columnar-to-dense conversion over datasets of
+   many files (features, statistics pruning, predicates, units, batches), the
    deterministic parallel loader (per-worker rings, seeded shuffles, rank
    sharding, exact resume), the file-backed tensor cache, and pinned CUDA
    uploads with a device-resident mode.
@@ -60,7 +60,7 @@
      >>metadata    footer, FileMetaData, schema tree, row groups, statistics
      >>pages       page headers, the page walk of a column chunk
      >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), GZIP
-                   (DEFLATE in gzip members or a zlib stream)
+                   (DEFLATE in gzip members or a zlib stream), ZSTD
      >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary, DELTA_*,
                    BYTE_STREAM_SPLIT
      >>column      the public column reader, page index
@@ -100,6 +100,12 @@
                                 of our own inflate (link -lz); same rules:
                                 gzip members and zero padding, or a zlib
                                 stream, exactly the page's size
+     GPUFEED_NO_ZSTD            leave the ZSTD decoder out
+     GPUFEED_USE_LIBZSTD        decode ZSTD pages with the system libzstd
+                                instead of our decoder (needs zstd.h; link
+                                -lzstd): same results, same checks of the
+                                page size and frame headers, libzstd's
+                                messages for the rest
      GPUFEED_NO_THREADS         the loader decodes on the caller's thread
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
@@ -115,6 +121,8 @@
      GPUFEED_MAX_PAGE_HEADER_SIZE  16 MiB   serialized PageHeader
      GPUFEED_MAX_PAGE_VALUES       256 Mi   values in one page
      GPUFEED_MAX_DICT_ENTRIES      4 Mi     entries of one dictionary page
+     GPUFEED_MAX_ZSTD_WINDOW       2 GiB    window a ZSTD frame may declare
+                                            (zstd's largest: windowLog 31)
      GPUFEED_MAX_LIST_WIDTH        1 Mi     elements of one list (or map) value
      GPUFEED_MAX_RECORD_LEVELS     4 x the list width: level entries of one
                                             row of a nested column
@@ -181,6 +189,9 @@
 #endif
 #ifndef GPUFEED_MAX_DICT_ENTRIES
 #define GPUFEED_MAX_DICT_ENTRIES (4u << 20)
+#endif
+#ifndef GPUFEED_MAX_ZSTD_WINDOW
+#define GPUFEED_MAX_ZSTD_WINDOW (1ull << 31)
 #endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
@@ -1071,6 +1082,16 @@ GF__PEDANTIC_ON
 #define GF__NVTX_POP() ((void)0)
 #endif
 
+#if defined(GPUFEED_NO_ZSTD) && defined(GPUFEED_USE_LIBZSTD)
+#error "gpufeed: GPUFEED_NO_ZSTD and GPUFEED_USE_LIBZSTD contradict each other: define one of them"
+#endif
+#ifdef GPUFEED_USE_LIBZSTD
+GF__PEDANTIC_OFF
+#include <zstd.h>
+#include <zstd_errors.h>
+GF__PEDANTIC_ON
+#endif
+
 /* >>base ----------------------------------------------------------------- */
 
 static void *gf__alloc(const gpufeed_allocator *a, size_t n)
@@ -1247,6 +1268,44 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len)
         for (j = 0; j < 8; j++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
     }
     return ~crc;
+}
+
+/* 64-bit hash: the XXH64 algorithm (public domain specification),
+   implemented here: the hashing trick of the dense conversions, the cache's
+   checksums and the ZSTD content checksum (its low 32 bits). */
+#define GF__P1 0x9E3779B185EBCA87ull
+#define GF__P2 0xC2B2AE3D27D4EB4Full
+#define GF__P3 0x165667B19E3779F9ull
+#define GF__P4 0x85EBCA77C2B2AE63ull
+#define GF__P5 0x27D4EB2F165667C5ull
+static uint64_t gf__rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static uint64_t gf__xround(uint64_t acc, uint64_t in) { return gf__rotl(acc + in * GF__P2, 31) * GF__P1; }
+GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
+{
+    const uint8_t *p = (const uint8_t *)data, *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = seed + GF__P1 + GF__P2, v2 = seed + GF__P2, v3 = seed, v4 = seed - GF__P1;
+        const uint8_t *lim = end - 32;
+        do {
+            v1 = gf__xround(v1, gf__ld64(p)); v2 = gf__xround(v2, gf__ld64(p + 8));
+            v3 = gf__xround(v3, gf__ld64(p + 16)); v4 = gf__xround(v4, gf__ld64(p + 24));
+            p += 32;
+        } while (p <= lim);
+        h = gf__rotl(v1, 1) + gf__rotl(v2, 7) + gf__rotl(v3, 12) + gf__rotl(v4, 18);
+        h = (h ^ gf__xround(0, v1)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v2)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v3)) * GF__P1 + GF__P4;
+        h = (h ^ gf__xround(0, v4)) * GF__P1 + GF__P4;
+    } else {
+        h = seed + GF__P5;
+    }
+    h += (uint64_t)len;
+    while (end - p >= 8) { h ^= gf__xround(0, gf__ld64(p)); h = gf__rotl(h, 27) * GF__P1 + GF__P4; p += 8; }
+    if (end - p >= 4) { h ^= (uint64_t)gf__ld32(p) * GF__P1; h = gf__rotl(h, 23) * GF__P2 + GF__P3; p += 4; }
+    while (p < end) { h ^= (uint64_t)*p++ * GF__P5; h = gf__rotl(h, 11) * GF__P1; }
+    h ^= h >> 33; h *= GF__P2; h ^= h >> 29; h *= GF__P3; h ^= h >> 32;
+    return h;
 }
 
 GPUFEED_API float gpufeed_half_to_float(uint16_t h)
@@ -3325,6 +3384,928 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
 }
 #endif
 
+#ifndef GPUFEED_NO_ZSTD
+/* ZSTD (RFC 8878). A page body is one or more frames, skippable frames
+   among them, whose output fills the page exactly. Frames never reach into
+   each other; dictionaries are not supported. */
+#define GF__ZSTD_MAGIC 0xFD2FB528u
+#define GF__ZSTD_BLOCK_MAX (128u << 10)
+#define GF__ZSTD_NO_SIZE UINT64_MAX
+
+typedef struct gf__zhdr {
+    uint64_t window;            /* Window_Size (the content size for single-segment frames) */
+    uint64_t fcs;               /* Frame_Content_Size, GF__ZSTD_NO_SIZE when absent */
+    int checksum;               /* a 4-byte content checksum ends the frame */
+    size_t size;                /* magic number + frame header bytes */
+} gf__zhdr;
+
+/* Parses the magic number and frame header at p (n bytes left); `at` and
+   `frame` place messages. */
+static gpufeed_result gf__zstd_header(const uint8_t *p, size_t n, gf__zhdr *h, unsigned frame, unsigned long long at, char *msg, size_t cap)
+{
+    static const uint8_t did_size[4] = { 0, 1, 2, 4 }, fcs_size[4] = { 0, 2, 4, 8 };
+    unsigned fhd, single, fsz, dsz;
+    uint32_t dict = 0;
+    const uint8_t *q;
+    size_t need;
+    if (n < 5) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu bytes left)", frame, at, (unsigned long long)n);
+        return GPUFEED_ERR_CODEC;
+    }
+    fhd = p[4];
+    single = (fhd >> 5) & 1;
+    fsz = (fhd >> 6) ? fcs_size[fhd >> 6] : single;
+    dsz = did_size[fhd & 3];
+    if (fhd & 8) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: reserved bit set in the frame header descriptor 0x%02x", frame, at, fhd);
+        return GPUFEED_ERR_CODEC;
+    }
+    need = 5 + (single ? 0u : 1u) + dsz + fsz;
+    if (n < need) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu of %llu bytes)", frame, at, (unsigned long long)n, (unsigned long long)need);
+        return GPUFEED_ERR_CODEC;
+    }
+    q = p + 5;
+    h->window = 0;
+    if (!single) {
+        unsigned wlog = 10 + (*q >> 3);
+        h->window = (1ull << wlog) + ((1ull << wlog) >> 3) * (*q & 7);
+        q++;
+    }
+    if (dsz == 1) dict = *q;
+    else if (dsz == 2) dict = gf__ld16(q);
+    else if (dsz == 4) dict = gf__ld32(q);
+    q += dsz;
+    if (dict != 0) { /* 0 means "no dictionary" */
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: ZSTD dictionaries are not supported (the frame needs dictionary %lu)", frame, at, (unsigned long)dict);
+        return GPUFEED_ERR_UNSUPPORTED;
+    }
+    if (fsz == 1) h->fcs = *q;
+    else if (fsz == 2) h->fcs = (uint64_t)gf__ld16(q) + 256;
+    else if (fsz == 4) h->fcs = gf__ld32(q);
+    else if (fsz == 8) h->fcs = gf__ld64(q);
+    else h->fcs = GF__ZSTD_NO_SIZE;
+    if (single) h->window = h->fcs;
+    if (h->window > (uint64_t)GPUFEED_MAX_ZSTD_WINDOW) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: window of %llu bytes exceeds GPUFEED_MAX_ZSTD_WINDOW (%llu)", frame, at,
+                (unsigned long long)h->window, (unsigned long long)GPUFEED_MAX_ZSTD_WINDOW);
+        return GPUFEED_ERR_LIMIT;
+    }
+    h->checksum = (fhd >> 2) & 1;
+    h->size = need;
+    return GPUFEED_OK;
+}
+
+/* A skippable frame at p (magic 0x184D2A50..5F): its total size in *skip. */
+static gpufeed_result gf__zstd_skippable(const uint8_t *p, size_t n, size_t *skip, unsigned frame, unsigned long long at, char *msg, size_t cap)
+{
+    uint32_t len;
+    if (n < 8) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: skippable frame header truncated (%llu of 8 bytes)", frame, at, (unsigned long long)n);
+        return GPUFEED_ERR_CODEC;
+    }
+    len = gf__ld32(p + 4);
+    if (len > n - 8) {
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: skippable frame of %lu bytes runs past the input (%llu bytes left)", frame, at,
+                (unsigned long)len, (unsigned long long)(n - 8));
+        return GPUFEED_ERR_CODEC;
+    }
+    *skip = 8 + (size_t)len;
+    return GPUFEED_OK;
+}
+
+#ifdef GPUFEED_USE_LIBZSTD
+/* GPUFEED_USE_LIBZSTD: the frames go through the system libzstd, one at a
+   time, after our own header checks (window limit, dictionaries). */
+static gpufeed_result gf__zstd(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    ZSTD_DCtx *dc = NULL;
+    size_t ip = 0, op = 0;
+    unsigned frame = 0;
+    gpufeed_result r = GPUFEED_OK;
+    for (; ip < n; frame++) {
+        size_t fsize, got;
+        gf__zhdr h;
+        if (n - ip >= 4 && (gf__ld32(src + ip) & 0xFFFFFFF0u) == 0x184D2A50u) {
+            r = gf__zstd_skippable(src + ip, n - ip, &fsize, frame, (unsigned long long)ip, msg, cap);
+            if (r) break;
+            ip += fsize;
+            continue;
+        }
+        if (n - ip < 4 || gf__ld32(src + ip) != GF__ZSTD_MAGIC) {
+            gf__fmt(msg, cap, "zstd: input byte %llu: not a zstd frame (%llu bytes left%s)", (unsigned long long)ip, (unsigned long long)(n - ip),
+                    n - ip < 4 ? "" : ", bad magic number");
+            r = GPUFEED_ERR_CODEC;
+            break;
+        }
+        r = gf__zstd_header(src + ip, n - ip, &h, frame, (unsigned long long)ip, msg, cap);
+        if (r) break;
+        fsize = ZSTD_findFrameCompressedSize(src + ip, n - ip);
+        if (ZSTD_isError(fsize)) {
+            gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: %s", frame, (unsigned long long)ip, ZSTD_getErrorName(fsize));
+            r = GPUFEED_ERR_CODEC;
+            break;
+        }
+        if (!dc && !(dc = ZSTD_createDCtx())) { gf__fmt(msg, cap, "zstd: out of memory for a decompression context"); r = GPUFEED_ERR_OUT_OF_MEMORY; break; }
+        got = ZSTD_decompressDCtx(dc, dst + op, dn - op, src + ip, fsize);
+        if (ZSTD_isError(got)) {
+            if (ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall)
+                gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: output exceeds the %llu-byte page (%llu bytes produced before it)", frame,
+                        (unsigned long long)ip, (unsigned long long)dn, (unsigned long long)op);
+            else
+                gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: %s", frame, (unsigned long long)ip, ZSTD_getErrorName(got));
+            r = ZSTD_getErrorCode(got) == ZSTD_error_checksum_wrong ? GPUFEED_ERR_CHECKSUM : GPUFEED_ERR_CODEC;
+            break;
+        }
+        ip += fsize; op += got;
+    }
+    if (dc) ZSTD_freeDCtx(dc);
+    if (!r && op != dn) {
+        gf__fmt(msg, cap, "zstd: frames produced %llu bytes, page header says %llu", (unsigned long long)op, (unsigned long long)dn);
+        r = GPUFEED_ERR_CODEC;
+    }
+    return r;
+}
+#else
+/* Our decoder. dst is the whole page and doubles as the window, so nothing
+   is allocated: the entropy tables live on the stack (22 KiB), and a
+   compressed block's literals are decoded into dst beyond the block's own
+   output, where the sequences that consume them never catch up with them. */
+
+static unsigned gf__hibit32(uint32_t v) /* v > 0 */
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return 31u - (unsigned)__builtin_clz(v);
+#else
+    unsigned r = 0;
+    while (v >>= 1) r++;
+    return r;
+#endif
+}
+
+/* one state of a sequence FSE table, packed in 64 bits: the code's
+   baseline (bits 0-31) and extra bits (32-39), then the bits to read for the
+   next state (40-47) and its baseline (48-63) */
+typedef uint64_t gf__zent;
+#define GF__ZENT(base, extra, nbits, next) ((uint64_t)(base) | ((uint64_t)(extra) << 32) | ((uint64_t)(nbits) << 40) | ((uint64_t)(next) << 48))
+
+typedef struct gf__zdec {
+    gf__zent ll[1 << 9], ml[1 << 9], of[1 << 8];    /* literal length, match length, offset */
+    uint16_t huf[1 << 11];      /* symbol | code bits << 8, indexed by the next 11 bits (whatever the code's depth) */
+    uint32_t huf2[1 << 11];     /* the same for up to two symbols: sym1 | sym2 << 8 | bits << 16 | count << 24 */
+    unsigned ll_log, ml_log, of_log;
+    int have_ll, have_ml, have_of, have_huf, have_huf2; /* for Repeat_Mode and treeless literals */
+    size_t rep[3];              /* repeat offsets */
+    const uint8_t *src;         /* for messages */
+    size_t dn;
+    unsigned frame, block;
+    char *msg;
+    size_t cap;
+} gf__zdec;
+
+static gpufeed_result gf__zfail(const gf__zdec *z, const uint8_t *at, const char *fmt, ...) GF__PRINTF(3, 4);
+static gpufeed_result gf__zfail(const gf__zdec *z, const uint8_t *at, const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    va_start(ap, fmt); gf__vfmt(what, sizeof what, fmt, ap); va_end(ap);
+    gf__fmt(z->msg, z->cap, "zstd: frame %u, block %u (input byte %llu): %s", z->frame, z->block, (unsigned long long)(at - z->src), what);
+    return GPUFEED_ERR_CODEC;
+}
+
+/* A backward bitstream (FSE and Huffman streams): read from the end to the
+   start, `bits` holds the 8 bytes at ptr and the top `used` of them are
+   consumed. A stream shorter than 8 bytes is copied into pad. A stream is
+   read exactly when ptr == start and used == 64; more than 64 means bits
+   were read from before its start (they read as garbage, never out of
+   bounds, and fail that final check). */
+typedef struct gf__zbits {
+    uint64_t bits;
+    unsigned used;
+    const uint8_t *ptr, *start;
+    uint8_t pad[8];
+} gf__zbits;
+
+static int gf__zbits_init(gf__zbits *b, const uint8_t *p, size_t n)
+{
+    if (n == 0 || p[n - 1] == 0) return -1;     /* no end mark */
+    if (n >= 8) {
+        b->start = p; b->ptr = p + n - 8; b->used = 0;
+    } else {
+        memcpy(b->pad, p, n); memset(b->pad + n, 0, 8 - n);
+        b->start = b->ptr = b->pad; b->used = (unsigned)(8 - n) * 8;
+    }
+    b->bits = gf__ld64(b->ptr);
+    b->used += 8 - gf__hibit32(p[n - 1]);       /* the zero padding and the end mark */
+    return 0;
+}
+static void gf__zbits_fill(gf__zbits *b)
+{
+    size_t step = b->used >> 3, have = (size_t)(b->ptr - b->start);
+    if (step > have) step = have;
+    b->ptr -= step; b->used -= (unsigned)step * 8;
+    b->bits = gf__ld64(b->ptr);
+}
+static int gf__zbits_done(gf__zbits *b)
+{
+    gf__zbits_fill(b);
+    return b->ptr == b->start && b->used == 64;
+}
+
+/* An FSE table description (forward bitstream) at p[0..n): normalized
+   counts into norm[0..*nsym), the accuracy log into *log. Returns the bytes
+   used, 0 when the description is corrupt. */
+static size_t gf__zfse_norm(const uint8_t *p, size_t n, int16_t *norm, unsigned max_sym, unsigned max_log, unsigned *log, unsigned *nsym)
+{
+    size_t pos = 4, nbits = n * 8;
+    int left;
+    unsigned sym = 0;
+    uint8_t tail[8];
+    if (n == 0) return 0;
+    *log = (p[0] & 15) + 5;
+    if (*log > max_log) return 0;
+    left = 1 << *log;
+    while (left > 0) {
+        uint32_t v, t, low, val;
+        size_t at = pos >> 3;
+        int prob;
+        if (pos >= nbits) return 0;
+        if (n - at >= 8) v = (uint32_t)(gf__ld64(p + at) >> (pos & 7));
+        else { memset(tail, 0, 8); memcpy(tail, p + at, n - at); v = (uint32_t)(gf__ld64(tail) >> (pos & 7)); }
+        t = gf__hibit32((uint32_t)left + 1) + 1;        /* values 0..left+1 fit in t bits */
+        low = (1u << t) - 1 - ((uint32_t)left + 1);     /* this many of them take t - 1 bits */
+        val = v & ((1u << (t - 1)) - 1);
+        if (val < low) pos += t - 1;
+        else {
+            val = v & ((1u << t) - 1);
+            if (val >= (1u << (t - 1))) val -= low;
+            pos += t;
+        }
+        prob = (int)val - 1;
+        if (sym > max_sym || prob > left) return 0;
+        norm[sym++] = (int16_t)prob;
+        left -= prob < 0 ? 1 : prob;
+        if (prob == 0) { /* 2-bit repeat flags: more zero probabilities */
+            for (;;) {
+                unsigned r, k;
+                if (pos + 2 > nbits) return 0;
+                r = (p[pos >> 3] >> (pos & 7)) & 3;
+                if ((pos & 7) == 7) r = (p[pos >> 3] >> 7) | ((pos + 1 < nbits ? (p[(pos >> 3) + 1] & 1u) : 0u) << 1);
+                pos += 2;
+                for (k = 0; k < r; k++) {
+                    if (sym > max_sym) return 0;
+                    norm[sym++] = 0;
+                }
+                if (r != 3) break;
+            }
+        }
+        if (pos > nbits) return 0;
+    }
+    *nsym = sym;
+    return (pos + 7) >> 3;
+}
+
+/* Spreads normalized counts over the 1 << log states (RFC 8878 4.1.1):
+   the symbol, the bits to read and the baseline of the next state. */
+static int gf__zfse_build(const int16_t *norm, unsigned nsym, unsigned log, uint8_t *sym, uint8_t *nb, uint16_t *next)
+{
+    uint16_t cnt[256];
+    unsigned size = 1u << log, mask = size - 1, step = (size >> 1) + (size >> 3) + 3, pos = 0, s, u;
+    int high = (int)size - 1, i;
+    for (s = 0; s < nsym; s++) {
+        if (norm[s] == -1) { sym[high--] = (uint8_t)s; cnt[s] = 1; }
+        else cnt[s] = (uint16_t)norm[s];
+    }
+    for (s = 0; s < nsym; s++)
+        for (i = 0; i < norm[s]; i++) {
+            sym[pos] = (uint8_t)s;
+            do pos = (pos + step) & mask; while ((int)pos > high);
+        }
+    if (pos != 0) return -1;
+    for (u = 0; u < size; u++) {
+        unsigned x = cnt[sym[u]]++, k = log - gf__hibit32(x);
+        nb[u] = (uint8_t)k;
+        next[u] = (uint16_t)((x << k) - size);
+    }
+    return 0;
+}
+
+/* literal length and match length codes: baseline and extra bits */
+static const uint32_t gf__zll_base[36] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 24, 28, 32, 40,
+                                           48, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536 };
+static const uint8_t gf__zll_bits[36] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3,
+                                          4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+static const uint32_t gf__zml_base[53] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+                                           27, 28, 29, 30, 31, 32, 33, 34, 35, 37, 39, 41, 43, 47, 51, 59, 67, 83, 99, 131, 259,
+                                           515, 1027, 2051, 4099, 8195, 16387, 32771, 65539 };
+static const uint8_t gf__zml_bits[53] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+/* the predefined distributions */
+static const int16_t gf__zll_def[36] = { 4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1,
+                                         -1, -1, -1, -1 };
+static const int16_t gf__zml_def[53] = { 1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1 };
+static const int16_t gf__zof_def[29] = { 1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1 };
+
+/* The code tables of one sequence symbol type (kind 0 literal lengths,
+   1 offsets, 2 match lengths) for compression mode `mode`; a description
+   is read from *pip. */
+static gpufeed_result gf__zseq_table(gf__zdec *z, int kind, unsigned mode, const uint8_t **pip, const uint8_t *end)
+{
+    static const char *const names[3] = { "literal length", "offset", "match length" };
+    static const unsigned max_sym[3] = { 35, 31, 52 }, max_log[3] = { 9, 8, 9 }, def_log[3] = { 6, 5, 6 };
+    gf__zent *t = kind == 0 ? z->ll : kind == 1 ? z->of : z->ml;
+    int *have = kind == 0 ? &z->have_ll : kind == 1 ? &z->have_of : &z->have_ml;
+    unsigned *logp = kind == 0 ? &z->ll_log : kind == 1 ? &z->of_log : &z->ml_log;
+    int16_t norm[53];
+    uint8_t sym[512], nb[512];
+    uint16_t next[512];
+    unsigned log = 0, nsym = 0, u, size;
+    const uint8_t *ip = *pip;
+    switch (mode) {
+    case 0: /* predefined */
+        log = def_log[kind];
+        nsym = kind == 0 ? 36 : kind == 1 ? 29 : 53;
+        memcpy(norm, kind == 0 ? gf__zll_def : kind == 1 ? gf__zof_def : gf__zml_def, nsym * sizeof(int16_t));
+        break;
+    case 1: /* RLE: one symbol */
+        if (ip >= end) return gf__zfail(z, ip, "%s table truncated", names[kind]);
+        if (*ip > max_sym[kind]) return gf__zfail(z, ip, "%s code %u out of range", names[kind], *ip);
+        sym[0] = *ip++; nb[0] = 0; next[0] = 0;
+        break;
+    case 2: { /* FSE table description */
+        size_t used = gf__zfse_norm(ip, (size_t)(end - ip), norm, max_sym[kind], max_log[kind], &log, &nsym);
+        if (!used) return gf__zfail(z, ip, "corrupt %s table description", names[kind]);
+        ip += used;
+        break;
+    }
+    default: /* repeat */
+        if (!*have) return gf__zfail(z, ip, "%s table repeated, but none was defined earlier in the frame", names[kind]);
+        return GPUFEED_OK;
+    }
+    if (mode != 1 && gf__zfse_build(norm, nsym, log, sym, nb, next))
+        return gf__zfail(z, *pip, "corrupt %s table description", names[kind]);
+    size = 1u << log;
+    for (u = 0; u < size; u++) {
+        unsigned s = sym[u];
+        if (kind == 0) t[u] = GF__ZENT(gf__zll_base[s], gf__zll_bits[s], nb[u], next[u]);
+        else if (kind == 1) t[u] = GF__ZENT(1u << s, s, nb[u], next[u]);
+        else t[u] = GF__ZENT(gf__zml_base[s], gf__zml_bits[s], nb[u], next[u]);
+    }
+    *have = 1;
+    *logp = log;
+    *pip = ip;
+    return GPUFEED_OK;
+}
+
+/* Huffman weights compressed with FSE (two interleaved states, bits past
+   the start read as zeros, RFC 8878 4.2.1.2). Returns the number of
+   weights, 0 when corrupt. */
+static unsigned gf__zhuf_fse_weights(const uint8_t *p, size_t n, uint8_t *w)
+{
+    int16_t norm[256];
+    uint8_t sym[64], nb[64];
+    uint16_t next[64];
+    unsigned log, nsym, s1, s2, cnt = 0;
+    long pos;
+    size_t hd = gf__zfse_norm(p, n, norm, 255, 6, &log, &nsym);
+    if (!hd || gf__zfse_build(norm, nsym, log, sym, nb, next)) return 0;
+    p += hd; n -= hd;
+    if (n == 0 || p[n - 1] == 0) return 0;
+    pos = (long)(n - 1) * 8 + (long)gf__hibit32(p[n - 1]);
+#define GF__ZRB(k, out) do { unsigned k_ = (k); long i_; (out) = 0; \
+        for (i_ = pos - 1; i_ >= pos - (long)k_; i_--) (out) = ((out) << 1) | (i_ >= 0 ? (unsigned)(p[i_ >> 3] >> (i_ & 7)) & 1u : 0u); \
+        pos -= (long)k_; } while (0)
+    GF__ZRB(log, s1);
+    GF__ZRB(log, s2);
+    if (pos < 0) return 0;
+    for (;;) {
+        unsigned v;
+        if (cnt >= 255) return 0;
+        w[cnt++] = sym[s1]; GF__ZRB(nb[s1], v); s1 = next[s1] + v;
+        if (pos < 0) { if (cnt >= 255) return 0; w[cnt++] = sym[s2]; break; }
+        if (cnt >= 255) return 0;
+        w[cnt++] = sym[s2]; GF__ZRB(nb[s2], v); s2 = next[s2] + v;
+        if (pos < 0) { if (cnt >= 255) return 0; w[cnt++] = sym[s1]; break; }
+    }
+#undef GF__ZRB
+    return cnt;
+}
+
+/* The Huffman tree description at p[0..n) into z->huf; bytes used in *used. */
+static gpufeed_result gf__zhuf_table(gf__zdec *z, const uint8_t *p, size_t n, size_t *used)
+{
+    uint8_t w[256];
+    unsigned nw, i, hb, sum = 0, mb, rest, wt;
+    uint32_t start[13], cnt[13];
+    if (n < 1) return gf__zfail(z, p, "Huffman tree description missing");
+    hb = p[0];
+    if (hb >= 128) { /* 4-bit weights */
+        nw = hb - 127;
+        if (n - 1 < (nw + 1) / 2) return gf__zfail(z, p, "Huffman tree description truncated");
+        for (i = 0; i < nw; i++) w[i] = (uint8_t)((i & 1) ? p[1 + i / 2] & 15 : p[1 + i / 2] >> 4);
+        *used = 1 + (nw + 1) / 2;
+    } else {
+        if (hb == 0 || n - 1 < hb) return gf__zfail(z, p, "Huffman tree description truncated or empty");
+        nw = gf__zhuf_fse_weights(p + 1, hb, w);
+        if (!nw) return gf__zfail(z, p, "corrupt FSE-compressed Huffman weights");
+        *used = 1 + hb;
+    }
+    for (i = 0; i < nw; i++) {
+        if (w[i] > 11) return gf__zfail(z, p, "Huffman weight %u of symbol %u exceeds 11", w[i], i);
+        if (w[i]) sum += 1u << (w[i] - 1);
+    }
+    if (sum == 0) return gf__zfail(z, p, "Huffman weights are all zero");
+    mb = gf__hibit32(sum) + 1;
+    rest = (1u << mb) - sum;
+    if (mb > 11 || (rest & (rest - 1))) return gf__zfail(z, p, "Huffman weights do not form a prefix code of at most 11 bits");
+    w[nw] = (uint8_t)(gf__hibit32(rest) + 1);
+    memset(cnt, 0, sizeof cnt);
+    for (i = 0; i <= nw; i++) cnt[w[i]]++;
+    /* codes in order of weight, then symbol; a code of b bits fills
+       2^(11 - b) entries, so that the next 11 bits index the table */
+    start[1] = 0;
+    for (wt = 1; wt < 12; wt++) start[wt + 1] = start[wt] + (cnt[wt] << (wt - 1 + 11 - mb));
+    for (i = 0; i <= nw; i++) {
+        uint32_t k, len;
+        uint16_t e;
+        if (!w[i]) continue;
+        len = 1u << (w[i] + 10u - mb);
+        e = (uint16_t)(i | ((mb + 1 - w[i]) << 8));
+        for (k = 0; k < len; k++) z->huf[start[w[i]] + k] = e;
+        start[w[i]] += len;
+    }
+    z->have_huf = 1;
+    z->have_huf2 = 0;
+    return GPUFEED_OK;
+}
+
+/* The two-symbol table: where the first code leaves room in the next
+   11 bits for a whole second one, one lookup gives both. */
+static void gf__zhuf2_build(gf__zdec *z)
+{
+    unsigned mb = 11, size = 1u << mb, mask = size - 1, u;
+    for (u = 0; u < size; u++) {
+        uint16_t a = z->huf[u], b2;
+        unsigned l1 = a >> 8;
+        b2 = z->huf[(u << l1) & mask];
+        if (l1 < mb && (unsigned)(b2 >> 8) <= mb - l1)
+            z->huf2[u] = (uint32_t)(a & 0xFF) | ((uint32_t)(b2 & 0xFF) << 8) | ((l1 + (b2 >> 8)) << 16) | (2u << 24);
+        else
+            z->huf2[u] = (uint32_t)(a & 0xFF) | (l1 << 16) | (1u << 24);
+    }
+    z->have_huf2 = 1;
+}
+
+/* Finishes a Huffman stream symbol by symbol; 0 when it ends exactly. */
+static int gf__zhuf_tail(const gf__zdec *z, gf__zbits *b, uint8_t *o, uint8_t *e)
+{
+    const uint16_t *dt = z->huf;
+    while (o < e) {
+        uint16_t v;
+        gf__zbits_fill(b);
+        if (b->used >= 64) return -1;
+        v = dt[(b->bits << b->used) >> 53];
+        *o++ = (uint8_t)v; b->used += v >> 8;
+    }
+    return gf__zbits_done(b) ? 0 : -1;
+}
+
+static unsigned gf__ctz64(uint64_t v) /* v > 0 */
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(v);
+#else
+    unsigned r = 0;
+    while (!(v & 1)) { v >>= 1; r++; }
+    return r;
+#endif
+}
+
+/* The fast Huffman loops keep a stream in one register c: the unread bits
+   on top, then a marker bit, then zeros, so that the marker's position
+   counts the bits read since the 8 bytes at ip were loaded. The marker
+   covers the lowest bit of those 8 bytes, which is never needed before the
+   next load: a round reads at most 4 x 11 bits. */
+#define GF__ZHIN(c, ip, b) do { (ip) = (b).ptr; (c) = (gf__ld64(ip) | 1) << (b).used; } while (0)
+#define GF__ZHFILL(c, ip) do { unsigned t_ = gf__ctz64(c); (ip) -= t_ >> 3; (c) = (gf__ld64(ip) | 1) << (t_ & 7); } while (0)
+#define GF__ZHOUT(c, ip, b) do { (b).ptr = (ip); (b).used = gf__ctz64(c); (b).bits = gf__ld64(ip); } while (0)
+/* one symbol */
+#define GF__ZH1(c, o) do { uint16_t v_ = dt[(c) >> 53]; *(o)++ = (uint8_t)v_; (c) <<= v_ >> 8; } while (0)
+/* one or two symbols; two bytes are stored either way */
+#define GF__ZH2(c, o) do { uint32_t v_ = d2[(c) >> 53]; uint16_t s_ = (uint16_t)v_; memcpy((o), &s_, 2); \
+        (o) += v_ >> 24; (c) <<= (v_ >> 16) & 0xFF; } while (0)
+
+static gpufeed_result gf__zhuf_1(gf__zdec *z, const uint8_t *p, size_t n, uint8_t *o, size_t cnt)
+{
+    const uint16_t *dt = z->huf;
+    uint8_t *e = o + cnt;
+    gf__zbits b;
+    if (gf__zbits_init(&b, p, n)) return gf__zfail(z, p, "Huffman stream lacks its end mark");
+    if (b.ptr - b.start >= 8) {
+        const uint8_t *ip;
+        uint64_t c;
+        GF__ZHIN(c, ip, b);
+        while (e - o >= 4 && ip - b.start >= 8) {
+            GF__ZH1(c, o); GF__ZH1(c, o); GF__ZH1(c, o); GF__ZH1(c, o);
+            GF__ZHFILL(c, ip);
+        }
+        GF__ZHOUT(c, ip, b);
+    }
+    if (gf__zhuf_tail(z, &b, o, e)) return gf__zfail(z, p, "corrupt Huffman stream (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
+    return GPUFEED_OK;
+}
+
+/* four streams; the jump table gives the sizes of the first three */
+static gpufeed_result gf__zhuf_4(gf__zdec *z, const uint8_t *p, size_t n, uint8_t *o, size_t cnt)
+{
+    const uint16_t *dt = z->huf;
+    const uint32_t *d2 = z->huf2;
+    size_t l1, l2, l3, seg = (cnt + 3) / 4;
+    gf__zbits b1, b2, b3, b4;
+    uint8_t *o1 = o, *o2 = o + seg, *o3 = o2 + seg, *o4 = o3 + seg, *e1 = o + seg, *e2 = o + 2 * seg, *e3 = o + 3 * seg, *e4 = o + cnt;
+    const uint8_t *s;
+    if (n < 10 || cnt < 6) return gf__zfail(z, p, "4-stream literals too short (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
+    l1 = gf__ld16(p); l2 = gf__ld16(p + 2); l3 = gf__ld16(p + 4);
+    if (l1 + l2 + l3 >= n - 6) return gf__zfail(z, p, "Huffman jump table (%llu + %llu + %llu bytes) overruns the %llu-byte literals",
+                                                 (unsigned long long)l1, (unsigned long long)l2, (unsigned long long)l3, (unsigned long long)n);
+    s = p + 6;
+    if (gf__zbits_init(&b1, s, l1) || gf__zbits_init(&b2, s + l1, l2) || gf__zbits_init(&b3, s + l1 + l2, l3) ||
+        gf__zbits_init(&b4, s + l1 + l2 + l3, n - 6 - l1 - l2 - l3))
+        return gf__zfail(z, p, "a Huffman stream lacks its end mark");
+    if (b1.ptr - b1.start >= 8 && b2.ptr - b2.start >= 8 && b3.ptr - b3.start >= 8 && b4.ptr - b4.start >= 8) {
+        const uint8_t *i1, *i2, *i3, *i4;
+        uint64_t c1, c2, c3, c4;
+        GF__ZHIN(c1, i1, b1); GF__ZHIN(c2, i2, b2); GF__ZHIN(c3, i3, b3); GF__ZHIN(c4, i4, b4);
+        if (cnt >= 4096) { /* two symbols a lookup pay for building the table */
+            if (!z->have_huf2) gf__zhuf2_build(z);
+            while (e1 - o1 >= 8 && e2 - o2 >= 8 && e3 - o3 >= 8 && e4 - o4 >= 8 &&
+                   i1 - b1.start >= 8 && i2 - b2.start >= 8 && i3 - b3.start >= 8 && i4 - b4.start >= 8) {
+                GF__ZH2(c1, o1); GF__ZH2(c2, o2); GF__ZH2(c3, o3); GF__ZH2(c4, o4);
+                GF__ZH2(c1, o1); GF__ZH2(c2, o2); GF__ZH2(c3, o3); GF__ZH2(c4, o4);
+                GF__ZH2(c1, o1); GF__ZH2(c2, o2); GF__ZH2(c3, o3); GF__ZH2(c4, o4);
+                GF__ZH2(c1, o1); GF__ZH2(c2, o2); GF__ZH2(c3, o3); GF__ZH2(c4, o4);
+                GF__ZHFILL(c1, i1); GF__ZHFILL(c2, i2); GF__ZHFILL(c3, i3); GF__ZHFILL(c4, i4);
+            }
+        }
+        while (e1 - o1 >= 4 && e2 - o2 >= 4 && e3 - o3 >= 4 && e4 - o4 >= 4 &&
+               i1 - b1.start >= 8 && i2 - b2.start >= 8 && i3 - b3.start >= 8 && i4 - b4.start >= 8) {
+            GF__ZH1(c1, o1); GF__ZH1(c2, o2); GF__ZH1(c3, o3); GF__ZH1(c4, o4);
+            GF__ZH1(c1, o1); GF__ZH1(c2, o2); GF__ZH1(c3, o3); GF__ZH1(c4, o4);
+            GF__ZH1(c1, o1); GF__ZH1(c2, o2); GF__ZH1(c3, o3); GF__ZH1(c4, o4);
+            GF__ZH1(c1, o1); GF__ZH1(c2, o2); GF__ZH1(c3, o3); GF__ZH1(c4, o4);
+            GF__ZHFILL(c1, i1); GF__ZHFILL(c2, i2); GF__ZHFILL(c3, i3); GF__ZHFILL(c4, i4);
+        }
+        GF__ZHOUT(c1, i1, b1); GF__ZHOUT(c2, i2, b2); GF__ZHOUT(c3, i3, b3); GF__ZHOUT(c4, i4, b4);
+    }
+    if (gf__zhuf_tail(z, &b1, o1, e1) || gf__zhuf_tail(z, &b2, o2, e2) || gf__zhuf_tail(z, &b3, o3, e3) || gf__zhuf_tail(z, &b4, o4, e4))
+        return gf__zfail(z, p, "corrupt Huffman streams (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
+    return GPUFEED_OK;
+}
+#undef GF__ZHIN
+#undef GF__ZHFILL
+#undef GF__ZHOUT
+#undef GF__ZH1
+#undef GF__ZH2
+
+/* The literals section at *pip (the block ends at bend) into dst just
+   before litend; at most cap literals. */
+static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t *bend, uint8_t *litend, size_t cap, int page_limited, uint8_t **lit, size_t *nlit)
+{
+    const uint8_t *ip = *pip;
+    size_t avail = (size_t)(bend - ip), hs, regen, csize = 0;
+    unsigned type, sf;
+    uint8_t *out;
+    gpufeed_result r;
+    if (avail < 1) return gf__zfail(z, ip, "literals section missing");
+    type = ip[0] & 3; sf = (ip[0] >> 2) & 3;
+    hs = type < 2 ? (sf == 1 ? 2 : sf == 3 ? 3 : 1) : (sf < 2 ? 3 : sf == 2 ? 4 : 5);
+    if (avail < hs) return gf__zfail(z, ip, "literals section header truncated");
+    if (type < 2) {
+        regen = hs == 1 ? (size_t)(ip[0] >> 3) : hs == 2 ? (size_t)(ip[0] >> 4) + ((size_t)ip[1] << 4)
+                                                         : (size_t)(ip[0] >> 4) + ((size_t)ip[1] << 4) + ((size_t)ip[2] << 12);
+    } else if (hs == 3) {
+        uint32_t v = ip[0] | ((uint32_t)ip[1] << 8) | ((uint32_t)ip[2] << 16);
+        regen = (v >> 4) & 0x3FF; csize = (v >> 14) & 0x3FF;
+    } else if (hs == 4) {
+        uint32_t v = gf__ld32(ip);
+        regen = (v >> 4) & 0x3FFF; csize = v >> 18;
+    } else {
+        uint64_t v = gf__ld32(ip) | ((uint64_t)ip[4] << 32);
+        regen = (size_t)((v >> 4) & 0x3FFFF); csize = (size_t)((v >> 22) & 0x3FFFF);
+    }
+    if (regen > cap) {
+        if (page_limited) return gf__zfail(z, ip, "%llu literals: output exceeds the %llu-byte page", (unsigned long long)regen, (unsigned long long)z->dn);
+        return gf__zfail(z, ip, "%llu literals exceed the block maximum of %llu bytes", (unsigned long long)regen, (unsigned long long)cap);
+    }
+    *pip = ip += hs; avail -= hs;
+    out = litend - regen;
+    switch (type) {
+    case 0:
+        if (avail < regen) return gf__zfail(z, ip, "%llu raw literals, only %llu bytes left in the block", (unsigned long long)regen, (unsigned long long)avail);
+        memcpy(out, ip, regen);
+        ip += regen;
+        break;
+    case 1:
+        if (avail < 1) return gf__zfail(z, ip, "RLE literals truncated");
+        memset(out, ip[0], regen);
+        ip += 1;
+        break;
+    default: {
+        const uint8_t *cend = ip + csize;
+        if (csize > avail) return gf__zfail(z, ip, "compressed literals of %llu bytes, only %llu left in the block", (unsigned long long)csize, (unsigned long long)avail);
+        if (type == 2) {
+            size_t used = 0;
+            r = gf__zhuf_table(z, ip, csize, &used);
+            if (r) return r;
+            ip += used;
+        } else if (!z->have_huf) {
+            return gf__zfail(z, ip - hs, "treeless literals, but no Huffman table earlier in the frame");
+        }
+        r = sf == 0 ? gf__zhuf_1(z, ip, (size_t)(cend - ip), out, regen) : gf__zhuf_4(z, ip, (size_t)(cend - ip), out, regen);
+        if (r) return r;
+        ip = cend;
+    }
+    }
+    *pip = ip; *lit = out; *nlit = regen;
+    return GPUFEED_OK;
+}
+
+/* Copies for the sequences: 16 bytes at a time, and the slow exact ones
+   near the end of the page or of the literals. */
+static void gf__zcopy16(uint8_t *d, const uint8_t *s, size_t n)
+{
+    memcpy(d, s, 16);
+    if (GF__UNLIKELY(n > 16)) {
+        uint8_t *e = d + n;
+        d += 16; s += 16;
+        do { memcpy(d, s, 16); d += 16; s += 16; } while (d < e);
+    }
+}
+/* a match of n bytes from off back, allowed to write up to 15 bytes past */
+static void gf__zmatch_wild(uint8_t *d, size_t off, size_t n)
+{
+    /* k % off for k < 8, off < 8 */
+    static const uint8_t mod8[8][8] = { { 0 }, { 0, 0, 0, 0, 0, 0, 0, 0 }, { 0, 1, 0, 1, 0, 1, 0, 1 }, { 0, 1, 2, 0, 1, 2, 0, 1 },
+                                        { 0, 1, 2, 3, 0, 1, 2, 3 }, { 0, 1, 2, 3, 4, 0, 1, 2 }, { 0, 1, 2, 3, 4, 5, 0, 1 },
+                                        { 0, 1, 2, 3, 4, 5, 6, 0 } };
+    const uint8_t *s = d - off;
+    uint8_t *e = d + n;
+    if (off >= 16) { gf__zcopy16(d, s, n); return; }
+    if (off >= 8) {
+        do { memcpy(d, s, 8); d += 8; s += 8; } while (d < e);
+        return;
+    }
+    {   /* a short period: 8 bytes of the pattern in a register, rotated
+           for each next 8 (no reading back of bytes just written) */
+        static const uint8_t rot8[8] = { 0, 0, 0, 16, 0, 24, 16, 8 }; /* 8 % off, in bits */
+        const uint8_t *m = mod8[off];
+        unsigned r = rot8[off], l = (unsigned)off * 8 - r;
+        uint64_t p = (uint64_t)s[m[0]] | ((uint64_t)s[m[1]] << 8) | ((uint64_t)s[m[2]] << 16) | ((uint64_t)s[m[3]] << 24) |
+                     ((uint64_t)s[m[4]] << 32) | ((uint64_t)s[m[5]] << 40) | ((uint64_t)s[m[6]] << 48) | ((uint64_t)s[m[7]] << 56);
+        memcpy(d, &p, 8);
+        for (d += 8; d < e; d += 8) {
+            p = (p >> r) | (p << l);
+            memcpy(d, &p, 8);
+        }
+    }
+}
+
+/* The sequences section at ip..bend: decodes and executes the sequences
+   at op (the block may produce up to oblk bytes there), consuming the
+   nlit literals at lit; *opp receives the end of the block's output. */
+static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *bend, uint8_t *fstart, uint8_t **opp, uint8_t *oblk, uint8_t *oend,
+                                const uint8_t *lit, size_t nlit, int page_limited)
+{
+    uint8_t *op = *opp;
+    const uint8_t *lp = lit, *lend = lit + nlit, *at = ip, *bp, *bstart;
+    unsigned nseq, left, modes, used;
+    int wild;
+    gf__zbits b;
+    uint64_t bits;
+    size_t sll, sml, sof, r1, r2, r3, room, gap0, tail;
+    gpufeed_result r;
+    if (ip >= bend) return gf__zfail(z, ip, "sequences section missing");
+    nseq = *ip++;
+    if (nseq >= 128) {
+        if (nseq < 255) {
+            if (ip >= bend) return gf__zfail(z, at, "sequences section header truncated");
+            nseq = ((nseq - 128) << 8) + *ip++;
+        } else {
+            if (bend - ip < 2) return gf__zfail(z, at, "sequences section header truncated");
+            nseq = gf__ld16(ip) + 0x7F00u; ip += 2;
+        }
+    }
+    if (nseq == 0) {
+        if (ip != bend) return gf__zfail(z, ip, "%llu bytes after an empty sequences section", (unsigned long long)(bend - ip));
+        memmove(op, lp, nlit);
+        *opp = op + nlit;
+        return GPUFEED_OK;
+    }
+    if (ip >= bend) return gf__zfail(z, at, "sequences section header truncated");
+    modes = *ip++;
+    if (modes & 3) return gf__zfail(z, ip - 1, "reserved bits set in the symbol compression modes 0x%02x", modes);
+    if ((r = gf__zseq_table(z, 0, modes >> 6, &ip, bend)) != GPUFEED_OK) return r;
+    if ((r = gf__zseq_table(z, 1, (modes >> 4) & 3, &ip, bend)) != GPUFEED_OK) return r;
+    if ((r = gf__zseq_table(z, 2, (modes >> 2) & 3, &ip, bend)) != GPUFEED_OK) return r;
+    if (gf__zbits_init(&b, ip, (size_t)(bend - ip))) return gf__zfail(z, ip, "sequence bitstream is empty or lacks its end mark");
+    /* the bit reader in scalars, so that it stays in registers */
+    bits = b.bits; used = b.used; bp = b.ptr; bstart = b.start;
+#define GF__ZFILL() do { size_t st_ = used >> 3, hv_ = (size_t)(bp - bstart); if (st_ > hv_) st_ = hv_; \
+        bp -= st_; used -= (unsigned)st_ << 3; bits = gf__ld64(bp); } while (0)
+#define GF__ZGET(n, out) do { unsigned n_ = (n); (out) = (size_t)(((bits << (used & 63)) >> 1) >> (63 - n_)); used += n_; } while (0)
+    GF__ZGET(z->ll_log, sll);
+    GF__ZGET(z->of_log, sof);
+    GF__ZGET(z->ml_log, sml);
+    r1 = z->rep[0]; r2 = z->rep[1]; r3 = z->rep[2];
+    /* the output left for matches once every literal is placed: it only
+       shrinks by the match lengths. The gap between the output and the
+       unread literals is that plus gap0, and the page goes on tail bytes
+       past the literals: with 16 bytes of each, every copy may overshoot */
+    room = (size_t)(oblk - op) - nlit;
+    gap0 = (size_t)(lend - oblk);
+    tail = (size_t)(oend - lend);
+    wild = gap0 >= 16 && tail >= 16;
+    for (left = nseq; left > 0; left--) {
+        uint64_t el = z->ll[sll], em = z->ml[sml], eo = z->of[sof];
+        size_t ofv, ml, ll, off, v;
+        GF__ZFILL();
+        GF__ZGET((unsigned)(eo >> 32) & 0xFF, ofv);
+        ofv += (uint32_t)eo;
+        if (used > 32) GF__ZFILL();
+        GF__ZGET((unsigned)(em >> 32) & 0xFF, ml);
+        ml += (uint32_t)em;
+        GF__ZGET((unsigned)(el >> 32) & 0xFF, ll);
+        ll += (uint32_t)el;
+        if (used > 38) GF__ZFILL();
+        if (left > 1) {
+            GF__ZGET((unsigned)(el >> 40) & 0xFF, v); sll = (size_t)(el >> 48) + v;
+            GF__ZGET((unsigned)(em >> 40) & 0xFF, v); sml = (size_t)(em >> 48) + v;
+            GF__ZGET((unsigned)(eo >> 40) & 0xFF, v); sof = (size_t)(eo >> 48) + v;
+        }
+        if (ofv > 3) {
+            off = ofv - 3; r3 = r2; r2 = r1; r1 = off;
+        } else {
+            size_t k = ofv - 1 + (ll == 0);
+            if (k == 0) off = r1;
+            else {
+                off = k == 1 ? r2 : k == 2 ? r3 : r1 - 1;
+                if (k != 1) r3 = r2;
+                r2 = r1; r1 = off;
+            }
+        }
+        if (GF__UNLIKELY(ll > (size_t)(lend - lp)))
+            return gf__zfail(z, at, "sequence %u of %u: literal length %llu, only %llu literals left", nseq - left, nseq, (unsigned long long)ll,
+                             (unsigned long long)(lend - lp));
+        if (GF__UNLIKELY(ml > room)) {
+            if (page_limited) return gf__zfail(z, at, "sequence %u of %u: output exceeds the %llu-byte page", nseq - left, nseq, (unsigned long long)z->dn);
+            return gf__zfail(z, at, "sequence %u of %u: the block's output exceeds its maximum of %llu bytes", nseq - left, nseq,
+                             (unsigned long long)(oblk - *opp));
+        }
+        room -= ml;
+        if (GF__UNLIKELY(off == 0 || off > (size_t)(op - fstart) + ll))
+            return gf__zfail(z, at, "sequence %u of %u: offset %llu beyond the %llu bytes produced", nseq - left, nseq, (unsigned long long)off,
+                             (unsigned long long)((size_t)(op - fstart) + ll));
+        if (GF__LIKELY(wild || (room + gap0 >= 16 && tail + (size_t)(lend - lp) >= ll + 16))) {
+            gf__zcopy16(op, lp, ll);
+            op += ll; lp += ll;
+            gf__zmatch_wild(op, off, ml);
+            op += ml;
+        } else {
+            const uint8_t *s;
+            size_t k;
+            memmove(op, lp, ll);
+            op += ll; lp += ll;
+            s = op - off;
+            if (off >= ml) memcpy(op, s, ml);
+            else for (k = 0; k < ml; k++) op[k] = s[k];
+            op += ml;
+        }
+    }
+    GF__ZFILL();
+#undef GF__ZFILL
+#undef GF__ZGET
+    if (bp != bstart || used != 64) return gf__zfail(z, at, "sequence bitstream not consumed exactly by its %u sequences", nseq);
+    z->rep[0] = r1; z->rep[1] = r2; z->rep[2] = r3;
+    memmove(op, lp, (size_t)(lend - lp));
+    *opp = op + (lend - lp);
+    return GPUFEED_OK;
+}
+
+/* One compressed block [ip, ip + bs); its output starts at *opp. */
+static gpufeed_result gf__zblock(gf__zdec *z, const uint8_t *ip, size_t bs, uint8_t *fstart, uint8_t **opp, uint8_t *oend, size_t blockmax)
+{
+    uint8_t *op = *opp, *lit = NULL;
+    size_t room = (size_t)(oend - op), cap = room < blockmax ? room : blockmax, nlit = 0;
+    const uint8_t *bend = ip + bs;
+    /* the literals end 64 bytes past the block's largest output when the
+       page has room: the sequences' 16-byte copies then never slow down */
+    uint8_t *litend = op + (room - cap >= 96 ? cap + 64 : room);
+    gpufeed_result r = gf__zlits(z, &ip, bend, litend, cap, room < blockmax, &lit, &nlit);
+    if (r) return r;
+    return gf__zseqs(z, ip, bend, fstart, opp, op + cap, oend, lit, nlit, room < blockmax);
+}
+
+/* One frame at *pip (magic number checked) into *opp. */
+static gpufeed_result gf__zframe(gf__zdec *z, const uint8_t **pip, const uint8_t *iend, uint8_t **opp, uint8_t *oend)
+{
+    const uint8_t *ip = *pip;
+    uint8_t *op = *opp, *fstart = op;
+    gf__zhdr h;
+    size_t blockmax;
+    gpufeed_result r = gf__zstd_header(ip, (size_t)(iend - ip), &h, z->frame, (unsigned long long)(ip - z->src), z->msg, z->cap);
+    if (r) return r;
+    if (h.fcs != GF__ZSTD_NO_SIZE && h.fcs > (uint64_t)(oend - op)) {
+        gf__fmt(z->msg, z->cap, "zstd: frame %u at input byte %llu: content size %llu exceeds the %llu bytes left of the %llu-byte page", z->frame,
+                (unsigned long long)(ip - z->src), (unsigned long long)h.fcs, (unsigned long long)(oend - op), (unsigned long long)z->dn);
+        return GPUFEED_ERR_CODEC;
+    }
+    ip += h.size;
+    blockmax = h.window < GF__ZSTD_BLOCK_MAX ? (size_t)h.window : GF__ZSTD_BLOCK_MAX;
+    z->have_ll = z->have_ml = z->have_of = z->have_huf = z->have_huf2 = 0;
+    z->rep[0] = 1; z->rep[1] = 4; z->rep[2] = 8;
+    for (z->block = 0;; z->block++) {
+        uint32_t bh;
+        unsigned type;
+        size_t bs;
+        if (iend - ip < 3) return gf__zfail(z, ip, "block header truncated (%llu bytes left)", (unsigned long long)(iend - ip));
+        bh = ip[0] | ((uint32_t)ip[1] << 8) | ((uint32_t)ip[2] << 16);
+        type = (bh >> 1) & 3; bs = bh >> 3;
+        if (type == 3) return gf__zfail(z, ip, "reserved block type 3");
+        if (bs > blockmax)
+            return gf__zfail(z, ip, "block size %llu exceeds the frame's block maximum of %llu bytes", (unsigned long long)bs, (unsigned long long)blockmax);
+        ip += 3;
+        if (type == 1 ? ip >= iend : (size_t)(iend - ip) < bs)
+            return gf__zfail(z, ip - 3, "block of %llu bytes truncated (%llu bytes left)", (unsigned long long)(type == 1 ? 1 : bs), (unsigned long long)(iend - ip));
+        if (type < 2 && bs > (size_t)(oend - op))
+            return gf__zfail(z, ip - 3, "%s block of %llu bytes: output exceeds the %llu-byte page", type ? "RLE" : "raw", (unsigned long long)bs, (unsigned long long)z->dn);
+        if (type == 0) { memcpy(op, ip, bs); op += bs; ip += bs; }
+        else if (type == 1) { memset(op, *ip, bs); op += bs; ip += 1; }
+        else {
+            r = gf__zblock(z, ip, bs, fstart, &op, oend, blockmax);
+            if (r) return r;
+            ip += bs;
+        }
+        if (bh & 1) break;
+    }
+    if (h.fcs != GF__ZSTD_NO_SIZE && h.fcs != (uint64_t)(op - fstart))
+        return gf__zfail(z, ip, "frame content size says %llu bytes, its blocks produced %llu", (unsigned long long)h.fcs, (unsigned long long)(op - fstart));
+    if (h.checksum) {
+        uint32_t want, got;
+        if (iend - ip < 4) return gf__zfail(z, ip, "content checksum truncated (%llu bytes left)", (unsigned long long)(iend - ip));
+        want = gf__ld32(ip);
+        got = (uint32_t)gpufeed_hash64(fstart, (size_t)(op - fstart), 0);
+        if (want != got) {
+            gf__fmt(z->msg, z->cap, "zstd: frame %u: content checksum mismatch (stored 0x%08lx, computed 0x%08lx over %llu bytes)", z->frame,
+                    (unsigned long)want, (unsigned long)got, (unsigned long long)(op - fstart));
+            return GPUFEED_ERR_CHECKSUM;
+        }
+        ip += 4;
+    }
+    *pip = ip; *opp = op;
+    return GPUFEED_OK;
+}
+
+static gpufeed_result gf__zstd(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    gf__zdec z;
+    static const uint8_t no_input = 0;
+    uint8_t no_output = 0;
+    const uint8_t *ip, *iend;
+    uint8_t *op, *oend;
+    if (!src) { src = &no_input; n = 0; }
+    if (!dst) { dst = &no_output; dn = 0; }
+    z.src = src; z.dn = dn; z.msg = msg; z.cap = cap; z.frame = 0; z.block = 0;
+    ip = src; iend = src + n; op = dst; oend = dst + dn;
+    while (ip < iend) {
+        size_t left = (size_t)(iend - ip);
+        gpufeed_result r;
+        if (left >= 4 && (gf__ld32(ip) & 0xFFFFFFF0u) == 0x184D2A50u) {
+            size_t skip = 0;
+            r = gf__zstd_skippable(ip, left, &skip, z.frame, (unsigned long long)(ip - src), msg, cap);
+            if (r) return r;
+            ip += skip; z.frame++;
+            continue;
+        }
+        if (left < 4 || gf__ld32(ip) != GF__ZSTD_MAGIC) {
+            gf__fmt(msg, cap, "zstd: input byte %llu: not a zstd frame (%llu bytes left%s)", (unsigned long long)(ip - src), (unsigned long long)left,
+                    left < 4 ? "" : ", bad magic number");
+            return GPUFEED_ERR_CODEC;
+        }
+        r = gf__zframe(&z, &ip, iend, &op, oend);
+        if (r) return r;
+        z.frame++;
+    }
+    if (op != oend) {
+        gf__fmt(msg, cap, "zstd: frames produced %llu bytes, page header says %llu", (unsigned long long)(op - dst), (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
+    return GPUFEED_OK;
+}
+#endif /* GPUFEED_USE_LIBZSTD */
+#endif /* GPUFEED_NO_ZSTD */
+
+
 /* why a codec cannot be read by this build (when gf__codec_supported() is 0) */
 static const char *gf__codec_missing(gpufeed_codec codec, char *buf, size_t cap)
 {
@@ -3334,6 +4315,7 @@ static const char *gf__codec_missing(gpufeed_codec codec, char *buf, size_t cap)
     case GPUFEED_CODEC_SNAPPY: return "codec SNAPPY is compiled out (GPUFEED_NO_SNAPPY)";
     case GPUFEED_CODEC_LZ4: case GPUFEED_CODEC_LZ4_RAW: return "codec LZ4 is compiled out (GPUFEED_NO_LZ4)";
     case GPUFEED_CODEC_GZIP: return "codec GZIP is compiled out (GPUFEED_NO_GZIP)";
+    case GPUFEED_CODEC_ZSTD: return "codec ZSTD is compiled out (GPUFEED_NO_ZSTD)";
     default:
         gf__fmt(buf, cap, "codec %s is not supported yet", gpufeed_codec_name(codec));
         return buf;
@@ -3354,6 +4336,9 @@ static gpufeed_result gf__decompress(gpufeed_codec codec, const uint8_t *src, si
 #endif
 #if !defined(GPUFEED_NO_GZIP) || defined(GPUFEED_USE_ZLIB)
     case GPUFEED_CODEC_GZIP: return gf__gzip(src, n, dst, dn, msg, cap);
+#endif
+#ifndef GPUFEED_NO_ZSTD
+    case GPUFEED_CODEC_ZSTD: return gf__zstd(src, n, dst, dn, msg, cap);
 #endif
 #ifdef GPUFEED_USE_BROTLI
     case GPUFEED_CODEC_BROTLI: return gf__brotli_sys(src, n, dst, dn, msg, cap);
@@ -3382,6 +4367,9 @@ static int gf__codec_supported(gpufeed_codec codec)
 #if !defined(GPUFEED_NO_GZIP) || defined(GPUFEED_USE_ZLIB)
     case GPUFEED_CODEC_GZIP: return 1;
 #endif
+#ifndef GPUFEED_NO_ZSTD
+    case GPUFEED_CODEC_ZSTD: return 1;
+#endif
     default: return 0;
     }
 }
@@ -3395,6 +4383,8 @@ static uint64_t gf__codec_max_expansion(gpufeed_codec codec, uint64_t n)
     case GPUFEED_CODEC_LZ4_RAW: case GPUFEED_CODEC_LZ4: return n * 256 + 64; /* a 255-run byte adds 255 */
     case GPUFEED_CODEC_GZIP:   /* a 258-byte match in 2 bits (1-bit length and distance codes) */
         return n > UINT64_MAX / 1032 - 1 ? UINT64_MAX : n * 1032 + 1032;
+    case GPUFEED_CODEC_ZSTD: /* an RLE block: 4 bytes give up to 128 KiB */
+        return n > UINT64_MAX / 32768 ? UINT64_MAX : n * 32768;
     default: return UINT64_MAX;
     }
 }
@@ -4808,43 +5798,6 @@ GPUFEED_API int gpufeed_dtype_parse(const char *s, gpufeed_dtype *out)
     int i;
     for (i = 0; i < 7; i++) if (s && strcmp(s, n[i]) == 0) { *out = (gpufeed_dtype)i; return 0; }
     return -1;
-}
-
-/* 64-bit hash: the XXH64 algorithm (public domain specification),
-   implemented here. */
-#define GF__P1 0x9E3779B185EBCA87ull
-#define GF__P2 0xC2B2AE3D27D4EB4Full
-#define GF__P3 0x165667B19E3779F9ull
-#define GF__P4 0x85EBCA77C2B2AE63ull
-#define GF__P5 0x27D4EB2F165667C5ull
-static uint64_t gf__rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-static uint64_t gf__xround(uint64_t acc, uint64_t in) { return gf__rotl(acc + in * GF__P2, 31) * GF__P1; }
-GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
-{
-    const uint8_t *p = (const uint8_t *)data, *end = p + len;
-    uint64_t h;
-    if (len >= 32) {
-        uint64_t v1 = seed + GF__P1 + GF__P2, v2 = seed + GF__P2, v3 = seed, v4 = seed - GF__P1;
-        const uint8_t *lim = end - 32;
-        do {
-            v1 = gf__xround(v1, gf__ld64(p)); v2 = gf__xround(v2, gf__ld64(p + 8));
-            v3 = gf__xround(v3, gf__ld64(p + 16)); v4 = gf__xround(v4, gf__ld64(p + 24));
-            p += 32;
-        } while (p <= lim);
-        h = gf__rotl(v1, 1) + gf__rotl(v2, 7) + gf__rotl(v3, 12) + gf__rotl(v4, 18);
-        h = (h ^ gf__xround(0, v1)) * GF__P1 + GF__P4;
-        h = (h ^ gf__xround(0, v2)) * GF__P1 + GF__P4;
-        h = (h ^ gf__xround(0, v3)) * GF__P1 + GF__P4;
-        h = (h ^ gf__xround(0, v4)) * GF__P1 + GF__P4;
-    } else {
-        h = seed + GF__P5;
-    }
-    h += (uint64_t)len;
-    while (end - p >= 8) { h ^= gf__xround(0, gf__ld64(p)); h = gf__rotl(h, 27) * GF__P1 + GF__P4; p += 8; }
-    if (end - p >= 4) { h ^= (uint64_t)gf__ld32(p) * GF__P1; h = gf__rotl(h, 23) * GF__P2 + GF__P3; p += 4; }
-    while (p < end) { h ^= (uint64_t)*p++ * GF__P5; h = gf__rotl(h, 11) * GF__P1; }
-    h ^= h >> 33; h *= GF__P2; h ^= h >> 29; h *= GF__P3; h ^= h >> 32;
-    return h;
 }
 
 /* Rounds the 53-bit significand m (value m * 2^e2) to `keep` bits, to

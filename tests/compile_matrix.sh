@@ -316,6 +316,30 @@ job_negative_gzip() {
     fi
 }
 
+# GPUFEED_USE_LIBZSTD needs zstd.h and -lzstd (after the sources)
+job_libzstd() {
+    local name=$1 log
+    shift
+    log="$T/$name.log"
+    if ! have "$1"; then echo "SKIP $name: $1 not installed"; return; fi
+    if ! echo '#include <zstd.h>' | "$1" -E -x c - > /dev/null 2>&1; then echo "SKIP $name: zstd.h not installed (libzstd-dev)"; return; fi
+    if "$@" -x none -lzstd -o "$T/$name" > "$log" 2>&1 && "$T/$name" "$DATA" >> "$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
+}
+
+# GPUFEED_NO_ZSTD with GPUFEED_USE_LIBZSTD must stop the build with the #error
+job_negative_zstd() {
+    local log="$T/neg-no-zstd-and-libzstd.log"
+    if gcc -std=c99 -I. -DGPUFEED_NO_ZSTD -DGPUFEED_USE_LIBZSTD -c "$T/impl.c" -o "$T/neg-zstd.o" > "$log" 2>&1; then
+        echo "    (compiled, but it must not)" >> "$log"
+        bad neg-no-zstd-and-libzstd "$log"
+    elif grep -q 'GPUFEED_NO_ZSTD and GPUFEED_USE_LIBZSTD contradict each other' "$log"; then
+        ok neg-no-zstd-and-libzstd
+    else
+        echo "    (failed without the #error message)" >> "$log"
+        bad neg-no-zstd-and-libzstd "$log"
+    fi
+}
+
 job_static_gcc() {
     local log="$T/static-two-tu-gcc.log"
     if gcc -std=c99 "${WARN[@]}" -I. tests/static_a.c tests/static_b.c -o "$T/static_ab" > "$log" 2>&1 &&
@@ -400,6 +424,11 @@ add job_prog opt-no-gzip-clang++ clang++ -std=c++11 "${WARN[@]}" -DMATRIX_GZIP_P
 add job_prog opt-use-zlib-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_GZIP_PAGE -DGPUFEED_USE_ZLIB -I. "$T/prog.c" -lz
 add job_prog opt-use-zlib-clang++ clang++ -std=c++11 "${WARN[@]}" -DMATRIX_GZIP_PAGE -DGPUFEED_USE_ZLIB -I. -x c++ "$T/prog.c" -lz
 add job_negative_gzip
+add job_prog opt-no-zstd-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_ZSTD -I. "$T/prog.c"
+add job_prog opt-no-zstd-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_ZSTD -I. -x c++ "$T/prog.c"
+add job_libzstd opt-use-libzstd-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_USE_LIBZSTD -I. "$T/prog.c"
+add job_libzstd opt-use-libzstd-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_USE_LIBZSTD -I. -x c++ "$T/prog.c"
+add job_negative_zstd
 add job_prog opt-custom-malloc-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. "$T/prog.c"
 add job_prog opt-custom-malloc-g++ g++ -std=c++17 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. -x c++ "$T/prog.c"
 add job_prog opt-custom-assert-clang clang -std=c99 "${WARN[@]}" "-DGPUFEED_ASSERT(x)=((void)0)" -I. "$T/prog.c"

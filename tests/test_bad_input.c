@@ -1166,15 +1166,15 @@ static void test_snappy_pages(void)
     }
 }
 
-/* an unsupported codec must not allocate what the page header claims */
+/* a codec (supported or not) must not allocate what the page header claims */
 static void test_unsupported_codec_allocation(void)
 {
     sfile s;
     s_init(&s, 1, PQW_REQUIRED);
-    s.ch[0].codec = PQW_ZSTD;
+    s.ch[0].codec = PQW_ZSTD; /* more than ZSTD can expand the body to */
     s.pages[0].usize = pqw_set(1 << 30);
-    SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "ZSTD", "column 'x'");
-    s.ch[0].codec = 4;                    /* BROTLI */
+    SFAIL(&s, 0, GPUFEED_ERR_CODEC, "impossible for ZSTD", "column 'x'");
+    s.ch[0].codec = 4;                    /* BROTLI (without GPUFEED_USE_BROTLI) */
     s.pages[0].usize = pqw_set(500 << 20);
     SFAIL(&s, 0, GPUFEED_ERR_UNSUPPORTED, "BROTLI", "column 'x'");
     /* a supported codec: more than DEFLATE can expand to is refused first */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs on a fresh Debian machine:
-#   - system packages (compilers with sanitizer and libFuzzer runtimes, zlib,
-#     Python's venv module) through apt-get when they are missing;
+#   - system packages (compilers with sanitizer and libFuzzer runtimes, the
+#     codec libraries the tests compare against, Python's venv module)
+#     through apt-get when they are missing;
 #   - with the argument `venv`: a local .venv with the pinned Python
 #     packages of tools/requirements.txt.
 set -euo pipefail
@@ -11,6 +12,9 @@ need=()
 command -v cc >/dev/null 2>&1 || need+=(build-essential)
 command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# the ZSTD test makes its frames with the system libzstd (the header needs it
+# only with GPUFEED_USE_LIBZSTD)
+[ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
 # libFuzzer / sanitizer runtimes that ship separately from clang on Debian
 if command -v clang >/dev/null 2>&1; then
   probe=$(mktemp -d)
