@@ -95,6 +95,10 @@ build_all() {
     for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4 nested; do
       if clang -g -O1 -fsanitize=fuzzer,address,undefined $WARN -DGFF_TARGET=$t -I. -Itests tests/fuzz_decoders.c -o build/fz_$t 2>build/logs/fz_$t.err; then ok=$((ok + 1)); echo "PASS build fuzz target $t"; else bad=$((bad + 1)); echo "FAIL build fuzz target $t: $(head -3 build/logs/fz_$t.err)"; fi
     done
+    for t in gzip zstd; do  # the codecs' own targets
+      [ -f tests/fuzz_$t.c ] || continue
+      if clang -g -O1 -fsanitize=fuzzer,address,undefined -I. tests/fuzz_$t.c -o build/fz_$t 2>build/logs/fz_$t.err; then ok=$((ok + 1)); echo "PASS build fuzz target $t"; else bad=$((bad + 1)); echo "FAIL build fuzz target $t: $(head -3 build/logs/fz_$t.err)"; fi
+    done
     if gcc -O1 $WARN -DGFF_SEEDS -I. -Itests tests/fuzz_decoders.c -o build/fuzz_seeds; then ok=$((ok + 1)); echo "PASS build fuzz seed writer"; else bad=$((bad + 1)); echo "FAIL build fuzz seed writer"; fi
   fi
   if [ -f tests/fuzz_file.c ]; then
@@ -167,14 +171,17 @@ fuzz_replay() {
 }
 
 # every per-decoder fuzz target replays its committed corpus
-# (tests/fuzz/dec/<target>) and seeds cut from real files, under ASan+UBSan
+# (tests/fuzz/dec/<target>, minimized from the 30-minute runs) and seeds cut
+# from real files (or the codec's own seeds), under ASan+UBSan
 fuzz_decoders_replay() {
   local ok=0 bad=0 t
   rm -rf build/fuzz-seeds
   $PY tools/gen_fuzz_sources.py build/fuzz-sources > /dev/null &&
     build/fuzz_seeds build/fuzz-seeds build/fuzz-sources/*.parquet tests/data/*.parquet > /dev/null || { echo "0 passed, 1 failed"; return 1; }
-  for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4 nested; do
+  for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4 nested gzip zstd; do
+    [ -x build/fz_$t ] || continue
     local dirs=(); [ -d build/fuzz-seeds/$t ] && dirs+=(build/fuzz-seeds/$t); [ -d tests/fuzz/dec/$t ] && dirs+=(tests/fuzz/dec/$t)
+    case $t in gzip|zstd) [ -d tests/fuzz/$t ] && dirs+=(tests/fuzz/$t) ;; esac
     if [ ${#dirs[@]} -eq 0 ]; then bad=$((bad + 1)); echo "FAIL $t: no corpus"; continue; fi
     if build/fz_$t -runs=0 -rss_limit_mb=2048 "${dirs[@]}" > build/logs/fz_$t.log 2>&1; then
       ok=$((ok + 1)); echo "PASS $t: $(grep -oE 'DONE +cov: [0-9]+' build/logs/fz_$t.log | tail -1) over $(find "${dirs[@]}" -type f | wc -l) inputs"
