@@ -12,8 +12,9 @@
    GZIP and ZSTD decoders, columnar-to-dense conversion over datasets of
    many files (features, statistics pruning, predicates, units, batches), the
    deterministic parallel loader (per-worker rings, seeded shuffles, rank
-   sharding, exact resume), the file-backed tensor cache, and pinned CUDA
-   uploads with a device-resident mode.
+   sharding, exact resume), the file-backed tensor cache, pinned CUDA
+   uploads with a device-resident mode, DLPack export of batches (PyTorch,
+   CuPy, JAX, NumPy without a copy) and hooks for remote sources.
 
    Do this in exactly ONE C or C++ file:
 
