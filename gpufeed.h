@@ -2322,32 +2322,40 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     return GPUFEED_OK;
 }
 
+static void gf__src_give_back(const gpufeed_open_desc *desc)
+{
+    if (desc && desc->source && desc->source->close) desc->source->close(desc->source->ctx);
+}
+
 GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_open_desc *desc, gpufeed_error *err)
 {
     gpufeed_file *f;
     gpufeed_result r;
     const char *name;
     int nsrc;
+    /* the file owns a given source from the call on: every failure closes it */
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL");
-    *out = NULL;
     if (!desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: desc is NULL");
-    if (!gf__host_is_le()) return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported");
+    if (!out) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL"); }
+    *out = NULL;
+    if (!gf__host_is_le()) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported"); }
     nsrc = (desc->path != NULL) + (desc->data != NULL) + (desc->source != NULL);
-    if (nsrc != 1) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc);
+    if (nsrc != 1) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc); }
     if ((desc->allocator.alloc || desc->allocator.realloc || desc->allocator.free) &&
-        !(desc->allocator.alloc && desc->allocator.realloc && desc->allocator.free))
+        !(desc->allocator.alloc && desc->allocator.realloc && desc->allocator.free)) {
+        gf__src_give_back(desc);
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set all three allocator functions or none");
-    if (desc->source && !desc->source->read_at) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: source without read_at");
+    }
     name = desc->name ? desc->name : desc->path ? desc->path : desc->data ? "<memory>" : "<source>";
+    if (desc->source && !desc->source->read_at) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: source without read_at", name); }
     f = (gpufeed_file *)gf__alloc(&desc->allocator, sizeof *f);
-    if (!f) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+    if (!f) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
     memset(f, 0, sizeof *f);
     f->alloc = desc->allocator;
     f->arena.a = &f->alloc;
     f->flags = desc->flags;
     f->name = gf__arena_str(&f->arena, (const uint8_t *)name, strlen(name));
-    if (!f->name) { gf__free(&desc->allocator, f); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
+    if (!f->name) { gf__free(&desc->allocator, f); gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
     if (desc->data) {
         f->mem.data = (const uint8_t *)desc->data; f->mem.size = desc->data_size;
         f->src.read_at = gf__mem_read; f->src.ctx = &f->mem; f->src.size = desc->data_size;
@@ -7260,14 +7268,25 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
             char ident[1024], why[GPUFEED_ERROR_MAX];
             memset(&src, 0, sizeof src);
             ident[0] = 0; why[0] = 0;
-            if (desc->open_source(desc->source_user, files.v[i], &src, ident, sizeof ident, why, sizeof why) != 0 || !src.read_at) {
+            if (desc->open_source(desc->source_user, files.v[i], &src, ident, sizeof ident, why, sizeof why) != 0) {
                 why[sizeof why - 1] = 0;
                 gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", files.v[i], why[0] ? why : "open_source failed");
                 gf__dataset_free(ds);
                 return GPUFEED_ERR_IO;
             }
+            if (!src.read_at) { /* a bug in the callback: give back what it opened */
+                if (src.close) src.close(src.ctx);
+                gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: open_source returned a source without read_at", files.v[i]);
+                gf__dataset_free(ds);
+                return GPUFEED_ERR_INVALID_ARG;
+            }
             ident[sizeof ident - 1] = 0;
             ds->ident[i] = gf__arena_str(&ds->arena, (const uint8_t *)ident, strlen(ident));
+            if (!ds->ident[i]) {
+                if (src.close) src.close(src.ctx);
+                gf__dataset_free(ds);
+                return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]);
+            }
             od.path = NULL; od.source = &src; od.name = files.v[i];
             od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
         }

@@ -28,7 +28,9 @@ typedef struct mem_obj {
 typedef struct world {
     const char *identity;              /* what open_source reports */
     int fail;                          /* open_source fails */
-    long opens, reads_total, reads_at_open;
+    int no_read_at;                    /* open_source forgets read_at */
+    int garbage;                       /* the object is not Parquet */
+    long opens, closes, reads_total, reads_at_open;
 } world;
 
 static int mem_read(void *ctx, uint64_t off, void *buf, size_t len)
@@ -60,6 +62,7 @@ static void mem_will_read(void *ctx, const uint64_t *off, const uint64_t *len, i
 static void mem_close(void *ctx)
 {
     mem_obj *m = (mem_obj *)ctx;
+    m->w->closes++;
     free(m->p);
     free(m);
 }
@@ -82,7 +85,9 @@ static int mem_open(void *user, const char *path, gpufeed_source *src, char *ide
     if (fread(m->p, 1, (size_t)sz, f) != (size_t)sz) { fclose(f); snprintf(why, wcap, "short read"); return 1; }
     fclose(f);
     memset(src, 0, sizeof *src);
-    src->read_at = mem_read; src->will_read = mem_will_read; src->close = mem_close; src->ctx = m; src->size = m->n;
+    if (w->garbage) memset(m->p, 0x5a, m->n);
+    src->read_at = w->no_read_at ? NULL : mem_read;
+    src->will_read = mem_will_read; src->close = mem_close; src->ctx = m; src->size = m->n;
     snprintf(identity, icap, "%s", w->identity);
     last_obj = m;
     return 0;
@@ -195,6 +200,94 @@ static void test_open_source_failure(void)
     CHECK_HAS(err.message, "no such object");
 }
 
+/* a callback bug (success without read_at), a NULL name and an object that
+   is not Parquet: each a clear error naming the object, and every source
+   handed out is closed exactly once */
+static void test_open_source_misuse(void)
+{
+    const char *paths[2] = { DATA, DATA };
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    world w;
+    memset(&w, 0, sizeof w); w.identity = "x"; w.no_read_at = 1;
+    memset(&dd, 0, sizeof dd);
+    dd.paths = paths; dd.num_paths = 2; dd.open_source = mem_open; dd.source_user = &w;
+    CHECK(gpufeed_dataset_open(&ds, &dd, &err) == GPUFEED_ERR_INVALID_ARG && ds == NULL);
+    CHECK_HAS(err.message, DATA);
+    CHECK_HAS(err.message, "without read_at");
+    CHECK_MSG(w.opens == 1 && w.closes == 1, "%ld opens, %ld closes", w.opens, w.closes);
+
+    memset(&w, 0, sizeof w); w.identity = "x";
+    paths[1] = NULL;
+    CHECK(gpufeed_dataset_open(&ds, &dd, &err) == GPUFEED_ERR_INVALID_ARG && ds == NULL);
+    CHECK_HAS(err.message, "path 1 is NULL");
+    CHECK_MSG(w.opens == 0, "open_source called %ld times before the names were checked", w.opens);
+
+    memset(&w, 0, sizeof w); w.identity = "x"; w.garbage = 1;
+    paths[1] = DATA;
+    CHECK(gpufeed_dataset_open(&ds, &dd, &err) != GPUFEED_OK && ds == NULL);
+    CHECK_HAS(err.message, DATA);
+    CHECK_MSG(w.opens == 1 && w.closes == 1, "%ld opens, %ld closes", w.opens, w.closes);
+
+    /* the second object fails: the first, already open, is closed too */
+    memset(&w, 0, sizeof w); w.identity = "x";
+    paths[1] = "s3://bucket/missing.parquet";
+    CHECK(gpufeed_dataset_open(&ds, &dd, &err) == GPUFEED_ERR_IO && ds == NULL);
+    CHECK_HAS(err.message, "s3://bucket/missing.parquet");
+    CHECK_MSG(w.opens == 2 && w.closes == 1, "%ld opens, %ld closes", w.opens, w.closes);
+
+    /* a dataset that opens closes each source once, at dataset close */
+    memset(&w, 0, sizeof w); w.identity = "x";
+    paths[1] = DATA;
+    CHECK(gpufeed_dataset_open(&ds, &dd, &err) == GPUFEED_OK);
+    CHECK(w.closes == 0);
+    gpufeed_dataset_close(ds);
+    CHECK_MSG(w.opens == 2 && w.closes == 2, "%ld opens, %ld closes", w.opens, w.closes);
+}
+
+/* gpufeed_file_open owns a source from the call on: it closes it on every
+   failure, argument errors included */
+static void test_file_open_closes_source(void)
+{
+    gpufeed_open_desc od;
+    gpufeed_source src;
+    gpufeed_file *f = NULL;
+    gpufeed_error err;
+    world w;
+    char why[64], ident[64];
+    memset(&w, 0, sizeof w); w.identity = "x";
+    CHECK(mem_open(&w, DATA, &src, ident, sizeof ident, why, sizeof why) == 0);
+    memset(&od, 0, sizeof od);
+    od.source = &src; od.path = DATA;             /* two sources: refused */
+    CHECK(gpufeed_file_open(&f, &od, &err) == GPUFEED_ERR_INVALID_ARG && f == NULL);
+    CHECK_HAS(err.message, "exactly one");
+    CHECK(w.closes == 1);
+
+    CHECK(mem_open(&w, DATA, &src, ident, sizeof ident, why, sizeof why) == 0);
+    src.read_at = NULL; od.path = NULL; od.name = "gs://b/o.parquet";
+    CHECK(gpufeed_file_open(&f, &od, &err) == GPUFEED_ERR_INVALID_ARG && f == NULL);
+    CHECK_HAS(err.message, "gs://b/o.parquet: source without read_at");
+    CHECK(w.closes == 2);
+
+    CHECK(mem_open(&w, DATA, &src, ident, sizeof ident, why, sizeof why) == 0);
+    CHECK(gpufeed_file_open(NULL, &od, &err) == GPUFEED_ERR_INVALID_ARG);
+    CHECK(w.closes == 3);
+
+    w.garbage = 1;
+    CHECK(mem_open(&w, DATA, &src, ident, sizeof ident, why, sizeof why) == 0);
+    CHECK(gpufeed_file_open(&f, &od, &err) != GPUFEED_OK && f == NULL);
+    CHECK_HAS(err.message, "gs://b/o.parquet");
+    CHECK(w.closes == 4);
+
+    w.garbage = 0;
+    CHECK(mem_open(&w, DATA, &src, ident, sizeof ident, why, sizeof why) == 0);
+    CHECK(gpufeed_file_open(&f, &od, &err) == GPUFEED_OK && f != NULL);
+    CHECK(w.closes == 4);
+    gpufeed_file_close(f);
+    CHECK(w.closes == 5 && w.opens == 5);
+}
+
 static void test_cache_keys_on_identity(void)
 {
     static uint64_t a[512], b[512], c[512];
@@ -228,6 +321,8 @@ int main(void)
     RUN(test_same_batches_and_hints);
     RUN(test_reads_inside_hints);
     RUN(test_open_source_failure);
+    RUN(test_open_source_misuse);
+    RUN(test_file_open_closes_source);
     RUN(test_cache_keys_on_identity);
     return TEST_SUMMARY();
 }
