@@ -71,6 +71,19 @@ build_all() {
       if $CC -O2 $WARN -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_upload_host.c -o build/test_upload_host_cuda -L"$CUDA_HOME/lib64" -lcudart -lpthread -lm; then ok=$((ok + 1)); echo "PASS build test_upload_host (GPUFEED_CUDA, -lcudart)"; else bad=$((bad + 1)); echo "FAIL build test_upload_host (GPUFEED_CUDA)"; fi
     else echo "SKIP build test_upload_host (GPUFEED_CUDA): no CUDA toolkit"; fi
   fi
+  if [ -f tests/test_cuda_streams.c ]; then  # CUDA stream semantics: the emulated runtime here, the real one on a GPU
+    if [ -n "$CUDA_HOME" ] && [ -f "$CUDA_HOME/include/cuda_runtime_api.h" ]; then
+      local emu="-DGPUFEED_CUDA -DGF_CUDA_EMU -I$CUDA_HOME/include tests/test_cuda_streams.c tests/cuda_emu.c"
+      # shellcheck disable=SC2086
+      if clang $SAN $WARN -I. $emu -o build/asan/test_cuda_streams_emu -lpthread -lm &&
+         clang -g -O1 -fsanitize=thread $WARN -I. $emu -o build/tsan_test_cuda_streams_emu -lpthread -lm; then
+        ok=$((ok + 1)); echo "PASS build test_cuda_streams (emulated runtime, ASan and TSan)"
+      else bad=$((bad + 1)); echo "FAIL build test_cuda_streams (emulated runtime)"; fi
+      if $CC -O2 $WARN -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_cuda_streams.c -o build/test_cuda_streams -L"$CUDA_HOME/lib64" -lcudart -lpthread -lm; then
+        ok=$((ok + 1)); echo "PASS build test_cuda_streams (GPUFEED_CUDA, -lcudart)"
+      else bad=$((bad + 1)); echo "FAIL build test_cuda_streams (GPUFEED_CUDA)"; fi
+    else echo "SKIP build test_cuda_streams: no CUDA toolkit"; fi
+  fi
   if command -v nvcc >/dev/null 2>&1; then  # CUDA code must compile here even without a GPU
     for cu in tests/test_gpu.cu examples/train_mlp.cu tools/bench_gpu.cu; do
       [ -f "$cu" ] || continue
@@ -236,6 +249,9 @@ suite committed_corpus   committed_corpus
 [ -x build/asan/test_upload_host ] && suite upload_host build/asan/test_upload_host
 [ -x build/asan/test_resident_cpu ] && suite resident_plan build/asan/test_resident_cpu
 [ -x build/test_upload_host_cuda ] && suite upload_host_cuda build/test_upload_host_cuda
+[ -x build/asan/test_cuda_streams_emu ] && suite cuda_streams_emu build/asan/test_cuda_streams_emu
+[ -x build/tsan_test_cuda_streams_emu ] && suite cuda_streams_emu_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cuda_streams_emu
+[ -x build/test_cuda_streams ] && suite cuda_streams build/test_cuda_streams
 [ -x build/test_gpu ] && suite gpu build/test_gpu
 [ -x build/read_dense ] && suite example_read_dense build/read_dense
 [ -x build/train_mlp ] && suite example_train_mlp build/train_mlp

@@ -6,8 +6,8 @@
 #
 # Steps: build and run tests/test_gpu.cu; run it again under
 # compute-sanitizer --tool memcheck and --tool racecheck (when installed);
-# build and run tests/test_upload_host.c with CUDA compiled in; build and run
-# examples/train_mlp.cu for 2 epochs. Then a summary with the GPU, driver,
+# build and run tests/test_upload_host.c and tests/test_cuda_streams.c with
+# CUDA compiled in; build and run examples/train_mlp.cu for 2 epochs. Then a summary with the GPU, driver,
 # CUDA version and date. Each step is PASS, FAIL or SKIP; exit status 1 when
 # a step failed. Without a GPU the programs still build (for sm_90) and say
 # SKIP: the script degrades, it does not fail.
@@ -132,6 +132,14 @@ if [ -n "$NVCC" ] && [ -f "$CUDA_HOME/include/cuda_runtime.h" ] && have "$CC"; t
         record "build test_upload_host (CUDA)" PASS
         echo "-- run test_upload_host (CUDA)"
         run "test_upload_host (CUDA)" "$LOG/test_upload_host.log" build/test_upload_host_cuda
+    fi
+    echo "-- build test_cuda_streams (the real runtime)"
+    if build "build test_cuda_streams (CUDA)" "$LOG/build_test_cuda_streams.log" \
+        "$CC" -O2 -std=c99 -Wall -Wextra -pedantic -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_cuda_streams.c \
+        -o build/test_cuda_streams -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lpthread -lm; then
+        record "build test_cuda_streams (CUDA)" PASS
+        echo "-- run test_cuda_streams (CUDA): consumer streams, DLPack device tensors, deleters on other threads"
+        run "test_cuda_streams (CUDA)" "$LOG/test_cuda_streams.log" build/test_cuda_streams
     fi
 else
     record "test_upload_host (CUDA)" SKIP "no CUDA headers or no $CC"
