@@ -260,6 +260,7 @@ if [ -x "$PY" ]; then
   [ -f tests/test_dense.py ] && suite dense $PY tests/test_dense.py --bin build/asan/gpufeed-dense --fixtures build/fixtures
   suite extended_corpus extended_corpus
   [ -f tests/test_python.py ] && suite python $PY tests/test_python.py --gpufeed-dense build/gpufeed-dense --gpufeed-bench build/gpufeed-bench
+  [ -f tests/test_python_emu.py ] && suite python_cuda_emu $PY tests/test_python_emu.py
 else
   echo "generated_corpus: no .venv (run make venv)"; FAIL=$((FAIL + 1))
 fi

@@ -336,7 +336,7 @@ class Loader:
             paths = [paths]
         self.device = device if device is not None else 0
         self._lib = load(cuda=device is not None)
-        self._ds = self._l = self._u = None
+        self._ds = self._l = self._u = self._prev = None
         self._keep = []
         err = _Error()
         cpaths = (ctypes.c_char_p * len(paths))(*[os.fsencode(p) for p in paths])
