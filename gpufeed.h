@@ -2335,9 +2335,9 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
     int nsrc;
     /* the file owns a given source from the call on: every failure closes it */
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (out) *out = NULL;
     if (!desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: desc is NULL");
     if (!out) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL"); }
-    *out = NULL;
     if (!gf__host_is_le()) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported"); }
     nsrc = (desc->path != NULL) + (desc->data != NULL) + (desc->source != NULL);
     if (nsrc != 1) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc); }

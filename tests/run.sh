@@ -246,6 +246,7 @@ suite committed_corpus   committed_corpus
 [ -x build/asan/test_dlpack ] && suite dlpack build/asan/test_dlpack
 [ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh
 [ -f tests/test_http.sh ] && suite http bash tests/test_http.sh
+[ -f tests/test_aarch64.sh ] && suite aarch64 bash tests/test_aarch64.sh
 [ -x build/asan/test_upload_host ] && suite upload_host build/asan/test_upload_host
 [ -x build/asan/test_resident_cpu ] && suite resident_plan build/asan/test_resident_cpu
 [ -x build/test_upload_host_cuda ] && suite upload_host_cuda build/test_upload_host_cuda
