@@ -1388,6 +1388,13 @@ static char *gf__arena_str(gf__arena *ar, const uint8_t *s, size_t n)
 /* >>source --------------------------------------------------------------- */
 
 typedef struct gf__memsrc { const uint8_t *data; size_t size; } gf__memsrc;
+
+/* a source handed to gpufeed and not kept: closed (its close is optional) */
+static void gf__source_close(const gpufeed_source *src)
+{
+    if (src && src->close) src->close(src->ctx);
+}
+
 static int gf__mem_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     gf__memsrc *m = (gf__memsrc *)ctx;
@@ -2322,11 +2329,6 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     return GPUFEED_OK;
 }
 
-static void gf__src_give_back(const gpufeed_open_desc *desc)
-{
-    if (desc && desc->source && desc->source->close) desc->source->close(desc->source->ctx);
-}
-
 GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_open_desc *desc, gpufeed_error *err)
 {
     gpufeed_file *f;
@@ -2337,25 +2339,25 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (out) *out = NULL;
     if (!desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: desc is NULL");
-    if (!out) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL"); }
-    if (!gf__host_is_le()) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported"); }
+    if (!out) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL"); }
+    if (!gf__host_is_le()) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported"); }
     nsrc = (desc->path != NULL) + (desc->data != NULL) + (desc->source != NULL);
-    if (nsrc != 1) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc); }
+    if (nsrc != 1) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc); }
     if ((desc->allocator.alloc || desc->allocator.realloc || desc->allocator.free) &&
         !(desc->allocator.alloc && desc->allocator.realloc && desc->allocator.free)) {
-        gf__src_give_back(desc);
+        gf__source_close(desc->source);
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set all three allocator functions or none");
     }
     name = desc->name ? desc->name : desc->path ? desc->path : desc->data ? "<memory>" : "<source>";
-    if (desc->source && !desc->source->read_at) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: source without read_at", name); }
+    if (desc->source && !desc->source->read_at) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: source without read_at", name); }
     f = (gpufeed_file *)gf__alloc(&desc->allocator, sizeof *f);
-    if (!f) { gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
+    if (!f) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
     memset(f, 0, sizeof *f);
     f->alloc = desc->allocator;
     f->arena.a = &f->alloc;
     f->flags = desc->flags;
     f->name = gf__arena_str(&f->arena, (const uint8_t *)name, strlen(name));
-    if (!f->name) { gf__free(&desc->allocator, f); gf__src_give_back(desc); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
+    if (!f->name) { gf__free(&desc->allocator, f); gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
     if (desc->data) {
         f->mem.data = (const uint8_t *)desc->data; f->mem.size = desc->data_size;
         f->src.read_at = gf__mem_read; f->src.ctx = &f->mem; f->src.size = desc->data_size;
@@ -7275,17 +7277,18 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
                 return GPUFEED_ERR_IO;
             }
             if (!src.read_at) { /* a bug in the callback: give back what it opened */
-                if (src.close) src.close(src.ctx);
+                gf__source_close(&src);
                 gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: open_source returned a source without read_at", files.v[i]);
                 gf__dataset_free(ds);
                 return GPUFEED_ERR_INVALID_ARG;
             }
             ident[sizeof ident - 1] = 0;
             ds->ident[i] = gf__arena_str(&ds->arena, (const uint8_t *)ident, strlen(ident));
-            if (!ds->ident[i]) {
-                if (src.close) src.close(src.ctx);
+            if (!ds->ident[i]) { /* the message first: the name lives in the arena */
+                gf__source_close(&src);
+                gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]);
                 gf__dataset_free(ds);
-                return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]);
+                return GPUFEED_ERR_OUT_OF_MEMORY;
             }
             od.path = NULL; od.source = &src; od.name = files.v[i];
             od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;

@@ -2,7 +2,8 @@
 
    Link it instead of -lcudart:
        cc -std=c99 -DGPUFEED_CUDA -I. -I$CUDA/include prog.c tests/cuda_emu.c -lpthread
-   Only the functions gpufeed.h and tests/test_cuda_streams.c call are here.
+   Only the functions gpufeed.h, tests/test_cuda_streams.c and
+   tests/test_python_emu.py call are here.
    One global lock guards all state; each stream has a thread that runs its
    queue in order; a stream wait blocks that thread until the event's
    record has run. */
@@ -28,11 +29,11 @@
 #define EMU_MAGIC_S 0x5354524du
 #define EMU_MAGIC_E 0x45564e54u
 
-enum { OP_COPY, OP_RECORD, OP_WAIT, OP_HOSTFN, OP_MEMSET };
+enum { OP_COPY, OP_RECORD, OP_WAIT, OP_HOSTFN };
 
 typedef struct emu_op {
     int kind;
-    void *dst; const void *src; size_t n; void *staged; int value;
+    void *dst; const void *src; size_t n; void *staged;
     struct CUevent_st *ev; uint64_t gen;
     cudaHostFn_t fn; void *arg;
     struct emu_op *next;
@@ -176,7 +177,6 @@ static void *stream_main(void *arg)
             pthread_mutex_unlock(MU);
             pause_us(&s->rng, d);
             if (op->kind == OP_COPY) memcpy(op->dst, op->staged ? op->staged : op->src, op->n);
-            else if (op->kind == OP_MEMSET) memset(op->dst, op->value, op->n);
             else if (op->kind == OP_HOSTFN) op->fn(op->arg);
             pthread_mutex_lock(MU);
         }
@@ -285,7 +285,6 @@ cudaError_t cudaSetDevice(int device)
 }
 
 cudaError_t cudaGetLastError(void) { cudaError_t e = t_err; t_err = cudaSuccess; return e; }
-cudaError_t cudaPeekAtLastError(void) { return t_err; }
 
 const char *cudaGetErrorName(cudaError_t e)
 {
@@ -356,8 +355,6 @@ cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags)
     LEAVE(cudaSuccess);
 }
 
-cudaError_t cudaMallocHost(void **p, size_t n) { return cudaHostAlloc(p, n, 0); }
-
 cudaError_t cudaFreeHost(void *p)
 {
     emu_mem *m;
@@ -418,60 +415,38 @@ static cudaError_t check_copy_locked(const char *fn, void *dst, const void *src,
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t st)
+/* a copy queued on stream st; sync: the call returns once it ran (cudaMemcpy) */
+static cudaError_t copy_on(const char *fn, void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t st, int sync)
 {
     struct CUstream_st *s;
     cudaError_t e;
     int pinned;
     emu_op *op;
-    ENTER("cudaMemcpyAsync");
-    s = stream_locked(st, "cudaMemcpyAsync", &e);
+    ENTER(fn);
+    s = stream_locked(st, fn, &e);
     if (!s) LEAVE(e);
-    e = check_copy_locked("cudaMemcpyAsync", dst, src, n, kind, &pinned);
+    e = check_copy_locked(fn, dst, src, n, kind, &pinned);
     if (e != cudaSuccess || n == 0) LEAVE(e);
     op = push_locked(s, OP_COPY);
     if (!op) LEAVE(cudaErrorMemoryAllocation);
     op->dst = dst; op->src = src; op->n = n;
-    if (!pinned && kind == cudaMemcpyHostToDevice) { /* pageable source: staged now */
+    if (!sync && !pinned && kind == cudaMemcpyHostToDevice) { /* pageable source: staged now */
         op->staged = malloc(n);
         if (!op->staged) LEAVE(cudaErrorMemoryAllocation); /* the op then copies from src */
         memcpy(op->staged, src, n);
     }
-    if (!pinned && kind == cudaMemcpyDeviceToHost) drain_locked(s); /* pageable destination: synchronous */
+    if (sync || (!pinned && kind == cudaMemcpyDeviceToHost)) drain_locked(s); /* pageable destination: synchronous */
     LEAVE(cudaSuccess);
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t st)
+{
+    return copy_on("cudaMemcpyAsync", dst, src, n, kind, st, 0);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
-    struct CUstream_st *s;
-    cudaError_t e;
-    int pinned;
-    emu_op *op;
-    ENTER("cudaMemcpy");
-    s = stream_locked(NULL, "cudaMemcpy", &e);
-    if (!s) LEAVE(e);
-    e = check_copy_locked("cudaMemcpy", dst, src, n, kind, &pinned);
-    if (e != cudaSuccess || n == 0) LEAVE(e);
-    op = push_locked(s, OP_COPY);
-    if (!op) LEAVE(cudaErrorMemoryAllocation);
-    op->dst = dst; op->src = src; op->n = n;
-    drain_locked(s);
-    LEAVE(cudaSuccess);
-}
-
-cudaError_t cudaMemsetAsync(void *p, int value, size_t n, cudaStream_t st)
-{
-    struct CUstream_st *s;
-    cudaError_t e;
-    emu_op *op;
-    ENTER("cudaMemsetAsync");
-    s = stream_locked(st, "cudaMemsetAsync", &e);
-    if (!s) LEAVE(e);
-    if (n && !find_locked(p, n, 1)) { misuse_locked("cudaMemsetAsync", "not inside a device allocation"); LEAVE(cudaErrorInvalidValue); }
-    op = push_locked(s, OP_MEMSET);
-    if (!op) LEAVE(cudaErrorMemoryAllocation);
-    op->dst = p; op->n = n; op->value = value;
-    LEAVE(cudaSuccess);
+    return copy_on("cudaMemcpy", dst, src, n, kind, NULL, 1);
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *out, unsigned flags)
@@ -487,8 +462,6 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *out, unsigned flags)
     *out = s;
     LEAVE(cudaSuccess);
 }
-
-cudaError_t cudaStreamCreate(cudaStream_t *out) { return cudaStreamCreateWithFlags(out, 0); }
 
 cudaError_t cudaStreamDestroy(cudaStream_t st)
 {
@@ -512,13 +485,6 @@ cudaError_t cudaStreamSynchronize(cudaStream_t st)
     s = stream_locked(st, "cudaStreamSynchronize", &e);
     if (!s) LEAVE(e);
     drain_locked(s);
-    LEAVE(cudaSuccess);
-}
-
-cudaError_t cudaDeviceSynchronize(void)
-{
-    ENTER("cudaDeviceSynchronize");
-    drain_device_locked(t_dev);
     LEAVE(cudaSuccess);
 }
 
@@ -571,8 +537,6 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *out, unsigned flags)
     LEAVE(cudaSuccess);
 }
 
-cudaError_t cudaEventCreate(cudaEvent_t *out) { return cudaEventCreateWithFlags(out, 0); }
-
 cudaError_t cudaEventDestroy(cudaEvent_t ev)
 {
     struct CUevent_st *v;
@@ -613,17 +577,6 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
     want = v->rec;
     while (v->done < want) pthread_cond_wait(CV, MU);
     LEAVE(cudaSuccess);
-}
-
-cudaError_t cudaEventQuery(cudaEvent_t ev)
-{
-    struct CUevent_st *v;
-    cudaError_t e;
-    ENTER("cudaEventQuery");
-    v = event_locked(ev, "cudaEventQuery", &e);
-    if (!v) LEAVE(e);
-    pthread_mutex_unlock(MU);
-    return v->done >= v->rec ? cudaSuccess : cudaErrorNotReady; /* not an error: no sticky state */
 }
 
 /* ---- controls ---------------------------------------------------------- */

@@ -288,6 +288,71 @@ static void test_file_open_closes_source(void)
     CHECK(w.closes == 5 && w.opens == 5);
 }
 
+/* an allocator that fails its n-th allocation of at least min_size bytes
+   (that one only: a failure the library swallows would show as success) */
+typedef struct failing_alloc { long calls, fail_at; size_t min_size; } failing_alloc;
+static int fa_fails(failing_alloc *a, size_t n) { return n >= a->min_size && ++a->calls == a->fail_at; }
+static void *fa_alloc(void *u, size_t n) { return fa_fails((failing_alloc *)u, n) ? NULL : malloc(n); }
+static void *fa_realloc(void *u, void *p, size_t n) { return fa_fails((failing_alloc *)u, n) ? NULL : realloc(p, n); }
+static void fa_free(void *u, void *p) { (void)u; free(p); }
+
+/* out of memory at every allocation of a dataset opened through
+   open_source (the names, the identities, the files, the features): an
+   error that says so, and every source handed out closed exactly once.
+   Once with every allocation, once with the large ones (the arena blocks)
+   of 70 objects whose 1000-byte identities fill more than one block. */
+static long oom_points(int nobj, const char *identity, size_t min_size, int *bad)
+{
+    static const char *paths[70];
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset *ds;
+    gpufeed_error err;
+    failing_alloc fa;
+    gpufeed_feature ft[2];
+    world w;
+    long k;
+    int i, opened = 0;
+    for (i = 0; i < nobj; i++) paths[i] = DATA;
+    feats(ft);
+    for (k = 1; k < 100000 && !opened; k++) {
+        gpufeed_result r;
+        memset(&w, 0, sizeof w); w.identity = identity;
+        memset(&fa, 0, sizeof fa); fa.fail_at = k; fa.min_size = min_size;
+        memset(&dd, 0, sizeof dd);
+        dd.paths = paths; dd.num_paths = nobj; dd.features = ft; dd.num_features = 2;
+        dd.open_source = mem_open; dd.source_user = &w;
+        dd.allocator.alloc = fa_alloc; dd.allocator.realloc = fa_realloc; dd.allocator.free = fa_free; dd.allocator.user = &fa;
+        ds = NULL;
+        r = gpufeed_dataset_open(&ds, &dd, &err);
+        if (r == GPUFEED_OK) { /* only when no allocation failed: none may be swallowed */
+            opened = 1;
+            gpufeed_dataset_close(ds);
+            if (fa.calls >= fa.fail_at && (*bad)++ < 3) fprintf(stderr, "  allocation %ld failed, yet the dataset opened\n", k);
+        }
+        else if (r != GPUFEED_ERR_OUT_OF_MEMORY || ds != NULL || !strstr(err.message, "out of memory")) {
+            if ((*bad)++ < 3) fprintf(stderr, "  allocation %ld failing: result %d, \"%s\"\n", k, (int)r, err.message);
+        }
+        if (w.closes != w.opens) {
+            if ((*bad)++ < 3) fprintf(stderr, "  allocation %ld failing: %ld sources opened, %ld closed\n", k, w.opens, w.closes);
+        }
+    }
+    return opened ? k - 1 : -1;
+}
+
+static void test_open_source_out_of_memory(void)
+{
+    static char longid[1001];
+    long n1, n2;
+    int bad = 0;
+    n1 = oom_points(2, "etag=\"abc\"", 0, &bad);
+    memset(longid, 'e', 1000);
+    n2 = oom_points(70, longid, 65536, &bad);
+    CHECK_MSG(n1 > 0 && n2 > 0, "the dataset never opened (%ld, %ld)", n1, n2);
+    CHECK_MSG(bad == 0, "%d failing allocations without a clean out-of-memory error", bad);
+    printf("  %ld allocation points (2 objects) and %ld large ones (70 objects, long identities) failed one by one:"
+           " each an out-of-memory error, every source closed\n", n1, n2);
+}
+
 static void test_cache_keys_on_identity(void)
 {
     static uint64_t a[512], b[512], c[512];
@@ -323,6 +388,7 @@ int main(void)
     RUN(test_open_source_failure);
     RUN(test_open_source_misuse);
     RUN(test_file_open_closes_source);
+    RUN(test_open_source_out_of_memory);
     RUN(test_cache_keys_on_identity);
     return TEST_SUMMARY();
 }

@@ -123,26 +123,25 @@ else
     fi
 fi
 
-# the host-path tests with CUDA compiled in (on a GPU the uploader runs on the device)
+# the host-compiler tests with CUDA compiled in, linked with the real runtime
+# (on a GPU the uploader runs on the device; test_cuda_streams drives consumer
+# streams, DLPack device tensors and deleters on other threads)
+host_cuda_test() { # NAME
+    local name=$1
+    echo "-- build $name with -DGPUFEED_CUDA"
+    if build "build $name (CUDA)" "$LOG/build_$name.log" \
+        "$CC" -O2 -std=c99 -Wall -Wextra -pedantic -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" "tests/$name.c" \
+        -o "build/${name}_cuda" -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lpthread -lm; then
+        record "build $name (CUDA)" PASS
+        echo "-- run $name (CUDA)"
+        run "$name (CUDA)" "$LOG/$name.log" "build/${name}_cuda"
+    fi
+}
 if [ -n "$NVCC" ] && [ -f "$CUDA_HOME/include/cuda_runtime.h" ] && have "$CC"; then
-    echo "-- build test_upload_host with -DGPUFEED_CUDA"
-    if build "build test_upload_host (CUDA)" "$LOG/build_test_upload_host.log" \
-        "$CC" -O2 -std=c99 -Wall -Wextra -pedantic -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_upload_host.c \
-        -o build/test_upload_host_cuda -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lpthread -lm; then
-        record "build test_upload_host (CUDA)" PASS
-        echo "-- run test_upload_host (CUDA)"
-        run "test_upload_host (CUDA)" "$LOG/test_upload_host.log" build/test_upload_host_cuda
-    fi
-    echo "-- build test_cuda_streams (the real runtime)"
-    if build "build test_cuda_streams (CUDA)" "$LOG/build_test_cuda_streams.log" \
-        "$CC" -O2 -std=c99 -Wall -Wextra -pedantic -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_cuda_streams.c \
-        -o build/test_cuda_streams -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lpthread -lm; then
-        record "build test_cuda_streams (CUDA)" PASS
-        echo "-- run test_cuda_streams (CUDA): consumer streams, DLPack device tensors, deleters on other threads"
-        run "test_cuda_streams (CUDA)" "$LOG/test_cuda_streams.log" build/test_cuda_streams
-    fi
+    host_cuda_test test_upload_host
+    host_cuda_test test_cuda_streams
 else
-    record "test_upload_host (CUDA)" SKIP "no CUDA headers or no $CC"
+    record "test_upload_host, test_cuda_streams (CUDA)" SKIP "no CUDA headers or no $CC"
 fi
 
 # ---- summary -------------------------------------------------------------------

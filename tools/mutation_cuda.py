@@ -5,9 +5,10 @@
 
 Builds tests/test_cuda_streams.c against tests/cuda_emu.c once per mutation
 of gpufeed.h's uploader (each removes one wait, record, cleanup or device
-restore) and runs it: every mutation must make some check fail. Prints a
-table and exits 1 when a mutation survives. Not part of `make test` (about
-a minute per mutation on two cores)."""
+restore) and runs it; then runs tests/test_python_emu.py (with .venv's
+Python) on a copy of tools/gpufeed.py that passes every DLPack stream as
+None. Every mutation must make some check fail. Prints a table and exits 1
+when a mutation survives. Not part of `make test` (a few minutes)."""
 import os
 import shutil
 import subprocess
@@ -40,6 +41,30 @@ MUTATIONS = [
 ]
 
 
+def python_mutation(tmp):
+    """The binding ignores the consumer's stream: a copy of the files the
+    Python test needs, with the mutation, laid out as in the repository."""
+    name = "gpufeed.py passes every DLPack stream as None"
+    a = "    if stream is None or stream == -1:\n        return None"
+    b = "    if True:\n        return None"
+    py = os.path.join(ROOT, ".venv", "bin", "python")
+    src = open(os.path.join(ROOT, "tools", "gpufeed.py")).read()
+    if src.count(a) != 1 or not os.path.exists(py):
+        print("| %s | not applicable: %s |" % (name, "the code it mutates changed" if os.path.exists(py) else "no .venv (make venv)"))
+        return 1
+    root = os.path.join(tmp, "py")
+    for rel in ("gpufeed.h", "tests/test_python_emu.py", "tests/cuda_emu.c", "tests/cuda_emu.h", "tests/data/ids.parquet"):
+        os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+        shutil.copy(os.path.join(ROOT, rel), os.path.join(root, rel))
+    os.makedirs(os.path.join(root, "tools"), exist_ok=True)
+    with open(os.path.join(root, "tools", "gpufeed.py"), "w") as f:
+        f.write(src.replace(a, b))
+    r = subprocess.run([py, os.path.join(root, "tests", "test_python_emu.py")], capture_output=True, text=True, timeout=900)
+    fails = [l[5:] for l in r.stdout.splitlines() if l.startswith("FAIL ")]
+    print("| %s | %s |" % (name, "caught by test_python_emu.py: " + "; ".join(fails) if fails else "SURVIVED"))
+    return 0 if fails else 1
+
+
 def main():
     src = open(os.path.join(ROOT, "gpufeed.h")).read()
     tmp = tempfile.mkdtemp(prefix="gpufeed_mut_")
@@ -66,9 +91,11 @@ def main():
             fails = [l[5:] for l in r.stdout.splitlines() if l.startswith("FAIL ")]
             print("| %s | %s |" % (name, "caught by " + ", ".join(fails) if fails else "SURVIVED"))
             survived += not fails
+        survived += python_mutation(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d of %d mutations caught" % (len(MUTATIONS) - survived, len(MUTATIONS)))
+    total = len(MUTATIONS) + 1
+    print("%d of %d mutations caught" % (total - survived, total))
     return 1 if survived else 0
 
 
