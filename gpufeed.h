@@ -683,6 +683,8 @@ GPUFEED_API const char *gpufeed_dataset_file_path(const gpufeed_dataset *ds, int
 GPUFEED_API const gpufeed_unit *gpufeed_dataset_unit(const gpufeed_dataset *ds, int64_t i);
 /* Source bytes read so far by all readers of this dataset. */
 GPUFEED_API uint64_t gpufeed_dataset_bytes_read(const gpufeed_dataset *ds);
+/* Microseconds readers of this dataset spent in the source's reads so far. */
+GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds);
 
 /* A batch of dense rows. Row-major layout: data is [num_rows, row_bytes],
    feature f starts at byte offset feature_offset[f] of each row.
@@ -789,13 +791,29 @@ typedef struct gpufeed_loader_desc {
     const struct gpufeed_cache_desc *cache; /* the tensor cache (NULL: none) */
 } gpufeed_loader_desc;
 
+/* The pipeline's stages, for the verdict of gpufeed_loader_stats. */
+typedef enum gpufeed_stage {
+    GPUFEED_STAGE_NONE = 0,            /* no single stage: the hand-off (ring depth, cores) */
+    GPUFEED_STAGE_READ,                /* reading the source */
+    GPUFEED_STAGE_DECODE,              /* decoding pages into dense units */
+    GPUFEED_STAGE_ASSEMBLY,            /* gathering (shuffled) rows into batches */
+    GPUFEED_STAGE_CONSUMER             /* the trainer: the loader keeps up */
+} gpufeed_stage;
+
 typedef struct gpufeed_stats {
     double wall_s;                     /* since the first next() */
-    double trainer_wait_s;             /* next() waiting for decoded units */
-    double copy_s;                     /* next() assembling batches */
+    double trainer_wait_s;             /* next() waiting for batches */
+    double copy_s;                     /* next() copying batches (into an uploader's slot) */
     int32_t workers;
-    const double *worker_busy_s;       /* decode time per worker */
-    const double *worker_backpressure_s; /* time each worker waited on a full ring */
+    const double *worker_busy_s;       /* decode time per worker (source reads included) */
+    const double *worker_backpressure_s; /* time each worker was idle: its ring full and
+                                          no batch to assemble */
+    const double *worker_assembly_s;   /* time each worker assembled batches */
+    double read_s;                     /* all workers' time in source reads (part of busy) */
+    double consumer_s;                 /* the trainer's own time between next() calls */
+    double life_s;                     /* since open: the workers' lifetime */
+    double workers_busy;               /* (decode + assembly) / (workers x life_s), 0..1 */
+    gpufeed_stage bottleneck;          /* the stage the verdict names */
     uint64_t bytes_read;               /* source bytes */
     uint64_t units_decoded;
     uint64_t batches, rows;
@@ -1094,6 +1112,15 @@ GF__PEDANTIC_ON
 #endif
 
 /* >>base ----------------------------------------------------------------- */
+#include <sys/time.h>
+
+/* microseconds of the wall clock (stage timings, stall figures) */
+static uint64_t gf__now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
 
 static void *gf__alloc(const gpufeed_allocator *a, size_t n)
 {
@@ -4737,6 +4764,7 @@ struct gpufeed_column {
     gf__blk blk[40]; int32_t nblk, cblk; /* byte values copied out of earlier pages */
     int64_t pg_val0;                   /* first value of the batch from the current page */
     uint64_t bytes_read;
+    uint64_t read_us;                  /* time in the source's read_at */
     gpufeed_result failed;             /* sticky: the first error */
     char err[GPUFEED_ERROR_MAX];
 };
@@ -4806,7 +4834,10 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
             }
             if (!gf__grow(&c->f->alloc, &c->win, &c->win_cap, (size_t)want))
                 return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte read", (unsigned long long)want);
-            if (c->f->src.read_at(c->f->src.ctx, off + keep, c->win + keep, (size_t)want - keep)) {
+            uint64_t t0 = gf__now_us();
+            int failed = c->f->src.read_at(c->f->src.ctx, off + keep, c->win + keep, (size_t)want - keep);
+            c->read_us += gf__now_us() - t0;
+            if (failed) {
                 c->win_len = 0;
                 return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(want - keep), (unsigned long long)(off + keep));
             }
@@ -6749,6 +6780,7 @@ struct gpufeed_dataset {
     int64_t num_rows, total_rows;
     int32_t rgs, rgs_pruned;
     uint64_t bytes_read;
+    uint64_t read_us;                  /* time readers spent in read_at (atomic) */
     gf__arena arena;
 };
 
@@ -7552,6 +7584,15 @@ GPUFEED_API uint64_t gpufeed_dataset_bytes_read(const gpufeed_dataset *ds)
 #endif
 }
 
+GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return ds ? __atomic_load_n(&ds->read_us, __ATOMIC_RELAXED) : 0;
+#else
+    return ds ? ds->read_us : 0;
+#endif
+}
+
 /* ---- per-thread decoder state ---- */
 
 struct gpufeed_scratch {
@@ -7950,11 +7991,18 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
 static void gf__scratch_account(gpufeed_scratch *s)
 {
     int32_t j;
-    uint64_t t = 0;
-    for (j = 0; j < s->ds->nfeat; j++) { t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0; }
-    for (j = 0; j < s->ds->npred; j++) { t += s->pc[j]->bytes_read; s->pc[j]->bytes_read = 0; }
+    uint64_t t = 0, us = 0;
+    for (j = 0; j < s->ds->nfeat; j++) {
+        t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0;
+        us += s->dc[j].c.read_us; s->dc[j].c.read_us = 0;
+    }
+    for (j = 0; j < s->ds->npred; j++) {
+        t += s->pc[j]->bytes_read; s->pc[j]->bytes_read = 0;
+        us += s->pc[j]->read_us; s->pc[j]->read_us = 0;
+    }
     s->last_bytes = t;
     if (t) gf__atomic_add(&s->ds->bytes_read, t);
+    if (us) gf__atomic_add(&s->ds->read_us, us);
 }
 
 GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpufeed_scratch *s, int64_t unit, void *data,
@@ -8131,8 +8179,6 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
 #include <pthread.h>
 #include <sys/select.h>
 #endif
-#include <sys/time.h>
-
 #if defined(__GNUC__) || defined(__clang__)
 #define GF__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define GF__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -8140,6 +8186,7 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
 #define GF__STORE_SC(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 #define GF__ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define GF__GET(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define GF__ADD_AR(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
 #else
 #define GF__LOAD(p) (*(p))
 #define GF__STORE(p, v) (*(p) = (v))
@@ -8147,17 +8194,11 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
 #define GF__STORE_SC(p, v) (*(p) = (v))
 #define GF__ADD(p, v) ((*(p) += (v)) - (v))
 #define GF__GET(p) (*(p))
+#define GF__ADD_AR(p, v) ((*(p) += (v)) - (v))
 #if !defined(GPUFEED_NO_THREADS)
 #error "gpufeed: threads need GCC/Clang atomics; define GPUFEED_NO_THREADS"
 #endif
 #endif
-
-static uint64_t gf__now_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-}
 
 /* splitmix64: seeds and a small PRNG for permutations */
 static uint64_t gf__mix64(uint64_t x)
@@ -8194,6 +8235,8 @@ typedef struct gf__cache gf__cache;
 typedef struct gf__piece { uint64_t off, len; uint8_t *ptr; } gf__piece;
 typedef struct gf__cidx { uint64_t off, rows, bytes, sum; } gf__cidx;
 
+/* A decoded unit in a worker's ring (its buffers, or pointers into the
+   cache when the unit was served from it). */
 typedef struct gf__uslot {
     uint8_t *mem;
     void *data;
@@ -8204,18 +8247,42 @@ typedef struct gf__uslot {
     char err[GPUFEED_ERROR_MAX];
 } gf__uslot;
 
-typedef struct gf__tev { uint64_t ts, dur; int64_t arg; int32_t kind; } gf__tev; /* kind 0 decode, 1 wait, 2 backpressure */
+/* trace event kinds (per thread, Chrome trace names in gf__write_trace) */
+enum { GF__EV_DECODE = 0, GF__EV_WAIT = 1, GF__EV_IDLE = 2, GF__EV_ASSEMBLE = 3 };
+typedef struct gf__tev { uint64_t ts, dur; int64_t arg; int32_t kind; } gf__tev;
 
+/* One worker's ring of decoded units: the worker publishes (head), the
+   release frontier frees them in stream order (tail). */
 typedef struct gf__ring {
     gf__uslot *slot;
     int32_t depth;
-    uint64_t head, tail;               /* published / released, atomics */
-    int32_t wait_cons, wait_prod;      /* a side sleeps on cv */
-#if !defined(GPUFEED_NO_THREADS)
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-#endif
+    uint64_t head, tail;               /* atomics */
 } gf__ring;
+
+/* One epoch's plan on this rank: the unit permutation, the rank's rows
+   before each of its units, and the even-batches rule. */
+typedef struct gf__eplan {
+    int64_t epoch;                     /* -1: not computed */
+    int64_t *perm;                     /* [U] */
+    int64_t *pre;                      /* [M + 1] */
+    int64_t *rank_rows;                /* [world] */
+    int64_t nb, take, pad, R;          /* batches, rows used, rows repeated, the rank's rows */
+    int64_t kr;                        /* the last batch holding real rows, -1 none */
+} gf__eplan;
+
+/* A batch slot: batch q is assembled into slot q mod S. */
+typedef struct gf__bslot {
+    uint8_t *mem;
+    void *data;
+    void **feat;
+    uint8_t **valid;
+    int64_t ready;                     /* the batch assembled here (atomic), -1 none */
+    int64_t rows, epoch, index, repeated;
+    gpufeed_result res;
+    char err[GPUFEED_ERROR_MAX];
+} gf__bslot;
+
+#define GF__GCHUNK 1024                /* rows whose sources are resolved at once */
 
 typedef struct gf__worker {
     gpufeed_loader *l;
@@ -8226,45 +8293,69 @@ typedef struct gf__worker {
     pthread_t th;
     int started;
 #endif
-    uint64_t busy_us, bp_us, units;    /* atomics */
-    int64_t perm_epoch;
+    uint64_t busy_us, asm_us, idle_us, units, batches; /* atomics: read by stats */
+    int64_t perm_epoch;                /* decode: the permutation in perm */
     int64_t *perm;
     gf__piece *pc;                     /* cache image pieces */
     int finalize;                      /* this worker wrote the cache's last unit */
+    int64_t gd;                        /* the next stream position to decode */
+    /* the batch in hand: number, epoch, index, the rows it gathers [glo,
+       ghi) of the epoch's row stream, the next one (gat), -1: none left */
+    int64_t gq, ge, gk, glo, ghi, gat;
+    int64_t gqlast;                    /* the last batch claimed (ge, gk are its place) */
+    int gend;                          /* no batches left to claim */
+    gf__eplan gp;
+    const gf__uslot **wu;              /* [step] the window's units */
+    int64_t *woff;                     /* [step + 1] their first rows in the window */
+    uint32_t cu[GF__GCHUNK], cr[GF__GCHUNK];
+    const uint8_t *src[GF__GCHUNK];
     gf__tev *ev; int64_t nev, cap_ev;
 } gf__worker;
 
 struct gpufeed_loader {
     gpufeed_dataset *ds;
     gpufeed_loader_desc d;
-    int32_t N, D, W, rank, world, threads;
-    int64_t B, U, M;                   /* batch rows, units, units per epoch on this rank */
+    int32_t N, D, S, W, step, rank, world, threads;
+    int64_t B, U, M, NW;               /* batch rows, units, units and windows per epoch on this rank */
     int64_t *unit_rows;
-    int64_t first_epoch, u0, skip0;    /* where the stream starts */
-    int64_t total;                     /* stream positions, -1 unbounded */
+    int64_t first_epoch, bidx0;        /* the first batch delivered */
+    int64_t w0, base_ua;               /* the first window decoded, and its first unit (epoch * M + index) */
+    int64_t total;                     /* stream positions (units), -1 unbounded */
     int64_t max_unit_rows;
     gf__worker *w;
+    gf__bslot *bs;                     /* [S] */
     int32_t stop;                      /* atomic */
+    /* wake-ups: any state change bumps seq and wakes the sleepers */
+    uint64_t seq;                      /* atomic */
+    int32_t sleepers;                  /* atomic */
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_mutex_t fmu;               /* the release frontier */
+#endif
+    /* the release frontier: the oldest window whose units are still held */
+    int64_t fA;                        /* as epoch * NW + window */
+    int64_t fexp;                      /* its expected pieces, -1 not computed */
+    int64_t *wdone;                    /* [WR] pieces done per window in flight (atomics) */
+    int64_t WR;
+    gf__eplan fplan;
+    gpufeed_result ffail;              /* the first failed unit the frontier released ... */
+    int64_t ffail_epoch;               /* ... its epoch */
+    char ferr[GPUFEED_ERROR_MAX];
+    int64_t fdoneA;                    /* atomic: windows released (as epoch * NW + window) */
     /* consumer */
-    int64_t g;                         /* next stream position to take */
-    int64_t epoch, bidx, nb;           /* epoch, batch within it, batches in it */
-    int64_t take_rows, pad_rows;       /* rows to use from the epoch / to repeat */
-    int64_t rows_used;                 /* rows of the epoch consumed so far */
-    int64_t epos;                      /* units of the epoch taken */
-    int epoch_open;
-    gf__uslot **win; int32_t nwin;
-    int64_t win_rows, wcur;
-    uint32_t *wunit; uint32_t *wrow; int64_t wcap;
-    int64_t *perm; int64_t perm_epoch;
-    int64_t *rank_rows;                /* scratch: rows per rank */
-    void *bmem; void *bdata; void **bfeat; uint8_t **bvalid;
+    int64_t q, ce, ck;                 /* the next batch: number, epoch, index */
+    int cend;                          /* the stream has no next batch */
+    int64_t released;                  /* atomic: batches the consumer let go of */
+    int64_t claim;                     /* atomic: the next batch no worker has claimed */
+    int holding;
+    gf__eplan cplan, aplan;            /* the consumer's epoch; gpufeed_loader_epoch_batches */
+    void *dst_data; void **dst_feat; uint8_t **dst_valid; /* the uploader's slot (NULL: none) */
     int64_t delivered;
-    void *prev_data; void *const *prev_feat; uint8_t *const *prev_valid; /* the last batch delivered */
-    int64_t skip_batches;              /* resume inside padding: batches built, not delivered */
     uint64_t t_first, wait_us, copy_us, batches, rows, dropped, repeated;
-    double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS];
+    double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS], asm_s[GPUFEED_MAX_WORKERS];
     gf__tev *ev; int64_t nev, cap_ev;
-    uint64_t t_open;
+    uint64_t t_open, t_last_ret, consumer_us;
     gf__cache *cache;
     int index_mode;                    /* units "decode" to their global row ids (device-resident mode) */
     int64_t *unit_base;                /* index mode: first global row of each unit */
@@ -8303,12 +8394,113 @@ static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const
     (*ev)[*n].kind = kind; (*ev)[*n].ts = ts; (*ev)[*n].dur = dur; (*ev)[*n].arg = arg;
     (*n)++;
 }
+#define GF__TRACE_W(w, kind, t0, t1, arg) \
+    gf__trace(&(w)->ev, &(w)->nev, &(w)->cap_ev, (w)->l->d.trace_path ? (w)->l->d.trace_max_events : 0, &(w)->l->ds->alloc, (kind), (t0), (t1) - (t0), (arg))
+
+/* ---- the plan: pure functions of (seed, epoch, rank, world) ---- */
+
+static void gf__eplan_free(gf__eplan *p, const gpufeed_allocator *a)
+{
+    gf__free(a, p->perm); gf__free(a, p->pre); gf__free(a, p->rank_rows);
+    p->perm = NULL; p->pre = NULL; p->rank_rows = NULL;
+}
+static int gf__eplan_alloc(gpufeed_loader *l, gf__eplan *p)
+{
+    const gpufeed_allocator *a = &l->ds->alloc;
+    p->epoch = -1;
+    p->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
+    p->pre = (int64_t *)gf__alloc(a, (size_t)(l->M + 1) * sizeof(int64_t));
+    p->rank_rows = (int64_t *)gf__alloc(a, (size_t)l->world * sizeof(int64_t));
+    return p->perm && p->pre && p->rank_rows;
+}
+
+/* epoch e's plan into p (kept while e stays the same) */
+static const gf__eplan *gf__eplan_at(const gpufeed_loader *l, gf__eplan *p, int64_t e)
+{
+    int64_t i, q, nb, R;
+    if (p->epoch == e) return p;
+    gf__epoch_perm(p->perm, l->U, l->d.seed, e, !l->d.no_unit_shuffle);
+    for (q = 0; q < l->world; q++) p->rank_rows[q] = 0;
+    for (i = 0; i < l->U; i++) p->rank_rows[i % l->world] += l->unit_rows[p->perm[i]];
+    R = p->rank_rows[l->rank];
+    if (l->world == 1) nb = l->d.last_batch == GPUFEED_DROP_LAST ? R / l->B : (R + l->B - 1) / l->B;
+    else {
+        nb = l->d.even == GPUFEED_EVEN_PAD ? 0 : INT64_MAX;
+        for (q = 0; q < l->world; q++) {
+            int64_t b = l->d.even == GPUFEED_EVEN_PAD ? (p->rank_rows[q] + l->B - 1) / l->B : p->rank_rows[q] / l->B;
+            if (l->d.even == GPUFEED_EVEN_PAD ? b > nb : b < nb) nb = b;
+        }
+    }
+    p->nb = nb;
+    p->R = R;
+    p->take = (l->world == 1 && l->d.last_batch == GPUFEED_KEEP_LAST) ? R : (R < nb * l->B ? R : nb * l->B);
+    p->pad = (l->world > 1 && nb * l->B > R) ? nb * l->B - R : 0;
+    p->kr = p->take > 0 ? (p->take - 1) / l->B : -1;
+    p->pre[0] = 0;
+    for (i = 0; i < l->M; i++) p->pre[i + 1] = p->pre[i] + l->unit_rows[p->perm[i * l->world + l->rank]];
+    p->epoch = e;
+    return p;
+}
+
+/* the rows batch k gathers, [lo, hi) of the epoch's row stream: its own,
+   or for a padding batch those of the last real batch */
+static void gf__batch_span(const gpufeed_loader *l, const gf__eplan *p, int64_t k, int64_t *lo, int64_t *hi)
+{
+    if (p->kr < 0) { *lo = *hi = 0; return; }
+    if (k > p->kr) k = p->kr;
+    *lo = k * l->B;
+    *hi = *lo + l->B < p->take ? *lo + l->B : p->take;
+}
+
+/* window w of an epoch: units [i0, i1), rows [r0, r1) */
+static void gf__window(const gpufeed_loader *l, const gf__eplan *p, int64_t w, int64_t *i0, int64_t *i1, int64_t *r0, int64_t *r1)
+{
+    *i0 = w * l->step;
+    *i1 = *i0 + l->step < l->M ? *i0 + l->step : l->M;
+    *r0 = p->pre[*i0];
+    *r1 = p->pre[*i1];
+}
+
+/* the window holding row r (the first whose rows end after r), NW if none */
+static int64_t gf__window_of(const gpufeed_loader *l, const gf__eplan *p, int64_t r)
+{
+    int64_t lo = 0, hi = l->NW;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2, e = (mid + 1) * l->step;
+        if (p->pre[e < l->M ? e : l->M] > r) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* How many batch pieces read window w: one per batch whose span meets it,
+   batches from kstart on (the same rule the gathers follow). */
+static int64_t gf__window_pieces(const gpufeed_loader *l, const gf__eplan *p, int64_t w, int64_t kstart)
+{
+    int64_t i0, i1, r0, r1, n = 0;
+    gf__window(l, p, w, &i0, &i1, &r0, &r1);
+    if (p->kr < 0 || r1 <= r0 || r0 >= p->take) return 0;
+    if (r1 > p->take) r1 = p->take;
+    {
+        int64_t klo = r0 / l->B, khi = (r1 - 1) / l->B;
+        if (klo < kstart) klo = kstart;
+        if (khi > p->kr) khi = p->kr;
+        if (khi >= klo) n += khi - klo + 1;
+    }
+    if (p->nb > p->kr + 1 && (r0 > p->kr * l->B ? r0 : p->kr * l->B) < r1) {
+        int64_t k0 = p->kr + 1 > kstart ? p->kr + 1 : kstart;
+        if (p->nb > k0) n += p->nb - k0;
+    }
+    return n;
+}
+
+/* stream position of the rank's i-th unit of epoch e */
+static int64_t gf__gpos(const gpufeed_loader *l, int64_t e, int64_t i) { return e * l->M + i - l->base_ua; }
 
 /* stream position -> (epoch, index in the rank's unit list) */
 static void gf__pos(const gpufeed_loader *l, int64_t g, int64_t *epoch, int64_t *i)
 {
-    int64_t p = l->u0 + g;
-    *epoch = l->first_epoch + p / l->M;
+    int64_t p = l->base_ua + g;
+    *epoch = p / l->M;
     *i = p % l->M;
 }
 
@@ -8320,6 +8512,71 @@ static int64_t gf__unit_at(const gpufeed_loader *l, int64_t *perm, int64_t *perm
     }
     return perm[i * l->world + l->rank];
 }
+
+static gf__uslot *gf__slot_of(const gpufeed_loader *l, int64_t g)
+{
+    gf__ring *r = &l->w[g % l->N].ring;
+    return &r->slot[(uint64_t)(g / l->N) % (uint64_t)r->depth];
+}
+static int gf__published(const gpufeed_loader *l, int64_t g)
+{
+    return GF__LOAD(&l->w[g % l->N].ring.head) > (uint64_t)(g / l->N);
+}
+
+/* moves (e, k) `by` batches on; 0 at the end of the stream */
+static int gf__advance(const gpufeed_loader *l, gf__eplan *p, int64_t *e, int64_t *k, int64_t by)
+{
+    int64_t empty = 0;
+    *k += by;
+    for (;;) {
+        if (l->d.epochs > 0 && *e >= l->d.start_epoch + l->d.epochs) return 0;
+        gf__eplan_at(l, p, *e);
+        if (*k < p->nb) return 1;
+        if (p->nb == 0 && ++empty > 4096) return 0; /* no batches at all (checked at open) */
+        *k -= p->nb;
+        (*e)++;
+    }
+}
+
+/* ---- the window shuffle: a keyed bijection of [0, n) ---- */
+/* Rows of a window are read in the order x -> bij(x): invertible mixing
+   steps (odd multipliers, xorshifts, additions) on the smallest power of
+   two holding n, walked until the value falls below n (a cycle walk, so
+   the result is a permutation of [0, n)). Any thread computes any row's
+   source on its own: no shared permutation table. */
+typedef struct gf__bij { uint64_t n, mask, k0, k1, k2; int sh; } gf__bij;
+static void gf__bij_init(gf__bij *b, uint64_t n, uint64_t key)
+{
+    int bits = 1;
+    while (bits < 63 && ((uint64_t)1 << bits) < n) bits++;
+    b->n = n;
+    b->mask = ((uint64_t)1 << bits) - 1;
+    b->sh = (bits + 1) / 2;
+    b->k0 = gf__mix64(key ^ 0x5368756666656c30ull);
+    b->k1 = gf__mix64(key ^ 0x5368756666656c31ull) | 1;
+    b->k2 = gf__mix64(key ^ 0x5368756666656c32ull);
+}
+GF__INLINE uint64_t gf__bij_round(const gf__bij *b, uint64_t x)
+{
+    x = (x * 0x9E3779B97F4A7C15ull + b->k0) & b->mask;
+    x ^= x >> b->sh;
+    x = (x * b->k1) & b->mask;
+    x ^= x >> b->sh;
+    x = (x * 0xBF58476D1CE4E5B9ull + b->k2) & b->mask;
+    x ^= x >> b->sh;
+    return x;
+}
+GF__INLINE uint64_t gf__bij_at(const gf__bij *b, uint64_t x)
+{
+    do x = gf__bij_round(b, x); while (x >= b->n);
+    return x;
+}
+static uint64_t gf__window_key(const gpufeed_loader *l, int64_t e, int64_t i0)
+{
+    return gf__mix64(l->d.seed ^ gf__mix64((uint64_t)e * 0x100000001B3ull ^ gf__mix64((uint64_t)i0 ^ ((uint64_t)l->rank << 40))));
+}
+
+/* ---- unit slots ---- */
 
 static void gf__slot_layout(gpufeed_loader *l, gf__uslot *s)
 {
@@ -8360,6 +8617,14 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     gf__pos(l, g, &epoch, &i);
     unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
     s->g = g; s->unit = unit; s->err[0] = 0; s->res = GPUFEED_OK;
+    if (l->d.debug_jitter_us > 0) { /* timing noise for determinism tests: a slow decode */
+#if !defined(GPUFEED_NO_THREADS)
+        struct timeval tv;
+        uint64_t x = gf__mix64(gf__now_us() ^ ((uint64_t)w->id << 32) ^ (uint64_t)g);
+        tv.tv_sec = 0; tv.tv_usec = (long)(x % (uint64_t)l->d.debug_jitter_us);
+        select(0, NULL, NULL, NULL, &tv);
+#endif
+    }
     if (l->index_mode) { /* the unit's global row ids */
         int64_t k2, *o = (int64_t *)s->data;
         rows = l->unit_rows[unit];
@@ -8384,7 +8649,316 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     t1 = gf__now_us();
     GF__ADD(&w->busy_us, t1 - t0);
     GF__ADD(&w->units, 1);
-    gf__trace(&w->ev, &w->nev, &w->cap_ev, l->d.trace_path ? l->d.trace_max_events : 0, &l->ds->alloc, 0, t0, t1 - t0, unit);
+    GF__TRACE_W(w, GF__EV_DECODE, t0, t1, unit);
+}
+
+/* ---- wake-ups ---- */
+
+static void gf__notify(gpufeed_loader *l)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    if (!l->threads) return;
+    __atomic_fetch_add(&l->seq, 1, __ATOMIC_SEQ_CST);
+    if (GF__LOAD_SC(&l->sleepers)) {
+        pthread_mutex_lock(&l->mu);
+        pthread_cond_broadcast(&l->cv);
+        pthread_mutex_unlock(&l->mu);
+    }
+#else
+    (void)l;
+#endif
+}
+
+#if !defined(GPUFEED_NO_THREADS)
+/* sleeps until seq moves past `seen` (or stop); a timeout bounds any wait */
+static void gf__sleep(gpufeed_loader *l, uint64_t seen)
+{
+    struct timespec ts;
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    ts.tv_sec = tv.tv_sec + 1;
+    ts.tv_nsec = (long)tv.tv_usec * 1000;
+    pthread_mutex_lock(&l->mu);
+    __atomic_fetch_add(&l->sleepers, 1, __ATOMIC_SEQ_CST);
+    if (GF__LOAD_SC(&l->seq) == seen && !GF__LOAD(&l->stop)) pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+    __atomic_fetch_sub(&l->sleepers, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&l->mu);
+}
+#endif
+
+/* ---- the release frontier ---- */
+/* Units are freed in stream order, a window at a time, once every batch
+   piece that reads the window is done and all its units are published.
+   The first failed unit it frees is remembered, so that a failure in
+   rows no batch reads is still reported, at the epoch's end. */
+static void gf__frontier(gpufeed_loader *l)
+{
+    int moved = 0;
+#if !defined(GPUFEED_NO_THREADS)
+    if (l->threads) pthread_mutex_lock(&l->fmu);
+#endif
+    for (;;) {
+        int64_t A = l->fA, e = A / l->NW, w = A % l->NW, i0, i1, r0, r1, i, slot = A % l->WR;
+        const gf__eplan *p;
+        if (l->d.epochs > 0 && e >= l->d.start_epoch + l->d.epochs) break;
+        p = gf__eplan_at(l, &l->fplan, e);
+        if (l->fexp < 0) l->fexp = gf__window_pieces(l, p, w, e == l->first_epoch ? l->bidx0 : 0);
+        if (GF__LOAD(&l->wdone[slot]) < l->fexp) break;
+        gf__window(l, p, w, &i0, &i1, &r0, &r1);
+        for (i = i0; i < i1 && gf__published(l, gf__gpos(l, e, i)); i++) {}
+        if (i < i1) break;
+        for (i = i0; i < i1; i++) {
+            int64_t g = gf__gpos(l, e, i);
+            const gf__uslot *s = gf__slot_of(l, g);
+            if (s->res && !l->ffail) {
+                l->ffail = s->res; l->ffail_epoch = e;
+                gf__fmt(l->ferr, sizeof l->ferr, "%s", s->err);
+            }
+            GF__STORE_SC(&l->w[g % l->N].ring.tail, (uint64_t)(g / l->N) + 1);
+        }
+        GF__STORE(&l->wdone[slot], (int64_t)0);
+        l->fA = A + 1;
+        l->fexp = -1;
+        GF__STORE_SC(&l->fdoneA, A + 1);
+        moved = 1;
+    }
+#if !defined(GPUFEED_NO_THREADS)
+    if (l->threads) pthread_mutex_unlock(&l->fmu);
+#endif
+    if (moved) gf__notify(l);
+}
+
+/* ---- batch assembly (any worker, any batch) ---- */
+
+/* copies n rows whose sources are src[] into dst (rows of rb bytes),
+   prefetching ahead; one loop per common row size */
+#if defined(__GNUC__) || defined(__clang__)
+#define GF__PREFETCH(p) __builtin_prefetch((p), 0, 0)
+#else
+#define GF__PREFETCH(p) ((void)(p))
+#endif
+#define GF__GATHER_LOOP(RB) \
+    for (i = 0; i < n; i++) { \
+        if (i + 16 < n) { GF__PREFETCH(src[i + 16]); if ((RB) > 64) GF__PREFETCH(src[i + 16] + (RB) - 1); } \
+        memcpy(dst + (size_t)i * (RB), src[i], (RB)); \
+    }
+static void gf__gather_rows(uint8_t *dst, const uint8_t *const *src, uint32_t n, size_t rb)
+{
+    uint32_t i;
+    switch (rb) {
+    case 4: GF__GATHER_LOOP(4) break;
+    case 8: GF__GATHER_LOOP(8) break;
+    case 12: GF__GATHER_LOOP(12) break;
+    case 16: GF__GATHER_LOOP(16) break;
+    case 20: GF__GATHER_LOOP(20) break;
+    case 24: GF__GATHER_LOOP(24) break;
+    case 32: GF__GATHER_LOOP(32) break;
+    case 48: GF__GATHER_LOOP(48) break;
+    case 64: GF__GATHER_LOOP(64) break;
+    case 96: GF__GATHER_LOOP(96) break;
+    case 128: GF__GATHER_LOOP(128) break;
+    case 256: GF__GATHER_LOOP(256) break;
+    default:
+        for (i = 0; i < n; i++) {
+            const uint8_t *p = src[i];
+            size_t o;
+            if (i + 16 < n) GF__PREFETCH(src[i + 16]);
+            for (o = 0; o < rb; o += 64) GF__PREFETCH(p + o);
+            memcpy(dst + (size_t)i * rb, p, rb);
+        }
+        break;
+    }
+}
+#undef GF__GATHER_LOOP
+
+/* Copies rows [a, b) of window w (epoch e, plan p) into batch slot bs from
+   row d on. Row x of the window (0-based) is row bij(x) of the window's
+   units taken in order (x itself with shuffle_window 0). */
+static void gf__gather_piece(gf__worker *w, const gf__eplan *p, int64_t e, int64_t win, int64_t a, int64_t b, gf__bslot *bs, int64_t d)
+{
+    gpufeed_loader *l = w->l;
+    gpufeed_dataset *ds = l->ds;
+    int64_t i0, i1, r0, r1, j, nu, x;
+    const int rowmajor = ds->layout == GPUFEED_LAYOUT_ROW_MAJOR;
+    const size_t rb = (size_t)ds->row_bytes;
+    gf__bij bj;
+    int32_t f;
+    gf__window(l, p, win, &i0, &i1, &r0, &r1);
+    nu = i1 - i0;
+    for (j = 0; j < nu; j++) {
+        w->wu[j] = gf__slot_of(l, gf__gpos(l, e, i0 + j));
+        w->woff[j] = p->pre[i0 + j] - r0;
+    }
+    w->woff[nu] = r1 - r0;
+    if (l->W == 0) { /* unit order: one unit, a run of rows */
+        const gf__uslot *s = w->wu[0];
+        int64_t n = b - a, src = a - r0;
+        if (rowmajor) memcpy((uint8_t *)bs->data + (size_t)d * rb, (const uint8_t *)s->data + (size_t)src * rb, (size_t)n * rb);
+        else for (f = 0; f < ds->nfeat; f++) {
+            size_t z = gpufeed_feature_bytes(&ds->feats[f]);
+            memcpy((uint8_t *)bs->feat[f] + (size_t)d * z, (const uint8_t *)s->feat[f] + (size_t)src * z, (size_t)n * z);
+        }
+        for (f = 0; f < ds->nfeat; f++) if (bs->valid[f]) memcpy(bs->valid[f] + d, s->valid[f] + src, (size_t)n);
+        return;
+    }
+    gf__bij_init(&bj, (uint64_t)(r1 - r0), gf__window_key(l, e, i0));
+    for (x = a - r0; x < b - r0; ) {
+        uint32_t n = (uint32_t)(b - r0 - x < GF__GCHUNK ? b - r0 - x : GF__GCHUNK), k;
+        for (k = 0; k < n; k++) { /* resolve the chunk's sources */
+            int64_t y = (int64_t)gf__bij_at(&bj, (uint64_t)(x + k)), len = nu;
+            const int64_t *at = w->woff;
+            while (len > 1) { /* the last unit starting at or before y, without branches */
+                int64_t half = len / 2;
+                at = at[half] <= y ? at + half : at;
+                len -= half;
+            }
+            w->cu[k] = (uint32_t)(at - w->woff);
+            w->cr[k] = (uint32_t)(y - *at);
+        }
+        if (rowmajor) {
+            for (k = 0; k < n; k++) w->src[k] = (const uint8_t *)w->wu[w->cu[k]]->data + (size_t)w->cr[k] * rb;
+            gf__gather_rows((uint8_t *)bs->data + (size_t)d * rb, w->src, n, rb);
+        } else for (f = 0; f < ds->nfeat; f++) {
+            size_t z = gpufeed_feature_bytes(&ds->feats[f]);
+            for (k = 0; k < n; k++) w->src[k] = (const uint8_t *)w->wu[w->cu[k]]->feat[f] + (size_t)w->cr[k] * z;
+            gf__gather_rows((uint8_t *)bs->feat[f] + (size_t)d * z, w->src, n, z);
+        }
+        for (f = 0; f < ds->nfeat; f++) {
+            uint8_t *m = bs->valid[f];
+            if (!m) continue;
+            for (k = 0; k < n; k++) m[d + k] = w->wu[w->cu[k]]->valid[f][w->cr[k]];
+        }
+        x += n; d += n;
+    }
+}
+
+/* pads batch slot bs from `filled` rows to B: repeats its own rows, or
+   zeros when it has none */
+static void gf__pad_batch(gpufeed_loader *l, gf__bslot *bs, int64_t filled)
+{
+    gpufeed_dataset *ds = l->ds;
+    int64_t i;
+    int32_t j;
+    if (filled == 0) {
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memset(bs->data, 0, (size_t)(l->B * ds->row_bytes));
+        else for (j = 0; j < ds->nfeat; j++) memset(bs->feat[j], 0, (size_t)l->B * gpufeed_feature_bytes(&ds->feats[j]));
+        for (j = 0; j < ds->nfeat; j++) if (bs->valid[j]) memset(bs->valid[j], 0, (size_t)l->B);
+        return;
+    }
+    for (i = filled; i < l->B; i++) {
+        int64_t src = i % filled;
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy((uint8_t *)bs->data + i * ds->row_bytes, (uint8_t *)bs->data + src * ds->row_bytes, (size_t)ds->row_bytes);
+        else for (j = 0; j < ds->nfeat; j++) {
+            size_t z = gpufeed_feature_bytes(&ds->feats[j]);
+            memcpy((uint8_t *)bs->feat[j] + (size_t)i * z, (uint8_t *)bs->feat[j] + (size_t)src * z, z);
+        }
+        for (j = 0; j < ds->nfeat; j++) if (bs->valid[j]) bs->valid[j][i] = bs->valid[j][src];
+    }
+}
+
+/* Claims the next batch to assemble (any worker takes any batch: batch q's
+   rows are a pure function of the plan) when its slot is free: 1 with the
+   batch in hand (number, epoch, index, span), 0 when none can be taken now
+   (w->gend at the end of the stream). */
+static int gf__claim(gf__worker *w)
+{
+    gpufeed_loader *l = w->l;
+    int64_t q = GF__LOAD_SC(&l->claim);
+    for (;;) {
+        if (q >= GF__LOAD_SC(&l->released) + l->S) return 0;
+#if defined(__GNUC__) || defined(__clang__)
+        if (__atomic_compare_exchange_n(&l->claim, &q, q + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) break;
+#else
+        l->claim = q + 1;
+        break;
+#endif
+    }
+    if (w->gqlast < 0) { w->ge = l->first_epoch; w->gk = l->bidx0; w->gqlast = 0; }
+    if (!gf__advance(l, &w->gp, &w->ge, &w->gk, q - w->gqlast)) { w->gend = 1; return 0; }
+    w->gqlast = q;
+    w->gq = q;
+    gf__batch_span(l, &w->gp, w->gk, &w->glo, &w->ghi);
+    w->gat = w->glo;
+    return 1;
+}
+
+/* One step of the batch in hand: the next window's piece when its units
+   are published (1), else 0. Completes the batch after its last piece. */
+static int gf__gather_step(gf__worker *w)
+{
+    gpufeed_loader *l = w->l;
+    gf__bslot *bs = &l->bs[w->gq % l->S];
+    const gf__eplan *p = gf__eplan_at(l, &w->gp, w->ge);
+    uint64_t t0 = gf__now_us(), t1;
+    int64_t filled, q0 = w->gq;
+    if (w->gat == w->glo) { bs->res = GPUFEED_OK; bs->err[0] = 0; }
+    if (w->gat < w->ghi) {
+        int64_t win = gf__window_of(l, p, w->gat), i0, i1, r0, r1, i, b, A;
+        gf__window(l, p, win, &i0, &i1, &r0, &r1);
+        for (i = i0; i < i1; i++) if (!gf__published(l, gf__gpos(l, w->ge, i))) return 0;
+        for (i = i0; i < i1 && !bs->res; i++) {
+            const gf__uslot *s = gf__slot_of(l, gf__gpos(l, w->ge, i));
+            if (s->res) { bs->res = s->res; gf__fmt(bs->err, sizeof bs->err, "%s", s->err); }
+        }
+        b = r1 < w->ghi ? r1 : w->ghi;
+        GF__NVTX_PUSH("gpufeed assemble batch");
+        if (!bs->res) gf__gather_piece(w, p, w->ge, win, w->gat, b, bs, w->gat - w->glo);
+        GF__NVTX_POP();
+        w->gat = b;
+        A = w->ge * l->NW + win;
+        GF__ADD_AR(&l->wdone[A % l->WR], (int64_t)1);
+        gf__frontier(l);
+    }
+    if (w->gat >= w->ghi) { /* the batch is complete */
+        filled = w->ghi - w->glo;
+        bs->rows = filled;
+        bs->repeated = 0;
+        if (w->gk > p->kr && p->kr >= 0) { /* a padding batch: the last real batch's rows, repeated */
+            if (!bs->res) gf__pad_batch(l, bs, filled);
+            bs->repeated = l->B; bs->rows = l->B;
+        } else if (filled < l->B && p->pad > 0 && l->world > 1) {
+            if (!bs->res) gf__pad_batch(l, bs, filled);
+            bs->repeated = l->B - filled; bs->rows = l->B;
+        }
+        bs->epoch = w->ge; bs->index = w->gk;
+        GF__STORE_SC(&bs->ready, w->gq);
+        GF__ADD(&w->batches, 1);
+        w->gq = -1;
+        gf__notify(l);
+    }
+    t1 = gf__now_us();
+    GF__ADD(&w->asm_us, t1 - t0);
+    GF__TRACE_W(w, GF__EV_ASSEMBLE, t0, t1, q0);
+    return 1;
+}
+
+/* one unit of decoding, when the worker's ring has room (1), else 0 */
+static int gf__decode_step(gf__worker *w)
+{
+    gpufeed_loader *l = w->l;
+    gf__ring *r = &w->ring;
+    uint64_t head = GF__GET(&r->head);
+    if (l->total >= 0 && w->gd >= l->total) return 0;
+    if (head - GF__LOAD_SC(&r->tail) >= (uint64_t)r->depth) return 0;
+    gf__decode_pos(w, w->gd, &r->slot[head % (uint64_t)r->depth]);
+    GF__STORE_SC(&r->head, head + 1);
+    w->gd += l->N;
+    gf__notify(l);
+    gf__frontier(l); /* a window no batch reads is freed by its last unit */
+    if (w->finalize) { w->finalize = 0; gf__cache_finalize(l->cache); } /* after the unit is handed on */
+    return 1;
+}
+
+/* a worker's step: assemble when it can, else decode; 0 when neither */
+static int gf__worker_step(gf__worker *w)
+{
+    if (w->gq < 0 && !w->gend) gf__claim(w);
+    if (w->gq >= 0 && gf__gather_step(w)) return 1;
+    return gf__decode_step(w);
+}
+static int gf__worker_done(const gf__worker *w)
+{
+    return w->gend && w->gq < 0 && w->l->total >= 0 && w->gd >= w->l->total;
 }
 
 #if !defined(GPUFEED_NO_THREADS)
@@ -8392,122 +8966,20 @@ static void *gf__worker_main(void *arg)
 {
     gf__worker *w = (gf__worker *)arg;
     gpufeed_loader *l = w->l;
-    gf__ring *r = &w->ring;
-    int64_t g;
-    for (g = w->id; ; g += l->N) {
-        uint64_t head;
-        gf__uslot *s;
-        if (GF__LOAD(&l->stop)) break;
-        if (l->total >= 0 && g >= l->total) break;
-        head = GF__GET(&r->head);
-        if (head - GF__LOAD(&r->tail) >= (uint64_t)r->depth) { /* full: sleep until a slot frees */
-            uint64_t t0 = gf__now_us(), t1;
-            pthread_mutex_lock(&r->mu);
-            GF__STORE_SC(&r->wait_prod, 1);
-            while (head - GF__LOAD_SC(&r->tail) >= (uint64_t)r->depth && !GF__LOAD(&l->stop))
-                pthread_cond_wait(&r->cv, &r->mu);
-            GF__STORE_SC(&r->wait_prod, 0);
-            pthread_mutex_unlock(&r->mu);
-            t1 = gf__now_us();
-            GF__ADD(&w->bp_us, t1 - t0);
-            gf__trace(&w->ev, &w->nev, &w->cap_ev, l->d.trace_path ? l->d.trace_max_events : 0, &l->ds->alloc, 2, t0, t1 - t0, g);
-            if (GF__LOAD(&l->stop)) break;
-        }
-        s = &r->slot[head % (uint64_t)r->depth];
-        if (l->d.debug_jitter_us > 0) { /* timing noise for determinism tests */
-            struct timeval tv;
-            uint64_t x = gf__mix64(gf__now_us() ^ ((uint64_t)w->id << 32) ^ (uint64_t)g);
-            tv.tv_sec = 0; tv.tv_usec = (long)(x % (uint64_t)l->d.debug_jitter_us);
-            select(0, NULL, NULL, NULL, &tv);
-        }
-        gf__decode_pos(w, g, s);
-        GF__STORE_SC(&r->head, head + 1);
-        if (GF__LOAD_SC(&r->wait_cons)) {
-            pthread_mutex_lock(&r->mu);
-            pthread_cond_broadcast(&r->cv);
-            pthread_mutex_unlock(&r->mu);
-        }
-        if (w->finalize) { w->finalize = 0; gf__cache_finalize(l->cache); } /* after the unit is handed on */
+    while (!GF__LOAD(&l->stop) && !gf__worker_done(w)) {
+        uint64_t seen = GF__LOAD_SC(&l->seq), t0, t1;
+        if (gf__worker_step(w)) continue;
+        t0 = gf__now_us();
+        gf__sleep(l, seen);
+        t1 = gf__now_us();
+        GF__ADD(&w->idle_us, t1 - t0);
+        GF__TRACE_W(w, GF__EV_IDLE, t0, t1, w->gq);
     }
     return NULL;
 }
 #endif
 
-/* the consumer takes stream position g (in order) */
-static gf__uslot *gf__take(gpufeed_loader *l, int64_t g)
-{
-    gf__worker *w = &l->w[g % l->N];
-    gf__ring *r = &w->ring;
-    uint64_t k = (uint64_t)(g / l->N);
-    gf__uslot *s = &r->slot[k % (uint64_t)r->depth];
-    if (!l->threads) { /* inline: decode now */
-        gf__decode_pos(w, g, s);
-        r->head = k + 1;
-        if (w->finalize) { w->finalize = 0; gf__cache_finalize(l->cache); }
-        return s;
-    }
-#if !defined(GPUFEED_NO_THREADS)
-    if (GF__LOAD(&r->head) <= k) {
-        uint64_t t0 = gf__now_us(), t1;
-        pthread_mutex_lock(&r->mu);
-        GF__STORE_SC(&r->wait_cons, 1);
-        while (GF__LOAD_SC(&r->head) <= k) pthread_cond_wait(&r->cv, &r->mu);
-        GF__STORE_SC(&r->wait_cons, 0);
-        pthread_mutex_unlock(&r->mu);
-        t1 = gf__now_us();
-        l->wait_us += t1 - t0;
-        gf__trace(&l->ev, &l->nev, &l->cap_ev, l->d.trace_path ? l->d.trace_max_events : 0, &l->ds->alloc, 1, t0, t1 - t0, g);
-    }
-#endif
-    return s;
-}
-
-static void gf__release(gpufeed_loader *l, const gf__uslot *s)
-{
-    gf__ring *r = &l->w[s->g % l->N].ring;
-    uint64_t k = (uint64_t)(s->g / l->N);
-    if (!l->threads) { r->tail = k + 1; return; }
-#if !defined(GPUFEED_NO_THREADS)
-    GF__STORE_SC(&r->tail, k + 1);
-    if (GF__LOAD_SC(&r->wait_prod)) {
-        pthread_mutex_lock(&r->mu);
-        pthread_cond_broadcast(&r->cv);
-        pthread_mutex_unlock(&r->mu);
-    }
-#endif
-}
-
-/* rows of each rank in an epoch; returns this rank's batches */
-static int64_t gf__epoch_plan(gpufeed_loader *l, int64_t epoch, int64_t *take, int64_t *pad, int64_t *rank_total)
-{
-    int64_t i, q, nb, R;
-    if (l->perm_epoch != epoch) {
-        gf__epoch_perm(l->perm, l->U, l->d.seed, epoch, !l->d.no_unit_shuffle);
-        l->perm_epoch = epoch;
-    }
-    for (q = 0; q < l->world; q++) l->rank_rows[q] = 0;
-    for (i = 0; i < l->U; i++) l->rank_rows[i % l->world] += l->unit_rows[l->perm[i]];
-    R = l->rank_rows[l->rank];
-    if (l->world == 1) nb = l->d.last_batch == GPUFEED_DROP_LAST ? R / l->B : (R + l->B - 1) / l->B;
-    else {
-        nb = l->d.even == GPUFEED_EVEN_PAD ? 0 : INT64_MAX;
-        for (q = 0; q < l->world; q++) {
-            int64_t b = l->d.even == GPUFEED_EVEN_PAD ? (l->rank_rows[q] + l->B - 1) / l->B : l->rank_rows[q] / l->B;
-            if (l->d.even == GPUFEED_EVEN_PAD ? b > nb : b < nb) nb = b;
-        }
-    }
-    *take = (l->world == 1 && l->d.last_batch == GPUFEED_KEEP_LAST) ? R : (R < nb * l->B ? R : nb * l->B);
-    *pad = (l->world > 1 && nb * l->B > R) ? nb * l->B - R : 0;
-    if (rank_total) *rank_total = R;
-    return nb;
-}
-
-GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch)
-{
-    int64_t take, pad;
-    if (!l || epoch < 0) return 0;
-    return gf__epoch_plan(l, epoch, &take, &pad, NULL);
-}
+/* ---- the consumer ---- */
 
 static void gf__stop_workers(gpufeed_loader *l)
 {
@@ -8515,16 +8987,45 @@ static void gf__stop_workers(gpufeed_loader *l)
     int32_t i;
     if (!l->threads || !l->w) return;
     GF__STORE_SC(&l->stop, 1);
-    for (i = 0; i < l->N; i++) {
-        gf__ring *r = &l->w[i].ring;
-        pthread_mutex_lock(&r->mu);
-        pthread_cond_broadcast(&r->cv);
-        pthread_mutex_unlock(&r->mu);
-    }
+    pthread_mutex_lock(&l->mu);
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
     for (i = 0; i < l->N; i++) if (l->w[i].started) { pthread_join(l->w[i].th, NULL); l->w[i].started = 0; }
 #else
     (void)l;
 #endif
+}
+
+/* Waits until cond(l, arg) holds: sleeping on the workers' progress, or,
+   single-threaded, doing their steps on this thread. Non-zero when
+   nothing can move (a bug: reported, never a hang). */
+static int gf__wait_for(gpufeed_loader *l, int (*cond)(gpufeed_loader *, int64_t), int64_t arg)
+{
+    while (!cond(l, arg)) {
+        if (!l->threads) {
+            int32_t i, moved = 0;
+            for (i = 0; i < l->N; i++) moved |= gf__worker_step(&l->w[i]);
+            if (!moved) return 1;
+            continue;
+        }
+#if !defined(GPUFEED_NO_THREADS)
+        {
+            uint64_t seen = GF__LOAD_SC(&l->seq);
+            if (cond(l, arg)) break;
+            gf__sleep(l, seen);
+        }
+#endif
+    }
+    return 0;
+}
+static int gf__batch_ready(gpufeed_loader *l, int64_t q) { return GF__LOAD_SC(&l->bs[q % l->S].ready) == q; }
+static int gf__released_to(gpufeed_loader *l, int64_t A) { return GF__LOAD_SC(&l->fdoneA) >= A; }
+
+/* rows of each rank in an epoch; returns this rank's batches */
+GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch)
+{
+    if (!l || epoch < 0) return 0;
+    return gf__eplan_at(l, &l->aplan, epoch)->nb;
 }
 
 static void gf__write_trace(gpufeed_loader *l)
@@ -8534,7 +9035,7 @@ static void gf__write_trace(gpufeed_loader *l)
     int32_t i;
     int64_t k;
     int first = 1;
-    static const char *const names[] = { "decode unit", "trainer wait", "ring full" };
+    static const char *const names[] = { "decode unit", "trainer wait", "idle", "assemble batch" };
     if (!l->d.trace_path) return;
     f = fopen(l->d.trace_path, "w");
     if (!f) return;
@@ -8544,13 +9045,13 @@ static void gf__write_trace(gpufeed_loader *l)
     for (i = 0; i < l->N; i++) fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"worker %d\"}}", i + 1, i);
     first = 0;
     for (k = 0; k < l->nev; k++)
-        fprintf(f, "%s{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": %llu, \"dur\": %llu, \"args\": {\"position\": %lld}}",
+        fprintf(f, "%s{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": %llu, \"dur\": %llu, \"args\": {\"batch\": %lld}}",
                 first ? "" : ",\n", names[l->ev[k].kind], (unsigned long long)(l->ev[k].ts - l->t_open), (unsigned long long)l->ev[k].dur, (long long)l->ev[k].arg);
     for (i = 0; i < l->N; i++)
         for (k = 0; k < l->w[i].nev; k++)
             fprintf(f, ",\n{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %llu, \"dur\": %llu, \"args\": {\"%s\": %lld}}",
                     names[l->w[i].ev[k].kind], i + 1, (unsigned long long)(l->w[i].ev[k].ts - l->t_open), (unsigned long long)l->w[i].ev[k].dur,
-                    l->w[i].ev[k].kind == 0 ? "unit" : "position", (long long)l->w[i].ev[k].arg);
+                    l->w[i].ev[k].kind == GF__EV_DECODE ? "unit" : "batch", (long long)l->w[i].ev[k].arg);
     fprintf(f, "\n], \"displayTimeUnit\": \"ms\"}\n");
     fclose(f);
 #else
@@ -8576,13 +9077,16 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
             gf__free(a, w->ring.slot);
             gpufeed_scratch_destroy(w->s);
             gf__free(a, w->perm); gf__free(a, w->ev); gf__free(a, w->pc);
-#if !defined(GPUFEED_NO_THREADS)
-            if (l->threads) { pthread_mutex_destroy(&w->ring.mu); pthread_cond_destroy(&w->ring.cv); }
-#endif
+            gf__free(a, (void *)w->wu); gf__free(a, w->woff);
+            gf__eplan_free(&w->gp, a);
         }
     }
-    gf__free(a, l->w); gf__free(a, l->unit_rows); gf__free(a, l->unit_base); gf__free(a, l->win); gf__free(a, l->wunit); gf__free(a, l->wrow);
-    gf__free(a, l->perm); gf__free(a, l->rank_rows); gf__free(a, l->bmem); gf__free(a, l->bfeat); gf__free(a, l->bvalid); gf__free(a, l->ev);
+    if (l->bs) for (i = 0; i < l->S; i++) { gf__free(a, l->bs[i].mem); gf__free(a, l->bs[i].feat); gf__free(a, l->bs[i].valid); }
+#if !defined(GPUFEED_NO_THREADS)
+    if (l->threads) { pthread_mutex_destroy(&l->mu); pthread_cond_destroy(&l->cv); pthread_mutex_destroy(&l->fmu); }
+#endif
+    gf__eplan_free(&l->fplan, a); gf__eplan_free(&l->cplan, a); gf__eplan_free(&l->aplan, a);
+    gf__free(a, l->w); gf__free(a, l->bs); gf__free(a, l->unit_rows); gf__free(a, l->unit_base); gf__free(a, l->wdone); gf__free(a, l->ev);
     gf__free(a, l);
 }
 
@@ -8605,7 +9109,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     const gpufeed_allocator *a;
     int64_t i;
     int32_t j;
-    size_t slotb, total;
+    size_t slotb, bbytes;
     uint64_t bytes;
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
@@ -8633,6 +9137,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     l->rank = desc->rank;
     l->B = desc->batch_rows;
     l->U = ds->nunits;
+    l->fplan.epoch = l->cplan.epoch = l->aplan.epoch = -1;
     if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
     if (l->U < l->world) {
         int32_t world = l->world;
@@ -8641,6 +9146,8 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     }
     l->M = (l->U - l->rank + l->world - 1) / l->world;
     if (l->W > l->M) l->W = (int32_t)l->M; /* a window beyond the epoch is the epoch */
+    l->step = l->W > 1 ? l->W : 1;
+    l->NW = (l->M + l->step - 1) / l->step;
     {
         uint64_t bb;
         if (!gf__mul_ok_u64((uint64_t)l->B, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat + 1, &bb) || bb > ((uint64_t)1 << 40)) {
@@ -8648,24 +9155,24 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch of %lld rows x %lld bytes is too large", (long long)desc->batch_rows, (long long)ds->row_bytes);
         }
     }
-    /* every rank must see the same number of units per epoch position; the
-       last M*world slots beyond U belong to no one */
+    /* units held per worker: a window's share, twice (one being read while
+       the next decodes) */
     l->D = desc->ring_depth ? desc->ring_depth : 2;
     {
-        int32_t need = (l->W > 1 ? (l->W + l->N - 1) / l->N : 1) + 1;
+        int32_t share = (l->step + l->N - 1) / l->N, need = 2 * share;
+        if (need < 2) need = 2;
         if (l->D < need) l->D = need;
     }
 #if !defined(GPUFEED_NO_THREADS)
     l->threads = 1;
 #endif
     l->unit_rows = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
-    l->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
-    l->rank_rows = (int64_t *)gf__alloc(a, (size_t)l->world * sizeof(int64_t));
-    l->win = (gf__uslot **)gf__alloc(a, (size_t)(l->W > 1 ? l->W : 1) * sizeof(gf__uslot *));
     l->w = (gf__worker *)gf__alloc(a, (size_t)l->N * sizeof(gf__worker));
-    if (!l->unit_rows || !l->perm || !l->rank_rows || !l->win || !l->w) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->unit_rows || !l->w) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->w, 0, (size_t)l->N * sizeof(gf__worker));
-    l->perm_epoch = -1;
+    if (!gf__eplan_alloc(l, &l->fplan) || !gf__eplan_alloc(l, &l->cplan) || !gf__eplan_alloc(l, &l->aplan)) {
+        gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+    }
     for (i = 0; i < l->U; i++) {
         l->unit_rows[i] = rows_override ? rows_override[i] : ds->units[i].u.num_rows;
         if (ds->units[i].u.num_rows > l->max_unit_rows) l->max_unit_rows = ds->units[i].u.num_rows;
@@ -8724,47 +9231,76 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             if (b <= 0) { gf__cache_free(l->cache); l->cache = NULL; }
         }
     }
-    /* where the stream starts: the window holding row start_batch * B */
-    l->first_epoch = desc->start_epoch;
-    {
-        int64_t take, pad, nb = gf__epoch_plan(l, l->first_epoch, &take, &pad, NULL);
-        int64_t S, acc = 0, k, step = l->W > 1 ? l->W : 1;
-        if (desc->start_batch >= nb && nb > 0) { l->first_epoch++; l->bidx = 0; S = 0; }
-        else {
-            l->bidx = desc->start_batch; S = desc->start_batch * l->B;
-            if (S >= take && take > 0 && pad > 0) {
-                /* batch k holds only repeated rows: rebuild the last batch with
-                   real rows (the repeats copy it), deliver from k on */
-                int64_t kr = (take - 1) / l->B;
-                l->skip_batches = desc->start_batch - kr;
-                l->bidx = kr; S = kr * l->B;
-            }
+    if (desc->epochs == 0) { /* an endless stream needs batches */
+        int64_t e, any = 0;
+        for (e = desc->start_epoch; e < desc->start_epoch + 64 && !any; e++) any = gf__eplan_at(l, &l->aplan, e)->nb > 0;
+        if (!any) {
+            gpufeed_loader_close(l);
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: no batches: %lld rows per batch is more than this rank's rows in every epoch", (long long)desc->batch_rows);
         }
-        if (nb == 0 && desc->start_batch > 0) { l->first_epoch++; l->bidx = 0; S = 0; }
-        gf__epoch_plan(l, l->first_epoch, &take, &pad, NULL);
-        l->u0 = 0; l->skip0 = 0;
-        if (S > 0 && S < take) {
-            for (k = 0; k < l->M; k += step) {
-                int64_t wr = 0, m;
-                for (m = k; m < k + step && m < l->M; m++) wr += l->unit_rows[l->perm[m * l->world + l->rank]];
-                if (acc + wr > S) break;
-                acc += wr;
-            }
-            l->u0 = k; l->skip0 = S - acc;
-        } else if (S >= take && S > 0) { /* only padding is left */
-            l->u0 = l->M; l->skip0 = 0;
-        }
-        l->rows_used = S - l->skip0;
-        l->epos = l->u0;
     }
-    l->epoch = l->first_epoch;
+    /* where the stream starts: batch start_batch of start_epoch (the next
+       epoch past its end), decoding from the window of its first row */
+    {
+        const gf__eplan *p = gf__eplan_at(l, &l->aplan, desc->start_epoch);
+        l->first_epoch = desc->start_epoch;
+        l->bidx0 = desc->start_batch;
+        if ((p->nb > 0 && desc->start_batch >= p->nb) || (p->nb == 0 && desc->start_batch > 0)) { l->first_epoch++; l->bidx0 = 0; }
+        p = gf__eplan_at(l, &l->aplan, l->first_epoch);
+        if (l->bidx0 == 0) l->w0 = 0;
+        else {
+            int64_t S0 = p->kr < 0 ? p->take : (l->bidx0 <= p->kr ? l->bidx0 : p->kr) * l->B;
+            l->w0 = gf__window_of(l, p, S0);
+        }
+        l->base_ua = l->first_epoch * l->M + (l->w0 * l->step < l->M ? l->w0 * l->step : l->M);
+    }
     if (desc->epochs > 0) {
         int64_t last = desc->start_epoch + desc->epochs; /* exclusive */
-        l->total = last > l->first_epoch ? (last - l->first_epoch) * l->M - l->u0 : 0;
+        l->total = last * l->M - l->base_ua;
         if (l->total < 0) l->total = 0;
     } else l->total = -1;
-    l->g = 0;
-    /* rings and their unit slots: allocated once */
+    l->fA = l->first_epoch * l->NW + l->w0;
+    l->fdoneA = l->fA;
+    l->fexp = -1;
+    /* the consumer's cursor */
+    l->ce = l->first_epoch; l->ck = l->bidx0;
+    for (;;) {
+        const gf__eplan *p;
+        if (desc->epochs > 0 && l->ce >= desc->start_epoch + desc->epochs) { l->cend = 1; break; }
+        p = gf__eplan_at(l, &l->cplan, l->ce);
+        if (l->ck < p->nb) break;
+        if (p->R > p->take) l->dropped += (uint64_t)(p->R - p->take);
+        l->ce++; l->ck = 0;
+    }
+    /* windows in flight (their piece counters), batch slots */
+    l->WR = (int64_t)l->N * l->D + 2;
+    l->wdone = (int64_t *)gf__alloc(a, (size_t)l->WR * sizeof(int64_t));
+    if (!l->wdone) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    memset(l->wdone, 0, (size_t)l->WR * sizeof(int64_t));
+    bbytes = gf__batch_bytes(ds, l->B);
+    l->S = l->N + 2;
+    if ((uint64_t)l->S * bbytes > ((uint64_t)256 << 20)) { /* cap the batch slots' memory, keeping 3 */
+        uint64_t s = ((uint64_t)256 << 20) / (bbytes ? bbytes : 1);
+        l->S = s < 3 ? 3 : (int32_t)s;
+    }
+    l->bs = (gf__bslot *)gf__alloc(a, (size_t)l->S * sizeof(gf__bslot));
+    if (!l->bs) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
+    memset(l->bs, 0, (size_t)l->S * sizeof(gf__bslot));
+    for (j = 0; j < l->S; j++) {
+        gf__bslot *b = &l->bs[j];
+        void *data;
+        size_t off;
+        b->ready = -1;
+        b->mem = (uint8_t *)gf__alloc(a, bbytes + GPUFEED_ALIGN);
+        b->feat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
+        b->valid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
+        if (!b->mem || !b->feat || !b->valid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches (%llu bytes each)", (unsigned long long)bbytes); }
+        memset(b->mem, 0, bbytes + GPUFEED_ALIGN);
+        off = gf__align_up((size_t)(uintptr_t)b->mem) - (size_t)(uintptr_t)b->mem;
+        gf__batch_layout(ds, l->B, b->mem + off, &data, b->feat, b->valid);
+        b->data = data;
+    }
+    /* workers: rings of unit slots, allocated once */
     slotb = gf__slot_bytes(l);
     if (!gf__mul_ok_u64((uint64_t)slotb, (uint64_t)l->N * (uint64_t)l->D, &bytes) || bytes > ((uint64_t)1 << 42)) {
         gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %d workers x %d slots x %llu bytes is too much memory", l->N, l->D, (unsigned long long)slotb);
@@ -8773,13 +9309,17 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         gf__worker *w = &l->w[j];
         int32_t k;
         w->l = l; w->id = j; w->perm_epoch = -1;
+        w->gp.epoch = -1;
         w->ring.depth = l->D;
         w->ring.slot = (gf__uslot *)gf__alloc(a, (size_t)l->D * sizeof(gf__uslot));
         w->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
-        if (!w->ring.slot || !w->perm || gpufeed_scratch_create(ds, &w->s)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
-        memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
+        w->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
+        w->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
         w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
-        if (!w->pc) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || gpufeed_scratch_create(ds, &w->s)) {
+            gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+        }
+        memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
         for (k = 0; k < l->D; k++) {
             gf__uslot *s = &w->ring.slot[k];
             s->mem = (uint8_t *)gf__alloc(a, slotb);
@@ -8788,28 +9328,13 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             if (!s->mem || !s->feat || !s->valid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for unit slots (%llu bytes each)", (unsigned long long)slotb); }
             gf__slot_layout(l, s);
         }
-#if !defined(GPUFEED_NO_THREADS)
-        pthread_mutex_init(&w->ring.mu, NULL);
-        pthread_cond_init(&w->ring.cv, NULL);
-#endif
-    }
-    /* the batch buffer (aligned), then the window row maps */
-    {
-        size_t off;
-        total = gf__batch_bytes(ds, l->B);
-        l->bmem = gf__alloc(a, total + GPUFEED_ALIGN);
-        l->bfeat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
-        l->bvalid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-        l->wcap = (l->W > 1 ? l->W : 1) * l->max_unit_rows;
-        if (l->wcap > ((int64_t)1 << 32)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: a shuffle window of %d units (%lld rows) is too large", l->W, (long long)l->wcap); }
-        l->wunit = (uint32_t *)gf__alloc(a, (size_t)(l->wcap ? l->wcap : 1) * sizeof(uint32_t));
-        l->wrow = (uint32_t *)gf__alloc(a, (size_t)(l->wcap ? l->wcap : 1) * sizeof(uint32_t));
-        if (!l->bmem || !l->bfeat || !l->bvalid || !l->wunit || !l->wrow) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
-        memset(l->bmem, 0, total + GPUFEED_ALIGN);
-        off = gf__align_up((size_t)(uintptr_t)l->bmem) - (size_t)(uintptr_t)l->bmem;
-        gf__batch_layout(ds, l->B, (uint8_t *)l->bmem + off, &l->bdata, l->bfeat, l->bvalid);
+        w->gd = j;
+        w->gq = -1; w->gqlast = -1;
     }
 #if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    pthread_mutex_init(&l->fmu, NULL);
     for (j = 0; j < l->N; j++) {
         if (pthread_create(&l->w[j].th, NULL, gf__worker_main, &l->w[j]) != 0) {
             gpufeed_loader_close(l);
@@ -8817,16 +9342,11 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         }
         l->w[j].started = 1;
     }
-    if (desc->prefill) { /* warm start: wait until every ring is full or done */
-        for (j = 0; j < l->N; j++) {
-            gf__ring *r = &l->w[j].ring;
-            int64_t owed = l->total < 0 ? l->D : (l->total - j + l->N - 1) / l->N;
-            uint64_t want = (uint64_t)(owed < l->D ? (owed > 0 ? owed : 0) : l->D);
-            pthread_mutex_lock(&r->mu);
-            GF__STORE_SC(&r->wait_cons, 1);
-            while (GF__LOAD_SC(&r->head) < want) pthread_cond_wait(&r->cv, &r->mu);
-            GF__STORE_SC(&r->wait_cons, 0);
-            pthread_mutex_unlock(&r->mu);
+    if (desc->prefill) { /* warm start: the first batches assembled */
+        int64_t e = l->ce, k = l->ck, q;
+        for (q = 0; q < l->S - 1 && !l->cend; q++) {
+            if (q > 0 && !gf__advance(l, &l->aplan, &e, &k, 1)) break;
+            gf__wait_for(l, gf__batch_ready, q);
         }
     }
 #endif
@@ -8834,233 +9354,149 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     return GPUFEED_OK;
 }
 
-static void gf__copy_row(gpufeed_loader *l, int64_t dst, const gf__uslot *s, int64_t src)
+/* the uploader's slot as the batch's destination (NULL: the loader's own) */
+static void gf__deliver(gpufeed_loader *l, const gf__bslot *bs, gpufeed_batch *out)
 {
     gpufeed_dataset *ds = l->ds;
-    int32_t j;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
-        memcpy((uint8_t *)l->bdata + dst * ds->row_bytes, (const uint8_t *)s->data + src * ds->row_bytes, (size_t)ds->row_bytes);
-    else for (j = 0; j < ds->nfeat; j++) {
-        size_t z = gpufeed_feature_bytes(&ds->feats[j]);
-        memcpy((uint8_t *)l->bfeat[j] + (size_t)dst * z, (const uint8_t *)s->feat[j] + (size_t)src * z, z);
+    out->num_rows = bs->rows;
+    out->index = bs->index;
+    out->epoch = bs->epoch;
+    out->row_bytes = ds->row_bytes;
+    out->feature_offset = ds->offs;
+    if (!l->dst_data && !l->dst_feat) {
+        out->data = bs->data;
+        out->features = bs->feat;
+        out->valid = bs->valid;
+        return;
     }
-    for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) l->bvalid[j][dst] = s->valid[j][src];
-}
-static void gf__copy_rows(gpufeed_loader *l, int64_t dst, const gf__uslot *s, int64_t src, int64_t n)
-{
-    gpufeed_dataset *ds = l->ds;
-    int32_t j;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
-        memcpy((uint8_t *)l->bdata + dst * ds->row_bytes, (const uint8_t *)s->data + src * ds->row_bytes, (size_t)(n * ds->row_bytes));
-    else for (j = 0; j < ds->nfeat; j++) {
-        size_t z = gpufeed_feature_bytes(&ds->feats[j]);
-        memcpy((uint8_t *)l->bfeat[j] + (size_t)dst * z, (const uint8_t *)s->feat[j] + (size_t)src * z, (size_t)n * z);
+    {
+        uint64_t t0 = gf__now_us();
+        int32_t j;
+        size_t n = (size_t)bs->rows;
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy(l->dst_data, bs->data, n * (size_t)ds->row_bytes);
+        else for (j = 0; j < ds->nfeat; j++) memcpy(l->dst_feat[j], bs->feat[j], n * gpufeed_feature_bytes(&ds->feats[j]));
+        for (j = 0; j < ds->nfeat; j++) if (bs->valid[j] && l->dst_valid && l->dst_valid[j]) memcpy(l->dst_valid[j], bs->valid[j], n);
+        out->data = l->dst_data;
+        out->features = l->dst_feat;
+        out->valid = l->dst_valid;
+        l->copy_us += gf__now_us() - t0;
     }
-    for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memcpy(l->bvalid[j] + dst, s->valid[j] + src, (size_t)n);
-}
-
-static void gf__release_window(gpufeed_loader *l)
-{
-    int32_t k;
-    for (k = 0; k < l->nwin; k++) gf__release(l, l->win[k]);
-    l->nwin = 0; l->win_rows = 0; l->wcur = 0;
 }
 
-/* takes the next window of the epoch; 0 when the epoch's units are used up */
-static gpufeed_result gf__next_window(gpufeed_loader *l, int *got)
+/* failures in units no batch read: reported once the frontier passed them */
+static gpufeed_result gf__check_released(gpufeed_loader *l, int64_t upto_epoch)
 {
-    int32_t step = l->W > 1 ? l->W : 1, k;
-    int64_t r = 0;
-    *got = 0;
-    gf__release_window(l);
-    if (l->epos >= l->M) return GPUFEED_OK;
-    if (l->total >= 0 && l->g >= l->total) return GPUFEED_OK;
-    for (k = 0; k < step && l->epos < l->M; k++) {
-        gf__uslot *s = gf__take(l, l->g++);
-        l->epos++;
-        l->win[l->nwin++] = s;
-        if (s->res) {
-            gf__fmt(l->err, sizeof l->err, "%s", s->err);
-            return s->res;
-        }
+    if (gf__wait_for(l, gf__released_to, upto_epoch * l->NW)) {
+        gf__fmt(l->err, sizeof l->err, "loader: internal error: no progress possible (batch %lld)", (long long)l->q);
+        return l->failed = GPUFEED_ERR_PLATFORM;
     }
-    for (k = 0; k < l->nwin; k++) r += l->win[k]->rows;
-    l->win_rows = r;
-    l->wcur = 0;
-    if (l->W >= 1) { /* the window's rows in a seeded order */
-        int64_t i, at = 0;
-        gf__rng rng;
-        if (r > l->wcap) { gf__fmt(l->err, sizeof l->err, "window of %lld rows exceeds its buffer", (long long)r); return GPUFEED_ERR_LIMIT; }
-        for (k = 0; k < l->nwin; k++)
-            for (i = 0; i < l->win[k]->rows; i++, at++) { l->wunit[at] = (uint32_t)k; l->wrow[at] = (uint32_t)i; }
-        rng.s = gf__mix64(l->d.seed ^ gf__mix64((uint64_t)l->epoch * 0x100000001B3ull ^ gf__mix64((uint64_t)(l->epos - l->nwin) ^ ((uint64_t)l->rank << 40))));
-        for (i = r - 1; i > 0; i--) {
-            int64_t j = (int64_t)gf__rng_below(&rng, (uint64_t)i + 1);
-            uint32_t tu = l->wunit[i], tr = l->wrow[i];
-            l->wunit[i] = l->wunit[j]; l->wrow[i] = l->wrow[j]; l->wunit[j] = tu; l->wrow[j] = tr;
-        }
+    if (l->ffail && l->ffail_epoch < upto_epoch) {
+        gf__fmt(l->err, sizeof l->err, "%s", l->ferr);
+        return l->failed = l->ffail;
     }
-    *got = 1;
     return GPUFEED_OK;
 }
 
 GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch *out)
 {
-    int64_t filled = 0;
-    uint64_t t0, t_wait0;
-    gpufeed_result res = GPUFEED_OK;
+    uint64_t t0, tw = 0;
+    gf__bslot *bs;
+    int64_t e_prev;
     if (!l || !out) return GPUFEED_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (l->failed) return l->failed;
     if (l->done) return GPUFEED_DONE;
-    while (l->skip_batches > 0) { /* resume inside padding */
-        gpufeed_result rs;
-        uint64_t rep = l->repeated;
-        l->skip_batches--;
-        rs = gpufeed_loader_next(l, out);
-        if (rs) return rs;
-        l->batches--; l->rows -= (uint64_t)out->num_rows; l->repeated = rep; /* built, not delivered */
-    }
     t0 = gf__now_us();
     if (!l->t_first) l->t_first = t0;
-    t_wait0 = l->wait_us;
-    for (;;) {
-        if (!l->epoch_open) {
-            if (l->d.epochs > 0 && l->epoch >= l->d.start_epoch + l->d.epochs) {
-                l->done = 1;
-                gf__stop_workers(l); /* they are done: a cache build they finished is final now */
-                return GPUFEED_DONE;
-            }
-            l->nb = gf__epoch_plan(l, l->epoch, &l->take_rows, &l->pad_rows, NULL);
-            l->epoch_open = 1;
-            if (l->epoch != l->first_epoch) { l->bidx = 0; l->rows_used = 0; l->epos = 0; }
-        }
-        if (l->bidx < l->nb) break;
-        /* the epoch is over: let go of its remaining units */
-        {
-            int64_t R = 0;
-            gf__release_window(l);
-            while (l->epos < l->M && (l->total < 0 || l->g < l->total)) {
-                gf__uslot *s = gf__take(l, l->g++);
-                l->epos++;
-                if (s->res) { gf__fmt(l->err, sizeof l->err, "%s", s->err); l->failed = s->res; return s->res; }
-                gf__release(l, s);
-            }
-            gf__epoch_plan(l, l->epoch, &l->take_rows, &l->pad_rows, &R);
-            if (R > l->take_rows) l->dropped += (uint64_t)(R - l->take_rows);
-        }
-        l->epoch++;
-        l->epoch_open = 0;
-        if (l->total >= 0 && l->g >= l->total && !(l->d.epochs > 0 && l->epoch < l->d.start_epoch + l->d.epochs)) {
-            l->done = 1;
-            gf__stop_workers(l);
-            return GPUFEED_DONE;
+    else if (l->t_last_ret) l->consumer_us += t0 - l->t_last_ret;
+    if (l->holding) { /* the previous batch's slot may be refilled */
+        GF__STORE_SC(&l->released, l->q);
+        l->holding = 0;
+        gf__notify(l);
+    }
+    if (l->cend) {
+        int64_t upto = l->d.epochs > 0 ? l->d.start_epoch + l->d.epochs : l->ce;
+        gpufeed_result r = gf__check_released(l, upto);
+        if (r) return r;
+        l->done = 1;
+        gf__stop_workers(l); /* they are done: a cache build they finished is final now */
+        return GPUFEED_DONE;
+    }
+    if (l->ce > l->first_epoch) {
+        gpufeed_result r = gf__check_released(l, l->ce);
+        if (r) return r;
+    }
+    if (!gf__batch_ready(l, l->q)) {
+        uint64_t w0 = gf__now_us();
+        int stuck = gf__wait_for(l, gf__batch_ready, l->q);
+        tw = gf__now_us() - w0;
+        l->wait_us += tw;
+        gf__trace(&l->ev, &l->nev, &l->cap_ev, l->d.trace_path ? l->d.trace_max_events : 0, &l->ds->alloc, GF__EV_WAIT, w0, tw, l->q);
+        if (stuck) {
+            gf__fmt(l->err, sizeof l->err, "loader: internal error: no progress possible (batch %lld)", (long long)l->q);
+            return l->failed = GPUFEED_ERR_PLATFORM;
         }
     }
-    /* fill one batch */
-    while (filled < l->B && l->rows_used < l->take_rows) {
-        int64_t n;
-        if (l->wcur >= l->win_rows) {
-            int got;
-            res = gf__next_window(l, &got);
-            if (res) { l->failed = res; return res; }
-            if (!got) break;
-            if (l->skip0) { l->wcur = l->skip0 < l->win_rows ? l->skip0 : l->win_rows; l->rows_used += l->wcur; l->skip0 = 0; }
-            continue;
-        }
-        n = l->win_rows - l->wcur;
-        if (n > l->B - filled) n = l->B - filled;
-        if (n > l->take_rows - l->rows_used) n = l->take_rows - l->rows_used;
-        if (l->W >= 1) {
-            int64_t i;
-            for (i = 0; i < n; i++) gf__copy_row(l, filled + i, l->win[l->wunit[l->wcur + i]], l->wrow[l->wcur + i]);
-        } else {
-            /* unit order: copy runs within one unit */
-            int64_t left = n, at = l->wcur;
-            const gf__uslot *s = l->win[0];
-            gf__copy_rows(l, filled, s, at, left);
-        }
-        l->wcur += n; filled += n; l->rows_used += n;
+    bs = &l->bs[l->q % l->S];
+    if (bs->res) {
+        gf__fmt(l->err, sizeof l->err, "%s", bs->err);
+        return l->failed = bs->res;
     }
-    if (filled < l->B) {
-        if (l->pad_rows > 0 && l->world > 1) {
-            /* repeat rows (of this batch, or of the previous one) to fill it */
-            int64_t i, have = filled;
-            if (have == 0) have = l->delivered ? l->B : 0;
-            if (filled == 0 && have && (l->prev_data != l->bdata || l->prev_feat != (void *const *)l->bfeat)) { /* repeat the previous batch, wherever it is */
-                gpufeed_dataset *ds = l->ds;
-                int32_t j;
-                if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy(l->bdata, l->prev_data, (size_t)(l->B * ds->row_bytes));
-                else for (j = 0; j < ds->nfeat; j++) memcpy(l->bfeat[j], l->prev_feat[j], (size_t)l->B * gpufeed_feature_bytes(&ds->feats[j]));
-                for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memcpy(l->bvalid[j], l->prev_valid[j], (size_t)l->B);
-            }
-            if (have == 0) {
-                gpufeed_dataset *ds = l->ds;
-                int32_t j;
-                if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memset(l->bdata, 0, (size_t)(l->B * ds->row_bytes));
-                else for (j = 0; j < ds->nfeat; j++) memset(l->bfeat[j], 0, (size_t)l->B * gpufeed_feature_bytes(&ds->feats[j]));
-                for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) memset(l->bvalid[j], 0, (size_t)l->B);
-            } else if (filled > 0) {
-                gpufeed_dataset *ds = l->ds;
-                int32_t j;
-                for (i = filled; i < l->B; i++) {
-                    int64_t src = i % filled;
-                    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy((uint8_t *)l->bdata + i * ds->row_bytes, (uint8_t *)l->bdata + src * ds->row_bytes, (size_t)ds->row_bytes);
-                    else for (j = 0; j < ds->nfeat; j++) {
-                        size_t z = gpufeed_feature_bytes(&ds->feats[j]);
-                        memcpy((uint8_t *)l->bfeat[j] + (size_t)i * z, (uint8_t *)l->bfeat[j] + (size_t)src * z, z);
-                    }
-                    for (j = 0; j < ds->nfeat; j++) if (l->bvalid[j]) l->bvalid[j][i] = l->bvalid[j][src];
-                }
-            }
-            l->repeated += (uint64_t)(l->B - filled);
-            filled = l->B;
-        } else if (filled == 0) {
-            /* nothing left in this epoch (its batch count said otherwise: keep going) */
-            l->bidx = l->nb;
-            return gpufeed_loader_next(l, out);
-        }
-    }
-    out->num_rows = filled;
-    out->index = l->bidx;
-    out->epoch = l->epoch;
-    out->data = l->bdata;
-    out->row_bytes = l->ds->row_bytes;
-    out->feature_offset = l->ds->offs;
-    out->features = l->bfeat;
-    out->valid = l->bvalid;
-    l->prev_data = l->bdata; l->prev_feat = l->bfeat; l->prev_valid = l->bvalid;
-    l->bidx++;
+    gf__deliver(l, bs, out);
+    l->q++;
+    l->holding = 1;
     l->delivered++;
     l->batches++;
-    l->rows += (uint64_t)filled;
-    {
-        uint64_t t1 = gf__now_us(), waited = l->wait_us - t_wait0;
-        if (t1 - t0 > waited) l->copy_us += t1 - t0 - waited;
+    l->rows += (uint64_t)bs->rows;
+    l->repeated += (uint64_t)bs->repeated;
+    /* the cursor moves to the next batch (past epochs without any) */
+    e_prev = l->ce;
+    l->ck++;
+    for (;;) {
+        const gf__eplan *p;
+        if (l->d.epochs > 0 && l->ce >= l->d.start_epoch + l->d.epochs) { l->cend = 1; break; }
+        p = gf__eplan_at(l, &l->cplan, l->ce);
+        if (l->ck < p->nb) break;
+        if (p->R > p->take) l->dropped += (uint64_t)(p->R - p->take);
+        l->ce++; l->ck = 0;
+        if (l->ce - e_prev > 4096) { l->cend = 1; break; } /* no batches ahead */
     }
+    l->t_last_ret = gf__now_us();
+    (void)tw;
     return GPUFEED_OK;
 }
 
 GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
 {
     int32_t i;
-    double busy = 0, wall, wait;
+    double dec = 0, asmb = 0, rd = 0, wall, life, wait, cons, busy;
     memset(st, 0, sizeof *st);
     if (!l) return;
-    wall = l->t_first ? (double)(gf__now_us() - l->t_first) * 1e-6 : 0;
+    {
+        uint64_t now = gf__now_us();
+        wall = l->t_first ? (double)(now - l->t_first) * 1e-6 : 0;
+        life = (double)(now - l->t_open) * 1e-6;
+    }
     wait = (double)l->wait_us * 1e-6;
+    cons = (double)l->consumer_us * 1e-6;
     st->wall_s = wall;
+    st->life_s = life;
     st->trainer_wait_s = wait;
+    st->consumer_s = cons;
     st->copy_s = (double)l->copy_us * 1e-6;
     st->workers = l->N;
     for (i = 0; i < l->N; i++) {
         l->busy_s[i] = (double)GF__GET(&l->w[i].busy_us) * 1e-6;
-        l->bp_s[i] = (double)GF__GET(&l->w[i].bp_us) * 1e-6;
+        l->asm_s[i] = (double)GF__GET(&l->w[i].asm_us) * 1e-6;
+        l->bp_s[i] = (double)GF__GET(&l->w[i].idle_us) * 1e-6;
         st->units_decoded += GF__GET(&l->w[i].units);
-        busy += l->busy_s[i];
+        dec += l->busy_s[i]; asmb += l->asm_s[i];
     }
+    rd = (double)gpufeed_dataset_read_us(l->ds) * 1e-6;
     st->worker_busy_s = l->busy_s;
+    st->worker_assembly_s = l->asm_s;
     st->worker_backpressure_s = l->bp_s;
+    st->read_s = rd;
     st->bytes_read = gpufeed_dataset_bytes_read(l->ds);
     st->batches = l->batches; st->rows = l->rows;
     st->rows_dropped = l->dropped; st->rows_repeated = l->repeated;
@@ -9069,16 +9505,37 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
         st->units_from_cache = gf__cache_count(l->cache, 0);
         st->cache_bad_units = gf__cache_count(l->cache, 1);
     }
+    busy = life > 0 ? (dec + asmb) / (life * l->N) : 0;
+    if (busy > 1) busy = 1;
+    st->workers_busy = busy;
     {
-        double wf = wall > 0 ? wait / wall : 0, bf = wall > 0 ? busy / (wall * l->N) : 0;
-        if (!l->threads)
-            gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time", wall > 0 ? 100 * busy / wall : 0.0);
-        else if (wf < 0.05)
-            gf__fmt(st->verdict, sizeof st->verdict, "trainer waited %.0f%% of the time: not input-bound (workers %.0f%% busy)", 100 * wf, 100 * bf);
-        else if (bf > 0.8)
-            gf__fmt(st->verdict, sizeof st->verdict, "trainer waited %.0f%% of the time: input-bound, decode is the bottleneck (workers %.0f%% busy): add workers or use the tensor cache", 100 * wf, 100 * bf);
-        else
-            gf__fmt(st->verdict, sizeof st->verdict, "trainer waited %.0f%% of the time: input-bound, but workers are only %.0f%% busy: raise ring_depth or check the storage", 100 * wf, 100 * bf);
+        double wf = wall > 0 ? wait / wall : 0, dpart = dec - rd;
+        if (wf > 1) wf = 1;
+        if (dpart < 0) dpart = 0;
+        if (!l->threads) {
+            st->bottleneck = GPUFEED_STAGE_DECODE;
+            gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time", wall > 0 ? 100 * (dec + asmb < wall ? dec + asmb : wall) / wall : 0.0);
+        } else if (wf < 0.05) {
+            st->bottleneck = GPUFEED_STAGE_CONSUMER;
+            gf__fmt(st->verdict, sizeof st->verdict, "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): not input-bound",
+                    100 * wf, 100 * busy);
+        } else if (busy < 0.6) {
+            st->bottleneck = GPUFEED_STAGE_NONE;
+            gf__fmt(st->verdict, sizeof st->verdict, "the trainer waited %.0f%% of the time while workers were only %.0f%% busy: raise ring_depth and set prefill; with fewer cores than workers, fewer workers",
+                    100 * wf, 100 * busy);
+        } else if (rd >= dpart && rd >= asmb) {
+            st->bottleneck = GPUFEED_STAGE_READ;
+            gf__fmt(st->verdict, sizeof st->verdict, "reading is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it reading the source: local or mapped files (GPUFEED_OPEN_MMAP), a will_read source, or the tensor cache",
+                    100 * wf, 100 * busy, 100 * rd / (dec + asmb));
+        } else if (dpart >= asmb) {
+            st->bottleneck = GPUFEED_STAGE_DECODE;
+            gf__fmt(st->verdict, sizeof st->verdict, "decoding is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it decoding: add workers (up to the free cores) or use the tensor cache",
+                    100 * wf, 100 * busy, 100 * dpart / (dec + asmb));
+        } else {
+            st->bottleneck = GPUFEED_STAGE_ASSEMBLY;
+            gf__fmt(st->verdict, sizeof st->verdict, "batch assembly is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it assembling batches: add workers, or a smaller shuffle_window or fewer features",
+                    100 * wf, 100 * busy, 100 * asmb / (dec + asmb));
+        }
     }
 }
 
@@ -9814,7 +10271,6 @@ struct gpufeed_uploader {
     size_t slab;
     gf__dslot *s;
     uint64_t k;
-    void *save_data; void **save_feat; uint8_t **save_valid;
 #ifdef GF__CUDA
     cudaStream_t copy;
     int caller_dev;
@@ -9888,20 +10344,7 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
 {
     int defer;
     if (!u) return;
-    {   /* give the loader its own batch buffer back, with the last batch (padding repeats it) */
-        gpufeed_loader *l = u->l;
-        const gpufeed_dataset *ds = l->ds;
-        int32_t j;
-        if (l->prev_data != u->save_data || l->prev_feat != (void *const *)u->save_feat) {
-            if (l->delivered) {
-                if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy(u->save_data, l->prev_data, (size_t)(l->B * ds->row_bytes));
-                else for (j = 0; j < ds->nfeat; j++) memcpy(u->save_feat[j], l->prev_feat[j], (size_t)l->B * gpufeed_feature_bytes(&ds->feats[j]));
-                for (j = 0; j < ds->nfeat; j++) if (u->save_valid[j] && l->prev_valid[j]) memcpy(u->save_valid[j], l->prev_valid[j], (size_t)l->B);
-            }
-            l->prev_data = u->save_data; l->prev_feat = u->save_feat; l->prev_valid = u->save_valid;
-        }
-        l->bdata = u->save_data; l->bfeat = u->save_feat; l->bvalid = u->save_valid;
-    }
+    u->l->dst_data = NULL; u->l->dst_feat = NULL; u->l->dst_valid = NULL; /* the loader hands out its own slots again */
     gpufeed_loader_close(u->il); u->il = NULL;
     GF__ULOCK(u);
     defer = u->live_refs > 0;
@@ -10033,7 +10476,7 @@ static gpufeed_result gf__resident_next(gpufeed_uploader *u, gf__dslot *s, gpufe
     size_t rows;
     cudaError_t e = cudaSuccess;
     int prev;
-    u->il->bdata = s->hidx; /* the index loader assembles the ids straight into the pinned slot */
+    u->il->dst_data = s->hidx; /* the index loader's batch goes into the pinned slot */
     r = gpufeed_loader_next(u->il, &b->host);
     b->slot = slot;
     if (r) { if (r != GPUFEED_DONE) gf__fmt(u->err, sizeof u->err, "%s", gpufeed_loader_error(u->il)); return r; }
@@ -10086,7 +10529,6 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     pthread_mutex_init(&u->mu, NULL);
 #endif
     u->n = desc->slots ? desc->slots : 3;
-    u->save_data = l->bdata; u->save_feat = l->bfeat; u->save_valid = l->bvalid;
     u->on_device = gpufeed_cuda_available(desc->device, why, sizeof why);
     if (!u->on_device && !desc->host_fallback) {
         gpufeed_uploader_close(u);
@@ -10205,8 +10647,8 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         return GPUFEED_OK;
     }
 #endif
-    /* the loader assembles this batch straight into the slot */
-    l->bdata = s->hdata; l->bfeat = s->hfeat; l->bvalid = s->hvalid;
+    /* the loader's batch goes into this slot */
+    l->dst_data = s->hdata; l->dst_feat = s->hfeat; l->dst_valid = s->hvalid;
     {
         int32_t slot = b->slot;
         r = gpufeed_loader_next(l, &b->host);

@@ -175,12 +175,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "rows %llu, batches %llu, %.3f s, %.0f rows/s, %.3f GB/s dense, source bytes read %llu\n",
                 (unsigned long long)rows, (unsigned long long)st.batches, secs, secs > 0 ? (double)rows / secs : 0.0,
                 secs > 0 ? (double)bytes / secs / 1e9 : 0.0, (unsigned long long)st.bytes_read);
-        fprintf(stderr, "stall: trainer waited %.3f s of %.3f s (%.1f%%), batch assembly %.3f s; units decoded %llu; rows dropped %llu, repeated %llu\n",
+        fprintf(stderr, "stall: trainer waited %.3f s of %.3f s (%.1f%%), copying batches %.3f s; units decoded %llu; rows dropped %llu, repeated %llu\n",
                 st.trainer_wait_s, st.wall_s, st.wall_s > 0 ? 100 * st.trainer_wait_s / st.wall_s : 0.0, st.copy_s,
                 (unsigned long long)st.units_decoded, (unsigned long long)st.rows_dropped, (unsigned long long)st.rows_repeated);
-        for (k = 0; k < st.workers; k++)
-            fprintf(stderr, "worker %d: decode %.3f s (%.0f%% busy), waited on a full ring %.3f s\n", k, st.worker_busy_s[k],
-                    st.wall_s > 0 ? 100 * st.worker_busy_s[k] / st.wall_s : 0.0, st.worker_backpressure_s[k]);
+        for (k = 0; k < st.workers; k++) {
+            double busy = st.life_s > 0 ? (st.worker_busy_s[k] + st.worker_assembly_s[k]) / st.life_s : 0.0;
+            if (busy > 1) busy = 1;
+            fprintf(stderr, "worker %d: decode %.3f s, batch assembly %.3f s, idle %.3f s (%.0f%% busy)\n", k, st.worker_busy_s[k],
+                    st.worker_assembly_s[k], st.worker_backpressure_s[k], 100 * busy);
+        }
+        fprintf(stderr, "source reads %.3f s (part of decode); the consumer's own time between batches %.3f s\n", st.read_s, st.consumer_s);
         if (ld.cache) {
             int64_t e;
             static const char *const cs[] = { "off", "building", "ready" };
