@@ -900,7 +900,7 @@ int main(int argc, char **argv)
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-cat: unknown option '%s' (gpufeed-cat --help lists them)\n", a); rc = 2; break; }
         else paths[npaths++] = a;
     }
-    if (!rc && npaths == 0) { fprintf(stderr, "gpufeed-cat: no PATH given\n"); usage(stderr); rc = 2; }
+    if (!rc && npaths == 0) { fprintf(stderr, "gpufeed-cat: no PATH given (gpufeed-cat --help shows the usage)\n"); rc = 2; }
     if (!rc && gpufeed_expand_paths(paths, npaths, path_list_add, &files, &err)) {
         const char *m = err.message;
         if (!strncmp(m, "dataset: ", 9)) m += 9;

@@ -531,7 +531,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpufeed-inspect: %s applies to meta, not %s\n", show_pages ? "--pages" : "--raw", cmd);
         rc = 2;
     }
-    if (!rc && npaths == 0) { fprintf(stderr, "gpufeed-inspect: no PATH given\n"); usage(stderr); rc = 2; }
+    if (!rc && npaths == 0) { fprintf(stderr, "gpufeed-inspect: no PATH given (gpufeed-inspect --help shows the usage)\n"); rc = 2; }
     if (!rc && gpufeed_expand_paths(paths, npaths, path_list_add, &files, &err)) {
         const char *m = err.message;
         if (!strncmp(m, "dataset: ", 9)) m += 9;

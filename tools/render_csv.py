@@ -379,6 +379,13 @@ def _make_formatter(atype, pq_cols, json_mode=False, raw=False, strict=False):
         def as_bytes(v):
             return v.encode("utf-8") if isinstance(v, str) else bytes(v)
 
+        if is_arrow_text:  # the bytes as stored: to_pylist() would insist on UTF-8
+            inner_type = {pa.string(): pa.binary(), pa.large_string(): pa.large_binary()}.get(atype, None)
+            if inner_type is None and hasattr(pa, "binary_view"):
+                inner_type = pa.binary_view()
+            bytes_of = lambda arr: arr.view(inner_type)
+        else:
+            bytes_of = lambda arr: arr
         if text:
             if json_mode:
                 f = lambda v: _json_text(as_bytes(v), strict)
@@ -389,7 +396,7 @@ def _make_formatter(atype, pq_cols, json_mode=False, raw=False, strict=False):
         else:
             # hex never contains '"', so no doubling is needed in CSV mode
             f = lambda v: '"' + as_bytes(v).hex() + '"'
-        return lambda arr: nulls_to(arr.to_pylist(), f)
+        return lambda arr: nulls_to(bytes_of(arr).to_pylist(), f)
 
     raise RenderError("unsupported Arrow type %s" % atype)
 
