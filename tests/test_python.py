@@ -326,6 +326,49 @@ def test_cpu_defaults():
     check("the C uploader's hint is put in the binding's words", "device=None" in m and "host_fallback" not in m, m)
 
 
+EMU_CHILD = r"""
+import json, sys, warnings
+sys.path.insert(0, %(tools)r)
+import gpufeed
+gpufeed._driver_devices = lambda: (2, "")      # as if libcuda reported two devices
+res = []
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    for devices in (2, 0):
+        gpufeed.load(cuda=True).emu_set_devices(devices)
+        L = gpufeed.Loader(%(ids)r, batch_rows=1000)
+        b = next(L)
+        res.append([b.on_device, L.device, list(b.__dlpack_device__())])
+        b.release()
+        L.close()
+print(json.dumps([res, [(x.category.__name__, str(x.message)) for x in w]]))
+"""
+
+
+def test_auto_emulated_gpu():
+    """device='auto' where the driver reports devices: the GPU when the CUDA
+    library sees it, else CPU with the warning (the emulated runtime of
+    tests/cuda_emu.c stands in for the GPU)"""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_python_emu as emu
+    if not emu.cuda_home():
+        print("SKIP auto with an emulated GPU: no CUDA headers to build the emulated runtime against")
+        return
+    with tempfile.TemporaryDirectory() as td:
+        lib = os.path.join(td, "libgpufeed_cuda_emu.so")
+        ok, err = emu.build_lib(lib)
+        check("the CUDA library with the emulated runtime builds", ok, err)
+        if not ok:
+            return
+        rc, out, err = child(EMU_CHILD % {"tools": os.path.join(ROOT, "tools"), "ids": IDS}, {"GPUFEED_CUDA_LIB": lib})
+        got = json.loads(out.splitlines()[-1]) if rc == 0 and out.strip() else None
+        check("auto with a (emulated) device: batches on CUDA device 0, no warning",
+              got is not None and got[0][0] == [True, 0, [2, 0]] and len(got[1]) == 1, str(got) + err[-300:])
+        check("auto when the CUDA library sees no device: CPU batches and one CPUFallbackWarning naming why",
+              got is not None and got[0][1] == [False, None, [1, 0]] and got[1][0][0] == "CPUFallbackWarning"
+              and "no CUDA device" in got[1][0][1], str(got))
+
+
 def test_dtypes():
     import numpy as np
     forms = {"f32": ("float32", np.float32, np.dtype("float32"), torch.float32, torch.float, "torch.float32"),
@@ -441,7 +484,7 @@ def main():
     print("torch %s, numpy %s" % (torch.__version__, np.__version__))
     for t in (lambda: test_values_vs_c(a.gpufeed_dense), test_views_and_protocols,
               lambda: test_hash_vs_c(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example,
-              test_cpu_defaults, test_dtypes, test_verify_crc, test_readme_snippet, test_example_defaults, test_pip_install):
+              test_cpu_defaults, test_auto_emulated_gpu, test_dtypes, test_verify_crc, test_readme_snippet, test_example_defaults, test_pip_install):
         try:
             t()
         except Exception as e:  # a crash in one test is a failure, not the end
