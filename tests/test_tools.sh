@@ -143,6 +143,7 @@ err_case "cat: a directory without *.parquet" 1 "gpufeed-cat: directory '$T/empt
 err_case "cat: a glob matching nothing" 1 "gpufeed-cat: glob '$T/nomatch-\*.parquet' matches no file" $CAT "$T/nomatch-*.parquet"
 err_case "cat: a missing file among several stops there" 1 "does-not-exist.parquet: cannot open" $CAT $D $T/does-not-exist.parquet
 err_case "cat: 'schema' points to gpufeed-inspect" 2 "'schema' is a gpufeed-inspect command" $CAT schema $D
+err_case "cat: --json with a column twice (duplicate keys)" 1 "--json: column 'i32' is selected twice" $CAT --json --columns i32,i32 $D
 err_case "cat: a missing column in the second file names that file" 1 "b.parquet: no column 'c1x'" $CAT --columns c1x $T/dir/b.parquet
 $CAT --help > $T/help.txt; rc=$?
 check "cat --help: exit 0, a line for each flag and command" bash -c "[ $rc -eq 0 ] && for f in ' cat ' ' head ' '-n, --limit N' '--columns' '--json' '--raw' '--verify-crc' '-h, --help'; do grep -q -- \"\$f\" $T/help.txt || exit 1; done"

@@ -750,6 +750,15 @@ static int cat_file(FILE *o, const char *path, const cat_opts *op, cat_run *run)
     md = gpufeed_file_metadata(f);
 
     rc = select_columns(f, path, op->columns, &cols, &ncols);
+    for (i = 0; i < ncols && !rc && op->json; i++) {   /* JSON keys must differ */
+        int k;
+        for (k = 0; k < i && cols[k].col != cols[i].col; k++) {}
+        if (k < i) {
+            fprintf(stderr, "gpufeed-cat: --json: column '%s' is selected twice (keys of a JSON object must differ)\n",
+                    md->columns[cols[i].col].path);
+            rc = 1;
+        }
+    }
     for (i = 0; i < ncols && !rc; i++) {
         cols[i].raw = op->raw;
         cols[i].strict = op->json;
