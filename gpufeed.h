@@ -685,6 +685,12 @@ GPUFEED_API const gpufeed_unit *gpufeed_dataset_unit(const gpufeed_dataset *ds, 
 GPUFEED_API uint64_t gpufeed_dataset_bytes_read(const gpufeed_dataset *ds);
 /* Microseconds readers of this dataset spent in the source's reads so far. */
 GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds);
+/* The files `paths` name, as gpufeed_dataset_open expands them (a directory:
+   its *.parquet, sorted; a glob: its matches, sorted; else the path itself):
+   fn(user, file) for each, in order. An entry that expands to nothing is an
+   error before any call. */
+GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
+    void (*fn)(void *user, const char *file), void *user, gpufeed_error *err);
 
 /* A batch of dense rows. Row-major layout: data is [num_rows, row_bytes],
    feature f starts at byte offset feature_offset[f] of each row.
@@ -6863,6 +6869,26 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
     }
     if (out->n == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: no files given");
     return GPUFEED_OK;
+}
+
+GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
+    void (*fn)(void *user, const char *file), void *user, gpufeed_error *err)
+{
+    gpufeed_allocator al;
+    gf__arena ar;
+    gf__strv files;
+    gpufeed_result r;
+    int32_t i;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!paths || num_paths <= 0 || !fn) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_expand_paths: no paths given");
+    memset(&al, 0, sizeof al);
+    memset(&files, 0, sizeof files);
+    ar.a = &al;
+    ar.head = NULL;
+    r = gf__expand_paths(&ar, paths, num_paths, &files, err);
+    for (i = 0; !r && i < files.n; i++) fn(user, files.v[i]);
+    gf__arena_free(&ar);
+    return r;
 }
 
 /* numeric or boolean leaf (the default feature set) */

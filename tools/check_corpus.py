@@ -18,8 +18,9 @@ tool's exit status and stderr.  The last line is "N passed, N failed"; the
 exit status is 1 if anything failed or no .parquet file was found (2 on
 usage errors).
 
---columns COLS / --limit N are passed on to CMD (before FILE) and to the
-oracle, to compare projections and row limits too.
+--columns COLS / --limit N / --raw / --json are passed on to CMD (before
+FILE) and to the oracle, to compare projections, row limits, the integer
+form of temporal values and JSON Lines too.
 
 Sanity check of the oracle against itself:
     .venv/bin/python tools/check_corpus.py \\
@@ -122,9 +123,21 @@ def describe_mismatch(expected, got):
     return "outputs differ"
 
 
-def check(cmd, path, timeout, columns=None, limit=None):
+def describe_line_mismatch(expected, got):
+    """The first differing line of two JSON Lines outputs."""
+    exp, out = expected.split(b"\n"), got.split(b"\n")
+    for i, (e, g) in enumerate(zip(exp, out)):
+        if e != g:
+            k = next((j for j in range(min(len(e), len(g))) if e[j] != g[j]), min(len(e), len(g)))
+            return "line %d (row %d), byte %d: expected %s, got %s" % (
+                i + 1, i, k + 1, show(e[max(0, k - 20):k + 40]), show(g[max(0, k - 20):k + 40]))
+    return "expected %d rows, got %d" % (len(exp) - 1, len(out) - 1)
+
+
+def check(cmd, path, timeout, columns=None, limit=None, raw=False, json_lines=False):
     try:
-        expected = render(path, columns=columns, limit=limit).encode("utf-8", "surrogateescape")
+        expected = render(path, columns=columns, limit=limit, raw=raw,
+                          json_lines=json_lines).encode("utf-8", "surrogateescape")
     except Exception as e:  # the oracle itself failed
         return "oracle error: %s: %s" % (type(e).__name__, e)
     try:
@@ -140,6 +153,8 @@ def check(cmd, path, timeout, columns=None, limit=None):
         return "exit status %d: %s" % (proc.returncode, err)
     if proc.stdout == expected:
         return None
+    if json_lines:
+        return describe_line_mismatch(expected, proc.stdout)
     return describe_mismatch(expected, proc.stdout)
 
 
@@ -150,6 +165,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=120, help="seconds per file (default 120)")
     ap.add_argument("--columns", help="also pass --columns COLS to CMD and the oracle")
     ap.add_argument("--limit", type=int, help="also pass --limit N to CMD and the oracle")
+    ap.add_argument("--raw", action="store_true", help="also pass --raw to CMD and the oracle")
+    ap.add_argument("--json", action="store_true", help="also pass --json to CMD and the oracle")
     ap.add_argument("paths", nargs="+", metavar="DIR", help="directories (searched recursively) "
                     "or .parquet files")
     args = ap.parse_args(argv)
@@ -161,10 +178,14 @@ def main(argv=None):
         cmd += ["--columns", args.columns]
     if args.limit is not None:
         cmd += ["--limit", str(args.limit)]
+    if args.raw:
+        cmd += ["--raw"]
+    if args.json:
+        cmd += ["--json"]
     files = find_files(args.paths)
     passed = failed = 0
     for f in files:
-        reason = check(cmd, f, args.timeout, columns, args.limit)
+        reason = check(cmd, f, args.timeout, columns, args.limit, args.raw, args.json)
         if reason is None:
             passed += 1
             print("PASS %s" % f, flush=True)

@@ -1,16 +1,125 @@
-/* gpufeed-inspect: a Parquet file's metadata, through gpufeed.h -- the schema
-   tree with physical and logical types, the row groups, and per column
-   chunk: codec, encodings, compressed/uncompressed sizes, page count and
-   statistics (what `parquet-tools meta` shows).
+/* gpufeed-inspect: the metadata of Parquet files, through gpufeed.h.
 
    Build:  cc -O2 -I. tools/gpufeed-inspect.c -o gpufeed-inspect -lpthread -lm
-   Usage:  gpufeed-inspect [--pages] FILE
-           --pages   also list every page of every column chunk */
+   Usage:  gpufeed-inspect [meta|schema|rowcount] [options] PATH...
+
+   Commands (as in parquet-tools and pqrs; the word `meta` may be left out):
+     meta       the whole report (the default): file size, writer, rows,
+                key/value metadata, the schema tree with physical and
+                logical types, and per row group and column chunk: codec,
+                encodings, compressed/uncompressed sizes, page count, values,
+                nulls and min .. max statistics
+     schema     the schema as a Parquet message type, the text parquet-mr
+                and parquet-tools print:
+                  message schema {
+                    optional int64 id;
+                    optional binary name (STRING);
+                    optional int64 ts (TIMESTAMP(MICROS,true));
+                  }
+                (lower-case physical type, fixed_len_byte_array(N), the
+                annotation in parentheses, " = N" for a field id)
+     rowcount   the number of rows of all the files together: one integer
+   Options:
+     --pages    meta: also list every page of every column chunk
+     --raw      meta: statistics of DATE, TIME, TIMESTAMP and INT96 columns
+                as stored integers (days, the column's unit, nanoseconds)
+                instead of ISO-8601 text (the rules of gpufeed-cat)
+     -h, --help this text
+   PATH is a Parquet file, a directory (its *.parquet files, sorted) or a
+   glob in quotes, expanded as the dataset API expands them. Several files:
+   meta prints one report after another; schema prints the schema once when
+   every file has the same, else each under a `==> PATH <==` line; rowcount
+   adds them up. The first file that cannot be read stops the run. A file
+   named like a command: ./schema. Rows themselves: gpufeed-cat.
+
+   Exit status: 0; 1 when a file cannot be read (one line on stderr naming
+   it and the problem); 2 on a usage error. */
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- ISO-8601 text of temporal statistics (gpufeed-cat's rules) ---- */
+
+static int64_t floor_div(int64_t a, int64_t d, int64_t *rem)
+{
+    int64_t q = a / d, r = a % d;
+    if (r < 0) { q--; r += d; }
+    *rem = r;
+    return q;
+}
+
+/* the proleptic Gregorian date `days` after 1970-01-01 (counted from
+   0000-03-01: 146097 days an era, 36524 a century, 1461 a 4-year block) */
+static void civil_date(int64_t days, int64_t *year, int *month, int *day)
+{
+    static const int mlen[12] = { 31, 30, 31, 30, 31, 31, 30, 31, 30, 31, 31, 29 };
+    int64_t doe, era = floor_div(days + 719468, 146097, &doe);
+    int64_t c = doe / 36524, q, y, doy;
+    int m = 0;
+    if (c > 3) c = 3;
+    doe -= c * 36524;
+    q = doe / 1461;
+    doe -= q * 1461;
+    y = doe / 365;
+    if (y > 3) y = 3;
+    doy = doe - y * 365;
+    while (doy >= mlen[m]) { doy -= mlen[m]; m++; }
+    *year = era * 400 + c * 100 + q * 4 + y + (m >= 10);
+    *month = m < 10 ? m + 3 : m - 9;
+    *day = (int)doy + 1;
+}
+
+static int date_text(int64_t days, char *buf, size_t cap)
+{
+    int64_t y;
+    int m, d;
+    civil_date(days, &y, &m, &d);
+    if (y >= 0 && y <= 9999) return snprintf(buf, cap, "%04d-%02d-%02d", (int)y, m, d);
+    return snprintf(buf, cap, "%c%04lld-%02d-%02d", y < 0 ? '-' : '+', (long long)(y < 0 ? -y : y), m, d);
+}
+
+static void clock_text(int64_t sod, int64_t frac, gpufeed_time_unit u, int utc, char *buf, size_t cap)
+{
+    int digits = u == GPUFEED_UNIT_MILLIS ? 3 : u == GPUFEED_UNIT_MICROS ? 6 : 9;
+    snprintf(buf, cap, "%02d:%02d:%02d.%0*lld%s", (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60),
+             digits, (long long)frac, utc ? "Z" : "");
+}
+
+static int64_t per_second(gpufeed_time_unit u)
+{
+    return u == GPUFEED_UNIT_MILLIS ? 1000 : u == GPUFEED_UNIT_MICROS ? 1000000 : 1000000000;
+}
+
+static void timestamp_text(int64_t v, gpufeed_time_unit u, int utc, char *buf, size_t cap)
+{
+    int64_t frac, sod, secs = floor_div(v, per_second(u), &frac);
+    int64_t days = floor_div(secs, 86400, &sod);
+    int n = date_text(days, buf, cap);
+    if (n > 0 && (size_t)n + 1 < cap) {
+        buf[n] = 'T';
+        clock_text(sod, frac, u, utc, buf + n + 1, cap - (size_t)n - 1);
+    }
+}
+
+/* v as the temporal type of n (ISO-8601); 0 when n is not temporal or v is
+   not a time of day */
+static int temporal_text(const gpufeed_schema_node *n, int64_t v, char *buf, size_t cap)
+{
+    if (n->physical == GPUFEED_INT96) { timestamp_text(v, GPUFEED_UNIT_NANOS, 0, buf, cap); return 1; }
+    if (n->logical == GPUFEED_LT_DATE) { date_text(v, buf, cap); return 1; }
+    if (n->logical == GPUFEED_LT_TIMESTAMP) { timestamp_text(v, n->unit, n->is_adjusted_to_utc, buf, cap); return 1; }
+    if (n->logical == GPUFEED_LT_TIME && v >= 0 && v < 86400 * per_second(n->unit)) {
+        clock_text(v / per_second(n->unit), v % per_second(n->unit), n->unit, n->is_adjusted_to_utc, buf, cap);
+        return 1;
+    }
+    return 0;
+}
+
+
+/* ---- meta ---- */
 
 static void logical_text(const gpufeed_schema_node *n, char *buf, size_t cap)
 {
@@ -27,7 +136,7 @@ static void logical_text(const gpufeed_schema_node *n, char *buf, size_t cap)
 }
 
 /* a statistics value, decoded by the column's type */
-static void stat_text(const gpufeed_schema_node *n, const uint8_t *p, uint32_t len, char *buf, size_t cap)
+static void stat_text(const gpufeed_schema_node *n, const uint8_t *p, uint32_t len, int raw, char *buf, size_t cap)
 {
     static const char hx[] = "0123456789abcdef";
     int32_t i32; int64_t i64; float f; double d;
@@ -37,6 +146,7 @@ static void stat_text(const gpufeed_schema_node *n, const uint8_t *p, uint32_t l
     case GPUFEED_INT32:
         if (len == 4) {
             memcpy(&i32, p, 4);
+            if (!raw && temporal_text(n, i32, buf, cap)) return;
             if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) snprintf(buf, cap, "%u", (unsigned)i32);
             else snprintf(buf, cap, "%d", i32);
             return;
@@ -45,8 +155,17 @@ static void stat_text(const gpufeed_schema_node *n, const uint8_t *p, uint32_t l
     case GPUFEED_INT64:
         if (len == 8) {
             memcpy(&i64, p, 8);
+            if (!raw && temporal_text(n, i64, buf, cap)) return;
             if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) snprintf(buf, cap, "%llu", (unsigned long long)i64);
             else snprintf(buf, cap, "%lld", (long long)i64);
+            return;
+        }
+        break;
+    case GPUFEED_INT96:
+        if (len == 12) {
+            i64 = gpufeed_int96_to_ns(p);
+            if (raw) snprintf(buf, cap, "%lld", (long long)i64);
+            else temporal_text(n, i64, buf, cap);
             return;
         }
         break;
@@ -77,30 +196,10 @@ static void human(double b, char *buf, size_t cap)
     snprintf(buf, cap, i ? "%.1f %s" : "%.0f %s", b, u[i]);
 }
 
-int main(int argc, char **argv)
+static void print_header(const char *path, const gpufeed_metadata *md)
 {
-    const char *path = NULL;
-    int show_pages = 0, i, rc = 0;
-    gpufeed_open_desc d;
-    gpufeed_error err;
-    gpufeed_file *f;
-    const gpufeed_metadata *md;
-    char buf[512], b1[64], b2[64];
-    int32_t rg, c;
-
-    for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--pages")) show_pages = 1;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fprintf(stderr, "usage: gpufeed-inspect [--pages] FILE\n"); return 0; }
-        else if (argv[i][0] == '-') { fprintf(stderr, "gpufeed-inspect: unknown option '%s'\nusage: gpufeed-inspect [--pages] FILE\n", argv[i]); return 2; }
-        else if (!path) path = argv[i];
-        else { fprintf(stderr, "gpufeed-inspect: more than one file given\n"); return 2; }
-    }
-    if (!path) { fprintf(stderr, "usage: gpufeed-inspect [--pages] FILE\n"); return 2; }
-    memset(&d, 0, sizeof d);
-    d.path = path;
-    if (gpufeed_file_open(&f, &d, &err)) { fprintf(stderr, "gpufeed-inspect: %s\n", err.message); return 1; }
-    md = gpufeed_file_metadata(f);
-
+    char b1[64];
+    int i;
     human((double)md->file_size, b1, sizeof b1);
     printf("file:        %s\n", path);
     printf("size:        %llu bytes (%s), footer %u bytes\n", (unsigned long long)md->file_size, b1, md->footer_length);
@@ -117,12 +216,16 @@ int main(int argc, char **argv)
         else if (n > 60) printf("(%zu bytes)\n", n);
         else printf("%s\n", v);
     }
+}
 
+static void print_tree(const gpufeed_metadata *md)
+{
+    static const char *const rep[] = { "required", "optional", "repeated" };
+    int i;
     printf("\nschema:\n");
     for (i = 0; i < md->num_nodes; i++) {
         const gpufeed_schema_node *n = &md->nodes[i];
         char lt[128];
-        static const char *const rep[] = { "required", "optional", "repeated" };
         logical_text(n, lt, sizeof lt);
         printf("%*s", 2 + 2 * n->depth, "");
         if (i == 0) { printf("%s (root, %d fields)\n", n->name, n->num_children); continue; }
@@ -137,7 +240,74 @@ int main(int argc, char **argv)
         if (n->has_field_id) printf(" id=%d", n->field_id);
         printf("\n");
     }
+}
 
+static void print_pages(gpufeed_file *f, int32_t rg, int32_t c, int64_t npages)
+{
+    static const char *const pt[] = { "DATA_PAGE", "INDEX_PAGE", "DICTIONARY_PAGE", "DATA_PAGE_V2" };
+    gpufeed_page_info *pi = (gpufeed_page_info *)malloc((size_t)npages * sizeof *pi);
+    gpufeed_error err;
+    int64_t k, got = 0;
+    if (pi && gpufeed_chunk_pages(f, rg, c, pi, npages, &got, &err) == GPUFEED_OK) {
+        for (k = 0; k < got && k < npages; k++)
+            printf("      page %lld: %-15s offset %lld, header %d, compressed %d, uncompressed %d, values %d, %s%s\n",
+                   (long long)k, (pi[k].type >= 0 && pi[k].type <= 3) ? pt[pi[k].type] : "UNKNOWN",
+                   (long long)pi[k].offset, pi[k].header_size, pi[k].compressed_size, pi[k].uncompressed_size,
+                   pi[k].num_values, gpufeed_encoding_name(pi[k].encoding), pi[k].has_crc ? ", crc" : "");
+    }
+    free(pi);
+}
+
+/* one column chunk's line (and its pages); 0, or 1 after a message */
+static int print_chunk(gpufeed_file *f, int32_t rg, int32_t c, int show_pages, int raw)
+{
+    const gpufeed_metadata *md = gpufeed_file_metadata(f);
+    const gpufeed_chunk_info *ch = &md->row_groups[rg].chunks[c];
+    const gpufeed_schema_node *n = &md->nodes[md->columns[c].node];
+    char enc[256], mn[96], mx[96], nulls[32];
+    gpufeed_error err;
+    int64_t npages = 0;
+    size_t o = 0;
+    int e, rc = 0;
+    if (ch->encrypted || !ch->has_metadata) {
+        printf("  %-28s %s\n", md->columns[c].path, ch->encrypted ? "(encrypted)" : "(no metadata)");
+        return 0;
+    }
+    enc[0] = 0;
+    for (e = 0; e < 32; e++)
+        if (ch->encodings & (1u << e)) o += (size_t)snprintf(enc + o, sizeof enc - o, "%s%s", o ? "," : "", gpufeed_encoding_name((gpufeed_encoding)e));
+    if (gpufeed_chunk_pages(f, rg, c, NULL, 0, &npages, &err)) {
+        fprintf(stderr, "gpufeed-inspect: %s\n", err.message);
+        rc = 1;
+    }
+    mn[0] = mx[0] = 0;
+    strcpy(nulls, "-");
+    if (ch->has_statistics) {
+        const gpufeed_statistics *s = &ch->statistics;
+        if (s->has_min_value) stat_text(n, s->min_value, s->min_value_len, raw, mn, sizeof mn);
+        else if (s->has_min_legacy) stat_text(n, s->min_legacy, s->min_legacy_len, raw, mn, sizeof mn);
+        if (s->has_max_value) stat_text(n, s->max_value, s->max_value_len, raw, mx, sizeof mx);
+        else if (s->has_max_legacy) stat_text(n, s->max_legacy, s->max_legacy_len, raw, mx, sizeof mx);
+        if (s->has_null_count) snprintf(nulls, sizeof nulls, "%lld", (long long)s->null_count);
+    }
+    printf("  %-28s %-12s %-44s %12lld %12lld %6lld %9lld %9s  %s%s%s\n", md->columns[c].path,
+           gpufeed_codec_name(ch->codec), enc, (long long)ch->total_compressed_size,
+           (long long)ch->total_uncompressed_size, (long long)npages, (long long)ch->num_values, nulls,
+           mn, (mn[0] || mx[0]) ? " .. " : "", mx);
+    if (show_pages && npages > 0) print_pages(f, rg, c, npages);
+    return rc;
+}
+
+/* the whole report of one open file; 0, or 1 when a chunk's pages could
+   not be listed (after a message) */
+static int print_meta(gpufeed_file *f, const char *path, int show_pages, int raw)
+{
+    const gpufeed_metadata *md = gpufeed_file_metadata(f);
+    char b1[64], b2[64];
+    int32_t rg, c;
+    int rc = 0;
+    print_header(path, md);
+    print_tree(md);
     for (rg = 0; rg < md->num_row_groups; rg++) {
         const gpufeed_row_group_info *g = &md->row_groups[rg];
         human((double)g->total_byte_size, b1, sizeof b1);
@@ -145,54 +315,238 @@ int main(int argc, char **argv)
         if (g->total_compressed_size >= 0) { human((double)g->total_compressed_size, b2, sizeof b2); printf(", %s compressed", b2); }
         printf("\n");
         printf("  %-28s %-12s %-44s %12s %12s %6s %9s %9s  %s\n", "column", "codec", "encodings", "compressed", "uncompressed", "pages", "values", "nulls", "min .. max");
-        for (c = 0; c < md->num_columns; c++) {
-            const gpufeed_chunk_info *ch = &g->chunks[c];
-            const gpufeed_schema_node *n = &md->nodes[md->columns[c].node];
-            char enc[256], mn[96], mx[96], nulls[32];
-            int64_t npages = 0;
-            size_t o = 0;
-            int e;
-            if (ch->encrypted || !ch->has_metadata) {
-                printf("  %-28s %s\n", md->columns[c].path, ch->encrypted ? "(encrypted)" : "(no metadata)");
-                continue;
-            }
-            enc[0] = 0;
-            for (e = 0; e < 32; e++)
-                if (ch->encodings & (1u << e)) o += (size_t)snprintf(enc + o, sizeof enc - o, "%s%s", o ? "," : "", gpufeed_encoding_name((gpufeed_encoding)e));
-            if (gpufeed_chunk_pages(f, rg, c, NULL, 0, &npages, &err)) {
-                fprintf(stderr, "gpufeed-inspect: %s\n", err.message);
-                rc = 1;
-            }
-            mn[0] = mx[0] = 0;
-            strcpy(nulls, "-");
-            if (ch->has_statistics) {
-                const gpufeed_statistics *s = &ch->statistics;
-                if (s->has_min_value) stat_text(n, s->min_value, s->min_value_len, mn, sizeof mn);
-                else if (s->has_min_legacy) stat_text(n, s->min_legacy, s->min_legacy_len, mn, sizeof mn);
-                if (s->has_max_value) stat_text(n, s->max_value, s->max_value_len, mx, sizeof mx);
-                else if (s->has_max_legacy) stat_text(n, s->max_legacy, s->max_legacy_len, mx, sizeof mx);
-                if (s->has_null_count) snprintf(nulls, sizeof nulls, "%lld", (long long)s->null_count);
-            }
-            printf("  %-28s %-12s %-44s %12lld %12lld %6lld %9lld %9s  %s%s%s\n", md->columns[c].path,
-                   gpufeed_codec_name(ch->codec), enc, (long long)ch->total_compressed_size,
-                   (long long)ch->total_uncompressed_size, (long long)npages, (long long)ch->num_values, nulls,
-                   mn, (mn[0] || mx[0]) ? " .. " : "", mx);
-            if (show_pages && npages > 0) {
-                gpufeed_page_info *pi = (gpufeed_page_info *)malloc((size_t)npages * sizeof *pi);
-                int64_t k, got = 0;
-                static const char *const pt[] = { "DATA_PAGE", "INDEX_PAGE", "DICTIONARY_PAGE", "DATA_PAGE_V2" };
-                if (pi && gpufeed_chunk_pages(f, rg, c, pi, npages, &got, &err) == GPUFEED_OK) {
-                    for (k = 0; k < got && k < npages; k++)
-                        printf("      page %lld: %-15s offset %lld, header %d, compressed %d, uncompressed %d, values %d, %s%s\n",
-                               (long long)k, (pi[k].type >= 0 && pi[k].type <= 3) ? pt[pi[k].type] : "UNKNOWN",
-                               (long long)pi[k].offset, pi[k].header_size, pi[k].compressed_size, pi[k].uncompressed_size,
-                               pi[k].num_values, gpufeed_encoding_name(pi[k].encoding), pi[k].has_crc ? ", crc" : "");
-                }
-                free(pi);
-            }
-        }
+        for (c = 0; c < md->num_columns; c++) rc |= print_chunk(f, rg, c, show_pages, raw);
     }
-    (void)buf;
-    gpufeed_file_close(f);
+    return rc;
+}
+
+
+/* ---- schema: the Parquet message type ---- */
+
+/* a growable text buffer */
+typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (b->oom) return;
+    va_start(ap, fmt);
+    n = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) { b->oom = 1; return; }
+    if (!b->p || (size_t)n >= b->cap - b->n) {
+        size_t nc = b->cap ? b->cap : 1024;
+        char *np;
+        while (nc - b->n <= (size_t)n) nc *= 2;
+        np = (char *)realloc(b->p, nc);
+        if (!np) { b->oom = 1; return; }
+        b->p = np; b->cap = nc;
+        va_start(ap, fmt);
+        vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+    }
+    b->n += (size_t)n;
+}
+
+/* the annotation as parquet-mr writes it ("" when none) */
+static void annotation_text(const gpufeed_schema_node *n, char *buf, size_t cap)
+{
+    const char *u = n->unit == GPUFEED_UNIT_MILLIS ? "MILLIS" : n->unit == GPUFEED_UNIT_MICROS ? "MICROS" : "NANOS";
+    const char *utc = n->is_adjusted_to_utc ? "true" : "false";
+    switch (n->logical) {
+    case GPUFEED_LT_NONE: case GPUFEED_LT_OTHER: buf[0] = 0; break;
+    case GPUFEED_LT_DECIMAL: snprintf(buf, cap, "DECIMAL(%d,%d)", n->precision, n->scale); break;
+    case GPUFEED_LT_TIME: snprintf(buf, cap, "TIME(%s,%s)", u, utc); break;
+    case GPUFEED_LT_TIMESTAMP: snprintf(buf, cap, "TIMESTAMP(%s,%s)", u, utc); break;
+    case GPUFEED_LT_INTEGER: snprintf(buf, cap, "INTEGER(%d,%s)", n->int_bit_width, n->int_signed ? "true" : "false"); break;
+    case GPUFEED_LT_NULL: snprintf(buf, cap, "UNKNOWN"); break;
+    default: snprintf(buf, cap, "%s", gpufeed_logical_type_name(n->logical)); break;
+    }
+}
+
+static void lower(const char *s, char *buf, size_t cap)
+{
+    size_t i;
+    for (i = 0; s[i] && i + 1 < cap; i++) buf[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+    buf[i] = 0;
+}
+
+static void message_text(const gpufeed_metadata *md, sbuf *o)
+{
+    static const char *const rep[] = { "required", "optional", "repeated" };
+    int32_t open[GPUFEED_MAX_SCHEMA_DEPTH + 2], nopen = 0, i;
+    sb_printf(o, "message %s {\n", md->num_nodes ? md->nodes[0].name : "schema");
+    open[nopen++] = 0;
+    for (i = 1; i < md->num_nodes; i++) {
+        const gpufeed_schema_node *n = &md->nodes[i];
+        char ann[128], phys[64];
+        while (nopen > 1 && open[nopen - 1] >= n->depth) { nopen--; sb_printf(o, "%*s}\n", 2 * open[nopen], ""); }
+        annotation_text(n, ann, sizeof ann);
+        sb_printf(o, "%*s%s ", 2 * n->depth, "", rep[n->repetition]);
+        if (n->physical == GPUFEED_GROUP) sb_printf(o, "group");
+        else {
+            if (n->physical == GPUFEED_BYTE_ARRAY) strcpy(phys, "binary"); /* parquet-mr's word */
+            else lower(gpufeed_physical_type_name(n->physical), phys, sizeof phys);
+            sb_printf(o, "%s", phys);
+            if (n->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) sb_printf(o, "(%d)", n->type_length);
+        }
+        sb_printf(o, " %s", n->name);
+        if (ann[0]) sb_printf(o, " (%s)", ann);
+        if (n->has_field_id) sb_printf(o, " = %d", n->field_id);
+        if (n->physical == GPUFEED_GROUP && nopen < GPUFEED_MAX_SCHEMA_DEPTH + 2) { sb_printf(o, " {\n"); open[nopen++] = n->depth; }
+        else sb_printf(o, ";\n");
+    }
+    while (nopen > 0) { nopen--; sb_printf(o, "%*s}\n", 2 * open[nopen], ""); }
+}
+
+
+/* ---- commands over files ---- */
+
+typedef struct path_list { char **v; int n, cap, oom; } path_list;
+
+static void path_list_add(void *user, const char *file)
+{
+    path_list *l = (path_list *)user;
+    size_t n = strlen(file) + 1;
+    if (l->oom) return;
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 16;
+        char **nv = (char **)realloc(l->v, (size_t)nc * sizeof *nv);
+        if (!nv) { l->oom = 1; return; }
+        l->v = nv; l->cap = nc;
+    }
+    if (!(l->v[l->n] = (char *)malloc(n))) { l->oom = 1; return; }
+    memcpy(l->v[l->n++], file, n);
+}
+
+static gpufeed_file *open_file(const char *path)
+{
+    gpufeed_open_desc d;
+    gpufeed_error err;
+    gpufeed_file *f;
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    if (gpufeed_file_open(&f, &d, &err)) { fprintf(stderr, "gpufeed-inspect: %s\n", err.message); return NULL; }
+    return f;
+}
+
+static int cmd_meta(const path_list *files, int show_pages, int raw)
+{
+    int i, rc = 0;
+    for (i = 0; i < files->n; i++) {
+        gpufeed_file *f = open_file(files->v[i]);
+        if (!f) return 1;
+        if (i) printf("\n");
+        rc |= print_meta(f, files->v[i], show_pages, raw);
+        gpufeed_file_close(f);
+    }
+    return rc;
+}
+
+static int cmd_schema(const path_list *files)
+{
+    sbuf *texts = (sbuf *)calloc((size_t)files->n, sizeof *texts);
+    int i, same = 1, rc = 0;
+    if (!texts) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); return 1; }
+    for (i = 0; i < files->n && !rc; i++) {
+        gpufeed_file *f = open_file(files->v[i]);
+        if (!f) { rc = 1; break; }
+        message_text(gpufeed_file_metadata(f), &texts[i]);
+        gpufeed_file_close(f);
+        if (texts[i].oom) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); rc = 1; }
+        else if (i && (texts[i].n != texts[0].n || memcmp(texts[i].p, texts[0].p, texts[0].n))) same = 0;
+    }
+    for (i = 0; i < files->n && !rc; i++) {
+        if (!same) printf("%s==> %s <==\n", i ? "\n" : "", files->v[i]);
+        fwrite(texts[i].p, 1, texts[i].n, stdout);
+        if (same) break;
+    }
+    for (i = 0; i < files->n; i++) free(texts[i].p);
+    free(texts);
+    return rc;
+}
+
+static int cmd_rowcount(const path_list *files)
+{
+    long long total = 0;
+    int i;
+    for (i = 0; i < files->n; i++) {
+        gpufeed_file *f = open_file(files->v[i]);
+        if (!f) return 1;
+        total += (long long)gpufeed_file_metadata(f)->num_rows;
+        gpufeed_file_close(f);
+    }
+    printf("%lld\n", total);
+    return 0;
+}
+
+static void usage(FILE *o)
+{
+    fputs("usage: gpufeed-inspect [meta|schema|rowcount] [options] PATH...\n"
+          "Print the metadata of Parquet files.\n"
+          "  PATH        a .parquet file, a directory (its *.parquet, sorted) or a quoted glob\n"
+          "commands:\n"
+          "  meta        sizes, writer, rows, schema tree, row groups, column chunks, statistics (the default)\n"
+          "  schema      the schema as a Parquet message type (as parquet-tools prints it)\n"
+          "  rowcount    the number of rows of all the files: one integer\n"
+          "options:\n"
+          "  --pages     meta: also list every page of every column chunk\n"
+          "  --raw       meta: DATE/TIME/TIMESTAMP/INT96 statistics as stored integers, not ISO-8601\n"
+          "  -h, --help  this text\n"
+          "rows (cat, head): gpufeed-cat\n", o);
+}
+
+static int file_exists(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char **paths;
+    const char *cmd = "meta";
+    path_list files;
+    gpufeed_error err;
+    int i = 1, npaths = 0, show_pages = 0, raw = 0, rc = 0;
+
+    memset(&files, 0, sizeof files);
+    if (argc > 1 && (!strcmp(argv[1], "meta") || !strcmp(argv[1], "schema") || !strcmp(argv[1], "rowcount"))) cmd = argv[i++];
+    else if (argc > 1 && (!strcmp(argv[1], "cat") || !strcmp(argv[1], "head")) && !file_exists(argv[1])) {
+        fprintf(stderr, "gpufeed-inspect: '%s' is a gpufeed-cat command: gpufeed-cat %s PATH...\n", argv[1], argv[1]);
+        return 2;
+    }
+    paths = (const char **)calloc((size_t)argc, sizeof *paths);
+    if (!paths) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); return 1; }
+    for (; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--pages")) show_pages = 1;
+        else if (!strcmp(a, "--raw")) raw = 1;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(paths); return 0; }
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-inspect: unknown option '%s' (gpufeed-inspect --help lists them)\n", a); rc = 2; }
+        else paths[npaths++] = a;
+    }
+    if (!rc && (show_pages || raw) && strcmp(cmd, "meta")) {
+        fprintf(stderr, "gpufeed-inspect: %s applies to meta, not %s\n", show_pages ? "--pages" : "--raw", cmd);
+        rc = 2;
+    }
+    if (!rc && npaths == 0) { fprintf(stderr, "gpufeed-inspect: no PATH given (gpufeed-inspect --help shows the usage)\n"); rc = 2; }
+    if (!rc && gpufeed_expand_paths(paths, npaths, path_list_add, &files, &err)) {
+        const char *m = err.message;
+        if (!strncmp(m, "dataset: ", 9)) m += 9;
+        fprintf(stderr, "gpufeed-inspect: %s\n", m);
+        rc = 1;
+    }
+    if (!rc && files.oom) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); rc = 1; }
+    if (!rc) {
+        if (!strcmp(cmd, "schema")) rc = cmd_schema(&files);
+        else if (!strcmp(cmd, "rowcount")) rc = cmd_rowcount(&files);
+        else rc = cmd_meta(&files, show_pages, raw);
+        if (fflush(stdout) || ferror(stdout)) { fprintf(stderr, "gpufeed-inspect: cannot write the output\n"); rc = 1; }
+    }
+    for (i = 0; i < files.n; i++) free(files.v[i]);
+    free(files.v);
+    free(paths);
     return rc;
 }

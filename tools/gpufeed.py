@@ -13,38 +13,77 @@ A loader is an iterator of batches; each batch speaks the DLPack protocol
         m = torch.from_dlpack(batch.mask(1))    # its validity mask (validity=True)
 
 works the same with ``cupy.from_dlpack``, ``jax.dlpack.from_dlpack`` and
-``numpy.from_dlpack`` (CPU batches). With ``device=0`` batches arrive in GPU
-memory through pinned slots and asynchronous copies; the consumer's stream
-waits for the copy, and a slot is refilled only after every tensor made from
-it is gone (its deleter records an event on the consumer's stream). Hold at
-most ``slots - 1`` batches' tensors at once (default slots 3): taking one more
-raises an error that says so.
+``numpy.from_dlpack`` (CPU batches).
 
-The shared library is built from the header with one command (done for you
-on first use when missing; GPUFEED_LIB names another):
+Where batches live (``Loader(device=...)``):
+
+- ``"auto"`` (the default): CUDA device 0 when it is usable -- the CUDA
+  driver reports a device, and the CUDA build of the library loads (built
+  with nvcc on first use) and sees it -- else CPU batches, with one
+  ``CPUFallbackWarning`` per process that says why. Without a CUDA driver
+  nothing CUDA is built or loaded (no nvcc run).
+- ``None`` or ``"cpu"``: CPU batches, no warning, nothing CUDA touched.
+- ``0``, ``1``, ..., ``"cuda"``, ``"cuda:1"`` or a ``torch.device``: that
+  CUDA device, or a ``GpufeedError`` saying why not (and that
+  ``device=None`` gives CPU batches).
+
+On a device, batches arrive in GPU memory through pinned slots and
+asynchronous copies; the consumer's stream waits for the copy, and a slot
+is refilled only after every tensor made from it is gone (its deleter
+records an event on the consumer's stream). Hold at most ``slots - 1``
+batches' tensors at once (default slots 3): taking one more raises an error
+that says so. A CPU-only PyTorch cannot take GPU batches: pass
+``device=None`` there on a GPU machine.
+
+``Feature(dtype=...)`` takes ``"float32"``, ``np.float32``,
+``np.dtype("float32")``, ``torch.float32`` or the short names (``"f32"``):
+float32, float64, float16, bfloat16, int32, int64, uint8.
+
+The shared library is built from the header with one command, once, with a
+line on stderr while it builds (GPUFEED_LIB / GPUFEED_CUDA_LIB name a
+library built already):
 
     cc -O2 -shared -fPIC -x c -DGPUFEED_IMPLEMENTATION gpufeed.h -o build/libgpufeed.so -lpthread -lm
     nvcc -O2 -shared -Xcompiler -fPIC -x cu -DGPUFEED_IMPLEMENTATION gpufeed.h -o build/libgpufeed_cuda.so
 
-(the second for CUDA batches; ``Loader(device=0)`` loads it). The ctypes
-mirrors of the C structs are checked against the library's own sizes at
-load time (gpufeed_sizeof), so a header/binding mismatch is an error, not
-memory corruption.
+(the second only for CUDA batches). From a checkout they go to build/; when
+gpufeed.py runs elsewhere (pip install, or gpufeed.py copied next to
+gpufeed.h), to ~/.cache/gpufeed/ (GPUFEED_CACHE_DIR, or XDG_CACHE_HOME, to
+move it), one directory per version of the header. The ctypes mirrors of
+the C structs are checked against the library's own sizes at load time
+(gpufeed_sizeof), so a header/binding mismatch is an error, not memory
+corruption.
 """
 import ctypes
+import hashlib
 import os
+import re
+import shutil
 import subprocess
+import sys
 import threading
+import time
+import warnings
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+__version__ = "0.1.0"             # GPUFEED_VERSION_* of gpufeed.h (tests/test_python.py checks)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(_HERE)   # a checkout: tools/gpufeed.py, gpufeed.h, build/
 ERROR_MAX = 512
 
 DTYPES = {"f32": 0, "f64": 1, "f16": 2, "bf16": 3, "i32": 4, "i64": 5, "u8": 6}
+# every name a dtype goes by (numpy's and torch's spelling, the short one)
+_DTYPE_NAMES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+                "int32": "i32", "int64": "i64", "uint8": "u8"}
+_DTYPE_NAMES.update({k: k for k in DTYPES})
 
 
 class GpufeedError(RuntimeError):
     """An error reported by gpufeed.h, with its message (file, row group,
     column, page, offset where they apply)."""
+
+
+class CPUFallbackWarning(RuntimeWarning):
+    """device="auto" found no usable CUDA device: batches stay on the CPU."""
 
 
 # ---- C structs (mirrors of gpufeed.h; sizes checked at load) -----------------
@@ -118,18 +157,74 @@ _libs = {}
 _lock = threading.Lock()
 
 
+def _header():
+    """gpufeed.h: in the checkout (tools/../gpufeed.h), next to this file, or
+    installed with it (pip: _gpufeed/gpufeed.h)."""
+    for p in (os.path.join(_ROOT, "gpufeed.h"), os.path.join(_HERE, "gpufeed.h"),
+              os.path.join(_HERE, "_gpufeed", "gpufeed.h")):
+        if os.path.isfile(p):
+            return p
+    raise GpufeedError("gpufeed.h not found next to %s (or in its parent directory); put it there, or set "
+                       "GPUFEED_LIB to a library built from it" % __file__)
+
+
+def _default_lib_path(cuda):
+    """Where the library is built: build/ of a checkout, else a cache
+    directory named after the header's contents."""
+    name = "libgpufeed_cuda.so" if cuda else "libgpufeed.so"
+    hdr = _header()
+    if hdr == os.path.join(_ROOT, "gpufeed.h") and os.path.basename(_HERE) == "tools":
+        return os.path.join(_ROOT, "build", name)
+    with open(hdr, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    base = os.environ.get("GPUFEED_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "gpufeed")
+    return os.path.join(base, digest, name)
+
+
+def _nvcc():
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+        cand = os.path.join(home, "bin", "nvcc")
+        nvcc = cand if os.access(cand, os.X_OK) else None
+    return nvcc
+
+
 def build(cuda=False, out=None):
-    """Builds the shared library from gpufeed.h (one compiler command)."""
-    hdr = os.path.join(_ROOT, "gpufeed.h")
-    out = out or os.path.join(_ROOT, "build", "libgpufeed_cuda.so" if cuda else "libgpufeed.so")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
+    """Builds the shared library from gpufeed.h (one compiler command; a line
+    on stderr says so while it runs). Returns its path."""
+    hdr = _header()
+    out = out or _default_lib_path(cuda)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    tmp = "%s.%d.tmp" % (out, os.getpid())     # a concurrent build never sees half a library
     if cuda:
-        cmd = ["nvcc", "-O2", "-shared", "-Xcompiler", "-fPIC", "-x", "cu", "-DGPUFEED_IMPLEMENTATION",
-               hdr, "-o", out, "-lpthread"]
+        cc = _nvcc()
+        if not cc:
+            raise GpufeedError("the CUDA build of the library needs nvcc, and none was found (PATH, CUDA_HOME); "
+                               "install the CUDA toolkit or set GPUFEED_CUDA_LIB to a library built with it")
+        cmd = [cc, "-O2", "-shared", "-Xcompiler", "-fPIC", "-x", "cu", "-DGPUFEED_IMPLEMENTATION",
+               hdr, "-o", tmp, "-lpthread"]
     else:
         cmd = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-x", "c", "-DGPUFEED_IMPLEMENTATION",
-               hdr, "-o", out, "-lpthread", "-lm"]
-    subprocess.run(cmd, check=True)
+               hdr, "-o", tmp, "-lpthread", "-lm"]
+    sys.stderr.write("gpufeed: building %s from %s with %s (first use, once; %s) ...\n"
+                     % (out, hdr, os.path.basename(cmd[0]), "about a minute" if cuda else "a few seconds"))
+    sys.stderr.flush()
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise GpufeedError("cannot run %s to build the gpufeed library: %s (set CC to a C compiler, or GPUFEED_LIB "
+                           "to a library built already)" % (cmd[0], e))
+    if r.returncode != 0:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise GpufeedError("building the gpufeed library failed (%s): %s" % (" ".join(cmd), (r.stderr or r.stdout)[-2000:]))
+    os.replace(tmp, out)
+    sys.stderr.write("gpufeed: built %s in %.1f s\n" % (out, time.time() - t0))
     return out
 
 
@@ -138,12 +233,12 @@ def load(cuda=False):
     with _lock:
         if cuda in _libs:
             return _libs[cuda]
-        path = os.environ.get("GPUFEED_CUDA_LIB" if cuda else "GPUFEED_LIB") or os.path.join(
-            _ROOT, "build", "libgpufeed_cuda.so" if cuda else "libgpufeed.so")
-        hdr = os.path.join(_ROOT, "gpufeed.h")
-        if not os.path.exists(path) or (os.path.exists(hdr) and os.path.getmtime(hdr) > os.path.getmtime(path)
-                                        and path.startswith(os.path.join(_ROOT, "build"))):
-            build(cuda, path)
+        path = os.environ.get("GPUFEED_CUDA_LIB" if cuda else "GPUFEED_LIB")
+        if not path:
+            path = _default_lib_path(cuda)
+            hdr = _header()
+            if not os.path.exists(path) or os.path.getmtime(hdr) > os.path.getmtime(path):
+                build(cuda, path)
         lib = ctypes.CDLL(path)
         lib.gpufeed_sizeof.restype = ctypes.c_size_t
         lib.gpufeed_sizeof.argtypes = [ctypes.c_char_p]
@@ -180,6 +275,132 @@ def load(cuda=False):
             fn.argtypes = args
         _libs[cuda] = lib
         return lib
+
+
+# ---- devices ----------------------------------------------------------------
+
+_driver = None
+_warned_cpu = False
+
+
+def _driver_devices():
+    """(CUDA devices the driver reports, why none): asks libcuda directly, so
+    that nothing is built or loaded on a machine without a GPU."""
+    global _driver
+    if _driver is None:
+        lib = None
+        for name in ("libcuda.so.1", "libcuda.so"):
+            try:
+                lib = ctypes.CDLL(name)
+                break
+            except OSError:
+                pass
+        if lib is None:
+            _driver = (0, "no CUDA driver (libcuda.so.1 not found)")
+        else:
+            n = ctypes.c_int(0)
+            r = lib.cuInit(0)
+            if r == 0:
+                r = lib.cuDeviceGetCount(ctypes.byref(n))
+            if r != 0:
+                msg = ctypes.c_char_p()
+                named = hasattr(lib, "cuGetErrorName") and lib.cuGetErrorName(r, ctypes.byref(msg)) == 0 and msg.value
+                _driver = (0, "the CUDA driver reports no usable device (%s)" % (msg.value.decode() if named else "CUresult %d" % r))
+            elif n.value == 0:
+                _driver = (0, "the CUDA driver reports no device")
+            else:
+                _driver = (n.value, "")
+    return _driver
+
+
+def _cuda_library(device, auto=False):
+    """(the CUDA build of the library, "") when CUDA device `device` is
+    usable, else (None, why). nvcc runs only when the driver reports a device
+    and no library was built before. A library named by GPUFEED_CUDA_LIB
+    (e.g. one linked with an emulated runtime) is asked directly, except by
+    device="auto", which wants a real driver first."""
+    if auto or not os.environ.get("GPUFEED_CUDA_LIB"):
+        n, why = _driver_devices()
+        if n == 0:
+            return None, why
+        if device >= n:
+            return None, "no CUDA device %d (%d present)" % (device, n)
+    try:
+        lib = load(cuda=True)
+    except (GpufeedError, OSError) as e:
+        return None, "the CUDA build of the library is unavailable: %s" % e
+    why = ctypes.create_string_buffer(256)
+    if not lib.gpufeed_cuda_available(device, why, 256):
+        return None, why.value.decode(errors="replace")
+    return lib, ""
+
+
+_DEVICE_FORMS = ("device='auto' (the default: CUDA device 0 when usable, else CPU batches with a warning), "
+                 "None or 'cpu' (CPU batches), or a CUDA device: 0, 'cuda', 'cuda:1', torch.device('cuda', 1)")
+
+
+def _device_request(device):
+    """'auto', None (CPU) or a CUDA ordinal, from what the user passed."""
+    if device is None:
+        return None
+    if isinstance(device, str):
+        d = device.strip().lower()
+        if d in ("auto", "cpu"):
+            return None if d == "cpu" else "auto"
+        if d == "cuda":
+            return 0
+        m = re.fullmatch(r"cuda:(\d+)", d)
+        if m:
+            return int(m.group(1))
+    elif isinstance(device, int) and not isinstance(device, bool):
+        if device >= 0:
+            return device
+    elif hasattr(device, "type") and hasattr(device, "index"):   # torch.device, without importing torch
+        if device.type == "cpu":
+            return None
+        if device.type == "cuda":
+            return device.index or 0
+    raise ValueError("device=%r: use %s" % (device, _DEVICE_FORMS))
+
+
+def _warn_cpu_once(why):
+    global _warned_cpu
+    if not _warned_cpu:
+        _warned_cpu = True
+        warnings.warn("gpufeed: no usable CUDA device (%s); batches stay on the CPU. device=None asks for CPU "
+                      "batches without this warning" % why, CPUFallbackWarning, stacklevel=3)
+
+
+def _python_message(msg):
+    """A C message in the binding's own words (its arguments, not C fields)."""
+    return msg.replace("(set host_fallback for host batches)", "(device=None gives CPU batches)")
+
+
+def dtype_name(dtype):
+    """The short name ('f32' ...) of a dtype given as a name ('float32',
+    'f32'), a numpy dtype or type, or a torch dtype; ValueError otherwise."""
+    if isinstance(dtype, str):
+        key = dtype.strip().lower()
+        for prefix in ("torch.", "numpy.", "np."):
+            if key.startswith(prefix):
+                key = key[len(prefix):]
+    elif type(dtype).__module__.split(".")[0] == "torch":     # torch.float32; torch is imported already
+        key = str(dtype).rsplit(".", 1)[-1]
+    elif any(dtype is t for t in (float, int, bool)):   # `in` would call np.dtype's ==
+        raise ValueError("dtype %s is ambiguous (numpy reads float as float64, torch as float32); name the width, "
+                         "e.g. 'float32' or 'int64'" % dtype.__name__)
+    else:
+        key = None
+        np = sys.modules.get("numpy")    # np.float32, np.dtype("float32"), ml_dtypes.bfloat16
+        if np is not None:
+            try:
+                key = np.dtype(dtype).name
+            except TypeError:
+                key = None
+    if key in _DTYPE_NAMES:
+        return _DTYPE_NAMES[key]
+    raise ValueError("dtype %r is not one gpufeed makes; use float32, float64, float16, bfloat16, int32, int64 or uint8 "
+                     "(a name such as 'float32' or 'f32', a numpy dtype, or a torch dtype)" % (dtype,))
 
 
 # ---- DLPack capsules -----------------------------------------------------------
@@ -300,17 +521,18 @@ class Batch:
 
 
 class Feature:
-    """A dense feature: a leaf column converted to dtype (f32 f64 f16 bf16 i32
-    i64 u8); nulls filled with `fill` or an error; `validity` adds a uint8
-    mask; `hash_buckets` hashes strings into ids. A list column (one
-    repeated level, e.g. embeddings) takes `width` values per row, other
-    lengths per `ragged` ('error', 'pad', 'truncate'); `lengths=True` gives
-    each row's list length instead."""
+    """A dense feature: a leaf column converted to dtype (float32, float64,
+    float16, bfloat16, int32, int64, uint8: a name, short name such as
+    'f32', numpy dtype or torch dtype; kept as the short name); nulls filled
+    with `fill` or an error; `validity` adds a uint8 mask; `hash_buckets`
+    hashes strings into ids. A list column (one repeated level, e.g.
+    embeddings) takes `width` values per row, other lengths per `ragged`
+    ('error', 'pad', 'truncate'); `lengths=True` gives each row's list
+    length instead."""
 
     def __init__(self, column, dtype="f32", fill=0.0, null="fill", validity=False, cast="safe",
                  hash_buckets=0, hash_seed=0, width=0, ragged="error", lengths=False):
-        if dtype not in DTYPES:
-            raise ValueError("dtype %r: one of %s" % (dtype, ", ".join(DTYPES)))
+        dtype = dtype_name(dtype)
         if null not in ("fill", "error") or cast not in ("safe", "unsafe"):
             raise ValueError("null is 'fill' or 'error'; cast is 'safe' or 'unsafe'")
         if ragged not in ("error", "pad", "truncate"):
@@ -323,20 +545,42 @@ class Feature:
 class Loader:
     """The deterministic parallel loader as a Python iterator of Batch.
 
-    paths: files, directories or globs. features: list of Feature (None:
-    every numeric/boolean column as f32). device: None for CPU batches, or a
-    CUDA device ordinal. Other arguments as in gpufeed_loader_desc /
-    gpufeed_cache_desc (see the README's options table)."""
+    paths: files, directories or globs. features: list of Feature or column
+    names (None: every numeric/boolean column as float32). device: 'auto'
+    (the default: CUDA device 0 when usable, else CPU batches with one
+    CPUFallbackWarning), None or 'cpu', or a CUDA device (0, 'cuda:1', a
+    torch.device); after opening, .device is the CUDA ordinal used, or None.
+    verify_crc: check the page CRCs the files have (a mismatch is a
+    GpufeedError naming the page). Other arguments as in
+    gpufeed_loader_desc / gpufeed_cache_desc (see the README's options
+    table)."""
 
     def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=2, seed=0,
                  shuffle_window=0, unit_shuffle=True, epochs=1, rank=0, world=1, even="drop",
                  drop_last=False, start_epoch=0, start_batch=0, unit_rows=0, layout="row",
-                 cache_dir=None, device=None, slots=3):
+                 cache_dir=None, device="auto", slots=3, verify_crc=False):
+        self._ds = self._l = self._u = self._prev = None
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
-        self.device = device if device is not None else 0
-        self._lib = load(cuda=device is not None)
-        self._ds = self._l = self._u = self._prev = None
+        if even not in ("drop", "pad"):
+            raise ValueError("even=%r: 'drop' or 'pad'" % (even,))
+        if layout not in ("row", "feature"):
+            raise ValueError("layout=%r: 'row' or 'feature'" % (layout,))
+        features = [Feature(f) if isinstance(f, str) else f for f in (features or [])]
+        want = _device_request(device)
+        self.device = None
+        if want is None:
+            self._lib = load(cuda=False)
+        else:
+            lib, why = _cuda_library(0 if want == "auto" else want, auto=want == "auto")
+            if lib is not None:
+                self._lib, self.device = lib, (0 if want == "auto" else want)
+            elif want == "auto":
+                _warn_cpu_once(why)
+                self._lib = load(cuda=False)
+            else:
+                raise GpufeedError("device=%r: %s. device=None gives CPU batches (device='auto' falls back to them)"
+                                   % (device, why))
         self._keep = []
         err = _Error()
         cpaths = (ctypes.c_char_p * len(paths))(*[os.fsencode(p) for p in paths])
@@ -346,8 +590,6 @@ class Loader:
         if features:
             fa = (_Feature * len(features))()
             for i, f in enumerate(features):
-                if isinstance(f, str):
-                    f = Feature(f)
                 fa[i].column = f.column.encode()
                 fa[i].dtype = DTYPES[f.dtype]
                 fa[i].null_policy = 1 if f.null == "error" else 0
@@ -364,6 +606,7 @@ class Loader:
             self._keep.append(fa)
         dd.unit_rows = unit_rows
         dd.layout = {"row": 0, "feature": 1}[layout]
+        dd.flags = 1 if verify_crc else 0          # GPUFEED_OPEN_VERIFY_CRC
         self._keep.append(cpaths)
         ds = ctypes.c_void_p()
         if self._lib.gpufeed_dataset_open(ctypes.byref(ds), ctypes.byref(dd), ctypes.byref(err)) != 0:
@@ -386,13 +629,13 @@ class Loader:
             raise GpufeedError(err.message.decode(errors="replace"))
         self._l = lo
         dv = _DeviceDesc()
-        dv.device = self.device
+        dv.device = self.device if self.device is not None else 0
         dv.slots = slots
-        dv.host_fallback = 1 if device is None else 0
+        dv.host_fallback = 1 if self.device is None else 0
         up = ctypes.c_void_p()
         if self._lib.gpufeed_uploader_open(ctypes.byref(up), lo, ctypes.byref(dv), ctypes.byref(err)) != 0:
             self.close()
-            raise GpufeedError(err.message.decode(errors="replace"))
+            raise GpufeedError(_python_message(err.message.decode(errors="replace")))
         self._u = up
         self._prev = None
 
@@ -449,11 +692,8 @@ class Loader:
 
 
 def cuda_available(device=0):
-    """(True, '') when the CUDA build of the library sees a usable device."""
-    try:
-        lib = load(cuda=True)
-    except Exception as e:  # no nvcc, no CUDA runtime
-        return False, str(e)
-    why = ctypes.create_string_buffer(256)
-    ok = lib.gpufeed_cuda_available(device, why, 256)
-    return bool(ok), why.value.decode(errors="replace")
+    """(True, '') when CUDA device `device` is usable for batches, else
+    (False, why). Builds the CUDA library (nvcc) only when the driver
+    reports a device."""
+    lib, why = _cuda_library(device)
+    return lib is not None, why

@@ -2,14 +2,15 @@
 """Render a Parquet file as CSV: the reference output ("oracle") for gpufeed-cat.
 
 Usage:
-    .venv/bin/python tools/render_csv.py FILE [--columns a,b] [--limit N]
+    .venv/bin/python tools/render_csv.py FILE [--columns a,b] [--limit N] [--raw] [--json]
 
 or, from Python (with tools/ on sys.path):
     from render_csv import render
     text = render("f.parquet", columns=["a", "s.b"], limit=10)
 
 The file is read with pyarrow and printed to stdout as CSV.  gpufeed-cat must
-produce byte-identical output, so the format is a strict contract:
+produce byte-identical output (given the same --raw / --json), so the format
+is a strict contract:
 
 * Line 1: the column names, each double-quoted ("a","b"), comma separated.
   Struct fields are flattened to their dotted leaf paths ("s.a","s.b") in
@@ -19,10 +20,20 @@ produce byte-identical output, so the format is a strict contract:
   separated by ",".  A null is an empty, unquoted field.
 * BOOLEAN: true / false.
 * Integers of any width and signedness: plain decimal (uint64 as unsigned).
-* DATE: integer days since 1970-01-01.
-* TIME / TIMESTAMP: the integer in the unit the *Parquet column* stores
-  (MILLIS/MICROS/NANOS); the time zone is ignored.  INT96 timestamps: int64
-  nanoseconds since the Unix epoch.
+* DATE: ISO-8601 YYYY-MM-DD, proleptic Gregorian calendar.
+* TIMESTAMP: YYYY-MM-DDThh:mm:ss.f with 3, 6 or 9 fraction digits for the
+  unit the *Parquet column* stores (MILLIS/MICROS/NANOS), always all of
+  them, then "Z" when the Parquet column is adjusted to UTC (isAdjustedToUTC;
+  the legacy TIMESTAMP_* annotations are); no "Z" for local (wall-clock)
+  timestamps.  The Arrow time zone is ignored: the value is the stored one.
+  INT96: a NANOS timestamp without "Z".
+* TIME: hh:mm:ss.f (3, 6 or 9 digits by unit), "Z" when adjusted to UTC; a
+  value outside [0, 24 h) is an error (RenderError).
+* Years 0000-9999 as four digits, others with a sign and at least four
+  digits ("-0001", "+10000").
+* raw=True (--raw): DATE as integer days since 1970-01-01; TIME / TIMESTAMP
+  as the integer in the Parquet column's unit; INT96 as int64 nanoseconds
+  since the Unix epoch.
 * FLOAT: C's "%.9g"; DOUBLE: "%.17g"; FLOAT16: widened to float, "%.9g".
   Any NaN prints "nan" (never "-nan"), infinities "inf" / "-inf", -0.0 "-0".
 * DECIMAL(p, s): exact decimal text from the unscaled integer: "-" if
@@ -43,18 +54,26 @@ produce byte-identical output, so the format is a strict contract:
   level, "[]" when empty; a null at some depth (a null list, a null struct,
   a null element) is null there; a row that is null before any array opens
   (the list itself, or a struct above it) is the empty field.  Values:
-  integers, dates, times, timestamps and decimals as above (bare JSON
-  numbers); FLOAT / FLOAT16 "%.9g", DOUBLE "%.17g", with NaN, inf, -inf as
+  integers and decimals as above (bare JSON numbers); dates, times and
+  timestamps as JSON strings of the text above (bare numbers with raw);
+  FLOAT / FLOAT16 "%.9g", DOUBLE "%.17g", with NaN, inf, -inf as
   the JSON strings "nan", "inf", "-inf"; true / false; text as JSON strings
   escaping only '"', '\\\\', \\b \\f \\n \\r \\t and other bytes < 0x20 (as
   \\u00xx, lowercase hex), everything else (UTF-8 included) as it is; other
   binary as a JSON string of lowercase hex.
+* json=True (--json): JSON Lines instead of CSV, one object per row,
+  {"name":value,...}, the CSV header's names as keys in its order (no header
+  line); values as inside the nested JSON (null for a null, a nested leaf's
+  array unquoted), except that text (keys too) is always valid UTF-8:
+  ill-formed bytes become U+FFFD as bytes.decode("utf-8", "replace") makes
+  them.
 
 String versus binary is decided by the Parquet column's logical / converted
 type, not by the Arrow type pyarrow chooses.
 """
 
 import argparse
+import datetime
 import io
 import json
 import math
@@ -104,6 +123,16 @@ def _parquet_unit(col):
     return _CONVERTED_UNIT.get(col.converted_type)
 
 
+def _parquet_utc(col):
+    """isAdjustedToUTC of a TIME / TIMESTAMP leaf (False for INT96 and
+    anything else)."""
+    if col is None or col.physical_type == "INT96":
+        return False
+    if col.logical_type.type in ("TIMESTAMP", "TIME"):
+        return bool(json.loads(col.logical_type.to_json()).get("isAdjustedToUTC"))
+    return col.converted_type in _CONVERTED_UNIT  # legacy annotations are UTC
+
+
 def _parquet_is_text(col):
     if col is None:
         return None
@@ -135,8 +164,17 @@ _JSON_ESC = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\
              0x0D: b"\\r", 0x09: b"\\t"}
 
 
-def _json_text(raw):
-    """JSON string of raw bytes: the escapes of the contract, other bytes kept."""
+def _json_text(raw, strict=False):
+    """JSON string of raw bytes: the escapes of the contract, other bytes
+    kept; strict: ill-formed UTF-8 replaced by U+FFFD (JSON Lines)."""
+    if strict:
+        out = ['"']
+        for ch in raw.decode("utf-8", "replace"):
+            c = ord(ch)
+            e = _JSON_ESC.get(c)
+            out.append(e.decode() if e is not None else "\\u%04x" % c if c < 0x20 else ch)
+        out.append('"')
+        return "".join(out)
     out = bytearray(b'"')
     for c in raw:
         e = _JSON_ESC.get(c)
@@ -187,6 +225,42 @@ def _temporal_ints(arr):
     return arr.view(width).to_pylist()
 
 
+_DAYS_1970_TO_2000 = 10957
+_DAYS_PER_400_YEARS = 146097  # the Gregorian calendar repeats every 400 years
+_EPOCH = datetime.date(1970, 1, 1)
+
+
+def _iso_date(days):
+    """ISO-8601 date of `days` since 1970-01-01, any year: shifted by whole
+    400-year cycles into datetime's range, the cycles added to the year."""
+    cycles, rest = divmod(days - _DAYS_1970_TO_2000, _DAYS_PER_400_YEARS)
+    d = _EPOCH + datetime.timedelta(days=_DAYS_1970_TO_2000 + rest)
+    y = d.year + 400 * cycles
+    year = "%04d" % y if 0 <= y <= 9999 else "%s%04d" % ("-" if y < 0 else "+", abs(y))
+    return "%s-%02d-%02d" % (year, d.month, d.day)
+
+
+def _iso_clock(seconds, frac, unit, utc):
+    h, rem = divmod(seconds, 3600)
+    return "%02d:%02d:%02d.%0*d%s" % (h, rem // 60, rem % 60, _DIGITS[unit], frac, "Z" if utc else "")
+
+
+_DIGITS = {"ms": 3, "us": 6, "ns": 9}
+
+
+def _iso_timestamp(v, unit, utc):
+    seconds, frac = divmod(v, _UNIT_PER_SECOND[unit])
+    days, sod = divmod(seconds, 86400)
+    return _iso_date(days) + "T" + _iso_clock(sod, frac, unit, utc)
+
+
+def _iso_time(v, unit, utc):
+    seconds, frac = divmod(v, _UNIT_PER_SECOND[unit])
+    if not 0 <= seconds < 86400:
+        raise RenderError("TIME value %d (%s) is not a time of day" % (v, unit))
+    return _iso_clock(seconds, frac, unit, utc)
+
+
 class _Leaf:
     """One output column: name, how to reach it in a batch, how to format."""
 
@@ -197,21 +271,22 @@ class _Leaf:
         self.fmt = fmt  # Array -> list[str]
 
 
-def _make_formatter(atype, pq_cols, json_mode=False):
+def _make_formatter(atype, pq_cols, json_mode=False, raw=False, strict=False):
     """Return a function Array -> list of cell strings for a primitive type.
 
     pq_cols: iterator over the Parquet leaf ColumnSchemas (the one belonging
     to this Arrow type is consumed).  json_mode: the element rules of
-    nested leaves ("null" for a null).
+    nested leaves ("null" for a null).  raw: temporal values as integers.
+    strict: JSON text as valid UTF-8 (JSON Lines).
     """
     null_cell = "null" if json_mode else ""
 
     if pa.types.is_dictionary(atype):
-        inner = _make_formatter(atype.value_type, pq_cols, json_mode)
+        inner = _make_formatter(atype.value_type, pq_cols, json_mode, raw, strict)
         return lambda arr: inner(arr.dictionary_decode())
 
     if isinstance(atype, pa.BaseExtensionType):
-        inner = _make_formatter(atype.storage_type, pq_cols, json_mode)
+        inner = _make_formatter(atype.storage_type, pq_cols, json_mode, raw, strict)
         return lambda arr: inner(arr.storage)
 
     # ---- primitive leaf: consumes exactly one Parquet column ----
@@ -248,11 +323,16 @@ def _make_formatter(atype, pq_cols, json_mode=False):
             _decimal_unscaled(arr), lambda v: _decimal_text(v, scale)
         )
 
+    def text(f):  # ISO text: a JSON string inside JSON
+        return (lambda v: '"' + f(v) + '"') if json_mode else f
+
     if pa.types.is_date32(atype):
-        return lambda arr: nulls_to(_temporal_ints(arr), str)
+        return lambda arr: nulls_to(_temporal_ints(arr), str if raw else text(_iso_date))
 
     if pa.types.is_date64(atype):
-        return lambda arr: nulls_to(_temporal_ints(arr), lambda v: str(v // 86400000))
+        day = lambda v: v // 86400000
+        f = (lambda v: str(day(v))) if raw else text(lambda v: _iso_date(day(v)))
+        return lambda arr: nulls_to(_temporal_ints(arr), f)
 
     if pa.types.is_timestamp(atype) or pa.types.is_time(atype):
         src = _UNIT_PER_SECOND[atype.unit]
@@ -269,6 +349,12 @@ def _make_formatter(atype, pq_cols, json_mode=False):
                     raise RenderError("timestamp %d not exact in parquet unit" % v)
                 return str(q)
 
+        if not raw:
+            unit = _parquet_unit(col) or atype.unit
+            utc = _parquet_utc(col)
+            iso = _iso_timestamp if pa.types.is_timestamp(atype) else _iso_time
+            as_int = conv
+            conv = text(lambda v: iso(int(as_int(v)), unit, utc))
         return lambda arr: nulls_to(_temporal_ints(arr), conv)
 
     if pa.types.is_duration(atype):  # not a Parquet type; best effort
@@ -293,9 +379,16 @@ def _make_formatter(atype, pq_cols, json_mode=False):
         def as_bytes(v):
             return v.encode("utf-8") if isinstance(v, str) else bytes(v)
 
+        if is_arrow_text:  # the bytes as stored: to_pylist() would insist on UTF-8
+            inner_type = {pa.string(): pa.binary(), pa.large_string(): pa.large_binary()}.get(atype, None)
+            if inner_type is None and hasattr(pa, "binary_view"):
+                inner_type = pa.binary_view()
+            bytes_of = lambda arr: arr.view(inner_type)
+        else:
+            bytes_of = lambda arr: arr
         if text:
             if json_mode:
-                f = lambda v: _json_text(as_bytes(v))
+                f = lambda v: _json_text(as_bytes(v), strict)
             else:
                 f = lambda v: _quote(
                     v if isinstance(v, str) else bytes(v).decode("utf-8", "surrogateescape")
@@ -303,7 +396,7 @@ def _make_formatter(atype, pq_cols, json_mode=False):
         else:
             # hex never contains '"', so no doubling is needed in CSV mode
             f = lambda v: '"' + as_bytes(v).hex() + '"'
-        return lambda arr: nulls_to(arr.to_pylist(), f)
+        return lambda arr: nulls_to(bytes_of(arr).to_pylist(), f)
 
     raise RenderError("unsupported Arrow type %s" % atype)
 
@@ -351,10 +444,11 @@ def _spans(arr):
     return [(o[i], o[i + 1]) if valid[i] else None for i in range(len(arr))]
 
 
-def _nested_formatter(steps, leaf_fmt):
+def _nested_formatter(steps, leaf_fmt, json_lines=False):
     """Array of the top-level (or flattened struct) field -> CSV cells of one
     nested leaf: each list/map level an array, nulls as null, a row null
-    before any array the empty field."""
+    before any array the empty field (json_lines: the JSON itself, null for
+    such a row)."""
 
     def go(arr, k):
         """-> per row a JSON text, or None for a null"""
@@ -382,7 +476,10 @@ def _nested_formatter(steps, leaf_fmt):
     def fmt(arr):
         return ["" if c is None else _quote(c) for c in go(arr, 0)]
 
-    return fmt
+    def fmt_json(arr):
+        return ["null" if c is None else c for c in go(arr, 0)]
+
+    return fmt_json if json_lines else fmt
 
 
 def _count_leaves(atype):
@@ -407,7 +504,7 @@ def _is_nested(atype):
     return pa.types.is_nested(atype)
 
 
-def _build_leaves(pf):
+def _build_leaves(pf, raw=False, json_lines=False):
     """Map the Arrow schema onto the Parquet leaf columns -> list of _Leaf."""
     pq_schema = pf.schema
     pq_leaves = [pq_schema.column(i) for i in range(len(pq_schema))]
@@ -433,7 +530,8 @@ def _build_leaves(pf):
                 raise RenderError(
                     "leaf order mismatch: arrow %r vs parquet %r" % (name, mine[0].path)
                 )
-            leaves.append(_Leaf(name, top_name, path, _make_formatter(atype, iter(mine))))
+            fmt = _make_formatter(atype, iter(mine), json_lines, raw, json_lines)
+            leaves.append(_Leaf(name, top_name, path, fmt))
             return
         # one output column per Parquet leaf, named by its Parquet path
         inner = list(_nested_leaves(atype))
@@ -442,8 +540,8 @@ def _build_leaves(pf):
         for (ltype, steps), col in zip(inner, mine):
             if not col.path.startswith(name + ".") and col.path != name:
                 raise RenderError("leaf order mismatch: arrow %r vs parquet %r" % (name, col.path))
-            efmt = _make_formatter(ltype, iter([col]), True)
-            leaves.append(_Leaf(col.path, top_name, path, _nested_formatter(steps, efmt)))
+            efmt = _make_formatter(ltype, iter([col]), True, raw, json_lines)
+            leaves.append(_Leaf(col.path, top_name, path, _nested_formatter(steps, efmt, json_lines)))
 
     for field in pf.schema_arrow:
         walk(field, field.name, (), "")
@@ -471,10 +569,11 @@ def column_names(path):
     return [leaf.name for leaf in _build_leaves(_open(path))]
 
 
-def render_to(out, path, columns=None, limit=None):
-    """Write the CSV rendering of `path` to the text stream `out`."""
+def render_to(out, path, columns=None, limit=None, raw=False, json_lines=False):
+    """Write the CSV (or JSON Lines) rendering of `path` to the text stream
+    `out`."""
     pf = _open(path)
-    leaves = _build_leaves(pf)
+    leaves = _build_leaves(pf, raw, json_lines)
     if columns is not None:
         by_name = {}
         for leaf in leaves:
@@ -496,7 +595,10 @@ def render_to(out, path, columns=None, limit=None):
     if limit is not None and limit < 0:
         raise RenderError("limit must be >= 0")
 
-    out.write(",".join(_quote(leaf.name) for leaf in leaves) + "\n")
+    if json_lines:
+        keys = [_json_text(leaf.name.encode("utf-8", "surrogateescape"), True) + ":" for leaf in leaves]
+    else:
+        out.write(",".join(_quote(leaf.name) for leaf in leaves) + "\n")
     if not leaves:
         return
     remaining = pf.metadata.num_rows if limit is None else limit
@@ -519,17 +621,21 @@ def render_to(out, path, columns=None, limit=None):
             batch = batch.slice(0, remaining)
         remaining -= batch.num_rows
         cols = [leaf.fmt(_leaf_array(batch, leaf)) for leaf in leaves]
-        out.write("".join(",".join(row) + "\n" for row in zip(*cols)))
+        if json_lines:
+            out.write("".join("{" + ",".join(k + c for k, c in zip(keys, row)) + "}\n" for row in zip(*cols)))
+        else:
+            out.write("".join(",".join(row) + "\n" for row in zip(*cols)))
 
 
-def render(path, columns=None, limit=None):
-    """Return the CSV rendering of the Parquet file `path` as a str.
+def render(path, columns=None, limit=None, raw=False, json_lines=False):
+    """Return the CSV (or JSON Lines) rendering of the Parquet file `path`
+    as a str.
 
     Strings that are not valid UTF-8 are carried as surrogate escapes; encode
     the result with .encode("utf-8", "surrogateescape") to get the bytes.
     """
     buf = io.StringIO()
-    render_to(buf, path, columns=columns, limit=limit)
+    render_to(buf, path, columns=columns, limit=limit, raw=raw, json_lines=json_lines)
     return buf.getvalue()
 
 
@@ -539,13 +645,15 @@ def main(argv=None):
     ap.add_argument("--columns", help="comma separated leaf columns (dotted names); a struct "
                     "name selects all its leaves")
     ap.add_argument("--limit", type=int, help="print only the first N rows")
+    ap.add_argument("--raw", action="store_true", help="DATE, TIME, TIMESTAMP and INT96 as stored integers")
+    ap.add_argument("--json", action="store_true", help="JSON Lines (one object per row) instead of CSV")
     args = ap.parse_args(argv)
     columns = args.columns.split(",") if args.columns is not None else None
     out = io.TextIOWrapper(
         sys.stdout.buffer, encoding="utf-8", errors="surrogateescape", newline="\n"
     )
     try:
-        render_to(out, args.file, columns=columns, limit=args.limit)
+        render_to(out, args.file, columns=columns, limit=args.limit, raw=args.raw, json_lines=args.json)
         out.flush()
     except RenderError as e:
         out.flush()
