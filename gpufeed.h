@@ -8982,12 +8982,12 @@ static int gf__worker_step(gf__worker *w)
     if (w->gq >= 0 && gf__gather_step(w)) return 1;
     return gf__decode_step(w);
 }
+#if !defined(GPUFEED_NO_THREADS)
 static int gf__worker_done(const gf__worker *w)
 {
     return w->gend && w->gq < 0 && w->l->total >= 0 && w->gd >= w->l->total;
 }
 
-#if !defined(GPUFEED_NO_THREADS)
 static void *gf__worker_main(void *arg)
 {
     gf__worker *w = (gf__worker *)arg;

@@ -96,6 +96,8 @@ build_all() {
   fi
   if [ -f tests/test_loader.c ]; then
     if clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm; then ok=$((ok + 1)); echo "PASS build tsan test_loader"; else bad=$((bad + 1)); echo "FAIL build tsan test_loader"; fi
+    # the loader without threads: workers' steps run on the caller's thread
+    if clang $SAN $WARN -DGPUFEED_NO_THREADS -I. tests/test_loader.c -o build/asan/test_loader_nothreads -lpthread -lm; then ok=$((ok + 1)); echo "PASS build test_loader (GPUFEED_NO_THREADS)"; else bad=$((bad + 1)); echo "FAIL build test_loader (GPUFEED_NO_THREADS)"; fi
   fi
   # codecs against the system libraries, and the opt-in builds that use them
   if [ -f tests/test_codec_ref.c ]; then
@@ -240,6 +242,7 @@ suite committed_corpus   committed_corpus
 [ -f tests/test_tools.sh ] && suite tools bash tests/test_tools.sh
 [ -x build/asan/test_loader ] && suite loader build/asan/test_loader
 [ -x build/tsan_test_loader ] && suite loader_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_loader
+[ -x build/asan/test_loader_nothreads ] && suite loader_nothreads build/asan/test_loader_nothreads
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
 [ -x build/asan/test_remote ] && suite remote build/asan/test_remote

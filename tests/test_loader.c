@@ -14,6 +14,8 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/time.h>
+#include <sys/select.h>
+#include <math.h>
 
 #define IDS_PATH "tests/data/ids.parquet"
 #define NROWS 20000
@@ -1442,6 +1444,144 @@ static void test_memory(void)
     pthread_mutex_destroy(&cnt.mu);
 }
 
+/* The window shuffle mixes rows: with the whole epoch as one window the
+   position of a row says nothing of its place in the file (correlation
+   near 0), rows next to each other in a batch are almost never next to
+   each other in the file, and every batch draws from most units. */
+static void test_shuffle_mixes(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader_desc d = base_desc();
+    stream s;
+    int64_t e, i, k;
+    if (!ds) return;
+    map_units(ds);
+    d.shuffle_window = 1000; d.epochs = 2; d.workers = 3; d.batch_rows = 1000;
+    run_stream(ds, &d, &s, -1);
+    CHECK_MSG(s.res == GPUFEED_DONE, "%d %s", s.res, s.err);
+    for (e = 0; e < 2; e++) {
+        int64_t lo, hi, adjacent = 0;
+        double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, n, r;
+        if (!epoch_rows(&s, e, &lo, &hi)) { CHECK_MSG(0, "no epoch %lld", (long long)e); continue; }
+        each_id_once(&s, lo, hi, "W = all units");
+        n = (double)(hi - lo);
+        for (i = lo; i < hi; i++) {
+            double x = (double)(i - lo), y = (double)s.id[i];
+            sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y;
+            if (i > lo && (s.id[i] == s.id[i - 1] + 1 || s.id[i] == s.id[i - 1] - 1)) adjacent++;
+        }
+        r = (n * sxy - sx * sy) / sqrt((n * sxx - sx * sx) * (n * syy - sy * sy));
+        CHECK_MSG(r > -0.05 && r < 0.05, "epoch %lld: position and id correlate (r = %.3f)", (long long)e, r);
+        CHECK_MSG(adjacent < (hi - lo) / 200, "epoch %lld: %lld neighbours were neighbours in the file", (long long)e, (long long)adjacent);
+        for (k = 0; k < s.nb; k++) {
+            int64_t used[256], nu = 0, j, m;
+            if (s.b[k].epoch != e) continue;
+            for (j = s.b[k].first; j < s.b[k].first + s.b[k].rows; j++) {
+                int64_t u = unit_of[s.id[j]];
+                for (m = 0; m < nu && used[m] != u; m++) {}
+                if (m == nu && nu < 256) used[nu++] = u;
+            }
+            CHECK_MSG(nu * 10 >= units_n * 8 || s.b[k].rows < 1000, "epoch %lld batch %lld draws from %lld of %lld units", (long long)e, (long long)k, (long long)nu, (long long)units_n);
+        }
+    }
+    stream_free(&s);
+    gpufeed_dataset_close(ds);
+}
+
+/* Batches larger than a window: one batch gathers from several windows
+   (and several batches from one): the same stream for any workers, ring
+   depth, timing and layout; windows intact; resume inside it. */
+static void test_batches_span_windows(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR), *pf = open_ds(GPUFEED_LAYOUT_PER_FEATURE);
+    gpufeed_loader_desc d = base_desc();
+    stream ref, s;
+    int64_t e;
+    if (!ds || !pf) { if (ds) gpufeed_dataset_close(ds); if (pf) gpufeed_dataset_close(pf); return; }
+    map_units(ds);
+    d.batch_rows = 3001; d.shuffle_window = 2; d.workers = 1; d.epochs = 3;
+    run_stream(ds, &d, &ref, -1);
+    CHECK_MSG(ref.res == GPUFEED_DONE, "%d %s", ref.res, ref.err);
+    for (e = 0; e < 3; e++) {
+        int64_t lo, hi;
+        if (!epoch_rows(&ref, e, &lo, &hi)) { CHECK(0); continue; }
+        each_id_once(&ref, lo, hi, "B 3001 W 2");
+        CHECK(check_windows(ref.id, lo, hi, 2, NULL, NULL, NULL, "B 3001 W 2") > 0);
+    }
+    rows_consistent(&ref, "B 3001 W 2");
+    d.workers = 4; d.ring_depth = 1; d.debug_jitter_us = 300;
+    run_stream(ds, &d, &s, -1);
+    same_stream(&s, &ref, 0, "B 3001 W 2, workers 4 ring 1 jitter");
+    stream_free(&s);
+    d.workers = 3; d.debug_jitter_us = 0;
+    run_stream(pf, &d, &s, -1);
+    CHECK(s.nb == ref.nb && s.n == ref.n && memcmp(s.id, ref.id, (size_t)ref.n * sizeof *ref.id) == 0);
+    stream_free(&s);
+    d.workers = 2; d.start_epoch = 1; d.start_batch = 3; d.epochs = 2;
+    run_stream(ds, &d, &s, -1);
+    same_stream(&s, &ref, find_batch(&ref, 1, 3), "B 3001 W 2, resumed at (1, 3)");
+    stream_free(&s);
+    stream_free(&ref);
+    gpufeed_dataset_close(ds);
+    gpufeed_dataset_close(pf);
+}
+
+/* The verdict names the stage that holds the trainer back: a slow decode
+   (jitter counts as decoding), batch assembly (units served from a RAM
+   cache, rows shuffled over the whole epoch), a slow consumer. Busy
+   figures stay within 0..100%. */
+static void check_fractions(const gpufeed_stats *st, const char *what)
+{
+    int32_t i;
+    CHECK_MSG(st->workers_busy >= 0 && st->workers_busy <= 1, "%s: workers busy %.3f", what, st->workers_busy);
+    for (i = 0; i < st->workers; i++)
+        CHECK_MSG(st->worker_busy_s[i] + st->worker_assembly_s[i] <= st->life_s + 0.01, "%s: worker %d busy %.3f + %.3f s in %.3f s", what, (int)i,
+                  st->worker_busy_s[i], st->worker_assembly_s[i], st->life_s);
+    CHECK_MSG(st->trainer_wait_s <= st->wall_s + 0.01, "%s: waited %.3f of %.3f s", what, st->trainer_wait_s, st->wall_s);
+}
+static void run_consumer(gpufeed_dataset *ds, const gpufeed_loader_desc *d, int sleep_us, gpufeed_stats *st, const char *what)
+{
+    gpufeed_loader *l;
+    gpufeed_error err;
+    gpufeed_batch b;
+    gpufeed_result r;
+    memset(st, 0, sizeof *st);
+    if (gpufeed_loader_open(&l, ds, d, &err)) { CHECK_MSG(0, "%s", err.message); return; }
+    while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
+        if (sleep_us) { struct timeval tv; tv.tv_sec = 0; tv.tv_usec = sleep_us; select(0, NULL, NULL, NULL, &tv); }
+    }
+    CHECK_MSG(r == GPUFEED_DONE, "%d %s", r, gpufeed_loader_error(l));
+    gpufeed_loader_stats(l, st);
+    check_fractions(st, what); /* the per-worker arrays live as long as the loader */
+    gpufeed_loader_close(l);
+}
+static void test_verdict_names_bottleneck(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader_desc d = base_desc();
+    gpufeed_cache_desc cd;
+    gpufeed_stats st;
+    if (!ds) return;
+#ifdef GPUFEED_NO_THREADS
+    run_consumer(ds, &d, 0, &st, "single-threaded");
+    CHECK_HAS(st.verdict, "single-threaded build");
+    gpufeed_dataset_close(ds);
+    return;
+#endif
+    d.epochs = 1; d.workers = 2; d.debug_jitter_us = 4000;
+    run_consumer(ds, &d, 0, &st, "slow decode");
+    CHECK_MSG(st.bottleneck == GPUFEED_STAGE_DECODE && strstr(st.verdict, "decoding is the bottleneck"), "slow decode: %d %s", st.bottleneck, st.verdict);
+    d.debug_jitter_us = 0; d.epochs = 2;
+    run_consumer(ds, &d, 3000, &st, "slow consumer");
+    CHECK_MSG(st.bottleneck == GPUFEED_STAGE_CONSUMER && strstr(st.verdict, "consumer is the bottleneck"), "slow consumer: %d %s", st.bottleneck, st.verdict);
+    memset(&cd, 0, sizeof cd);
+    cd.ram_bytes = (uint64_t)64 << 20;
+    d.cache = &cd; d.epochs = 300; d.shuffle_window = 1000; d.batch_rows = 2000;
+    run_consumer(ds, &d, 0, &st, "assembly");
+    CHECK_MSG(st.bottleneck == GPUFEED_STAGE_ASSEMBLY && strstr(st.verdict, "assembly is the bottleneck"), "assembly: %d %s", st.bottleneck, st.verdict);
+    gpufeed_dataset_close(ds);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* PASS lines survive a sanitizer abort */
@@ -1461,5 +1601,8 @@ int main(void)
     RUN(test_errors_propagate);
     RUN(test_trace_stats_prefill);
     RUN(test_memory);
+    RUN(test_shuffle_mixes);
+    RUN(test_batches_span_windows);
+    RUN(test_verdict_names_bottleneck);
     return TEST_SUMMARY();
 }
