@@ -281,14 +281,17 @@ typedef struct gpufeed_source {
 
 enum {
     GPUFEED_OPEN_VERIFY_CRC = 1u << 0, /* check page CRCs where present */
-    GPUFEED_OPEN_MMAP = 1u << 1        /* map local files instead of positioned
-                                          reads: no copies, but a file truncated
-                                          while mapped raises SIGBUS */
+    GPUFEED_OPEN_MMAP = 1u << 1,       /* local files are mapped (the default; kept
+                                          for older callers): no copies, but a file
+                                          truncated while mapped raises SIGBUS */
+    GPUFEED_OPEN_PREAD = 1u << 2       /* local files through positioned reads
+                                          instead of a mapping (files that may
+                                          shrink while open) */
 };
 
 /* Exactly one of path, data or source. Zero-initialise: {0} = defaults. */
 typedef struct gpufeed_open_desc {
-    const char *path;                  /* a local file (positioned reads) */
+    const char *path;                  /* a local file (mapped; GPUFEED_OPEN_PREAD: positioned reads) */
     const void *data;                  /* or a memory buffer ...          */
     size_t data_size;                  /* ... of this size (not copied)   */
     const gpufeed_source *source;      /* or a user read-at callback      */
@@ -2412,7 +2415,7 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
             return r;
         }
         f->src.read_at = gf__fd_read; f->src.ctx = &f->fd; f->src.size = (uint64_t)st.st_size;
-        if ((desc->flags & GPUFEED_OPEN_MMAP) && st.st_size > 0) {
+        if (!(desc->flags & GPUFEED_OPEN_PREAD) && st.st_size > 0) { /* mapped: measured faster than copies */
             void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, f->fd.fd, 0);
             if (m != MAP_FAILED) { f->map = (const uint8_t *)m; f->map_len = (uint64_t)st.st_size; }
         }
@@ -7350,6 +7353,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
             }
             od.path = NULL; od.source = &src; od.name = files.v[i];
             od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
+            od.flags |= GPUFEED_OPEN_PREAD;
         }
         r = gpufeed_file_open(&ds->files[i], &od, err);
         ds->nfiles = i + (r == GPUFEED_OK);

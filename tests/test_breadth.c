@@ -208,7 +208,8 @@ static void test_offsets_beyond_4gb(void)
                 if (ok) {
                     memset(&d, 0, sizeof d);
                     d.path = path;
-                    snprintf(what, sizeof what, "chunk at %llu GiB (sparse file)", (unsigned long long)(shifts[s] >> 30));
+                    d.flags = GPUFEED_OPEN_PREAD;
+                    snprintf(what, sizeof what, "chunk at %llu GiB (sparse file, positioned reads)", (unsigned long long)(shifts[s] >> 30));
                     CHECK_MSG(gpufeed_file_open(&f, &d, &err) == GPUFEED_OK, "%s: %s", what, err.message);
                     if (f) { read_sequence(f, rows, what); gpufeed_file_close(f); }
                     d.flags = GPUFEED_OPEN_MMAP;

@@ -1582,6 +1582,34 @@ static void test_verdict_names_bottleneck(void)
     gpufeed_dataset_close(ds);
 }
 
+/* Files are mapped by default; GPUFEED_OPEN_PREAD reads them with
+   positioned reads: the same stream. */
+static void test_pread_equals_map(void)
+{
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset *a = open_ds(GPUFEED_LAYOUT_ROW_MAJOR), *b = NULL;
+    gpufeed_error err;
+    gpufeed_loader_desc d = base_desc();
+    stream sa, sb;
+    const char *paths[1];
+    if (!a) return;
+    paths[0] = IDS_PATH;
+    init_feats();
+    memset(&dd, 0, sizeof dd);
+    dd.paths = paths; dd.num_paths = 1; dd.features = FEATS; dd.num_features = 3; dd.unit_rows = UNIT_ROWS;
+    dd.flags = GPUFEED_OPEN_PREAD;
+    CHECK_MSG(gpufeed_dataset_open(&b, &dd, &err) == GPUFEED_OK, "%s", err.message);
+    if (b) {
+        run_stream(a, &d, &sa, -1);
+        run_stream(b, &d, &sb, -1);
+        same_stream(&sb, &sa, 0, "positioned reads vs the mapping");
+        CHECK(sa.st.bytes_read > 0 && sb.st.bytes_read > 0);
+        stream_free(&sa); stream_free(&sb);
+        gpufeed_dataset_close(b);
+    }
+    gpufeed_dataset_close(a);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* PASS lines survive a sanitizer abort */
@@ -1604,5 +1632,6 @@ int main(void)
     RUN(test_shuffle_mixes);
     RUN(test_batches_span_windows);
     RUN(test_verdict_names_bottleneck);
+    RUN(test_pread_equals_map);
     return TEST_SUMMARY();
 }

@@ -213,11 +213,11 @@ if cc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -I. $T/readme_example.c -o $T
 else
   bad "README example compiles"; cat $T/readme.err
 fi
-# GPUFEED_OPEN_MMAP (gpufeed-dense --mmap) reads the same bytes as positioned reads
+# positioned reads (gpufeed-dense --pread, GPUFEED_OPEN_PREAD) give the same bytes as the default mapping
 for f in tests/data/pyarrow_default.parquet tests/data/pyarrow_v2_snappy.parquet tests/data/ids.parquet examples/data/flights.parquet; do
-  build/asan/gpufeed-dense -o $T/pread.bin "$f" 2> $T/pread.err; rc1=$?
-  build/asan/gpufeed-dense --mmap -o $T/mmap.bin "$f" 2> $T/mmap.err; rc2=$?
-  check "--mmap equals positioned reads: $f" bash -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s $T/pread.bin $T/mmap.bin"
+  build/asan/gpufeed-dense --pread -o $T/pread.bin "$f" 2> $T/pread.err; rc1=$?
+  build/asan/gpufeed-dense -o $T/mmap.bin "$f" 2> $T/mmap.err; rc2=$?
+  check "--pread equals the mapping: $f" bash -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s $T/pread.bin $T/mmap.bin"
 done
 echo "$P passed, $F failed"
 [ $F -eq 0 ]

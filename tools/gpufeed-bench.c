@@ -8,7 +8,7 @@
              [--even drop|pad] [--drop-last] [--start-epoch e --start-batch k]
              [--ring-depth D] [--unit-rows N] [--prefill] [--jitter-us X]
              [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
-             [--mmap]
+             [--pread]
 
    --print-batches prints one line per batch: `epoch index rows hash`
    (hash: 64-bit hash of the batch's bytes), the determinism contract: the
@@ -44,7 +44,7 @@ static void usage(void)
                     "         [--shuffle-window W] [--no-shuffle] [--rank r --world w] [--even drop|pad] [--drop-last]\n"
                     "         [--start-epoch e --start-batch k] [--ring-depth D] [--unit-rows N] [--prefill]\n"
                     "         [--jitter-us X] [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n"
-                    "         [--mmap]\n");
+                    "         [--pread]\n");
 }
 
 static const char **g_files;
@@ -98,7 +98,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--ring-depth") && has) ld.ring_depth = (int32_t)arg_ll(a, argv[++i], 1);
         else if (!strcmp(a, "--unit-rows") && has) unit_rows = arg_ll(a, argv[++i], 1);
         else if (!strcmp(a, "--prefill")) ld.prefill = 1;
-        else if (!strcmp(a, "--mmap")) dd.flags |= GPUFEED_OPEN_MMAP;
+        else if (!strcmp(a, "--mmap")) dd.flags |= GPUFEED_OPEN_MMAP; /* the default */
+        else if (!strcmp(a, "--pread")) dd.flags |= GPUFEED_OPEN_PREAD;
         else if (!strcmp(a, "--jitter-us") && has) ld.debug_jitter_us = (int32_t)arg_ll(a, argv[++i], 0);
         else if (!strcmp(a, "--print-batches")) print = 1;
         else if (!strcmp(a, "--trace") && has) ld.trace_path = argv[++i];

@@ -199,7 +199,7 @@ static void usage(void)
     fprintf(stderr, "usage: gpufeed-dense [--columns a,b] [--dtype f32|f64|f16|bf16|i32|i64|u8] [--fill V] [--null-error]\n"
                     "                     [--unsafe-cast] [--hash N] [--list-width W] [--ragged error|pad|truncate]\n"
                     "                     [--lengths a,b] [--where EXPR] [--batch B] [--unit-rows N]\n"
-                    "                     [--threads N] [--mmap] -o OUT.bin FILE|DIR|GLOB...\n");
+                    "                     [--threads N] [--pread] -o OUT.bin FILE|DIR|GLOB...\n");
 }
 
 static const char **g_files;
@@ -245,6 +245,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--fill") && has) { char *e; fill = strtod(argv[++i], &e); if (*e) { fprintf(stderr, "gpufeed-dense: --fill needs a number, got '%.100s'\n", argv[i]); return 2; } }
         else if (!strcmp(a, "--null-error")) null_error = 1;
         else if (!strcmp(a, "--mmap")) use_mmap = 1;
+        else if (!strcmp(a, "--pread")) use_mmap = -1;
         else if (!strcmp(a, "--unsafe-cast")) unsafe_cast = 1;
         else if (!strcmp(a, "--hash") && has) { char *e; hash = strtoll(argv[++i], &e, 10); if (*e || hash <= 0) { fprintf(stderr, "gpufeed-dense: --hash needs a positive bucket count\n"); return 2; } }
         else if (!strcmp(a, "--where") && has) where = argv[++i];
@@ -358,7 +359,7 @@ int main(int argc, char **argv)
     dd.features = feats; dd.num_features = nfeat;
     dd.where = npred ? preds : NULL; dd.num_where = npred;
     dd.unit_rows = unit_rows;
-    if (use_mmap) dd.flags |= GPUFEED_OPEN_MMAP;
+    if (use_mmap < 0) dd.flags |= GPUFEED_OPEN_PREAD; /* files are mapped by default */
     t0 = now_s();
     if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
     if (!columns && (dt != GPUFEED_DT_F32 || fill != 0 || null_error || unsafe_cast)) {
