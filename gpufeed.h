@@ -1427,7 +1427,9 @@ static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
    first error sticks (later reads return zeros) and carries the byte offset
    in the file. Lists are bounded by the bytes left (each element takes at
    least one byte) and by GPUFEED_MAX_LIST_LENGTH; nesting by
-   GPUFEED_MAX_THRIFT_DEPTH. Unknown fields of every type are skipped. */
+   GPUFEED_MAX_THRIFT_DEPTH. Unknown fields of every type are skipped, and
+   so is an optional field whose type is not the one its struct declares
+   (gf__tc_expect); a required one of another type is an error. */
 
 enum {
     GF__T_STOP = 0, GF__T_TRUE = 1, GF__T_FALSE = 2, GF__T_I8 = 3,
@@ -1651,6 +1653,46 @@ static int gf__tc_enter(gf__tc *t, int id, int type)
     return 1;
 }
 
+/* What a reader expects of a field: its kind, a list's element kind (0:
+   any) and whether the field is required. A field whose wire type is not
+   the expected one is skipped when it is optional, as Thrift's generated
+   readers do (an older writer used ColumnMetaData id 15 for a list); a
+   required one is an error naming the field and both types. */
+enum { GF__K_INT = 1, GF__K_BOOL, GF__K_BIN, GF__K_DOUBLE, GF__K_STRUCT, GF__K_LIST };
+typedef struct gf__tfield { int16_t id; uint8_t kind, elem, required; } gf__tfield;
+#define GF__NSPEC(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int gf__tc_kind_ok(int type, int kind)
+{
+    switch (kind) {
+    case GF__K_INT: return type == GF__T_I8 || type == GF__T_I16 || type == GF__T_I32 || type == GF__T_I64;
+    case GF__K_BOOL: return type == GF__T_TRUE || type == GF__T_FALSE;
+    case GF__K_BIN: return type == GF__T_BINARY;
+    case GF__K_DOUBLE: return type == GF__T_DOUBLE;
+    case GF__K_STRUCT: return type == GF__T_STRUCT;
+    case GF__K_LIST: return type == GF__T_LIST || type == GF__T_SET;
+    }
+    return 0;
+}
+
+/* 1: read the field (its type fits, or it is required and the reader will
+   report the mismatch); 0: it was skipped. Fields not in spec: 1. */
+static int gf__tc_expect(gf__tc *t, const gf__tfield *spec, int n, int id, int type)
+{
+    int i, fits;
+    if (t->err) return 1;
+    for (i = 0; i < n && spec[i].id != id; i++) {}
+    if (i == n) return 1;
+    fits = gf__tc_kind_ok(type, spec[i].kind);
+    if (fits && spec[i].kind == GF__K_LIST && spec[i].elem && t->p < t->end) {
+        int et = *t->p & 0x0F; /* peek at the list header: count > 0 and its element type */
+        if ((*t->p >> 4) != 0 && !gf__tc_kind_ok(et, spec[i].elem)) fits = 0;
+    }
+    if (fits || spec[i].required) return 1;
+    gf__tc_skip(t, type, 0);
+    return 0;
+}
+
 static int gf__tc_list(gf__tc *t, int id, int type, int want_elem, uint32_t *n)
 {
     int et = 0;
@@ -1756,12 +1798,19 @@ static void gf__parse_logical(gf__tc *t, gf__se *e)
     }
 }
 
+static const gf__tfield gf__spec_schema_element[] = {
+    { 1, GF__K_INT, 0, 0 }, { 2, GF__K_INT, 0, 0 }, { 3, GF__K_INT, 0, 0 }, { 4, GF__K_BIN, 0, 1 },
+    { 5, GF__K_INT, 0, 0 }, { 6, GF__K_INT, 0, 0 }, { 7, GF__K_INT, 0, 0 }, { 8, GF__K_INT, 0, 0 },
+    { 9, GF__K_INT, 0, 0 }, { 10, GF__K_STRUCT, 0, 0 }
+};
+
 static void gf__parse_schema_element(gf__tc *t, gf__se *e)
 {
     int id = 0, last = 0, ft;
     memset(e, 0, sizeof *e);
     e->type = -1; e->repetition = -1; e->num_children = 0; e->converted = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_schema_element, GF__NSPEC(gf__spec_schema_element), id, ft)) continue;
         switch (id) {
         case 1: e->type = GF__I32(t, id, ft); e->has_type = 1; break;
         case 2: e->type_length = GF__I32(t, id, ft); break;
@@ -1781,12 +1830,18 @@ static void gf__parse_schema_element(gf__tc *t, gf__se *e)
     if (!t->err && !e->has_name) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "SchemaElement without a name");
 }
 
+static const gf__tfield gf__spec_stats[] = {
+    { 1, GF__K_BIN, 0, 0 }, { 2, GF__K_BIN, 0, 0 }, { 3, GF__K_INT, 0, 0 }, { 4, GF__K_INT, 0, 0 },
+    { 5, GF__K_BIN, 0, 0 }, { 6, GF__K_BIN, 0, 0 }, { 7, GF__K_BOOL, 0, 0 }, { 8, GF__K_BOOL, 0, 0 }
+};
+
 static void gf__parse_stats(gf__tc *t, gf__arena *ar, gpufeed_statistics *s)
 {
     int id = 0, last = 0, ft;
     const uint8_t *p; uint32_t n;
     s->is_min_exact = s->is_max_exact = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_stats, GF__NSPEC(gf__spec_stats), id, ft)) continue;
         switch (id) {
         case 1: gf__tc_bin(t, id, ft, &p, &n); s->max_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->max_legacy_len = n; s->has_max_legacy = 1; break;
         case 2: gf__tc_bin(t, id, ft, &p, &n); s->min_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->min_legacy_len = n; s->has_min_legacy = 1; break;
@@ -1804,6 +1859,13 @@ static void gf__parse_stats(gf__tc *t, gf__arena *ar, gpufeed_statistics *s)
     }
 }
 
+static const gf__tfield gf__spec_column_meta[] = {
+    { 1, GF__K_INT, 0, 1 }, { 2, GF__K_LIST, GF__K_INT, 1 }, { 3, GF__K_LIST, GF__K_BIN, 1 },
+    { 4, GF__K_INT, 0, 1 }, { 5, GF__K_INT, 0, 1 }, { 6, GF__K_INT, 0, 1 }, { 7, GF__K_INT, 0, 1 },
+    { 9, GF__K_INT, 0, 1 }, { 10, GF__K_INT, 0, 0 }, { 11, GF__K_INT, 0, 0 }, { 12, GF__K_STRUCT, 0, 0 },
+    { 14, GF__K_INT, 0, 0 }, { 15, GF__K_INT, 0, 0 }
+};
+
 static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *c)
 {
     int id = 0, last = 0, ft;
@@ -1811,6 +1873,7 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
     int et;
     unsigned seen = 0;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_column_meta, GF__NSPEC(gf__spec_column_meta), id, ft)) continue;
         switch (id) {
         case 1: c->physical = (gpufeed_physical_type)GF__I32(t, id, ft); seen |= 1; break;
         case 2:
@@ -1847,6 +1910,12 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
     c->has_metadata = 1;
 }
 
+static const gf__tfield gf__spec_column_chunk[] = {
+    { 1, GF__K_BIN, 0, 0 }, { 2, GF__K_INT, 0, 1 }, { 3, GF__K_STRUCT, 0, 0 }, { 4, GF__K_INT, 0, 0 },
+    { 5, GF__K_INT, 0, 0 }, { 6, GF__K_INT, 0, 0 }, { 7, GF__K_INT, 0, 0 }, { 8, GF__K_STRUCT, 0, 0 },
+    { 9, GF__K_BIN, 0, 0 }
+};
+
 static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *c)
 {
     int id = 0, last = 0, ft;
@@ -1854,6 +1923,7 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
     c->dictionary_page_offset = -1; c->index_page_offset = -1;
     c->offset_index_offset = -1; c->column_index_offset = -1; c->bloom_filter_offset = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_column_chunk, GF__NSPEC(gf__spec_column_chunk), id, ft)) continue;
         switch (id) {
         case 1:
             gf__tc_bin(t, id, ft, &p, &n);
@@ -1873,6 +1943,11 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
     }
 }
 
+static const gf__tfield gf__spec_row_group[] = {
+    { 1, GF__K_LIST, GF__K_STRUCT, 1 }, { 2, GF__K_INT, 0, 1 }, { 3, GF__K_INT, 0, 1 },
+    { 5, GF__K_INT, 0, 0 }, { 6, GF__K_INT, 0, 0 }, { 7, GF__K_INT, 0, 0 }
+};
+
 static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info *rg, int32_t *ncols, int64_t expect)
 {
     int id = 0, last = 0, ft;
@@ -1881,6 +1956,7 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
     rg->total_compressed_size = -1; rg->file_offset = -1; rg->ordinal = -1;
     *ncols = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_row_group, GF__NSPEC(gf__spec_row_group), id, ft)) continue;
         switch (id) {
         case 1: {
             gpufeed_chunk_info *cs;
@@ -1923,12 +1999,20 @@ typedef struct gf__fmd {
     int64_t nleaves;                   /* schema elements with a type and no children */
 } gf__fmd;
 
+static const gf__tfield gf__spec_file_metadata[] = {
+    { 1, GF__K_INT, 0, 1 }, { 2, GF__K_LIST, GF__K_STRUCT, 1 }, { 3, GF__K_INT, 0, 1 },
+    { 4, GF__K_LIST, GF__K_STRUCT, 1 }, { 5, GF__K_LIST, GF__K_STRUCT, 0 }, { 6, GF__K_BIN, 0, 0 },
+    { 8, GF__K_STRUCT, 0, 0 }
+};
+static const gf__tfield gf__spec_key_value[] = { { 1, GF__K_BIN, 0, 1 }, { 2, GF__K_BIN, 0, 0 } };
+
 static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *md, gf__fmd *d)
 {
     int id = 0, last = 0, ft;
     uint32_t n, i;
     const uint8_t *p; uint32_t len;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_file_metadata, GF__NSPEC(gf__spec_file_metadata), id, ft)) continue;
         switch (id) {
         case 1: md->version = GF__I32(t, id, ft); break;
         case 2:
@@ -1976,6 +2060,7 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
                 if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting too deep"); break; }
                 t->what = "KeyValue";
                 while ((kft = gf__tc_field(t, &kid, &klast)) > 0) {
+                    if (!gf__tc_expect(t, gf__spec_key_value, GF__NSPEC(gf__spec_key_value), kid, kft)) continue;
                     if (kid == 1 || kid == 2) {
                         char *s;
                         gf__tc_bin(t, kid, kft, &p, &len);
@@ -2477,11 +2562,18 @@ typedef struct gf__ph {
     int is_compressed;
 } gf__ph;
 
+static const gf__tfield gf__spec_dph_v2[] = { { 7, GF__K_BOOL, 0, 0 } };
+static const gf__tfield gf__spec_page_header[] = {
+    { 1, GF__K_INT, 0, 1 }, { 2, GF__K_INT, 0, 1 }, { 3, GF__K_INT, 0, 1 }, { 4, GF__K_INT, 0, 0 },
+    { 5, GF__K_STRUCT, 0, 0 }, { 7, GF__K_STRUCT, 0, 0 }, { 8, GF__K_STRUCT, 0, 0 }
+};
+
 static void gf__parse_dph(gf__tc *t, gf__ph *h, int v2)
 {
     int id = 0, last = 0, ft;
     unsigned seen = 0;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (v2 && !gf__tc_expect(t, gf__spec_dph_v2, GF__NSPEC(gf__spec_dph_v2), id, ft)) continue;
         if (!v2) {
             switch (id) {
             case 1: h->nvalues = GF__I32(t, id, ft); seen |= 1; break;
@@ -2513,6 +2605,7 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
     memset(h, 0, sizeof *h);
     h->is_compressed = 1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_page_header, GF__NSPEC(gf__spec_page_header), id, ft)) continue;
         switch (id) {
         case 1: h->type = GF__I32(t, id, ft); h->has_type = 1; break;
         case 2: h->usize = GF__I32(t, id, ft); h->has_usize = 1; break;

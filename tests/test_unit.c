@@ -770,7 +770,9 @@ static void test_tc_wrong_types(void)
     CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
     CHECK_HAS(msg, "field 2"); CHECK_HAS(msg, "ColumnMetaData");
     b.n = 0;
-    /* a bool where a struct is expected (ColumnChunk.meta_data) */
+    /* a bool where an optional struct is expected (ColumnChunk.meta_data):
+       skipped like an unknown field (Thrift's generated readers do the
+       same); the error is then the row group's missing num_rows */
     pqw_tc_init(&w, &b);
     pqw_tc_begin(&w);
     pqw_tc_list(&w, 4, PQW_T_STRUCT, 1);
@@ -780,7 +782,41 @@ static void test_tc_wrong_types(void)
     pqw_tc_end(&w);
     pqw_tc_end(&w);
     CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
-    CHECK_HAS(msg, "field 3"); CHECK_HAS(msg, "struct");
+    CHECK_HAS(msg, "RowGroup misses columns or num_rows");
+    b.n = 0;
+    /* a bool where a required struct is expected (TimestampType.unit) */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 2, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_str(&w, 4, "ts");
+    pqw_tc_struct(&w, 10); pqw_tc_struct(&w, 8); pqw_tc_bool(&w, 1, 1); pqw_tc_bool(&w, 2, 1); pqw_tc_end(&w); pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 2"); CHECK_HAS(msg, "struct");
+    b.n = 0;
+    /* a required field of another type: RowGroup.num_rows (3) as a string */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 4, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_list(&w, 1, PQW_T_STRUCT, 0); pqw_tc_str(&w, 3, "ten"); pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "thrift RowGroup: field 3 has type binary, expected an integer");
+    b.n = 0;
+    /* ColumnMetaData.path_in_schema (3, required) as a list of i32 */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 4, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 1, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_struct(&w, 3);
+    pqw_tc_i32(&w, 1, 1); pqw_tc_list(&w, 3, PQW_T_I32, 1); pqw_tc_v_int(&w, 5);
+    pqw_tc_end(&w); pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 3 is a list of i32, expected binary"); CHECK_HAS(msg, "ColumnMetaData");
     b.n = 0;
     /* a required field missing: FileMetaData without row groups */
     pqw_tc_init(&w, &b);
@@ -831,6 +867,62 @@ static void tweak_unknown(proof_file *pf)
             }
         }
     }
+}
+
+/* optional fields of a type their struct does not declare, everywhere:
+   skipped (the field-15-as-a-list case of an older writer first) */
+static void w_mismatch_meta(pqw_tc *w, void *ctx)
+{
+    (void)ctx;
+    pqw_tc_list(w, 15, PQW_T_I32, 3); pqw_tc_v_int(w, 1); pqw_tc_v_int(w, 2); pqw_tc_v_int(w, 3);
+    pqw_tc_field_long(w, 14, PQW_T_BINARY); pqw_tc_v_str(w, "not an offset");
+    pqw_tc_field_long(w, 11, PQW_T_LIST); pqw_tc_list_hdr(w, PQW_T_BINARY, 1); pqw_tc_v_str(w, "x");
+    pqw_tc_field_long(w, 12, PQW_T_I32); pqw_tc_v_int(w, 7);
+}
+static void w_mismatch_chunk(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_double(w, 5, 2.5); pqw_tc_field_long(w, 4, PQW_T_TRUE); }
+static void w_mismatch_schema(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_str(w, 9, "id"); pqw_tc_field_long(w, 6, PQW_T_DOUBLE); pqw_tc_v_double(w, 1.0); }
+static void w_mismatch_fmd(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_field_long(w, 6, PQW_T_I32); pqw_tc_v_int(w, 3); pqw_tc_i32(w, 8, 1); }
+static void w_mismatch_rg(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_str(w, 7, "first"); }
+static void w_mismatch_page(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_field_long(w, 4, PQW_T_BINARY); pqw_tc_v_str(w, "crc"); }
+static void tweak_mismatch(proof_file *pf)
+{
+    int c, g, p;
+    pf->f.extra.fn = w_mismatch_fmd;
+    for (c = 0; c <= N_PROOF_COLS; c++) pf->sch[c].extra.fn = w_mismatch_schema;
+    for (g = 0; g < 2; g++) {
+        pf->rg[g].extra.fn = w_mismatch_rg;
+        for (c = 0; c < N_PROOF_COLS; c++) {
+            pqw_chunk *ch = &pf->ch[g][c];
+            ch->extra_meta.fn = w_mismatch_meta;
+            ch->extra_chunk.fn = w_mismatch_chunk;
+            for (p = 0; p < ch->npages; p++) ch->pages[p].extra.fn = w_mismatch_page;
+        }
+    }
+}
+
+static void test_tc_mismatched_optional(void)
+{
+    proof_file *pf = (proof_file *)calloc(1, sizeof *pf);
+    pqw_buf out = {0};
+    build_proof(pf, &out, tweak_mismatch);
+    CHECK(check_proof_file(&out, 0) == 0);
+    {
+        gpufeed_file *f; gpufeed_error err; gpufeed_open_desc d;
+        memset(&d, 0, sizeof d); d.data = out.p; d.data_size = out.n;
+        if (gpufeed_file_open(&f, &d, &err) == GPUFEED_OK) {
+            const gpufeed_metadata *md = gpufeed_file_metadata(f);
+            const gpufeed_chunk_info *ch = &md->row_groups[0].chunks[0];
+            CHECK(ch->bloom_filter_length == 0 && ch->bloom_filter_offset == -1); /* 15 and 14 skipped */
+            CHECK(ch->dictionary_page_offset == -1 || ch->dictionary_page_offset > 0); /* 11 (a list) skipped */
+            CHECK(ch->offset_index_length == 0); /* ColumnChunk 5 (a double) skipped */
+            CHECK(!md->nodes[md->columns[0].node].has_field_id); /* SchemaElement 9 (a string) skipped */
+            CHECK(md->created_by != NULL); /* the i32 repeat of field 6 skipped, the string kept */
+            CHECK(md->row_groups[0].ordinal == -1);
+            gpufeed_file_close(f);
+        } else CHECK_MSG(0, "%s", err.message);
+    }
+    pqw_free(&out);
+    free_proof(pf); free(pf);
 }
 
 static void test_tc_unknown_fields(void)
@@ -1524,6 +1616,7 @@ int main(void)
     RUN(test_tc_wrong_types);
     RUN(test_tc_truncated_footer);
     RUN(test_tc_unknown_fields);
+    RUN(test_tc_mismatched_optional);
     RUN(test_rle_runs);
     RUN(test_rle_boundaries);
     RUN(test_rle_all_widths);
