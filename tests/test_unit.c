@@ -1583,6 +1583,116 @@ static void test_delta_binary_packed(void)
     }
 }
 
+/* A DELTA_BINARY_PACKED stream of 64-bit deltas (as DuckDB writes INT32
+   columns): blocks of 128 values in 4 miniblocks, each miniblock as wide as
+   its largest delta needs. Returns the bytes written. */
+static void dbp_uvar(uint8_t *o, size_t *k, uint64_t v)
+{
+    while (v >= 0x80) { o[(*k)++] = (uint8_t)(v | 0x80); v >>= 7; }
+    o[(*k)++] = (uint8_t)v;
+}
+static uint64_t dbp_zz(uint64_t v) { return (v << 1) ^ (0 - (v >> 63)); }
+static size_t dbp_encode64(const int64_t *v, int n, uint8_t *o)
+{
+    size_t k = 0;
+    int i, j, mb;
+    dbp_uvar(o, &k, 128); dbp_uvar(o, &k, 4); dbp_uvar(o, &k, (uint64_t)n); dbp_uvar(o, &k, dbp_zz((uint64_t)v[0]));
+    for (i = 1; i < n; i += 128) {
+        uint64_t d[128], mind = 0;
+        int cnt = n - i < 128 ? n - i : 128, width[4];
+        for (j = 0; j < cnt; j++) {
+            d[j] = (uint64_t)v[i + j] - (uint64_t)v[i + j - 1];
+            if (j == 0 || (int64_t)d[j] < (int64_t)mind) mind = d[j];
+        }
+        dbp_uvar(o, &k, dbp_zz(mind));
+        for (mb = 0; mb < 4; mb++) {
+            uint64_t mx = 0;
+            width[mb] = 0;
+            for (j = mb * 32; j < mb * 32 + 32 && j < cnt; j++) if (d[j] - mind > mx) mx = d[j] - mind;
+            while (width[mb] < 64 && (mx >> width[mb])) width[mb]++;
+            o[k++] = (uint8_t)width[mb];
+        }
+        for (mb = 0; mb < 4 && mb * 32 < cnt; mb++) {
+            uint64_t bit = 0;
+            memset(o + k, 0, (size_t)(32 * width[mb] / 8));
+            for (j = 0; j < 32; j++) {
+                uint64_t x = mb * 32 + j < cnt ? d[mb * 32 + j] - mind : 0;
+                int b;
+                for (b = 0; b < width[mb]; b++, bit++) if ((x >> b) & 1) o[k + bit / 8] |= (uint8_t)(1u << (bit % 8));
+            }
+            k += (size_t)(32 * width[mb] / 8);
+        }
+    }
+    return k;
+}
+
+/* INT32 columns from a writer that subtracts in 64 bits (DuckDB): miniblocks
+   of 33..64 bits decode exactly; a wide block's value that does not fit an
+   int32 is refused; narrow blocks still wrap in 32 bits (the specification) */
+static void test_delta_wide_int32(void)
+{
+    static int64_t v[300];
+    static int32_t out[300];
+    static int64_t o64[300];
+    static uint8_t buf[8192];
+    const uint8_t *used = NULL;
+    char msg[256];
+    size_t len;
+    int i, ok = 1, maxw = 0;
+    uint64_t x = 0x243F6A8885A308D3ull;
+    for (i = 0; i < 300; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        v[i] = i % 3 == 0 ? (i % 2 ? INT32_MAX : INT32_MIN) : (int64_t)(int32_t)(uint32_t)x;
+    }
+    len = dbp_encode64(v, 300, buf);
+    {   /* find the widths of the first block: after 4 header varints and the min delta */
+        const uint8_t *q = buf;
+        uint64_t t;
+        for (i = 0; i < 5; i++) CHECK(gf__uvarint(&q, buf + len, &t));
+        for (i = 0; i < 4; i++) if (q[i] > maxw) maxw = q[i];
+    }
+    CHECK_MSG(maxw >= 33, "widest miniblock %d bits", maxw);
+    CHECK_MSG(gf__delta_bp(buf, buf + len, 4, (uint8_t *)out, 300, &used, msg, sizeof msg) == 300, "%s", msg);
+    for (i = 0; i < 300; i++) if (out[i] != v[i]) ok = 0;
+    CHECK(ok && used == buf + len);
+    /* the same values as INT64 */
+    CHECK(gf__delta_bp(buf, buf + len, 8, (uint8_t *)o64, 300, &used, msg, sizeof msg) == 300);
+    for (i = 0, ok = 1; i < 300; i++) if (o64[i] != v[i]) ok = 0;
+    CHECK(ok);
+    /* 64-bit miniblocks: INT64 extremes */
+    v[0] = INT64_MIN; v[1] = INT64_MAX; v[2] = 0; v[3] = INT64_MIN; v[4] = -1;
+    len = dbp_encode64(v, 5, buf);
+    CHECK(gf__delta_bp(buf, buf + len, 8, (uint8_t *)o64, 5, &used, msg, sizeof msg) == 5);
+    CHECK(o64[0] == INT64_MIN && o64[1] == INT64_MAX && o64[2] == 0 && o64[3] == INT64_MIN && o64[4] == -1);
+    /* a wide block whose value does not fit an int32: refused, naming it */
+    v[0] = 0; v[1] = (int64_t)1 << 32; v[2] = 5;
+    len = dbp_encode64(v, 3, buf);
+    CHECK(gf__delta_bp(buf, buf + len, 4, (uint8_t *)out, 3, &used, msg, sizeof msg) < 0);
+    CHECK_HAS(msg, "value 4294967296"); CHECK_HAS(msg, "does not fit INT32");
+    /* a first value beyond int32 */
+    v[0] = (int64_t)1 << 40; v[1] = 0;
+    len = dbp_encode64(v, 2, buf);
+    CHECK(gf__delta_bp(buf, buf + len, 4, (uint8_t *)out, 2, &used, msg, sizeof msg) < 0);
+    CHECK_HAS(msg, "first value 1099511627776 does not fit INT32");
+    /* a narrow block wraps in 32 bits: INT32_MAX then delta +1 is INT32_MIN */
+    {
+        static const uint8_t wrap[] = { 0x80, 0x01, 0x04, 0x02, 0xFE, 0xFF, 0xFF, 0xFF, 0x0F, 0x02, 0, 0, 0, 0 };
+        CHECK(gf__delta_bp(wrap, wrap + sizeof wrap, 4, (uint8_t *)out, 2, &used, msg, sizeof msg) == 2);
+        CHECK(out[0] == INT32_MAX && out[1] == INT32_MIN);
+    }
+    /* a bit width beyond 64 */
+    v[0] = 1; v[1] = 2;
+    len = dbp_encode64(v, 2, buf);
+    {   /* the first miniblock's width byte */
+        const uint8_t *q = buf;
+        uint64_t t;
+        for (i = 0; i < 5; i++) gf__uvarint(&q, buf + len, &t);
+        buf[q - buf] = 65;
+    }
+    CHECK(gf__delta_bp(buf, buf + sizeof buf, 4, (uint8_t *)out, 2, &used, msg, sizeof msg) < 0);
+    CHECK_HAS(msg, "bit width 65");
+}
+
 /* LZ4: a raw block, the Hadoop framing around it, and malformed input */
 static void test_lz4(void)
 {
@@ -1632,6 +1742,7 @@ int main(void)
     RUN(test_crc32);
     RUN(test_result_strings);
     RUN(test_delta_binary_packed);
+    RUN(test_delta_wide_int32);
     RUN(test_lz4);
     return TEST_SUMMARY();
 }
