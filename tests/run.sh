@@ -49,7 +49,7 @@ build() { # OUT SRC [extra flags]
 build_all() {
   local ok=0 bad=0 t
   for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
-           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c; do
+           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c tests/test_cache_api.c; do
     [ -f "$t" ] || continue
     local n; n=$(basename "$t" .c)
     if build "$n" "$t"; then ok=$((ok + 1)); echo "PASS build $n"; else bad=$((bad + 1)); echo "FAIL build $n"; fi
@@ -250,6 +250,7 @@ suite committed_corpus   committed_corpus
 [ -x build/tsan_test_loader ] && suite loader_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_loader
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
+[ -x build/asan/test_cache_api ] && suite cache_api build/asan/test_cache_api
 [ -x build/asan/test_remote ] && suite remote build/asan/test_remote
 [ -x build/asan/test_dlpack ] && suite dlpack build/asan/test_dlpack
 [ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh
