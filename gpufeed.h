@@ -10323,7 +10323,11 @@ static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, i
 #endif
     }
     GF__STORE_SC(&c->ust[u], (uint8_t)1);
-    n = GF__ADD(&c->written, 1) + 1;
+#if defined(__GNUC__) || defined(__clang__)
+    n = __atomic_fetch_add(&c->written, 1, __ATOMIC_ACQ_REL) + 1; /* the last one sees every unit's index entry */
+#else
+    n = ++c->written;
+#endif
 #ifndef GPUFEED_NO_STDIO
     if (c->fd >= 0 && !GF__LOAD(&c->failed)) { /* progress, for a process waiting on this build */
         uint64_t done = (uint64_t)n;

@@ -97,6 +97,9 @@ build_all() {
   if [ -f tests/test_loader.c ]; then
     if clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm; then ok=$((ok + 1)); echo "PASS build tsan test_loader"; else bad=$((bad + 1)); echo "FAIL build tsan test_loader"; fi
   fi
+  if [ -f tests/test_cache_api.c ]; then
+    if clang -g -O1 -fsanitize=thread $WARN -I. tests/test_cache_api.c -o build/tsan_test_cache_api -lpthread -lm; then ok=$((ok + 1)); echo "PASS build tsan test_cache_api"; else bad=$((bad + 1)); echo "FAIL build tsan test_cache_api"; fi
+  fi
   # codecs against the system libraries, and the opt-in builds that use them
   if [ -f tests/test_codec_ref.c ]; then
     if build test_codec_ref tests/test_codec_ref.c -Itests -lsnappy -llz4; then ok=$((ok + 1)); echo "PASS build test_codec_ref"; else bad=$((bad + 1)); echo "FAIL build test_codec_ref"; fi
@@ -251,6 +254,7 @@ suite committed_corpus   committed_corpus
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
 [ -x build/asan/test_cache_api ] && suite cache_api build/asan/test_cache_api
+[ -x build/tsan_test_cache_api ] && suite cache_api_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cache_api
 [ -x build/asan/test_remote ] && suite remote build/asan/test_remote
 [ -x build/asan/test_dlpack ] && suite dlpack build/asan/test_dlpack
 [ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh
