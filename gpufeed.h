@@ -9862,6 +9862,7 @@ typedef struct gf__cent {
     gpufeed_cache_entry e;
     char name[256];
     uint64_t dsid[2];
+    uint64_t mtime_ns;                 /* the file's modification time: which version is newer */
     int32_t kind;                      /* 0 .gfc, 1 .gfc.tmp, 2 legacy .gfc.lock */
     int32_t removed;
 } gf__cent;
@@ -9934,6 +9935,7 @@ static int gf__cache_scan_one(const char *dir, const char *name, gf__cent *ce)
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { if (fd >= 0) close(fd); return 0; }
     e->bytes = (uint64_t)st.st_size;
     e->last_use = (int64_t)st.st_atime;
+    ce->mtime_ns = (uint64_t)st.st_mtime * 1000000000u + GF__MTIME_NS(st);
     if (ce->kind == 2) { /* an older gpufeed's build lock (fcntl): held while it builds */
         struct flock fl;
         memset(&fl, 0, sizeof fl);
@@ -10024,7 +10026,7 @@ static int gf__cache_sweep(const char *dir, const gpufeed_allocator *a, int mode
         if ((mode & GF__SWEEP_LEFTOVERS) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY)
             for (j = 0; j < n; j++) /* a newer complete cache of the same dataset supersedes it */
                 if (j != i && v[j].kind == 0 && v[j].e.state == GPUFEED_CACHE_ENTRY_READY && v[j].dsid[0] == ce->dsid[0] &&
-                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created && strcmp(v[j].name, ce->name) > 0))) go = 1;
+                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created && v[j].mtime_ns > ce->mtime_ns))) go = 1;
         if (go) gf__cent_remove(ce, pi);
     }
     for (i = 0; i < n; i++) if (!v[i].removed) total += v[i].e.bytes;

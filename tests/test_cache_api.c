@@ -4,8 +4,9 @@
    signature cannot show), units served while the cache is being built (no
    source bytes after the first epoch, whatever the thread timing),
    gpufeed_cache_build waiting for another builder (and no_wait), the
-   directory's byte budget and the "never a file in use" rule, and the
-   directory API (gpufeed_cache_list / _prune) over hostile files.
+   directory's byte budget and the "never a file in use" rule, the
+   directory API (gpufeed_cache_list / _prune) over hostile files, and
+   older versions of a dataset's cache (kept while in use, pruned after).
 
      cc -std=c99 -I. tests/test_cache_api.c -o test_cache_api -lpthread -lm
      ./test_cache_api          (from the repository root; last line "N passed, N failed")
@@ -488,6 +489,53 @@ static void test_list_and_prune(void)
     gpufeed_dataset_close(ds);
 }
 
+/* A new version of a dataset's cache removes the older one when it is
+   complete, unless a loader still has it open; gpufeed_cache_prune then
+   removes the superseded version once nobody uses it. */
+static void test_superseded_versions(void)
+{
+    char dir[128], data[160], cmd[400];
+    const char *paths[1];
+    gpufeed_feature ft;
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *v1 = NULL, *v2 = NULL;
+    gpufeed_cache_info i1, i2;
+    gpufeed_cache_prune_info pi;
+    gpufeed_loader_desc ld;
+    gpufeed_cache_desc cd;
+    gpufeed_loader *l;
+    gpufeed_error err;
+    struct timespec ts[2];
+    subdir(dir, sizeof dir, "versions");
+    snprintf(data, sizeof data, "%s/d.parquet", g_root);
+    snprintf(cmd, sizeof cmd, "cp %s '%s'", DATA, data);
+    CHECK(system(cmd) == 0);
+    memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+    ft.column = "x"; ft.dtype = GPUFEED_DT_F32;
+    paths[0] = data;
+    d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1; d.unit_rows = 1000;
+    CHECK(gpufeed_dataset_open(&v1, &d, &err) == GPUFEED_OK);
+    if (!v1) return;
+    CHECK(build_cache(v1, dir, &i1) == 0);
+    memset(&cd, 0, sizeof cd); cd.dir = dir;
+    loader_desc(&ld, 1, 1, 0); ld.cache = &cd;
+    CHECK(gpufeed_loader_open(&l, v1, &ld, &err) == GPUFEED_OK); /* holds version 1 open */
+    ts[0].tv_sec = 0; ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_sec = time(NULL) + 10; ts[1].tv_nsec = 0;
+    CHECK(utimensat(AT_FDCWD, data, ts, 0) == 0); /* a new version of the file */
+    CHECK(gpufeed_dataset_open(&v2, &d, &err) == GPUFEED_OK);
+    if (v2) {
+        CHECK(build_cache(v2, dir, &i2) == 0);
+        CHECK(strcmp(i1.key, i2.key) != 0);
+        CHECK_MSG(file_exists(i1.path) && file_exists(i2.path), "version 1 in use must stay while version 2 completes");
+        gpufeed_loader_close(l);
+        CHECK(gpufeed_cache_prune(&pi, dir, 0, &err) == GPUFEED_OK);
+        CHECK_MSG(pi.removed == 1 && !file_exists(i1.path) && file_exists(i2.path), "prune removed %lld", (long long)pi.removed);
+        gpufeed_dataset_close(v2);
+    } else gpufeed_loader_close(l);
+    gpufeed_dataset_close(v1);
+}
+
 int main(void)
 {
     char cmd[128];
@@ -499,6 +547,7 @@ int main(void)
     RUN(test_build_waits);
     RUN(test_dir_budget);
     RUN(test_list_and_prune);
+    RUN(test_superseded_versions);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_root);
     return TEST_SUMMARY();
