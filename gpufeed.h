@@ -9473,7 +9473,7 @@ static int gf__cas_u64(uint64_t *p, uint64_t from, uint64_t to)
 }
 #endif
 
-/* ---- identity ---- */
+/* >>cache: identity (dataset identity, key, description) */
 
 typedef struct gf__h2 { uint64_t h[2]; } gf__h2;
 static void gf__h2_feed(gf__h2 *k, const void *p, size_t n)
@@ -9678,6 +9678,7 @@ static void gf__cache_wake(gf__cache *c)
 #endif
 }
 
+/* >>cache: file I/O, header, checks, locks */
 #ifndef GPUFEED_NO_STDIO
 static int gf__read_full(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -9815,7 +9816,7 @@ static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, i
 /* the same for c->path, opened here (no lock): 1 when there is no file */
 static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
 {
-    int fd = open(c->path, O_RDONLY), r;
+    int fd = open(c->path, O_RDONLY | O_NONBLOCK), r;
     *file_bytes = 0;
     if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
     r = gf__cache_check_fd(c, ds, fd, verify_all, why, cap, file_bytes);
@@ -9847,7 +9848,7 @@ static int gf__mkdir_p(const char *dir)
 static int gf__unlink_unused(const char *path)
 {
     struct stat a, b;
-    int fd = open(path, O_RDONLY), ok = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK), ok = 0;
     if (fd < 0) return 0;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
         a.st_ino == b.st_ino && a.st_dev == b.st_dev)
@@ -9856,7 +9857,7 @@ static int gf__unlink_unused(const char *path)
     return ok;
 }
 
-/* ---- the cache directory: listing, budget, older versions ---- */
+/* >>cache: the directory (listing, budget, older versions) */
 
 typedef struct gf__cent {
     gpufeed_cache_entry e;
@@ -9931,7 +9932,8 @@ static int gf__cache_scan_one(const char *dir, const char *name, gf__cent *ce)
     else return 0;
     memcpy(ce->name, name, strlen(name) + 1);
     gf__fmt(e->path, sizeof e->path, "%s/%s", dir, name);
-    fd = open(e->path, O_RDONLY);
+    if (stat(e->path, &st) != 0 || !S_ISREG(st.st_mode)) return 0; /* a fifo, a directory... is not ours */
+    fd = open(e->path, O_RDONLY | O_NONBLOCK);
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { if (fd >= 0) close(fd); return 0; }
     e->bytes = (uint64_t)st.st_size;
     e->last_use = (int64_t)st.st_atime;
@@ -10052,6 +10054,8 @@ static const char *gf__basename(const char *p)
 }
 #endif
 
+/* >>cache: open, build, serve */
+
 /* Opens the cache for a dataset: READY when a valid file exists (unit rows
    come from its index), BUILDING when this process may build it (the
    caller provides unit rows first via gf__cache_begin_build), else OFF. */
@@ -10125,7 +10129,7 @@ static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_
     struct stat st;
     if (!c->path[0]) return 0;
     for (tries = 0; ; tries++) {
-        fd = open(c->path, O_RDONLY);
+        fd = open(c->path, O_RDONLY | O_NONBLOCK);
         if (fd < 0) return 0;
         if (flock(fd, LOCK_SH) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0) break;
         close(fd); /* removed between our open and our lock */
@@ -10505,7 +10509,7 @@ static uint64_t gf__cache_count(const gf__cache *c, int which) { return which ? 
 static const gf__cidx *gf__cache_index(const gf__cache *c) { return c->idx; }
 
 
-/* ---- ahead-of-time build, verify, info, remove ---- */
+/* >>cache: ahead of time (build, verify, info, remove) */
 
 typedef struct gf__logcap { void (*log)(void *, const char *); void *user; char last[GPUFEED_ERROR_MAX + 256]; } gf__logcap;
 static void gf__logcap_fn(void *user, const char *msg)
@@ -10523,7 +10527,7 @@ static void gf__logcap_fn(void *user, const char *msg)
 static int gf__cache_builder(const gf__cache *c, int64_t *done, int64_t *total, int64_t *pid)
 {
     uint8_t h[128];
-    int fd = open(c->tmp, O_RDONLY), busy;
+    int fd = open(c->tmp, O_RDONLY | O_NONBLOCK), busy;
     *done = *total = *pid = 0;
     if (fd < 0) return 0;
     busy = flock(fd, LOCK_EX | LOCK_NB) != 0;
@@ -10694,7 +10698,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
     return GPUFEED_OK;
 }
 
-/* ---- the cache directory ---- */
+/* >>cache: directory API (list, prune) */
 
 GPUFEED_API gpufeed_result gpufeed_cache_list(gpufeed_cache_entry **out, int64_t *count, const char *dir, gpufeed_error *err)
 {

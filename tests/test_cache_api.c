@@ -428,6 +428,8 @@ static void test_list_and_prune(void)
     CHECK(lockfd >= 0 && flock(lockfd, LOCK_EX | LOCK_NB) == 0);
     snprintf(p, sizeof p, "%s/gpufeed-old.gfc.lock", dir); write_file(p, "", 0);
     snprintf(p, sizeof p, "%s/notes.txt", dir); write_file(p, "not ours", 8);
+    snprintf(p, sizeof p, "%s/gpufeed-fifo.gfc", dir);
+    CHECK(mkfifo(p, 0666) == 0); /* opening it for reading would block: never read, never listed */
     CHECK(gpufeed_cache_list(&e, &n, dir, &err) == GPUFEED_OK);
     CHECK_MSG(n == 7, "%lld entries", (long long)n);
     x = find_entry(e, n, info.path + strlen(dir));
@@ -471,6 +473,8 @@ static void test_list_and_prune(void)
     CHECK(file_exists(p)); /* being built: never touched */
     snprintf(p, sizeof p, "%s/notes.txt", dir);
     CHECK(file_exists(p)); /* not ours */
+    snprintf(p, sizeof p, "%s/gpufeed-fifo.gfc", dir);
+    CHECK(file_exists(p));
     gpufeed_loader_close(l);
     close(lockfd);
     CHECK(gpufeed_cache_prune(&pi, dir, 1, &err) == GPUFEED_OK);
