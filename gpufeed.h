@@ -856,18 +856,51 @@ GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed
    file per (source files' identity, features, predicates, unit plan, format
    version): DIR/gpufeed-<key>.gfc. Built under a temporary name while
    epoch 0 decodes (or ahead of time with gpufeed_cache_build), fsync'ed and
-   renamed when complete; every unit carries a checksum checked at first
-   use; a stale, partial or corrupt cache is never served. */
+   renamed when complete; units already stored are served while the build
+   goes on. Every unit carries a checksum; a stale, partial or corrupt cache
+   is never served.
+
+   Identity: the key covers each file's canonical path (realpath: relative,
+   absolute and symlinked spellings are one cache), size, modification time
+   (with nanoseconds) and footer bytes (an open_source file: its name and
+   identity string), the features, predicates and unit plan. chmod, a copy
+   renamed over the file with the same bytes and times, cp -p and rsync -a
+   keep the cache; a content change never serves it. Its one limit: a
+   change that keeps the size, the modification time (as the file system
+   records it) and every footer byte is not seen.
+
+   Housekeeping: a complete cache removes the older caches of its dataset
+   (same paths, features and plan; other content); dir_max_bytes bounds the
+   directory (least recently used first). A file some process has open is
+   never removed (shared flocks); nothing leaves lock files behind. */
 typedef struct gpufeed_cache_desc {
     const char *dir;                   /* cache directory (created if missing) */
     uint64_t max_bytes;                /* refuse a cache larger than this (0: no cap) */
     uint64_t ram_bytes;                /* without dir, or as well: keep the dense
                                           dataset in RAM when it fits (0: off) */
     int32_t no_build;                  /* 1: use an existing cache, never build one */
-    int32_t verify;                    /* 1: check every unit at open, not at first use */
+    int32_t verify;                    /* GPUFEED_CACHE_VERIFY_*: when unit checksums are checked */
     void (*log)(void *user, const char *msg); /* warnings (default: stderr) */
     void *log_user;
+    uint64_t dir_max_bytes;            /* byte budget of the whole directory: least
+                                          recently used caches no process uses go
+                                          first; a cache that cannot fit is not
+                                          built (0: no budget) */
+    int32_t no_wait;                   /* gpufeed_cache_build: fail at once when another
+                                          process builds the same cache (default: wait
+                                          for it, with progress lines through log) */
 } gpufeed_cache_desc;
+
+/* When unit checksums are checked. Whatever the mode, a cache file that
+   changes on disk under a running loader (size, modification time, inode:
+   one fstat per served unit) has every unit checked again before its next
+   use: a unit found bad is decoded from the source and the file is removed
+   at close. */
+enum {
+    GPUFEED_CACHE_VERIFY_FIRST_USE = 0, /* each unit at its first use in this process */
+    GPUFEED_CACHE_VERIFY_OPEN = 1,      /* every unit when the loader opens */
+    GPUFEED_CACHE_VERIFY_EVERY_USE = 2  /* every unit at every use (costs a hash of each unit) */
+};
 
 enum {
     GPUFEED_CACHE_OFF = 0,             /* no cache in use */
@@ -886,7 +919,9 @@ typedef struct gpufeed_cache_info {
 } gpufeed_cache_info;
 
 /* Decodes every unit and writes the cache (N worker threads); progress is
-   called after each unit (may be NULL). */
+   called after each unit (may be NULL). When another process is building
+   the same cache it waits for that build (c->no_wait: fails instead) and
+   returns GPUFEED_OK once the cache is complete. */
 GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int32_t workers,
     void (*progress)(void *user, int64_t units_done, int64_t units_total, uint64_t rows_done, uint64_t bytes_done),
     void *user, gpufeed_error *err);
@@ -894,6 +929,49 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
 GPUFEED_API gpufeed_result gpufeed_cache_verify(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int64_t *bad_units, gpufeed_error *err);
 GPUFEED_API gpufeed_result gpufeed_cache_info_get(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err);
 GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_error *err);
+
+/* One file of a cache directory, as gpufeed_cache_list sees it. */
+enum {
+    GPUFEED_CACHE_ENTRY_READY = 0,     /* a complete cache (in_use: a process has it open) */
+    GPUFEED_CACHE_ENTRY_BUILDING = 1,  /* a .tmp a live process is writing */
+    GPUFEED_CACHE_ENTRY_ABANDONED = 2, /* a .tmp nobody writes any more (its builder died) */
+    GPUFEED_CACHE_ENTRY_INVALID = 3,   /* not a cache this version reads (reason says why) */
+    GPUFEED_CACHE_ENTRY_LOCK = 4       /* a lock file of an older gpufeed */
+};
+typedef struct gpufeed_cache_entry {
+    char path[1024];
+    int32_t state;                     /* GPUFEED_CACHE_ENTRY_* */
+    int32_t in_use;                    /* a process has it open (or builds it) */
+    uint64_t bytes;                    /* file size */
+    int64_t last_use;                  /* Unix seconds: last opened by a loader (its access time) */
+    int64_t created;                   /* Unix seconds */
+    int64_t units, rows;
+    int64_t units_done, pid;           /* BUILDING: progress, and the builder's process */
+    char key[33], dataset_id[33];      /* hex; dataset_id is shared by a dataset's versions */
+    char dataset[512];                 /* its first file (canonical path), and how many more */
+    char features[2048];               /* column:dtype[:options] ... (the tools' --feature syntax) */
+    char plan[128];                    /* unit_rows, layout, predicates */
+    char reason[256];                  /* INVALID: why */
+} gpufeed_cache_entry;
+
+/* Lists the cache files of dir (also .tmp and old lock files), least
+   recently used first: *out (free it with gpufeed_cache_list_free) holds
+   *count entries. */
+GPUFEED_API gpufeed_result gpufeed_cache_list(gpufeed_cache_entry **out, int64_t *count, const char *dir, gpufeed_error *err);
+GPUFEED_API void gpufeed_cache_list_free(gpufeed_cache_entry *list);
+
+typedef struct gpufeed_cache_prune_info {
+    int64_t removed;                   /* files removed */
+    int64_t skipped_in_use;            /* files that would go but a process uses */
+    uint64_t bytes_removed, bytes_kept;
+} gpufeed_cache_prune_info;
+
+/* Removes from dir what no process uses: .tmp files of dead builders,
+   files this version cannot read, old lock files, caches superseded by a
+   newer complete cache of the same dataset; then, with max_bytes > 0, the
+   least recently used caches until the directory fits max_bytes
+   (GPUFEED_ERR_LIMIT when what is in use alone exceeds it). out may be NULL. */
+GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, const char *dir, uint64_t max_bytes, gpufeed_error *err);
 
 /* >>upload (API): pinned host slots, asynchronous copies, device batches -- */
 
@@ -1458,12 +1536,38 @@ static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 }
 #endif
 
+#ifndef GPUFEED_NO_STDIO
+#ifndef __cplusplus
+extern char *realpath(const char *, char *);
+#endif
+/* A local path's canonical spelling (the tensor cache's identity of a
+   file): absolute, symlinks resolved, no "." or ".." (realpath); when
+   that fails (the file is gone), the path made absolute against the
+   working directory. 0, or -1 when it does not fit `cap`. */
+static int gf__canon_path(const char *path, char *out, size_t cap)
+{
+    char buf[4096], cwd[4096];
+    if (!path || !*path || cap == 0) return -1;
+    if (realpath(path, buf)) {
+        if (strlen(buf) >= cap) return -1;
+        memcpy(out, buf, strlen(buf) + 1);
+        return 0;
+    }
+    if (path[0] == '/') gf__fmt(out, cap, "%s", path);
+    else if (getcwd(cwd, sizeof cwd)) gf__fmt(out, cap, "%s/%s", cwd, path);
+    else return -1;
+    return 0;
+}
+#endif
+
 /* >>thrift --------------------------------------------------------------- */
 /* Thrift Compact Protocol, decode only. Every read is bounds-checked; the
    first error sticks (later reads return zeros) and carries the byte offset
    in the file. Lists are bounded by the bytes left (each element takes at
    least one byte) and by GPUFEED_MAX_LIST_LENGTH; nesting by
-   GPUFEED_MAX_THRIFT_DEPTH. Unknown fields of every type are skipped. */
+   GPUFEED_MAX_THRIFT_DEPTH. Unknown fields of every type are skipped, and
+   so is an optional field whose type is not the one its struct declares
+   (gf__tc_expect); a required one of another type is an error. */
 
 enum {
     GF__T_STOP = 0, GF__T_TRUE = 1, GF__T_FALSE = 2, GF__T_I8 = 3,
@@ -1687,6 +1791,46 @@ static int gf__tc_enter(gf__tc *t, int id, int type)
     return 1;
 }
 
+/* What a reader expects of a field: its kind, a list's element kind (0:
+   any) and whether the field is required. A field whose wire type is not
+   the expected one is skipped when it is optional, as Thrift's generated
+   readers do (an older writer used ColumnMetaData id 15 for a list); a
+   required one is an error naming the field and both types. */
+enum { GF__K_INT = 1, GF__K_BOOL, GF__K_BIN, GF__K_DOUBLE, GF__K_STRUCT, GF__K_LIST };
+typedef struct gf__tfield { int16_t id; uint8_t kind, elem, required; } gf__tfield;
+#define GF__NSPEC(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int gf__tc_kind_ok(int type, int kind)
+{
+    switch (kind) {
+    case GF__K_INT: return type == GF__T_I8 || type == GF__T_I16 || type == GF__T_I32 || type == GF__T_I64;
+    case GF__K_BOOL: return type == GF__T_TRUE || type == GF__T_FALSE;
+    case GF__K_BIN: return type == GF__T_BINARY;
+    case GF__K_DOUBLE: return type == GF__T_DOUBLE;
+    case GF__K_STRUCT: return type == GF__T_STRUCT;
+    case GF__K_LIST: return type == GF__T_LIST || type == GF__T_SET;
+    }
+    return 0;
+}
+
+/* 1: read the field (its type fits, or it is required and the reader will
+   report the mismatch); 0: it was skipped. Fields not in spec: 1. */
+static int gf__tc_expect(gf__tc *t, const gf__tfield *spec, int n, int id, int type)
+{
+    int i, fits;
+    if (t->err) return 1;
+    for (i = 0; i < n && spec[i].id != id; i++) {}
+    if (i == n) return 1;
+    fits = gf__tc_kind_ok(type, spec[i].kind);
+    if (fits && spec[i].kind == GF__K_LIST && spec[i].elem && t->p < t->end) {
+        int et = *t->p & 0x0F; /* peek at the list header: count > 0 and its element type */
+        if ((*t->p >> 4) != 0 && !gf__tc_kind_ok(et, spec[i].elem)) fits = 0;
+    }
+    if (fits || spec[i].required) return 1;
+    gf__tc_skip(t, type, 0);
+    return 0;
+}
+
 static int gf__tc_list(gf__tc *t, int id, int type, int want_elem, uint32_t *n)
 {
     int et = 0;
@@ -1792,12 +1936,19 @@ static void gf__parse_logical(gf__tc *t, gf__se *e)
     }
 }
 
+static const gf__tfield gf__spec_schema_element[] = {
+    { 1, GF__K_INT, 0, 0 }, { 2, GF__K_INT, 0, 0 }, { 3, GF__K_INT, 0, 0 }, { 4, GF__K_BIN, 0, 1 },
+    { 5, GF__K_INT, 0, 0 }, { 6, GF__K_INT, 0, 0 }, { 7, GF__K_INT, 0, 0 }, { 8, GF__K_INT, 0, 0 },
+    { 9, GF__K_INT, 0, 0 }, { 10, GF__K_STRUCT, 0, 0 }
+};
+
 static void gf__parse_schema_element(gf__tc *t, gf__se *e)
 {
     int id = 0, last = 0, ft;
     memset(e, 0, sizeof *e);
     e->type = -1; e->repetition = -1; e->num_children = 0; e->converted = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_schema_element, GF__NSPEC(gf__spec_schema_element), id, ft)) continue;
         switch (id) {
         case 1: e->type = GF__I32(t, id, ft); e->has_type = 1; break;
         case 2: e->type_length = GF__I32(t, id, ft); break;
@@ -1817,12 +1968,18 @@ static void gf__parse_schema_element(gf__tc *t, gf__se *e)
     if (!t->err && !e->has_name) gf__tc_fail(t, GPUFEED_ERR_THRIFT, "SchemaElement without a name");
 }
 
+static const gf__tfield gf__spec_stats[] = {
+    { 1, GF__K_BIN, 0, 0 }, { 2, GF__K_BIN, 0, 0 }, { 3, GF__K_INT, 0, 0 }, { 4, GF__K_INT, 0, 0 },
+    { 5, GF__K_BIN, 0, 0 }, { 6, GF__K_BIN, 0, 0 }, { 7, GF__K_BOOL, 0, 0 }, { 8, GF__K_BOOL, 0, 0 }
+};
+
 static void gf__parse_stats(gf__tc *t, gf__arena *ar, gpufeed_statistics *s)
 {
     int id = 0, last = 0, ft;
     const uint8_t *p; uint32_t n;
     s->is_min_exact = s->is_max_exact = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_stats, GF__NSPEC(gf__spec_stats), id, ft)) continue;
         switch (id) {
         case 1: gf__tc_bin(t, id, ft, &p, &n); s->max_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->max_legacy_len = n; s->has_max_legacy = 1; break;
         case 2: gf__tc_bin(t, id, ft, &p, &n); s->min_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->min_legacy_len = n; s->has_min_legacy = 1; break;
@@ -1840,6 +1997,13 @@ static void gf__parse_stats(gf__tc *t, gf__arena *ar, gpufeed_statistics *s)
     }
 }
 
+static const gf__tfield gf__spec_column_meta[] = {
+    { 1, GF__K_INT, 0, 1 }, { 2, GF__K_LIST, GF__K_INT, 1 }, { 3, GF__K_LIST, GF__K_BIN, 1 },
+    { 4, GF__K_INT, 0, 1 }, { 5, GF__K_INT, 0, 1 }, { 6, GF__K_INT, 0, 1 }, { 7, GF__K_INT, 0, 1 },
+    { 9, GF__K_INT, 0, 1 }, { 10, GF__K_INT, 0, 0 }, { 11, GF__K_INT, 0, 0 }, { 12, GF__K_STRUCT, 0, 0 },
+    { 14, GF__K_INT, 0, 0 }, { 15, GF__K_INT, 0, 0 }
+};
+
 static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *c)
 {
     int id = 0, last = 0, ft;
@@ -1847,6 +2011,7 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
     int et;
     unsigned seen = 0;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_column_meta, GF__NSPEC(gf__spec_column_meta), id, ft)) continue;
         switch (id) {
         case 1: c->physical = (gpufeed_physical_type)GF__I32(t, id, ft); seen |= 1; break;
         case 2:
@@ -1883,6 +2048,12 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
     c->has_metadata = 1;
 }
 
+static const gf__tfield gf__spec_column_chunk[] = {
+    { 1, GF__K_BIN, 0, 0 }, { 2, GF__K_INT, 0, 1 }, { 3, GF__K_STRUCT, 0, 0 }, { 4, GF__K_INT, 0, 0 },
+    { 5, GF__K_INT, 0, 0 }, { 6, GF__K_INT, 0, 0 }, { 7, GF__K_INT, 0, 0 }, { 8, GF__K_STRUCT, 0, 0 },
+    { 9, GF__K_BIN, 0, 0 }
+};
+
 static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *c)
 {
     int id = 0, last = 0, ft;
@@ -1890,6 +2061,7 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
     c->dictionary_page_offset = -1; c->index_page_offset = -1;
     c->offset_index_offset = -1; c->column_index_offset = -1; c->bloom_filter_offset = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_column_chunk, GF__NSPEC(gf__spec_column_chunk), id, ft)) continue;
         switch (id) {
         case 1:
             gf__tc_bin(t, id, ft, &p, &n);
@@ -1909,6 +2081,11 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
     }
 }
 
+static const gf__tfield gf__spec_row_group[] = {
+    { 1, GF__K_LIST, GF__K_STRUCT, 1 }, { 2, GF__K_INT, 0, 1 }, { 3, GF__K_INT, 0, 1 },
+    { 5, GF__K_INT, 0, 0 }, { 6, GF__K_INT, 0, 0 }, { 7, GF__K_INT, 0, 0 }
+};
+
 static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info *rg, int32_t *ncols, int64_t expect)
 {
     int id = 0, last = 0, ft;
@@ -1917,6 +2094,7 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
     rg->total_compressed_size = -1; rg->file_offset = -1; rg->ordinal = -1;
     *ncols = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_row_group, GF__NSPEC(gf__spec_row_group), id, ft)) continue;
         switch (id) {
         case 1: {
             gpufeed_chunk_info *cs;
@@ -1959,12 +2137,20 @@ typedef struct gf__fmd {
     int64_t nleaves;                   /* schema elements with a type and no children */
 } gf__fmd;
 
+static const gf__tfield gf__spec_file_metadata[] = {
+    { 1, GF__K_INT, 0, 1 }, { 2, GF__K_LIST, GF__K_STRUCT, 1 }, { 3, GF__K_INT, 0, 1 },
+    { 4, GF__K_LIST, GF__K_STRUCT, 1 }, { 5, GF__K_LIST, GF__K_STRUCT, 0 }, { 6, GF__K_BIN, 0, 0 },
+    { 8, GF__K_STRUCT, 0, 0 }
+};
+static const gf__tfield gf__spec_key_value[] = { { 1, GF__K_BIN, 0, 1 }, { 2, GF__K_BIN, 0, 0 } };
+
 static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *md, gf__fmd *d)
 {
     int id = 0, last = 0, ft;
     uint32_t n, i;
     const uint8_t *p; uint32_t len;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_file_metadata, GF__NSPEC(gf__spec_file_metadata), id, ft)) continue;
         switch (id) {
         case 1: md->version = GF__I32(t, id, ft); break;
         case 2:
@@ -2012,6 +2198,7 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
                 if (++t->depth > GPUFEED_MAX_THRIFT_DEPTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "nesting too deep"); break; }
                 t->what = "KeyValue";
                 while ((kft = gf__tc_field(t, &kid, &klast)) > 0) {
+                    if (!gf__tc_expect(t, gf__spec_key_value, GF__NSPEC(gf__spec_key_value), kid, kft)) continue;
                     if (kid == 1 || kid == 2) {
                         char *s;
                         gf__tc_bin(t, kid, kft, &p, &len);
@@ -2513,11 +2700,18 @@ typedef struct gf__ph {
     int is_compressed;
 } gf__ph;
 
+static const gf__tfield gf__spec_dph_v2[] = { { 7, GF__K_BOOL, 0, 0 } };
+static const gf__tfield gf__spec_page_header[] = {
+    { 1, GF__K_INT, 0, 1 }, { 2, GF__K_INT, 0, 1 }, { 3, GF__K_INT, 0, 1 }, { 4, GF__K_INT, 0, 0 },
+    { 5, GF__K_STRUCT, 0, 0 }, { 7, GF__K_STRUCT, 0, 0 }, { 8, GF__K_STRUCT, 0, 0 }
+};
+
 static void gf__parse_dph(gf__tc *t, gf__ph *h, int v2)
 {
     int id = 0, last = 0, ft;
     unsigned seen = 0;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (v2 && !gf__tc_expect(t, gf__spec_dph_v2, GF__NSPEC(gf__spec_dph_v2), id, ft)) continue;
         if (!v2) {
             switch (id) {
             case 1: h->nvalues = GF__I32(t, id, ft); seen |= 1; break;
@@ -2549,6 +2743,7 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
     memset(h, 0, sizeof *h);
     h->is_compressed = 1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
+        if (!gf__tc_expect(t, gf__spec_page_header, GF__NSPEC(gf__spec_page_header), id, ft)) continue;
         switch (id) {
         case 1: h->type = GF__I32(t, id, ft); h->has_type = 1; break;
         case 2: h->usize = GF__I32(t, id, ft); h->has_usize = 1; break;
@@ -4605,9 +4800,22 @@ static uint64_t gf__bits_at(const uint8_t *p, uint64_t bit, int bw)
     return bw >= 64 ? v : v & ((1ull << bw) - 1);
 }
 
-/* DELTA_BINARY_PACKED: decodes up to `max` values of `w` bytes (4 or 8,
-   wrap-around arithmetic) into out; returns the count, -1 when corrupt.
-   *used: the bytes the stream took. */
+/* DELTA_BINARY_PACKED: decodes up to `max` values of `w` bytes (4 or 8)
+   into out; returns the count, -1 when corrupt. *used: the bytes the stream
+   took. Arithmetic is in 64 bits, wrapping. For 4-byte values a block is
+   either narrow (every miniblock <= 32 bits, min delta an int32: a writer
+   that subtracts in 32 bits, as the specification says; values wrap to 32
+   bits) or wide (a miniblock of 33..64 bits or a min delta beyond int32:
+   DuckDB subtracts INT32 values in 64 bits): there every value must fit an
+   int32, else the stream is refused naming the value. */
+static int gf__delta_block_wide(uint64_t mind, const uint8_t *widths, uint64_t nmb)
+{
+    uint64_t m;
+    if ((int64_t)mind < INT32_MIN || (int64_t)mind > INT32_MAX) return 1;
+    for (m = 0; m < nmb; m++) if (widths[m] > 32) return 1;
+    return 0;
+}
+
 static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t *out, int64_t max, const uint8_t **used, char *msg, size_t cap)
 {
     uint64_t bs, nmb, total, first, vpm, prev;
@@ -4621,23 +4829,40 @@ static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t
     if (total > (uint64_t)max) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED claims %llu values, the page has room for %lld", (unsigned long long)total, (long long)max); return -1; }
     vpm = bs / nmb;
     prev = (first >> 1) ^ (0 - (first & 1));
-    if (total > 0) { if (w == 4) { uint32_t v = (uint32_t)prev; memcpy(out, &v, 4); } else memcpy(out, &prev, 8); n = 1; }
+    if (total > 0) {
+        if (w == 4 && ((int64_t)prev < INT32_MIN || (int64_t)prev > INT32_MAX)) {
+            gf__fmt(msg, cap, "DELTA_BINARY_PACKED first value %lld does not fit INT32", (long long)(int64_t)prev); return -1;
+        }
+        if (w == 4) { uint32_t v = (uint32_t)prev; memcpy(out, &v, 4); } else memcpy(out, &prev, 8);
+        n = 1;
+    }
     while ((uint64_t)n < total) {
         uint64_t zmin, mind, m;
         const uint8_t *widths;
+        int wide;
         if (!gf__uvarint(&p, end, &zmin)) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED block header truncated"); return -1; }
         mind = (zmin >> 1) ^ (0 - (zmin & 1));
         if ((uint64_t)(end - p) < nmb) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED bit widths truncated"); return -1; }
         widths = p; p += nmb;
+        wide = w == 4 && gf__delta_block_wide(mind, widths, nmb);
         for (m = 0; m < nmb && (uint64_t)n < total; m++) {
             int bw = widths[m];
             uint64_t j, bytes;
-            if (bw > 64 || (w == 4 && bw > 32)) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED miniblock bit width %d", bw); return -1; }
+            if (bw > 64) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED miniblock bit width %d (at most 64)", bw); return -1; }
             bytes = vpm * (uint64_t)bw / 8;
             if ((uint64_t)(end - p) < bytes) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED miniblock truncated"); return -1; }
             for (j = 0; j < vpm && (uint64_t)n < total; j++) {
                 prev = prev + mind + gf__bits_at(p, j * (uint64_t)bw, bw);
-                if (w == 4) { uint32_t v = (uint32_t)prev; memcpy(out + (size_t)n * 4, &v, 4); prev = (uint64_t)(int64_t)(int32_t)v; }
+                if (w == 4) {
+                    uint32_t v = (uint32_t)prev;
+                    if (wide && ((int64_t)prev < INT32_MIN || (int64_t)prev > INT32_MAX)) {
+                        gf__fmt(msg, cap, "DELTA_BINARY_PACKED value %lld (value %lld of the page, a block of 64-bit deltas) does not fit INT32",
+                                (long long)(int64_t)prev, (long long)n);
+                        return -1;
+                    }
+                    memcpy(out + (size_t)n * 4, &v, 4);
+                    prev = (uint64_t)(int64_t)(int32_t)v;
+                }
                 else memcpy(out + (size_t)n * 8, &prev, 8);
                 n++;
             }
@@ -8402,7 +8627,8 @@ static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_
 static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows);
 static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc);
 static void gf__cache_finalize(gf__cache *c);
-static int gf__cache_serve(gf__cache *c, const gpufeed_dataset *ds, int64_t u, gf__uslot *s, gf__piece *pc);
+static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc);
+static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g);
 static void gf__cache_close(gf__cache *c);
 static void gf__cache_free(gf__cache *c);
 static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
@@ -8660,7 +8886,7 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
         rows = l->unit_rows[unit];
         for (k2 = 0; k2 < rows; k2++) o[k2] = l->unit_base[unit] + k2;
         s->rows = rows;
-    } else if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY && gf__cache_serve(l->cache, l->ds, unit, s, w->pc) == 0) {
+    } else if (l->cache && gf__cache_serve(l->cache, l, unit, s, w->pc) == 0) {
         rows = s->rows;
     } else {
         gf__slot_layout(l, s); /* the slot's own buffers (a served unit pointed elsewhere) */
@@ -8970,6 +9196,11 @@ static int gf__decode_step(gf__worker *w)
     uint64_t head = GF__GET(&r->head);
     if (l->total >= 0 && w->gd >= l->total) return 0;
     if (head - GF__LOAD_SC(&r->tail) >= (uint64_t)r->depth) return 0;
+    if (l->cache && !l->index_mode) { /* a unit an earlier position is about to store in the cache: later */
+        int64_t epoch, i;
+        gf__pos(l, w->gd, &epoch, &i);
+        if (gf__cache_pending(l->cache, l, gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i), w->gd)) return 0;
+    }
     gf__decode_pos(w, w->gd, &r->slot[head % (uint64_t)r->depth]);
     GF__STORE_SC(&r->head, head + 1);
     w->gd += l->N;
@@ -9588,56 +9819,110 @@ GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed
 
 /* >>cache ---------------------------------------------------------------- */
 /* File layout (little-endian):
-     [0, 4096)      header: "GPUFEEDC", version, key, unit count, bytes per
-                    row of a unit image, offsets, sizes, index checksum,
-                    header checksum (last 8 bytes)
+     [0, 4096)      header: magic, version, key, unit count, bytes per row
+                    of a unit image, offsets, sizes, index checksum, dataset
+                    identity, builder, description, header checksum
      [4096, ...)    index: per unit {offset, rows, bytes, checksum} (32 bytes)
      data           unit images, each 4 KiB-aligned: the row-major data (or
                     each feature's array), then each validity mask.
+   Header fields (byte offset): 0 magic "GPUFEEDC" (complete) or "GPUFEEDB"
+   (being built: only the dataset identity, description, builder pid and
+   progress mean anything), 8 version, 12 header size, 16 key (16 bytes),
+   32 units, 40 bytes per image row, 48 index offset, 56 data offset, 64 file
+   size, 72 rows, 80 index checksum, 88 dataset identity (16 bytes),
+   104 builder pid, 112 units written, 120 creation time (Unix seconds),
+   128 description length, 132 description ("dataset\nfeatures\nplan"),
+   4088 header checksum.
    Offsets follow from the row counts, so workers write units in parallel
    with positioned writes. The checksum is gpufeed_hash64 chained over the
-   image's pieces in order. */
+   image's pieces in order.
+
+   Names and locks: DIR/gpufeed-<key>.gfc, built as DIR/gpufeed-<key>.gfc.tmp.
+   A builder holds the .tmp with an exclusive flock (a second builder finds
+   it busy); every process using a cache file holds a shared flock on it
+   while it is open. Removing a file (an older version of the dataset, the
+   directory's byte budget, gpufeed_cache_prune) takes the exclusive lock
+   without waiting and skips the file when that fails: a file in use is
+   never removed. The kernel drops the locks of a process that dies; there
+   are no lock files.
+
+   Identity. The dataset identity is what the user asked for: each file's
+   canonical path (realpath: the same file however it is spelled; for an
+   open_source dataset, the name), the features, predicates, layout and
+   unit_rows. The key adds what the files hold: each file's size,
+   modification time (with nanoseconds) and a hash of its footer bytes (an
+   open_source file: its identity string instead of size and time), and the
+   unit plan. chmod, a copy renamed over the file with the same bytes and
+   times, cp -p and rsync -a keep the key; any change of size, of the
+   modification time or of a footer byte changes it. The one limit: a
+   change that keeps the size, the modification time (as the file system
+   records it) and every byte of the footer is not seen. A new complete
+   cache removes the older caches of its dataset that no process uses. */
 
 #ifndef GPUFEED_NO_STDIO
 #include <sys/mman.h>
 #include <sys/statvfs.h>
+#include <sys/file.h>
+#include <sys/select.h>
+#include <sys/time.h>
+#include <dirent.h>
+#include <time.h>
 #ifndef __cplusplus
 extern ssize_t pwrite(int, const void *, size_t, off_t);
 extern int ftruncate(int, off_t);
+#endif
+#if !defined(GPUFEED_NO_THREADS)       /* struct timespec comes with pthread.h */
+#define GF__CACHE_TOUCH 1
+#ifndef __cplusplus
+extern int futimens(int, const struct timespec[2]);
+#endif
+#ifndef UTIME_NOW
+#define UTIME_NOW ((1l << 30) - 1l)
+#define UTIME_OMIT ((1l << 30) - 2l)
+#endif
 #endif
 #endif
 
 #if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
 #define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
-#define GF__CTIME_NS(st) ((uint64_t)(st).st_ctimensec)
 #else
 #define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
-#define GF__CTIME_NS(st) ((uint64_t)(st).st_ctim.tv_nsec)
 #endif
 
-#define GF__CACHE_VERSION 1u
+#define GF__CACHE_VERSION 2u
 #define GF__CACHE_HDR 4096u
-
+#define GF__CACHE_DESC_OFF 132u
+#define GF__CACHE_DESC_MAX (GF__CACHE_HDR - 8u - GF__CACHE_DESC_OFF)
 
 struct gf__cache {
     int32_t state;                     /* GPUFEED_CACHE_*, atomic */
-    char dir[1024], path[1100], tmp[1110], lockp[1110];
+    char dir[1024], path[1100], tmp[1110];
     void (*log)(void *user, const char *msg);
     void *log_user;
-    uint64_t key[2];
+    uint64_t key[2], dsid[2];
+    char descr[GF__CACHE_DESC_MAX];
     uint64_t img_row, data_off, size;
     int64_t U;
     gf__cidx *idx;
     uint8_t *ust;                      /* per unit: 0 unchecked, 1 good, 2 bad, 3 being written (atomic) */
     int64_t written;                   /* atomic */
-    int fd, lockfd;
+    int fd;                            /* the cache (shared lock) or the .tmp being built (exclusive lock) */
     uint8_t *map; uint64_t map_len;
     uint8_t *ram;
     int use_pread;
-    int32_t failed;                    /* atomic: the build was abandoned */
-    int32_t warned;                    /* atomic */
+    int32_t failed;                    /* atomic: the file part of the build was abandoned */
     uint64_t served, bad;              /* atomics */
-    int from_file;                     /* READY from an existing file */
+    int32_t verify;                    /* GPUFEED_CACHE_VERIFY_* */
+    uint64_t sig;                      /* atomic: the file's size, time and inode when last checked */
+    int32_t shrunk;                    /* atomic: the file shrank under us: read nothing more from it */
+    uint64_t dir_budget;               /* gpufeed_cache_desc.dir_max_bytes */
+    int64_t *first_idx;                /* a build's waits: each unit's index in the stream's first epoch */
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;
+    pthread_cond_t cv;                 /* a unit stored, the build finished or failed */
+    int mu_init;
+    int32_t waiters;                   /* atomic */
+#endif
     const gpufeed_allocator *a;
 };
 
@@ -9657,59 +9942,161 @@ static void gf__cache_log(gf__cache *c, const char *fmt, ...)
 static void gf__st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 #endif
 
-/* the key: source files' identity, features, predicates, unit plan, version */
-static void gf__cache_key(gpufeed_dataset *ds, uint64_t key[2])
+/* compare-and-swap on the cache's shared words (plain stores without threads) */
+static int gf__cas_u8(uint8_t *p, uint8_t from, uint8_t to)
 {
-    uint64_t h[2];
-    int32_t i, k;
-    int64_t u;
-    h[0] = 0x6770756665656430ull; h[1] = 0x6b65792d68696768ull;
-#define GF__FEED(ptr, len) do { h[0] = gpufeed_hash64((ptr), (len), h[0]); h[1] = gpufeed_hash64((ptr), (len), h[1] ^ 0x9E3779B97F4A7C15ull); } while (0)
-#define GF__FEED64(v) do { uint64_t t_ = (uint64_t)(v); GF__FEED(&t_, 8); } while (0)
-#define GF__FEEDS(s) do { const char *s_ = (s) ? (s) : ""; GF__FEED64(strlen(s_)); GF__FEED(s_, strlen(s_)); } while (0)
-    GF__FEED64(GF__CACHE_VERSION);
-    GF__FEED64(ds->nfiles);
-    for (i = 0; i < ds->nfiles; i++) {
-        size_t flen;
-        const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
-        GF__FEEDS(ds->paths[i]);
-        GF__FEED64(ds->files[i]->size);
-        if (ds->ident) GF__FEEDS(ds->ident[i]); /* a source's own identity */
-#ifndef GPUFEED_NO_STDIO
-        else {
-            struct stat st;
-            if (stat(ds->paths[i], &st) == 0) {
-                GF__FEED64(st.st_mtime); GF__FEED64(GF__MTIME_NS(st)); GF__FEED64(st.st_ctime); GF__FEED64(GF__CTIME_NS(st));
-                GF__FEED64(st.st_ino); GF__FEED64(st.st_dev);
-            }
-        }
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+#else
+    if (*p != from) return 0;
+    *p = to;
+    return 1;
 #endif
-        GF__FEED64(gpufeed_hash64(foot, flen, 0));
-    }
-    GF__FEED64(ds->nfeat);
+}
+#ifndef GPUFEED_NO_STDIO
+static int gf__cas_u64(uint64_t *p, uint64_t from, uint64_t to)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+#else
+    if (*p != from) return 0;
+    *p = to;
+    return 1;
+#endif
+}
+#endif
+
+/* >>cache: identity (dataset identity, key, description) */
+
+typedef struct gf__h2 { uint64_t h[2]; } gf__h2;
+static void gf__h2_feed(gf__h2 *k, const void *p, size_t n)
+{
+    k->h[0] = gpufeed_hash64(p, n, k->h[0]);
+    k->h[1] = gpufeed_hash64(p, n, k->h[1] ^ 0x9E3779B97F4A7C15ull);
+}
+static void gf__h2_u64(gf__h2 *k, uint64_t v) { gf__h2_feed(k, &v, 8); }
+static void gf__h2_str(gf__h2 *k, const char *s)
+{
+    s = s ? s : "";
+    gf__h2_u64(k, (uint64_t)strlen(s));
+    gf__h2_feed(k, s, strlen(s));
+}
+
+/* file i's name in the identity: its canonical path (or its open_source name) */
+static void gf__cache_file_name(const gpufeed_dataset *ds, int32_t i, char *out, size_t cap)
+{
+#ifndef GPUFEED_NO_STDIO
+    if (!ds->ident && gf__canon_path(ds->paths[i], out, cap) == 0) return;
+#endif
+    gf__fmt(out, cap, "%s", ds->paths[i]);
+}
+
+/* the dataset identity: canonical paths, features, predicates, unit plan
+   options; never what the files hold (the older caches of a dataset share it) */
+static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
+{
+    gf__h2 k;
+    int32_t i, j;
+    char name[4096];
+    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6461746173657431ull;
+    gf__h2_u64(&k, GF__CACHE_VERSION);
+    gf__h2_u64(&k, (uint64_t)ds->nfiles);
+    for (i = 0; i < ds->nfiles; i++) { gf__cache_file_name(ds, i, name, sizeof name); gf__h2_str(&k, name); }
+    gf__h2_u64(&k, (uint64_t)ds->nfeat);
     for (i = 0; i < ds->nfeat; i++) {
         const gpufeed_feature *f = &ds->feats[i];
-        GF__FEEDS(f->column); GF__FEED64(f->dtype); GF__FEED64(f->null_policy); GF__FEED(&f->fill, 8);
-        GF__FEED64(f->validity); GF__FEED64(f->cast); GF__FEED64(f->hash_buckets); GF__FEED64(f->hash_seed);
-        GF__FEED64(f->width); GF__FEED64(f->list_policy); GF__FEED64(f->list_lengths);
+        gf__h2_str(&k, f->column); gf__h2_u64(&k, (uint64_t)f->dtype); gf__h2_u64(&k, (uint64_t)f->null_policy);
+        gf__h2_feed(&k, &f->fill, 8); gf__h2_u64(&k, (uint64_t)f->validity); gf__h2_u64(&k, (uint64_t)f->cast);
+        gf__h2_u64(&k, f->hash_buckets); gf__h2_u64(&k, f->hash_seed); gf__h2_u64(&k, (uint64_t)f->width);
+        gf__h2_u64(&k, (uint64_t)f->list_policy); gf__h2_u64(&k, (uint64_t)f->list_lengths);
     }
-    GF__FEED64(ds->npred);
+    gf__h2_u64(&k, (uint64_t)ds->npred);
     for (i = 0; i < ds->npred; i++) {
         const gpufeed_predicate *p = &ds->preds[i];
         int32_t nv = p->op == GPUFEED_OP_IN ? p->set_size : 2;
-        GF__FEEDS(p->column); GF__FEED64(p->op);
-        for (k = 0; k < nv; k++) {
-            const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[k] : k ? &p->b : &p->a;
-            GF__FEED64(v->kind); GF__FEED64(v->i); GF__FEED64(v->u); GF__FEED(&v->d, 8);
-            GF__FEED64(v->len); if (v->kind == GPUFEED_VAL_STRING && v->s) GF__FEED(v->s, v->len);
+        gf__h2_str(&k, p->column); gf__h2_u64(&k, (uint64_t)p->op);
+        for (j = 0; j < nv; j++) {
+            const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[j] : j ? &p->b : &p->a;
+            gf__h2_u64(&k, (uint64_t)v->kind); gf__h2_u64(&k, (uint64_t)v->i); gf__h2_u64(&k, v->u); gf__h2_feed(&k, &v->d, 8);
+            gf__h2_u64(&k, (uint64_t)v->len);
+            if (v->kind == GPUFEED_VAL_STRING && v->s) gf__h2_feed(&k, v->s, v->len);
         }
     }
-    GF__FEED64(ds->layout); GF__FEED64(ds->unit_rows); GF__FEED64(ds->nunits);
-    for (u = 0; u < ds->nunits; u++) { GF__FEED64(ds->units[u].u.file); GF__FEED64(ds->units[u].u.row_group); GF__FEED64(ds->units[u].u.first_row); GF__FEED64(ds->units[u].u.num_rows); }
-#undef GF__FEED
-#undef GF__FEED64
-#undef GF__FEEDS
-    key[0] = h[0]; key[1] = h[1];
+    gf__h2_u64(&k, (uint64_t)ds->layout); gf__h2_u64(&k, (uint64_t)ds->unit_rows);
+    id[0] = k.h[0]; id[1] = k.h[1];
+}
+
+/* the key: the dataset identity, what each file holds (size, modification
+   time, footer bytes; or its open_source identity), the unit plan */
+static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], uint64_t key[2])
+{
+    gf__h2 k;
+    int32_t i;
+    int64_t u;
+    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6b65792d68696768ull;
+    gf__h2_u64(&k, dsid[0]); gf__h2_u64(&k, dsid[1]);
+    for (i = 0; i < ds->nfiles; i++) {
+        size_t flen;
+        const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
+        gf__h2_u64(&k, ds->files[i]->size);
+        if (ds->ident) gf__h2_str(&k, ds->ident[i]);
+#ifndef GPUFEED_NO_STDIO
+        else {
+            struct stat st;
+            if (stat(ds->paths[i], &st) == 0) { gf__h2_u64(&k, (uint64_t)st.st_mtime); gf__h2_u64(&k, GF__MTIME_NS(st)); }
+            else gf__h2_u64(&k, 0x676f6e65ull); /* gone: no cache will match */
+        }
+#endif
+        gf__h2_u64(&k, gpufeed_hash64(foot, flen, 0));
+    }
+    gf__h2_u64(&k, (uint64_t)ds->nunits);
+    for (u = 0; u < ds->nunits; u++) {
+        gf__h2_u64(&k, (uint64_t)ds->units[u].u.file); gf__h2_u64(&k, (uint64_t)ds->units[u].u.row_group);
+        gf__h2_u64(&k, (uint64_t)ds->units[u].u.first_row); gf__h2_u64(&k, (uint64_t)ds->units[u].u.num_rows);
+    }
+    key[0] = k.h[0]; key[1] = k.h[1];
+}
+
+/* appends to out[*n] what gf__fmt makes of the arguments (truncating at cap) */
+static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...) GF__PRINTF(4, 5);
+static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    if (*n + 1 >= cap) return;
+    va_start(ap, fmt); gf__vfmt(out + *n, cap - *n, fmt, ap); va_end(ap);
+    *n += strlen(out + *n);
+}
+
+/* What the header records for `gpufeed-cache ls`: the dataset (its first
+   file and how many more), the features in the tools' --feature syntax
+   (column:dtype[:hash=N][:seed=S][:fill=V][:null=error][:valid]
+   [:cast=unsafe][:width=W][:ragged=pad|truncate][:lengths]) and the plan. */
+static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
+{
+    static const char *const ragged[] = { "error", "pad", "truncate" };
+    char name[4096];
+    size_t n = 0;
+    int32_t i;
+    gf__cache_file_name(ds, 0, name, sizeof name);
+    gf__cat(out, cap, &n, "%s", name);
+    if (ds->nfiles > 1) gf__cat(out, cap, &n, " (and %d more files)", ds->nfiles - 1);
+    gf__cat(out, cap, &n, "\n");
+    for (i = 0; i < ds->nfeat; i++) {
+        const gpufeed_feature *f = &ds->feats[i];
+        gf__cat(out, cap, &n, "%s%s:%s", i ? " " : "", f->column, gpufeed_dtype_name(f->dtype));
+        if (f->hash_buckets) gf__cat(out, cap, &n, ":hash=%llu", (unsigned long long)f->hash_buckets);
+        if (f->hash_seed) gf__cat(out, cap, &n, ":seed=%llu", (unsigned long long)f->hash_seed);
+        if (f->fill != 0) gf__cat(out, cap, &n, ":fill=%.17g", f->fill);
+        if (f->null_policy == GPUFEED_NULL_ERROR) gf__cat(out, cap, &n, ":null=error");
+        if (f->validity) gf__cat(out, cap, &n, ":valid");
+        if (f->cast == GPUFEED_CAST_UNSAFE) gf__cat(out, cap, &n, ":cast=unsafe");
+        if (f->width) gf__cat(out, cap, &n, ":width=%d", f->width);
+        if (f->list_policy > 0 && f->list_policy <= 2) gf__cat(out, cap, &n, ":ragged=%s", ragged[f->list_policy]);
+        if (f->list_lengths) gf__cat(out, cap, &n, ":lengths");
+    }
+    gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)ds->unit_rows,
+            ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? "per-feature" : "row-major", ds->npred);
+    if (n + 1 >= cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* cut: say so */
 }
 
 static uint64_t gf__cache_img_row(const gpufeed_dataset *ds)
@@ -9746,10 +10133,12 @@ static void gf__cache_free(gf__cache *c)
     if (!c) return;
 #ifndef GPUFEED_NO_STDIO
     if (c->map) munmap(c->map, (size_t)c->map_len);
-    if (c->fd >= 0) close(c->fd);
-    if (c->lockfd >= 0) close(c->lockfd); /* releases the lock */
+    if (c->fd >= 0) close(c->fd); /* releases its lock */
 #endif
-    gf__free(c->a, c->ram); gf__free(c->a, c->idx); gf__free(c->a, c->ust);
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) { pthread_mutex_destroy(&c->mu); pthread_cond_destroy(&c->cv); }
+#endif
+    gf__free(c->a, c->ram); gf__free(c->a, c->idx); gf__free(c->a, c->ust); gf__free(c->a, c->first_idx);
     gf__free(c->a, c);
 }
 
@@ -9768,6 +10157,21 @@ static void gf__cache_layout(gf__cache *c, const int64_t *unit_rows)
     c->size = off;
 }
 
+/* wakes the workers waiting for a unit of the build (stored, or the build over) */
+static void gf__cache_wake(gf__cache *c)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init && GF__LOAD_SC(&c->waiters)) {
+        pthread_mutex_lock(&c->mu);
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+    }
+#else
+    (void)c;
+#endif
+}
+
+/* >>cache: file I/O, header, checks, locks */
 #ifndef GPUFEED_NO_STDIO
 static int gf__read_full(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -9787,51 +10191,101 @@ static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
     return 0;
 }
 
-/* Checks an existing cache file: header, key, index (and every unit when
-   `verify_all`). Fills c->idx from it. 0 valid, else a reason. */
-static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
+/* a file's size, modification time and inode, in one word */
+static uint64_t gf__stat_sig(const struct stat *st)
+{
+    uint64_t v[5];
+    v[0] = (uint64_t)st->st_size; v[1] = (uint64_t)st->st_mtime; v[2] = GF__MTIME_NS(*st);
+    v[3] = (uint64_t)st->st_ino; v[4] = (uint64_t)st->st_dev;
+    return gpufeed_hash64(v, sizeof v, 0x7369676e6174ull) | 1; /* never 0: 0 is "not recorded" */
+}
+
+/* the file was used now: its access time (the directory's least-recently-
+   used order); the modification time stays. Without threads (no struct
+   timespec in strict C99) the kernel's own access time stands in. */
+static void gf__cache_touch(int fd)
+{
+#ifdef GF__CACHE_TOUCH
+    struct timespec ts[2];
+    memset(ts, 0, sizeof ts);
+    ts[0].tv_nsec = UTIME_NOW; ts[1].tv_nsec = UTIME_OMIT;
+    (void)futimens(fd, ts);
+#else
+    (void)fd;
+#endif
+}
+
+static void gf__sleep_ms(int ms)
+{
+    struct timeval tv;
+    tv.tv_sec = ms / 1000; tv.tv_usec = (long)(ms % 1000) * 1000;
+    select(0, NULL, NULL, NULL, &tv);
+}
+
+/* the header of a complete cache (magic GPUFEEDC) or of a build (GPUFEEDB) */
+static void gf__cache_header(const gf__cache *c, uint8_t *hdr, int complete, uint64_t isum)
+{
+    uint32_t v = GF__CACHE_VERSION, hs = GF__CACHE_HDR, dl;
+    uint64_t rows = 0;
+    int64_t u;
+    memset(hdr, 0, GF__CACHE_HDR);
+    memcpy(hdr, complete ? "GPUFEEDC" : "GPUFEEDB", 8);
+    memcpy(hdr + 8, &v, 4); memcpy(hdr + 12, &hs, 4);
+    gf__st64(hdr + 16, c->key[0]); gf__st64(hdr + 24, c->key[1]); gf__st64(hdr + 32, (uint64_t)c->U);
+    gf__st64(hdr + 40, c->img_row); gf__st64(hdr + 48, GF__CACHE_HDR); gf__st64(hdr + 56, c->data_off);
+    for (u = 0; u < c->U; u++) rows += c->idx[u].rows;
+    gf__st64(hdr + 64, c->size); gf__st64(hdr + 72, rows); gf__st64(hdr + 80, isum);
+    gf__st64(hdr + 88, c->dsid[0]); gf__st64(hdr + 96, c->dsid[1]);
+    gf__st64(hdr + 104, complete ? 0 : (uint64_t)getpid());
+    gf__st64(hdr + 112, complete ? (uint64_t)c->U : 0);
+    gf__st64(hdr + 120, (uint64_t)time(NULL));
+    dl = (uint32_t)strlen(c->descr);
+    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
+    memcpy(hdr + 128, &dl, 4); memcpy(hdr + GF__CACHE_DESC_OFF, c->descr, dl);
+    gf__st64(hdr + GF__CACHE_HDR - 8, gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0));
+}
+
+/* Checks the cache file open on fd: header, key, index (and every unit
+   when `verify_all`). Fills c->idx from it. 0 valid, else a reason. */
+static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
 {
     uint8_t hdr[GF__CACHE_HDR];
     struct stat st;
     uint64_t v, nunits, img, doff, size, isum;
-    int fd = open(c->path, O_RDONLY);
     int64_t u;
     *file_bytes = 0;
-    if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
     if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < GF__CACHE_HDR || gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) {
-        close(fd); gf__fmt(why, cap, "%s: truncated header", c->path); return 2;
+        gf__fmt(why, cap, "%s: truncated header", c->path); return 2;
     }
     *file_bytes = (uint64_t)st.st_size;
-    if (memcmp(hdr, "GPUFEEDC", 8) != 0) { close(fd); gf__fmt(why, cap, "%s: not a gpufeed cache (bad magic)", c->path); return 2; }
-    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { close(fd); gf__fmt(why, cap, "%s: header checksum mismatch", c->path); return 2; }
+    if (memcmp(hdr, "GPUFEEDC", 8) != 0) { gf__fmt(why, cap, "%s: not a gpufeed cache (bad magic)", c->path); return 2; }
+    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { gf__fmt(why, cap, "%s: header checksum mismatch", c->path); return 2; }
     v = gf__ld32(hdr + 8);
-    if (v != GF__CACHE_VERSION) { close(fd); gf__fmt(why, cap, "%s: format version %llu, expected %u", c->path, (unsigned long long)v, GF__CACHE_VERSION); return 2; }
-    if (gf__ld64(hdr + 16) != c->key[0] || gf__ld64(hdr + 24) != c->key[1]) { close(fd); gf__fmt(why, cap, "%s: key differs (stale cache)", c->path); return 2; }
+    if (v != GF__CACHE_VERSION) { gf__fmt(why, cap, "%s: format version %llu, expected %u", c->path, (unsigned long long)v, GF__CACHE_VERSION); return 2; }
+    if (gf__ld64(hdr + 16) != c->key[0] || gf__ld64(hdr + 24) != c->key[1]) { gf__fmt(why, cap, "%s: key differs (stale cache)", c->path); return 2; }
     nunits = gf__ld64(hdr + 32); img = gf__ld64(hdr + 40); doff = gf__ld64(hdr + 56); size = gf__ld64(hdr + 64); isum = gf__ld64(hdr + 80);
     if (nunits != (uint64_t)c->U || img != c->img_row || size != (uint64_t)st.st_size || doff != (((uint64_t)GF__CACHE_HDR + nunits * 32 + 4095) & ~(uint64_t)4095)) {
-        close(fd); gf__fmt(why, cap, "%s: layout differs from the dataset's (units %llu, file size %llu of %llu)", c->path,
-                           (unsigned long long)nunits, (unsigned long long)st.st_size, (unsigned long long)size);
+        gf__fmt(why, cap, "%s: layout differs from the dataset's (units %llu, file size %llu of %llu)", c->path,
+                (unsigned long long)nunits, (unsigned long long)st.st_size, (unsigned long long)size);
         return 2;
     }
     {
         uint8_t *ib = (uint8_t *)gf__alloc(c->a, (size_t)nunits * 32);
-        if (!ib) { close(fd); gf__fmt(why, cap, "out of memory"); return 2; }
+        uint64_t off = doff;
+        if (!ib) { gf__fmt(why, cap, "out of memory"); return 2; }
         if (gf__read_full(fd, ib, (size_t)nunits * 32, GF__CACHE_HDR) || gpufeed_hash64(ib, (size_t)nunits * 32, 0) != isum) {
-            gf__free(c->a, ib); close(fd); gf__fmt(why, cap, "%s: index checksum mismatch", c->path); return 2;
+            gf__free(c->a, ib); gf__fmt(why, cap, "%s: index checksum mismatch", c->path); return 2;
         }
-        {
-            uint64_t off = doff;
-            for (u = 0; u < c->U; u++) {
-                c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
-                c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
-                if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
-                    gf__free(c->a, ib); close(fd); gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u); return 2;
-                }
-                off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
+        for (u = 0; u < c->U; u++) {
+            c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
+            c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
+            if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
+                gf__free(c->a, ib); gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u); return 2;
             }
-            if (off != size) { gf__free(c->a, ib); close(fd); gf__fmt(why, cap, "%s: index does not cover the file", c->path); return 2; }
+            off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
         }
         gf__free(c->a, ib);
+        if (off != size) { gf__fmt(why, cap, "%s: index does not cover the file", c->path); return 2; }
     }
     c->size = size; c->data_off = doff;
     if (verify_all) {
@@ -9839,7 +10293,7 @@ static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int ver
         size_t cap2 = 0;
         gf__piece *pc = (gf__piece *)gf__alloc(c->a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
         int64_t bad = 0;
-        if (!pc) { close(fd); gf__fmt(why, cap, "out of memory"); return 2; }
+        if (!pc) { gf__fmt(why, cap, "out of memory"); return 2; }
         for (u = 0; u < c->U; u++) {
             int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
             if (!gf__grow(c->a, &buf, &cap2, (size_t)c->idx[u].bytes + 1) || gf__read_full(fd, buf, (size_t)c->idx[u].bytes, c->idx[u].off) ||
@@ -9847,10 +10301,20 @@ static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int ver
             else c->ust[u] = 1;
         }
         gf__free(c->a, buf); gf__free(c->a, pc);
-        if (bad) { close(fd); gf__fmt(why, cap, "%s: %lld of %lld units fail their checksum", c->path, (long long)bad, (long long)c->U); return 3; }
+        if (bad) { gf__fmt(why, cap, "%s: %lld of %lld units fail their checksum", c->path, (long long)bad, (long long)c->U); return 3; }
     }
-    close(fd);
     return 0;
+}
+
+/* the same for c->path, opened here (no lock): 1 when there is no file */
+static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
+{
+    int fd = open(c->path, O_RDONLY | O_NONBLOCK), r;
+    *file_bytes = 0;
+    if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
+    r = gf__cache_check_fd(c, ds, fd, verify_all, why, cap, file_bytes);
+    close(fd);
+    return r;
 }
 
 static int gf__mkdir_p(const char *dir)
@@ -9870,7 +10334,220 @@ static int gf__mkdir_p(const char *dir)
     }
     return (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
 }
+
+/* Removes path unless a process uses it: takes its lock exclusively without
+   waiting, checks the name still leads to the locked file, unlinks. 1
+   removed, 0 in use (or already gone). */
+static int gf__unlink_unused(const char *path)
+{
+    struct stat a, b;
+    int fd = open(path, O_RDONLY | O_NONBLOCK), ok = 0;
+    if (fd < 0) return 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
+        a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        ok = unlink(path) == 0;
+    close(fd);
+    return ok;
+}
+
+/* >>cache: the directory (listing, budget, older versions) */
+
+typedef struct gf__cent {
+    gpufeed_cache_entry e;
+    char name[256];
+    uint64_t dsid[2];
+    uint64_t mtime_ns;                 /* the file's modification time: which version is newer */
+    int32_t kind;                      /* 0 .gfc, 1 .gfc.tmp, 2 legacy .gfc.lock */
+    int32_t removed;
+} gf__cent;
+
+static int gf__ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* what a cache file's header says (any magic), into e */
+static void gf__cache_read_entry(int fd, gf__cent *ce)
+{
+    uint8_t hdr[GF__CACHE_HDR];
+    gpufeed_cache_entry *e = &ce->e;
+    uint32_t dl;
+    char *nl;
+    if (gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) { gf__fmt(e->reason, sizeof e->reason, "truncated header"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return; }
+    if (memcmp(hdr, ce->kind == 1 ? "GPUFEEDB" : "GPUFEEDC", 8) != 0) {
+        gf__fmt(e->reason, sizeof e->reason, ce->kind == 1 || memcmp(hdr, "GPUFEEDB", 8) ? "bad magic" : "an unfinished build under the final name");
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
+    if (gf__ld32(hdr + 8) != GF__CACHE_VERSION) {
+        gf__fmt(e->reason, sizeof e->reason, "format version %u (this gpufeed reads %u)", gf__ld32(hdr + 8), GF__CACHE_VERSION);
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
+    if (ce->kind == 0 && gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) {
+        gf__fmt(e->reason, sizeof e->reason, "header checksum mismatch"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return;
+    }
+    gf__fmt(e->key, sizeof e->key, "%016llx%016llx", (unsigned long long)gf__ld64(hdr + 16), (unsigned long long)gf__ld64(hdr + 24));
+    ce->dsid[0] = gf__ld64(hdr + 88); ce->dsid[1] = gf__ld64(hdr + 96);
+    gf__fmt(e->dataset_id, sizeof e->dataset_id, "%016llx%016llx", (unsigned long long)ce->dsid[0], (unsigned long long)ce->dsid[1]);
+    e->units = (int64_t)gf__ld64(hdr + 32); e->rows = (int64_t)gf__ld64(hdr + 72);
+    e->pid = (int64_t)gf__ld64(hdr + 104); e->units_done = (int64_t)gf__ld64(hdr + 112);
+    e->created = (int64_t)gf__ld64(hdr + 120);
+    dl = gf__ld32(hdr + 128);
+    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
+    hdr[GF__CACHE_DESC_OFF + dl] = 0;
+    {
+        char *d = (char *)hdr + GF__CACHE_DESC_OFF;
+        nl = strchr(d, '\n');
+        if (nl) *nl = 0;
+        gf__fmt(e->dataset, sizeof e->dataset, "%s", d);
+        if (nl) {
+            char *f = nl + 1, *nl2 = strchr(f, '\n');
+            if (nl2) *nl2 = 0;
+            gf__fmt(e->features, sizeof e->features, "%s", f);
+            if (nl2) gf__fmt(e->plan, sizeof e->plan, "%s", nl2 + 1);
+        }
+    }
+}
+
+/* one directory entry; 0 when it is not one of ours */
+static int gf__cache_scan_one(const char *dir, const char *name, gf__cent *ce)
+{
+    struct stat st;
+    int fd;
+    gpufeed_cache_entry *e = &ce->e;
+    memset(ce, 0, sizeof *ce);
+    if (strncmp(name, "gpufeed-", 8) != 0 || strlen(name) >= sizeof ce->name) return 0;
+    if (gf__ends_with(name, ".gfc")) ce->kind = 0;
+    else if (gf__ends_with(name, ".gfc.tmp")) ce->kind = 1;
+    else if (gf__ends_with(name, ".gfc.lock")) ce->kind = 2;
+    else return 0;
+    memcpy(ce->name, name, strlen(name) + 1);
+    gf__fmt(e->path, sizeof e->path, "%s/%s", dir, name);
+    if (stat(e->path, &st) != 0 || !S_ISREG(st.st_mode)) return 0; /* a fifo, a directory... is not ours */
+    fd = open(e->path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { if (fd >= 0) close(fd); return 0; }
+    e->bytes = (uint64_t)st.st_size;
+    e->last_use = (int64_t)st.st_atime;
+    ce->mtime_ns = (uint64_t)st.st_mtime * 1000000000u + GF__MTIME_NS(st);
+    if (ce->kind == 2) { /* an older gpufeed's build lock (fcntl): held while it builds */
+        struct flock fl;
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET;
+        e->state = GPUFEED_CACHE_ENTRY_LOCK;
+        e->in_use = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+        close(fd);
+        return 1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) e->in_use = 1;
+    else flock(fd, LOCK_UN);
+    e->state = ce->kind == 1 ? (e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED) : GPUFEED_CACHE_ENTRY_READY;
+    gf__cache_read_entry(fd, ce);
+    if (ce->kind == 1 && e->state == GPUFEED_CACHE_ENTRY_INVALID) /* a build not yet started writing */
+        e->state = e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED;
+    close(fd);
+    return 1;
+}
+
+/* every cache file of dir; *out from the allocator (NULL when none) */
+static int gf__cache_scan(const char *dir, const gpufeed_allocator *a, gf__cent **out, int64_t *n, char *why, size_t cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    gf__cent *v = NULL;
+    int64_t k = 0, vcap = 0;
+    *out = NULL; *n = 0;
+    if (!d) { gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, strerror(errno)); return -1; }
+    while ((de = readdir(d)) != NULL) {
+        gf__cent ce;
+        if (!gf__cache_scan_one(dir, de->d_name, &ce)) continue;
+        if (k == vcap) {
+            int64_t nc = vcap ? vcap * 2 : 16;
+            gf__cent *nv = (gf__cent *)gf__realloc(a, v, (size_t)nc * sizeof *nv);
+            if (!nv) { gf__free(a, v); closedir(d); gf__fmt(why, cap, "out of memory listing '%s'", dir); return -1; }
+            v = nv; vcap = nc;
+        }
+        v[k++] = ce;
+    }
+    closedir(d);
+    *out = v; *n = k;
+    return 0;
+}
+
+static int gf__cent_lru(const void *x, const void *y)
+{
+    const gf__cent *a = (const gf__cent *)x, *b = (const gf__cent *)y;
+    if (a->e.last_use != b->e.last_use) return a->e.last_use < b->e.last_use ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+enum {
+    GF__SWEEP_OLDER = 1,               /* complete caches of dataset `dsid` other than `keep` */
+    GF__SWEEP_LEFTOVERS = 2,           /* abandoned .tmp, unreadable files, old lock files, superseded versions */
+    GF__SWEEP_BUDGET = 4               /* least recently used first, down to the budget */
+};
+
+static void gf__cent_remove(gf__cent *ce, gpufeed_cache_prune_info *pi)
+{
+    int ok;
+    if (ce->kind == 2) { /* an old build lock: free when no fcntl lock is held on it */
+        ok = !ce->e.in_use && unlink(ce->e.path) == 0;
+    } else ok = gf__unlink_unused(ce->e.path);
+    if (ok) { ce->removed = 1; pi->removed++; pi->bytes_removed += ce->e.bytes; }
+    else pi->skipped_in_use++;
+}
+
+/* Removes what `mode` says from dir, never a file in use nor the one named
+   `keep`; with a budget, least recently used complete caches go until the
+   directory (plus `reserve` bytes to come) fits it. pi->bytes_kept: what
+   the directory holds afterwards. 0, or -1 when dir cannot be read. */
+static int gf__cache_sweep(const char *dir, const gpufeed_allocator *a, int mode, const uint64_t *dsid, const char *keep,
+                           uint64_t budget, uint64_t reserve, gpufeed_cache_prune_info *pi, char *why, size_t cap)
+{
+    gf__cent *v;
+    int64_t n, i, j;
+    uint64_t total = 0;
+    memset(pi, 0, sizeof *pi);
+    if (gf__cache_scan(dir, a, &v, &n, why, cap)) return -1;
+    for (i = 0; i < n; i++) {
+        gf__cent *ce = &v[i];
+        int go = 0;
+        if (keep && strcmp(ce->name, keep) == 0) continue;
+        if (ce->kind == 1 && ce->e.state == GPUFEED_CACHE_ENTRY_ABANDONED) go = 1; /* nobody builds it */
+        if ((mode & GF__SWEEP_OLDER) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY && dsid &&
+            ce->dsid[0] == dsid[0] && ce->dsid[1] == dsid[1]) go = 1;
+        if ((mode & GF__SWEEP_LEFTOVERS) && (ce->e.state == GPUFEED_CACHE_ENTRY_INVALID || ce->kind == 2)) go = 1;
+        if ((mode & GF__SWEEP_LEFTOVERS) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY)
+            for (j = 0; j < n; j++) /* a newer complete cache of the same dataset supersedes it */
+                if (j != i && v[j].kind == 0 && v[j].e.state == GPUFEED_CACHE_ENTRY_READY && v[j].dsid[0] == ce->dsid[0] &&
+                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created && v[j].mtime_ns > ce->mtime_ns))) go = 1;
+        if (go) gf__cent_remove(ce, pi);
+    }
+    for (i = 0; i < n; i++) if (!v[i].removed) total += v[i].e.bytes;
+    if ((mode & GF__SWEEP_BUDGET) && budget && total + reserve > budget) {
+        if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
+        for (i = 0; i < n && total + reserve > budget; i++) {
+            gf__cent *ce = &v[i];
+            if (ce->removed || ce->kind != 0 || (keep && strcmp(ce->name, keep) == 0)) continue;
+            if (ce->e.in_use) { pi->skipped_in_use++; continue; }
+            gf__cent_remove(ce, pi);
+            if (ce->removed) total -= ce->e.bytes;
+        }
+    }
+    pi->bytes_kept = total;
+    gf__free(a, v);
+    return 0;
+}
+
+static const char *gf__basename(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
 #endif
+
+/* >>cache: open, build, serve */
 
 /* Opens the cache for a dataset: READY when a valid file exists (unit rows
    come from its index), BUILDING when this process may build it (the
@@ -9881,16 +10558,26 @@ static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *c
     if (!c) return NULL;
     memset(c, 0, sizeof *c);
     c->a = &ds->alloc;
-    c->fd = c->lockfd = -1;
+    c->fd = -1;
     c->U = ds->nunits;
     c->log = cd->log; c->log_user = cd->log_user;
+    c->verify = cd->verify;
+    c->dir_budget = cd->dir_max_bytes;
     c->img_row = gf__cache_img_row(ds);
     c->idx = (gf__cidx *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
     c->ust = (uint8_t *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1));
     if (!c->idx || !c->ust) { gf__cache_free(c); return NULL; }
     memset(c->idx, 0, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
     memset(c->ust, 0, (size_t)(c->U ? c->U : 1));
-    gf__cache_key(ds, c->key);
+#if !defined(GPUFEED_NO_THREADS)
+    if (pthread_mutex_init(&c->mu, NULL) == 0) {
+        if (pthread_cond_init(&c->cv, NULL) == 0) c->mu_init = 1;
+        else pthread_mutex_destroy(&c->mu);
+    }
+#endif
+    gf__cache_dataset_id(ds, c->dsid);
+    gf__cache_key(ds, c->dsid, c->key);
+    gf__cache_describe(ds, c->descr, sizeof c->descr);
     if (cd->dir && *cd->dir) {
         size_t n = strlen(cd->dir);
         if (n >= sizeof c->dir - 1) { gf__cache_free(c); return NULL; }
@@ -9898,10 +10585,32 @@ static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *c
         while (n > 1 && c->dir[n - 1] == '/') c->dir[--n] = 0;
         gf__fmt(c->path, sizeof c->path, "%s/gpufeed-%016llx%016llx.gfc", c->dir, (unsigned long long)c->key[0], (unsigned long long)c->key[1]);
         gf__fmt(c->tmp, sizeof c->tmp, "%s.tmp", c->path);
-        gf__fmt(c->lockp, sizeof c->lockp, "%s.lock", c->path);
     }
     return c;
 }
+
+#ifndef GPUFEED_NO_STDIO
+/* maps the cache (fd) unless it is larger than half the memory: then pread */
+static void gf__cache_map(gf__cache *c)
+{
+    long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
+    uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
+    void *m;
+    if (mem && c->size > mem / 2) { c->use_pread = 1; return; }
+    m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
+    if (m == MAP_FAILED) c->use_pread = 1;
+    else { c->map = (uint8_t *)m; c->map_len = c->size; }
+}
+
+/* a cache found bad: removed unless another process uses it (we hold a
+   shared lock on fd: made exclusive without waiting, or left alone) */
+static void gf__cache_drop_bad(gf__cache *c, int fd)
+{
+    struct stat a, b;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(c->path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        unlink(c->path);
+}
+#endif
 
 /* 1 READY from the file, 0 not there or not valid */
 static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
@@ -9909,30 +10618,28 @@ static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_
 #ifndef GPUFEED_NO_STDIO
     char why[512];
     uint64_t fbytes;
-    int r;
+    int r, fd, tries;
+    struct stat st;
     if (!c->path[0]) return 0;
-    r = gf__cache_check_file(c, ds, cd->verify, why, sizeof why, &fbytes);
-    if (r == 1) return 0;
+    for (tries = 0; ; tries++) {
+        fd = open(c->path, O_RDONLY | O_NONBLOCK);
+        if (fd < 0) return 0;
+        if (flock(fd, LOCK_SH) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0) break;
+        close(fd); /* removed between our open and our lock */
+        if (tries == 2) return 0;
+    }
+    r = gf__cache_check_fd(c, ds, fd, cd->verify == GPUFEED_CACHE_VERIFY_OPEN, why, sizeof why, &fbytes);
     if (r != 0) {
         gf__cache_log(c, "warning: cache not used: %s; %s", why, cd->no_build ? "reading the source" : "rebuilding it");
-        if (!cd->no_build) unlink(c->path);
+        gf__cache_drop_bad(c, fd);
+        close(fd);
         return 0;
     }
-    c->fd = open(c->path, O_RDONLY);
-    if (c->fd < 0) return 0;
-    {
-        /* mmap unless the cache is larger than half the memory */
-        long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
-        uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
-        if (mem && c->size > mem / 2) c->use_pread = 1;
-        else {
-            void *m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
-            if (m == MAP_FAILED) c->use_pread = 1;
-            else { c->map = (uint8_t *)m; c->map_len = c->size; }
-        }
-    }
-    if (!cd->verify) memset(c->ust, 0, (size_t)c->U);
-    c->from_file = 1;
+    c->fd = fd;
+    gf__cache_map(c);
+    if (cd->verify != GPUFEED_CACHE_VERIFY_OPEN) memset(c->ust, 0, (size_t)c->U);
+    GF__STORE(&c->sig, gf__stat_sig(&st));
+    gf__cache_touch(fd);
     c->state = GPUFEED_CACHE_READY;
     return 1;
 #else
@@ -9941,7 +10648,47 @@ static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_
 #endif
 }
 
-/* Starts a build for the given unit rows: 1 BUILDING, 0 not possible (warned). */
+#ifndef GPUFEED_NO_STDIO
+/* Opens and locks c->tmp for a build: 1 ours, 0 another process builds it
+   (its lock is held), -1 an error (errno). */
+static int gf__cache_lock_tmp(gf__cache *c)
+{
+    int tries;
+    for (tries = 0; tries < 4; tries++) {
+        struct stat a, b;
+        int fd = open(c->tmp, O_RDWR | O_CREAT, 0666);
+        if (fd < 0) return -1;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) { int e = errno; close(fd); if (e == EWOULDBLOCK) return 0; errno = e; return -1; }
+        if (fstat(fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) { c->fd = fd; return 1; }
+        close(fd); /* renamed or removed under us: the name now leads elsewhere */
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+/* the directory's byte budget, before a build of c->size bytes: 1 it fits */
+static int gf__cache_make_room(gf__cache *c)
+{
+    gpufeed_cache_prune_info pi;
+    char why[GPUFEED_ERROR_MAX];
+    if (!c->dir_budget) return 1;
+    if (c->size > c->dir_budget) {
+        gf__cache_log(c, "warning: the cache would take %llu bytes, more than the directory's budget dir_max_bytes %llu: not caching",
+                      (unsigned long long)c->size, (unsigned long long)c->dir_budget);
+        return 0;
+    }
+    if (gf__cache_sweep(c->dir, c->a, GF__SWEEP_BUDGET, NULL, gf__basename(c->path), c->dir_budget, c->size, &pi, why, sizeof why) != 0) return 1;
+    if (pi.bytes_kept + c->size > c->dir_budget) {
+        gf__cache_log(c, "warning: cache directory '%s' keeps %llu bytes in use or being built; with this cache (%llu bytes) it would exceed dir_max_bytes %llu: not caching",
+                      c->dir, (unsigned long long)pi.bytes_kept, (unsigned long long)c->size, (unsigned long long)c->dir_budget);
+        return 0;
+    }
+    return 1;
+}
+#endif
+
+/* Starts a build for the given unit rows: 1 BUILDING, 0 not possible
+   (warned), -1 another process completed it meanwhile. */
 static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows)
 {
     gf__cache_layout(c, unit_rows);
@@ -9955,8 +10702,10 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
     }
 #ifndef GPUFEED_NO_STDIO
     if (c->path[0]) {
-        struct flock fl;
         struct statvfs sv;
+        struct stat fst;
+        int lk;
+        uint8_t *hdr;
         if (gf__mkdir_p(c->dir) != 0) {
             gf__cache_log(c, "warning: cache directory '%s' cannot be created: %s; reading the source%s", c->dir, strerror(errno), c->ram ? " (RAM cache only)" : "");
             goto no_file;
@@ -9966,29 +10715,31 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
                           (unsigned long long)((uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize), (unsigned long long)c->size);
             goto no_file;
         }
-        c->lockfd = open(c->lockp, O_RDWR | O_CREAT, 0666);
-        if (c->lockfd < 0) {
+        if (!gf__cache_make_room(c)) goto no_file;
+        lk = gf__cache_lock_tmp(c);
+        if (lk < 0) {
             gf__cache_log(c, "warning: cache directory '%s' is not writable (%s): reading the source", c->dir, strerror(errno));
             goto no_file;
         }
-        memset(&fl, 0, sizeof fl);
-        fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET; fl.l_start = 0; fl.l_len = 0;
-        if (fcntl(c->lockfd, F_SETLK, &fl) != 0) { /* another process builds it; the kernel frees a dead one's lock */
+        if (lk == 0) { /* the kernel drops a dead builder's lock */
             gf__cache_log(c, "warning: another process is building the cache %s: reading the source this time", c->path);
-            close(c->lockfd); c->lockfd = -1;
             goto no_file;
         }
-        {   /* finished by another process between our check and the lock? */
-            struct stat fst;
-            if (stat(c->path, &fst) == 0) { close(c->lockfd); c->lockfd = -1; gf__free(c->a, c->ram); c->ram = NULL; return -1; }
+        if (stat(c->path, &fst) == 0) { /* finished by another process between our check and the lock */
+            close(c->fd); c->fd = -1;
+            gf__free(c->a, c->ram); c->ram = NULL;
+            return -1;
         }
-        c->fd = open(c->tmp, O_RDWR | O_CREAT | O_TRUNC, 0666);
-        if (c->fd < 0 || ftruncate(c->fd, (off_t)c->size) != 0) {
-            gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, strerror(errno));
-            if (c->fd >= 0) { close(c->fd); c->fd = -1; unlink(c->tmp); }
-            close(c->lockfd); c->lockfd = -1;
+        hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR);
+        if (hdr) gf__cache_header(c, hdr, 0, 0); /* "being built": who, what, how far */
+        if (!hdr || ftruncate(c->fd, 0) != 0 || ftruncate(c->fd, (off_t)c->size) != 0 || gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) != 0) {
+            gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, hdr ? strerror(errno) : "out of memory");
+            gf__free(c->a, hdr);
+            unlink(c->tmp); close(c->fd); c->fd = -1;
             goto no_file;
         }
+        gf__free(c->a, hdr);
+        if (!c->ram) gf__cache_map(c); /* units stored by the build are served from it at once */
     }
 no_file:
 #endif
@@ -10009,67 +10760,58 @@ static void gf__cache_abandon(gf__cache *c, const char *why)
     c->failed = 1; (void)expected;
 #endif
     gf__cache_log(c, "warning: writing the cache failed (%s): continuing from the source; the partial file is removed", why);
-    unlink(c->tmp); /* the descriptor stays open until close: other workers may be writing */
-    if (c->lockfd >= 0) { close(c->lockfd); c->lockfd = -1; }
+    unlink(c->tmp); /* the descriptor stays open until close: other workers may be writing or reading */
+    gf__cache_wake(c);
 }
 #endif
 
-/* The last unit is in: write index + header, fsync, rename; then serve it. */
+/* The last unit is in: write index + header, fsync, rename; the older
+   caches of the dataset go (unless in use) and the directory's budget is
+   kept; then serve it. */
 static void gf__cache_finalize(gf__cache *c)
 {
 #ifndef GPUFEED_NO_STDIO
-    if (c->fd >= 0 && GF__LOAD(&c->failed)) { close(c->fd); c->fd = -1; }
     if (c->fd >= 0 && !GF__LOAD(&c->failed)) {
         uint8_t *hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR), *ib = (uint8_t *)gf__alloc(c->a, (size_t)c->U * 32 + 1);
         int64_t u;
         int ok = hdr && ib;
         if (ok) {
-            memset(hdr, 0, GF__CACHE_HDR);
             for (u = 0; u < c->U; u++) { gf__st64(ib + u * 32, c->idx[u].off); gf__st64(ib + u * 32 + 8, c->idx[u].rows); gf__st64(ib + u * 32 + 16, c->idx[u].bytes); gf__st64(ib + u * 32 + 24, c->idx[u].sum); }
-            memcpy(hdr, "GPUFEEDC", 8);
-            { uint32_t v = GF__CACHE_VERSION, hs = GF__CACHE_HDR; memcpy(hdr + 8, &v, 4); memcpy(hdr + 12, &hs, 4); }
-            gf__st64(hdr + 16, c->key[0]); gf__st64(hdr + 24, c->key[1]); gf__st64(hdr + 32, (uint64_t)c->U);
-            gf__st64(hdr + 40, c->img_row); gf__st64(hdr + 48, GF__CACHE_HDR); gf__st64(hdr + 56, c->data_off);
-            gf__st64(hdr + 64, c->size); gf__st64(hdr + 80, gpufeed_hash64(ib, (size_t)c->U * 32, 0));
-            gf__st64(hdr + GF__CACHE_HDR - 8, gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0));
+            gf__cache_header(c, hdr, 1, gpufeed_hash64(ib, (size_t)c->U * 32, 0));
             ok = gf__write_full(c->fd, ib, (size_t)c->U * 32, GF__CACHE_HDR) == 0 && fsync(c->fd) == 0 &&
                  gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) == 0 && fsync(c->fd) == 0 && rename(c->tmp, c->path) == 0;
         }
         gf__free(c->a, hdr); gf__free(c->a, ib);
-        if (!ok) gf__cache_abandon(c, strerror(errno));
+        if (!ok) gf__cache_abandon(c, hdr && ib ? strerror(errno) : "out of memory");
         else {
             int dfd = open(c->dir, O_RDONLY);
+            struct stat st;
+            gpufeed_cache_prune_info pi;
+            char why[GPUFEED_ERROR_MAX];
             if (dfd >= 0) { fsync(dfd); close(dfd); }
-            close(c->fd); c->fd = -1;
-            if (c->lockfd >= 0) { close(c->lockfd); c->lockfd = -1; }
-            if (!c->ram) { /* serve the new file */
-                int fd = open(c->path, O_RDONLY);
-                if (fd >= 0) {
-                    void *m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, fd, 0);
-                    if (m != MAP_FAILED) { c->map = (uint8_t *)m; c->map_len = c->size; c->fd = fd; }
-                    else { c->use_pread = 1; c->fd = fd; }
-                }
-            }
+            flock(c->fd, LOCK_SH); /* from builder to user */
+            if (fstat(c->fd, &st) == 0) GF__STORE(&c->sig, gf__stat_sig(&st));
+            gf__cache_touch(c->fd);
+            gf__cache_sweep(c->dir, c->a, GF__SWEEP_OLDER | (c->dir_budget ? GF__SWEEP_BUDGET : 0), c->dsid, gf__basename(c->path),
+                            c->dir_budget, 0, &pi, why, sizeof why);
+            if (c->ram) { close(c->fd); c->fd = -1; } /* served from RAM: the file is not in use here */
         }
     }
-#endif
-    if (c->ram || c->map || (c->use_pread && c->fd >= 0)) GF__STORE(&c->state, GPUFEED_CACHE_READY);
+    if (c->ram || ((c->map || c->use_pread) && c->fd >= 0 && !GF__LOAD(&c->failed))) GF__STORE(&c->state, GPUFEED_CACHE_READY);
     else GF__STORE(&c->state, GPUFEED_CACHE_OFF);
+#else
+    GF__STORE(&c->state, c->ram ? GPUFEED_CACHE_READY : GPUFEED_CACHE_OFF);
+#endif
+    gf__cache_wake(c);
 }
 
 /* After a unit was decoded from the source (slot pointers), during a build. */
 static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
 {
     int32_t np, i;
-    uint8_t expected = 0;
     int64_t n;
     if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
-#if defined(__GNUC__) || defined(__clang__)
-    if (!__atomic_compare_exchange_n(&c->ust[u], &expected, (uint8_t)3, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
-#else
-    if (c->ust[u]) return 0;
-    c->ust[u] = 3; (void)expected;
-#endif
+    if (!gf__cas_u8(&c->ust[u], 0, 3)) return 0;
     np = gf__image_pieces(ds, (uint64_t)rows, data, feat, valid, pc);
     c->idx[u].sum = gf__pieces_sum(pc, np, NULL);
     for (i = 0; i < np; i++) {
@@ -10079,25 +10821,117 @@ static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, i
             gf__cache_abandon(c, strerror(errno));
 #endif
     }
-    GF__STORE(&c->ust[u], (uint8_t)1);
-    n = GF__ADD(&c->written, 1) + 1;
+    GF__STORE_SC(&c->ust[u], (uint8_t)1);
+#if defined(__GNUC__) || defined(__clang__)
+    n = __atomic_fetch_add(&c->written, 1, __ATOMIC_ACQ_REL) + 1; /* the last one sees every unit's index entry */
+#else
+    n = ++c->written;
+#endif
+#ifndef GPUFEED_NO_STDIO
+    if (c->fd >= 0 && !GF__LOAD(&c->failed)) { /* progress, for a process waiting on this build */
+        uint64_t done = (uint64_t)n;
+        (void)gf__write_full(c->fd, &done, 8, 112);
+    }
+#endif
+    gf__cache_wake(c);
     return n == c->U; /* the caller finalizes, after handing its unit on */
 }
 
-/* Serves unit u into the slot (pointers into the mapping, or a read into
-   the slot's buffers). 0 served, 1 the unit must come from the source. */
-static int gf__cache_serve(gf__cache *c, const gpufeed_dataset *ds, int64_t u, gf__uslot *s, gf__piece *pc)
+/* the index of unit u in the stream's first epoch (computed once) */
+static int64_t gf__cache_first_index(gf__cache *c, const gpufeed_loader *l, int64_t u)
 {
-    int32_t np, i, k;
-    uint8_t st = GF__LOAD(&c->ust[u]);
+    int64_t r = -1;
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) pthread_mutex_lock(&c->mu);
+#endif
+    if (!c->first_idx) {
+        int64_t *perm = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
+        c->first_idx = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
+        if (perm && c->first_idx) {
+            int64_t i;
+            gf__epoch_perm(perm, l->U, l->d.seed, l->first_epoch, !l->d.no_unit_shuffle);
+            for (i = 0; i < l->U; i++) c->first_idx[perm[i]] = i;
+        } else { gf__free(c->a, c->first_idx); c->first_idx = NULL; }
+        gf__free(c->a, perm);
+    }
+    if (c->first_idx) r = c->first_idx[u];
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) pthread_mutex_unlock(&c->mu);
+#endif
+    return r;
+}
+
+/* During a build: unit u at stream position g is not in the cache yet, but
+   an earlier position decodes and stores it (every unit of the stream's
+   first epoch that the stream does not skip). 1: come back once it is
+   stored (the worker assembles batches or decodes other units meanwhile,
+   so nothing waits on a later position), and epochs after the first read
+   no source bytes however far ahead the workers run. 0: decode it here. */
+static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g)
+{
+    int64_t epoch, i, u0 = l->base_ua - l->first_epoch * l->M;
+    uint8_t st;
+    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
+    st = GF__LOAD_SC(&c->ust[u]);
+    if (st == 1 || st == 2) return 0;
+    if (GF__LOAD(&c->failed) && !c->ram) return 0;
+    gf__pos(l, g, &epoch, &i);
+    if (epoch == l->first_epoch) return 0; /* its first (and only) position of the epoch */
+    if (epoch == l->first_epoch + 1 && u0 > 0 && gf__cache_first_index(c, l, u) < u0) return 0; /* skipped by the resume */
+    return 1;
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* READY from a file: has it changed on disk since it was checked (size,
+   modification time, inode)? Then every unit is checked again before its
+   next use, this one now; a file that shrank is not read any more. */
+static int gf__cache_changed(gf__cache *c)
+{
+    struct stat st;
+    uint64_t sig, old;
+    int64_t k;
+    if (fstat(c->fd, &st) != 0) return 0;
+    sig = gf__stat_sig(&st);
+    old = GF__LOAD(&c->sig);
+    if (sig == old) return 0;
+    if ((uint64_t)st.st_size < c->size) GF__STORE(&c->shrunk, 1);
+    if (gf__cas_u64(&c->sig, old, sig)) {
+        for (k = 0; k < c->U; k++) (void)gf__cas_u8(&c->ust[k], 1, 0);
+        gf__cache_log(c, "warning: cache %s changed on disk during the run%s: every unit is checked again before its next use",
+                      c->path, GF__LOAD(&c->shrunk) ? " (it shrank: reading the source from now on)" : "");
+    }
+    return 1;
+}
+#endif
+
+/* Serves unit u (stream position g) into the slot: pointers into the
+   mapping or the RAM copy, or a read into the slot's buffers. Also during
+   a build, for units already stored. Checksums: at a unit's first use,
+   again after the file changed, or at every use (GPUFEED_CACHE_VERIFY_EVERY_USE).
+   0 served, 1 the unit must come from the source. */
+static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc)
+{
+    const gpufeed_dataset *ds = l->ds;
+    int32_t np, i, k, state = GF__LOAD(&c->state);
+    uint8_t st;
+    int check;
     const uint8_t *base;
+    if (state == GPUFEED_CACHE_OFF) return 1;
+    st = GF__LOAD(&c->ust[u]);
     if (st == 2) return 1;
+    if (state == GPUFEED_CACHE_BUILDING && st != 1) return 1; /* not stored (yet): gf__cache_pending tells the caller */
+    if (GF__LOAD(&c->failed) && !c->ram) return 1; /* the file part of the build was given up */
+    check = st != 1 || c->verify == GPUFEED_CACHE_VERIFY_EVERY_USE;
+#ifndef GPUFEED_NO_STDIO
+    if (!c->ram && c->map && GF__LOAD(&c->state) == GPUFEED_CACHE_READY && gf__cache_changed(c)) check = 1;
+    if (GF__LOAD(&c->shrunk)) return 1;
+#endif
     if (c->ram || c->map) {
         base = (c->ram ? c->ram : c->map) + c->idx[u].off;
         np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
-        if (st != 1) {
+        if (check) {
             if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;
-            GF__STORE(&c->ust[u], (uint8_t)1);
+            (void)gf__cas_u8(&c->ust[u], 0, 1);
         }
         /* point the slot at the image */
         k = 0;
@@ -10109,34 +10943,39 @@ static int gf__cache_serve(gf__cache *c, const gpufeed_dataset *ds, int64_t u, g
         return 0;
     }
 #ifndef GPUFEED_NO_STDIO
-    /* positioned reads into the slot's own buffers */
+    /* positioned reads into the slot's own buffers: checked every time */
+    gf__slot_layout(l, s);
     np = gf__image_pieces(ds, c->idx[u].rows, s->data, s->feat, s->valid, pc);
     for (i = 0; i < np; i++)
         if (gf__read_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off)) goto bad;
     if (gf__pieces_sum(pc, np, NULL) != c->idx[u].sum) goto bad;
-    GF__STORE(&c->ust[u], (uint8_t)1);
+    (void)gf__cas_u8(&c->ust[u], 0, 1);
     s->rows = (int64_t)c->idx[u].rows;
     GF__ADD(&c->served, 1);
     return 0;
 #endif
 bad:
-    GF__STORE(&c->ust[u], (uint8_t)2);
+    GF__STORE_SC(&c->ust[u], (uint8_t)2);
     GF__ADD(&c->bad, 1);
+    gf__cache_wake(c);
     gf__cache_log(c, "warning: cache %s: unit %lld fails its checksum: decoding it from the source; the cache will be rebuilt",
                   c->path[0] ? c->path : "(RAM)", (long long)u);
     return 1;
 }
 
-/* Loader close: drop an unfinished build, and a cache found corrupt. */
+/* Loader close: drop an unfinished build, and a cache found corrupt
+   (unless another process uses it). */
 static void gf__cache_close(gf__cache *c)
 {
     if (!c) return;
 #ifndef GPUFEED_NO_STDIO
     if (GF__LOAD(&c->state) == GPUFEED_CACHE_BUILDING && c->fd >= 0) {
+        struct stat a, b;
+        if (!GF__LOAD(&c->failed) && fstat(c->fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino) unlink(c->tmp);
+        if (c->map) { munmap(c->map, (size_t)c->map_len); c->map = NULL; }
         close(c->fd); c->fd = -1;
-        unlink(c->tmp);
     }
-    if (c->from_file && GF__LOAD(&c->bad) > 0 && c->path[0]) unlink(c->path);
+    if (GF__LOAD(&c->bad) > 0 && c->path[0] && c->fd >= 0) gf__cache_drop_bad(c, c->fd);
 #endif
     gf__cache_free(c);
 }
@@ -10146,7 +10985,7 @@ static uint64_t gf__cache_count(const gf__cache *c, int which) { return which ? 
 static const gf__cidx *gf__cache_index(const gf__cache *c) { return c->idx; }
 
 
-/* ---- ahead-of-time build, verify, info, remove ---- */
+/* >>cache: ahead of time (build, verify, info, remove) */
 
 typedef struct gf__logcap { void (*log)(void *, const char *); void *user; char last[GPUFEED_ERROR_MAX + 256]; } gf__logcap;
 static void gf__logcap_fn(void *user, const char *msg)
@@ -10158,6 +10997,45 @@ static void gf__logcap_fn(void *user, const char *msg)
     else fprintf(stderr, "gpufeed: %s\n", msg);
 #endif
 }
+
+#ifndef GPUFEED_NO_STDIO
+/* Another process holds the build lock of c's .tmp: 1 (with its progress), else 0. */
+static int gf__cache_builder(const gf__cache *c, int64_t *done, int64_t *total, int64_t *pid)
+{
+    uint8_t h[128];
+    int fd = open(c->tmp, O_RDONLY | O_NONBLOCK), busy;
+    *done = *total = *pid = 0;
+    if (fd < 0) return 0;
+    busy = flock(fd, LOCK_EX | LOCK_NB) != 0;
+    if (busy && gf__read_full(fd, h, sizeof h, 0) == 0 && memcmp(h, "GPUFEEDB", 8) == 0) {
+        *total = (int64_t)gf__ld64(h + 32); *pid = (int64_t)gf__ld64(h + 104); *done = (int64_t)gf__ld64(h + 112);
+    }
+    close(fd);
+    return busy;
+}
+
+/* Waits while another process builds c (a progress line every few
+   seconds): 1 its cache is complete and valid, 0 nobody builds it now. */
+static int gf__cache_wait_builder(gf__cache *c, const gpufeed_dataset *ds)
+{
+    uint64_t t0 = gf__now_us(), last = 0;
+    for (;;) {
+        char why[512];
+        uint64_t fb, now;
+        int64_t done, total, pid;
+        if (gf__cache_check_file(c, ds, 0, why, sizeof why, &fb) == 0) return 1;
+        if (!gf__cache_builder(c, &done, &total, &pid)) return 0;
+        now = gf__now_us();
+        if (!last || now - last >= 2000000u) {
+            if (pid) gf__cache_log(c, "waiting for process %lld, which is building the cache %s: %lld of %lld units (%.0f s)",
+                                   (long long)pid, c->path, (long long)done, (long long)total, (double)(now - t0) / 1e6);
+            else gf__cache_log(c, "waiting for another process, which is building the cache %s (%.0f s)", c->path, (double)(now - t0) / 1e6);
+            last = now;
+        }
+        gf__sleep_ms(50);
+    }
+}
+#endif
 
 GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int32_t workers,
     void (*progress)(void *user, int64_t units_done, int64_t units_total, uint64_t rows_done, uint64_t bytes_done),
@@ -10171,6 +11049,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     gf__logcap lc;
     gpufeed_stats st;
     uint64_t rows = 0, bytes = 0;
+    int attempt;
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!ds || !c || (!c->dir && !c->ram_bytes)) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_build: no dataset or no cache directory");
     memset(&lc, 0, sizeof lc);
@@ -10178,9 +11057,39 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     cd = *c; cd.log = gf__logcap_fn; cd.log_user = &lc; cd.no_build = 0;
     memset(&ld, 0, sizeof ld);
     ld.batch_rows = 65536; ld.workers = workers > 0 ? workers : 1; ld.no_unit_shuffle = 1; ld.epochs = 1; ld.cache = &cd;
-    r = gpufeed_loader_open(&l, ds, &ld, err);
-    if (r) return r;
-    if (!l->cache) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_IO, "cache not built: %s", lc.last[0] ? lc.last : "no cache"); }
+    /* another process building the same cache: wait for it (progress
+       lines through the log), or with no_wait fail; then build, or find it
+       complete */
+    for (attempt = 0; ; attempt++) {
+#ifndef GPUFEED_NO_STDIO
+        gf__cache *probe = NULL;
+        int64_t done, total, pid;
+        if (c->dir && *c->dir) {
+            probe = gf__cache_new(ds, &cd);
+            if (!probe) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "gpufeed_cache_build: out of memory");
+            if (c->no_wait && gf__cache_builder(probe, &done, &total, &pid)) {
+                r = gf__seterr(err, GPUFEED_ERR_IO, "another process (pid %lld) is building the cache %s: not waiting (no_wait)", (long long)pid, probe->path);
+                gf__cache_free(probe);
+                return r;
+            }
+            if (!c->no_wait) (void)gf__cache_wait_builder(probe, ds);
+        }
+#endif
+        r = gpufeed_loader_open(&l, ds, &ld, err);
+        if (r || l->cache) {
+#ifndef GPUFEED_NO_STDIO
+            gf__cache_free(probe);
+#endif
+            if (r) return r;
+            break;
+        }
+        gpufeed_loader_close(l);
+#ifndef GPUFEED_NO_STDIO
+        if (probe && !c->no_wait && attempt < 100 && gf__cache_builder(probe, &done, &total, &pid)) { gf__cache_free(probe); continue; }
+        gf__cache_free(probe);
+#endif
+        return gf__seterr(err, GPUFEED_ERR_IO, "cache not built: %s", lc.last[0] ? lc.last : "no cache");
+    }
     if (gf__cache_state(l->cache) == GPUFEED_CACHE_READY) {
         if (progress) progress(user, ds->nunits, ds->nunits, 0, 0);
         gpufeed_loader_close(l);
@@ -10259,10 +11168,73 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
     c = gf__cache_new(ds, cd);
     if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "cache: out of memory");
 #ifndef GPUFEED_NO_STDIO
-    unlink(c->path); unlink(c->tmp); unlink(c->lockp);
+    unlink(c->path); unlink(c->tmp);
 #endif
     gf__cache_free(c);
     return GPUFEED_OK;
+}
+
+/* >>cache: directory API (list, prune) */
+
+GPUFEED_API gpufeed_result gpufeed_cache_list(gpufeed_cache_entry **out, int64_t *count, const char *dir, gpufeed_error *err)
+{
+#ifndef GPUFEED_NO_STDIO
+    gpufeed_allocator a;
+    gf__cent *v;
+    gpufeed_cache_entry *e;
+    int64_t n, i;
+    char why[GPUFEED_ERROR_MAX];
+#endif
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (out) *out = NULL;
+    if (count) *count = 0;
+    if (!out || !count || !dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_list: out, count or dir is NULL");
+#ifndef GPUFEED_NO_STDIO
+    memset(&a, 0, sizeof a);
+    if (gf__cache_scan(dir, &a, &v, &n, why, sizeof why)) return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
+    if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
+    e = (gpufeed_cache_entry *)gf__alloc(&a, (size_t)(n ? n : 1) * sizeof *e);
+    if (!e) { gf__free(&a, v); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "gpufeed_cache_list: out of memory"); }
+    for (i = 0; i < n; i++) e[i] = v[i].e;
+    gf__free(&a, v);
+    *out = e; *count = n;
+    return GPUFEED_OK;
+#else
+    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_list: cache files are compiled out (GPUFEED_NO_STDIO)");
+#endif
+}
+
+GPUFEED_API void gpufeed_cache_list_free(gpufeed_cache_entry *list)
+{
+    gpufeed_allocator a;
+    memset(&a, 0, sizeof a);
+    gf__free(&a, list);
+}
+
+GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, const char *dir, uint64_t max_bytes, gpufeed_error *err)
+{
+    gpufeed_cache_prune_info pi;
+#ifndef GPUFEED_NO_STDIO
+    gpufeed_allocator a;
+    char why[GPUFEED_ERROR_MAX];
+#endif
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    memset(&pi, 0, sizeof pi);
+    if (out) *out = pi;
+    if (!dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_prune: dir is NULL or empty");
+#ifndef GPUFEED_NO_STDIO
+    memset(&a, 0, sizeof a);
+    if (gf__cache_sweep(dir, &a, GF__SWEEP_LEFTOVERS | GF__SWEEP_BUDGET, NULL, NULL, max_bytes, 0, &pi, why, sizeof why))
+        return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
+    if (out) *out = pi;
+    if (max_bytes && pi.bytes_kept > max_bytes)
+        return gf__seterr(err, GPUFEED_ERR_LIMIT, "cache directory '%s' still holds %llu bytes, more than %llu: the rest is in use or being built",
+                          dir, (unsigned long long)pi.bytes_kept, (unsigned long long)max_bytes);
+    return GPUFEED_OK;
+#else
+    (void)max_bytes;
+    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_prune: cache files are compiled out (GPUFEED_NO_STDIO)");
+#endif
 }
 
 /* >>upload --------------------------------------------------------------- */

@@ -49,7 +49,7 @@ build() { # OUT SRC [extra flags]
 build_all() {
   local ok=0 bad=0 t
   for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
-           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c; do
+           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c tests/test_cache_api.c; do
     [ -f "$t" ] || continue
     local n; n=$(basename "$t" .c)
     if build "$n" "$t"; then ok=$((ok + 1)); echo "PASS build $n"; else bad=$((bad + 1)); echo "FAIL build $n"; fi
@@ -98,6 +98,9 @@ build_all() {
     if clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm; then ok=$((ok + 1)); echo "PASS build tsan test_loader"; else bad=$((bad + 1)); echo "FAIL build tsan test_loader"; fi
     # the loader without threads: workers' steps run on the caller's thread
     if clang $SAN $WARN -DGPUFEED_NO_THREADS -I. tests/test_loader.c -o build/asan/test_loader_nothreads -lpthread -lm; then ok=$((ok + 1)); echo "PASS build test_loader (GPUFEED_NO_THREADS)"; else bad=$((bad + 1)); echo "FAIL build test_loader (GPUFEED_NO_THREADS)"; fi
+  fi
+  if [ -f tests/test_cache_api.c ]; then
+    if clang -g -O1 -fsanitize=thread $WARN -I. tests/test_cache_api.c -o build/tsan_test_cache_api -lpthread -lm; then ok=$((ok + 1)); echo "PASS build tsan test_cache_api"; else bad=$((bad + 1)); echo "FAIL build tsan test_cache_api"; fi
   fi
   # codecs against the system libraries, and the opt-in builds that use them
   if [ -f tests/test_codec_ref.c ]; then
@@ -173,6 +176,14 @@ extended_corpus() {
       bad=$((bad + 1)); echo "FAIL $f: $(head -c 300 build/logs/ext.err)"
     fi
   done
+  # DuckDB's 64-bit INT32 deltas (pyarrow cannot read them): DuckDB's own
+  # reading, rendered next to each file, is the oracle
+  for f in build/fixtures-ext/extended/duckdb_delta64/*.parquet; do
+    local cat=build/asan/gpufeed-cat
+    case $f in *brotli*) cat=build/gpufeed-cat-brotli ;; esac
+    if $cat --verify-crc "$f" 2> build/logs/ext.err | cmp -s - "${f%.parquet}.csv"; then ok=$((ok + 1)); echo "PASS $f (= DuckDB)"
+    else bad=$((bad + 1)); echo "FAIL $f: differs from DuckDB's reading ${f%.parquet}.csv $(head -c 300 build/logs/ext.err)"; fi
+  done
   echo "$ok passed, $bad failed"
   [ $bad -eq 0 ]
 }
@@ -245,6 +256,8 @@ suite committed_corpus   committed_corpus
 [ -x build/asan/test_loader_nothreads ] && suite loader_nothreads build/asan/test_loader_nothreads
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
+[ -x build/asan/test_cache_api ] && suite cache_api build/asan/test_cache_api
+[ -x build/tsan_test_cache_api ] && suite cache_api_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cache_api
 [ -x build/asan/test_remote ] && suite remote build/asan/test_remote
 [ -x build/asan/test_dlpack ] && suite dlpack build/asan/test_dlpack
 [ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh

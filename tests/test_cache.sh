@@ -2,7 +2,9 @@
 # The tensor cache (gpufeed.h >>cache), end to end through gpufeed-bench and
 # gpufeed-cache: the cached stream equals the decoded one, no source bytes
 # once built, SIGKILL during a build, corrupt bytes, changed sources,
-# concurrent builders, a full disk, an unwritable directory, the CLI.
+# concurrent builders, a full disk, an unwritable directory, the CLI; the
+# identity (path spellings, chmod, rename-over, cp -p, rsync -a), five
+# content changes, a prebuild racing a loader, the demo, ls/prune/budget.
 #
 #   bash tests/test_cache.sh            (last line: "N passed, N failed")
 #
@@ -288,15 +290,17 @@ PY
   check "source v0: cached run = reference, one cache file" eval 'same sref0 sc0 && [ "$(ngfc $SC)" = 1 ]'
   run sd0 $X $SA --cache $SC
   check "source v0: second run from the cache (epoch 0: 0 source bytes)" test "$(ebytes $T/sd0.err 0)" = 0
-  # expect_new NAME WHAT: the run after a change reads the source, builds a new file, streams the new content
+  # expect_new NAME WHAT: the run after a change reads the source, builds a
+  # new file (another name) and streams the new content; the old version's
+  # file is removed once the new one is complete (no process uses it)
   expect_new() {
     local n=$1 what=$2 before
-    before=$(ngfc $SC)
+    before=$(gfc $SC)
     run sref$n $X $SA
     run sc$n $X $SA --cache $SC
     check "$what: stream equals the new content's reference" same sref$n sc$n
-    check "$what: old cache not used (epoch 0 read the source, new cache file built)" \
-      eval '[ "$(ebytes $T/sc$n.err 0)" != 0 ] && [ "$(ngfc $SC)" -gt "$before" ] && [ "$(cstate $T/sc$n.err)" = ready ]'
+    check "$what: old cache not used (epoch 0 read the source, a new cache file built, the old one removed)" \
+      eval '[ "$(ebytes $T/sc$n.err 0)" != 0 ] && [ "$(ngfc $SC)" = 1 ] && [ "$(gfc $SC)" != "$before" ] && [ "$(cstate $T/sc$n.err)" = ready ]'
   }
   m=$(stat -c %Y $X)
   touch -d "@$((m + 100))" $X
@@ -417,6 +421,165 @@ done
 check "bad arguments made no cache" test "$(ngfc $RD)" = 0
 $BENCH $FL --batch 4096 --cache > /dev/null 2>&1; rc=$?
 check "gpufeed-bench --cache without a DIR: exit 2" test $rc -eq 2
+
+echo "== 10. one cache however the path is spelled, and through chmod, rename-over, cp -p, rsync -a  (t=${SECONDS}s)"
+ID=$T/ident; IC=$T/identcache; mkdir -p $ID/data $ID/elsewhere
+cp tests/data/ids.parquet $ID/data/d.parquet
+ln -s data $ID/link
+IA="--batch 1000 --epochs 2 --workers 2 --shuffle-window 2 --seed 3"
+keyof() { $CTOOL info --cache $IC "$@" 2>/dev/null | sed -n 's/^key: *//p'; }
+k_rel=$(keyof $ID/data/d.parquet); k_abs=$(keyof "$(pwd)/$ID/data/d.parquet")
+k_sym=$(keyof $ID/link/d.parquet); k_dot=$(keyof $ID/link/../data/./d.parquet); k_dir=$(keyof $ID/link/)
+check "relative, absolute, symlinked-directory, dotted and directory spellings give one key ($k_rel)" \
+  eval '[ -n "$k_rel" ] && [ "$k_rel" = "$k_abs" ] && [ "$k_rel" = "$k_sym" ] && [ "$k_rel" = "$k_dot" ] && [ "$k_rel" = "$k_dir" ]'
+run iref $ID/data/d.parquet $IA
+run ib0 $ID/data/d.parquet $IA --cache $IC
+check "relative path: builds the cache, reference stream" eval 'same iref ib0 && [ "$(cstate $T/ib0.err)" = ready ]'
+# served_by NAME WHAT PATH: a run over PATH reads 0 source bytes (epoch 0 too), streams the reference, one cache file
+served_by() {
+  local n=$1 ok=0
+  run $n $3 $IA --cache $IC
+  same iref $n && all_zero $T/$n.err 0 1 && [ "$(ngfc $IC)" = 1 ] && [ "$(keyof $ID/data/d.parquet)" = "$k_rel" ] && ok=1
+  check "$2: served from the same cache (0 source bytes), reference stream, one cache file" test $ok = 1
+}
+served_by ib1 "absolute path" "$(pwd)/$ID/data/d.parquet"
+served_by ib2 "through a symlinked directory" $ID/link/d.parquet
+chmod 600 $ID/data/d.parquet
+served_by ib3 "after chmod 600" $ID/data/d.parquet
+ino0=$(stat -c %i $ID/data/d.parquet)
+cp -p $ID/data/d.parquet $ID/data/d.new && mv $ID/data/d.new $ID/data/d.parquet
+served_by ib4 "after a copy with the same bytes and times renamed over it (inode $ino0 -> $(stat -c %i $ID/data/d.parquet))" $ID/data/d.parquet
+cp -p $ID/data/d.parquet $ID/elsewhere/d.parquet && rm $ID/data/d.parquet && cp -p $ID/elsewhere/d.parquet $ID/data/d.parquet
+served_by ib5 "after cp -p back from a copy (new inode, times kept)" $ID/data/d.parquet
+if command -v rsync > /dev/null 2>&1; then
+  rm $ID/data/d.parquet && rsync -a $ID/elsewhere/d.parquet $ID/data/d.parquet
+  served_by ib6 "after rsync -a back from a copy" $ID/data/d.parquet
+else
+  echo "SKIP rsync -a: rsync is not installed (cp -p above keeps the same attributes)"
+fi
+touch -d "@$(( $(stat -c %Y $ID/data/d.parquet) + 5 ))" $ID/data/d.parquet
+check "the one thing that changes the key: the modification time (touched +5 s)" eval '[ -n "$(keyof $ID/data/d.parquet)" ] && [ "$(keyof $ID/data/d.parquet)" != "$k_rel" ]'
+
+echo "== 11. five content changes: at most 2 cache files, never a stale batch  (t=${SECONDS}s)"
+if [ -z "$PY" ]; then
+  echo "SKIP content changes: no Python with pyarrow (make venv)"
+else
+  FD=$T/five; FC=$T/fivecache; mkdir -p $FD
+  FA="--batch 1000 --epochs 2 --workers 2 --shuffle-window 2 --seed 9"
+  newver() { gen $FD/.x.tmp "$1" SNAPPY && mv $FD/.x.tmp $FD/x.parquet; }   # a new inode: an open reader keeps the old one
+  newver 1
+  run fv0 $FD/x.parquet $FA --cache $FC
+  most=$(ngfc $FC)
+  for v in 2 3 4 5 6; do
+    newver $v
+    if [ $v = 4 ]; then
+      # a long run on version 4's cache holds it open while version 5 completes
+      run fv4 $FD/x.parquet $FA --cache $FC
+      $BENCH $FD/x.parquet $FA --epochs 40 --jitter-us 20000 --cache $FC --print-batches > $T/fvslow.out 2> $T/fvslow.err & slow=$!
+      sleep 0.3
+      continue
+    fi
+    run fref$v $FD/x.parquet $FA
+    run fv$v $FD/x.parquet $FA --cache $FC
+    check "content change $((v - 1)) (scale $v): stream equals the new content's reference, read from the source" \
+      eval 'same fref$v fv$v && [ "$(ebytes $T/fv$v.err 0)" != 0 ] && [ "$(cstate $T/fv$v.err)" = ready ]'
+    n=$(ngfc $FC); [ "$n" -gt "$most" ] && most=$n
+    if [ $v = 5 ]; then
+      check "version 4's cache in use by a running loader: kept (2 files) while version 5's is complete" test "$n" = 2
+      wait $slow; rs=$?
+      check "the long run on version 4 ends well (its cache was never removed under it)" eval '[ $rs = 0 ] && all_zero $T/fvslow.err 0 39'
+    fi
+  done
+  check "five content changes: at most 2 cache files at any time ($most), 1 at the end" eval '[ "$most" -le 2 ] && [ "$(ngfc $FC)" = 1 ]'
+  check "no .tmp and no lock files left" eval '[ "$(ntmp $FC)" = 0 ] && ! ls $FC | grep -q lock'
+fi
+
+echo "== 12. a prebuild racing a loader (10 rounds)  (t=${SECONDS}s)"
+RC=$T/race
+race_ok=0; waited=0
+for r in $(seq 1 10); do
+  rm -rf $RC
+  $BENCH $KD $K --batch 4096 --epochs 2 --workers 2 --shuffle-window 3 --seed 3 --cache $RC --print-batches > $T/race_l.out 2> $T/race_l.err & lp=$!
+  ms=$(( 30 + $(rnd 300) ))
+  sleep "$(printf '0.%03d' $ms)"
+  $CTOOL build --cache $RC $K --workers 2 $KD > $T/race_b.out 2> $T/race_b.err; rb=$?
+  wait $lp; rl=$?
+  cp $T/race_l.out $T/racel.out
+  good=1; why=""
+  [ $rb = 0 ] && grep -q '^built .*verified$' $T/race_b.out || { good=0; why="prebuild exit $rb: $(tail -2 $T/race_b.err)"; }
+  [ $rl = 0 ] && same kref racel || { good=0; why="$why; loader exit $rl or its stream differs"; }
+  [ "$(ngfc $RC)" = 1 ] && [ "$(ntmp $RC)" = 0 ] || { good=0; why="$why; $(ngfc $RC) .gfc, $(ntmp $RC) .tmp"; }
+  $CTOOL verify --cache $RC $K $KD > /dev/null 2>&1 || { good=0; why="$why; verify fails"; }
+  grep -q 'waiting for' $T/race_b.err && waited=$((waited + 1))
+  if [ $good = 1 ]; then race_ok=$((race_ok + 1)); else echo "  round $r (prebuild after ${ms} ms): $why"; fi
+done
+echo "  the prebuild waited for the loader's build in $waited of 10 rounds"
+check "a prebuild racing a loader succeeds 10 times out of 10 ($race_ok/10)" test $race_ok = 10
+check "the prebuild waited for a loader's build at least once (progress lines)" test $waited -ge 1
+# --no-wait, the listing of a build in progress, a build whose process died
+RW=$T/racenw; rm -rf $RW
+$BENCH $KD $K --batch 4096 --epochs 1 --workers 1 --jitter-us 300000 --cache $RW > /dev/null 2>&1 & lp=$!
+for w in $(seq 1 300); do [ "$(ntmp $RW)" != 0 ] && break; sleep 0.01; done
+sleep 0.2   # its header (who builds) is written just after the .tmp appears
+$CTOOL build --cache $RW $K --no-wait $KD > /dev/null 2> $T/nw.err; rc=$?
+check "build --no-wait while a loader builds: exit 1 naming the other process" eval '[ $rc = 1 ] && grep -q "another process (pid $lp) is building" $T/nw.err'
+$CTOOL ls $RW > $T/ls_building.out
+check "ls shows the build in progress and its process" grep -q "building (process $lp, " $T/ls_building.out
+kill -KILL $lp 2> /dev/null; wait $lp 2> /dev/null
+$CTOOL ls $RW > $T/ls_dead.out
+check "ls shows the dead process's build as abandoned" grep -q "abandoned build" $T/ls_dead.out
+out=$($CTOOL build --cache $RW $K --no-wait $KD 2>&1); rc=$?
+check "build after the builder died: exit 0 (the dead one's lock is gone)" eval '[ $rc = 0 ] && [ "$(ngfc $RW)" = 1 ] && [ "$(ntmp $RW)" = 0 ]'
+
+echo "== 13. make demo: epochs 1 and 2 read 0 source bytes  (t=${SECONDS}s)"
+demo_ok=0
+for r in 1 2 3 4 5; do
+  rm -rf $T/demo-cache
+  $BENCH examples/data/flights.parquet --batch 4096 --workers 2 --seed 1 --epochs 3 --shuffle-window 2 --cache $T/demo-cache > /dev/null 2> $T/demo.err
+  if [ "$(ebytes $T/demo.err 0)" != 0 ] && all_zero $T/demo.err 1 2 && [ "$(cstate $T/demo.err)" = ready ]; then demo_ok=$((demo_ok + 1))
+  else echo "  run $r: $(grep -E '^epoch|^cache' $T/demo.err | tr '\n' ' ')"; fi
+done
+check "the demo's command: epoch 0 builds, epochs 1 and 2 read 0 source bytes (5 of 5 runs: $demo_ok)" test $demo_ok = 5
+
+echo "== 14. gpufeed-cache: the loader's features, ls, prune, the directory budget  (t=${SECONDS}s)"
+FT="--feature dep_delay:f32 --feature distance:f32 --feature carrier:i32:hash=1000"
+LC=$T/lscache; rm -rf $LC
+out=$($CTOOL build --cache $LC $FT --verify-crc $FL 2> $T/ft.err); rc=$?
+p1000=$(echo "$out" | sed -n 's/^built \(.*\.gfc\): .*/\1/p')
+check "build with the README trainer's features (--feature, hash=1000): exit 0, verified" eval '[ $rc = 0 ] && [[ "$out" == built*verified ]]'
+run ftl $FL --batch 4096 --epochs 1 $FT --cache $LC
+check "gpufeed-bench with the same --feature options is served by it (0 source bytes)" eval 'all_zero $T/ftl.err 0 0 && [ "$(cfrom $T/ftl.err)" -ge 1 ]'
+run ftl2 $FL --batch 4096 --epochs 1 --feature dep_delay:f32 --feature distance:f32 --feature carrier:i32:hash=999 --cache $LC
+check "another hash bucket count is another cache (read the source)" eval '[ "$(ebytes $T/ftl2.err 0)" != 0 ] && [ "$(ngfc $LC)" = 2 ]'
+$CTOOL ls $LC > $T/ls.out; rc=$?
+check "ls: exit 0, both caches with their features, sizes and last use" \
+  eval '[ $rc = 0 ] && grep -q "features: dep_delay:f32 distance:f32 carrier:i32:hash=1000$" $T/ls.out && grep -q "carrier:i32:hash=999" $T/ls.out && grep -q "^2 files, " $T/ls.out && [ "$(grep -c " ready .* last use " $T/ls.out)" = 2 ]'
+check "ls names the dataset by its canonical path" grep -q "dataset:  $(pwd)/examples/data/flights.parquet$" $T/ls.out
+sz=$(stat -c %s "$(ls -tr $LC/*.gfc | tail -1)")
+echo junk > $LC/gpufeed-0123.gfc; : > $LC/gpufeed-0123.gfc.lock; : > $LC/gpufeed-0123.gfc.tmp
+out=$($CTOOL prune $LC); rc=$?
+check "prune: removes the invalid file, the old lock file and the dead .tmp, keeps both caches" \
+  eval '[ $rc = 0 ] && [[ "$out" == "removed 3 files"* ]] && [ "$(ngfc $LC)" = 2 ] && [ "$(ntmp $LC)" = 0 ] && ! ls $LC | grep -q lock'
+old=$(ls $LC/*.gfc | grep -v "$p1000")
+touch -a -d '-1 hour' "$old"   # the hash=999 cache: least recently used
+out=$($CTOOL prune $LC --max-bytes $((sz + 100))); rc=$?
+check "prune --max-bytes: the least recently used cache goes, the other stays" eval '[ $rc = 0 ] && [ ! -e "$old" ] && [ -e "$p1000" ] && [ "$(ngfc $LC)" = 1 ]'
+out=$($CTOOL build --cache $LC --max-bytes $((sz + 100)) --feature dep_delay:f32 --feature distance:f32 --feature carrier:i32:hash=998 $FL 2>&1); rc=$?
+check "build --max-bytes (the directory budget): the new cache replaces the one no process uses" eval '[ $rc = 0 ] && [ "$(ngfc $LC)" = 1 ] && [ ! -e "$p1000" ]'
+$CTOOL prune $LC --max-bytes 1 > /dev/null; rc=$?
+check "prune --max-bytes 1 with nothing in use: everything goes" eval '[ $rc = 0 ] && [ "$(ngfc $LC)" = 0 ]'
+for args in "ls" "ls $LC extra" "prune" "prune $LC --max-bytes 0" "prune $LC --max-bytes 12Q" "build --cache $LC --feature dep_delay:f33:hash=5 $FL" \
+            "build --cache $LC --feature dep_delay:f32:width=0 $FL" "build --cache $LC --feature dep_delay:f32 --columns distance $FL" \
+            "build --cache $LC --hash 1000 $FL" "build --cache $LC --feature :f32 $FL"; do
+  $CTOOL $args > /dev/null 2> $T/badarg.err; rc=$?
+  check "bad arguments ($args): exit 2 with a message" eval '[ $rc = 2 ] && [ -s $T/badarg.err ]'
+done
+$CTOOL ls $T/no/such/dir > /dev/null 2> $T/lsmissing.err; rc=$?
+check "ls of a missing directory: exit 1 naming it" eval '[ $rc = 1 ] && grep -q "no/such/dir" $T/lsmissing.err'
+$BENCH $FL --batch 4096 --feature dep_delay:f32 --columns distance > /dev/null 2>&1; rc=$?
+check "gpufeed-bench --feature with --columns: exit 2" test $rc = 2
+nl=$(find $T -name '*.lock' | wc -l)
+check "no lock file anywhere under the test directory after all these runs ($nl)" test "$nl" = 0
 
 echo "$P passed, $F failed"
 [ $F -eq 0 ]

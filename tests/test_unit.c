@@ -770,7 +770,9 @@ static void test_tc_wrong_types(void)
     CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
     CHECK_HAS(msg, "field 2"); CHECK_HAS(msg, "ColumnMetaData");
     b.n = 0;
-    /* a bool where a struct is expected (ColumnChunk.meta_data) */
+    /* a bool where an optional struct is expected (ColumnChunk.meta_data):
+       skipped like an unknown field (Thrift's generated readers do the
+       same); the error is then the row group's missing num_rows */
     pqw_tc_init(&w, &b);
     pqw_tc_begin(&w);
     pqw_tc_list(&w, 4, PQW_T_STRUCT, 1);
@@ -780,7 +782,41 @@ static void test_tc_wrong_types(void)
     pqw_tc_end(&w);
     pqw_tc_end(&w);
     CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
-    CHECK_HAS(msg, "field 3"); CHECK_HAS(msg, "struct");
+    CHECK_HAS(msg, "RowGroup misses columns or num_rows");
+    b.n = 0;
+    /* a bool where a required struct is expected (TimestampType.unit) */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 2, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_str(&w, 4, "ts");
+    pqw_tc_struct(&w, 10); pqw_tc_struct(&w, 8); pqw_tc_bool(&w, 1, 1); pqw_tc_bool(&w, 2, 1); pqw_tc_end(&w); pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 2"); CHECK_HAS(msg, "struct");
+    b.n = 0;
+    /* a required field of another type: RowGroup.num_rows (3) as a string */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 4, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_list(&w, 1, PQW_T_STRUCT, 0); pqw_tc_str(&w, 3, "ten"); pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "thrift RowGroup: field 3 has type binary, expected an integer");
+    b.n = 0;
+    /* ColumnMetaData.path_in_schema (3, required) as a list of i32 */
+    pqw_tc_init(&w, &b);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 4, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w);
+    pqw_tc_list(&w, 1, PQW_T_STRUCT, 1);
+    pqw_tc_begin(&w); pqw_tc_struct(&w, 3);
+    pqw_tc_i32(&w, 1, 1); pqw_tc_list(&w, 3, PQW_T_I32, 1); pqw_tc_v_int(&w, 5);
+    pqw_tc_end(&w); pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    pqw_tc_end(&w);
+    CHECK(parse_fmd(&b, msg, sizeof msg) == GPUFEED_ERR_THRIFT);
+    CHECK_HAS(msg, "field 3 is a list of i32, expected binary"); CHECK_HAS(msg, "ColumnMetaData");
     b.n = 0;
     /* a required field missing: FileMetaData without row groups */
     pqw_tc_init(&w, &b);
@@ -831,6 +867,62 @@ static void tweak_unknown(proof_file *pf)
             }
         }
     }
+}
+
+/* optional fields of a type their struct does not declare, everywhere:
+   skipped (the field-15-as-a-list case of an older writer first) */
+static void w_mismatch_meta(pqw_tc *w, void *ctx)
+{
+    (void)ctx;
+    pqw_tc_list(w, 15, PQW_T_I32, 3); pqw_tc_v_int(w, 1); pqw_tc_v_int(w, 2); pqw_tc_v_int(w, 3);
+    pqw_tc_field_long(w, 14, PQW_T_BINARY); pqw_tc_v_str(w, "not an offset");
+    pqw_tc_field_long(w, 11, PQW_T_LIST); pqw_tc_list_hdr(w, PQW_T_BINARY, 1); pqw_tc_v_str(w, "x");
+    pqw_tc_field_long(w, 12, PQW_T_I32); pqw_tc_v_int(w, 7);
+}
+static void w_mismatch_chunk(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_double(w, 5, 2.5); pqw_tc_field_long(w, 4, PQW_T_TRUE); }
+static void w_mismatch_schema(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_str(w, 9, "id"); pqw_tc_field_long(w, 6, PQW_T_DOUBLE); pqw_tc_v_double(w, 1.0); }
+static void w_mismatch_fmd(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_field_long(w, 6, PQW_T_I32); pqw_tc_v_int(w, 3); pqw_tc_i32(w, 8, 1); }
+static void w_mismatch_rg(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_str(w, 7, "first"); }
+static void w_mismatch_page(pqw_tc *w, void *ctx) { (void)ctx; pqw_tc_field_long(w, 4, PQW_T_BINARY); pqw_tc_v_str(w, "crc"); }
+static void tweak_mismatch(proof_file *pf)
+{
+    int c, g, p;
+    pf->f.extra.fn = w_mismatch_fmd;
+    for (c = 0; c <= N_PROOF_COLS; c++) pf->sch[c].extra.fn = w_mismatch_schema;
+    for (g = 0; g < 2; g++) {
+        pf->rg[g].extra.fn = w_mismatch_rg;
+        for (c = 0; c < N_PROOF_COLS; c++) {
+            pqw_chunk *ch = &pf->ch[g][c];
+            ch->extra_meta.fn = w_mismatch_meta;
+            ch->extra_chunk.fn = w_mismatch_chunk;
+            for (p = 0; p < ch->npages; p++) ch->pages[p].extra.fn = w_mismatch_page;
+        }
+    }
+}
+
+static void test_tc_mismatched_optional(void)
+{
+    proof_file *pf = (proof_file *)calloc(1, sizeof *pf);
+    pqw_buf out = {0};
+    build_proof(pf, &out, tweak_mismatch);
+    CHECK(check_proof_file(&out, 0) == 0);
+    {
+        gpufeed_file *f; gpufeed_error err; gpufeed_open_desc d;
+        memset(&d, 0, sizeof d); d.data = out.p; d.data_size = out.n;
+        if (gpufeed_file_open(&f, &d, &err) == GPUFEED_OK) {
+            const gpufeed_metadata *md = gpufeed_file_metadata(f);
+            const gpufeed_chunk_info *ch = &md->row_groups[0].chunks[0];
+            CHECK(ch->bloom_filter_length == 0 && ch->bloom_filter_offset == -1); /* 15 and 14 skipped */
+            CHECK(ch->dictionary_page_offset == -1 || ch->dictionary_page_offset > 0); /* 11 (a list) skipped */
+            CHECK(ch->offset_index_length == 0); /* ColumnChunk 5 (a double) skipped */
+            CHECK(!md->nodes[md->columns[0].node].has_field_id); /* SchemaElement 9 (a string) skipped */
+            CHECK(md->created_by != NULL); /* the i32 repeat of field 6 skipped, the string kept */
+            CHECK(md->row_groups[0].ordinal == -1);
+            gpufeed_file_close(f);
+        } else CHECK_MSG(0, "%s", err.message);
+    }
+    pqw_free(&out);
+    free_proof(pf); free(pf);
 }
 
 static void test_tc_unknown_fields(void)
@@ -1491,6 +1583,116 @@ static void test_delta_binary_packed(void)
     }
 }
 
+/* A DELTA_BINARY_PACKED stream of 64-bit deltas (as DuckDB writes INT32
+   columns): blocks of 128 values in 4 miniblocks, each miniblock as wide as
+   its largest delta needs. Returns the bytes written. */
+static void dbp_uvar(uint8_t *o, size_t *k, uint64_t v)
+{
+    while (v >= 0x80) { o[(*k)++] = (uint8_t)(v | 0x80); v >>= 7; }
+    o[(*k)++] = (uint8_t)v;
+}
+static uint64_t dbp_zz(uint64_t v) { return (v << 1) ^ (0 - (v >> 63)); }
+static size_t dbp_encode64(const int64_t *v, int n, uint8_t *o)
+{
+    size_t k = 0;
+    int i, j, mb;
+    dbp_uvar(o, &k, 128); dbp_uvar(o, &k, 4); dbp_uvar(o, &k, (uint64_t)n); dbp_uvar(o, &k, dbp_zz((uint64_t)v[0]));
+    for (i = 1; i < n; i += 128) {
+        uint64_t d[128], mind = 0;
+        int cnt = n - i < 128 ? n - i : 128, width[4];
+        for (j = 0; j < cnt; j++) {
+            d[j] = (uint64_t)v[i + j] - (uint64_t)v[i + j - 1];
+            if (j == 0 || (int64_t)d[j] < (int64_t)mind) mind = d[j];
+        }
+        dbp_uvar(o, &k, dbp_zz(mind));
+        for (mb = 0; mb < 4; mb++) {
+            uint64_t mx = 0;
+            width[mb] = 0;
+            for (j = mb * 32; j < mb * 32 + 32 && j < cnt; j++) if (d[j] - mind > mx) mx = d[j] - mind;
+            while (width[mb] < 64 && (mx >> width[mb])) width[mb]++;
+            o[k++] = (uint8_t)width[mb];
+        }
+        for (mb = 0; mb < 4 && mb * 32 < cnt; mb++) {
+            uint64_t bit = 0;
+            memset(o + k, 0, (size_t)(32 * width[mb] / 8));
+            for (j = 0; j < 32; j++) {
+                uint64_t x = mb * 32 + j < cnt ? d[mb * 32 + j] - mind : 0;
+                int b;
+                for (b = 0; b < width[mb]; b++, bit++) if ((x >> b) & 1) o[k + bit / 8] |= (uint8_t)(1u << (bit % 8));
+            }
+            k += (size_t)(32 * width[mb] / 8);
+        }
+    }
+    return k;
+}
+
+/* INT32 columns from a writer that subtracts in 64 bits (DuckDB): miniblocks
+   of 33..64 bits decode exactly; a wide block's value that does not fit an
+   int32 is refused; narrow blocks still wrap in 32 bits (the specification) */
+static void test_delta_wide_int32(void)
+{
+    static int64_t v[300];
+    static int32_t out[300];
+    static int64_t o64[300];
+    static uint8_t buf[8192];
+    const uint8_t *used = NULL;
+    char msg[256];
+    size_t len;
+    int i, ok = 1, maxw = 0;
+    uint64_t x = 0x243F6A8885A308D3ull;
+    for (i = 0; i < 300; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        v[i] = i % 3 == 0 ? (i % 2 ? INT32_MAX : INT32_MIN) : (int64_t)(int32_t)(uint32_t)x;
+    }
+    len = dbp_encode64(v, 300, buf);
+    {   /* find the widths of the first block: after 4 header varints and the min delta */
+        const uint8_t *q = buf;
+        uint64_t t;
+        for (i = 0; i < 5; i++) CHECK(gf__uvarint(&q, buf + len, &t));
+        for (i = 0; i < 4; i++) if (q[i] > maxw) maxw = q[i];
+    }
+    CHECK_MSG(maxw >= 33, "widest miniblock %d bits", maxw);
+    CHECK_MSG(gf__delta_bp(buf, buf + len, 4, (uint8_t *)out, 300, &used, msg, sizeof msg) == 300, "%s", msg);
+    for (i = 0; i < 300; i++) if (out[i] != v[i]) ok = 0;
+    CHECK(ok && used == buf + len);
+    /* the same values as INT64 */
+    CHECK(gf__delta_bp(buf, buf + len, 8, (uint8_t *)o64, 300, &used, msg, sizeof msg) == 300);
+    for (i = 0, ok = 1; i < 300; i++) if (o64[i] != v[i]) ok = 0;
+    CHECK(ok);
+    /* 64-bit miniblocks: INT64 extremes */
+    v[0] = INT64_MIN; v[1] = INT64_MAX; v[2] = 0; v[3] = INT64_MIN; v[4] = -1;
+    len = dbp_encode64(v, 5, buf);
+    CHECK(gf__delta_bp(buf, buf + len, 8, (uint8_t *)o64, 5, &used, msg, sizeof msg) == 5);
+    CHECK(o64[0] == INT64_MIN && o64[1] == INT64_MAX && o64[2] == 0 && o64[3] == INT64_MIN && o64[4] == -1);
+    /* a wide block whose value does not fit an int32: refused, naming it */
+    v[0] = 0; v[1] = (int64_t)1 << 32; v[2] = 5;
+    len = dbp_encode64(v, 3, buf);
+    CHECK(gf__delta_bp(buf, buf + len, 4, (uint8_t *)out, 3, &used, msg, sizeof msg) < 0);
+    CHECK_HAS(msg, "value 4294967296"); CHECK_HAS(msg, "does not fit INT32");
+    /* a first value beyond int32 */
+    v[0] = (int64_t)1 << 40; v[1] = 0;
+    len = dbp_encode64(v, 2, buf);
+    CHECK(gf__delta_bp(buf, buf + len, 4, (uint8_t *)out, 2, &used, msg, sizeof msg) < 0);
+    CHECK_HAS(msg, "first value 1099511627776 does not fit INT32");
+    /* a narrow block wraps in 32 bits: INT32_MAX then delta +1 is INT32_MIN */
+    {
+        static const uint8_t wrap[] = { 0x80, 0x01, 0x04, 0x02, 0xFE, 0xFF, 0xFF, 0xFF, 0x0F, 0x02, 0, 0, 0, 0 };
+        CHECK(gf__delta_bp(wrap, wrap + sizeof wrap, 4, (uint8_t *)out, 2, &used, msg, sizeof msg) == 2);
+        CHECK(out[0] == INT32_MAX && out[1] == INT32_MIN);
+    }
+    /* a bit width beyond 64 */
+    v[0] = 1; v[1] = 2;
+    len = dbp_encode64(v, 2, buf);
+    {   /* the first miniblock's width byte */
+        const uint8_t *q = buf;
+        uint64_t t;
+        for (i = 0; i < 5; i++) gf__uvarint(&q, buf + len, &t);
+        buf[q - buf] = 65;
+    }
+    CHECK(gf__delta_bp(buf, buf + sizeof buf, 4, (uint8_t *)out, 2, &used, msg, sizeof msg) < 0);
+    CHECK_HAS(msg, "bit width 65");
+}
+
 /* LZ4: a raw block, the Hadoop framing around it, and malformed input */
 static void test_lz4(void)
 {
@@ -1524,6 +1726,7 @@ int main(void)
     RUN(test_tc_wrong_types);
     RUN(test_tc_truncated_footer);
     RUN(test_tc_unknown_fields);
+    RUN(test_tc_mismatched_optional);
     RUN(test_rle_runs);
     RUN(test_rle_boundaries);
     RUN(test_rle_all_widths);
@@ -1539,6 +1742,7 @@ int main(void)
     RUN(test_crc32);
     RUN(test_result_strings);
     RUN(test_delta_binary_packed);
+    RUN(test_delta_wide_int32);
     RUN(test_lz4);
     return TEST_SUMMARY();
 }

@@ -831,6 +831,239 @@ def write_nested(outdir, rows):
     con.close()
 
 
+# --------------------------------------------------------------------------
+# Thrift Compact Protocol, just enough to edit a footer byte by byte
+# --------------------------------------------------------------------------
+# A struct is a list of [field id, wire type, value]; a list value is
+# (element type, [values]); a map (key type, value type, [(k, v)]).
+T_TRUE, T_FALSE, T_I8, T_I16, T_I32, T_I64, T_DOUBLE, T_BINARY, T_LIST, T_SET, T_MAP, T_STRUCT = range(1, 13)
+
+
+class _TReader:
+    def __init__(self, data):
+        self.b, self.i = data, 0
+
+    def byte(self):
+        self.i += 1
+        return self.b[self.i - 1]
+
+    def uvar(self):
+        v = shift = 0
+        while True:
+            c = self.byte()
+            v |= (c & 0x7F) << shift
+            shift += 7
+            if not c & 0x80:
+                return v
+
+    def zz(self):
+        u = self.uvar()
+        return (u >> 1) ^ -(u & 1)
+
+    def value(self, t, in_list=False):
+        if t in (T_TRUE, T_FALSE):
+            return (self.byte() == 1) if in_list else (t == T_TRUE)
+        if t == T_I8:
+            return self.byte()
+        if t in (T_I16, T_I32, T_I64):
+            return self.zz()
+        if t == T_DOUBLE:
+            self.i += 8
+            return self.b[self.i - 8:self.i]
+        if t == T_BINARY:
+            n = self.uvar()
+            self.i += n
+            return self.b[self.i - n:self.i]
+        if t in (T_LIST, T_SET):
+            h = self.byte()
+            n, et = h >> 4, h & 0x0F
+            if n == 15:
+                n = self.uvar()
+            return (et, [self.value(et, True) for _ in range(n)])
+        if t == T_MAP:
+            n = self.uvar()
+            if n == 0:
+                return (0, 0, [])
+            h = self.byte()
+            return (h >> 4, h & 0x0F, [(self.value(h >> 4, True), self.value(h & 0x0F, True)) for _ in range(n)])
+        if t == T_STRUCT:
+            return self.struct()
+        raise ValueError("thrift type %d" % t)
+
+    def struct(self):
+        fields, last = [], 0
+        while True:
+            h = self.byte()
+            if h == 0:
+                return fields
+            t = h & 0x0F
+            fid = last + (h >> 4) if h >> 4 else self.zz()
+            last = fid
+            fields.append([fid, t, self.value(t)])
+
+
+def _t_uvar(out, v):
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+
+
+def _t_value(out, t, v, in_list=False):
+    if t in (T_TRUE, T_FALSE):
+        if in_list:
+            out.append(1 if v else 2)
+    elif t == T_I8:
+        out.append(v & 0xFF)
+    elif t in (T_I16, T_I32, T_I64):
+        _t_uvar(out, ((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF)
+    elif t == T_DOUBLE:
+        out += v
+    elif t == T_BINARY:
+        _t_uvar(out, len(v))
+        out += v
+    elif t in (T_LIST, T_SET):
+        et, vals = v
+        if len(vals) < 15:
+            out.append((len(vals) << 4) | et)
+        else:
+            out.append(0xF0 | et)
+            _t_uvar(out, len(vals))
+        for x in vals:
+            _t_value(out, et, x, True)
+    elif t == T_MAP:
+        kt, vt, items = v
+        _t_uvar(out, len(items))
+        if items:
+            out.append((kt << 4) | vt)
+            for k, x in items:
+                _t_value(out, kt, k, True)
+                _t_value(out, vt, x, True)
+    elif t == T_STRUCT:
+        _t_struct(out, v)
+
+
+def _t_struct(out, fields):
+    last = 0
+    for fid, t, v in fields:
+        d = fid - last
+        if 0 < d <= 15:
+            out.append((d << 4) | t)
+        else:
+            out.append(t)
+            _t_uvar(out, ((fid << 1) ^ (fid >> 63)) & 0xFFFFFFFFFFFFFFFF)
+        last = fid
+        _t_value(out, t, v)
+    out.append(0)
+
+
+def _t_field(fields, fid):
+    for f in fields:
+        if f[0] == fid:
+            return f
+    return None
+
+
+def rewrite_footer(src, dst, edit):
+    """Copies a Parquet file with its FileMetaData decoded, edited by
+    edit(fields) and encoded again (the data pages stay where they are)."""
+    data = open(src, "rb").read()
+    flen = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - flen
+    fmd = _TReader(data[start:len(data) - 8]).struct()
+    edit(fmd)
+    out = bytearray()
+    _t_struct(out, fmd)
+    with open(dst, "wb") as f:
+        f.write(data[:start] + bytes(out) + len(out).to_bytes(4, "little") + b"PAR1")
+
+
+def write_crafted(outdir, rows):
+    """Footers other writers produce that gpufeed must read as pyarrow does."""
+    n = rows["frame"]
+    t = pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
+                  "x": pa.array(np.linspace(-1, 1, n)),
+                  "s": pa.array(["k%d" % (i % 17) if i % 9 else None for i in range(n)])})
+    tmp = os.path.join(outdir, ".crafted_src.parquet")
+    pq.write_table(t, tmp, row_group_size=max(1, n // 3))
+
+    def field15_list(fmd):
+        # every ColumnMetaData gets field 15 as a list<i32> (an older writer's
+        # use of the id that is now bloom_filter_length, an i32)
+        for rg in _t_field(fmd, 4)[2][1]:
+            for cc in _t_field(rg, 1)[2][1]:
+                meta = _t_field(cc, 3)[2]
+                meta[:] = [f for f in meta if f[0] != 15]
+                meta.append([15, T_LIST, (T_I32, [3, 1, 4, 1, 5])])
+                meta.sort(key=lambda f: f[0])
+    name = "crafted_colmeta_field15_list.parquet"
+    rewrite_footer(tmp, os.path.join(outdir, name), field15_list)
+    os.remove(tmp)
+    got = pq.read_table(os.path.join(outdir, name))
+    assert got.equals(t), "pyarrow no longer reads the field-15 file as written"
+    add(outdir, name, "pyarrow file whose footer was rewritten byte by byte: ColumnMetaData field 15 "
+        "(bloom_filter_length, i32) as a list<i32>; Thrift readers skip it")
+
+
+def _first_delta_widths(path, col):
+    """The miniblock bit widths of the first DELTA_BINARY_PACKED block of an
+    uncompressed, V1-paged, optional column: proves a fixture is wide."""
+    data = open(path, "rb").read()
+    cc = pq.ParquetFile(path).metadata.row_group(0).column(col)
+    r = _TReader(data)
+    r.i = cc.data_page_offset
+    ph = r.struct()
+    assert _t_field(ph, 1)[2] == 0, "not a V1 data page"
+    p = r.i
+    p += 4 + int.from_bytes(data[p:p + 4], "little")  # definition levels (RLE, length-prefixed)
+    r.i = p
+    r.uvar()  # block size
+    nmb = r.uvar()
+    r.uvar()  # total values
+    r.uvar()  # first value
+    r.uvar()  # the block's min delta
+    return list(data[r.i:r.i + nmb])
+
+
+def write_duckdb_delta64(ext):
+    """DuckDB with PARQUET_VERSION v2 subtracts INT32 values in 64 bits:
+    miniblocks of 33 bits and min deltas beyond int32. Every codec; each file
+    comes with DuckDB's own reading of it as CSV (render_csv's format), the
+    oracle (pyarrow fails on these files)."""
+    import duckdb
+
+    dd = os.path.join(ext, "duckdb_delta64")
+    os.makedirs(dd, exist_ok=True)
+    con = duckdb.connect()
+    con.execute("SET threads TO 1")
+    query = (
+        "SELECT CASE WHEN i %% 3 = 0 THEN (CASE WHEN i %% 2 = 0 THEN -2147483648 ELSE 2147483647 END) "
+        "ELSE ((hash(i) %% 4294967296)::BIGINT - 2147483648) END::INTEGER AS i32, "
+        "CASE WHEN i %% 11 = 5 THEN NULL ELSE ((hash(i * 7) %% 4294967296)::BIGINT - 2147483648)::INTEGER END AS i32n, "
+        "(i * 1000)::INTEGER AS seq, "
+        "CASE WHEN i %% 7 = 0 THEN -9223372036854775808 WHEN i %% 7 = 1 THEN 9223372036854775807 "
+        "ELSE (hash(i) %% 9223372036854775807)::BIGINT END AS i64, "
+        "CASE WHEN i %% 13 = 0 THEN NULL ELSE 'v' || (hash(i) %% 100000)::VARCHAR END AS s "
+        "FROM range(%d) t(i) ORDER BY i")
+    for comp in ("uncompressed", "snappy", "gzip", "zstd", "brotli", "lz4", "lz4_raw"):
+        name = "duckdb_v2_int32_wide_%s.parquet" % comp
+        path = os.path.join(dd, name)
+        con.execute("COPY (%s) TO '%s' (FORMAT parquet, PARQUET_VERSION v2, COMPRESSION %s)" % (
+            query % 5000, path.replace("'", "''"), comp))
+        rows = con.execute("SELECT * FROM read_parquet('%s')" % path.replace("'", "''")).fetchall()
+        cols = [d[0] for d in con.description]
+        with open(path[:-len(".parquet")] + ".csv", "w", encoding="utf-8", newline="\n") as f:
+            f.write(",".join('"%s"' % c for c in cols) + "\n")
+            for row in rows:
+                f.write(",".join("" if v is None else ('"%s"' % v.replace('"', '""')) if isinstance(v, str)
+                                 else str(v) for v in row) + "\n")
+        add(dd, name, "DuckDB COPY, PARQUET_VERSION v2, COMPRESSION %s: INT32 deltas in 64 bits "
+            "(33-bit miniblocks); %s is DuckDB's reading of it" % (comp, name[:-8] + ".csv"))
+    con.close()
+    widths = _first_delta_widths(os.path.join(dd, "duckdb_v2_int32_wide_uncompressed.parquet"), 0)
+    assert max(widths) > 32, "DuckDB no longer writes wide INT32 miniblocks: %r" % widths
+
+
 def generate(outdir, extended=False, small=False):
     """Write the corpus into outdir; returns the manifest entries."""
     global OUT_ROOT
@@ -849,6 +1082,8 @@ def generate(outdir, extended=False, small=False):
     write_fastparquet(outdir, rows)
     if extended:
         write_extended(ext, rows)
+        write_duckdb_delta64(ext)
+    write_crafted(outdir, rows)
     write_nested(outdir, rows)
     with open(os.path.join(outdir, "MANIFEST.txt"), "w", encoding="utf-8", newline="\n") as f:
         f.write("# gpufeed fixture corpus, written by tools/gen_fixtures.py%s%s\n" % (

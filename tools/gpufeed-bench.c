@@ -8,8 +8,12 @@
              [--even drop|pad] [--drop-last] [--start-epoch e --start-batch k]
              [--ring-depth D] [--unit-rows N] [--prefill] [--jitter-us X]
              [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
-             [--pread]
+             [--pread] [--feature COLUMN:DTYPE[:OPTION...]]... [--verify-crc]
 
+   --feature: one feature each, in order (the syntax of every gpufeed tool,
+   tools/gf_cli.h: options hash=N, seed=S, fill=V, null=fill|error, valid,
+   cast=unsafe, width=W, ragged=error|pad|truncate, lengths); instead of
+   --columns/--dtype. --verify-crc checks page CRCs while decoding.
    --print-batches prints one line per batch: `epoch index rows hash`
    (hash: 64-bit hash of the batch's bytes), the determinism contract: the
    same for any --workers, --ring-depth or timing. At the end, on stderr:
@@ -17,6 +21,7 @@
    --cache the source bytes read per epoch (0 once the cache is built). */
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
+#include "gf_cli.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +49,7 @@ static void usage(void)
                     "         [--shuffle-window W] [--no-shuffle] [--rank r --world w] [--even drop|pad] [--drop-last]\n"
                     "         [--start-epoch e --start-batch k] [--ring-depth D] [--unit-rows N] [--prefill]\n"
                     "         [--jitter-us X] [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n"
-                    "         [--pread]\n");
+                    "         [--pread] [--feature COL:DTYPE[:OPT...]]... [--verify-crc]\n");
 }
 
 static const char **g_files;
@@ -67,6 +72,9 @@ int main(int argc, char **argv)
     long long unit_rows = 0;
     double t0, t1;
     gpufeed_cache_desc cache;
+    gf_cli_features fs;
+    char msg[256];
+    memset(&fs, 0, sizeof fs);
     if (!files) return 1;
     g_files = files;
     atexit(free_files);
@@ -105,11 +113,16 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--trace") && has) ld.trace_path = argv[++i];
         else if (!strcmp(a, "--cache") && has) { cache.dir = argv[++i]; ld.cache = &cache; }
         else if (!strcmp(a, "--cache-ram") && has) { cache.ram_bytes = (uint64_t)arg_ll(a, argv[++i], 1); ld.cache = &cache; }
+        else if (!strcmp(a, "--feature") && has) {
+            if (gf_cli_features_add(&fs, argv[++i], msg, sizeof msg)) { fprintf(stderr, "gpufeed-bench: --feature '%.200s': %s\n", argv[i], msg); gf_cli_features_free(&fs); return 2; }
+        }
+        else if (!strcmp(a, "--verify-crc")) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-bench: unknown option '%.100s'\n", a); usage(); return 2; }
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-bench: unknown option '%.100s'\n", a); usage(); gf_cli_features_free(&fs); return 2; }
         else files[nfiles++] = a;
     }
-    if (!nfiles || ld.batch_rows <= 0) { usage(); return 2; }
+    if (!nfiles || ld.batch_rows <= 0) { usage(); gf_cli_features_free(&fs); return 2; }
+    if (fs.n && (columns || dt != GPUFEED_DT_F32)) { fprintf(stderr, "gpufeed-bench: --feature gives each feature its dtype: not with --columns or --dtype\n"); gf_cli_features_free(&fs); return 2; }
     if (columns) {
         const char *p = columns;
         int n = 1;
@@ -131,6 +144,7 @@ int main(int argc, char **argv)
     }
     dd.paths = files; dd.num_paths = nfiles;
     dd.features = feats; dd.num_features = nfeat;
+    if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }
     dd.unit_rows = unit_rows;
     t0 = now_s();
     if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-bench: %s\n", err.message); rc = 1; goto done; }
@@ -201,5 +215,6 @@ done:
     gpufeed_dataset_close(ds);
     if (names) for (i = 0; i < nfeat; i++) free(names[i]);
     free(names); free(feats);
+    gf_cli_features_free(&fs);
     return rc;
 }

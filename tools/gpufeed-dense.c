@@ -5,6 +5,7 @@
                          [--fill V] [--null-error] [--unsafe-cast] [--hash N]
                          [--list-width W] [--ragged error|pad|truncate] [--lengths a,b]
                          [--where EXPR] [--batch B] [--unit-rows N] [--threads N]
+                         [--feature COLUMN:DTYPE[:OPTION...]]... [--verify-crc]
                          -o OUT.bin FILE|DIR|GLOB...
 
    Writes the matrix little-endian, rows x features, no header, and prints
@@ -24,11 +25,18 @@
    --lengths a,b appends one column per named list column: the list's
    length (before padding or cutting; a null list gives --fill). Lists need
    --columns; predicates on list columns are refused.
+   --feature gives one feature (output column) each, in order, in the
+   syntax of every gpufeed tool (tools/gf_cli.h): COLUMN:DTYPE and options
+   hash=N, seed=S, fill=V, null=fill|error, valid, cast=unsafe, width=W,
+   ragged=error|pad|truncate, lengths; it replaces --columns, --dtype,
+   --hash, --fill, --null-error, --unsafe-cast, --list-width, --ragged and
+   --lengths. --verify-crc checks page CRCs where the file has them.
    --threads is accepted for forward compatibility; decoding is
    single-threaded until the parallel pipeline lands. */
 #define _POSIX_C_SOURCE 200809L
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
+#include "gf_cli.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,7 +207,8 @@ static void usage(void)
     fprintf(stderr, "usage: gpufeed-dense [--columns a,b] [--dtype f32|f64|f16|bf16|i32|i64|u8] [--fill V] [--null-error]\n"
                     "                     [--unsafe-cast] [--hash N] [--list-width W] [--ragged error|pad|truncate]\n"
                     "                     [--lengths a,b] [--where EXPR] [--batch B] [--unit-rows N]\n"
-                    "                     [--threads N] [--pread] -o OUT.bin FILE|DIR|GLOB...\n");
+                    "                     [--threads N] [--pread] [--feature COL:DTYPE[:OPT...]]... [--verify-crc]\n"
+                    "                     -o OUT.bin FILE|DIR|GLOB...\n");
 }
 
 static const char **g_files;
@@ -211,7 +220,8 @@ int main(int argc, char **argv)
     long long list_width = 0;
     int ragged = GPUFEED_LIST_ERROR;
     const char **files = NULL;
-    int nfiles = 0, i, rc = 0, null_error = 0, unsafe_cast = 0, threads = 1, use_mmap = 0;
+    int nfiles = 0, i, rc = 0, null_error = 0, unsafe_cast = 0, threads = 1, use_mmap = 0, verify_crc = 0, legacy = 0;
+    gf_cli_features fs;
     double fill = 0;
     long long batch = 65536, unit_rows = 0, hash = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
@@ -231,6 +241,7 @@ int main(int argc, char **argv)
     long long rows = 0;
     char msg[256];
 
+    memset(&fs, 0, sizeof fs);
     files = (const char **)calloc((size_t)argc, sizeof *files);
     g_files = files;
     atexit(free_files);
@@ -238,6 +249,14 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
+        if (!strcmp(a, "--feature") && has) {
+            if (gf_cli_features_add(&fs, argv[++i], msg, sizeof msg)) { fprintf(stderr, "gpufeed-dense: --feature '%.200s': %s\n", argv[i], msg); gf_cli_features_free(&fs); return 2; }
+            continue;
+        }
+        if (!strcmp(a, "--verify-crc")) { verify_crc = 1; continue; }
+        if (has && (!strcmp(a, "--columns") || !strcmp(a, "--dtype") || !strcmp(a, "--fill") || !strcmp(a, "--hash") ||
+                    !strcmp(a, "--list-width") || !strcmp(a, "--ragged") || !strcmp(a, "--lengths"))) legacy = 1;
+        if (!strcmp(a, "--null-error") || !strcmp(a, "--unsafe-cast")) legacy = 1;
         if (!strcmp(a, "--columns") && has) columns = argv[++i];
         else if (!strcmp(a, "--dtype") && has) {
             if (gpufeed_dtype_parse(argv[++i], &dt)) { fprintf(stderr, "gpufeed-dense: unknown dtype '%.100s' (f32, f64, f16, bf16, i32, i64, u8)\n", argv[i]); return 2; }
@@ -270,7 +289,11 @@ int main(int argc, char **argv)
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-dense: unknown option '%.100s'\n", a); usage(); return 2; }
         else files[nfiles++] = a;
     }
-    if (!outp || nfiles == 0) { usage(); return 2; }
+    if (!outp || nfiles == 0) { usage(); gf_cli_features_free(&fs); return 2; }
+    if (fs.n && legacy) {
+        fprintf(stderr, "gpufeed-dense: --feature replaces --columns, --dtype, --fill, --null-error, --unsafe-cast, --hash, --list-width, --ragged and --lengths: use one or the other\n");
+        gf_cli_features_free(&fs); return 2;
+    }
     if (lengths && !columns) { fprintf(stderr, "gpufeed-dense: --lengths needs --columns\n"); usage(); return 2; }
     (void)threads;
 
@@ -357,9 +380,11 @@ int main(int argc, char **argv)
     memset(&dd, 0, sizeof dd);
     dd.paths = files; dd.num_paths = nfiles;
     dd.features = feats; dd.num_features = nfeat;
+    if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }
     dd.where = npred ? preds : NULL; dd.num_where = npred;
     dd.unit_rows = unit_rows;
     if (use_mmap < 0) dd.flags |= GPUFEED_OPEN_PREAD; /* files are mapped by default */
+    if (verify_crc) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
     t0 = now_s();
     if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
     if (!columns && (dt != GPUFEED_DT_F32 || fill != 0 || null_error || unsafe_cast)) {
@@ -421,5 +446,6 @@ done:
     gpufeed_dataset_close(ds);
     for (i = 0; i < nkeep; i++) free(keep[i]);
     free(feats);
+    gf_cli_features_free(&fs);
     return rc;
 }
