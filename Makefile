@@ -58,7 +58,7 @@ $(VENV)/.stamp: tools/requirements.txt
 	@touch $@
 
 fixtures: venv
-	$(VENV)/bin/python tools/gen_fixtures.py build/fixtures
+	$(VENV)/bin/python tests/gen_fixtures.py build/fixtures
 
 test: deps venv
 	@bash tests/run.sh
@@ -70,11 +70,11 @@ fuzz: deps
 	build/fuzz_file -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 -dict=tests/fuzz.dict build/fuzz-corpus
 
 fuzz-all: deps venv
-	bash tools/fuzz_all.sh $(FUZZ_SECONDS) $(FUZZ_JOBS)
+	bash tests/fuzz_all.sh $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
 bench-codecs: deps
 	@mkdir -p build
-	$(CC) -O2 $(WARN) -I. tools/bench_codecs.c -o build/bench_codecs -lsnappy -llz4 -lz -ldeflate -lzstd -lpthread -lm
+	$(CC) -O2 $(WARN) -I. tools/bench/bench_codecs.c -o build/bench_codecs -lsnappy -llz4 -lz -ldeflate -lzstd -lpthread -lm
 	build/bench_codecs
 
 fuzz-gzip: deps
@@ -84,21 +84,21 @@ fuzz-gzip: deps
 	build/fuzz_gzip -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 build/fuzz-gzip
 
 bench-dense: tools venv
-	$(VENV)/bin/python tools/bench_dense.py
+	$(VENV)/bin/python tools/bench/bench_dense.py
 
 bench-loader: tools venv
-	$(VENV)/bin/python tools/bench_loader.py
+	$(VENV)/bin/python tools/bench/bench_loader.py
 
 bench-cache: tools venv
-	$(VENV)/bin/python tools/bench_cache.py
+	$(VENV)/bin/python tools/bench/bench_cache.py
 
 # on a GPU machine: GPU tests (also under compute-sanitizer) and the example
 gpu-check:
-	bash tools/gpu_check.sh
+	bash tests/gpu_check.sh
 
 # on a GPU machine: the starvation benchmark (gpufeed vs PyTorch DataLoader)
 bench-gpu:
-	python3 tools/bench_gpu.py
+	python3 tools/bench/bench_gpu.py
 
 clean:
 	rm -rf build

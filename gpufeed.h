@@ -2882,7 +2882,7 @@ static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, 
 }
 #else
 /* LZ4 keeps its own match copy rather than ZSTD's gf__zmatch_wild: with
-   that one, LZ4_RAW in tools/bench_codecs.c fell from about 1.05x to 0.86x
+   that one, LZ4_RAW in tools/bench/bench_codecs.c fell from about 1.05x to 0.86x
    of liblz4 (LZ4's matches are short and mostly far back). */
 static void gf__lz4_match(uint8_t *op, size_t off, size_t mlen)
 {

@@ -85,7 +85,7 @@ build_all() {
     else echo "SKIP build test_cuda_streams: no CUDA toolkit"; fi
   fi
   if command -v nvcc >/dev/null 2>&1; then  # CUDA code must compile here even without a GPU
-    for cu in tests/test_gpu.cu examples/train_mlp.cu tools/bench_gpu.cu; do
+    for cu in tests/test_gpu.cu examples/train_mlp.cu tools/bench/bench_gpu.cu; do
       [ -f "$cu" ] || continue
       n=$(basename "$cu" .cu)
       if nvcc -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -I. "$cu" -o "build/$n" -lpthread 2>build/logs/nvcc_$n.err; then ok=$((ok + 1)); echo "PASS nvcc $n"; else bad=$((bad + 1)); echo "FAIL nvcc $n"; cat build/logs/nvcc_$n.err; fi
@@ -147,12 +147,12 @@ committed_corpus() {
 # cell by cell against pyarrow's reading of it
 generated_corpus() {
   rm -rf build/fixtures
-  $PY tools/gen_fixtures.py build/fixtures || { echo "0 passed, 1 failed"; return 1; }
+  $PY tests/gen_fixtures.py build/fixtures || { echo "0 passed, 1 failed"; return 1; }
   # the legacy list / map forms crafted by tests/test_nested.c join the corpus
   if [ -x build/asan/test_nested ]; then
     build/asan/test_nested --write build/fixtures/nested/crafted > /dev/null || { echo "0 passed, 1 failed"; return 1; }
   fi
-  $PY tools/check_corpus.py --cat "build/asan/gpufeed-cat --verify-crc" build/fixtures
+  $PY tests/check_corpus.py --cat "build/asan/gpufeed-cat --verify-crc" build/fixtures
 }
 
 # the extended corpus (every codec and encoding): files whose codecs exist
@@ -160,15 +160,15 @@ generated_corpus() {
 # with a clear "not supported yet" naming the codec
 extended_corpus() {
   rm -rf build/fixtures-ext
-  $PY tools/gen_fixtures.py build/fixtures-ext --extended > /dev/null || { echo "0 passed, 1 failed"; return 1; }
+  $PY tests/gen_fixtures.py build/fixtures-ext --extended > /dev/null || { echo "0 passed, 1 failed"; return 1; }
   local ok=0 bad=0 f
   for f in build/fixtures-ext/extended/*.parquet; do
     if build/asan/gpufeed-cat --verify-crc "$f" > /dev/null 2> build/logs/ext.err; then
-      if $PY tools/check_corpus.py --cat "build/asan/gpufeed-cat --verify-crc" "$f" > build/logs/ext.out 2>&1; then ok=$((ok + 1)); echo "PASS $f"
+      if $PY tests/check_corpus.py --cat "build/asan/gpufeed-cat --verify-crc" "$f" > build/logs/ext.out 2>&1; then ok=$((ok + 1)); echo "PASS $f"
       else bad=$((bad + 1)); echo "FAIL $f: $(tail -3 build/logs/ext.out)"; fi
     elif grep -qE "codec BROTLI needs the system libbrotlidec: compile with -DGPUFEED_USE_BROTLI" build/logs/ext.err; then
       ok=$((ok + 1)); echo "PASS $f (clear error naming GPUFEED_USE_BROTLI)"
-      if $PY tools/check_corpus.py --cat build/gpufeed-cat-brotli "$f" > build/logs/ext.out 2>&1; then ok=$((ok + 1)); echo "PASS $f (GPUFEED_USE_BROTLI build)"
+      if $PY tests/check_corpus.py --cat build/gpufeed-cat-brotli "$f" > build/logs/ext.out 2>&1; then ok=$((ok + 1)); echo "PASS $f (GPUFEED_USE_BROTLI build)"
       else bad=$((bad + 1)); echo "FAIL $f (GPUFEED_USE_BROTLI build): $(tail -3 build/logs/ext.out)"; fi
     elif grep -qE "codec [A-Z0-9_]+ is not supported yet" build/logs/ext.err; then
       ok=$((ok + 1)); echo "PASS $f (clear error: $(grep -oE 'codec [A-Z]+ is not supported yet' build/logs/ext.err))"
@@ -202,7 +202,7 @@ fuzz_replay() {
 fuzz_decoders_replay() {
   local ok=0 bad=0 t
   rm -rf build/fuzz-seeds
-  $PY tools/gen_fuzz_sources.py build/fuzz-sources > /dev/null &&
+  $PY tests/gen_fuzz_sources.py build/fuzz-sources > /dev/null &&
     build/fuzz_seeds build/fuzz-seeds build/fuzz-sources/*.parquet tests/data/*.parquet > /dev/null || { echo "0 passed, 1 failed"; return 1; }
   for t in thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4 nested gzip zstd; do
     [ -x build/fz_$t ] || continue

@@ -4,7 +4,7 @@
     .venv/bin/python tests/test_cli.py [--cat build/asan/gpufeed-cat] [--inspect build/asan/gpufeed-inspect]
 
 tests/test_tools.sh runs it (and adds its counts). Checks: gpufeed-cat's
-CSV (ISO-8601 and --raw) and JSON Lines equal tools/render_csv.py's byte
+CSV (ISO-8601 and --raw) and JSON Lines equal tests/render_csv.py's byte
 for byte on the committed corpus, with projections and limits; dates,
 times and timestamps at the edges (every unit, UTC and local, INT96,
 pre-1970, the int32 / int64 extremes) equal the oracle, fixed anchors
@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402

@@ -1,9 +1,9 @@
-"""gpufeed-dense against the pyarrow + numpy reference (tools/dense_reference.py).
+"""gpufeed-dense against the pyarrow + numpy reference (tests/dense_reference.py).
 
     .venv/bin/python tests/test_dense.py --bin build/asan/gpufeed-dense --fixtures build/fixtures
 
 Prints `PASS name` / `FAIL name: reason` per check and `N passed, N failed`;
-exits 1 when a check fails. Needs the fixture corpus (tools/gen_fixtures.py)
+exits 1 when a check fails. Needs the fixture corpus (tests/gen_fixtures.py)
 and examples/data/flights.parquet; writes its own files (sorted / wide /
 multi-file datasets) into a temporary directory.
 """
@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 from dense_reference import NP_DTYPE, reference  # noqa: E402
 
 DTYPES = ("f32", "f64", "i32", "i64", "f16", "bf16", "u8")
@@ -602,7 +602,7 @@ def run_all(a, tmp):
     # ---- 7. list features (a leaf with one repeated level): W slots per row
     nested = os.path.join(fx, "nested")
     if not os.path.isdir(nested):
-        check("list features: fixtures", lambda: (_ for _ in ()).throw(Fail(f"no {nested} (tools/gen_fixtures.py)")))
+        check("list features: fixtures", lambda: (_ for _ in ()).throw(Fail(f"no {nested} (tests/gen_fixtures.py)")))
     else:
         def NF(name):
             return os.path.join(nested, name)

@@ -3,7 +3,7 @@
    Build and run from the repository root (H100 / H200: sm_90):
        nvcc -O2 -arch=sm_90 -I. tests/test_gpu.cu -o build/test_gpu -lpthread
        build/test_gpu [PARQUET]              (default examples/data/flights.parquet)
-   tools/gpu_check.sh builds it and also runs it under compute-sanitizer
+   tests/gpu_check.sh builds it and also runs it under compute-sanitizer
    (GPUFEED_TEST_NO_TIMING=1 there: the timing check only reports).
 
    Without a usable device every check prints "SKIP: no GPU (<reason>) ..."

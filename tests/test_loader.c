@@ -2,7 +2,7 @@
    a pure function of (dataset, features, batch_rows, seed, shuffle options,
    epoch, rank, world); workers, ring depth and timing never change it.
 
-   Data: tests/data/ids.parquet (tools/make_loader_data.py): 20,000 rows,
+   Data: tests/data/ids.parquet (tests/make_loader_data.py): 20,000 rows,
    id = 0..19999 is the row's identity, so every check decodes the ids of the
    batches and knows exactly which rows came, in which order, how often.
    Run from the repository root (writes scratch files under build/). */

@@ -7,7 +7,7 @@
 
    Run from the repository root: it writes its files into a temporary
    directory under build/. With --write DIR it also leaves the crafted
-   legacy files in DIR, for tools/check_corpus.py to compare them with
+   legacy files in DIR, for tests/check_corpus.py to compare them with
    pyarrow's reading. */
 #define _POSIX_C_SOURCE 200809L
 #define GPUFEED_CAT_NO_MAIN

@@ -28,7 +28,7 @@
    the file and the place: row group, column, row, page); 2 on a usage error
    (a bad option or value, no PATH).
 
-   CSV (the contract tests and outside checks rely on; tools/render_csv.py
+   CSV (the contract tests and outside checks rely on; tests/render_csv.py
    is its reference implementation with pyarrow):
    - line 1: the column names, double-quoted, struct fields as dotted paths;
    - one line per row, RFC 4180 quoting; null is an empty, unquoted field;

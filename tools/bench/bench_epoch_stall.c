@@ -1,12 +1,12 @@
 /* bench_epoch_stall: per-batch wait times of the gpufeed loader around the
    epoch boundary, warm start with prefill, and the memory bound.
 
-   Build:  cc -O2 -std=c99 -I. tools/bench_epoch_stall.c -o build/bench_epoch_stall -lpthread -lm
+   Build:  cc -O2 -std=c99 -I. tools/bench/bench_epoch_stall.c -o build/bench_epoch_stall -lpthread -lm
    Usage:  bench_epoch_stall FILE... [--batch B] [--unit-rows N] [--workers N]
              [--ring-depth D] [--epochs E] [--step-us S | --step-factor F]
              [--prefill] [--warm-start-runs R] [--info] [--sched]
 
-   Driven by tools/bench_loader.py (make bench-loader), which prints the
+   Driven by tools/bench/bench_loader.py (make bench-loader), which prints the
    tables. Modes:
 
    default   runs the loader for E epochs (default 3) with a simulated
@@ -39,7 +39,7 @@
    driver to parse; times in microseconds. */
 #define _POSIX_C_SOURCE 200809L
 #define GPUFEED_IMPLEMENTATION
-#include "../gpufeed.h"
+#include "../../gpufeed.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 # gpu_check.sh -- the GPU checks of gpufeed's uploader, in one command, on a
 # machine with an NVIDIA GPU (H100 / H200), nvcc and a C compiler. No network.
 #
-#   bash tools/gpu_check.sh            (from anywhere; logs in build/gpu-check/)
+#   bash tests/gpu_check.sh            (from anywhere; logs in build/gpu-check/)
 #
 # Steps: build and run tests/test_gpu.cu; run it again under
 # compute-sanitizer --tool memcheck and --tool racecheck (when installed);

@@ -2,10 +2,10 @@
 ../shared/BENCH.md ("GPU side") in one command.
 
 On the GPU machine run both, from the repository root:
-    bash tools/gpu_check.sh          # correctness of the uploader first
-    python3 tools/bench_gpu.py       # then this (or .venv/bin/python tools/bench_gpu.py)
+    bash tests/gpu_check.sh          # correctness of the uploader first
+    python3 tools/bench/bench_gpu.py       # then this (or .venv/bin/python tools/bench/bench_gpu.py)
 
-    python3 tools/bench_gpu.py [--rows 2097152] [--batch 65536]
+    python3 tools/bench/bench_gpu.py [--rows 2097152] [--batch 65536]
         [--steps-ms 0,1,5,20] [--epochs 2] [--workers N] [--torch-workers 0,4,8,16]
         [--columns a,b,c] [--skip-torch] [--skip-gpufeed] [--out build/bench]
 
@@ -19,7 +19,7 @@ cupy: no venv needed. Steps:
      -DHAVE_RESIDENT when gpufeed.h has gpufeed_device_desc.resident_bytes;
   3. runs it: the pinned H2D ceiling for one batch and the copy-engine count,
      then gpufeed decode / cache / device-resident at each step time
-     (see the top of tools/bench_gpu.cu for every figure's definition);
+     (see the top of tools/bench/bench_gpu.cu for every figure's definition);
   4. the PyTorch reference on the same file and batch size: a map-style
      Dataset whose item is one row group read with pyarrow
      (read_row_groups -> fill_null(0) -> numpy -> float32 [rows, 32]
@@ -63,7 +63,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEN_VERSION = 1
 NCOLS = 32
 RG_ROWS = 262144
@@ -99,7 +99,7 @@ def build(nvcc: str) -> tuple[list[str], bool]:
         resident = "resident_bytes" in f.read()
     arch = os.environ.get("GPU_ARCH", "sm_90")
     cmd = ["nvcc" if os.path.dirname(nvcc) in (os.path.dirname(shutil.which("nvcc") or ""),) else nvcc, "-O2", f"-arch={arch}", "-I."] + (["-DHAVE_RESIDENT"] if resident else []) + \
-          ["tools/bench_gpu.cu", "-o", "build/bench_gpu", "-lpthread"]
+          ["tools/bench/bench_gpu.cu", "-o", "build/bench_gpu", "-lpthread"]
     os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
     r = sh(cmd)
     if r.returncode != 0:
@@ -525,7 +525,7 @@ def main():
     args = ap.parse_args()
     args.steps_ms = [float(s) for s in args.steps_ms.split(",") if s]
     args.torch_workers = [int(s) for s in args.torch_workers.split(",") if s]
-    cmdline = "python3 tools/bench_gpu.py" + "".join(" " + shlex.quote(a) for a in sys.argv[1:])
+    cmdline = "python3 tools/bench/bench_gpu.py" + "".join(" " + shlex.quote(a) for a in sys.argv[1:])
     out_dir = os.path.join(ROOT, args.out)
 
     nvcc = find_nvcc()

@@ -2,10 +2,10 @@
    gpufeed keeps a (simulated) training step fed.
 
    Build (from the repository root; no GPU needed to build):
-       nvcc -O2 -arch=sm_90 -I. tools/bench_gpu.cu -o build/bench_gpu -lpthread
+       nvcc -O2 -arch=sm_90 -I. tools/bench/bench_gpu.cu -o build/bench_gpu -lpthread
    add -DHAVE_RESIDENT when gpufeed.h has gpufeed_device_desc.resident_bytes
-   (tools/bench_gpu.py does: `grep -q resident_bytes gpufeed.h`).
-   Usually run through `python3 tools/bench_gpu.py`, which also writes the
+   (tools/bench/bench_gpu.py does: `grep -q resident_bytes gpufeed.h`).
+   Usually run through `python3 tools/bench/bench_gpu.py`, which also writes the
    dataset and runs the PyTorch DataLoader reference on the same file.
 
    Run:
@@ -57,7 +57,7 @@
         CPU s/batch = getrusage(RUSAGE_SELF) user+sys (every thread) over
         the measured steps / measured steps.
    Prints the ceilings, the calibration and a markdown table; --json writes
-   the same rows for tools/bench_gpu.py. Without a usable GPU it prints
+   the same rows for tools/bench/bench_gpu.py. Without a usable GPU it prints
    "no GPU: nothing measured (<reason>)" and exits 0. */
 #include <stdio.h>
 #include <stdlib.h>

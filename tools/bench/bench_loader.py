@@ -1,12 +1,12 @@
 """Benchmark: the parallel loader (worker scaling, RSS over epochs, the epoch
 boundary, warm start, the memory bound).
 
-    .venv/bin/python tools/bench_loader.py [--runs 5] [--only 1,2,3,4]
+    .venv/bin/python tools/bench/bench_loader.py [--runs 5] [--only 1,2,3,4]
         [--epochs-long 100] [--out build/bench]
 
 Builds (every run: gpufeed.h changes)
     cc -O2 -std=c99 -I. tools/gpufeed-bench.c -o build/gpufeed-bench -lpthread -lm
-    cc -O2 -std=c99 -I. tools/bench_epoch_stall.c -o build/bench_epoch_stall -lpthread -lm
+    cc -O2 -std=c99 -I. tools/bench/bench_epoch_stall.c -o build/bench_epoch_stall -lpthread -lm
 
 Writes (once, reused while the generator's parameters and pyarrow's version
 match the .json beside each file) into build/bench/:
@@ -36,7 +36,7 @@ Figures (median of --runs runs after one warm-up; spread = min..max):
      the 10.7x larger A (target < 5% growth). 2 epochs too: with 3 units an
      epoch, one worker of two fills only one of its two ring slots in the
      first epoch, so a 1-epoch run under-states the steady state.
-  3  tools/bench_epoch_stall (1 worker, 3 epochs, a simulated training step
+  3  tools/bench/bench_epoch_stall (1 worker, 3 epochs, a simulated training step
      of 1.25x the calibrated decode time per batch, so neither side
      dominates): mean / p50 / p95 / max next() time, the first next() of
      epochs 1, 2 and 3 (target: epoch 2's first <= the mean), and on A
@@ -70,13 +70,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CC = os.environ.get("CC", "cc")
 BENCH = "build/gpufeed-bench"
 STALL = "build/bench_epoch_stall"
 BUILDS = [
     [CC, "-O2", "-std=c99", "-I.", "tools/gpufeed-bench.c", "-o", BENCH, "-lpthread", "-lm"],
-    [CC, "-O2", "-std=c99", "-I.", "tools/bench_epoch_stall.c", "-o", STALL, "-lpthread", "-lm"],
+    [CC, "-O2", "-std=c99", "-I.", "tools/bench/bench_epoch_stall.c", "-o", STALL, "-lpthread", "-lm"],
 ]
 GEN_VERSION = 1
 UNIT_ROWS = 65536
@@ -521,7 +521,7 @@ def main():
 
     print("# gpufeed loader benchmarks")
     exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else "python3"
-    print(f"# command: {exe} tools/bench_loader.py {' '.join(sys.argv[1:])}".rstrip())
+    print(f"# command: {exe} tools/bench/bench_loader.py {' '.join(sys.argv[1:])}".rstrip())
     print(f"# hardware: {hardware()}")
     print(f"# versions: pyarrow {pa.__version__}, numpy {np.__version__}, python {platform.python_version()}")
     print(f"# builds: {'; '.join(' '.join(c) for c in BUILDS)}")

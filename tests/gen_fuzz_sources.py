@@ -3,7 +3,7 @@
 encoding, v1 and v2 pages, required and optional columns: the raw material
 that tests/fuzz_decoders.c's seed writer cuts into per-decoder seeds.
 
-    .venv/bin/python tools/gen_fuzz_sources.py OUTDIR
+    .venv/bin/python tests/gen_fuzz_sources.py OUTDIR
 """
 import os
 import sys

@@ -2,7 +2,7 @@
 """Write tests/data/ids.parquet, the data set of the loader tests.
 
 Usage:
-    .venv/bin/python tools/make_loader_data.py [OUT]   (default: tests/data/
+    .venv/bin/python tests/make_loader_data.py [OUT]   (default: tests/data/
                                                      ids.parquet next to tools/)
 
 20,000 rows whose `id` column is the row's identity, so a test can decode the
@@ -22,7 +22,7 @@ cuts each row group into several units). Rerunning writes the same bytes
 with the pinned pyarrow. Also check it with gpufeed-cat and write the
 oracle CSV:
 
-    .venv/bin/python tools/render_csv.py tests/data/ids.parquet > tests/data/ids.csv
+    .venv/bin/python tests/render_csv.py tests/data/ids.parquet > tests/data/ids.csv
 """
 
 import os

@@ -2,13 +2,13 @@
 """Build the small committed test corpus in tests/data/.
 
 Usage:
-    .venv/bin/python tools/make_test_corpus.py [OUTDIR]     (default: tests/data
+    .venv/bin/python tests/make_test_corpus.py [OUTDIR]     (default: tests/data
                                                            next to tools/)
 
-Generates the fixture corpus with tools/gen_fixtures.py --small (fewer rows)
+Generates the fixture corpus with tests/gen_fixtures.py --small (fewer rows)
 into a temporary directory, copies a dozen files covering every writer and the
 interesting writer options into OUTDIR as NAME.parquet, and writes the oracle
-output of tools/render_csv.py next to each as NAME.csv, so the C tests can
+output of tests/render_csv.py next to each as NAME.csv, so the C tests can
 check real files without Python.  Also writes OUTDIR/MANIFEST.txt and
 OUTDIR/.gitattributes (the CSVs contain \\r inside quoted fields and must stay
 byte-exact).  Every file must stay <= 200 KB; the script fails otherwise.
@@ -55,8 +55,8 @@ def main(argv=None):
     tmp = tempfile.mkdtemp(prefix="gpufeed-corpus-")
     try:
         manifest = dict(gen_fixtures.generate(tmp, small=True))
-        lines = ["# gpufeed committed test corpus, written by tools/make_test_corpus.py",
-                 "# (tools/gen_fixtures.py --small); NAME.csv = tools/render_csv.py NAME.parquet"]
+        lines = ["# gpufeed committed test corpus, written by tests/make_test_corpus.py",
+                 "# (tests/gen_fixtures.py --small); NAME.csv = tests/render_csv.py NAME.parquet"]
         too_big = []
         for name in SELECTION:
             src = os.path.join(tmp, name)

@@ -2,7 +2,7 @@
 """Write the gpufeed Parquet fixture corpus with real writers.
 
 Usage:
-    .venv/bin/python tools/gen_fixtures.py OUTDIR [--extended] [--small]
+    .venv/bin/python tests/gen_fixtures.py OUTDIR [--extended] [--small]
 
 Writes flat Parquet files (no list/map columns; struct columns of scalars are
 included) named <writer>_<variant>.parquet into OUTDIR, produced by pyarrow,
@@ -13,10 +13,10 @@ from fixed seeds, so a rerun writes the same bytes.
 --extended  also writes files using codecs and encodings that are not in the
             base corpus (ZSTD, GZIP, LZ4, BROTLI, DELTA_*, BYTE_STREAM_SPLIT,
             DuckDB/Polars defaults using ZSTD) into OUTDIR/extended/.
---small     fewer rows per file (used by tools/make_test_corpus.py to keep the
+--small     fewer rows per file (used by tests/make_test_corpus.py to keep the
             committed test files small).
 
-Check any file against the oracle with tools/render_csv.py.
+Check any file against the oracle with tests/render_csv.py.
 """
 
 import argparse
@@ -1086,7 +1086,7 @@ def generate(outdir, extended=False, small=False):
     write_crafted(outdir, rows)
     write_nested(outdir, rows)
     with open(os.path.join(outdir, "MANIFEST.txt"), "w", encoding="utf-8", newline="\n") as f:
-        f.write("# gpufeed fixture corpus, written by tools/gen_fixtures.py%s%s\n" % (
+        f.write("# gpufeed fixture corpus, written by tests/gen_fixtures.py%s%s\n" % (
             " --extended" if extended else "", " --small" if small else ""))
         f.write("# pyarrow %s, pandas %s, numpy %s\n" % (pa.__version__, pd.__version__,
                                                       np.__version__))

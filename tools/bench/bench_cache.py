@@ -1,10 +1,10 @@
 """Benchmark: the tensor cache (gpufeed.h >>cache), through gpufeed-bench.
 
-    .venv/bin/python tools/bench_cache.py [--bin build/gpufeed-bench] [--runs 15]
+    .venv/bin/python tools/bench/bench_cache.py [--bin build/gpufeed-bench] [--runs 15]
         [--out build/bench] [--data FILE.parquet]      (make bench-cache)
 
 Data: a 1M rows x 32 columns pyarrow-default (SNAPPY) file in build/bench/:
-dense_1m_snappy.parquet (made by tools/bench_dense.py) or any build/bench/*.parquet
+dense_1m_snappy.parquet (made by tools/bench/bench_dense.py) or any build/bench/*.parquet
 of that shape, else build/bench/cache_1m_snappy.parquet is generated (8 columns
 each of float32, float64, int32, int64, ~10% nulls in 8; pyarrow defaults).
 All 32 columns as f32, --batch 65536 --workers 2, shuffle window 0 (the
@@ -18,7 +18,7 @@ commands are interleaved round-robin so a busy machine hurts all alike):
       every unit's checksum at first use and the first touch of the mapping);
       the steady-state epoch, (T(--epochs 33) - T(--epochs 3)) / 30 (against
       memcpy 30 times over), and the first cached epoch alone (--epochs 1).
-      Against: single-core memcpy (tools/bench_memcpy.c) of a buffer of the
+      Against: single-core memcpy (tools/bench/bench_memcpy.c) of a buffer of the
       cache file's size, 3 times over, in chunks of one batch (65536 rows x
       row bytes) into one batch-sized buffer.  Target: ratio >= 0.8.
   (b) cached epoch rows/s against the decode path's (no cache, --epochs 1).
@@ -44,7 +44,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROWS = 1_000_000
 NCOLS = 32
 BATCH = 65536
@@ -192,7 +192,7 @@ def main():
     if a.bin == "build/gpufeed-bench":      # rebuild when gpufeed.h changed (the Makefile rule)
         subprocess.run(["make", "-s", "build/gpufeed-bench"], check=True)
     memcpy_bin = "build/bench_memcpy"
-    cc = ["cc", "-O2", "-std=c99", "tools/bench_memcpy.c", "-o", memcpy_bin]   # its first line
+    cc = ["cc", "-O2", "-std=c99", "tools/bench/bench_memcpy.c", "-o", memcpy_bin]   # its first line
     subprocess.run(cc, check=True)
     data, generated = find_data(a.out, a.data)
     load0 = os.getloadavg()
@@ -292,7 +292,7 @@ def main():
     sh = lambda k: " ".join(rel(x) if os.path.sep in x else x for x in cmd[k])   # noqa: E731
     load1 = os.getloadavg()
     lines = [
-        "# gpufeed tensor cache benchmark (tools/bench_cache.py)",
+        "# gpufeed tensor cache benchmark (tools/bench/bench_cache.py)",
         "",
         f"data: {rel(data)} ({ROWS} rows x {NCOLS} columns, SNAPPY, {os.path.getsize(data)} bytes); "
         f"cache: {cache_bytes} bytes, {units} units, {img_row} bytes/row (all columns f32)",

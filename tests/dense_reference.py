@@ -37,7 +37,7 @@ Rules (the same as gpufeed's, see gpufeed.h >>dense (API)):
     `is not null`; a string constant needs a string column and vice versa.
 
 Command line (prints the reference as gpufeed-dense would write it):
-    python tools/dense_reference.py [--columns a,b] [--dtype D] [--fill V]
+    python tests/dense_reference.py [--columns a,b] [--dtype D] [--fill V]
         [--where EXPR] [--hash N] [--unsafe-cast] -o OUT FILE|DIR|GLOB...
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 """Render a Parquet file as CSV: the reference output ("oracle") for gpufeed-cat.
 
 Usage:
-    .venv/bin/python tools/render_csv.py FILE [--columns a,b] [--limit N] [--raw] [--json]
+    .venv/bin/python tests/render_csv.py FILE [--columns a,b] [--limit N] [--raw] [--json]
 
 or, from Python (with tools/ on sys.path):
     from render_csv import render

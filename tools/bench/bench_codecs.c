@@ -3,7 +3,7 @@
 
    Build (needs libsnappy-dev liblz4-dev zlib1g-dev libdeflate-dev
    libzstd-dev; `make bench-codecs` installs them and runs this):
-     cc -O2 -I. tools/bench_codecs.c -o build/bench_codecs \
+     cc -O2 -I. tools/bench/bench_codecs.c -o build/bench_codecs \
         -lsnappy -llz4 -lz -ldeflate -lzstd -lpthread -lm
    Usage: bench_codecs [--reps N] [--mib M] [FILE...]
 

@@ -2,12 +2,12 @@
 """Compare a CSV dumper (gpufeed-cat) against the Python oracle on a corpus.
 
 Usage:
-    .venv/bin/python tools/check_corpus.py --cat build/gpufeed-cat DIR_OR_FILE...
+    .venv/bin/python tests/check_corpus.py --cat build/gpufeed-cat DIR_OR_FILE...
 
 For every *.parquet under the given directories (recursively; files may also
 be named directly), runs `CMD FILE` (CMD is split with shlex, so it may carry
 arguments) and compares its stdout byte for byte with
-tools/render_csv.py's render(FILE).  Prints one line per file:
+tests/render_csv.py's render(FILE).  Prints one line per file:
 
     PASS path
     FAIL path: reason
@@ -23,8 +23,8 @@ FILE) and to the oracle, to compare projections, row limits, the integer
 form of temporal values and JSON Lines too.
 
 Sanity check of the oracle against itself:
-    .venv/bin/python tools/check_corpus.py \\
-        --cat ".venv/bin/python tools/render_csv.py" tests/data
+    .venv/bin/python tests/check_corpus.py \\
+        --cat ".venv/bin/python tests/render_csv.py" tests/data
 """
 
 import argparse

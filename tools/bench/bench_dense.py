@@ -1,6 +1,6 @@
 """Benchmark: Parquet -> dense float32 matrix, gpufeed-dense against pyarrow + numpy.
 
-    .venv/bin/python tools/bench_dense.py [--bin build/gpufeed-dense] [--runs 5]
+    .venv/bin/python tools/bench/bench_dense.py [--bin build/gpufeed-dense] [--runs 5]
         [--rows 1000000] [--big-factor 10] [--out build/bench]
 
 Writes (once, reused when present) into build/bench/:
@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NCOLS = 32
 CHUNK = 1_000_000
 
@@ -255,7 +255,7 @@ def main():
 
     print("# gpufeed-dense vs pyarrow + numpy: Parquet -> dense float32 matrix")
     exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else "python3"
-    print(f"# command: {exe} tools/bench_dense.py {' '.join(sys.argv[1:])}".rstrip())
+    print(f"# command: {exe} tools/bench/bench_dense.py {' '.join(sys.argv[1:])}".rstrip())
     print(f"# hardware: {hardware()}")
     print(f"# versions: pyarrow {pa.__version__}, numpy {np.__version__}, cramjam {__import__('cramjam').__version__}, "
           f"python {platform.python_version()}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Do the emulated-CUDA stream checks catch ordering and cleanup bugs?
 
-    python3 tools/mutation_cuda.py            (from the repository root; CUDA headers needed)
+    python3 tests/mutation_cuda.py            (from the repository root; CUDA headers needed)
 
 Builds tests/test_cuda_streams.c against tests/cuda_emu.c once per mutation
 of gpufeed.h's uploader (each removes one wait, record, cleanup or device

