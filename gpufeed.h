@@ -6451,6 +6451,7 @@ typedef struct gf__dcol {
     uint8_t *dbad; size_t dbad_cap;    /* entries that cannot convert */
     uint32_t dgen;                     /* dictionary generation converted */
     int dconv_ok;
+    uint8_t dbad_any;                  /* some entry cannot convert */
     uint32_t idx[GF__TILE + 1];
     uint64_t cv[GF__TILE];             /* canonical values */
     uint64_t tile[GF__TILE + 1];       /* converted values */
@@ -6624,6 +6625,8 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
             }
         }
     }
+    d->dbad_any = 0;
+    for (i = 0; i < n; i++) d->dbad_any |= d->dbad[i];
     d->dgen = c->dict_gen;
     d->dconv_ok = 1;
     return GPUFEED_OK;
@@ -6707,6 +6710,44 @@ static void gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uin
 #undef GF__SCATTER
 #undef GF__GATHER
 
+/* PLAIN fixed-width values straight into the dtype (d->tile), when the
+   conversion is a plain cast that cannot fail: FLOAT, DOUBLE, INT32 and
+   INT64 (no decimal, no unsigned annotation) to f32 or f64, INT32 to i32
+   and INT64 to i64. The same values as the canonical path gives. 1 done,
+   0 not such a case, -1 the page ends early. */
+static int gf__plain_direct(gf__dcol *d, uint32_t nn)
+{
+    gpufeed_column *c = &d->c;
+    const uint8_t *p = c->vp;
+    size_t avail = (size_t)(c->vend - c->vp), esz;
+    const gpufeed_physical_type pt = c->ci->physical;
+    const gpufeed_dtype dt = d->conv.dt;
+    uint32_t i;
+    if (d->conv.scale > 0 || d->uint32_src || d->decimal_bytes || d->dec_scale || d->f16) return 0;
+    if (!((pt == GPUFEED_FLOAT || pt == GPUFEED_DOUBLE) && d->conv.ck == GF__CK_F64) &&
+        !((pt == GPUFEED_INT32 || pt == GPUFEED_INT64) && d->conv.ck == GF__CK_I64)) return 0;
+    if (!(dt == GPUFEED_DT_F32 || dt == GPUFEED_DT_F64 || (dt == GPUFEED_DT_I32 && pt == GPUFEED_INT32) || (dt == GPUFEED_DT_I64 && pt == GPUFEED_INT64)))
+        return 0;
+    esz = pt == GPUFEED_FLOAT || pt == GPUFEED_INT32 ? 4 : 8;
+    if (avail / esz < nn) return -1;
+    if ((pt == GPUFEED_FLOAT && dt == GPUFEED_DT_F32) || (pt == GPUFEED_DOUBLE && dt == GPUFEED_DT_F64) ||
+        (pt == GPUFEED_INT32 && dt == GPUFEED_DT_I32) || (pt == GPUFEED_INT64 && dt == GPUFEED_DT_I64))
+        memcpy(d->tile, p, (size_t)nn * esz);
+    else if (dt == GPUFEED_DT_F32) {
+        float *o = (float *)(void *)d->tile;
+        if (pt == GPUFEED_DOUBLE) for (i = 0; i < nn; i++) { double x; memcpy(&x, p + 8 * (size_t)i, 8); o[i] = (float)x; }
+        else if (pt == GPUFEED_INT32) for (i = 0; i < nn; i++) { int32_t x; memcpy(&x, p + 4 * (size_t)i, 4); o[i] = (float)x; }
+        else for (i = 0; i < nn; i++) { int64_t x; memcpy(&x, p + 8 * (size_t)i, 8); o[i] = (float)x; }
+    } else {
+        double *o = (double *)(void *)d->tile;
+        if (pt == GPUFEED_FLOAT) for (i = 0; i < nn; i++) { float x; memcpy(&x, p + 4 * (size_t)i, 4); o[i] = x; }
+        else if (pt == GPUFEED_INT32) for (i = 0; i < nn; i++) { int32_t x; memcpy(&x, p + 4 * (size_t)i, 4); o[i] = (double)x; }
+        else for (i = 0; i < nn; i++) { int64_t x; memcpy(&x, p + 8 * (size_t)i, 8); o[i] = (double)x; }
+    }
+    c->vp += (size_t)nn * esz;
+    return 1;
+}
+
 /* Reads k rows of the feature into dst (row stride `stride`), validity into
    vout (stride 1) when not NULL. */
 static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, uint8_t *dst, size_t stride,
@@ -6745,7 +6786,12 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             }
             got = nn ? gf__rle_get(&c->idx, d->idx, nn) : 0;
             if (got != nn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
-            for (i = 0; i < nn; i++) {
+            {   /* every index in range: one branch-free pass (the loop below names the culprit) */
+                uint32_t mx = 0;
+                for (i = 0; i < nn; i++) mx = d->idx[i] > mx ? d->idx[i] : mx;
+                if (nn && mx < c->dict_n && !d->dbad_any) i = nn; else i = 0;
+            }
+            for (; i < nn; i++) {
                 uint32_t ix = d->idx[i];
                 if (ix >= c->dict_n)
                     return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", ix, c->dict_n);
@@ -6777,9 +6823,11 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
         } else {
             int64_t bad;
             const uint8_t *t = (const uint8_t *)d->tile;
-            r = gf__dcol_canon(d, nn);
+            int direct = c->enc == GPUFEED_ENC_PLAIN ? gf__plain_direct(d, nn) : 0;
+            if (direct < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+            r = direct ? GPUFEED_OK : gf__dcol_canon(d, nn);
             if (r) return r;
-            {
+            if (!direct) {
                 int64_t at = 0;
                 const size_t tz = gpufeed_dtype_size(d->conv.dt);
                 while ((bad = gf__convert(&d->conv, d->cv + at, (uint8_t *)d->tile + (size_t)at * tz, (int64_t)nn - at)) >= 0) {
@@ -7852,6 +7900,10 @@ GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds)
 
 struct gpufeed_scratch {
     gpufeed_dataset *ds;
+    uint8_t *stage;                    /* row-major, every feature 4 or 8 bytes: the
+                                          tile's features column by column, then
+                                          transposed into the rows */
+    int32_t stage_w;                   /* that width, 0: features go straight to rows */
     gf__dcol *dc;                      /* [nfeat] */
     gpufeed_column **pc;               /* [npred] spaced readers */
     uint8_t mask[GF__TILE];
@@ -7893,7 +7945,7 @@ GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
         gf__free(a, s->dc[i].dconv); gf__free(a, s->dc[i].dbad);
     }
     if (s->pc) for (i = 0; i < s->ds->npred; i++) if (s->pc[i]) { gf__col_free_buffers(s->pc[i], a); gf__free(a, s->pc[i]); }
-    gf__free(a, s->dc); gf__free(a, s->pc);
+    gf__free(a, s->dc); gf__free(a, s->pc); gf__free(a, s->stage);
     gf__free(a, s);
 }
 
@@ -7913,6 +7965,16 @@ GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_s
     memset(s->pc, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
     for (i = 0; i < ds->nfeat; i++)
         if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && ds->nfeat >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
+        size_t w = gpufeed_feature_bytes(&ds->feats[0]);
+        int same = w == 4 || w == 8;
+        for (i = 0; i < ds->nfeat && same; i++) same = gpufeed_feature_bytes(&ds->feats[i]) == w && ds->offs[i] == (int64_t)(w * (size_t)i);
+        if (same && (size_t)ds->row_bytes * GF__TILE <= ((size_t)4 << 20)) {
+            s->stage = (uint8_t *)gf__alloc(&ds->alloc, (size_t)ds->row_bytes * GF__TILE);
+            if (!s->stage) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+            s->stage_w = (int32_t)w;
+        }
+    }
     for (i = 0; i < ds->npred; i++) {
         s->pc[i] = (gpufeed_column *)gf__alloc(&ds->alloc, sizeof(gpufeed_column));
         if (!s->pc[i]) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
@@ -8181,6 +8243,24 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     }
 }
 
+/* out[i][j] = in[j][i] for k rows of F features of w (4 or 8) bytes: blocks
+   of 16 rows, so the rows written stay in L1 while the columns stream in */
+static void gf__transpose(uint8_t *out, const uint8_t *in, int64_t k, int32_t F, int32_t w)
+{
+    int64_t i0, i;
+    int32_t j;
+    const size_t rb = (size_t)F * (size_t)w;
+    for (i0 = 0; i0 < k; i0 += 16) {
+        int64_t i1 = i0 + 16 < k ? i0 + 16 : k;
+        for (j = 0; j < F; j++) {
+            const uint8_t *src = in + ((size_t)j * (size_t)k) * (size_t)w;
+            uint8_t *dst = out + (size_t)j * (size_t)w;
+            if (w == 4) for (i = i0; i < i1; i++) memcpy(dst + (size_t)i * rb, src + (size_t)i * 4, 4);
+            else for (i = i0; i < i1; i++) memcpy(dst + (size_t)i * rb, src + (size_t)i * 8, 8);
+        }
+    }
+}
+
 /* Reads k (<= GF__TILE) rows of the positioned unit into the destination
    at row `at`; drops rows failing the predicates; returns rows kept. */
 static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data, void *const *features,
@@ -8213,7 +8293,8 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
         size_t dsz = gpufeed_feature_bytes(ft);
         uint8_t *dst;
         size_t stride;
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { dst = (uint8_t *)data + at * ds->row_bytes + ds->offs[j]; stride = (size_t)ds->row_bytes; }
+        if (s->stage) { dst = s->stage + (size_t)j * (size_t)k * dsz; stride = dsz; }
+        else if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { dst = (uint8_t *)data + at * ds->row_bytes + ds->offs[j]; stride = (size_t)ds->row_bytes; }
         else { dst = (uint8_t *)features[j] + (size_t)at * dsz; stride = dsz; }
         if (s->dc[j].c.nested)
             r = gf__dcol_read_list(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
@@ -8223,6 +8304,7 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
                               ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
         if (r) return gf__scratch_fail_col(s, &s->dc[j].c, r);
     }
+    if (s->stage) gf__transpose((uint8_t *)data + at * ds->row_bytes, s->stage, k, ds->nfeat, s->stage_w);
     s->left -= k;
     if (ds->npred == 0) { *kept = k; return GPUFEED_OK; }
     /* compact the kept rows */
