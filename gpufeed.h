@@ -194,6 +194,9 @@
 #ifndef GPUFEED_MAX_ZSTD_WINDOW
 #define GPUFEED_MAX_ZSTD_WINDOW (1ull << 31)
 #endif
+#ifndef GPUFEED_DICT_CACHE_BYTES
+#define GPUFEED_DICT_CACHE_BYTES (256u << 20)
+#endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
 #endif
@@ -1186,6 +1189,23 @@ GF__PEDANTIC_ON
 #else
 #define GF__NVTX_PUSH(name) ((void)0)
 #define GF__NVTX_POP() ((void)0)
+#endif
+
+#if !defined(GPUFEED_NO_THREADS)
+#include <pthread.h>
+#endif
+
+/* SIMD: SSE2 on x86-64 and NEON on aarch64 (both baseline: no run-time
+   dispatch) for the dense path's transposes and casts; GPUFEED_NO_SIMD
+   keeps the scalar code, which gives the same bytes */
+#if !defined(GPUFEED_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64))
+#define GF__SSE2 1
+#include <emmintrin.h>
+#elif !defined(GPUFEED_NO_SIMD) && defined(__ARM_NEON) && defined(__aarch64__)
+#define GF__NEON 1
+GF__PEDANTIC_OFF
+#include <arm_neon.h>
+GF__PEDANTIC_ON
 #endif
 
 #if defined(GPUFEED_NO_ZSTD) && defined(GPUFEED_USE_LIBZSTD)
@@ -4964,7 +4984,9 @@ struct gpufeed_column {
     /* dictionary */
     int has_dict;
     uint8_t *dict_buf; size_t dict_buf_cap;
-    void *dict; size_t dict_cap; uint32_t dict_n;
+    void *dict; uint32_t dict_n;       /* the decoded entries: dict_own, or the page
+                                          bytes in dict_buf for fixed-width types */
+    void *dict_own; size_t dict_cap;
     uint32_t dict_gen;                 /* bumped at every dictionary page */
     int scan;                          /* header scan: no read-ahead */
     uint8_t *tbuf; size_t tbuf_cap;    /* BYTE_STREAM_SPLIT values, put back together */
@@ -5132,16 +5154,28 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
     }
     if (n > maxn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page claims %llu values but holds %llu bytes", (unsigned long long)n, (unsigned long long)len);
     if (n > GPUFEED_MAX_DICT_ENTRIES) return gf__col_fail(c, GPUFEED_ERR_LIMIT, "dictionary of %llu entries exceeds GPUFEED_MAX_DICT_ENTRIES", (unsigned long long)n);
-    /* keep our own copy of the page bytes: BYTE_ARRAY entries point into it */
-    if (!gf__grow(a, &c->dict_buf, &c->dict_buf_cap, len ? len : 1))
-        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for the dictionary");
-    if (len) memcpy(c->dict_buf, data, len);
+    /* keep our own copy of the page bytes (BYTE_ARRAY entries point into
+       it), unless the page was inflated straight into it */
+    if (data != c->dict_buf) {
+        if (!gf__grow(a, &c->dict_buf, &c->dict_buf_cap, len ? len : 1))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for the dictionary");
+        if (len) memcpy(c->dict_buf, data, len);
+    }
     need = n * c->esz;
-    if (!gf__grow(a, (uint8_t **)&c->dict, &c->dict_cap, (size_t)(need ? need : 1)))
-        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for the dictionary");
-    p = c->dict_buf;
-    if (gf__plain_decode(c->ci->physical, c->ci->type_length, &p, c->dict_buf + len, &bitpos, c->dict, (uint32_t)n))
-        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page holds fewer than its %llu values", (unsigned long long)n);
+    switch (c->ci->physical) {
+    case GPUFEED_INT32: case GPUFEED_INT64: case GPUFEED_FLOAT: case GPUFEED_DOUBLE:
+        /* PLAIN fixed-width entries are the page bytes themselves */
+        c->dict = c->dict_buf;
+        break;
+    default:
+        if (!gf__grow(a, (uint8_t **)&c->dict_own, &c->dict_cap, (size_t)(need ? need : 1)))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for the dictionary");
+        c->dict = c->dict_own;
+        p = c->dict_buf;
+        if (gf__plain_decode(c->ci->physical, c->ci->type_length, &p, c->dict_buf + len, &bitpos, c->dict, (uint32_t)n))
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page holds fewer than its %llu values", (unsigned long long)n);
+        break;
+    }
     c->dict_n = (uint32_t)n;
     c->has_dict = 1;
     c->dict_gen++;
@@ -5151,17 +5185,23 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
 /* Decompresses a page body (n bytes at src, un bytes once inflated) into
    the reader's page buffer; *out points at the result. The claimed size is
    checked against what the codec can expand to before anything is allocated. */
-static gpufeed_result gf__col_inflate(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, const uint8_t **out)
+static gpufeed_result gf__col_inflate_to(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, uint8_t **buf, size_t *cap)
 {
     char msg[GPUFEED_ERROR_MAX];
     gpufeed_result r;
     if ((uint64_t)un > gf__codec_max_expansion(c->ch->codec, (uint64_t)n))
         return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s",
                             (unsigned long long)un, (unsigned long long)n, gpufeed_codec_name(c->ch->codec));
-    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, un ? un : 1))
+    if (!gf__grow(&c->f->alloc, buf, cap, un ? un : 1))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)un);
-    r = gf__decompress(c->ch->codec, src, n, c->dbuf, un, msg, sizeof msg);
+    r = gf__decompress(c->ch->codec, src, n, *buf, un, msg, sizeof msg);
     if (r) return gf__col_fail(c, r, "%s", msg);
+    return GPUFEED_OK;
+}
+static gpufeed_result gf__col_inflate(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, const uint8_t **out)
+{
+    gpufeed_result r = gf__col_inflate_to(c, src, n, un, &c->dbuf, &c->dbuf_cap);
+    if (r) return r;
     *out = c->dbuf;
     return GPUFEED_OK;
 }
@@ -5171,9 +5211,10 @@ static gpufeed_result gf__col_dict_page(gpufeed_column *c, const gf__ph *h, cons
 {
     const uint8_t *data = p;
     size_t len = (size_t)h->csize;
-    if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
-        gpufeed_result r = gf__col_inflate(c, p, (size_t)h->csize, (size_t)h->usize, &data);
+    if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) { /* inflated straight into the dictionary's buffer */
+        gpufeed_result r = gf__col_inflate_to(c, p, (size_t)h->csize, (size_t)h->usize, &c->dict_buf, &c->dict_buf_cap);
         if (r) return r;
+        data = c->dict_buf;
         len = (size_t)h->usize;
     }
     return gf__col_load_dict(c, h, data, len);
@@ -5966,7 +6007,7 @@ GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
     const gpufeed_allocator *a;
     if (!c) return;
     a = &c->f->alloc;
-    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict);
+    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict_own);
     gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
     gf__nest_free(c, a);
     gf__free(a, c);
@@ -6436,6 +6477,154 @@ static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
 }
 
 /* One feature's decoder: a column reader plus its conversion. */
+/* Converted dictionaries shared by every reader of a dataset, keyed by
+   (file, row group, feature): a worker that starts a unit in the middle of
+   a column chunk takes the chunk's dictionary, already in the feature's
+   dtype, instead of reading, inflating and converting the dictionary page
+   again. Entries are immutable; a reference count keeps an entry in use
+   from being evicted (least recently used first, GPUFEED_DICT_CACHE_BYTES
+   in all). Only dictionaries whose every entry converts are shared. */
+#define GF__DCACHE_N 1024
+typedef struct gf__dent {
+    const void *file; int32_t rg, feat;
+    uint8_t *conv; uint32_t n; size_t bytes;
+    int32_t refs; uint64_t tick;
+} gf__dent;
+typedef struct gf__dcache {
+    gf__dent e[GF__DCACHE_N];
+    int32_t used;
+    size_t bytes;
+    uint64_t tick;
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;
+#endif
+} gf__dcache;
+
+static void gf__dcache_lock(gf__dcache *dc)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_lock(&dc->mu);
+#else
+    (void)dc;
+#endif
+}
+static void gf__dcache_unlock(gf__dcache *dc)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_unlock(&dc->mu);
+#else
+    (void)dc;
+#endif
+}
+/* the entry for the key (a reference taken), or -1 */
+static int32_t gf__dcache_get(gf__dcache *dc, const void *file, int32_t rg, int32_t feat)
+{
+    int32_t i, at = -1;
+    if (!dc) return -1;
+    gf__dcache_lock(dc);
+    for (i = 0; i < dc->used; i++)
+        if (dc->e[i].conv && dc->e[i].file == file && dc->e[i].rg == rg && dc->e[i].feat == feat) { at = i; break; }
+    if (at >= 0) { dc->e[at].refs++; dc->e[at].tick = ++dc->tick; }
+    gf__dcache_unlock(dc);
+    return at;
+}
+static void gf__dcache_release(gf__dcache *dc, int32_t at)
+{
+    if (!dc || at < 0) return;
+    gf__dcache_lock(dc);
+    dc->e[at].refs--;
+    gf__dcache_unlock(dc);
+}
+/* a copy of conv (n entries, bytes in all) under the key, a reference
+   taken; -1 when it does not fit (the caller keeps its own copy) */
+static int32_t gf__dcache_put(gf__dcache *dc, const gpufeed_allocator *a, const void *file, int32_t rg, int32_t feat,
+                              const uint8_t *conv, uint32_t n, size_t bytes)
+{
+    int32_t i, at = -1;
+    uint8_t *copy;
+    if (!dc || bytes > GPUFEED_DICT_CACHE_BYTES) return -1;
+    at = gf__dcache_get(dc, file, rg, feat); /* already there: no copy */
+    if (at >= 0) return at;
+    copy = (uint8_t *)gf__alloc(a, bytes + 8);
+    if (!copy) return -1;
+    memcpy(copy, conv, bytes);
+    memset(copy + bytes, 0, 8);
+    gf__dcache_lock(dc);
+    for (i = 0; i < dc->used; i++) /* another reader was first */
+        if (dc->e[i].conv && dc->e[i].file == file && dc->e[i].rg == rg && dc->e[i].feat == feat) {
+            dc->e[i].refs++; dc->e[i].tick = ++dc->tick;
+            gf__dcache_unlock(dc);
+            gf__free(a, copy);
+            return i;
+        }
+    for (;;) { /* room: a free entry and the budget, evicting the least recently used idle ones */
+        int32_t lru = -1;
+        at = -1;
+        for (i = 0; i < dc->used; i++) if (!dc->e[i].conv) { at = i; break; }
+        if (at < 0 && dc->used < GF__DCACHE_N) at = dc->used;
+        if (at >= 0 && dc->bytes + bytes <= GPUFEED_DICT_CACHE_BYTES) break;
+        for (i = 0; i < dc->used; i++)
+            if (dc->e[i].conv && dc->e[i].refs == 0 && (lru < 0 || dc->e[i].tick < dc->e[lru].tick)) lru = i;
+        if (lru < 0) { gf__dcache_unlock(dc); gf__free(a, copy); return -1; }
+        gf__free(a, dc->e[lru].conv);
+        dc->bytes -= dc->e[lru].bytes;
+        dc->e[lru].conv = NULL;
+    }
+    if (at == dc->used) dc->used++;
+    dc->e[at].file = file; dc->e[at].rg = rg; dc->e[at].feat = feat;
+    dc->e[at].conv = copy; dc->e[at].n = n; dc->e[at].bytes = bytes;
+    dc->e[at].refs = 1; dc->e[at].tick = ++dc->tick;
+    dc->bytes += bytes;
+    gf__dcache_unlock(dc);
+    return at;
+}
+static void gf__dcache_free(gf__dcache *dc, const gpufeed_allocator *a)
+{
+    int32_t i;
+    if (!dc) return;
+    for (i = 0; i < dc->used; i++) gf__free(a, dc->e[i].conv);
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_destroy(&dc->mu);
+#endif
+    gf__free(a, dc);
+}
+static gf__dcache *gf__dcache_load(gf__dcache *const *slot)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+#else
+    return *slot;
+#endif
+}
+/* the dataset's cache, made at first use (NULL without memory: readers then
+   keep their own copies) */
+static gf__dcache *gf__dcache_of(gf__dcache **slot, const gpufeed_allocator *a)
+{
+    gf__dcache *dc, *none = NULL;
+#if defined(__GNUC__) || defined(__clang__)
+    dc = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+#else
+    dc = *slot;
+#endif
+    if (dc) return dc;
+    dc = (gf__dcache *)gf__alloc(a, sizeof *dc);
+    if (!dc) return NULL;
+    memset(dc, 0, sizeof *dc);
+#if !defined(GPUFEED_NO_THREADS)
+    if (pthread_mutex_init(&dc->mu, NULL) != 0) { gf__free(a, dc); return NULL; }
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+    if (!__atomic_compare_exchange_n(slot, &none, dc, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        gf__dcache_free(dc, a); /* another reader made it first */
+        return none;
+    }
+#else
+    (void)none;
+    *slot = dc;
+#endif
+    return dc;
+}
+
 typedef struct gf__dcol {
     gpufeed_column c;
     int ready;
@@ -6452,6 +6641,12 @@ typedef struct gf__dcol {
     uint32_t dgen;                     /* dictionary generation converted */
     int dconv_ok;
     uint8_t dbad_any;                  /* some entry cannot convert */
+    const uint8_t *dview;              /* the converted dictionary in use: dconv, or
+                                          the dataset's shared copy (entry dent) */
+    int32_t dent;                      /* the shared entry held, -1 none */
+    int32_t feat;                      /* the feature's index (the shared key) */
+    gf__dcache **dcp;                  /* the dataset's shared dictionaries (NULL: none) */
+    const gpufeed_allocator *da;
     uint32_t idx[GF__TILE + 1];
     uint64_t cv[GF__TILE];             /* canonical values */
     uint64_t tile[GF__TILE + 1];       /* converted values */
@@ -6629,6 +6824,9 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     for (i = 0; i < n; i++) d->dbad_any |= d->dbad[i];
     d->dgen = c->dict_gen;
     d->dconv_ok = 1;
+    d->dview = d->dconv;
+    if (!c->nested && !d->dbad_any && d->dcp && d->dent < 0) /* for the other readers of this chunk */
+        d->dent = gf__dcache_put(gf__dcache_of(d->dcp, d->da), d->da, c->f, c->rg, d->feat, d->dconv, n, (size_t)n * dsz);
     return GPUFEED_OK;
 }
 
@@ -6694,28 +6892,50 @@ static void gf__scatter(uint8_t *dst, size_t stride, const uint8_t *src, const u
     default: GF__SCATTER(uint64_t) break;
     }
 }
+/* Dictionary gathers: row i gets entry idx[j] (j counting present rows)
+   or the fill. Branch-free: an index past the dictionary (dn entries)
+   reads entry 0 and makes the result non-zero, for the caller to report;
+   dc holds at least 8 bytes. */
 #define GF__GATHER(T) { T f_, v_, m_; memcpy(&f_, fill, sizeof(T)); \
-    for (i = 0; i < n; i++) { memcpy(&v_, dc + (size_t)idx[j] * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
+    for (i = 0; i < n; i++) { uint32_t x_ = idx[j]; bad |= (uint32_t)(x_ >= dn) & valid[i]; x_ = x_ < dn ? x_ : 0; \
+        memcpy(&v_, dc + (size_t)x_ * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
         v_ = (T)((v_ & m_) | (f_ & (T)~m_)); memcpy(dst + (size_t)i * stride, &v_, sizeof(T)); j += valid[i]; } }
-static void gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, const uint8_t *valid, uint32_t n, const uint8_t *fill, size_t dsz)
+static uint32_t gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, const uint8_t *valid, uint32_t n, const uint8_t *fill, size_t dsz, uint32_t dn)
 {
-    uint32_t i, j = 0;
+    uint32_t i, j = 0, bad = 0;
     switch (dsz) {
     case 1: GF__GATHER(uint8_t) break;
     case 2: GF__GATHER(uint16_t) break;
     case 4: GF__GATHER(uint32_t) break;
     default: GF__GATHER(uint64_t) break;
     }
+    return bad;
+}
+/* the same without nulls */
+#define GF__GATHER_DENSE(T) \
+    for (i = 0; i < n; i++) { uint32_t x_ = idx[i]; bad |= x_ >= dn; x_ = x_ < dn ? x_ : 0; \
+        memcpy(dst + (size_t)i * stride, dc + (size_t)x_ * sizeof(T), sizeof(T)); }
+static uint32_t gf__gather_dense(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, uint32_t n, uint32_t dn, size_t dsz)
+{
+    uint32_t i, bad = 0;
+    switch (dsz) {
+    case 1: GF__GATHER_DENSE(uint8_t) break;
+    case 2: GF__GATHER_DENSE(uint16_t) break;
+    case 4: GF__GATHER_DENSE(uint32_t) break;
+    default: GF__GATHER_DENSE(uint64_t) break;
+    }
+    return bad;
 }
 #undef GF__SCATTER
 #undef GF__GATHER
+#undef GF__GATHER_DENSE
 
 /* PLAIN fixed-width values straight into the dtype (d->tile), when the
    conversion is a plain cast that cannot fail: FLOAT, DOUBLE, INT32 and
    INT64 (no decimal, no unsigned annotation) to f32 or f64, INT32 to i32
    and INT64 to i64. The same values as the canonical path gives. 1 done,
    0 not such a case, -1 the page ends early. */
-static int gf__plain_direct(gf__dcol *d, uint32_t nn)
+static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out)
 {
     gpufeed_column *c = &d->c;
     const uint8_t *p = c->vp;
@@ -6732,17 +6952,42 @@ static int gf__plain_direct(gf__dcol *d, uint32_t nn)
     if (avail / esz < nn) return -1;
     if ((pt == GPUFEED_FLOAT && dt == GPUFEED_DT_F32) || (pt == GPUFEED_DOUBLE && dt == GPUFEED_DT_F64) ||
         (pt == GPUFEED_INT32 && dt == GPUFEED_DT_I32) || (pt == GPUFEED_INT64 && dt == GPUFEED_DT_I64))
-        memcpy(d->tile, p, (size_t)nn * esz);
+        memcpy(out, p, (size_t)nn * esz);
     else if (dt == GPUFEED_DT_F32) {
-        float *o = (float *)(void *)d->tile;
-        if (pt == GPUFEED_DOUBLE) for (i = 0; i < nn; i++) { double x; memcpy(&x, p + 8 * (size_t)i, 8); o[i] = (float)x; }
-        else if (pt == GPUFEED_INT32) for (i = 0; i < nn; i++) { int32_t x; memcpy(&x, p + 4 * (size_t)i, 4); o[i] = (float)x; }
-        else for (i = 0; i < nn; i++) { int64_t x; memcpy(&x, p + 8 * (size_t)i, 8); o[i] = (float)x; }
+        i = 0;
+        if (pt == GPUFEED_DOUBLE) {
+#if defined(GF__SSE2)
+            for (; i + 4 <= nn; i += 4) {
+                __m128 lo = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)(p + 8 * (size_t)i)));
+                __m128 hi = _mm_cvtpd_ps(_mm_loadu_pd((const double *)(const void *)(p + 8 * (size_t)i + 16)));
+                _mm_storeu_ps((float *)(void *)(out + 4 * (size_t)i), _mm_movelh_ps(lo, hi));
+            }
+#elif defined(GF__NEON)
+            for (; i + 4 <= nn; i += 4) {
+                float32x2_t lo = vcvt_f32_f64(vld1q_f64((const double *)(const void *)(p + 8 * (size_t)i)));
+                float32x2_t hi = vcvt_f32_f64(vld1q_f64((const double *)(const void *)(p + 8 * (size_t)i + 16)));
+                vst1q_f32((float *)(void *)(out + 4 * (size_t)i), vcombine_f32(lo, hi));
+            }
+#endif
+            for (; i < nn; i++) { double x; float y; memcpy(&x, p + 8 * (size_t)i, 8); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
+        } else if (pt == GPUFEED_INT32) {
+#if defined(GF__SSE2)
+            for (; i + 4 <= nn; i += 4)
+                _mm_storeu_ps((float *)(void *)(out + 4 * (size_t)i), _mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + 4 * (size_t)i))));
+#elif defined(GF__NEON)
+            for (; i + 4 <= nn; i += 4)
+                vst1q_f32((float *)(void *)(out + 4 * (size_t)i), vcvtq_f32_s32(vld1q_s32((const int32_t *)(const void *)(p + 4 * (size_t)i))));
+#endif
+            for (; i < nn; i++) { int32_t x; float y; memcpy(&x, p + 4 * (size_t)i, 4); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
+        } else for (; i < nn; i++) { int64_t x; float y; memcpy(&x, p + 8 * (size_t)i, 8); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
     } else {
-        double *o = (double *)(void *)d->tile;
-        if (pt == GPUFEED_FLOAT) for (i = 0; i < nn; i++) { float x; memcpy(&x, p + 4 * (size_t)i, 4); o[i] = x; }
-        else if (pt == GPUFEED_INT32) for (i = 0; i < nn; i++) { int32_t x; memcpy(&x, p + 4 * (size_t)i, 4); o[i] = (double)x; }
-        else for (i = 0; i < nn; i++) { int64_t x; memcpy(&x, p + 8 * (size_t)i, 8); o[i] = (double)x; }
+        for (i = 0; i < nn; i++) {
+            double y;
+            if (pt == GPUFEED_FLOAT) { float x; memcpy(&x, p + 4 * (size_t)i, 4); y = x; }
+            else if (pt == GPUFEED_INT32) { int32_t x; memcpy(&x, p + 4 * (size_t)i, 4); y = (double)x; }
+            else { int64_t x; memcpy(&x, p + 8 * (size_t)i, 8); y = (double)x; }
+            memcpy(out + 8 * (size_t)i, &y, 8);
+        }
     }
     c->vp += (size_t)nn * esz;
     return 1;
@@ -6758,6 +7003,17 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
     while (k > 0) {
         uint32_t n, nn = 0, i, j;
         gpufeed_result r;
+        if (!c->in_page && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp)) {
+            /* a unit inside the chunk: its dictionary from another reader, already converted */
+            gf__dcache *dch = gf__dcache_load(d->dcp);
+            int32_t at = gf__dcache_get(dch, c->f, c->rg, d->feat);
+            if (at >= 0) {
+                const gf__dent *e = &dch->e[at];
+                d->dent = at;
+                c->has_dict = 1; c->dict_pending = 0; c->dict_n = e->n; c->dict_gen++;
+                d->dview = e->conv; d->dgen = c->dict_gen; d->dconv_ok = 1; d->dbad_any = 0;
+            }
+        }
         if (!c->in_page) {
             r = gf__col_next_page(c);
             if (r == GPUFEED_DONE) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)c->rows_done, (long long)k);
@@ -6786,12 +7042,9 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             }
             got = nn ? gf__rle_get(&c->idx, d->idx, nn) : 0;
             if (got != nn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
-            {   /* every index in range: one branch-free pass (the loop below names the culprit) */
-                uint32_t mx = 0;
-                for (i = 0; i < nn; i++) mx = d->idx[i] > mx ? d->idx[i] : mx;
-                if (nn && mx < c->dict_n && !d->dbad_any) i = nn; else i = 0;
-            }
-            for (; i < nn; i++) {
+            /* entries that cannot convert are checked value by value (ranges
+               are checked while gathering, below) */
+            for (i = d->dbad_any ? 0 : nn; i < nn; i++) {
                 uint32_t ix = d->idx[i];
                 if (ix >= c->dict_n)
                     return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", ix, c->dict_n);
@@ -6808,22 +7061,21 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                     return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
                 }
             }
-            dc = d->dconv;
-            if (nn == n) {
-                switch (dsz) {
-                case 4: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, dc + (size_t)d->idx[i] * 4, 4); break;
-                case 8: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, dc + (size_t)d->idx[i] * 8, 8); break;
-                case 2: for (i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, dc + (size_t)d->idx[i] * 2, 2); break;
-                default: for (i = 0; i < n; i++) dst[(size_t)i * stride] = dc[d->idx[i]]; break;
-                }
-            } else {
+            dc = d->dview;
+            if (nn == n) j = gf__gather_dense(dst, stride, dc, d->idx, n, c->dict_n, dsz);
+            else {
                 d->idx[nn] = 0; /* the spare slot read past the last present row */
-                gf__gather(dst, stride, dc, d->idx, c->valid, n, fill, dsz);
+                j = gf__gather(dst, stride, dc, d->idx, c->valid, n, fill, dsz, c->dict_n);
+            }
+            if (j) { /* an index out of range (it read entry 0): name it */
+                for (i = 0; i < nn && d->idx[i] < c->dict_n; i++) {}
+                return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", i < nn ? d->idx[i] : 0u, c->dict_n);
             }
         } else {
             int64_t bad;
             const uint8_t *t = (const uint8_t *)d->tile;
-            int direct = c->enc == GPUFEED_ENC_PLAIN ? gf__plain_direct(d, nn) : 0;
+            const int in_place = nn == n && stride == dsz; /* no nulls, a contiguous destination: write it there */
+            int direct = c->enc == GPUFEED_ENC_PLAIN ? gf__plain_direct(d, nn, in_place ? dst : (uint8_t *)d->tile) : 0;
             if (direct < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             r = direct ? GPUFEED_OK : gf__dcol_canon(d, nn);
             if (r) return r;
@@ -6847,7 +7099,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                     return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
                 }
             }
-            if (nn == n) {
+            if (direct && in_place) { /* already there */
+            } else if (nn == n) {
                 if (stride == dsz) memcpy(dst, t, (size_t)n * dsz);
                 else {
                     switch (dsz) {
@@ -7063,8 +7316,10 @@ struct gpufeed_dataset {
     int32_t rgs, rgs_pruned;
     uint64_t bytes_read;
     uint64_t read_us;                  /* time readers spent in read_at (atomic) */
+    struct gf__dcache *dcache;         /* converted dictionaries shared by its readers */
     gf__arena arena;
 };
+
 
 static void gf__atomic_add(uint64_t *p, uint64_t v)
 {
@@ -7499,6 +7754,7 @@ static void gf__dataset_free(gpufeed_dataset *ds)
     if (!ds) return;
     a = ds->alloc;
     for (i = 0; i < ds->nfiles; i++) gpufeed_file_close(ds->files ? ds->files[i] : NULL);
+    gf__dcache_free(ds->dcache, &a);
     gf__arena_free(&ds->arena);
     gf__free(&a, ds);
 }
@@ -7929,7 +8185,7 @@ static gpufeed_result gf__col_init_buffers(gpufeed_column *c, const gpufeed_allo
 }
 static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
 {
-    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict);
+    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict_own);
     gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
     gf__nest_free(c, a);
 }
@@ -7941,6 +8197,7 @@ GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
     if (!s) return;
     a = &s->ds->alloc;
     if (s->dc) for (i = 0; i < s->ds->nfeat; i++) {
+        if (s->dc[i].dcp) gf__dcache_release(gf__dcache_load(&s->ds->dcache), s->dc[i].dent);
         gf__col_free_buffers(&s->dc[i].c, a);
         gf__free(a, s->dc[i].dconv); gf__free(a, s->dc[i].dbad);
     }
@@ -7963,8 +8220,10 @@ GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_s
     if (!s->dc || !s->pc) { gf__free(&ds->alloc, s->dc); gf__free(&ds->alloc, s->pc); s->dc = NULL; s->pc = NULL; gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     memset(s->dc, 0, (size_t)ds->nfeat * sizeof(gf__dcol));
     memset(s->pc, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
-    for (i = 0; i < ds->nfeat; i++)
+    for (i = 0; i < ds->nfeat; i++) {
+        s->dc[i].dent = -1; s->dc[i].feat = i; s->dc[i].dcp = &ds->dcache; s->dc[i].da = &ds->alloc;
         if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    }
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && ds->nfeat >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
         size_t w = gpufeed_feature_bytes(&ds->feats[0]);
         int same = w == 4 || w == 8;
@@ -8096,7 +8355,11 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
             d->name = ds->feats[j].column;
             d->seed = ds->feats[j].hash_seed;
             d->width = ds->feats[j].width; d->list_policy = ds->feats[j].list_policy; d->lengths = ds->feats[j].list_lengths;
-            if (!c->has_dict) d->dconv_ok = 0; /* else the converted dictionary (keyed by dict_gen) still holds */
+            if (!c->has_dict) { /* another chunk: let go of its dictionary */
+                d->dconv_ok = 0;
+                gf__dcache_release(gf__dcache_load(&ds->dcache), d->dent);
+                d->dent = -1;
+            } /* else the converted dictionary (keyed by dict_gen) still holds */
         }
         r = gf__col_position(c, pl ? &pl->idx[j] : NULL, ux->u.first_row, ux->u.first_row + ux->u.num_rows);
         if (r) return gf__scratch_fail_col(s, c, r);
@@ -8252,7 +8515,60 @@ static void gf__transpose(uint8_t *out, const uint8_t *in, int64_t k, int32_t F,
     const size_t rb = (size_t)F * (size_t)w;
     for (i0 = 0; i0 < k; i0 += 16) {
         int64_t i1 = i0 + 16 < k ? i0 + 16 : k;
-        for (j = 0; j < F; j++) {
+        j = 0;
+#if defined(GF__SSE2) || defined(GF__NEON)
+        if (w == 4 && i1 - i0 == 16) { /* 4 x 4 blocks */
+            for (; j + 4 <= F; j += 4) {
+                const uint8_t *c0 = in + ((size_t)j * (size_t)k) * 4;
+                for (i = i0; i < i1; i += 4) {
+                    const size_t o = (size_t)i * 4;
+                    uint8_t *r = out + (size_t)i * rb + (size_t)j * 4;
+#if defined(GF__SSE2)
+                    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(c0 + o));
+                    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(c0 + (size_t)k * 4 + o));
+                    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(c0 + (size_t)k * 8 + o));
+                    __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(c0 + (size_t)k * 12 + o));
+                    __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b);
+                    __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);
+                    _mm_storeu_si128((__m128i *)(void *)r, _mm_unpacklo_epi64(ab0, cd0));
+                    _mm_storeu_si128((__m128i *)(void *)(r + rb), _mm_unpackhi_epi64(ab0, cd0));
+                    _mm_storeu_si128((__m128i *)(void *)(r + 2 * rb), _mm_unpacklo_epi64(ab1, cd1));
+                    _mm_storeu_si128((__m128i *)(void *)(r + 3 * rb), _mm_unpackhi_epi64(ab1, cd1));
+#else
+                    uint32x4_t a = vld1q_u32((const uint32_t *)(const void *)(c0 + o));
+                    uint32x4_t b = vld1q_u32((const uint32_t *)(const void *)(c0 + (size_t)k * 4 + o));
+                    uint32x4_t c = vld1q_u32((const uint32_t *)(const void *)(c0 + (size_t)k * 8 + o));
+                    uint32x4_t d = vld1q_u32((const uint32_t *)(const void *)(c0 + (size_t)k * 12 + o));
+                    uint32x4x2_t ab = vtrnq_u32(a, b), cd = vtrnq_u32(c, d);
+                    vst1q_u32((uint32_t *)(void *)r, vcombine_u32(vget_low_u32(ab.val[0]), vget_low_u32(cd.val[0])));
+                    vst1q_u32((uint32_t *)(void *)(r + rb), vcombine_u32(vget_low_u32(ab.val[1]), vget_low_u32(cd.val[1])));
+                    vst1q_u32((uint32_t *)(void *)(r + 2 * rb), vcombine_u32(vget_high_u32(ab.val[0]), vget_high_u32(cd.val[0])));
+                    vst1q_u32((uint32_t *)(void *)(r + 3 * rb), vcombine_u32(vget_high_u32(ab.val[1]), vget_high_u32(cd.val[1])));
+#endif
+                }
+            }
+        } else if (w == 8 && i1 - i0 == 16) { /* 2 x 2 blocks */
+            for (; j + 2 <= F; j += 2) {
+                const uint8_t *c0 = in + ((size_t)j * (size_t)k) * 8;
+                for (i = i0; i < i1; i += 2) {
+                    const size_t o = (size_t)i * 8;
+                    uint8_t *r = out + (size_t)i * rb + (size_t)j * 8;
+#if defined(GF__SSE2)
+                    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(c0 + o));
+                    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(c0 + (size_t)k * 8 + o));
+                    _mm_storeu_si128((__m128i *)(void *)r, _mm_unpacklo_epi64(a, b));
+                    _mm_storeu_si128((__m128i *)(void *)(r + rb), _mm_unpackhi_epi64(a, b));
+#else
+                    uint64x2_t a = vld1q_u64((const uint64_t *)(const void *)(c0 + o));
+                    uint64x2_t b = vld1q_u64((const uint64_t *)(const void *)(c0 + (size_t)k * 8 + o));
+                    vst1q_u64((uint64_t *)(void *)r, vcombine_u64(vget_low_u64(a), vget_low_u64(b)));
+                    vst1q_u64((uint64_t *)(void *)(r + rb), vcombine_u64(vget_high_u64(a), vget_high_u64(b)));
+#endif
+                }
+            }
+        }
+#endif
+        for (; j < F; j++) { /* scalar: the remaining features (all of them without SIMD or in a short block) */
             const uint8_t *src = in + ((size_t)j * (size_t)k) * (size_t)w;
             uint8_t *dst = out + (size_t)j * (size_t)w;
             if (w == 4) for (i = i0; i < i1; i++) memcpy(dst + (size_t)i * rb, src + (size_t)i * 4, 4);
@@ -8513,7 +8829,6 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
    consumer takes position g from ring g mod N. Nothing depends on timing. */
 
 #if !defined(GPUFEED_NO_THREADS)
-#include <pthread.h>
 #include <sys/select.h>
 #endif
 #if defined(__GNUC__) || defined(__clang__)
