@@ -1687,7 +1687,7 @@ static void test_delta_wide_int32(void)
     {   /* the first miniblock's width byte */
         const uint8_t *q = buf;
         uint64_t t;
-        for (i = 0; i < 5; i++) gf__uvarint(&q, buf + len, &t);
+        for (i = 0; i < 5; i++) (void)gf__uvarint(&q, buf + len, &t);
         buf[q - buf] = 65;
     }
     CHECK(gf__delta_bp(buf, buf + sizeof buf, 4, (uint8_t *)out, 2, &used, msg, sizeof msg) < 0);
