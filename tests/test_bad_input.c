@@ -2344,6 +2344,155 @@ static void test_new_encodings(void)
     }
 }
 
+/* ---- issue 19: the Thrift remaining-bytes check, the footer-length check -- */
+
+/* The footer (FileMetaData) of sfile s, serialized, without its closing STOP,
+   then one more field whose binary value (the last bytes of the footer)
+   claims `extra` bytes more than follow it. kind 0: created_by (field 6);
+   1: a key_value_metadata list (field 5) of one KeyValue whose value is the
+   last field; 2: an unknown field 99 (skipped). extra 0 with close: the
+   structs closed (STOP bytes), a valid footer. Returns the position of the
+   value's first byte in the footer. */
+static const char claim_text[] = "one byte short";
+static size_t claim_footer(sfile *s, pqw_buf *foot, int kind, int extra, int close)
+{
+    pqw_tc t;
+    size_t len = sizeof claim_text - 1, at;
+    s->f.created_by = NULL;
+    s_build(s);                        /* chunk offsets, for the row group */
+    foot->n = 0;
+    pqw_tc_init(&t, foot);
+    pqw_write_file_meta(&t, &s->f);
+    foot->n--;                         /* FileMetaData's STOP */
+    switch (kind) {
+    case 0: pqw_u8(foot, PQW_T_BINARY); pqw_uvarint(foot, pqw_zigzag(6)); break;
+    case 1:
+        pqw_u8(foot, PQW_T_LIST); pqw_uvarint(foot, pqw_zigzag(5));
+        pqw_u8(foot, 0x10 | PQW_T_STRUCT);             /* one KeyValue */
+        pqw_u8(foot, 0x10 | PQW_T_BINARY); pqw_uvarint(foot, 1); pqw_u8(foot, 'k'); /* key (1) */
+        pqw_u8(foot, 0x10 | PQW_T_BINARY);            /* value (2) */
+        break;
+    default: pqw_u8(foot, PQW_T_BINARY); pqw_uvarint(foot, pqw_zigzag(99)); break;
+    }
+    pqw_uvarint(foot, len + (size_t)extra);
+    at = foot->n;
+    pqw_put(foot, claim_text, len);
+    if (close) {
+        if (kind == 1) pqw_u8(foot, 0);                /* KeyValue's STOP */
+        pqw_u8(foot, 0);                               /* FileMetaData's STOP */
+    }
+    s->f.footer_raw = foot->p; s->f.footer_raw_len = foot->n;
+    s_build(s);
+    s->f.footer_raw = NULL;
+    return at;
+}
+
+/* A footer whose last field is a binary claiming exactly one byte more than
+   the footer holds: a Thrift error naming the struct, the length and the
+   byte offset of the value, never a read of the byte past the footer (the
+   file and gpufeed's copy of the footer are allocations of exact size, so
+   ASan sees such a read). The same footer with the value's true length
+   opens and reads back the value. */
+static void test_footer_binary_one_past_end(void)
+{
+    static const char *const what[3] = { "thrift FileMetaData:", "thrift KeyValue:", "thrift FileMetaData:" };
+    sfile s;
+    pqw_buf foot = {0};
+    int kind;
+    s_init(&s, 1, PQW_REQUIRED);
+    for (kind = 0; kind < 3; kind++) {
+        char len_msg[64], off_msg[64];
+        size_t at = claim_footer(&s, &foot, kind, 1, 0);
+        uint8_t *exact = (uint8_t *)malloc(s.out.n);   /* the file, exactly */
+        pqw_buf file;
+        memcpy(exact, s.out.p, s.out.n);
+        file.p = exact; file.n = file.cap = s.out.n;
+        sprintf(len_msg, "length %u runs past the end", (unsigned)(sizeof claim_text));
+        sprintf(off_msg, "(byte offset %llu)", (unsigned long long)((size_t)s.f.footer_at + at));
+        CHECK_MSG(s.f.footer_size == (int64_t)foot.n && (size_t)s.f.footer_size == at + sizeof claim_text - 1,
+                  "kind %d: the value does not end the footer", kind);
+        EXPECT_FAIL(&file, 0, GPUFEED_ERR_THRIFT, "footer: ", what[kind], len_msg, off_msg);
+        free(exact);
+        /* the value's true length, the structs closed: a valid footer */
+        claim_footer(&s, &foot, kind, 0, 1);
+        {
+            gpufeed_open_desc d;
+            gpufeed_file *f = NULL;
+            gpufeed_error e;
+            exact = (uint8_t *)malloc(s.out.n);
+            memcpy(exact, s.out.p, s.out.n);
+            desc_init(&d, exact, s.out.n);
+            mem_reset(s.out.n);
+            CHECK_MSG(gpufeed_file_open(&f, &d, &e) == GPUFEED_OK, "kind %d: %s", kind, e.message);
+            if (f) {
+                const gpufeed_metadata *md = gpufeed_file_metadata(f);
+                if (kind == 0) CHECK(md->created_by && strcmp(md->created_by, claim_text) == 0);
+                if (kind == 1) CHECK(md->num_key_values == 1 && strcmp(md->key_values[0].key, "k") == 0 &&
+                                     md->key_values[0].value && strcmp(md->key_values[0].value, claim_text) == 0);
+                CHECK(md->num_rows == 10 && md->num_row_groups == 1);
+                gpufeed_file_close(f);
+            }
+            CHECK(mem_ok());
+            free(exact);
+        }
+    }
+    pqw_free(&foot);
+    s_free(&s);
+}
+
+/* Footer lengths that make the footer overlap the leading magic (it may
+   start at byte 4 at the earliest: length <= size - 12): size - 11, - 10
+   and - 9 are footer errors naming the length and the file size; size - 12
+   is the largest length allowed, and opens when the footer does fill the
+   file (a file without data pages). */
+static void test_footer_length_overlaps_magic(void)
+{
+    pqw_schema sch[2];
+    pqw_file f;
+    pqw_buf b = {0};
+    sfile s;
+    int k;
+    char msg[128];
+    memset(&f, 0, sizeof f);
+    sch[0] = pqw_root(1);
+    sch[1] = pqw_leaf("x", PQW_INT32, PQW_REQUIRED);
+    f.schema = sch; f.nschema = 2; f.nrgs = 0;
+    pqw_build(&f, &b);
+    CHECK(f.footer_at == 4 && (size_t)f.footer_size == b.n - 12);
+    {   /* length size - 12: the footer right after the head magic */
+        gpufeed_open_desc d;
+        gpufeed_file *fp = NULL;
+        gpufeed_error e;
+        desc_init(&d, b.p, b.n);
+        mem_reset(b.n);
+        CHECK_MSG(gpufeed_file_open(&fp, &d, &e) == GPUFEED_OK, "%s", e.message);
+        if (fp) {
+            const gpufeed_metadata *md = gpufeed_file_metadata(fp);
+            CHECK(md->footer_length == (uint32_t)(b.n - 12) && md->num_rows == 0 && md->num_columns == 1 && md->num_row_groups == 0);
+            gpufeed_file_close(fp);
+        }
+        CHECK(mem_ok());
+    }
+    for (k = 11; k >= 9; k--) {
+        pqw_set_le32(&b, b.n - 8, (uint32_t)(b.n - (size_t)k));
+        sprintf(msg, "footer length %u runs past the start of the file (file size %u)", (unsigned)(b.n - (size_t)k), (unsigned)b.n);
+        EXPECT_FAIL(&b, 0, GPUFEED_ERR_FOOTER, msg);
+    }
+    pqw_free(&b);
+    /* a file with data: the same rule */
+    s_init(&s, 1, PQW_REQUIRED);
+    s_build(&s);
+    for (k = 11; k >= 9; k--) {
+        s.f.footer_len = pqw_set((int64_t)s.out.n - k);
+        s_build(&s);
+        sprintf(msg, "footer length %u runs past the start of the file (file size %u)", (unsigned)(s.out.n - (size_t)k), (unsigned)s.out.n);
+        EXPECT_FAIL(&s.out, 0, GPUFEED_ERR_FOOTER, msg);
+    }
+    s.f.footer_len = pqw_omit();
+    CHECK(reads_x(s_build(&s), 10, PQW_REQUIRED, 0));
+    s_free(&s);
+}
+
 int main(void)
 {
     RUN(test_tiny_and_magic);
@@ -2375,5 +2524,7 @@ int main(void)
     RUN(test_errors_sticky);
     RUN(test_new_encodings);
     RUN(test_nested_levels);
+    RUN(test_footer_binary_one_past_end);
+    RUN(test_footer_length_overlaps_magic);
     return TEST_SUMMARY();
 }

@@ -1670,6 +1670,236 @@ static void test_rowmajor_transpose(void)
                 for (L = 0; L < 2; L++) { gpufeed_reader_close(rd[L]); gpufeed_dataset_close(ds[L]); }
                 gpufeed_dataset_close(probe);
             }
+/* ---- issue 19: the epoch in the shuffle, padded ranks -------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ids[lo, hi) sorted into out (hi - lo entries); 0 when an id repeats */
+static int sorted_ids(const int64_t *ids, int64_t lo, int64_t hi, int64_t *out)
+{
+    int64_t i;
+    memcpy(out, ids + lo, (size_t)(hi - lo) * sizeof *out);
+    qsort(out, (size_t)(hi - lo), sizeof *out, cmp_i64);
+    for (i = 1; i < hi - lo; i++) if (out[i] == out[i - 1]) return 0;
+    return 1;
+}
+
+/* With shuffling on and one seed, every epoch holds the same rows in another
+   order. The two parts of the shuffle are checked apart: the window shuffle
+   alone (no unit shuffle, W = 1 and 3, also on rank 1 of 2, whose own rows
+   are the same units every epoch): the same windows of the same units in
+   every epoch, and each window's rows in another order; the unit shuffle
+   alone (W = 0): every unit's rows whole and ascending, the units in
+   another order; and both at once. */
+static void test_shuffle_epochs_differ(void)
+{
+    static const struct { int W, no_unit_shuffle, world, rank; } cfg[] = {
+        { 1, 1, 1, 0 }, { 3, 1, 1, 0 }, { 3, 1, 2, 1 },   /* the window shuffle alone */
+        { 0, 0, 1, 0 },                                    /* the unit shuffle alone */
+        { 3, 0, 1, 0 }, { 5, 0, 1, 0 }                     /* both */
+    };
+    enum { EP = 3 };
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    int64_t *sa = (int64_t *)malloc(NROWS * sizeof *sa), *sb = (int64_t *)malloc(NROWS * sizeof *sb);
+    static int64_t starts[EP][NROWS], wunits[EP][256], units[EP][256];
+    size_t c;
+    if (!ds || !sa || !sb) { CHECK(ds && sa && sb); free(sa); free(sb); if (ds) gpufeed_dataset_close(ds); return; }
+    map_units(ds);
+    for (c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        gpufeed_loader_desc d = base_desc();
+        stream s;
+        int64_t lo[EP], hi[EP], nw[EP], want_rows = 0, u;
+        int e, e2;
+        char what[160];
+        d.seed = 11; d.epochs = EP; d.shuffle_window = cfg[c].W; d.no_unit_shuffle = cfg[c].no_unit_shuffle;
+        d.world = cfg[c].world; d.rank = cfg[c].rank; d.even = GPUFEED_EVEN_PAD; d.batch_rows = 100;
+        run_stream(ds, &d, &s, -1);
+        snprintf(what, sizeof what, "W=%d no_unit_shuffle %d world %d rank %d", cfg[c].W, cfg[c].no_unit_shuffle, cfg[c].world, cfg[c].rank);
+        CHECK_MSG(s.res == GPUFEED_DONE, "%s: %d %s", what, s.res, s.err);
+        rows_consistent(&s, what);
+        for (e = 0; e < EP; e++) {
+            char we[192];
+            snprintf(we, sizeof we, "%s epoch %d", what, e);
+            if (!epoch_rows(&s, e, &lo[e], &hi[e])) { CHECK_MSG(0, "%s: no rows", we); goto next; }
+            if (cfg[c].world > 1) { /* the rank's own rows (padding repeats follow them) */
+                int64_t i;
+                memset(seen_tab, 0, sizeof seen_tab);
+                for (i = lo[e]; i < hi[e] && s.id[i] >= 0 && s.id[i] < NROWS && !seen_tab[s.id[i]]++; i++) {}
+                hi[e] = i;
+            }
+            /* whole units in windows of W of them; world 1: every row */
+            nw[e] = check_windows(s.id, lo[e], hi[e], cfg[c].W, starts[e], wunits[e], units[e], we);
+            if (nw[e] < 0) goto next;
+            if (cfg[c].world == 1) CHECK_MSG(hi[e] - lo[e] == NROWS, "%s: %lld rows", we, (long long)(hi[e] - lo[e]));
+        }
+        if (cfg[c].no_unit_shuffle) /* the rank's units in dataset order */
+            for (u = cfg[c].rank; u < units_n; u += cfg[c].world) want_rows += unit_rows_tab[u];
+        for (e = 0; e < EP; e++)
+            for (e2 = e + 1; e2 < EP; e2++) {
+                int64_t n = hi[e] - lo[e], w, k;
+                char wp[192];
+                snprintf(wp, sizeof wp, "%s epochs %d and %d", what, e, e2);
+                /* the same rows ... */
+                if (hi[e2] - lo[e2] != n) { CHECK_MSG(0, "%s: %lld vs %lld rows", wp, (long long)n, (long long)(hi[e2] - lo[e2])); continue; }
+                CHECK_MSG(sorted_ids(s.id, lo[e], hi[e], sa) && sorted_ids(s.id, lo[e2], hi[e2], sb) && memcmp(sa, sb, (size_t)n * sizeof *sa) == 0,
+                          "%s: not the same rows", wp);
+                if (cfg[c].no_unit_shuffle) CHECK_MSG(n == want_rows, "%s: %lld rows, the rank's units hold %lld", wp, (long long)n, (long long)want_rows);
+                /* ... in another order */
+                CHECK_MSG(memcmp(s.id + lo[e], s.id + lo[e2], (size_t)n * sizeof *s.id) != 0, "%s: the same order", wp);
+                if (cfg[c].no_unit_shuffle) {
+                    /* the same windows, each in another order (every window
+                       of the epoch: a shuffle keyed by the epoch) */
+                    int64_t same = 0, first = -1;
+                    CHECK_MSG(nw[e] == nw[e2], "%s: %lld vs %lld windows", wp, (long long)nw[e], (long long)nw[e2]);
+                    for (w = 0; w < nw[e] && w < nw[e2]; w++) {
+                        int64_t a0 = starts[e][w], a1 = w + 1 < nw[e] ? starts[e][w + 1] : n;
+                        if (starts[e2][w] != a0 || wunits[e][w] != wunits[e2][w]) { CHECK_MSG(0, "%s: window %lld differs in place", wp, (long long)w); break; }
+                        if (a1 - a0 >= 2 && memcmp(s.id + lo[e] + a0, s.id + lo[e2] + a0, (size_t)(a1 - a0) * sizeof *s.id) == 0) {
+                            if (first < 0) first = w;
+                            same++;
+                        }
+                    }
+                    CHECK_MSG(same == 0, "%s: %lld of %lld windows in the same order (the first: window %lld)", wp, (long long)same, (long long)nw[e], (long long)first);
+                } else if (cfg[c].W == 0) {
+                    /* the units in another order */
+                    CHECK_MSG(nw[e] == nw[e2], "%s: %lld vs %lld units", wp, (long long)nw[e], (long long)nw[e2]);
+                    for (k = 0; k < nw[e] && k < nw[e2] && units[e][k] == units[e2][k]; k++) {}
+                    CHECK_MSG(k < nw[e], "%s: the units in the same order", wp);
+                }
+            }
+    next:
+        stream_free(&s);
+    }
+    free(sa); free(sb);
+    gpufeed_dataset_close(ds);
+}
+
+/* With world > 1 and GPUFEED_EVEN_PAD, every rank delivers exactly
+   batches x B rows per epoch, every batch B rows, the same number of
+   batches on every rank: ceil(R / B) for R the largest rank's own rows.
+   A rank's own rows come first, each once, whole units, no row on two
+   ranks, all rows on some rank; the rows after them repeat rows of the
+   rank's last real batch; stats count rows and repeats exactly. Worlds
+   2 to 6, several B (B = R + 1 for the largest rank: padded by one row),
+   both layouts. */
+static void pad_world(gpufeed_dataset *ds, int layout, int world, int64_t B, stream *s)
+{
+    gpufeed_loader_desc d = base_desc();
+    static int64_t owner[NROWS];
+    int r, e;
+    int64_t rows_all = 0;
+    char what[160];
+    d.world = world; d.even = GPUFEED_EVEN_PAD; d.batch_rows = B; d.epochs = 2; d.seed = 5;
+    for (r = 0; r < world; r++) {
+        d.rank = r; d.workers = 1 + r % 3;
+        run_stream(ds, &d, &s[r], -1);
+        snprintf(what, sizeof what, "layout %d world %d B %lld rank %d", layout, world, (long long)B, r);
+        CHECK_MSG(s[r].res == GPUFEED_DONE, "%s: %d %s", what, s[r].res, s[r].err);
+        rows_consistent(&s[r], what);
+    }
+    {
+        uint64_t want_repeated[16] = {0};
+        for (e = 0; e < 2; e++) {
+            int64_t R[16], Rmax = 0, nb, total = 0, nb_all = -1;
+            memset(owner, 0, sizeof owner);
+            for (r = 0; r < world; r++) { /* each rank's own rows: distinct ids, first in the epoch */
+                int64_t lo, hi, i;
+                R[r] = 0;
+                snprintf(what, sizeof what, "layout %d world %d B %lld rank %d epoch %d", layout, world, (long long)B, r, e);
+                if (!epoch_rows(&s[r], e, &lo, &hi)) { CHECK_MSG(0, "%s: no rows", what); return; }
+                for (i = lo; i < hi; i++) {
+                    int64_t id = s[r].id[i];
+                    if (id < 0 || id >= NROWS) { CHECK_MSG(0, "%s: id %lld", what, (long long)id); return; }
+                    if (!owner[id]) { owner[id] = r + 1; R[r]++; total++; if (i - lo != R[r] - 1) { CHECK_MSG(0, "%s: own row %lld after a repeat", what, (long long)id); return; } }
+                    else if (owner[id] != r + 1) { CHECK_MSG(0, "%s: id %lld also on rank %lld", what, (long long)id, (long long)(owner[id] - 1)); return; }
+                }
+                if (R[r] > Rmax) Rmax = R[r];
+            }
+            CHECK_MSG(total == NROWS, "layout %d world %d B %lld epoch %d: %lld rows on the ranks", layout, world, (long long)B, e, (long long)total);
+            nb = (Rmax + B - 1) / B;
+            for (r = 0; r < world; r++) {
+                int64_t lo, hi, i, cnt = 0, last_lo;
+                snprintf(what, sizeof what, "layout %d world %d B %lld rank %d epoch %d (own rows %lld, largest rank %lld)",
+                         layout, world, (long long)B, r, e, (long long)R[r], (long long)Rmax);
+                for (i = 0; i < s[r].nb; i++) if (s[r].b[i].epoch == e) {
+                    CHECK_MSG(s[r].b[i].rows == B, "%s: batch %lld has %lld rows, want %lld", what, (long long)s[r].b[i].index, (long long)s[r].b[i].rows, (long long)B);
+                    CHECK_MSG(s[r].b[i].index == cnt, "%s: batch %lld has index %lld", what, (long long)cnt, (long long)s[r].b[i].index);
+                    cnt++;
+                }
+                CHECK_MSG(cnt == nb && s[r].epoch_nb[e] == nb, "%s: %lld batches (epoch_batches %lld), want %lld", what, (long long)cnt, (long long)s[r].epoch_nb[e], (long long)nb);
+                if (nb_all < 0) nb_all = cnt;
+                CHECK_MSG(cnt == nb_all, "%s: %lld batches, rank 0 has %lld", what, (long long)cnt, (long long)nb_all);
+                epoch_rows(&s[r], e, &lo, &hi);
+                CHECK_MSG(hi - lo == nb * B, "%s: %lld rows, want %lld batches x %lld", what, (long long)(hi - lo), (long long)nb, (long long)B);
+                /* the repeats: rows of the last batch holding own rows */
+                last_lo = lo + (R[r] > 0 ? (R[r] - 1) / B * B : 0);
+                for (i = lo + R[r]; i < hi; i++) {
+                    int64_t k;
+                    for (k = last_lo; k < lo + R[r] && s[r].id[k] != s[r].id[i]; k++) {}
+                    if (k == lo + R[r]) { CHECK_MSG(0, "%s: row %lld (id %lld) repeats no row of the last real batch", what, (long long)(i - lo), (long long)s[r].id[i]); break; }
+                }
+                want_repeated[r] += (uint64_t)(nb * B - R[r]);
+            }
+            rows_all += nb * B;
+        }
+        for (r = 0; r < world; r++)
+            CHECK_MSG(s[r].st.rows == (uint64_t)rows_all && s[r].st.rows_repeated == want_repeated[r] && s[r].st.rows_dropped == 0,
+                      "layout %d world %d B %lld rank %d: stats rows %llu repeated %llu dropped %llu, want %llu / %llu / 0", layout, world, (long long)B, r,
+                      (unsigned long long)s[r].st.rows, (unsigned long long)s[r].st.rows_repeated, (unsigned long long)s[r].st.rows_dropped,
+                      (unsigned long long)rows_all, (unsigned long long)want_repeated[r]);
+    }
+}
+
+static void test_pad_full_batches(void)
+{
+    static const int worlds[] = { 2, 3, 4, 6 };
+    static const int64_t Bs[] = { 64, 500, 1024, 3001 };
+    int layout;
+    for (layout = GPUFEED_LAYOUT_ROW_MAJOR; layout <= GPUFEED_LAYOUT_PER_FEATURE; layout++) {
+        gpufeed_dataset *ds = open_ds(layout);
+        size_t wi, bi;
+        if (!ds) return;
+        map_units(ds);
+        for (wi = 0; wi < sizeof worlds / sizeof worlds[0]; wi++) {
+            stream s[16];
+            int r;
+            int64_t rmax = 0;
+            for (bi = 0; bi < sizeof Bs / sizeof Bs[0]; bi++) {
+                pad_world(ds, layout, worlds[wi], Bs[bi], s);
+                for (r = 0; r < worlds[wi]; r++) stream_free(&s[r]);
+            }
+            /* B one more than the largest rank's rows in both epochs: one
+               batch per epoch, that rank padded by exactly one row (or
+               more when its rows differ by epoch) */
+            {
+                gpufeed_loader_desc d = base_desc();
+                d.world = worlds[wi]; d.even = GPUFEED_EVEN_PAD; d.epochs = 2; d.seed = 5; d.batch_rows = NROWS;
+                for (r = 0; r < worlds[wi]; r++) {
+                    stream t;
+                    int e;
+                    d.rank = r;
+                    run_stream(ds, &d, &t, -1);
+                    for (e = 0; e < 2; e++) {
+                        int64_t lo, hi, i, own = 0;
+                        static uint8_t seen[NROWS];
+                        memset(seen, 0, sizeof seen);
+                        if (!epoch_rows(&t, e, &lo, &hi)) continue;
+                        for (i = lo; i < hi; i++) if (t.id[i] >= 0 && t.id[i] < NROWS && !seen[t.id[i]]++) own++;
+                        if (own > rmax) rmax = own;
+                    }
+                    stream_free(&t);
+                }
+            }
+            CHECK(rmax > 0);
+            pad_world(ds, layout, worlds[wi], rmax + 1, s);
+            for (r = 0; r < worlds[wi]; r++) stream_free(&s[r]);
+        }
+        gpufeed_dataset_close(ds);
+    }
 }
 
 int main(void)
@@ -1696,5 +1926,7 @@ int main(void)
     RUN(test_verdict_names_bottleneck);
     RUN(test_pread_equals_map);
     RUN(test_rowmajor_transpose);
+    RUN(test_shuffle_epochs_differ);
+    RUN(test_pad_full_batches);
     return TEST_SUMMARY();
 }

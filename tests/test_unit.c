@@ -1,5 +1,6 @@
 /* Unit tests for gpufeed's internal pieces: Thrift compact decoding, the
-   RLE/bit-packed hybrid, SNAPPY, PLAIN, helpers; and a proof that
+   RLE/bit-packed hybrid, SNAPPY, PLAIN, helpers; the dense layer's null
+   fill on the PLAIN path; and a proof that
    tests/pq_writer.h writes files gpufeed reads back exactly.
    Run from the repository root. */
 #define GPUFEED_IMPLEMENTATION
@@ -1686,7 +1687,7 @@ static void test_delta_wide_int32(void)
     {   /* the first miniblock's width byte */
         const uint8_t *q = buf;
         uint64_t t;
-        for (i = 0; i < 5; i++) gf__uvarint(&q, buf + len, &t);
+        for (i = 0; i < 5; i++) (void)gf__uvarint(&q, buf + len, &t);
         buf[q - buf] = 65;
     }
     CHECK(gf__delta_bp(buf, buf + sizeof buf, 4, (uint8_t *)out, 2, &used, msg, sizeof msg) < 0);
@@ -1711,6 +1712,215 @@ static void test_lz4(void)
     CHECK(gf__lz4_raw(zero_off, sizeof zero_off, out, 12, msg, sizeof msg) == GPUFEED_ERR_CODEC);
     CHECK(gf__lz4_raw(far_off, sizeof far_off, out, 12, msg, sizeof msg) == GPUFEED_ERR_CODEC);
     CHECK(gf__lz4_raw(blk, 5, out, 12, msg, sizeof msg) == GPUFEED_ERR_CODEC);           /* truncated offset */
+}
+
+/* ---- the dense layer: the null fill on the PLAIN path --------------------- */
+
+/* Nullable PLAIN columns (no dictionary), read as dense features whose fill
+   is not 0: every null row holds the fill's exact bits (NaN included), every
+   other row its value, and the validity mask says which is which. Pages:
+   a null every third row, all null, none null, then 2,500 rows (over two
+   decode tiles) with every other row null; dataset units of 1,000 target rows.
+   The values of the file are never 0 or a fill. */
+enum { FN_PAGES = 4, FN_ROWS = 100 + 37 + 50 + 2500, FN_FEATS = 13 };
+static const int fn_page_rows[FN_PAGES] = { 100, 37, 50, 2500 };
+static int fn_null(int64_t r)
+{
+    if (r < 100) return r % 3 == 2;
+    if (r < 137) return 1;
+    if (r < 187) return 0;
+    return r % 2 == 1;
+}
+static int32_t fn_ival(int64_t r) { return (int32_t)(10 + r % 200); }  /* 10..209: exact in u8, f16, bf16 */
+
+typedef struct fn_file { pqw_schema sch[6]; pqw_page pg[5][FN_PAGES]; pqw_buf body[5][FN_PAGES]; pqw_chunk ch[5]; pqw_rowgroup rg; pqw_file f; pqw_buf out; } fn_file;
+
+static void fn_build(fn_file *m)
+{
+    static const char *const names[5] = { "i", "l", "f", "d", "b" };
+    static const int32_t types[5] = { PQW_INT32, PQW_INT64, PQW_FLOAT, PQW_DOUBLE, PQW_BOOLEAN };
+    int c, p, k;
+    int64_t r0 = 0;
+    memset(m, 0, sizeof *m);
+    m->sch[0] = pqw_root(5);
+    for (c = 0; c < 5; c++) m->sch[c + 1] = pqw_leaf(names[c], types[c], PQW_OPTIONAL);
+    for (p = 0; p < FN_PAGES; p++) {
+        int n = fn_page_rows[p];
+        uint32_t lv[2500];
+        for (k = 0; k < n; k++) lv[k] = !fn_null(r0 + k);
+        for (c = 0; c < 5; c++) {
+            pqw_buf *b = &m->body[c][p];
+            uint8_t bools[2500];
+            size_t nb = 0;
+            pqw_levels_v1(b, lv, (size_t)n, 1);
+            for (k = 0; k < n; k++) {
+                int64_t r = r0 + k;
+                int32_t iv = fn_ival(r);
+                if (fn_null(r)) continue;
+                switch (c) {
+                case 0: pqw_plain_i32(b, &iv, 1); break;
+                case 1: { int64_t v = (int64_t)iv * 1000000007; pqw_plain_i64(b, &v, 1); break; }
+                case 2: { float v = (float)iv + 0.25f; pqw_plain_float(b, &v, 1); break; }
+                case 3: { double v = iv + 0.5; pqw_plain_double(b, &v, 1); break; }
+                default: bools[nb++] = (uint8_t)(r % 5 < 2); break; /* bit-packed: the page's at once */
+                }
+            }
+            if (c == 4) pqw_plain_bool(b, bools, nb);
+            m->pg[c][p] = pqw_data_page(b, n, PQW_PLAIN);
+        }
+        r0 += n;
+    }
+    for (c = 0; c < 5; c++) {
+        m->ch[c].pages = m->pg[c]; m->ch[c].npages = FN_PAGES; m->ch[c].physical = types[c]; m->ch[c].path = names[c];
+    }
+    m->rg.chunks = m->ch; m->rg.nchunks = 5;
+    m->f.schema = m->sch; m->f.nschema = 6; m->f.rgs = &m->rg; m->f.nrgs = 1;
+    pqw_build(&m->f, &m->out);
+}
+static void fn_free(fn_file *m)
+{
+    int c, p;
+    for (c = 0; c < 5; c++) for (p = 0; p < FN_PAGES; p++) pqw_free(&m->body[c][p]);
+    pqw_free(&m->out);
+}
+
+/* the file from memory, through open_source */
+static int fn_read_at(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    const pqw_buf *b = (const pqw_buf *)ctx;
+    if (off > b->n || len > b->n - off) return -1;
+    memcpy(buf, b->p + off, len);
+    return 0;
+}
+static int fn_open_source(void *user, const char *path, gpufeed_source *src, char *identity, size_t identity_cap, char *why, size_t why_cap)
+{
+    (void)why; (void)why_cap;
+    memset(src, 0, sizeof *src);
+    src->read_at = fn_read_at; src->ctx = user; src->size = ((const pqw_buf *)user)->n;
+    snprintf(identity, identity_cap, "memory:%s", path);
+    return 0;
+}
+
+typedef struct fn_feat { const char *col; gpufeed_dtype dt; double fill; uint64_t fill_bits; } fn_feat;
+
+/* the value of row r of feature ff as the dtype's bytes */
+static void fn_expect(const fn_feat *ff, int64_t r, uint8_t out[8])
+{
+    double v;
+    int32_t iv = fn_ival(r);
+    if (!strcmp(ff->col, "i")) v = iv;
+    else if (!strcmp(ff->col, "l")) v = (double)((int64_t)iv * 1000000007);
+    else if (!strcmp(ff->col, "f")) v = iv + 0.25;
+    else if (!strcmp(ff->col, "d")) v = iv + 0.5;
+    else v = r % 5 < 2;
+    memset(out, 0, 8);
+    switch (ff->dt) {
+    case GPUFEED_DT_F32: { float x = (float)v; memcpy(out, &x, 4); break; }
+    case GPUFEED_DT_F64: memcpy(out, &v, 8); break;
+    case GPUFEED_DT_F16: { uint16_t x = gpufeed_double_to_half(v); memcpy(out, &x, 2); break; }
+    case GPUFEED_DT_BF16: { uint16_t x = gpufeed_double_to_bf16(v); memcpy(out, &x, 2); break; }
+    case GPUFEED_DT_I32: { int32_t x = (int32_t)v; memcpy(out, &x, 4); break; }
+    case GPUFEED_DT_I64: { int64_t x = !strcmp(ff->col, "l") ? (int64_t)iv * 1000000007 : (int64_t)v; memcpy(out, &x, 8); break; }
+    default: out[0] = (uint8_t)v; break;
+    }
+}
+
+static void test_dense_plain_null_fill(void)
+{
+    static const fn_feat ff[FN_FEATS] = {
+        { "d", GPUFEED_DT_F64, 0, 0x7FF8000000000000ull },    /* NaN */
+        { "d", GPUFEED_DT_F32, 0, 0x7FC00000u },               /* NaN */
+        { "f", GPUFEED_DT_F32, -1.0, 0xBF800000u },
+        { "f", GPUFEED_DT_F64, -1.5, 0xBFF8000000000000ull },
+        { "i", GPUFEED_DT_I32, -1.0, 0xFFFFFFFFu },
+        { "l", GPUFEED_DT_I64, -1.0, 0xFFFFFFFFFFFFFFFFull },
+        { "i", GPUFEED_DT_F16, 0, 0x7E00u },                   /* NaN */
+        { "i", GPUFEED_DT_BF16, -1.0, 0xBF80u },
+        { "i", GPUFEED_DT_U8, 7.0, 0x07u },
+        { "i", GPUFEED_DT_I64, -1.0, 0xFFFFFFFFFFFFFFFFull },
+        { "b", GPUFEED_DT_U8, 7.0, 0x07u },
+        { "b", GPUFEED_DT_F32, 0, 0x7FC00000u },               /* NaN */
+        { "f", GPUFEED_DT_F16, -1.0, 0xBC00u }
+    };
+    /* every feature at once; and features of one size only (a row-major
+       batch of uniform 4- or 8-byte features may be decoded apart and
+       transposed into rows) */
+    static const int sets[3][FN_FEATS + 1] = {
+        { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, -1 },
+        { 1, 2, 4, 11, -1 },
+        { 0, 3, 5, 9, -1 }
+    };
+    static const int64_t brows[2] = { 64, 1000 };
+    fn_file *m = (fn_file *)calloc(1, sizeof *m);
+    gpufeed_feature feats[FN_FEATS];
+    const fn_feat *fs[FN_FEATS];
+    int set, nf, layout, bi, j;
+    const char *path = "fill.parquet";
+    fn_build(m);
+    for (set = 0; set < 3; set++) {
+        memset(feats, 0, sizeof feats);
+        for (nf = 0; sets[set][nf] >= 0; nf++) {
+            const fn_feat *f = fs[nf] = &ff[sets[set][nf]];
+            feats[nf].column = f->col; feats[nf].dtype = f->dt; feats[nf].validity = 1;
+            feats[nf].fill = f->fill_bits == 0x7FF8000000000000ull || f->fill_bits == 0x7FC00000u || f->fill_bits == 0x7E00u ? (double)NAN : f->fill;
+        }
+        for (layout = GPUFEED_LAYOUT_ROW_MAJOR; layout <= GPUFEED_LAYOUT_PER_FEATURE; layout++)
+            for (bi = 0; bi < 2; bi++) {
+                gpufeed_dataset_desc dd;
+                gpufeed_dataset *ds = NULL;
+                gpufeed_reader *rd = NULL;
+                gpufeed_reader_desc rdd;
+                gpufeed_error err;
+                gpufeed_batch b;
+                gpufeed_result r;
+                int64_t row = 0, bad_fill = 0, bad_value = 0, bad_valid = 0, nulls = 0;
+                char what[64];
+                snprintf(what, sizeof what, "set %d layout %d B=%lld", set, layout, (long long)brows[bi]);
+                memset(&dd, 0, sizeof dd);
+                dd.paths = &path; dd.num_paths = 1; dd.features = feats; dd.num_features = nf;
+                dd.unit_rows = 1000; dd.layout = layout;
+                dd.open_source = fn_open_source; dd.source_user = &m->out;
+                if (gpufeed_dataset_open(&ds, &dd, &err)) { CHECK_MSG(0, "%s: dataset: %s", what, err.message); continue; }
+                memset(&rdd, 0, sizeof rdd); rdd.batch_rows = brows[bi];
+                if (gpufeed_reader_open(&rd, ds, &rdd, &err)) { CHECK_MSG(0, "%s: reader: %s", what, err.message); gpufeed_dataset_close(ds); continue; }
+                while ((r = gpufeed_reader_next(rd, &b)) == GPUFEED_OK) {
+                    int64_t i;
+                    for (i = 0; i < b.num_rows; i++, row++) {
+                        int isnull = fn_null(row);
+                        nulls += isnull;
+                        for (j = 0; j < nf; j++) {
+                            size_t z = gpufeed_dtype_size(fs[j]->dt);
+                            const uint8_t *got = layout == GPUFEED_LAYOUT_ROW_MAJOR
+                                ? (const uint8_t *)b.data + i * b.row_bytes + b.feature_offset[j]
+                                : (const uint8_t *)b.features[j] + (size_t)i * z;
+                            uint8_t want[8];
+                            if (isnull) memcpy(want, &fs[j]->fill_bits, 8); /* little-endian: the low bytes */
+                            else fn_expect(fs[j], row, want);
+                            if (b.valid[j][i] != !isnull && bad_valid++ < 3)
+                                CHECK_MSG(0, "%s feature %d (%s as %s): row %lld valid %d", what, j,
+                                          fs[j]->col, gpufeed_dtype_name(fs[j]->dt), (long long)row, b.valid[j][i]);
+                            if (memcmp(got, want, z) != 0) {
+                                uint64_t g = 0, w = 0;
+                                memcpy(&g, got, z); memcpy(&w, want, z);
+                                if ((isnull ? bad_fill++ : bad_value++) < 3)
+                                    CHECK_MSG(0, "%s feature %d (%s as %s): %s row %lld holds 0x%llx, want 0x%llx", what, j,
+                                              fs[j]->col, gpufeed_dtype_name(fs[j]->dt), isnull ? "null" : "valid", (long long)row,
+                                              (unsigned long long)g, (unsigned long long)w);
+                            }
+                        }
+                    }
+                }
+                CHECK_MSG(r == GPUFEED_DONE, "%s: %s", what, gpufeed_reader_error(rd));
+                CHECK_MSG(row == FN_ROWS, "%s: %lld rows", what, (long long)row);
+                CHECK_MSG(bad_fill == 0 && bad_value == 0 && bad_valid == 0, "%s: %lld null cells without the fill, %lld wrong values, %lld wrong masks (%lld null rows x %d features)",
+                          what, (long long)bad_fill, (long long)bad_value, (long long)bad_valid, (long long)nulls, nf);
+                CHECK(nulls == 33 + 37 + 1250);
+                gpufeed_reader_close(rd);
+                gpufeed_dataset_close(ds);
+            }
+    }
+    fn_free(m);
+    free(m);
 }
 
 int main(void)
@@ -1744,5 +1954,6 @@ int main(void)
     RUN(test_delta_binary_packed);
     RUN(test_delta_wide_int32);
     RUN(test_lz4);
+    RUN(test_dense_plain_null_fill);
     return TEST_SUMMARY();
 }
