@@ -1670,6 +1670,8 @@ static void test_rowmajor_transpose(void)
                 for (L = 0; L < 2; L++) { gpufeed_reader_close(rd[L]); gpufeed_dataset_close(ds[L]); }
                 gpufeed_dataset_close(probe);
             }
+}
+
 /* ---- issue 19: the epoch in the shuffle, padded ranks -------------------- */
 
 static int cmp_i64(const void *a, const void *b)
