@@ -725,6 +725,10 @@ enum { GPUFEED_KEEP_LAST = 0, GPUFEED_DROP_LAST = 1 };
 typedef struct gpufeed_reader_desc {
     int64_t batch_rows;                /* B (required) */
     int32_t last_batch;                /* GPUFEED_KEEP_LAST or GPUFEED_DROP_LAST */
+    int32_t threads;                   /* > 1: the features are split between that many
+                                          threads (the caller's and threads - 1 more),
+                                          each decoding its columns of every batch: the
+                                          same bytes as one thread (default 1) */
 } gpufeed_reader_desc;
 
 typedef struct gpufeed_reader gpufeed_reader;
@@ -8160,6 +8164,9 @@ struct gpufeed_scratch {
                                           tile's features column by column, then
                                           transposed into the rows */
     int32_t stage_w;                   /* that width, 0: features go straight to rows */
+    int32_t j0, j1;                    /* the features this scratch decodes (a threaded
+                                          reader splits them; the predicates are every
+                                          scratch's) */
     gf__dcol *dc;                      /* [nfeat] */
     gpufeed_column **pc;               /* [npred] spaced readers */
     uint8_t mask[GF__TILE];
@@ -8206,7 +8213,15 @@ GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
     gf__free(a, s);
 }
 
+static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out);
 GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_scratch **out)
+{
+    if (!out) return GPUFEED_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!ds) return GPUFEED_ERR_INVALID_ARG;
+    return gf__scratch_create_range(ds, 0, ds->nfeat, out);
+}
+static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out)
 {
     gpufeed_scratch *s;
     int32_t i;
@@ -8220,16 +8235,18 @@ GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_s
     if (!s->dc || !s->pc) { gf__free(&ds->alloc, s->dc); gf__free(&ds->alloc, s->pc); s->dc = NULL; s->pc = NULL; gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     memset(s->dc, 0, (size_t)ds->nfeat * sizeof(gf__dcol));
     memset(s->pc, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
+    s->j0 = j0; s->j1 = j1;
     for (i = 0; i < ds->nfeat; i++) {
         s->dc[i].dent = -1; s->dc[i].feat = i; s->dc[i].dcp = &ds->dcache; s->dc[i].da = &ds->alloc;
+        if (i < j0 || i >= j1) continue; /* another scratch's feature */
         if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     }
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && ds->nfeat >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
-        size_t w = gpufeed_feature_bytes(&ds->feats[0]);
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
+        size_t w = gpufeed_feature_bytes(&ds->feats[j0]);
         int same = w == 4 || w == 8;
-        for (i = 0; i < ds->nfeat && same; i++) same = gpufeed_feature_bytes(&ds->feats[i]) == w && ds->offs[i] == (int64_t)(w * (size_t)i);
-        if (same && (size_t)ds->row_bytes * GF__TILE <= ((size_t)4 << 20)) {
-            s->stage = (uint8_t *)gf__alloc(&ds->alloc, (size_t)ds->row_bytes * GF__TILE);
+        for (i = j0; i < j1 && same; i++) same = gpufeed_feature_bytes(&ds->feats[i]) == w && ds->offs[i] - ds->offs[j0] == (int64_t)(w * (size_t)(i - j0));
+        if (same && w * (size_t)(j1 - j0) * GF__TILE <= ((size_t)4 << 20)) {
+            s->stage = (uint8_t *)gf__alloc(&ds->alloc, w * (size_t)(j1 - j0) * GF__TILE);
             if (!s->stage) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
             s->stage_w = (int32_t)w;
         }
@@ -8340,6 +8357,7 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
     gf__scratch_will_read(s, ux, f, bind, pl, nb);
     for (j = 0; j < nb; j++) {
         gpufeed_column *c = j < ds->nfeat ? &s->dc[j].c : s->pc[j - ds->nfeat];
+        if (j < ds->nfeat && (j < s->j0 || j >= s->j1)) continue; /* another scratch's feature */
         if (c->f == f && c->rg == ux->u.row_group && c->col == bind[j].col && !c->failed && c->rows_done == ux->u.first_row && ux->u.first_row > 0) {
             /* the previous unit ended where this one starts: read on */
             if (pl) gf__col_hint(c, &pl->idx[j], ux->u.first_row + ux->u.num_rows);
@@ -8506,13 +8524,13 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     }
 }
 
-/* out[i][j] = in[j][i] for k rows of F features of w (4 or 8) bytes: blocks
-   of 16 rows, so the rows written stay in L1 while the columns stream in */
-static void gf__transpose(uint8_t *out, const uint8_t *in, int64_t k, int32_t F, int32_t w)
+/* out[i][j] = in[j][i] for k rows (rb bytes apart in out) of F features of
+   w (4 or 8) bytes: blocks of 16 rows, so the rows written stay in L1
+   while the columns stream in */
+static void gf__transpose(uint8_t *out, size_t rb, const uint8_t *in, int64_t k, int32_t F, int32_t w)
 {
     int64_t i0, i;
     int32_t j;
-    const size_t rb = (size_t)F * (size_t)w;
     for (i0 = 0; i0 < k; i0 += 16) {
         int64_t i1 = i0 + 16 < k ? i0 + 16 : k;
         j = 0;
@@ -8604,12 +8622,12 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
             }
         }
     }
-    for (j = 0; j < ds->nfeat; j++) {
+    for (j = s->j0; j < s->j1; j++) {
         const gpufeed_feature *ft = &ds->feats[j];
         size_t dsz = gpufeed_feature_bytes(ft);
         uint8_t *dst;
         size_t stride;
-        if (s->stage) { dst = s->stage + (size_t)j * (size_t)k * dsz; stride = dsz; }
+        if (s->stage) { dst = s->stage + (size_t)(j - s->j0) * (size_t)k * dsz; stride = dsz; }
         else if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { dst = (uint8_t *)data + at * ds->row_bytes + ds->offs[j]; stride = (size_t)ds->row_bytes; }
         else { dst = (uint8_t *)features[j] + (size_t)at * dsz; stride = dsz; }
         if (s->dc[j].c.nested)
@@ -8620,22 +8638,27 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
                               ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
         if (r) return gf__scratch_fail_col(s, &s->dc[j].c, r);
     }
-    if (s->stage) gf__transpose((uint8_t *)data + at * ds->row_bytes, s->stage, k, ds->nfeat, s->stage_w);
+    if (s->stage)
+        gf__transpose((uint8_t *)data + at * ds->row_bytes + ds->offs[s->j0], (size_t)ds->row_bytes, s->stage, k, s->j1 - s->j0, s->stage_w);
     s->left -= k;
     if (ds->npred == 0) { *kept = k; return GPUFEED_OK; }
-    /* compact the kept rows */
-    for (i = 0, w = 0; i < k; i++) {
-        if (!s->mask[i]) continue;
-        if (w != i) {
-            if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
-                memcpy((uint8_t *)data + (at + w) * ds->row_bytes, (uint8_t *)data + (at + i) * ds->row_bytes, (size_t)ds->row_bytes);
-            else for (j = 0; j < ds->nfeat; j++) {
-                size_t dsz = gpufeed_feature_bytes(&ds->feats[j]);
-                memcpy((uint8_t *)features[j] + (size_t)(at + w) * dsz, (uint8_t *)features[j] + (size_t)(at + i) * dsz, dsz);
+    /* compact the kept rows (this scratch's features: row bytes [b0, b1)) */
+    {
+        const int64_t b0 = s->j0 < s->j1 ? ds->offs[s->j0] : 0;
+        const int64_t b1 = s->j0 < s->j1 ? ds->offs[s->j1 - 1] + (int64_t)gpufeed_feature_bytes(&ds->feats[s->j1 - 1]) : 0;
+        for (i = 0, w = 0; i < k; i++) {
+            if (!s->mask[i]) continue;
+            if (w != i) {
+                if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
+                    memcpy((uint8_t *)data + (at + w) * ds->row_bytes + b0, (uint8_t *)data + (at + i) * ds->row_bytes + b0, (size_t)(b1 - b0));
+                else for (j = s->j0; j < s->j1; j++) {
+                    size_t dsz = gpufeed_feature_bytes(&ds->feats[j]);
+                    memcpy((uint8_t *)features[j] + (size_t)(at + w) * dsz, (uint8_t *)features[j] + (size_t)(at + i) * dsz, dsz);
+                }
+                for (j = s->j0; j < s->j1; j++) if (valid && valid[j]) valid[j][at + w] = valid[j][at + i];
             }
-            for (j = 0; j < ds->nfeat; j++) if (valid && valid[j]) valid[j][at + w] = valid[j][at + i];
+            w++;
         }
-        w++;
     }
     *kept = w;
     return GPUFEED_OK;
@@ -8681,11 +8704,34 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
 
 /* ---- the single-threaded batch reader ---- */
 
+/* A threaded reader's helper: its scratch decodes features [j0, j1) of the
+   same rows as every other helper (the predicates too, so every one keeps
+   the same rows). */
+typedef struct gf__rpart {
+    struct gpufeed_reader *r;
+    gpufeed_scratch *s;
+    int64_t next_unit, filled;
+    gpufeed_result res;
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_t th;
+    int started;
+#endif
+} gf__rpart;
+
 struct gpufeed_reader {
     gpufeed_dataset *ds;
     gpufeed_scratch *s;
     int64_t B;
     int32_t drop_last;
+    int32_t T;                         /* parts (threads); part 0 is the caller's (s) */
+    gf__rpart *part;
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;
+    pthread_cond_t go, finish;
+    uint64_t gen;                      /* batches handed out */
+    int32_t finished, quit, sync;      /* sync: mu, go and finish exist */
+#endif
+    void *cdata; void *const *cfeat; uint8_t *const *cvalid; /* the batch being filled */
     int64_t next_unit;
     int64_t index;
     int done;
@@ -8726,6 +8772,104 @@ static void gf__batch_layout(const gpufeed_dataset *ds, int64_t B, uint8_t *base
     }
 }
 
+/* fills up to B rows with scratch s from unit *next_unit on */
+static gpufeed_result gf__reader_fill(gpufeed_reader *r, gpufeed_scratch *s, int64_t *next_unit, void *data, void *const *features,
+                                      uint8_t *const *valid, int64_t *filled_out)
+{
+    gpufeed_result res = GPUFEED_OK;
+    int64_t filled = 0;
+    while (filled < r->B) {
+        int64_t k, kept = 0;
+        if (s->unit < 0 || s->left == 0) {
+            if (*next_unit >= r->ds->nunits) break;
+            res = gf__scratch_begin(s, (*next_unit)++);
+            if (res) break;
+            continue;
+        }
+        k = r->B - filled;
+        if (k > s->left) k = s->left;
+        if (k > GF__TILE) k = GF__TILE;
+        res = gf__scratch_rows(s, k, data, features, valid, filled, &kept);
+        if (res) break;
+        filled += kept;
+    }
+    gf__scratch_account(s);
+    *filled_out = filled;
+    return res;
+}
+
+#if !defined(GPUFEED_NO_THREADS)
+static void *gf__reader_main(void *arg)
+{
+    gf__rpart *p = (gf__rpart *)arg;
+    gpufeed_reader *r = p->r;
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        while (r->gen == seen && !r->quit) pthread_cond_wait(&r->go, &r->mu);
+        if (r->quit) { pthread_mutex_unlock(&r->mu); break; }
+        seen = r->gen;
+        pthread_mutex_unlock(&r->mu);
+        p->res = gf__reader_fill(r, p->s, &p->next_unit, r->cdata, r->cfeat, r->cvalid, &p->filled);
+        pthread_mutex_lock(&r->mu);
+        r->finished++;
+        pthread_cond_signal(&r->finish);
+        pthread_mutex_unlock(&r->mu);
+    }
+    return NULL;
+}
+#endif
+
+/* the reader's parts: features split by bytes, the splits on 64-byte
+   boundaries of the row where the features allow (threads then write
+   separate cache lines), a scratch and (past the first) a thread each */
+static int gf__reader_parts(gpufeed_reader *r)
+{
+    gpufeed_dataset *ds = r->ds;
+    int32_t t, j = 0;
+    int64_t total = 0;
+    r->part = (gf__rpart *)gf__alloc(&ds->alloc, (size_t)r->T * sizeof(gf__rpart));
+    if (!r->part) return 1;
+    memset(r->part, 0, (size_t)r->T * sizeof(gf__rpart));
+    if (r->T == 1) {
+        if (gpufeed_scratch_create(ds, &r->s)) return 1;
+        r->part[0].r = r; r->part[0].s = r->s;
+        return 0;
+    }
+    for (t = 0; t < ds->nfeat; t++) total += (int64_t)gpufeed_feature_bytes(&ds->feats[t]) + (ds->feats[t].validity ? 1 : 0);
+    for (t = 0; t < r->T; t++) {
+        int32_t j0 = j, best = -1;
+        if (t == r->T - 1) j = ds->nfeat;
+        else {
+            int64_t want = total * (t + 1) / r->T, acc = 0, bestd = INT64_MAX;
+            int32_t q;
+            for (q = 0; q < ds->nfeat; q++) {
+                acc += (int64_t)gpufeed_feature_bytes(&ds->feats[q]) + (ds->feats[q].validity ? 1 : 0);
+                if (q + 1 > j0 && q + 1 < ds->nfeat - (r->T - 1 - t) + 1) {
+                    int64_t dd = acc > want ? acc - want : want - acc;
+                    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && (ds->offs[q] + (int64_t)gpufeed_feature_bytes(&ds->feats[q])) % 64 != 0) dd += 64;
+                    if (dd < bestd) { bestd = dd; best = q + 1; }
+                }
+            }
+            j = best > j0 ? best : j0 + 1;
+        }
+        r->part[t].r = r;
+        if (gf__scratch_create_range(ds, j0, j, &r->part[t].s)) return 1;
+    }
+    r->s = r->part[0].s;
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->go, NULL);
+    pthread_cond_init(&r->finish, NULL);
+    r->sync = 1;
+    for (t = 1; t < r->T; t++) {
+        if (pthread_create(&r->part[t].th, NULL, gf__reader_main, &r->part[t]) != 0) return 1;
+        r->part[t].started = 1;
+    }
+#endif
+    return 0;
+}
+
 GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dataset *ds, const gpufeed_reader_desc *desc, gpufeed_error *err)
 {
     gpufeed_reader *r;
@@ -8743,7 +8887,16 @@ GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dat
     if (!r) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory");
     memset(r, 0, sizeof *r);
     r->ds = ds; r->B = desc->batch_rows; r->drop_last = desc->last_batch;
-    if (gpufeed_scratch_create(ds, &r->s)) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory"); }
+    if (desc->threads < 0 || desc->threads > GPUFEED_MAX_WORKERS) {
+        gpufeed_reader_close(r);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: threads must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->threads);
+    }
+    r->T = 1;
+#if !defined(GPUFEED_NO_THREADS)
+    r->T = desc->threads > 1 ? desc->threads : 1;
+    if (r->T > ds->nfeat) r->T = ds->nfeat > 0 ? ds->nfeat : 1;
+#endif
+    if (gf__reader_parts(r)) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory"); }
     r->features = (void **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(void *));
     r->valid = (uint8_t **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(uint8_t *));
     if (!r->features || !r->valid) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory"); }
@@ -8768,23 +8921,36 @@ GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *dat
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR ? !data : !features) return GPUFEED_ERR_INVALID_ARG;
     if (r->failed) return r->failed;
     if (r->done) return GPUFEED_DONE;
-    while (filled < r->B) {
-        int64_t k, kept = 0;
-        if (r->s->unit < 0 || r->s->left == 0) {
-            if (r->next_unit >= ds->nunits) break;
-            res = gf__scratch_begin(r->s, r->next_unit++);
-            if (res) break;
-            continue;
-        }
-        k = r->B - filled;
-        if (k > r->s->left) k = r->s->left;
-        if (k > GF__TILE) k = GF__TILE;
-        res = gf__scratch_rows(r->s, k, data, features, valid, filled, &kept);
-        if (res) break;
-        filled += kept;
+    if (r->T <= 1) {
+        res = gf__reader_fill(r, r->s, &r->next_unit, data, features, valid, &filled);
+        if (res) { gf__fmt(r->err, sizeof r->err, "%s", r->s->err); r->failed = res; return res; }
     }
-    gf__scratch_account(r->s);
-    if (res) { gf__fmt(r->err, sizeof r->err, "%s", r->s->err); r->failed = res; return res; }
+#if !defined(GPUFEED_NO_THREADS)
+    else { /* every part fills its features of the batch; the first failure (by part) wins */
+        int32_t t;
+        pthread_mutex_lock(&r->mu);
+        r->cdata = data; r->cfeat = features; r->cvalid = valid;
+        r->finished = 0;
+        r->gen++;
+        pthread_cond_broadcast(&r->go);
+        pthread_mutex_unlock(&r->mu);
+        r->part[0].res = gf__reader_fill(r, r->part[0].s, &r->part[0].next_unit, data, features, valid, &r->part[0].filled);
+        pthread_mutex_lock(&r->mu);
+        while (r->finished < r->T - 1) pthread_cond_wait(&r->finish, &r->mu);
+        pthread_mutex_unlock(&r->mu);
+        for (t = 0; t < r->T; t++)
+            if (r->part[t].res) {
+                gf__fmt(r->err, sizeof r->err, "%s", r->part[t].s->err);
+                return r->failed = r->part[t].res;
+            }
+        for (t = 1; t < r->T; t++)
+            if (r->part[t].filled != r->part[0].filled) {
+                gf__fmt(r->err, sizeof r->err, "reader: internal error: its threads filled %lld and %lld rows", (long long)r->part[0].filled, (long long)r->part[t].filled);
+                return r->failed = GPUFEED_ERR_PLATFORM;
+            }
+        filled = r->part[0].filled;
+    }
+#endif
     if (filled == 0 || (filled < r->B && r->drop_last)) { r->done = 1; return GPUFEED_DONE; }
     *num_rows = filled;
     r->index++;
@@ -8814,8 +8980,21 @@ GPUFEED_API const char *gpufeed_reader_error(const gpufeed_reader *r) { return r
 GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
 {
     const gpufeed_allocator *a;
+    int32_t t;
     if (!r) return;
     a = &r->ds->alloc;
+#if !defined(GPUFEED_NO_THREADS)
+    if (r->sync) {
+        pthread_mutex_lock(&r->mu);
+        r->quit = 1;
+        pthread_cond_broadcast(&r->go);
+        pthread_mutex_unlock(&r->mu);
+        for (t = 1; t < r->T; t++) if (r->part[t].started) pthread_join(r->part[t].th, NULL);
+        pthread_mutex_destroy(&r->mu); pthread_cond_destroy(&r->go); pthread_cond_destroy(&r->finish);
+    }
+#endif
+    if (r->part) for (t = 0; t < r->T; t++) if (r->part[t].s != r->s) gpufeed_scratch_destroy(r->part[t].s);
+    gf__free(a, r->part);
     gpufeed_scratch_destroy(r->s);
     gf__free(a, r->buf); gf__free(a, r->features); gf__free(a, r->valid);
     gf__free(a, r);

@@ -1918,6 +1918,91 @@ static void test_pad_full_batches(void)
     }
 }
 
+/* A reader with threads splits the features between them: the same batches
+   (data, masks, row counts) as one thread, in both layouts, with nulls
+   filled, with masks, and with a predicate that drops rows (every thread
+   keeps the same ones). */
+static uint64_t reader_digest(const char *path, int layout, int threads, const gpufeed_predicate *where, int nwhere, int64_t *rows)
+{
+    gpufeed_dataset *probe = NULL, *ds = NULL;
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset_info info;
+    gpufeed_feature ft[64];
+    gpufeed_reader *rd = NULL;
+    gpufeed_reader_desc rdd;
+    gpufeed_error err;
+    gpufeed_batch b;
+    gpufeed_result r;
+    const char *paths[1];
+    uint64_t h = 0;
+    int32_t j, nf = 0;
+    *rows = -1;
+    paths[0] = path;
+    memset(&dd, 0, sizeof dd);
+    dd.paths = paths; dd.num_paths = 1;
+    if (gpufeed_dataset_open(&probe, &dd, &err)) { CHECK_MSG(0, "%s", err.message); return 0; }
+    gpufeed_dataset_get_info(probe, &info);
+    for (j = 0; j < info.num_features && nf < 64; j++, nf++) {
+        memset(&ft[nf], 0, sizeof ft[nf]);
+        ft[nf].column = gpufeed_dataset_feature(probe, j)->column;
+        ft[nf].dtype = j % 3 == 2 ? GPUFEED_DT_F64 : GPUFEED_DT_F32;
+        ft[nf].validity = j % 2; ft[nf].fill = -1.5;
+    }
+    dd.features = ft; dd.num_features = nf; dd.layout = layout; dd.unit_rows = 777;
+    dd.where = where; dd.num_where = nwhere;
+    if (gpufeed_dataset_open(&ds, &dd, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(probe); return 0; }
+    memset(&rdd, 0, sizeof rdd); rdd.batch_rows = 1000; rdd.threads = threads;
+    if (gpufeed_reader_open(&rd, ds, &rdd, &err)) CHECK_MSG(0, "%s", err.message);
+    else {
+        *rows = 0;
+        while ((r = gpufeed_reader_next(rd, &b)) == GPUFEED_OK) { h = gpufeed_batch_hash(ds, &b) ^ (h * 0x100000001B3ull); *rows += b.num_rows; }
+        CHECK_MSG(r == GPUFEED_DONE, "%s threads %d: %d %s", path, threads, r, gpufeed_reader_error(rd));
+        gpufeed_reader_close(rd);
+    }
+    gpufeed_dataset_close(ds);
+    gpufeed_dataset_close(probe);
+    return h;
+}
+static void test_reader_threads(void)
+{
+    static const char *const files[] = { "examples/data/flights.parquet", "tests/data/pyarrow_heavy_nulls.parquet", IDS_PATH };
+    gpufeed_predicate p;
+    size_t fi;
+    int layout, threads, pred;
+    memset(&p, 0, sizeof p);
+    for (fi = 0; fi < sizeof files / sizeof files[0]; fi++)
+        for (layout = 0; layout < 2; layout++)
+            for (pred = 0; pred < 2; pred++) {
+                int64_t rows1, rows;
+                uint64_t h1;
+                if (pred) { /* the file's first feature above a middle value */
+                    gpufeed_dataset *probe = NULL;
+                    gpufeed_dataset_desc dd;
+                    gpufeed_error err;
+                    const char *paths[1];
+                    paths[0] = files[fi];
+                    memset(&dd, 0, sizeof dd); dd.paths = paths; dd.num_paths = 1;
+                    if (gpufeed_dataset_open(&probe, &dd, &err)) { CHECK_MSG(0, "%s", err.message); continue; }
+                    p.column = fi == 2 ? "x" : fi == 0 ? "dep_delay" : gpufeed_dataset_feature(probe, 0)->column;
+                    p.op = GPUFEED_OP_GT; p.a.kind = GPUFEED_VAL_DOUBLE; p.a.d = fi == 2 ? 2500.0 : 0.0;
+                    h1 = reader_digest(files[fi], layout, 1, &p, 1, &rows1);
+                    for (threads = 2; threads <= 5; threads++) {
+                        uint64_t h = reader_digest(files[fi], layout, threads, &p, 1, &rows);
+                        CHECK_MSG(h == h1 && rows == rows1 && rows1 >= 0, "%s layout %d threads %d with a predicate: %lld rows %016llx, one thread %lld %016llx",
+                                  files[fi], layout, threads, (long long)rows, (unsigned long long)h, (long long)rows1, (unsigned long long)h1);
+                    }
+                    gpufeed_dataset_close(probe);
+                    continue;
+                }
+                h1 = reader_digest(files[fi], layout, 1, NULL, 0, &rows1);
+                for (threads = 2; threads <= 5; threads++) {
+                    uint64_t h = reader_digest(files[fi], layout, threads, NULL, 0, &rows);
+                    CHECK_MSG(h == h1 && rows == rows1 && rows1 > 0, "%s layout %d threads %d: %lld rows %016llx, one thread %lld %016llx",
+                              files[fi], layout, threads, (long long)rows, (unsigned long long)h, (long long)rows1, (unsigned long long)h1);
+                }
+            }
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* PASS lines survive a sanitizer abort */
@@ -1944,5 +2029,6 @@ int main(void)
     RUN(test_rowmajor_transpose);
     RUN(test_shuffle_epochs_differ);
     RUN(test_pad_full_batches);
+    RUN(test_reader_threads);
     return TEST_SUMMARY();
 }

@@ -31,8 +31,8 @@
    ragged=error|pad|truncate, lengths; it replaces --columns, --dtype,
    --hash, --fill, --null-error, --unsafe-cast, --list-width, --ragged and
    --lengths. --verify-crc checks page CRCs where the file has them.
-   --threads N decodes with N worker threads (the parallel loader, units in
-   dataset order: the same bytes as one thread). */
+   --threads N splits the columns between N threads (the same bytes as one
+   thread). */
 #define _POSIX_C_SOURCE 200809L
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
@@ -233,7 +233,6 @@ int main(int argc, char **argv)
     gpufeed_dataset_desc dd;
     gpufeed_dataset *ds = NULL;
     gpufeed_reader *rd = NULL;
-    gpufeed_loader *ldr = NULL;
     gpufeed_reader_desc rdd;
     gpufeed_error err;
     gpufeed_dataset_info info;
@@ -414,23 +413,17 @@ int main(int argc, char **argv)
         if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
     }
     gpufeed_dataset_get_info(ds, &info);
-    if (threads > 1) { /* the parallel loader in dataset order: no shuffle, one epoch, the same bytes */
-        gpufeed_loader_desc ld;
-        memset(&ld, 0, sizeof ld);
-        ld.batch_rows = batch; ld.workers = threads; ld.no_unit_shuffle = 1; ld.epochs = 1;
-        if (gpufeed_loader_open(&ldr, ds, &ld, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
-    } else {
-        memset(&rdd, 0, sizeof rdd);
-        rdd.batch_rows = batch;
-        if (gpufeed_reader_open(&rd, ds, &rdd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
-    }
+    memset(&rdd, 0, sizeof rdd);
+    rdd.batch_rows = batch;
+    rdd.threads = threads; /* the columns split between threads: the same bytes */
+    if (gpufeed_reader_open(&rd, ds, &rdd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
     out = fopen(outp, "wb");
     if (!out) { fprintf(stderr, "gpufeed-dense: cannot write '%.100s'\n", outp); rc = 1; goto done; }
     for (;;) {
         gpufeed_batch b;
-        gpufeed_result r = ldr ? gpufeed_loader_next(ldr, &b) : gpufeed_reader_next(rd, &b);
+        gpufeed_result r = gpufeed_reader_next(rd, &b);
         if (r == GPUFEED_DONE) break;
-        if (r) { fprintf(stderr, "gpufeed-dense: %s\n", ldr ? gpufeed_loader_error(ldr) : gpufeed_reader_error(rd)); rc = 1; goto done; }
+        if (r) { fprintf(stderr, "gpufeed-dense: %s\n", gpufeed_reader_error(rd)); rc = 1; goto done; }
         if (fwrite(b.data, (size_t)b.row_bytes, (size_t)b.num_rows, out) != (size_t)b.num_rows) {
             fprintf(stderr, "gpufeed-dense: write to '%.100s' failed\n", outp); rc = 1; goto done;
         }
@@ -450,7 +443,6 @@ int main(int argc, char **argv)
 done:
     if (out) fclose(out);
     gpufeed_reader_close(rd);
-    gpufeed_loader_close(ldr);
     gpufeed_dataset_close(ds);
     for (i = 0; i < nkeep; i++) free(keep[i]);
     free(feats);
