@@ -9614,8 +9614,10 @@ static void gf__gather_piece(gf__worker *w, const gf__eplan *p, int64_t e, int64
     const int rowmajor = ds->layout == GPUFEED_LAYOUT_ROW_MAJOR;
     const size_t rb = (size_t)ds->row_bytes;
     gf__bij bj;
-    int32_t f;
+    int32_t f, shift;
+    int masks = 0, direct;
     gf__window(l, p, win, &i0, &i1, &r0, &r1);
+    for (f = 0; f < ds->nfeat; f++) masks |= bs->valid[f] != NULL;
     nu = i1 - i0;
     for (j = 0; j < nu; j++) {
         w->wu[j] = gf__slot_of(l, gf__gpos(l, e, i0 + j));
@@ -9634,12 +9636,32 @@ static void gf__gather_piece(gf__worker *w, const gf__eplan *p, int64_t e, int64
         return;
     }
     gf__bij_init(&bj, (uint64_t)(r1 - r0), gf__window_key(l, e, i0));
+    {   /* units of one power-of-two size (the last may be shorter): a shift finds the unit */
+        int64_t R = nu > 1 ? w->woff[1] : 0;
+        shift = -1;
+        if (R > 0 && (R & (R - 1)) == 0 && r1 - r0 - w->woff[nu - 1] <= R) {
+            for (j = 1; j < nu && w->woff[j] == j * R; j++) {}
+            if (j == nu) for (shift = 0; ((int64_t)1 << shift) < R; shift++) {}
+        }
+    }
+    direct = rowmajor && !masks;
     for (x = a - r0; x < b - r0; ) {
         uint32_t n = (uint32_t)(b - r0 - x < GF__GCHUNK ? b - r0 - x : GF__GCHUNK), k;
+        if (direct && shift >= 0) { /* the common case: each row's source straight away */
+            const int64_t mask = ((int64_t)1 << shift) - 1;
+            for (k = 0; k < n; k++) {
+                int64_t y = (int64_t)gf__bij_at(&bj, (uint64_t)(x + k));
+                w->src[k] = (const uint8_t *)w->wu[y >> shift]->data + (size_t)(y & mask) * rb;
+            }
+            gf__gather_rows((uint8_t *)bs->data + (size_t)d * rb, w->src, n, rb);
+            x += n; d += n;
+            continue;
+        }
         for (k = 0; k < n; k++) { /* resolve the chunk's sources */
             int64_t y = (int64_t)gf__bij_at(&bj, (uint64_t)(x + k)), len = nu;
             const int64_t *at = w->woff;
-            while (len > 1) { /* the last unit starting at or before y, without branches */
+            if (shift >= 0) at += y >> shift;
+            else while (len > 1) { /* the last unit starting at or before y, without branches */
                 int64_t half = len / 2;
                 at = at[half] <= y ? at + half : at;
                 len -= half;

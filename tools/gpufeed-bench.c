@@ -7,14 +7,15 @@
              [--shuffle-window W] [--no-shuffle] [--rank r --world w]
              [--even drop|pad] [--drop-last] [--start-epoch e --start-batch k]
              [--ring-depth D] [--unit-rows N] [--prefill] [--jitter-us X]
-             [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
+             [--print-batches] [--sum] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
              [--pread] [--feature COLUMN:DTYPE[:OPTION...]]... [--verify-crc]
 
    --feature: one feature each, in order (the syntax of every gpufeed tool,
    tools/gf_cli.h: options hash=N, seed=S, fill=V, null=fill|error, valid,
    cast=unsafe, width=W, ragged=error|pad|truncate, lengths); instead of
    --columns/--dtype. --verify-crc checks page CRCs while decoding.
-   --print-batches prints one line per batch: `epoch index rows hash`
+   --sum adds each epoch's sum of every value to its line (a check that no
+   row was lost). --print-batches prints one line per batch: `epoch index rows hash`
    (hash: 64-bit hash of the batch's bytes), the determinism contract: the
    same for any --workers, --ring-depth or timing. At the end, on stderr:
    rows/s, GB/s, the stall breakdown, the verdict, peak RSS, and with
@@ -48,8 +49,44 @@ static void usage(void)
     fprintf(stderr, "usage: gpufeed-bench FILE... --batch B [--columns a,b] [--dtype T] [--workers N] [--seed S] [--epochs E]\n"
                     "         [--shuffle-window W] [--no-shuffle] [--rank r --world w] [--even drop|pad] [--drop-last]\n"
                     "         [--start-epoch e --start-batch k] [--ring-depth D] [--unit-rows N] [--prefill]\n"
-                    "         [--jitter-us X] [--print-batches] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n"
+                    "         [--jitter-us X] [--print-batches] [--sum] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n"
                     "         [--pread] [--feature COL:DTYPE[:OPT...]]... [--verify-crc]\n");
+}
+
+/* the sum of every value of a batch (a check that no row was lost) */
+static double batch_sum(const gpufeed_dataset *ds, const gpufeed_batch *b)
+{
+    gpufeed_dataset_info info;
+    double t = 0;
+    int64_t i;
+    int32_t j;
+    gpufeed_dataset_get_info(ds, &info);
+    for (j = 0; j < info.num_features; j++) {
+        const gpufeed_feature *f = gpufeed_dataset_feature(ds, j);
+        size_t z = gpufeed_dtype_size(f->dtype), w = f->width > 0 ? (size_t)f->width : 1, e;
+        for (i = 0; i < b->num_rows; i++)
+            for (e = 0; e < w; e++) {
+                const uint8_t *p = info.layout == GPUFEED_LAYOUT_ROW_MAJOR ? (const uint8_t *)b->data + i * b->row_bytes + b->feature_offset[j] + e * z
+                                                                           : (const uint8_t *)b->features[j] + ((size_t)i * w + e) * z;
+                switch (f->dtype) {
+                case GPUFEED_DT_F32: { float v; memcpy(&v, p, 4); t += v; break; }
+                case GPUFEED_DT_F64: { double v; memcpy(&v, p, 8); t += v; break; }
+                case GPUFEED_DT_I32: { int32_t v; memcpy(&v, p, 4); t += (double)v; break; }
+                case GPUFEED_DT_I64: { int64_t v; memcpy(&v, p, 8); t += (double)v; break; }
+                case GPUFEED_DT_U8: t += p[0]; break;
+                default: { uint16_t v; memcpy(&v, p, 2); t += f->dtype == GPUFEED_DT_F16 ? (double)gpufeed_half_to_float(v) : 0.0; break; }
+                }
+            }
+    }
+    return t;
+}
+
+/* one line per epoch on stderr: its rows, seconds and rate (and --sum) */
+static void epoch_line(int64_t e, uint64_t rows, double secs, int sums, double sum)
+{
+    fprintf(stderr, "epoch %lld: %llu rows, %.4f s, %.0f rows/s", (long long)e, (unsigned long long)rows, secs, secs > 0 ? (double)rows / secs : 0.0);
+    if (sums) fprintf(stderr, ", sum %.17g", sum);
+    fputc('\n', stderr);
 }
 
 static const char **g_files;
@@ -59,7 +96,7 @@ int main(int argc, char **argv)
 {
     const char **files = (const char **)calloc((size_t)argc + 1, sizeof(char *));
     const char *columns = NULL;
-    int nfiles = 0, i, rc = 0, print = 0;
+    int nfiles = 0, i, rc = 0, print = 0, sums = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_loader_desc ld;
     gpufeed_dataset_desc dd;
@@ -110,6 +147,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--pread")) dd.flags |= GPUFEED_OPEN_PREAD;
         else if (!strcmp(a, "--jitter-us") && has) ld.debug_jitter_us = (int32_t)arg_ll(a, argv[++i], 0);
         else if (!strcmp(a, "--print-batches")) print = 1;
+        else if (!strcmp(a, "--sum")) sums = 1;
         else if (!strcmp(a, "--trace") && has) ld.trace_path = argv[++i];
         else if (!strcmp(a, "--cache") && has) { cache.dir = argv[++i]; ld.cache = &cache; }
         else if (!strcmp(a, "--cache-ram") && has) { cache.ram_bytes = (uint64_t)arg_ll(a, argv[++i], 1); ld.cache = &cache; }
@@ -174,14 +212,26 @@ int main(int argc, char **argv)
         uint64_t rows = 0, bytes = 0;
         gpufeed_stats st;
         struct rusage ru;
-        double secs;
+        double secs, t_epoch_end = 0;
         int32_t k;
+        double t_mark = now_s(), esum = 0;
+        int64_t cur_epoch = -1;
+        uint64_t erows = 0;
         while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
+            if (b.epoch != cur_epoch) { /* the previous epoch ended with the batch before */
+                if (cur_epoch >= 0) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum);
+                if (cur_epoch >= 0) t_mark = t_epoch_end;
+                cur_epoch = b.epoch; erows = 0; esum = 0;
+            }
             rows += (uint64_t)b.num_rows;
+            erows += (uint64_t)b.num_rows;
             bytes += (uint64_t)b.num_rows * (uint64_t)b.row_bytes;
+            if (sums) esum += batch_sum(ds, &b);
             if (print) printf("%lld %lld %lld %016llx\n", (long long)b.epoch, (long long)b.index, (long long)b.num_rows,
                               (unsigned long long)gpufeed_batch_hash(ds, &b));
+            t_epoch_end = now_s();
         }
+        if (cur_epoch >= 0 && r == GPUFEED_DONE) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum);
         if (r != GPUFEED_DONE) { fprintf(stderr, "gpufeed-bench: %s\n", gpufeed_loader_error(l)); rc = 1; goto done; }
         t1 = now_s();
         secs = t1 - t0;
