@@ -147,6 +147,7 @@
 /* >>options */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define GPUFEED_VERSION_MAJOR 0
 #define GPUFEED_VERSION_MINOR 1
@@ -718,7 +719,39 @@ typedef struct gpufeed_batch {
     void *const *features;             /* per-feature layout */
     uint8_t *const *valid;
     int64_t epoch;                     /* loader batches: the epoch */
+    const gpufeed_feature *feature_info; /* the dataset's features (dtype, width) */
+    int32_t num_features;
 } gpufeed_batch;
+
+/* One feature of a batch, checked against the dtype the caller expects:
+   rows of `width` elements of `dtype`, `stride` bytes apart (the row in the
+   row-major layout, the feature's own row in the per-feature one). Read it
+   with gpufeed_view_f32() and friends (a memcpy: rows of mixed dtypes may
+   leave a value unaligned), or hand base/stride to a kernel. */
+typedef struct gpufeed_view {
+    const uint8_t *base;
+    size_t stride;                     /* bytes from one row to the next */
+    int64_t rows;
+    int32_t width;                     /* elements per row (1, or a list feature's W) */
+    gpufeed_dtype dtype;
+} gpufeed_view;
+/* Feature `feature` of a host batch as `dtype`: GPUFEED_ERR_INVALID_ARG (and
+   a message in err naming the feature and both dtypes) when it is not. */
+GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_batch *b, int32_t feature,
+    gpufeed_dtype dtype, gpufeed_error *err);
+static inline float gpufeed_view_f32(const gpufeed_view *v, int64_t row, int32_t k)
+{ float x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4); return x; }
+static inline double gpufeed_view_f64(const gpufeed_view *v, int64_t row, int32_t k)
+{ double x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8); return x; }
+static inline int32_t gpufeed_view_i32(const gpufeed_view *v, int64_t row, int32_t k)
+{ int32_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4); return x; }
+static inline int64_t gpufeed_view_i64(const gpufeed_view *v, int64_t row, int32_t k)
+{ int64_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8); return x; }
+static inline uint8_t gpufeed_view_u8(const gpufeed_view *v, int64_t row, int32_t k)
+{ return v->base[(size_t)row * v->stride + (size_t)k]; }
+/* f16 and bf16 elements as their 16 bits */
+static inline uint16_t gpufeed_view_u16(const gpufeed_view *v, int64_t row, int32_t k)
+{ uint16_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 2, 2); return x; }
 
 enum { GPUFEED_KEEP_LAST = 0, GPUFEED_DROP_LAST = 1 };
 
@@ -8970,6 +9003,7 @@ GPUFEED_API gpufeed_result gpufeed_reader_next(gpufeed_reader *r, gpufeed_batch 
     out->data = r->data;
     out->row_bytes = r->ds->row_bytes;
     out->feature_offset = r->ds->offs;
+    out->feature_info = r->ds->feats; out->num_features = r->ds->nfeat;
     out->features = r->features;
     out->valid = r->valid;
     return GPUFEED_OK;
@@ -9000,6 +9034,29 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
     gf__free(a, r);
 }
 
+
+GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_batch *b, int32_t feature, gpufeed_dtype dtype, gpufeed_error *err)
+{
+    const gpufeed_feature *f;
+    size_t z;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out || !b) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_batch_view: out or batch is NULL");
+    memset(out, 0, sizeof *out);
+    if (!b->feature_info || feature < 0 || feature >= b->num_features)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_batch_view: no feature %d (the batch has %d)", feature, b->feature_info ? b->num_features : 0);
+    f = &b->feature_info[feature];
+    if (f->dtype != dtype)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature %d ('%s') is %s, not %s", feature, f->column ? f->column : "?",
+                          gpufeed_dtype_name(f->dtype), gpufeed_dtype_name(dtype));
+    z = gpufeed_feature_bytes(f);
+    if (b->data) { out->base = (const uint8_t *)b->data + b->feature_offset[feature]; out->stride = (size_t)b->row_bytes; }
+    else if (b->features && b->features[feature]) { out->base = (const uint8_t *)b->features[feature]; out->stride = z; }
+    else return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature %d ('%s'): the batch holds no host data (a device-resident batch?)", feature, f->column ? f->column : "?");
+    out->rows = b->num_rows;
+    out->width = f->width > 0 ? f->width : 1;
+    out->dtype = dtype;
+    return GPUFEED_OK;
+}
 
 /* >>queues --------------------------------------------------------------- */
 /* The loader: the epoch's units are permuted by (seed, epoch); this rank
@@ -10222,6 +10279,7 @@ static void gf__deliver(gpufeed_loader *l, const gf__bslot *bs, gpufeed_batch *o
     out->epoch = bs->epoch;
     out->row_bytes = ds->row_bytes;
     out->feature_offset = ds->offs;
+    out->feature_info = ds->feats; out->num_features = ds->nfeat;
     if (!l->dst_data && !l->dst_feat) {
         out->data = bs->data;
         out->features = bs->feat;
@@ -12099,6 +12157,7 @@ static gpufeed_result gf__resident_next(gpufeed_uploader *u, gf__dslot *s, gpufe
     gf__dev_leave(u->d.device, prev);
     if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: resident gather of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
     b->host.data = NULL; b->host.row_bytes = ds->row_bytes; b->host.feature_offset = ds->offs;
+    b->host.feature_info = ds->feats; b->host.num_features = ds->nfeat;
     b->host.features = NULL; b->host.valid = NULL;
     b->data = s->ddata; b->features = s->dfeat; b->valid = s->dvalid; b->ready = (void *)s->copied;
     b->on_device = 1; b->resident = 1;

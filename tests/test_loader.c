@@ -2003,6 +2003,49 @@ static void test_reader_threads(void)
             }
 }
 
+/* gpufeed_batch_view: a feature with the dtype the caller expects, the
+   values of the row-major and per-feature layouts (unaligned f64 behind an
+   f32 included), and clear errors for another dtype or feature */
+static void test_batch_view(void)
+{
+    int layout;
+    for (layout = 0; layout < 2; layout++) {
+        gpufeed_dataset *ds = open_ds(layout);
+        gpufeed_loader_desc d = base_desc();
+        gpufeed_loader *l = NULL;
+        gpufeed_error err;
+        gpufeed_batch b;
+        gpufeed_view vid, vx, vy, bad;
+        int64_t i, nb = 0;
+        if (!ds) return;
+        d.epochs = 1;
+        if (gpufeed_loader_open(&l, ds, &d, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); return; }
+        while (gpufeed_loader_next(l, &b) == GPUFEED_OK) {
+            CHECK(gpufeed_batch_view(&vid, &b, 0, GPUFEED_DT_I64, &err) == GPUFEED_OK);
+            CHECK(gpufeed_batch_view(&vx, &b, 1, GPUFEED_DT_F32, &err) == GPUFEED_OK);
+            CHECK(gpufeed_batch_view(&vy, &b, 2, GPUFEED_DT_F64, &err) == GPUFEED_OK);
+            CHECK(vid.rows == b.num_rows && vx.width == 1 && vy.dtype == GPUFEED_DT_F64);
+            for (i = 0; i < b.num_rows; i++) {
+                int64_t id = gpufeed_view_i64(&vid, i, 0);
+                int yvalid = id % 10 != 3;
+                if (gpufeed_view_f32(&vx, i, 0) != (float)id * 0.25f ||
+                    gpufeed_view_f64(&vy, i, 0) != (yvalid ? (double)(id % 1000) / 8.0 : 0.0)) { CHECK_MSG(0, "layout %d: row %lld (id %lld) reads wrong", layout, (long long)i, (long long)id); break; }
+            }
+            if (nb++ == 0) {
+                CHECK(gpufeed_batch_view(&bad, &b, 1, GPUFEED_DT_F64, &err) == GPUFEED_ERR_INVALID_ARG);
+                CHECK_HAS(err.message, "feature 1 ('x') is f32, not f64");
+                CHECK(bad.base == NULL);
+                CHECK(gpufeed_batch_view(&bad, &b, 3, GPUFEED_DT_F32, &err) == GPUFEED_ERR_INVALID_ARG);
+                CHECK_HAS(err.message, "no feature 3 (the batch has 3)");
+                CHECK(gpufeed_batch_view(&bad, &b, -1, GPUFEED_DT_F32, NULL) == GPUFEED_ERR_INVALID_ARG);
+            }
+        }
+        CHECK(nb == 40);
+        gpufeed_loader_close(l);
+        gpufeed_dataset_close(ds);
+    }
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* PASS lines survive a sanitizer abort */
@@ -2030,5 +2073,6 @@ int main(void)
     RUN(test_shuffle_epochs_differ);
     RUN(test_pad_full_batches);
     RUN(test_reader_threads);
+    RUN(test_batch_view);
     return TEST_SUMMARY();
 }

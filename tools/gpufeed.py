@@ -142,7 +142,7 @@ class _Batch(ctypes.Structure):
     _fields_ = [("num_rows", ctypes.c_int64), ("index", ctypes.c_int64), ("data", ctypes.c_void_p),
                 ("row_bytes", ctypes.c_int64), ("feature_offset", ctypes.POINTER(ctypes.c_int64)),
                 ("features", ctypes.POINTER(ctypes.c_void_p)), ("valid", ctypes.POINTER(ctypes.c_void_p)),
-                ("epoch", ctypes.c_int64)]
+                ("epoch", ctypes.c_int64), ("feature_info", ctypes.c_void_p), ("num_features", ctypes.c_int32)]
 
 
 class _DeviceBatch(ctypes.Structure):
