@@ -9211,6 +9211,7 @@ struct gpufeed_loader {
     int64_t total;                     /* stream positions (units), -1 unbounded */
     int64_t max_unit_rows;
     gf__worker *w;
+    gf__worker *hw;                    /* the consumer's part: it assembles while it waits */
     gf__bslot *bs;                     /* [S] */
     int32_t stop;                      /* atomic */
     /* wake-ups: any state change bumps seq and wakes the sleepers */
@@ -9793,6 +9794,8 @@ static int gf__claim(gf__worker *w)
     return 1;
 }
 
+static int gf__gather_step(gf__worker *w);
+
 /* One step of the batch in hand: the next window's piece when its units
    are published (1), else 0. Completes the batch after its last piece. */
 static int gf__gather_step(gf__worker *w)
@@ -9842,6 +9845,42 @@ static int gf__gather_step(gf__worker *w)
     GF__TRACE_W(w, GF__EV_ASSEMBLE, t0, t1, q0);
     return 1;
 }
+
+/* The consumer, while it waits for its batch: it claims the next batch
+   only when every unit the batch reads is decoded, and assembles it whole
+   before it looks again (so it never holds a batch the workers need while
+   the trainer runs). On a machine with as many workers as cores this
+   replaces a sleep and a wake-up per batch with work. 1: a batch done. */
+#if !defined(GPUFEED_NO_THREADS)
+static int gf__help(gpufeed_loader *l)
+{
+    gf__worker *h = l->hw;
+    int64_t q, lo, hi, win, i0, i1, r0, r1, i;
+    const gf__eplan *p;
+    if (!h || h->gend) return 0;
+    q = GF__LOAD_SC(&l->claim);
+    if (q >= GF__LOAD_SC(&l->released) + l->S) return 0;
+    if (h->gqlast < 0) { h->ge = l->first_epoch; h->gk = l->bidx0; h->gqlast = 0; }
+    if (q < h->gqlast) return 0;
+    if (!gf__advance(l, &h->gp, &h->ge, &h->gk, q - h->gqlast)) { h->gend = 1; return 0; }
+    h->gqlast = q;
+    p = gf__eplan_at(l, &h->gp, h->ge);
+    gf__batch_span(l, p, h->gk, &lo, &hi);
+    for (win = lo < hi ? gf__window_of(l, p, lo) : l->NW; win < l->NW; win++) {
+        gf__window(l, p, win, &i0, &i1, &r0, &r1);
+        if (r0 >= hi) break;
+        for (i = i0; i < i1; i++) if (!gf__published(l, gf__gpos(l, h->ge, i))) return 0;
+    }
+#if defined(__GNUC__) || defined(__clang__)
+    if (!__atomic_compare_exchange_n(&l->claim, &q, q + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return 0;
+#else
+    l->claim = q + 1;
+#endif
+    h->gq = q; h->glo = lo; h->ghi = hi; h->gat = lo;
+    while (h->gq >= 0) gf__gather_step(h);
+    return 1;
+}
+#endif
 
 /* one unit of decoding, when the worker's ring has room (1), else 0 */
 static int gf__decode_step(gf__worker *w)
@@ -9912,6 +9951,9 @@ static void gf__stop_workers(gpufeed_loader *l)
 #endif
 }
 
+static int gf__batch_ready(gpufeed_loader *l, int64_t q) { return GF__LOAD_SC(&l->bs[q % l->S].ready) == q; }
+static int gf__released_to(gpufeed_loader *l, int64_t A) { return GF__LOAD_SC(&l->fdoneA) >= A; }
+
 /* Waits until cond(l, arg) holds: sleeping on the workers' progress, or,
    single-threaded, doing their steps on this thread. Non-zero when
    nothing can move (a bug: reported, never a hang). */
@@ -9928,14 +9970,14 @@ static int gf__wait_for(gpufeed_loader *l, int (*cond)(gpufeed_loader *, int64_t
         {
             uint64_t seen = GF__LOAD_SC(&l->seq);
             if (cond(l, arg)) break;
+            if (cond == gf__batch_ready && gf__help(l)) continue;
             gf__sleep(l, seen);
         }
 #endif
     }
     return 0;
 }
-static int gf__batch_ready(gpufeed_loader *l, int64_t q) { return GF__LOAD_SC(&l->bs[q % l->S].ready) == q; }
-static int gf__released_to(gpufeed_loader *l, int64_t A) { return GF__LOAD_SC(&l->fdoneA) >= A; }
+
 
 /* rows of each rank in an epoch; returns this rank's batches */
 GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch)
@@ -9997,6 +10039,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
             gf__eplan_free(&w->gp, a);
         }
     }
+    if (l->hw) { gf__free(a, (void *)l->hw->wu); gf__free(a, l->hw->woff); gf__free(a, l->hw->ev); gf__eplan_free(&l->hw->gp, a); gf__free(a, l->hw); }
     if (l->bs) for (i = 0; i < l->S; i++) { gf__free(a, l->bs[i].mem); gf__free(a, l->bs[i].feat); gf__free(a, l->bs[i].valid); }
 #if !defined(GPUFEED_NO_THREADS)
     if (l->threads) { pthread_mutex_destroy(&l->mu); pthread_cond_destroy(&l->cv); pthread_mutex_destroy(&l->fmu); }
@@ -10248,6 +10291,13 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         w->gq = -1; w->gqlast = -1;
     }
 #if !defined(GPUFEED_NO_THREADS)
+    l->hw = (gf__worker *)gf__alloc(a, sizeof(gf__worker));
+    if (!l->hw) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    memset(l->hw, 0, sizeof *l->hw);
+    l->hw->l = l; l->hw->id = -1; l->hw->gq = -1; l->hw->gqlast = -1; l->hw->gp.epoch = -1;
+    l->hw->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
+    l->hw->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
+    if (!l->hw->wu || !l->hw->woff || !gf__eplan_alloc(l, &l->hw->gp)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     pthread_mutex_init(&l->fmu, NULL);
@@ -10409,6 +10459,7 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
         st->units_decoded += GF__GET(&l->w[i].units);
         dec += l->busy_s[i]; asmb += l->asm_s[i];
     }
+    if (l->hw) asmb += (double)GF__GET(&l->hw->asm_us) * 1e-6; /* the consumer's own assembly */
     rd = (double)gpufeed_dataset_read_us(l->ds) * 1e-6;
     st->worker_busy_s = l->busy_s;
     st->worker_assembly_s = l->asm_s;
