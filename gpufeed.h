@@ -721,6 +721,8 @@ typedef struct gpufeed_batch {
     int64_t epoch;                     /* loader batches: the epoch */
     const gpufeed_feature *feature_info; /* the dataset's features (dtype, width) */
     int32_t num_features;
+    int64_t slice_start;               /* elastic mode: where this rank's rows start in
+                                          global batch `index` (0 otherwise) */
 } gpufeed_batch;
 
 /* One feature of a batch, checked against the dtype the caller expects:
@@ -838,6 +840,28 @@ typedef struct gpufeed_loader_desc {
     int32_t debug_jitter_us;           /* testing: each worker sleeps a random
                                           0..N us before each unit */
     const struct gpufeed_cache_desc *cache; /* the tensor cache (NULL: none) */
+    int64_t global_batch_rows;         /* G > 0: elastic mode. The job's global batch
+                                          of G rows is the same rows in the same order
+                                          for any world that divides G: global batch k
+                                          of epoch e is batch k of the stream one rank
+                                          with batch_rows G would deliver, and rank r
+                                          delivers its rows [r G / world, (r + 1) G /
+                                          world). batch_rows is then G / world (or 0);
+                                          start_batch counts global batches, so a
+                                          checkpoint resumes at another world size;
+                                          the epoch's last partial global batch is
+                                          dropped (even and last_batch do not apply).
+                                          0: per-world mode (the rank's own shard). */
+    int32_t partitions;                /* elastic mode, P > 1: the global batch is P
+                                          blocks of G / P rows, block p from the
+                                          per-world stream of rank p of world P (its
+                                          own units); rank r of world W (W divides P)
+                                          serves blocks [r P / W, (r + 1) P / W) and
+                                          decodes only their units, 1/W of the data.
+                                          The order is the same for any W dividing P.
+                                          0 or 1: every rank plans the whole stream
+                                          (any W dividing G; each rank decodes every
+                                          window its slices read). */
 } gpufeed_loader_desc;
 
 /* The pipeline's stages, for the verdict of gpufeed_loader_stats. */
@@ -889,6 +913,9 @@ GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoc
 GPUFEED_API uint64_t gpufeed_loader_epoch_bytes(gpufeed_loader *l, int64_t epoch);
 /* 64-bit hash of a batch's bytes (data or features, then masks). */
 GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed_batch *b);
+/* 64-bit hash of one row's bytes (each feature's value, then each mask
+   byte), the same in both layouts: rows can be compared across streams. */
+GPUFEED_API uint64_t gpufeed_batch_row_hash(const gpufeed_dataset *ds, const gpufeed_batch *b, int64_t row);
 
 /* >>cache (API): the file-backed tensor cache ---------------------------- */
 
@@ -9193,6 +9220,7 @@ typedef struct gf__worker {
     int64_t gqlast;                    /* the last batch claimed (ge, gk are its place) */
     int gend;                          /* no batches left to claim */
     gf__eplan gp;
+    gf__eplan dp;                      /* elastic mode: the decode position's epoch plan */
     const gf__uslot **wu;              /* [step] the window's units */
     int64_t *woff;                     /* [step + 1] their first rows in the window */
     uint32_t cu[GF__GCHUNK], cr[GF__GCHUNK];
@@ -9204,6 +9232,15 @@ struct gpufeed_loader {
     gpufeed_dataset *ds;
     gpufeed_loader_desc d;
     int32_t N, D, S, W, step, rank, world, threads;
+    int32_t prank, pworld;             /* the plan's rank and world: the rank's own, or
+                                          0 of 1 in elastic mode (every rank plans the
+                                          global stream) */
+    int elastic;
+    gpufeed_loader **inner;            /* partitioned elastic mode: one per partition served */
+    int32_t ninner;
+    uint8_t *omem; void *odata; void **ofeat; uint8_t **ovalid; /* its batch */
+    int64_t G, s0;                     /* rows a batch index spans in the plan (the
+                                          global batch, else B), this rank's start in it */
     int64_t B, U, M, NW;               /* batch rows, units, units and windows per epoch on this rank */
     int64_t *unit_rows;
     int64_t first_epoch, bidx0;        /* the first batch delivered */
@@ -9300,7 +9337,7 @@ static int gf__eplan_alloc(gpufeed_loader *l, gf__eplan *p)
     p->epoch = -1;
     p->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
     p->pre = (int64_t *)gf__alloc(a, (size_t)(l->M + 1) * sizeof(int64_t));
-    p->rank_rows = (int64_t *)gf__alloc(a, (size_t)l->world * sizeof(int64_t));
+    p->rank_rows = (int64_t *)gf__alloc(a, (size_t)l->pworld * sizeof(int64_t));
     return p->perm && p->pre && p->rank_rows;
 }
 
@@ -9310,10 +9347,11 @@ static const gf__eplan *gf__eplan_at(const gpufeed_loader *l, gf__eplan *p, int6
     int64_t i, q, nb, R;
     if (p->epoch == e) return p;
     gf__epoch_perm(p->perm, l->U, l->d.seed, e, !l->d.no_unit_shuffle);
-    for (q = 0; q < l->world; q++) p->rank_rows[q] = 0;
-    for (i = 0; i < l->U; i++) p->rank_rows[i % l->world] += l->unit_rows[p->perm[i]];
-    R = p->rank_rows[l->rank];
-    if (l->world == 1) nb = l->d.last_batch == GPUFEED_DROP_LAST ? R / l->B : (R + l->B - 1) / l->B;
+    for (q = 0; q < l->pworld; q++) p->rank_rows[q] = 0;
+    for (i = 0; i < l->U; i++) p->rank_rows[i % l->pworld] += l->unit_rows[p->perm[i]];
+    R = p->rank_rows[l->prank];
+    if (l->elastic) nb = R / l->G; /* the partial global batch is dropped */
+    else if (l->world == 1) nb = l->d.last_batch == GPUFEED_DROP_LAST ? R / l->B : (R + l->B - 1) / l->B;
     else {
         nb = l->d.even == GPUFEED_EVEN_PAD ? 0 : INT64_MAX;
         for (q = 0; q < l->world; q++) {
@@ -9323,11 +9361,14 @@ static const gf__eplan *gf__eplan_at(const gpufeed_loader *l, gf__eplan *p, int6
     }
     p->nb = nb;
     p->R = R;
-    p->take = (l->world == 1 && l->d.last_batch == GPUFEED_KEEP_LAST) ? R : (R < nb * l->B ? R : nb * l->B);
-    p->pad = (l->world > 1 && nb * l->B > R) ? nb * l->B - R : 0;
-    p->kr = p->take > 0 ? (p->take - 1) / l->B : -1;
+    if (l->elastic) { p->take = nb * l->G; p->pad = 0; }
+    else {
+        p->take = (l->world == 1 && l->d.last_batch == GPUFEED_KEEP_LAST) ? R : (R < nb * l->B ? R : nb * l->B);
+        p->pad = (l->world > 1 && nb * l->B > R) ? nb * l->B - R : 0;
+    }
+    p->kr = p->take > 0 ? (p->take - 1) / l->G : -1;
     p->pre[0] = 0;
-    for (i = 0; i < l->M; i++) p->pre[i + 1] = p->pre[i] + l->unit_rows[p->perm[i * l->world + l->rank]];
+    for (i = 0; i < l->M; i++) p->pre[i + 1] = p->pre[i] + l->unit_rows[p->perm[i * l->pworld + l->prank]];
     p->epoch = e;
     return p;
 }
@@ -9338,9 +9379,12 @@ static void gf__batch_span(const gpufeed_loader *l, const gf__eplan *p, int64_t 
 {
     if (p->kr < 0) { *lo = *hi = 0; return; }
     if (k > p->kr) k = p->kr;
-    *lo = k * l->B;
+    *lo = k * l->G + l->s0;
     *hi = *lo + l->B < p->take ? *lo + l->B : p->take;
 }
+
+/* floor(a / b) for b > 0 */
+static int64_t gf__floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 /* window w of an epoch: units [i0, i1), rows [r0, r1) */
 static void gf__window(const gpufeed_loader *l, const gf__eplan *p, int64_t w, int64_t *i0, int64_t *i1, int64_t *r0, int64_t *r1)
@@ -9370,13 +9414,13 @@ static int64_t gf__window_pieces(const gpufeed_loader *l, const gf__eplan *p, in
     gf__window(l, p, w, &i0, &i1, &r0, &r1);
     if (p->kr < 0 || r1 <= r0 || r0 >= p->take) return 0;
     if (r1 > p->take) r1 = p->take;
-    {
-        int64_t klo = r0 / l->B, khi = (r1 - 1) / l->B;
+    {   /* batch k spans [k G + s0, k G + s0 + B): it meets [r0, r1) for k in [klo, khi] */
+        int64_t klo = gf__floordiv(r0 - l->s0 - l->B, l->G) + 1, khi = gf__floordiv(r1 - 1 - l->s0, l->G);
         if (klo < kstart) klo = kstart;
         if (khi > p->kr) khi = p->kr;
         if (khi >= klo) n += khi - klo + 1;
     }
-    if (p->nb > p->kr + 1 && (r0 > p->kr * l->B ? r0 : p->kr * l->B) < r1) {
+    if (p->nb > p->kr + 1 && (r0 > p->kr * l->B ? r0 : p->kr * l->B) < r1) { /* padding batches read the last real one */
         int64_t k0 = p->kr + 1 > kstart ? p->kr + 1 : kstart;
         if (p->nb > k0) n += p->nb - k0;
     }
@@ -9400,7 +9444,7 @@ static int64_t gf__unit_at(const gpufeed_loader *l, int64_t *perm, int64_t *perm
         gf__epoch_perm(perm, l->U, l->d.seed, epoch, !l->d.no_unit_shuffle);
         *perm_epoch = epoch;
     }
-    return perm[i * l->world + l->rank];
+    return perm[i * l->pworld + l->prank];
 }
 
 static gf__uslot *gf__slot_of(const gpufeed_loader *l, int64_t g)
@@ -9463,7 +9507,7 @@ GF__INLINE uint64_t gf__bij_at(const gf__bij *b, uint64_t x)
 }
 static uint64_t gf__window_key(const gpufeed_loader *l, int64_t e, int64_t i0)
 {
-    return gf__mix64(l->d.seed ^ gf__mix64((uint64_t)e * 0x100000001B3ull ^ gf__mix64((uint64_t)i0 ^ ((uint64_t)l->rank << 40))));
+    return gf__mix64(l->d.seed ^ gf__mix64((uint64_t)e * 0x100000001B3ull ^ gf__mix64((uint64_t)i0 ^ ((uint64_t)l->prank << 40))));
 }
 
 /* ---- unit slots ---- */
@@ -9895,6 +9939,23 @@ static int gf__decode_step(gf__worker *w)
         gf__pos(l, w->gd, &epoch, &i);
         if (gf__cache_pending(l->cache, l, gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i), w->gd)) return 0;
     }
+    if (l->elastic && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_BUILDING)) {
+        /* elastic mode: a window none of this rank's slices reads is not decoded
+           (a cache being built needs every unit) */
+        int64_t epoch, i;
+        const gf__eplan *p;
+        gf__pos(l, w->gd, &epoch, &i);
+        p = gf__eplan_at(l, &w->dp, epoch);
+        if (gf__window_pieces(l, p, i / l->step, epoch == l->first_epoch ? l->bidx0 : 0) == 0) {
+            gf__uslot *s = &r->slot[head % (uint64_t)r->depth];
+            s->g = w->gd; s->unit = -1; s->rows = 0; s->res = GPUFEED_OK; s->err[0] = 0;
+            GF__STORE_SC(&r->head, head + 1);
+            w->gd += l->N;
+            gf__notify(l);
+            gf__frontier(l);
+            return 1;
+        }
+    }
     gf__decode_pos(w, w->gd, &r->slot[head % (uint64_t)r->depth]);
     GF__STORE_SC(&r->head, head + 1);
     w->gd += l->N;
@@ -9940,6 +10001,7 @@ static void gf__stop_workers(gpufeed_loader *l)
 {
 #if !defined(GPUFEED_NO_THREADS)
     int32_t i;
+    for (i = 0; i < l->ninner; i++) gf__stop_workers(l->inner[i]);
     if (!l->threads || !l->w) return;
     GF__STORE_SC(&l->stop, 1);
     pthread_mutex_lock(&l->mu);
@@ -9983,6 +10045,7 @@ static int gf__wait_for(gpufeed_loader *l, int (*cond)(gpufeed_loader *, int64_t
 GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch)
 {
     if (!l || epoch < 0) return 0;
+    if (l->ninner) return gpufeed_loader_epoch_batches(l->inner[0], epoch);
     return gf__eplan_at(l, &l->aplan, epoch)->nb;
 }
 
@@ -10023,6 +10086,12 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     int32_t i, k;
     if (!l) return;
     a = &l->ds->alloc;
+    if (l->inner) { /* partitioned: the partitions' loaders */
+        for (i = 0; i < l->ninner; i++) gpufeed_loader_close(l->inner[i]);
+        gf__free(a, l->inner); gf__free(a, l->omem); gf__free(a, l->ofeat); gf__free(a, l->ovalid);
+        gf__free(a, l);
+        return;
+    }
     gf__stop_workers(l);
     gf__write_trace(l);
     gf__cache_close(l->cache);
@@ -10037,6 +10106,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
             gf__free(a, w->perm); gf__free(a, w->ev); gf__free(a, w->pc);
             gf__free(a, (void *)w->wu); gf__free(a, w->woff);
             gf__eplan_free(&w->gp, a);
+            gf__eplan_free(&w->dp, a);
         }
     }
     if (l->hw) { gf__free(a, (void *)l->hw->wu); gf__free(a, l->hw->woff); gf__free(a, l->hw->ev); gf__eplan_free(&l->hw->gp, a); gf__free(a, l->hw); }
@@ -10054,8 +10124,11 @@ GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l) { return l
 static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
                                          gpufeed_error *err, const int64_t *rows_override);
 
+static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err);
+
 GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
+    if (desc && desc->global_batch_rows > 0 && desc->partitions > 1) return gf__loader_open_parts(out, ds, desc, err);
     return gf__loader_open_ex(out, ds, desc, err, NULL);
 }
 
@@ -10075,7 +10148,18 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     *out = NULL;
     if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
     a = &ds->alloc;
-    if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
+    if (desc->global_batch_rows < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative global_batch_rows (%lld)", (long long)desc->global_batch_rows);
+    if (desc->partitions < 0 || (desc->partitions > 1 && desc->global_batch_rows == 0))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: partitions %d needs global_batch_rows (elastic mode)", desc->partitions);
+    if (desc->global_batch_rows > 0) { /* elastic mode: batch_rows follows from G and the world */
+        int64_t wd = desc->world > 0 ? desc->world : 1;
+        if (desc->global_batch_rows % wd != 0)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: global_batch_rows %lld is not a multiple of world %lld (every rank takes an equal slice)",
+                              (long long)desc->global_batch_rows, (long long)wd);
+        if (desc->batch_rows != 0 && desc->batch_rows != desc->global_batch_rows / wd)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %lld = %lld (leave it 0)",
+                              (long long)desc->batch_rows, (long long)desc->global_batch_rows, (long long)wd, (long long)(desc->global_batch_rows / wd));
+    } else if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
     if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
     if (desc->ring_depth < 0 || desc->ring_depth > 1024) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
     if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
@@ -10094,7 +10178,18 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     l->W = desc->shuffle_window;
     l->world = desc->world ? desc->world : 1;
     l->rank = desc->rank;
-    l->B = desc->batch_rows;
+    l->elastic = desc->global_batch_rows > 0;
+    if (l->elastic) { /* every rank plans the global stream, then takes its slice */
+        l->pworld = 1; l->prank = 0;
+        l->G = desc->global_batch_rows;
+        l->B = l->G / l->world;
+        l->s0 = (int64_t)l->rank * l->B;
+        l->d.batch_rows = l->B;
+    } else {
+        l->pworld = l->world; l->prank = l->rank;
+        l->B = desc->batch_rows;
+        l->G = l->B; l->s0 = 0;
+    }
     l->U = ds->nunits;
     l->fplan.epoch = l->cplan.epoch = l->aplan.epoch = -1;
     if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
@@ -10103,15 +10198,16 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         gpufeed_loader_close(l);
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits, world);
     }
-    l->M = (l->U - l->rank + l->world - 1) / l->world;
+    l->M = (l->U - l->prank + l->pworld - 1) / l->pworld;
     if (l->W > l->M) l->W = (int32_t)l->M; /* a window beyond the epoch is the epoch */
     l->step = l->W > 1 ? l->W : 1;
     l->NW = (l->M + l->step - 1) / l->step;
     {
         uint64_t bb;
         if (!gf__mul_ok_u64((uint64_t)l->B, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat + 1, &bb) || bb > ((uint64_t)1 << 40)) {
+            int64_t rows = l->B;
             gpufeed_loader_close(l);
-            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch of %lld rows x %lld bytes is too large", (long long)desc->batch_rows, (long long)ds->row_bytes);
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch of %lld rows x %lld bytes is too large", (long long)rows, (long long)ds->row_bytes);
         }
     }
     /* units held per worker: a window's share, twice (one being read while
@@ -10208,7 +10304,8 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         p = gf__eplan_at(l, &l->aplan, l->first_epoch);
         if (l->bidx0 == 0) l->w0 = 0;
         else {
-            int64_t S0 = p->kr < 0 ? p->take : (l->bidx0 <= p->kr ? l->bidx0 : p->kr) * l->B;
+            int64_t S0 = p->take, S1;
+            if (p->kr >= 0) gf__batch_span(l, p, l->bidx0, &S0, &S1);
             l->w0 = gf__window_of(l, p, S0);
         }
         l->base_ua = l->first_epoch * l->M + (l->w0 * l->step < l->M ? l->w0 * l->step : l->M);
@@ -10237,7 +10334,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     if (!l->wdone) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->wdone, 0, (size_t)l->WR * sizeof(int64_t));
     bbytes = gf__batch_bytes(ds, l->B);
-    l->S = l->N + 2;
+    l->S = l->N + 4; /* a slot a worker, one the trainer holds, slack for the one it assembles and readiness */
     if ((uint64_t)l->S * bbytes > ((uint64_t)256 << 20)) { /* cap the batch slots' memory, keeping 3 */
         uint64_t s = ((uint64_t)256 << 20) / (bbytes ? bbytes : 1);
         l->S = s < 3 ? 3 : (int32_t)s;
@@ -10275,7 +10372,8 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         w->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
         w->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
         w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
-        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || gpufeed_scratch_create(ds, &w->s)) {
+        w->dp.epoch = -1;
+        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp) || gpufeed_scratch_create(ds, &w->s)) {
             gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
@@ -10320,6 +10418,118 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     return GPUFEED_OK;
 }
 
+/* Partitioned elastic mode: rank r of world W serves partitions [r P / W,
+   (r + 1) P / W) of P, each the per-world stream of rank p of world P with
+   batches of G / P rows; batch k is their batch k side by side. */
+static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    gpufeed_loader *l;
+    const gpufeed_allocator *a;
+    int64_t G = desc->global_batch_rows;
+    int32_t P = desc->partitions, W = desc->world > 0 ? desc->world : 1, per, j, N;
+    size_t bb, off;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
+    *out = NULL;
+    if (!ds) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
+    if (desc->world < 0 || desc->rank < 0 || desc->rank >= W)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
+    if (P % W != 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: world %d does not divide partitions %d (a rank serves whole partitions)", W, P);
+    if (G % P != 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: global_batch_rows %lld is not a multiple of partitions %d", (long long)G, P);
+    if (desc->batch_rows != 0 && desc->batch_rows != G / W)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %d = %lld (leave it 0)",
+                          (long long)desc->batch_rows, (long long)G, W, (long long)(G / W));
+    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
+    a = &ds->alloc;
+    l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
+    if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+    memset(l, 0, sizeof *l);
+    l->ds = ds; l->d = *desc;
+    l->t_open = gf__now_us();
+    l->world = W; l->rank = desc->rank; l->elastic = 1;
+    l->G = G; l->B = G / W; l->s0 = (int64_t)desc->rank * l->B; l->d.batch_rows = l->B;
+    per = P / W;
+    N = desc->workers ? desc->workers : 1;
+    l->inner = (gpufeed_loader **)gf__alloc(a, (size_t)per * sizeof(gpufeed_loader *));
+    if (!l->inner) { gf__free(a, l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    memset(l->inner, 0, (size_t)per * sizeof(gpufeed_loader *));
+    for (j = 0; j < per; j++) {
+        gpufeed_loader_desc in = *desc;
+        gpufeed_result r;
+        in.global_batch_rows = 0; in.partitions = 0;
+        in.rank = desc->rank * per + j; in.world = P;
+        in.batch_rows = G / P;
+        in.workers = N / per + (j < N % per ? 1 : 0); /* the workers shared out, one at least */
+        if (in.workers < 1) in.workers = 1;
+        in.trace_path = NULL;
+        r = gf__loader_open_ex(&l->inner[j], ds, &in, err, NULL);
+        if (r) { l->ninner = j; gpufeed_loader_close(l); return r; }
+        l->ninner = j + 1;
+        l->N += l->inner[j]->N;
+    }
+    bb = gf__batch_bytes(ds, l->B);
+    l->omem = (uint8_t *)gf__alloc(a, bb + GPUFEED_ALIGN);
+    l->ofeat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
+    l->ovalid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
+    if (!l->omem || !l->ofeat || !l->ovalid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
+    memset(l->omem, 0, bb + GPUFEED_ALIGN);
+    off = gf__align_up((size_t)(uintptr_t)l->omem) - (size_t)(uintptr_t)l->omem;
+    gf__batch_layout(ds, l->B, l->omem + off, &l->odata, l->ofeat, l->ovalid);
+    *out = l;
+    return GPUFEED_OK;
+}
+
+/* the partitions' batch k, side by side (into the uploader's slot if set) */
+static gpufeed_result gf__next_parts(gpufeed_loader *l, gpufeed_batch *out)
+{
+    gpufeed_dataset *ds = l->ds;
+    void *data = l->dst_data ? l->dst_data : l->odata;
+    void **feat = l->dst_feat ? l->dst_feat : l->ofeat;
+    uint8_t **valid = l->dst_valid ? l->dst_valid : l->ovalid;
+    int64_t part = l->G / ((int64_t)l->world * (int64_t)l->ninner) * 0 + l->B / l->ninner, at = 0;
+    int32_t j, f;
+    uint64_t t0 = gf__now_us();
+    gpufeed_result r = GPUFEED_OK;
+    gpufeed_batch b;
+    memset(&b, 0, sizeof b);
+    if (!l->t_first) l->t_first = t0;
+    for (j = 0; j < l->ninner; j++) {
+        r = gpufeed_loader_next(l->inner[j], &b);
+        if (r == GPUFEED_DONE && j == 0) break;
+        if (r) {
+            if (r == GPUFEED_DONE) { gf__fmt(l->err, sizeof l->err, "loader: internal error: partition %d ended before the others", j); r = GPUFEED_ERR_PLATFORM; }
+            else gf__fmt(l->err, sizeof l->err, "%s", gpufeed_loader_error(l->inner[j]));
+            return l->failed = r;
+        }
+        if (b.num_rows != part) {
+            gf__fmt(l->err, sizeof l->err, "loader: internal error: partition %d gave %lld rows, want %lld", j, (long long)b.num_rows, (long long)part);
+            return l->failed = GPUFEED_ERR_PLATFORM;
+        }
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy((uint8_t *)data + at * ds->row_bytes, b.data, (size_t)(part * ds->row_bytes));
+        else for (f = 0; f < ds->nfeat; f++) {
+            size_t z = gpufeed_feature_bytes(&ds->feats[f]);
+            memcpy((uint8_t *)feat[f] + (size_t)at * z, b.features[f], (size_t)part * z);
+        }
+        for (f = 0; f < ds->nfeat; f++) if (valid[f] && b.valid[f]) memcpy(valid[f] + at, b.valid[f], (size_t)part);
+        at += part;
+    }
+    l->wait_us += gf__now_us() - t0;
+    if (r == GPUFEED_DONE) { l->done = 1; return GPUFEED_DONE; }
+    out->num_rows = at;
+    out->index = b.index;
+    out->epoch = b.epoch;
+    out->data = ds->layout == GPUFEED_LAYOUT_ROW_MAJOR ? data : NULL;
+    out->row_bytes = ds->row_bytes;
+    out->feature_offset = ds->offs;
+    out->features = ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? feat : l->ofeat;
+    out->valid = valid;
+    out->feature_info = ds->feats; out->num_features = ds->nfeat;
+    out->slice_start = l->s0;
+    l->batches++;
+    l->rows += (uint64_t)at;
+    return GPUFEED_OK;
+}
+
 /* the uploader's slot as the batch's destination (NULL: the loader's own) */
 static void gf__deliver(gpufeed_loader *l, const gf__bslot *bs, gpufeed_batch *out)
 {
@@ -10330,6 +10540,7 @@ static void gf__deliver(gpufeed_loader *l, const gf__bslot *bs, gpufeed_batch *o
     out->row_bytes = ds->row_bytes;
     out->feature_offset = ds->offs;
     out->feature_info = ds->feats; out->num_features = ds->nfeat;
+    out->slice_start = l->s0;
     if (!l->dst_data && !l->dst_feat) {
         out->data = bs->data;
         out->features = bs->feat;
@@ -10373,6 +10584,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     memset(out, 0, sizeof *out);
     if (l->failed) return l->failed;
     if (l->done) return GPUFEED_DONE;
+    if (l->ninner) return gf__next_parts(l, out);
     t0 = gf__now_us();
     if (!l->t_first) l->t_first = t0;
     else if (l->t_last_ret) l->consumer_us += t0 - l->t_last_ret;
@@ -10433,10 +10645,28 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     return GPUFEED_OK;
 }
 
-GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
+/* loader l's workers into the arrays of `into` from entry k on, their
+   decode and assembly seconds into *dec and *asmb; the next entry */
+static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_t k, gpufeed_stats *st, double *dec, double *asmb, double *help)
 {
     int32_t i;
-    double dec = 0, asmb = 0, rd = 0, wall, life, wait, cons, busy;
+    for (i = 0; i < l->N && k < GPUFEED_MAX_WORKERS; i++, k++) {
+        into->busy_s[k] = (double)GF__GET(&l->w[i].busy_us) * 1e-6;
+        into->asm_s[k] = (double)GF__GET(&l->w[i].asm_us) * 1e-6;
+        into->bp_s[k] = (double)GF__GET(&l->w[i].idle_us) * 1e-6;
+        st->units_decoded += GF__GET(&l->w[i].units);
+        *dec += into->busy_s[k]; *asmb += into->asm_s[k];
+    }
+    if (l->hw) *help += (double)GF__GET(&l->hw->asm_us) * 1e-6; /* the consumer's own assembly */
+    st->rows_dropped += l->dropped; st->rows_repeated += l->repeated;
+    return k;
+}
+
+GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
+{
+    int32_t i, k = 0, threads;
+    double dec = 0, asmb = 0, help = 0, rd = 0, wall, life, wait, cons, busy;
+    const gf__cache *cache;
     memset(st, 0, sizeof *st);
     if (!l) return;
     {
@@ -10451,15 +10681,11 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     st->trainer_wait_s = wait;
     st->consumer_s = cons;
     st->copy_s = (double)l->copy_us * 1e-6;
-    st->workers = l->N;
-    for (i = 0; i < l->N; i++) {
-        l->busy_s[i] = (double)GF__GET(&l->w[i].busy_us) * 1e-6;
-        l->asm_s[i] = (double)GF__GET(&l->w[i].asm_us) * 1e-6;
-        l->bp_s[i] = (double)GF__GET(&l->w[i].idle_us) * 1e-6;
-        st->units_decoded += GF__GET(&l->w[i].units);
-        dec += l->busy_s[i]; asmb += l->asm_s[i];
-    }
-    if (l->hw) asmb += (double)GF__GET(&l->hw->asm_us) * 1e-6; /* the consumer's own assembly */
+    if (l->ninner) for (i = 0; i < l->ninner; i++) k = gf__stats_workers(l->inner[i], l, k, st, &dec, &asmb, &help); /* partitioned */
+    else k = gf__stats_workers(l, l, 0, st, &dec, &asmb, &help);
+    st->workers = k;
+    threads = l->ninner ? l->inner[0]->threads : l->threads;
+    cache = l->ninner ? l->inner[0]->cache : l->cache;
     rd = (double)gpufeed_dataset_read_us(l->ds) * 1e-6;
     st->worker_busy_s = l->busy_s;
     st->worker_assembly_s = l->asm_s;
@@ -10467,20 +10693,21 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     st->read_s = rd;
     st->bytes_read = gpufeed_dataset_bytes_read(l->ds);
     st->batches = l->batches; st->rows = l->rows;
-    st->rows_dropped = l->dropped; st->rows_repeated = l->repeated;
-    if (l->cache) {
-        st->cache_state = gf__cache_state(l->cache);
-        st->units_from_cache = gf__cache_count(l->cache, 0);
-        st->cache_bad_units = gf__cache_count(l->cache, 1);
+    if (cache) {
+        st->cache_state = gf__cache_state(cache);
+        st->units_from_cache = gf__cache_count(cache, 0);
+        st->cache_bad_units = gf__cache_count(cache, 1);
     }
-    busy = life > 0 ? (dec + asmb) / (life * l->N) : 0;
+    /* the trainer's own assembly while it waited is work done and capacity added */
+    busy = life > 0 && k > 0 ? (dec + asmb + help) / (life * k + help) : 0;
+    asmb += help;
     if (busy > 1) busy = 1;
     st->workers_busy = busy;
     {
         double wf = wall > 0 ? wait / wall : 0, dpart = dec - rd;
         if (wf > 1) wf = 1;
         if (dpart < 0) dpart = 0;
-        if (!l->threads) {
+        if (!threads) {
             st->bottleneck = GPUFEED_STAGE_DECODE;
             gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time", wall > 0 ? 100 * (dec + asmb < wall ? dec + asmb : wall) / wall : 0.0);
         } else if (wf < 0.05) {
@@ -10509,8 +10736,30 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
 
 GPUFEED_API uint64_t gpufeed_loader_epoch_bytes(gpufeed_loader *l, int64_t epoch)
 {
-    if (!l || epoch < l->first_epoch || epoch - l->first_epoch >= 64) return 0;
+    if (!l) return 0;
+    if (l->ninner) {
+        uint64_t t = 0;
+        int32_t j;
+        for (j = 0; j < l->ninner; j++) t += gpufeed_loader_epoch_bytes(l->inner[j], epoch);
+        return t;
+    }
+    if (epoch < l->first_epoch || epoch - l->first_epoch >= 64) return 0;
     return GF__GET(&l->epoch_bytes[epoch - l->first_epoch]);
+}
+
+GPUFEED_API uint64_t gpufeed_batch_row_hash(const gpufeed_dataset *ds, const gpufeed_batch *b, int64_t row)
+{
+    uint64_t h = 0;
+    int32_t j;
+    if (!ds || !b || row < 0 || row >= b->num_rows) return 0;
+    for (j = 0; j < ds->nfeat; j++) {
+        size_t z = gpufeed_feature_bytes(&ds->feats[j]);
+        const uint8_t *p = ds->layout == GPUFEED_LAYOUT_ROW_MAJOR ? (const uint8_t *)b->data + row * b->row_bytes + ds->offs[j]
+                                                                 : (const uint8_t *)b->features[j] + (size_t)row * z;
+        h = gpufeed_hash64(p, z, h);
+    }
+    for (j = 0; j < ds->nfeat; j++) if (b->valid && b->valid[j]) h = gpufeed_hash64(b->valid[j] + row, 1, h);
+    return h;
 }
 
 GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed_batch *b)

@@ -2046,6 +2046,139 @@ static void test_batch_view(void)
     }
 }
 
+/* ---- elastic mode: the global batch for any world size ------------------ */
+
+/* runs every rank of a world in elastic mode and assembles the global
+   stream: ids[(epoch, k, position)] in order; returns the global batches */
+typedef struct gstream { int64_t *id; int64_t n, nb; gpufeed_result res; char err[GPUFEED_ERROR_MAX]; uint64_t bytes[8]; } gstream;
+static void run_global(gpufeed_dataset *ds, const gpufeed_loader_desc *base, int world, gstream *g)
+{
+    int r;
+    int64_t G = base->global_batch_rows, cap = 0;
+    memset(g, 0, sizeof *g);
+    g->res = GPUFEED_DONE;
+    for (r = 0; r < world; r++) {
+        gpufeed_loader_desc d = *base;
+        gpufeed_loader *l = NULL;
+        gpufeed_error err;
+        gpufeed_batch b;
+        gpufeed_result rs;
+        gpufeed_view vid;
+        int64_t k = 0, i;
+        d.world = world; d.rank = r;
+        if (gpufeed_loader_open(&l, ds, &d, &err)) { g->res = err.code; snprintf(g->err, sizeof g->err, "%s", err.message); return; }
+        while ((rs = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
+            int64_t at = k * G + b.slice_start;
+            if (b.num_rows != G / world || b.slice_start != r * (G / world)) { g->res = GPUFEED_ERR_PLATFORM; snprintf(g->err, sizeof g->err, "rank %d batch %lld: %lld rows from %lld", r, (long long)k, (long long)b.num_rows, (long long)b.slice_start); break; }
+            if (at + b.num_rows > cap) {
+                int64_t nc = (at + b.num_rows) * 2, q;
+                g->id = (int64_t *)realloc(g->id, (size_t)nc * sizeof *g->id);
+                for (q = cap; q < nc; q++) g->id[q] = -1;
+                cap = nc;
+            }
+            if (gpufeed_batch_view(&vid, &b, 0, GPUFEED_DT_I64, &err)) { g->res = err.code; break; }
+            for (i = 0; i < b.num_rows; i++) g->id[at + i] = gpufeed_view_i64(&vid, i, 0);
+            if (at + b.num_rows > g->n) g->n = at + b.num_rows;
+            k++;
+        }
+        if (rs != GPUFEED_DONE && g->res == GPUFEED_DONE) { g->res = rs; snprintf(g->err, sizeof g->err, "%s", gpufeed_loader_error(l)); }
+        if (r < 8) { int64_t e; for (e = 0; e < 4; e++) g->bytes[r] += gpufeed_loader_epoch_bytes(l, base->start_epoch + e); }
+        if (r == 0) g->nb = k; else if (k != g->nb && g->res == GPUFEED_DONE) { g->res = GPUFEED_ERR_PLATFORM; snprintf(g->err, sizeof g->err, "rank %d: %lld batches, rank 0 %lld", r, (long long)k, (long long)g->nb); }
+        gpufeed_loader_close(l);
+    }
+}
+static int same_global(const gstream *a, const gstream *b, int64_t from_row, const char *what)
+{
+    if (a->res != GPUFEED_DONE || b->res != GPUFEED_DONE) { CHECK_MSG(0, "%s: %d %s | %d %s", what, a->res, a->err, b->res, b->err); return 0; }
+    if (a->n - from_row != b->n || memcmp(a->id + from_row, b->id, (size_t)b->n * sizeof *b->id) != 0) {
+        int64_t i = 0;
+        while (i < b->n && from_row + i < a->n && a->id[from_row + i] == b->id[i]) i++;
+        CHECK_MSG(0, "%s: global streams differ at row %lld (%lld vs %lld rows)", what, (long long)i, (long long)(a->n - from_row), (long long)b->n);
+        return 0;
+    }
+    return 1;
+}
+static void test_elastic_worlds(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR), *pf = open_ds(GPUFEED_LAYOUT_PER_FEATURE);
+    static const int32_t parts[] = { 0, 4, 8 };
+    size_t pi;
+    int sw;
+    if (!ds || !pf) { gpufeed_dataset_close(ds); gpufeed_dataset_close(pf); return; }
+    map_units(ds);
+    for (pi = 0; pi < sizeof parts / sizeof parts[0]; pi++)
+        for (sw = 0; sw < 2; sw++) {
+            gpufeed_loader_desc d;
+            gstream g1, g2, g4, gp, gr;
+            char what[160];
+            int64_t e, G = 1024, lo, k0 = 5;
+            memset(&d, 0, sizeof d);
+            d.global_batch_rows = G; d.partitions = parts[pi]; d.seed = 17; d.epochs = 2; d.workers = 2;
+            d.shuffle_window = sw ? 3 : 0;
+            run_global(ds, &d, 1, &g1);
+            run_global(ds, &d, 2, &g2);
+            run_global(ds, &d, 4, &g4);
+            snprintf(what, sizeof what, "partitions %d, window %d", parts[pi], d.shuffle_window);
+            CHECK_MSG(g1.res == GPUFEED_DONE && g1.nb > 2 * 10, "%s: W=1 %d %s, %lld batches", what, g1.res, g1.err, (long long)g1.nb);
+            same_global(&g1, &g2, 0, what);
+            same_global(&g1, &g4, 0, what);
+            for (e = 0; e < 2 && g1.res == GPUFEED_DONE; e++) { /* each epoch: rows once, in windows of its partitions */
+                int64_t nper = g1.nb / 2, i;
+                memset(seen_tab, 0, sizeof seen_tab);
+                for (i = e * nper * G; i < (e + 1) * nper * G; i++) {
+                    if (g1.id[i] < 0 || g1.id[i] >= NROWS || seen_tab[g1.id[i]]++) { CHECK_MSG(0, "%s: epoch %lld row %lld id %lld (missing or twice)", what, (long long)e, (long long)i, (long long)g1.id[i]); break; }
+                }
+            }
+            d.workers = 3;
+            run_global(pf, &d, 4, &gp); /* the other layout, other workers */
+            same_global(&g1, &gp, 0, "per-feature layout");
+            /* a checkpoint at world 4 resumes at world 2: the same remaining global batches */
+            d.start_epoch = 1; d.start_batch = k0; d.epochs = 1; d.workers = 2;
+            run_global(ds, &d, 2, &gr);
+            lo = (g1.nb / 2 + k0) * G;
+            same_global(&g1, &gr, lo, "resumed at (1, 5) with another world");
+            if (parts[pi] > 1 && g4.res == GPUFEED_DONE) { /* a rank decodes about its share */
+                uint64_t all = g1.bytes[0], mx = 0;
+                int r;
+                for (r = 0; r < 4; r++) if (g4.bytes[r] > mx) mx = g4.bytes[r];
+                CHECK_MSG(mx < all / 2, "%s: a rank of 4 read %llu source bytes, one rank alone %llu", what, (unsigned long long)mx, (unsigned long long)all);
+            }
+            free(g1.id); free(g2.id); free(g4.id); free(gp.id); free(gr.id);
+        }
+    gpufeed_dataset_close(ds);
+    gpufeed_dataset_close(pf);
+}
+
+/* elastic options that cannot work: clear errors */
+static void test_elastic_bad_options(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader_desc d;
+    gpufeed_loader *l = NULL;
+    gpufeed_error err;
+    if (!ds) return;
+    memset(&d, 0, sizeof d);
+    d.global_batch_rows = 1000; d.world = 3; d.epochs = 1;
+    CHECK(gpufeed_loader_open(&l, ds, &d, &err) == GPUFEED_ERR_INVALID_ARG && l == NULL);
+    CHECK_HAS(err.message, "global_batch_rows 1000 is not a multiple of world 3");
+    d.world = 2; d.batch_rows = 400;
+    CHECK(gpufeed_loader_open(&l, ds, &d, &err) == GPUFEED_ERR_INVALID_ARG);
+    CHECK_HAS(err.message, "batch_rows 400 does not match global_batch_rows 1000 / world 2 = 500");
+    d.batch_rows = 0; d.partitions = 3;
+    CHECK(gpufeed_loader_open(&l, ds, &d, &err) == GPUFEED_ERR_INVALID_ARG);
+    CHECK_HAS(err.message, "world 2 does not divide partitions 3");
+    d.partitions = 6;
+    CHECK(gpufeed_loader_open(&l, ds, &d, &err) == GPUFEED_ERR_INVALID_ARG);
+    CHECK_HAS(err.message, "global_batch_rows 1000 is not a multiple of partitions 6");
+    d.global_batch_rows = 0; d.batch_rows = 100; d.partitions = 4;
+    CHECK(gpufeed_loader_open(&l, ds, &d, &err) == GPUFEED_ERR_INVALID_ARG);
+    CHECK_HAS(err.message, "partitions 4 needs global_batch_rows");
+    d.global_batch_rows = 1000; d.batch_rows = 0; d.partitions = 4; d.world = 4; d.rank = 4;
+    CHECK(gpufeed_loader_open(&l, ds, &d, &err) == GPUFEED_ERR_INVALID_ARG);
+    CHECK_HAS(err.message, "rank 4 is not in world 4");
+    gpufeed_dataset_close(ds);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* PASS lines survive a sanitizer abort */
@@ -2074,5 +2207,7 @@ int main(void)
     RUN(test_pad_full_batches);
     RUN(test_reader_threads);
     RUN(test_batch_view);
+    RUN(test_elastic_worlds);
+    RUN(test_elastic_bad_options);
     return TEST_SUMMARY();
 }

@@ -7,13 +7,20 @@
              [--shuffle-window W] [--no-shuffle] [--rank r --world w]
              [--even drop|pad] [--drop-last] [--start-epoch e --start-batch k]
              [--ring-depth D] [--unit-rows N] [--prefill] [--jitter-us X]
-             [--print-batches] [--sum] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
+             [--print-batches] [--print-rows] [--sum] [--global-batch G [--partitions P]] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
              [--pread] [--feature COLUMN:DTYPE[:OPTION...]]... [--verify-crc]
 
    --feature: one feature each, in order (the syntax of every gpufeed tool,
    tools/gf_cli.h: options hash=N, seed=S, fill=V, null=fill|error, valid,
    cast=unsafe, width=W, ragged=error|pad|truncate, lengths); instead of
    --columns/--dtype. --verify-crc checks page CRCs while decoding.
+   --global-batch G: elastic mode (gpufeed_loader_desc.global_batch_rows):
+   --batch may then be left out (it is G / world); --partitions P: the
+   global batch is made of P partitions' blocks, a rank decodes only the
+   units of its own (world must divide P). --print-rows prints one
+   line per delivered row: `epoch global_batch position hash` (the row's
+   position in its global batch, a 64-bit hash of its bytes): the lines of
+   every rank, sorted, are the same for any --world that divides G.
    --sum adds each epoch's sum of every value to its line (a check that no
    row was lost). --print-batches prints one line per batch: `epoch index rows hash`
    (hash: 64-bit hash of the batch's bytes), the determinism contract: the
@@ -49,7 +56,7 @@ static void usage(void)
     fprintf(stderr, "usage: gpufeed-bench FILE... --batch B [--columns a,b] [--dtype T] [--workers N] [--seed S] [--epochs E]\n"
                     "         [--shuffle-window W] [--no-shuffle] [--rank r --world w] [--even drop|pad] [--drop-last]\n"
                     "         [--start-epoch e --start-batch k] [--ring-depth D] [--unit-rows N] [--prefill]\n"
-                    "         [--jitter-us X] [--print-batches] [--sum] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n"
+                    "         [--jitter-us X] [--print-batches] [--print-rows] [--sum] [--global-batch G [--partitions P]] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n"
                     "         [--pread] [--feature COL:DTYPE[:OPT...]]... [--verify-crc]\n");
 }
 
@@ -96,7 +103,7 @@ int main(int argc, char **argv)
 {
     const char **files = (const char **)calloc((size_t)argc + 1, sizeof(char *));
     const char *columns = NULL;
-    int nfiles = 0, i, rc = 0, print = 0, sums = 0;
+    int nfiles = 0, i, rc = 0, print = 0, sums = 0, print_rows = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_loader_desc ld;
     gpufeed_dataset_desc dd;
@@ -148,6 +155,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--jitter-us") && has) ld.debug_jitter_us = (int32_t)arg_ll(a, argv[++i], 0);
         else if (!strcmp(a, "--print-batches")) print = 1;
         else if (!strcmp(a, "--sum")) sums = 1;
+        else if (!strcmp(a, "--print-rows")) print_rows = 1;
+        else if (!strcmp(a, "--global-batch") && has) ld.global_batch_rows = arg_ll(a, argv[++i], 1);
+        else if (!strcmp(a, "--partitions") && has) ld.partitions = (int32_t)arg_ll(a, argv[++i], 1);
         else if (!strcmp(a, "--trace") && has) ld.trace_path = argv[++i];
         else if (!strcmp(a, "--cache") && has) { cache.dir = argv[++i]; ld.cache = &cache; }
         else if (!strcmp(a, "--cache-ram") && has) { cache.ram_bytes = (uint64_t)arg_ll(a, argv[++i], 1); ld.cache = &cache; }
@@ -159,7 +169,7 @@ int main(int argc, char **argv)
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-bench: unknown option '%.100s'\n", a); usage(); gf_cli_features_free(&fs); return 2; }
         else files[nfiles++] = a;
     }
-    if (!nfiles || ld.batch_rows <= 0) { usage(); gf_cli_features_free(&fs); return 2; }
+    if (!nfiles || (ld.batch_rows <= 0 && ld.global_batch_rows <= 0)) { usage(); gf_cli_features_free(&fs); return 2; }
     if (fs.n && (columns || dt != GPUFEED_DT_F32)) { fprintf(stderr, "gpufeed-bench: --feature gives each feature its dtype: not with --columns or --dtype\n"); gf_cli_features_free(&fs); return 2; }
     if (columns) {
         const char *p = columns;
@@ -229,6 +239,12 @@ int main(int argc, char **argv)
             if (sums) esum += batch_sum(ds, &b);
             if (print) printf("%lld %lld %lld %016llx\n", (long long)b.epoch, (long long)b.index, (long long)b.num_rows,
                               (unsigned long long)gpufeed_batch_hash(ds, &b));
+            if (print_rows) {
+                int64_t q;
+                for (q = 0; q < b.num_rows; q++)
+                    printf("%lld %lld %lld %016llx\n", (long long)b.epoch, (long long)b.index, (long long)(b.slice_start + q),
+                           (unsigned long long)gpufeed_batch_row_hash(ds, &b, q));
+            }
             t_epoch_end = now_s();
         }
         if (cur_epoch >= 0 && r == GPUFEED_DONE) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum);

@@ -130,7 +130,7 @@ class _LoaderDesc(ctypes.Structure):
                 ("even", ctypes.c_int32), ("start_epoch", ctypes.c_int64), ("start_batch", ctypes.c_int64),
                 ("epochs", ctypes.c_int64), ("prefill", ctypes.c_int32), ("trace_path", ctypes.c_char_p),
                 ("trace_max_events", ctypes.c_int32), ("debug_jitter_us", ctypes.c_int32),
-                ("cache", ctypes.POINTER(_CacheDesc))]
+                ("cache", ctypes.POINTER(_CacheDesc)), ("global_batch_rows", ctypes.c_int64), ("partitions", ctypes.c_int32)]
 
 
 class _DeviceDesc(ctypes.Structure):
@@ -142,7 +142,8 @@ class _Batch(ctypes.Structure):
     _fields_ = [("num_rows", ctypes.c_int64), ("index", ctypes.c_int64), ("data", ctypes.c_void_p),
                 ("row_bytes", ctypes.c_int64), ("feature_offset", ctypes.POINTER(ctypes.c_int64)),
                 ("features", ctypes.POINTER(ctypes.c_void_p)), ("valid", ctypes.POINTER(ctypes.c_void_p)),
-                ("epoch", ctypes.c_int64), ("feature_info", ctypes.c_void_p), ("num_features", ctypes.c_int32)]
+                ("epoch", ctypes.c_int64), ("feature_info", ctypes.c_void_p), ("num_features", ctypes.c_int32),
+                ("slice_start", ctypes.c_int64)]
 
 
 class _DeviceBatch(ctypes.Structure):
@@ -471,6 +472,7 @@ class Batch:
         self.rows = db.host.num_rows
         self.index = db.host.index
         self.epoch = db.host.epoch
+        self.slice_start = db.host.slice_start   # elastic mode: the rank's first row in global batch `index`
         self.on_device = bool(db.on_device)
         self._held = True
 
@@ -559,7 +561,7 @@ class Loader:
     def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=2, seed=0,
                  shuffle_window=0, unit_shuffle=True, epochs=1, rank=0, world=1, even="drop",
                  drop_last=False, start_epoch=0, start_batch=0, unit_rows=0, layout="row",
-                 cache_dir=None, device="auto", slots=3, verify_crc=False):
+                 cache_dir=None, device="auto", slots=3, verify_crc=False, global_batch_rows=0, partitions=0):
         self._ds = self._l = self._u = self._prev = None
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
@@ -620,6 +622,8 @@ class Loader:
         ld.last_batch = 1 if drop_last else 0
         ld.even = {"drop": 0, "pad": 1}[even]
         ld.start_epoch, ld.start_batch, ld.epochs = start_epoch, start_batch, epochs
+        ld.global_batch_rows = global_batch_rows  # > 0: elastic mode (batch_rows may be 0)
+        ld.partitions = partitions
         if cache_dir:
             self._cache = _CacheDesc()
             self._cache.dir = os.fsencode(cache_dir)
