@@ -165,8 +165,8 @@ bad_flag "--epochs 0" $IDS --batch 5 --epochs 0
 bad_flag "--even sideways" $IDS --batch 5 --even sideways
 bad_flag "--dtype f99" $IDS --batch 5 --dtype f99
 bad_flag "unknown option" $IDS --batch 5 --frobnicate
-"$BENCH" -h > /dev/null 2> $T/help.err; rc=$?
-check "-h: exit 0 with usage" bash -c "[ $rc -eq 0 ] && grep -q '^usage: gpufeed-bench' $T/help.err"
+"$BENCH" -h > $T/help.out 2> $T/help.err; rc=$?
+check "-h: exit 0 with usage on stdout (as every tool)" bash -c "[ $rc -eq 0 ] && grep -q '^usage: gpufeed-bench' $T/help.out && [ ! -s $T/help.err ]"
 run missing $T/does-not-exist.parquet --batch 5
 check "missing file: exit 1 naming the path" bash -c "[ \$(cat $T/missing.rc) -eq 1 ] && grep -q 'does-not-exist.parquet: cannot open' $T/missing.err"
 check "missing file: one line" test "$(wc -l < $T/missing.err)" -eq 1
