@@ -682,33 +682,32 @@ GF_CLI_FN int gf_cli_parse(gf_cli *c, int argc, char **argv, int first)
 
 /* ---- 2. messages --------------------------------------------------------- */
 
-/* the library's C words, as the tools' flags say them (after a tool's own) */
-static const gf_cli_words gf_cli_shared_words[] = {
-    { "set hash_buckets to hash its values", "hash it with --feature COLUMN:i32:hash=N" },
-    { "hash_buckets applies to byte columns only", "hash=N applies to byte columns only" },
-    { "set the feature's width", "give the feature a width (--feature COLUMN:DTYPE:width=W)" },
-    { "raise ring_depth and set prefill", "raise --ring-depth and give --prefill" },
-    { "local or mapped files (GPUFEED_OPEN_MMAP)", "local mapped files (leave out --pread)" },
-    { "(gpufeed_cache_build, gpufeed-cache build)", "(gpufeed-cache build)" },
-    { "dir_max_bytes", "--max-bytes" },
-    { "batch_rows", "--batch" },
-    { "unit_rows", "--unit-rows" },
-    { "ring_depth", "--ring-depth" },
-    { "shuffle_window", "--shuffle-window" },
-    { "start_batch", "--start-batch" },
-    { "start_epoch", "--start-epoch" },
-    { "ram_bytes", "--cache-ram" },
-    { NULL, NULL }
-};
-
 GF_CLI_FN int gf_cli_ident(char ch) { return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'); }
 
 /* msg with the C words replaced (whole words only), into out */
 GF_CLI_FN void gf_cli_translate(const gf_cli *c, const char *msg, char *out, size_t cap)
 {
+    /* the library's C words, as the tools' flags say them (after a tool's own) */
+    static const gf_cli_words gf_cli_shared_words[] = {
+        { "set hash_buckets to hash its values", "hash it with --feature COLUMN:i32:hash=N" },
+        { "hash_buckets applies to byte columns only", "hash=N applies to byte columns only" },
+        { "set the feature's width", "give the feature a width (--feature COLUMN:DTYPE:width=W)" },
+        { "raise ring_depth and set prefill", "raise --ring-depth and give --prefill" },
+        { "local or mapped files (GPUFEED_OPEN_MMAP)", "local mapped files (leave out --pread)" },
+        { "(gpufeed_cache_build, gpufeed-cache build)", "(gpufeed-cache build)" },
+        { "dir_max_bytes", "--max-bytes" },
+        { "batch_rows", "--batch" },
+        { "unit_rows", "--unit-rows" },
+        { "ring_depth", "--ring-depth" },
+        { "shuffle_window", "--shuffle-window" },
+        { "start_batch", "--start-batch" },
+        { "start_epoch", "--start-epoch" },
+        { "ram_bytes", "--cache-ram" },
+        { NULL, NULL }
+    };
+    static const char *const prefixes[] = { "dataset: ", "loader: ", "reader: " };
     size_t o = 0;
     const char *p = msg;
-    static const char *const prefixes[] = { "dataset: ", "loader: ", "reader: " };
     int k;
     for (k = 0; k < 3; k++)
         if (!strncmp(p, prefixes[k], strlen(prefixes[k]))) { p += strlen(prefixes[k]); break; }
