@@ -4,10 +4,10 @@ set -u
 cd "$(dirname "$0")/.."
 CAT=build/asan/gpufeed-cat; INSPECT=build/asan/gpufeed-inspect
 T=build/tools-test; rm -rf $T; mkdir -p $T
-P=0; F=0; S=0
+P=0; F=0; SK=0
 ok()   { P=$((P + 1)); echo "PASS $1"; }
 bad()  { F=$((F + 1)); echo "FAIL $1"; }
-skip() { S=$((S + 1)); echo "SKIP $1"; }
+skip() { SK=$((SK + 1)); echo "SKIP $1"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
 
 D=tests/data/pyarrow_default.parquet
@@ -227,7 +227,7 @@ line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' $T/flags.log | tail -1)
 if [ -n "$line" ]; then
   P=$((P + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
   F=$((F + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-  sk=$(echo "$line" | sed -nE 's/.* ([0-9]+) skipped.*/\1/p'); S=$((S + ${sk:-0}))
+  sk=$(echo "$line" | sed -nE 's/.* ([0-9]+) skipped.*/\1/p'); SK=$((SK + ${sk:-0}))
 else bad "tests/test_tool_flags.sh ended without a count"; tail -5 $T/flags.log; fi
-echo "$P passed, $F failed, $S skipped"
+echo "$P passed, $F failed, $SK skipped"
 [ $F -eq 0 ]
