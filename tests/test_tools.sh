@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Command-line behaviour of the tools (sanitizer builds from tests/run.sh).
+# Command-line behaviour of the tools (sanitizer builds from tests/run.sh:
+# BIN=build/asan by default, tests/run.sh --quick gives its own).
 set -u
 cd "$(dirname "$0")/.."
-CAT=build/asan/gpufeed-cat; INSPECT=build/asan/gpufeed-inspect
+BIN=${BIN:-build/asan}
+CAT=$BIN/gpufeed-cat; INSPECT=$BIN/gpufeed-inspect
 T=build/tools-test; rm -rf $T; mkdir -p $T
 P=0; F=0; SK=0
 ok()   { P=$((P + 1)); echo "PASS $1"; }
@@ -216,12 +218,12 @@ else
 fi
 # positioned reads (gpufeed-dense --pread, GPUFEED_OPEN_PREAD) give the same bytes as the default mapping
 for f in tests/data/pyarrow_default.parquet tests/data/pyarrow_v2_snappy.parquet tests/data/ids.parquet examples/data/flights.parquet; do
-  build/asan/gpufeed-dense --pread -o $T/pread.bin "$f" 2> $T/pread.err; rc1=$?
-  build/asan/gpufeed-dense -o $T/mmap.bin "$f" 2> $T/mmap.err; rc2=$?
+  $BIN/gpufeed-dense --pread -o $T/pread.bin "$f" 2> $T/pread.err; rc1=$?
+  $BIN/gpufeed-dense -o $T/mmap.bin "$f" 2> $T/mmap.err; rc2=$?
   check "--pread equals the mapping: $f" bash -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s $T/pread.bin $T/mmap.bin"
 done
 # what the five tools share: --help, --version, errors naming flags, PATHs, -o -, progress, the workers warning
-BIN=build/asan bash tests/test_tool_flags.sh > $T/flags.log 2>&1
+BIN=$BIN bash tests/test_tool_flags.sh > $T/flags.log 2>&1
 grep -E '^(PASS|FAIL|SKIP) ' $T/flags.log
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' $T/flags.log | tail -1)
 if [ -n "$line" ]; then
