@@ -87,13 +87,10 @@ PARALLEL=1
 suite() {
   local name=$1
   SUITES+=("$name")
+  [ "$PARALLEL" -gt 1 ] && wait_slot "$PARALLEL"
   printf '%-22s started (%s)\n' "$name" "$(elapsed)"
-  if [ "$PARALLEL" -gt 1 ]; then
-    wait_slot "$PARALLEL"
-    run_suite "$@" &
-  else
-    run_suite "$@"
-  fi
+  if [ "$PARALLEL" -gt 1 ]; then run_suite "$@" &
+  else run_suite "$@"; fi
 }
 
 # skip_suite NAME WHY: a suite that cannot run here, counted as skipped
