@@ -135,7 +135,7 @@ pjob() {
     echo "$r" > "build/logs/jobs/$slug.res"
     echo "$r build $label"
     [ $r = FAIL ] && head -20 "build/logs/jobs/$slug.log"
-    printf '  %s build %s (%ds, %s)\n' "$([ $r = PASS ] && echo built || echo FAILED)" "$label" $((SECONDS - s)) "$(elapsed)" >&3
+    printf '  %s %s (%ds, %s)\n' "$([ $r = PASS ] && echo built || echo 'FAILED to build')" "$label" $((SECONDS - s)) "$(elapsed)" >&3
   ) &
 }
 pjobs_start() { rm -rf build/logs/jobs; mkdir -p build/logs/jobs; }
