@@ -80,6 +80,8 @@
 #include <string.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <unistd.h>
 #include <sys/time.h>
 
@@ -430,15 +432,6 @@ GF_CLI_FN void gf_cli_help(const gf_cli *c, FILE *f)
     if (c->tail) fputs(c->tail, f);
 }
 
-/* "needs ..." for an integer option */
-GF_CLI_FN void gf_cli_int_need(const gf_cli_opt *o, char *msg, size_t cap)
-{
-    if (o->max > 0) snprintf(msg, cap, "needs an integer in [%lld, %lld]", o->min, o->max);
-    else if (o->min == 1) snprintf(msg, cap, "needs a positive integer");
-    else if (o->min == 0) snprintf(msg, cap, "needs a non-negative integer");
-    else snprintf(msg, cap, "needs an integer >= %lld", o->min);
-}
-
 /* N with an optional K, M, G or T suffix (1024-based, "KiB"/"KB" too); -1 when malformed */
 GF_CLI_FN long long gf_cli_parse_size(const char *s)
 {
@@ -458,38 +451,47 @@ GF_CLI_FN long long gf_cli_parse_size(const char *s)
     return v * m;
 }
 
+/* an integer option's value into its target: 0, or -1 with "needs ..." in msg */
+GF_CLI_FN int gf_cli_set_int(gf_cli_opt *o, const char *v, char *msg, size_t cap)
+{
+    long long hi = o->max > 0 ? o->max : LLONG_MAX;
+    int well_formed, in_range;
+    char *e = NULL;
+    char need[96];
+    if (o->kind == GF_CLI_INT && hi > INT32_MAX) hi = INT32_MAX;
+    errno = 0;
+    if (o->kind == GF_CLI_U64) {
+        unsigned long long u = 0;
+        well_formed = *v >= '0' && *v <= '9';
+        if (well_formed) u = strtoull(v, &e, 10);
+        well_formed = well_formed && !*e && !errno;
+        in_range = u >= (unsigned long long)(o->min > 0 ? o->min : 0) && (o->max <= 0 || u <= (unsigned long long)hi);
+        if (well_formed && in_range) { *(uint64_t *)o->target = (uint64_t)u; return 0; }
+    } else {
+        long long x = strtoll(v, &e, 10);
+        well_formed = *v && !*e && !errno;
+        in_range = x >= o->min && x <= hi;
+        if (well_formed && in_range) {
+            if (o->kind == GF_CLI_INT) *(int32_t *)o->target = (int32_t)x;
+            else *(int64_t *)o->target = (int64_t)x;
+            return 0;
+        }
+    }
+    if (o->max > 0 || (well_formed && hi == INT32_MAX)) snprintf(need, sizeof need, "needs an integer in [%lld, %lld]", o->min, hi);
+    else if (o->min == 1) snprintf(need, sizeof need, "needs a positive integer");
+    else if (o->min == 0) snprintf(need, sizeof need, "needs a non-negative integer");
+    else snprintf(need, sizeof need, "needs an integer >= %lld", o->min);
+    snprintf(msg, cap, "%s, got '%.100s'", need, v);
+    return -1;
+}
+
 /* one value into o->target: 0, or -1 with what is wrong in msg */
 GF_CLI_FN int gf_cli_set(gf_cli_opt *o, const char *v, char *msg, size_t cap)
 {
     char *e;
     switch (o->kind) {
-    case GF_CLI_INT: case GF_CLI_I64: case GF_CLI_U64: {
-        long long x = 0;
-        unsigned long long u = 0;
-        int okv;
-        errno = 0;
-        if (o->kind == GF_CLI_U64) {
-            okv = *v >= '0' && *v <= '9';
-            if (okv) u = strtoull(v, &e, 10);
-            okv = okv && !*e && !errno && u >= (unsigned long long)(o->min > 0 ? o->min : 0) && (o->max <= 0 || u <= (unsigned long long)o->max);
-        } else {
-            x = strtoll(v, &e, 10);
-            okv = *v && !*e && !errno && x >= o->min && (o->max <= 0 || x <= o->max);
-            if (o->kind == GF_CLI_INT && (x > 2147483647ll || x < -2147483647ll - 1)) okv = 0;
-        }
-        if (!okv) {
-            char need[96];
-            gf_cli_int_need(o, need, sizeof need);
-            if (o->kind == GF_CLI_INT && o->max <= 0 && okv == 0 && *v && !*e && !errno && x > 2147483647ll)
-                snprintf(need, sizeof need, "needs an integer in [%lld, 2147483647]", o->min);
-            snprintf(msg, cap, "%s, got '%.100s'", need, v);
-            return -1;
-        }
-        if (o->kind == GF_CLI_INT) *(int32_t *)o->target = (int32_t)x;
-        else if (o->kind == GF_CLI_I64) *(int64_t *)o->target = (int64_t)x;
-        else *(uint64_t *)o->target = (uint64_t)u;
-        return 0;
-    }
+    case GF_CLI_INT: case GF_CLI_I64: case GF_CLI_U64:
+        return gf_cli_set_int(o, v, msg, cap);
     case GF_CLI_SIZE: {
         long long x = gf_cli_parse_size(v);
         if (x < 0 || x < o->min) {
