@@ -101,6 +101,8 @@ one_line "gpufeed-bench: with --feature the hint is hash=N" 1 "hash it with --fe
 one_line "gpufeed-bench: too many ranks for the units: use a smaller --unit-rows" 1 "cannot be shared by 9999 ranks \(use smaller --unit-rows\)$" $BIN/gpufeed-bench $IDS --batch 5 --world 9999
 $BIN/gpufeed-bench $IDS --batch 512 --workers 2 --epochs 2 > /dev/null 2> $T/verdict.err
 check "gpufeed-bench: no C field names in the summary and the verdict" bash -c "grep -q '^verdict: ' $T/verdict.err && ! grep -qE 'ring_depth|shuffle_window|batch_rows|unit_rows|GPUFEED_' $T/verdict.err"
+$BIN/gpufeed-bench $IDS --batch 512 --workers 6 --unit-rows 700 --jitter-us 300 --epochs 2 > /dev/null 2>> $T/verdict.err
+check "gpufeed-bench: no busy or wait figure above 100% (two runs' summaries)" bash -c "[ \$(grep -c '^verdict: ' $T/verdict.err) -eq 2 ] && ! grep -oE '[0-9.]+%' $T/verdict.err | tr -d % | awk '\$1 > 100 { bad = 1 } END { exit !bad }'"
 
 # ---- FILE|DIR|GLOB everywhere, and the same no-match errors ---------------------
 mkdir -p $T/dir $T/empty; cp $IDS $T/dir/a.parquet; cp $IDS $T/dir/b.parquet; echo x > $T/empty/notes.txt
