@@ -424,7 +424,7 @@ GF_CLI_FN void gf_cli_help(const gf_cli *c, FILE *f)
         const gf_cli_opt *o = &c->opts[i];
         char text[1024];
         gf_cli_opt_label(o, label, sizeof label);
-        snprintf(text, sizeof text, "%s%s", o->help ? o->help : "", (o->flags & GF_CLI_REQUIRED) ? " (required)" : "");
+        snprintf(text, sizeof text, "%s%s", (o->flags & GF_CLI_REQUIRED) ? "required: " : "", o->help ? o->help : "");
         gf_cli_help_text(f, label, text, col);
     }
     gf_cli_help_text(f, "  -h, --help", "this text", col);

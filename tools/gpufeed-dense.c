@@ -274,7 +274,7 @@ int main(int argc, char **argv)
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work (default 65536)" },
         { .name = "--threads", .kind = GF_CLI_INT, .target = &threads, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
-          .flags = GF_CLI_THREADS, .help = "decode threads (default 1)" },
+          .flags = GF_CLI_THREADS, .help = "threads that split the columns between them (default 1; the same bytes)" },
         { .name = "--pread", .kind = GF_CLI_BITS, .target = &open_flags, .value = GPUFEED_OPEN_PREAD,
           .help = "positioned reads instead of mapping the files" },
         { .name = "--mmap", .kind = GF_CLI_BITS, .target = &open_flags, .value = GPUFEED_OPEN_MMAP, .help = "map the files (the default)" },
