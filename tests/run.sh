@@ -404,13 +404,14 @@ if [ $QUICK = 1 ]; then
   suite build build_quick
   [ "$SANQ" = "-g -O0" ] && skip_suite sanitizers "no compiler here links -fsanitize=address,undefined: the quick suites run unsanitized"
   CATBIN=$QB/asan/gpufeed-cat
-  PARALLEL=$JOBS
-  # the longest first
-  suite cache env GPUFEED_BENCH=$QB/gpufeed-bench GPUFEED_CACHE_TOOL=$QB/gpufeed-cache bash tests/test_cache.sh
+  # the loader alone: its verdict checks time the workers, which other suites on the same cores would slow
+  suite_if $QB/asan/test_loader loader $QB/asan/test_loader
   if [ -n "$TSANCC" ]; then suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 $QB/tsan_test_loader
   else skip_suite loader_tsan "no compiler here has a working TSan runtime"; fi
+  # the rest $JOBS at a time, the longest first
+  PARALLEL=$JOBS
+  suite cache env GPUFEED_BENCH=$QB/gpufeed-bench GPUFEED_CACHE_TOOL=$QB/gpufeed-cache bash tests/test_cache.sh
   suite tools env BIN=$QB/asan bash tests/test_tools.sh
-  suite_if $QB/asan/test_loader loader $QB/asan/test_loader
   suite_if $QB/asan/test_unit unit $QB/asan/test_unit
   suite_if $QB/asan/test_bad_input bad_input $QB/asan/test_bad_input
   suite committed_corpus committed_corpus
