@@ -1,5 +1,8 @@
 # gpufeed -- build, test and demo targets.
 #   make demo    the main job: inspect + print the committed flights dataset
+#   make check   the quick suite, for the edit-test loop (about 3 minutes from a
+#                fresh clone: unit, bad input, loader, cache, tools, fuzz replay;
+#                no apt-get, no pip, no network, no .venv needed)
 #   make test    everything CI runs (installs what it needs on a fresh machine)
 #   make tools   build/gpufeed-inspect, gpufeed-cat, gpufeed-dense, gpufeed-bench
 #   make bench-dense   Parquet -> dense float32 vs pyarrow -> NumPy (BENCH.md)
@@ -19,13 +22,13 @@ FUZZ_JOBS ?= 2
 
 TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench build/gpufeed-cache
 
-.PHONY: all tools demo test deps venv fixtures fuzz fuzz-all fuzz-gzip bench-codecs bench-dense bench-loader bench-cache bench-gpu gpu-check clean
+.PHONY: all tools demo check test deps venv fixtures fuzz fuzz-all fuzz-gzip bench-codecs bench-dense bench-loader bench-cache bench-gpu gpu-check clean
 
 all: tools
 
 tools: $(TOOLS)
 
-build/%: tools/%.c gpufeed.h
+build/%: tools/%.c tools/gf_cli.h gpufeed.h
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ -lpthread -lm
 
@@ -50,15 +53,22 @@ demo: tools
 # System packages (clang for sanitizers and libFuzzer) and the Python venv
 # with the pinned writers used to make and check the fixture corpus.
 deps:
+	@echo "deps: system packages (tools/install_deps.sh; apt-get only for what is missing)"
 	@bash tools/install_deps.sh
 
 venv: $(VENV)/.stamp
 $(VENV)/.stamp: tools/requirements.txt
+	@echo "venv: .venv with the pinned Python packages of tools/requirements.txt (pip; on a fresh clone this takes minutes)"
 	@bash tools/install_deps.sh venv
 	@touch $@
+	@echo "venv: ready"
 
 fixtures: venv
 	$(VENV)/bin/python tests/gen_fixtures.py build/fixtures
+
+# the quick suite: builds what it needs (-O0 sanitizer builds, in parallel)
+check:
+	@bash tests/run.sh --quick
 
 test: deps venv
 	@bash tests/run.sh

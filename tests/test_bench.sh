@@ -3,7 +3,8 @@
 # is the determinism contract (`epoch index rows hash` per batch, the same
 # for any --workers, --ring-depth, --prefill or timing), resume, shards,
 # traces and errors. Uses $BENCH (default build/gpufeed-bench, built here
-# when missing or older than its sources). Run from anywhere.
+# when missing or older than its sources) and $DENSE (default
+# build/gpufeed-dense, the same). Run from anywhere.
 set -u
 cd "$(dirname "$0")/.."
 BENCH=${BENCH:-build/gpufeed-bench}
@@ -14,10 +15,18 @@ bad()  { F=$((F + 1)); echo "FAIL $1"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
 PYTHON=python3; [ -x .venv/bin/python ] && PYTHON=.venv/bin/python
 
-if [ ! -x "$BENCH" ] || [ "$BENCH" -ot gpufeed.h ] || [ "$BENCH" -ot tools/gpufeed-bench.c ]; then
+if [ ! -x "$BENCH" ] || [ "$BENCH" -ot gpufeed.h ] || [ "$BENCH" -ot tools/gpufeed-bench.c ] || [ "$BENCH" -ot tools/gf_cli.h ]; then
   mkdir -p "$(dirname "$BENCH")"
   if ! ${CC:-cc} -O2 -I. tools/gpufeed-bench.c -o "$BENCH" -lpthread -lm; then
     echo "FAIL building $BENCH"; echo "0 passed, 1 failed"; exit 1
+  fi
+fi
+
+DENSE=${DENSE:-build/gpufeed-dense}
+if [ ! -x "$DENSE" ] || [ "$DENSE" -ot gpufeed.h ] || [ "$DENSE" -ot tools/gpufeed-dense.c ] || [ "$DENSE" -ot tools/gf_cli.h ]; then
+  mkdir -p "$(dirname "$DENSE")"
+  if ! ${CC:-cc} -O2 -I. tools/gpufeed-dense.c -o "$DENSE" -lpthread -lm; then
+    echo "FAIL building $DENSE"; echo "0 passed, 1 failed"; exit 1
   fi
 fi
 
@@ -129,7 +138,7 @@ check "flights: a shard is deterministic" bash -c "[ \$(cat $T/fw.rc) -eq 0 ] &&
 run tr $IDS --unit-rows 700 --batch 512 --epochs 1 --workers 2 --jitter-us 300 --trace $T/trace.json
 check "--trace: exits 0" rc_is tr 0
 check "--trace: starts with {\"traceEvents\": [" bash -c "head -c 17 $T/trace.json | grep -qF '{\"traceEvents\": ['"
-NUNITS=$(build/gpufeed-dense --unit-rows 700 -o /dev/null $IDS 2>&1 | sed -n 's/.*units \([0-9]*\).*/\1/p')
+NUNITS=$($DENSE --unit-rows 700 -o /dev/null $IDS 2>&1 | sed -n 's/.*units \([0-9]*\).*/\1/p')
 $PYTHON - "$T/trace.json" "$NUNITS" <<'PY'; check "--trace: valid JSON with decode events on worker threads" test $? -eq 0
 import json, sys
 t = json.load(open(sys.argv[1]))
@@ -165,8 +174,8 @@ bad_flag "--epochs 0" $IDS --batch 5 --epochs 0
 bad_flag "--even sideways" $IDS --batch 5 --even sideways
 bad_flag "--dtype f99" $IDS --batch 5 --dtype f99
 bad_flag "unknown option" $IDS --batch 5 --frobnicate
-"$BENCH" -h > /dev/null 2> $T/help.err; rc=$?
-check "-h: exit 0 with usage" bash -c "[ $rc -eq 0 ] && grep -q '^usage: gpufeed-bench' $T/help.err"
+"$BENCH" -h > $T/help.out 2> $T/help.err; rc=$?
+check "-h: exit 0 with usage on stdout (as every tool)" bash -c "[ $rc -eq 0 ] && grep -q '^usage: gpufeed-bench' $T/help.out && [ ! -s $T/help.err ]"
 run missing $T/does-not-exist.parquet --batch 5
 check "missing file: exit 1 naming the path" bash -c "[ \$(cat $T/missing.rc) -eq 1 ] && grep -q 'does-not-exist.parquet: cannot open' $T/missing.err"
 check "missing file: one line" test "$(wc -l < $T/missing.err)" -eq 1

@@ -6,7 +6,7 @@
 # identity (path spellings, chmod, rename-over, cp -p, rsync -a), five
 # content changes, a prebuild racing a loader, the demo, ls/prune/budget.
 #
-#   bash tests/test_cache.sh            (last line: "N passed, N failed")
+#   bash tests/test_cache.sh            (last line: "N passed, N failed, N skipped")
 #
 # Environment: GPUFEED_BENCH / GPUFEED_CACHE_TOOL: binaries to test (default:
 # built here from the current gpufeed.h into build/cache-test/);
@@ -25,9 +25,10 @@ cleanup() {
 trap cleanup EXIT
 cleanup
 rm -rf "$T"; mkdir -p "$T"
-P=0; F=0
+P=0; F=0; SK=0
 ok()   { P=$((P + 1)); echo "PASS $1"; }
 bad()  { F=$((F + 1)); echo "FAIL $1"; }
+skip() { SK=$((SK + 1)); echo "SKIP $1"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
 
 BENCH=${GPUFEED_BENCH:-}
@@ -255,7 +256,7 @@ for p in .venv/bin/python python3; do
   if command -v $p > /dev/null 2>&1 && $p -c 'import pyarrow' > /dev/null 2>&1; then PY=$p; break; fi
 done
 if [ -z "$PY" ]; then
-  echo "SKIP changed-source tests: no Python with pyarrow (make venv)"
+  skip "changed-source tests: no Python with pyarrow (make venv)"
 else
   SD=$T/src; SC=$T/srccache; mkdir -p $SD
   X=$SD/x.parquet
@@ -455,14 +456,14 @@ if command -v rsync > /dev/null 2>&1; then
   rm $ID/data/d.parquet && rsync -a $ID/elsewhere/d.parquet $ID/data/d.parquet
   served_by ib6 "after rsync -a back from a copy" $ID/data/d.parquet
 else
-  echo "SKIP rsync -a: rsync is not installed (cp -p above keeps the same attributes)"
+  skip "rsync -a: rsync is not installed (cp -p above keeps the same attributes)"
 fi
 touch -d "@$(( $(stat -c %Y $ID/data/d.parquet) + 5 ))" $ID/data/d.parquet
 check "the one thing that changes the key: the modification time (touched +5 s)" eval '[ -n "$(keyof $ID/data/d.parquet)" ] && [ "$(keyof $ID/data/d.parquet)" != "$k_rel" ]'
 
 echo "== 11. five content changes: at most 2 cache files, never a stale batch  (t=${SECONDS}s)"
 if [ -z "$PY" ]; then
-  echo "SKIP content changes: no Python with pyarrow (make venv)"
+  skip "content changes: no Python with pyarrow (make venv)"
 else
   FD=$T/five; FC=$T/fivecache; mkdir -p $FD
   FA="--batch 1000 --epochs 2 --workers 2 --shuffle-window 2 --seed 9"
@@ -581,5 +582,5 @@ check "gpufeed-bench --feature with --columns: exit 2" test $rc = 2
 nl=$(find $T -name '*.lock' | wc -l)
 check "no lock file anywhere under the test directory after all these runs ($nl)" test "$nl" = 0
 
-echo "$P passed, $F failed"
+echo "$P passed, $F failed, $SK skipped"
 [ $F -eq 0 ]

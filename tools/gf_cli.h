@@ -1,4 +1,105 @@
-/* gf_cli.h -- the feature syntax shared by gpufeed's command-line tools.
+/* gf_cli.h -- what gpufeed's command-line tools share: one argument parser,
+   library messages in the words of the flags, a progress line, and the
+   --feature syntax.
+
+   Include after gpufeed.h in a tool (one translation unit); every function
+   is static.
+
+   1. Flags
+   --------
+   A tool declares each flag once, in a table; parsing, `-h`/`--help` (a
+   line per flag), `--version`, the error messages and the exit codes all
+   come from it:
+
+       gf_cli_opt opts[] = {
+           { .name = "--batch", .kind = GF_CLI_I64, .target = &ld.batch_rows, .meta = "B",
+             .min = 1, .flags = GF_CLI_REQUIRED, .help = "rows per batch" },
+           { .name = "--limit", .alias = 'n', .kind = GF_CLI_I64, .target = &limit, .meta = "N",
+             .help = "at most N rows" },
+           { .name = "--json", .kind = GF_CLI_FLAG, .target = &json, .help = "JSON Lines" },
+       };
+       gf_cli cli = { "gpufeed-x", "[options] PATH...", "What it does, in one line.", opts, GF_CLI_COUNT(opts) };
+       int rc = gf_cli_parse(&cli, argc, argv, 1);
+       if (rc != GF_CLI_RUN) return rc;      (0 after --help or --version, 2 on a usage error)
+       ... cli.pos[0 .. cli.npos - 1] are the PATHs ...
+       gf_cli_free(&cli);
+
+   Adding a flag is adding a line to the table (and, for a new kind of
+   value, nothing else: the kinds below cover numbers, sizes, words, dtypes
+   and features; GF_CLI_CALL takes a function for anything else).
+
+   Kinds (what .target points to):
+     GF_CLI_FLAG     no value: int32_t set to .value (0 means 1)
+     GF_CLI_BITS     no value: uint32_t |= .value
+     GF_CLI_INT      an integer >= .min and, when .max > 0, <= .max: int32_t
+     GF_CLI_I64      the same into int64_t
+     GF_CLI_U64      the same into uint64_t
+     GF_CLI_SIZE     bytes with an optional K, M, G or T (1024-based): int64_t
+     GF_CLI_NUM      a number (strtod): double
+     GF_CLI_STR      any text: const char *
+     GF_CLI_CHOICE   one word of .choices ("drop|pad"): its index, int32_t
+     GF_CLI_DTYPE    f32, f64, f16, bf16, i32, i64 or u8: gpufeed_dtype
+     GF_CLI_FEATURE  COLUMN:DTYPE[:OPTION...] (section 4): gf_cli_features
+     GF_CLI_CALL     .call(target, value, msg, cap): 0, or -1 with what is
+                     wrong in msg ("needs ..."); the flag is named before it
+   Flags (.flags):
+     GF_CLI_REQUIRED  "TOOL: --batch is required" (exit 2) when missing
+     GF_CLI_THREADS   a thread count: one warning line when it is more than
+                      4 x the online cores (the run goes on)
+   Every entry counts its uses in .seen (gf_cli_seen(&cli, "--dtype")).
+   Values: `--batch 5`, `--batch=5`, `-n 5`, `-n5`; `--` ends the flags.
+   .pos_name (default "PATH") names the arguments that are not flags in the
+   help and in "no PATH given"; .min_pos (default 1, -1: none needed) is
+   how many there must be. .head: lines after the usage line (commands);
+   .tail: lines after the flags. .hints: pairs { "--hash", "hash a column
+   with --feature COLUMN:i32:hash=N" } for flags a user may try that do not
+   exist (added to the "unknown option" line).
+
+   Exit codes, in every tool: 0 done, 1 a data or runtime error (a file
+   that cannot be read, a failed write), 2 a usage error.
+
+   2. Messages
+   -----------
+   gf_cli_error(&cli, msg) prints "TOOL: MSG" for a library error, with the
+   library's words for the C fields (batch_rows, unit_rows, ring_depth,
+   hash_buckets, ...) replaced by the flags that set them (.words: the
+   tool's own pairs, tried before the shared ones) and the "dataset: ",
+   "loader: ", "reader: " prefixes left out.
+
+   3. Progress
+   -----------
+   gf_cli_progress: on a terminal (stderr) a live line rewritten in place
+   (`\r`, at most every 0.2 s); on a pipe nothing until the tool's one final
+   summary line.
+*/
+#ifndef GF_CLI_H
+#define GF_CLI_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <sys/time.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GF_CLI_FN static __attribute__((unused))
+#define GF_CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GF_CLI_FN static
+#define GF_CLI_PRINTF(a, b)
+#endif
+
+#define GF_CLI_XSTR2(x) #x
+#define GF_CLI_XSTR(x) GF_CLI_XSTR2(x)
+#define GF_CLI_VERSION GF_CLI_XSTR(GPUFEED_VERSION_MAJOR) "." GF_CLI_XSTR(GPUFEED_VERSION_MINOR) "." GF_CLI_XSTR(GPUFEED_VERSION_PATCH)
+#define GF_CLI_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define GF_CLI_RUN (-1)                /* gf_cli_parse: go on */
+
+/* ---- 4. the feature syntax ----------------------------------------------
 
    One feature per --feature option, in the order given:
 
@@ -21,23 +122,8 @@
         --feature emb.list.element:f32:width=8:ragged=pad
    A column name may itself contain ':' (the options and the dtype are taken
    from the right). The cache's description (gpufeed-cache ls) prints
-   features in the same syntax.
-
-   Include after gpufeed.h in a tool (one translation unit); every function
-   is static. */
-#ifndef GF_CLI_H
-#define GF_CLI_H
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <errno.h>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define GF_CLI_FN static __attribute__((unused))
-#else
-#define GF_CLI_FN static
-#endif
+   features in the same syntax. (It comes first in this file: the parser's
+   GF_CLI_FEATURE kind uses it.) */
 
 typedef struct gf_cli_features {
     gpufeed_feature *f;
@@ -229,6 +315,492 @@ GF_CLI_FN void gf_cli_features_free(gf_cli_features *fs)
     for (i = 0; i < fs->n; i++) free(fs->names[i]);
     free(fs->names); free(fs->f);
     memset(fs, 0, sizeof *fs);
+}
+
+
+/* ---- 1. flags ------------------------------------------------------------ */
+
+enum {
+    GF_CLI_FLAG = 0, GF_CLI_BITS, GF_CLI_INT, GF_CLI_I64, GF_CLI_U64, GF_CLI_SIZE, GF_CLI_NUM,
+    GF_CLI_STR, GF_CLI_CHOICE, GF_CLI_DTYPE, GF_CLI_FEATURE, GF_CLI_CALL
+};
+enum { GF_CLI_REQUIRED = 1, GF_CLI_THREADS = 2 };
+
+typedef struct gf_cli_opt {
+    const char *name;                  /* "--batch" */
+    char alias;                        /* 'n' for -n, or 0 */
+    int kind;                          /* GF_CLI_* */
+    void *target;
+    const char *meta;                  /* the value's name in the help: "B" */
+    const char *help;                  /* one line ('\n' continues it) */
+    long long min, max;                /* integer kinds: the range (max 0: none) */
+    const char *choices;               /* GF_CLI_CHOICE: "drop|pad" */
+    unsigned long long value;          /* GF_CLI_FLAG / GF_CLI_BITS */
+    int (*call)(void *target, const char *value, char *msg, size_t cap); /* GF_CLI_CALL */
+    int flags;                         /* GF_CLI_REQUIRED | GF_CLI_THREADS */
+    int seen;                          /* uses, counted by gf_cli_parse */
+} gf_cli_opt;
+
+typedef struct gf_cli_words { const char *c, *flag; } gf_cli_words;
+
+typedef struct gf_cli {
+    const char *prog;                  /* "gpufeed-bench" */
+    const char *usage;                 /* what follows the name: "[options] PATH..." */
+    const char *about;                 /* one line */
+    gf_cli_opt *opts;
+    int nopts;
+    const char *head, *tail;           /* help text around the flags */
+    const char *pos_name;              /* default "PATH" */
+    const char *pos_help;              /* its help line (default: FILE|DIR|GLOB) */
+    int min_pos;                       /* default 1; -1: none needed */
+    const gf_cli_words *words;         /* the tool's C words -> flags, {0, 0} ended */
+    const char *const *hints;          /* { "--flag", "hint", ..., NULL } */
+    const char **pos;                  /* out: the other arguments */
+    int npos;
+} gf_cli;
+
+GF_CLI_FN gf_cli_opt *gf_cli_find(gf_cli *c, const char *name)
+{
+    int i;
+    for (i = 0; i < c->nopts; i++)
+        if (!strcmp(c->opts[i].name, name)) return &c->opts[i];
+    return NULL;
+}
+
+GF_CLI_FN int gf_cli_seen(gf_cli *c, const char *name)
+{
+    gf_cli_opt *o = gf_cli_find(c, name);
+    return o ? o->seen : 0;
+}
+
+GF_CLI_FN void gf_cli_free(gf_cli *c)
+{
+    free((void *)c->pos);
+    c->pos = NULL;
+    c->npos = 0;
+}
+
+GF_CLI_FN const char *gf_cli_pos_name(const gf_cli *c) { return c->pos_name ? c->pos_name : "PATH"; }
+
+/* "  --batch B" / "  -n, --limit N" into buf; its length */
+GF_CLI_FN int gf_cli_opt_label(const gf_cli_opt *o, char *buf, size_t cap)
+{
+    char al[8] = "";
+    if (o->alias) snprintf(al, sizeof al, "-%c, ", o->alias);
+    return snprintf(buf, cap, "  %s%s%s%s", al, o->name, o->meta ? " " : "", o->meta ? o->meta : "");
+}
+
+/* label, then the text's lines from column `col` */
+GF_CLI_FN void gf_cli_help_text(FILE *f, const char *label, const char *text, int col)
+{
+    int n = (int)strlen(label);
+    fputs(label, f);
+    if (!text || !*text) { fputc('\n', f); return; }
+    if (n + 2 > col) { fputc('\n', f); n = 0; }
+    while (*text) {
+        const char *e = strchr(text, '\n');
+        int len = e ? (int)(e - text) : (int)strlen(text);
+        fprintf(f, "%*s%.*s\n", col - n, "", len, text);
+        n = 0;
+        text += len;
+        if (*text) text++;
+    }
+}
+
+GF_CLI_FN void gf_cli_help(const gf_cli *c, FILE *f)
+{
+    const int col = 26;
+    char label[128];
+    int i;
+    fprintf(f, "usage: %s %s\n", c->prog, c->usage);
+    if (c->about) fprintf(f, "%s\n", c->about);
+    if (c->min_pos >= 0) {
+        snprintf(label, sizeof label, "  %s", gf_cli_pos_name(c));
+        gf_cli_help_text(f, label, c->pos_help ? c->pos_help : "FILE|DIR|GLOB: a .parquet file, a directory (its *.parquet, sorted)\nor a glob in quotes ('data/part-*.parquet', matches sorted)", col);
+    }
+    if (c->head) fputs(c->head, f);
+    fprintf(f, "options:\n");
+    for (i = 0; i < c->nopts; i++) {
+        const gf_cli_opt *o = &c->opts[i];
+        char text[1024];
+        gf_cli_opt_label(o, label, sizeof label);
+        snprintf(text, sizeof text, "%s%s", (o->flags & GF_CLI_REQUIRED) ? "required: " : "", o->help ? o->help : "");
+        gf_cli_help_text(f, label, text, col);
+    }
+    gf_cli_help_text(f, "  -h, --help", "this text", col);
+    gf_cli_help_text(f, "  --version", "the version (" GF_CLI_VERSION ")", col);
+    if (c->tail) fputs(c->tail, f);
+}
+
+/* N with an optional K, M, G or T suffix (1024-based, "KiB"/"KB" too); -1 when malformed */
+GF_CLI_FN long long gf_cli_parse_size(const char *s)
+{
+    char *e;
+    long long v, m = 1;
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    v = strtoll(s, &e, 10);
+    if (e == s || v < 0 || errno) return -1;
+    if (*e == 'K' || *e == 'k') m = 1ll << 10;
+    else if (*e == 'M' || *e == 'm') m = 1ll << 20;
+    else if (*e == 'G' || *e == 'g') m = 1ll << 30;
+    else if (*e == 'T' || *e == 't') m = 1ll << 40;
+    else if (*e) return -1;
+    if (*e && e[1] && strcmp(e + 1, "iB") && strcmp(e + 1, "B")) return -1;
+    if (v > (1ll << 62) / m) return -1;
+    return v * m;
+}
+
+/* an integer option's value into its target: 0, or -1 with "needs ..." in msg */
+GF_CLI_FN int gf_cli_set_int(gf_cli_opt *o, const char *v, char *msg, size_t cap)
+{
+    long long hi = o->max > 0 ? o->max : LLONG_MAX;
+    int well_formed, in_range;
+    char *e = NULL;
+    char need[96];
+    if (o->kind == GF_CLI_INT && hi > INT32_MAX) hi = INT32_MAX;
+    errno = 0;
+    if (o->kind == GF_CLI_U64) {
+        unsigned long long u = 0;
+        well_formed = *v >= '0' && *v <= '9';
+        if (well_formed) u = strtoull(v, &e, 10);
+        well_formed = well_formed && !*e && !errno;
+        in_range = u >= (unsigned long long)(o->min > 0 ? o->min : 0) && (o->max <= 0 || u <= (unsigned long long)hi);
+        if (well_formed && in_range) { *(uint64_t *)o->target = (uint64_t)u; return 0; }
+    } else {
+        long long x = strtoll(v, &e, 10);
+        well_formed = *v && !*e && !errno;
+        in_range = x >= o->min && x <= hi;
+        if (well_formed && in_range) {
+            if (o->kind == GF_CLI_INT) *(int32_t *)o->target = (int32_t)x;
+            else *(int64_t *)o->target = (int64_t)x;
+            return 0;
+        }
+    }
+    if (o->max > 0 || (well_formed && hi == INT32_MAX)) snprintf(need, sizeof need, "needs an integer in [%lld, %lld]", o->min, hi);
+    else if (o->min == 1) snprintf(need, sizeof need, "needs a positive integer");
+    else if (o->min == 0) snprintf(need, sizeof need, "needs a non-negative integer");
+    else snprintf(need, sizeof need, "needs an integer >= %lld", o->min);
+    snprintf(msg, cap, "%s, got '%.100s'", need, v);
+    return -1;
+}
+
+/* one value into o->target: 0, or -1 with what is wrong in msg */
+GF_CLI_FN int gf_cli_set(gf_cli_opt *o, const char *v, char *msg, size_t cap)
+{
+    char *e;
+    switch (o->kind) {
+    case GF_CLI_INT: case GF_CLI_I64: case GF_CLI_U64:
+        return gf_cli_set_int(o, v, msg, cap);
+    case GF_CLI_SIZE: {
+        long long x = gf_cli_parse_size(v);
+        if (x < 0 || x < o->min) {
+            snprintf(msg, cap, "needs a %ssize (bytes, or with K, M, G, T), got '%.100s'", o->min > 0 ? "positive " : "", v);
+            return -1;
+        }
+        *(int64_t *)o->target = (int64_t)x;
+        return 0;
+    }
+    case GF_CLI_NUM: {
+        double d = strtod(v, &e);
+        if (!*v || *e) { snprintf(msg, cap, "needs a number, got '%.100s'", v); return -1; }
+        *(double *)o->target = d;
+        return 0;
+    }
+    case GF_CLI_STR:
+        *(const char **)o->target = v;
+        return 0;
+    case GF_CLI_CHOICE: {
+        const char *p = o->choices;
+        int k = 0;
+        size_t n = strlen(v);
+        while (p && *p) {
+            const char *bar = strchr(p, '|');
+            size_t len = bar ? (size_t)(bar - p) : strlen(p);
+            if (len == n && !memcmp(p, v, n)) { *(int32_t *)o->target = k; return 0; }
+            k++;
+            p += len;
+            if (*p) p++;
+        }
+        {   /* "needs drop or pad" / "needs error, pad or truncate" */
+            char list[256] = "";
+            const char *q = o->choices;
+            int i = 0;
+            size_t at = 0;
+            while (q && *q && at < sizeof list - 1) {
+                const char *bar = strchr(q, '|');
+                size_t len = bar ? (size_t)(bar - q) : strlen(q);
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%.*s", i == 0 ? "" : (bar ? ", " : " or "), (int)len, q);
+                i++;
+                q += len;
+                if (*q) q++;
+            }
+            snprintf(msg, cap, "needs %s, got '%.100s'", list, v);
+        }
+        return -1;
+    }
+    case GF_CLI_DTYPE:
+        if (gpufeed_dtype_parse(v, (gpufeed_dtype *)o->target)) {
+            snprintf(msg, cap, "needs f32, f64, f16, bf16, i32, i64 or u8, got '%.100s'", v);
+            return -1;
+        }
+        return 0;
+    case GF_CLI_FEATURE: {
+        char m2[256];
+        if (gf_cli_features_add((gf_cli_features *)o->target, v, m2, sizeof m2)) {
+            snprintf(msg, cap, "'%.200s': %s", v, m2);
+            return -1;
+        }
+        return 0;
+    }
+    case GF_CLI_CALL:
+        return o->call(o->target, v, msg, cap);
+    default:
+        snprintf(msg, cap, "is declared with an unknown kind %d", o->kind);
+        return -1;
+    }
+}
+
+/* the edit distance of two short strings (for "did you mean") */
+GF_CLI_FN int gf_cli_distance(const char *a, const char *b)
+{
+    int d[64], i, j, la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 62 || lb > 62) return 99;
+    for (j = 0; j <= lb; j++) d[j] = j;
+    for (i = 1; i <= la; i++) {
+        int prev = d[0], cur;
+        d[0] = i;
+        for (j = 1; j <= lb; j++) {
+            cur = d[j];
+            d[j] = prev + (a[i - 1] != b[j - 1]);
+            if (d[j - 1] + 1 < d[j]) d[j] = d[j - 1] + 1;
+            if (cur + 1 < d[j]) d[j] = cur + 1;
+            prev = cur;
+        }
+    }
+    return d[lb];
+}
+
+GF_CLI_FN void gf_cli_unknown(const gf_cli *c, const char *a)
+{
+    char name[128];
+    const char *best = NULL, *hint = NULL;
+    int i, bd = 3;
+    size_t n = strcspn(a, "=");
+    if (n >= sizeof name) n = sizeof name - 1;
+    memcpy(name, a, n);
+    name[n] = 0;
+    for (i = 0; c->hints && c->hints[i] && c->hints[i + 1]; i += 2)
+        if (!strcmp(c->hints[i], name)) hint = c->hints[i + 1];
+    for (i = 0; !hint && n >= 5 && i < c->nopts; i++) {
+        int d = gf_cli_distance(name, c->opts[i].name);
+        if (d < bd) { bd = d; best = c->opts[i].name; }
+    }
+    if (hint) fprintf(stderr, "%s: unknown option '%.100s' (%s)\n", c->prog, name, hint);
+    else if (best) fprintf(stderr, "%s: unknown option '%.100s' (did you mean %s? %s --help lists them)\n", c->prog, name, best, c->prog);
+    else fprintf(stderr, "%s: unknown option '%.100s' (%s --help lists them)\n", c->prog, name, c->prog);
+}
+
+GF_CLI_FN long gf_cli_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
+}
+
+/* Parses argv[first..]: GF_CLI_RUN, or the exit code to return now (0
+   after --help or --version, 2 after a usage error, with its message). */
+GF_CLI_FN int gf_cli_parse(gf_cli *c, int argc, char **argv, int first)
+{
+    int i, nomore = 0;
+    char msg[512];
+    c->npos = 0;
+    c->pos = (const char **)calloc((size_t)(argc > 0 ? argc : 1), sizeof *c->pos);
+    if (!c->pos) { fprintf(stderr, "%s: out of memory\n", c->prog); return 1; }
+    for (i = first; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        gf_cli_opt *o = NULL;
+        int k;
+        if (nomore || a[0] != '-' || a[1] == 0) { c->pos[c->npos++] = a; continue; }
+        if (!strcmp(a, "--")) { nomore = 1; continue; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { gf_cli_help(c, stdout); return fflush(stdout) ? 1 : 0; }
+        if (!strcmp(a, "--version")) { printf("%s %s\n", c->prog, GF_CLI_VERSION); return fflush(stdout) ? 1 : 0; }
+        {   /* the whole name ("--batch", "-o"), else a one-letter alias ("-n 5", "-n5") */
+            size_t n = a[1] == '-' ? strcspn(a, "=") : strlen(a);
+            for (k = 0; k < c->nopts && !o; k++)
+                if (strlen(c->opts[k].name) == n && !memcmp(c->opts[k].name, a, n)) o = &c->opts[k];
+            if (o && a[n] == '=') v = a + n + 1;
+            for (k = 0; !o && a[1] != '-' && k < c->nopts; k++)
+                if (c->opts[k].alias && c->opts[k].alias == a[1]) o = &c->opts[k];
+            if (o && !v && a[1] != '-' && a[2] && strcmp(o->name, a)) {
+                if (o->kind == GF_CLI_FLAG || o->kind == GF_CLI_BITS) o = NULL;
+                else v = a + 2;
+            }
+        }
+        if (!o) { gf_cli_unknown(c, a); return 2; }
+        o->seen++;
+        if (o->kind == GF_CLI_FLAG || o->kind == GF_CLI_BITS) {
+            if (v) { fprintf(stderr, "%s: %s takes no value\n", c->prog, o->name); return 2; }
+            if (o->kind == GF_CLI_FLAG) *(int32_t *)o->target = o->value ? (int32_t)o->value : 1;
+            else *(uint32_t *)o->target |= (uint32_t)o->value;
+            continue;
+        }
+        {
+            char typed[8];
+            const char *as = o->name;   /* the flag as typed: "-n" or "--limit" */
+            if (a[1] != '-' && strcmp(o->name, a)) { snprintf(typed, sizeof typed, "-%c", a[1]); as = typed; }
+            if (!v) {
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "%s: %s needs a value%s%s%s\n", c->prog, as, o->meta ? " (" : "", o->meta ? o->meta : "", o->meta ? ")" : "");
+                    return 2;
+                }
+                v = argv[++i];
+            }
+            if (gf_cli_set(o, v, msg, sizeof msg)) {
+                fprintf(stderr, "%s: %s %s\n", c->prog, as, msg);
+                return 2;
+            }
+        }
+    }
+    for (i = 0; i < c->nopts; i++)
+        if ((c->opts[i].flags & GF_CLI_REQUIRED) && !c->opts[i].seen) {
+            fprintf(stderr, "%s: %s is required (%s --help lists the flags)\n", c->prog, c->opts[i].name, c->prog);
+            return 2;
+        }
+    if (c->min_pos >= 0 && c->npos < (c->min_pos ? c->min_pos : 1)) {
+        fprintf(stderr, "%s: no %s given (%s --help shows the usage)\n", c->prog, gf_cli_pos_name(c), c->prog);
+        return 2;
+    }
+    for (i = 0; i < c->nopts; i++) {
+        const gf_cli_opt *o = &c->opts[i];
+        long cores;
+        if (!(o->flags & GF_CLI_THREADS) || !o->seen || o->kind != GF_CLI_INT) continue;
+        cores = gf_cli_cores();
+        if (*(const int32_t *)o->target > 4 * cores)
+            fprintf(stderr, "%s: warning: %s %d is more than 4 x the %ld online cores: most threads will wait for a core\n",
+                    c->prog, o->name, (int)*(const int32_t *)o->target, cores);
+    }
+    return GF_CLI_RUN;
+}
+
+/* ---- 2. messages --------------------------------------------------------- */
+
+GF_CLI_FN int gf_cli_ident(char ch) { return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'); }
+
+/* msg with the C words replaced (whole words only), into out */
+GF_CLI_FN void gf_cli_translate(const gf_cli *c, const char *msg, char *out, size_t cap)
+{
+    /* the library's C words, as the tools' flags say them (after a tool's own) */
+    static const gf_cli_words gf_cli_shared_words[] = {
+        { "set hash_buckets to hash its values", "hash it with --feature COLUMN:i32:hash=N" },
+        { "hash_buckets applies to byte columns only", "hash=N applies to byte columns only" },
+        { "set the feature's width", "give the feature a width (--feature COLUMN:DTYPE:width=W)" },
+        { "raise ring_depth and set prefill", "raise --ring-depth and give --prefill" },
+        { "local or mapped files (GPUFEED_OPEN_MMAP)", "local mapped files (leave out --pread)" },
+        { "(gpufeed_cache_build, gpufeed-cache build)", "(gpufeed-cache build)" },
+        { "dir_max_bytes", "--max-bytes" },
+        { "batch_rows", "--batch" },
+        { "unit_rows", "--unit-rows" },
+        { "ring_depth", "--ring-depth" },
+        { "shuffle_window", "--shuffle-window" },
+        { "start_batch", "--start-batch" },
+        { "start_epoch", "--start-epoch" },
+        { "ram_bytes", "--cache-ram" },
+        { NULL, NULL }
+    };
+    static const char *const prefixes[] = { "dataset: ", "loader: ", "reader: " };
+    size_t o = 0;
+    const char *p = msg;
+    int k;
+    for (k = 0; k < 3; k++)
+        if (!strncmp(p, prefixes[k], strlen(prefixes[k]))) { p += strlen(prefixes[k]); break; }
+    while (*p && o + 1 < cap) {
+        const gf_cli_words *w = NULL;
+        int pass;
+        for (pass = 0; pass < 2 && !w; pass++) {
+            const gf_cli_words *t = pass ? gf_cli_shared_words : c->words;
+            for (; t && t->c && !w; t++) {
+                size_t n = strlen(t->c);
+                if (strncmp(p, t->c, n)) continue;
+                if (gf_cli_ident(t->c[0]) && p > msg && gf_cli_ident(p[-1])) continue;
+                if (gf_cli_ident(t->c[n - 1]) && gf_cli_ident(p[n])) continue;
+                w = t;
+            }
+        }
+        if (w) {
+            size_t n = strlen(w->flag);
+            if (o + n >= cap) break;
+            memcpy(out + o, w->flag, n);
+            o += n;
+            p += strlen(w->c);
+        } else out[o++] = *p++;
+    }
+    out[o] = 0;
+}
+
+/* "TOOL: MSG" on stderr, MSG in flag words */
+GF_CLI_FN void gf_cli_error(const gf_cli *c, const char *msg)
+{
+    char out[2048];
+    gf_cli_translate(c, msg, out, sizeof out);
+    fprintf(stderr, "%s: %s\n", c->prog, out);
+}
+
+/* ---- 3. progress ----------------------------------------------------------- */
+
+typedef struct gf_cli_progress {
+    int tty;                           /* stderr is a terminal */
+    double t0, last;                   /* start, last live line */
+    int len;                           /* the live line's length (0: none shown) */
+} gf_cli_progress;
+
+GF_CLI_FN double gf_cli_now(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+GF_CLI_FN void gf_cli_progress_start(gf_cli_progress *p)
+{
+    memset(p, 0, sizeof *p);
+    p->tty = isatty(2);
+    p->t0 = gf_cli_now();
+    p->last = -1;
+}
+
+/* a live line is due: a terminal, and 0.2 s since the last one (the first at once) */
+GF_CLI_FN int gf_cli_progress_due(gf_cli_progress *p)
+{
+    double t;
+    if (!p->tty) return 0;
+    t = gf_cli_now();
+    if (p->last >= 0 && t - p->last < 0.2) return 0;
+    p->last = t;
+    return 1;
+}
+
+/* the live line ("\r" + text, padded over the previous one) */
+GF_CLI_FN GF_CLI_PRINTF(2, 3) void gf_cli_progress_line(gf_cli_progress *p, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    int n;
+    if (!p->tty) return;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (n >= (int)sizeof line) n = (int)sizeof line - 1;
+    fprintf(stderr, "\r%s%*s", line, p->len > n ? p->len - n : 0, "");
+    fflush(stderr);
+    p->len = n;
+}
+
+/* erases the live line: what follows (the summary) starts at column 0 */
+GF_CLI_FN void gf_cli_progress_done(gf_cli_progress *p)
+{
+    if (p->tty && p->len) { fprintf(stderr, "\r%*s\r", p->len, ""); fflush(stderr); }
+    p->len = 0;
 }
 
 #endif

@@ -2,62 +2,44 @@
    and report throughput, the stall breakdown and a verdict.
 
    Build:  cc -O2 -I. tools/gpufeed-bench.c -o gpufeed-bench -lpthread -lm
-   Usage:  gpufeed-bench FILE|DIR|GLOB... [--columns a,b] [--dtype f32|...]
-             --batch B [--workers N] [--seed S] [--epochs E]
-             [--shuffle-window W] [--no-shuffle] [--rank r --world w]
-             [--even drop|pad] [--drop-last] [--start-epoch e --start-batch k]
-             [--ring-depth D] [--unit-rows N] [--prefill] [--jitter-us X]
-             [--print-batches] [--print-rows] [--sum] [--global-batch G [--partitions P]] [--trace out.json] [--cache DIR] [--cache-ram BYTES]
-             [--pread] [--feature COLUMN:DTYPE[:OPTION...]]... [--verify-crc]
+   Usage:  gpufeed-bench [options] --batch B FILE|DIR|GLOB...
+           (gpufeed-bench --help: a line per flag; the table in main() is
+           where flags are declared, tools/gf_cli.h how)
 
-   --feature: one feature each, in order (the syntax of every gpufeed tool,
-   tools/gf_cli.h: options hash=N, seed=S, fill=V, null=fill|error, valid,
-   cast=unsafe, width=W, ragged=error|pad|truncate, lengths); instead of
-   --columns/--dtype. --verify-crc checks page CRCs while decoding.
-   --global-batch G: elastic mode (gpufeed_loader_desc.global_batch_rows):
-   --batch may then be left out (it is G / world); --partitions P: the
-   global batch is made of P partitions' blocks, a rank decodes only the
-   units of its own (world must divide P). --print-rows prints one
-   line per delivered row: `epoch global_batch position hash` (the row's
-   position in its global batch, a 64-bit hash of its bytes): the lines of
-   every rank, sorted, are the same for any --world that divides G.
    --sum adds each epoch's sum of every value to its line (a check that no
    row was lost). --print-batches prints one line per batch: `epoch index rows hash`
    (hash: 64-bit hash of the batch's bytes), the determinism contract: the
    same for any --workers, --ring-depth or timing. At the end, on stderr:
    rows/s, GB/s, the stall breakdown, the verdict, peak RSS, and with
-   --cache the source bytes read per epoch (0 once the cache is built). */
+   --cache the source bytes read per epoch (0 once the cache is built).
+   On a terminal a progress line (epoch, batch, rows/s) runs meanwhile.
+   --feature takes the syntax of every gpufeed tool (tools/gf_cli.h).
+   --global-batch G (elastic mode, with --world/--rank, optionally
+   --partitions P) and --print-rows (`epoch global_batch position hash` per
+   row) let any user compare streams across world sizes. */
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
 #include "gf_cli.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
-static double now_s(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
+/* the loader's C words that differ from this tool's flags */
+static const gf_cli_words bench_words[] = {
+    { "workers must be", "--workers must be" },
+    { "fewer cores than workers, fewer workers", "fewer cores than --workers, fewer --workers" },
+    { NULL, NULL }
+};
 
-static long long arg_ll(const char *opt, const char *v, long long min)
-{
-    char *e;
-    long long x = strtoll(v, &e, 10);
-    if (*e || x < min) { fprintf(stderr, "gpufeed-bench: %s needs an integer >= %lld, got '%.100s'\n", opt, min, v); exit(2); }
-    return x;
-}
+static gf_cli g_cli;
 
-static void usage(void)
+/* the loader's and the cache's warnings, in flag words */
+static void log_line(void *user, const char *msg)
 {
-    fprintf(stderr, "usage: gpufeed-bench FILE... --batch B [--columns a,b] [--dtype T] [--workers N] [--seed S] [--epochs E]\n"
-                    "         [--shuffle-window W] [--no-shuffle] [--rank r --world w] [--even drop|pad] [--drop-last]\n"
-                    "         [--start-epoch e --start-batch k] [--ring-depth D] [--unit-rows N] [--prefill]\n"
-                    "         [--jitter-us X] [--print-batches] [--print-rows] [--sum] [--global-batch G [--partitions P]] [--trace out.json] [--cache DIR] [--cache-ram BYTES]\n"
-                    "         [--pread] [--feature COL:DTYPE[:OPT...]]... [--verify-crc]\n");
+    (void)user;
+    gf_cli_error(&g_cli, msg);
 }
 
 /* the sum of every value of a batch (a check that no row was lost) */
@@ -101,9 +83,9 @@ static void free_files(void) { free((void *)g_files); g_files = NULL; }
 
 int main(int argc, char **argv)
 {
-    const char **files = (const char **)calloc((size_t)argc + 1, sizeof(char *));
     const char *columns = NULL;
-    int nfiles = 0, i, rc = 0, print = 0, sums = 0, print_rows = 0;
+    int nfiles = 0, i, rc = 0;
+    int32_t print = 0, sums = 0, print_rows = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_loader_desc ld;
     gpufeed_dataset_desc dd;
@@ -113,89 +95,117 @@ int main(int argc, char **argv)
     gpufeed_feature *feats = NULL;
     char **names = NULL;
     int nfeat = 0;
-    long long unit_rows = 0;
+    int64_t unit_rows = 0, cache_ram = 0;
     double t0, t1;
     gpufeed_cache_desc cache;
     gf_cli_features fs;
     char msg[256];
+    const char **files;
+    gf_cli_opt opts[] = {
+        { .name = "--batch", .kind = GF_CLI_I64, .target = &ld.batch_rows, .meta = "B", .min = 1,
+          .help = "required: rows per batch (with --global-batch: G / world, may be left out)" },
+        { .name = "--global-batch", .kind = GF_CLI_I64, .target = &ld.global_batch_rows, .meta = "G", .min = 1,
+          .help = "elastic mode: a global batch of G rows, the same for any --world dividing G;\n"
+                  "this rank delivers its G / world rows of each" },
+        { .name = "--partitions", .kind = GF_CLI_INT, .target = &ld.partitions, .meta = "P", .min = 1,
+          .help = "elastic mode: the global batch is P partitions' blocks; a rank decodes only\n"
+                  "its partitions' units (--world must divide P)" },
+        { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
+          .help = "these columns, all as --dtype (default: every numeric and boolean column)" },
+        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
+        { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
+          .help = "one feature each, in order, instead of --columns/--dtype; options hash=N,\n"
+                  "seed=S, fill=V, null=fill|error, valid, cast=unsafe, width=W,\n"
+                  "ragged=error|pad|truncate, lengths" },
+        { .name = "--workers", .kind = GF_CLI_INT, .target = &ld.workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
+          .flags = GF_CLI_THREADS, .help = "decode threads (default 1)" },
+        { .name = "--epochs", .kind = GF_CLI_I64, .target = &ld.epochs, .meta = "E", .min = 1, .help = "epochs to run (default 1)" },
+        { .name = "--seed", .kind = GF_CLI_U64, .target = &ld.seed, .meta = "S", .help = "the shuffle's seed (default 0)" },
+        { .name = "--shuffle-window", .kind = GF_CLI_INT, .target = &ld.shuffle_window, .meta = "W",
+          .help = "rows of W consecutive units are shuffled together (0: rows in unit order)" },
+        { .name = "--no-shuffle", .kind = GF_CLI_FLAG, .target = &ld.no_unit_shuffle, .help = "units in dataset order every epoch" },
+        { .name = "--drop-last", .kind = GF_CLI_FLAG, .target = &ld.last_batch, .value = GPUFEED_DROP_LAST,
+          .help = "drop each epoch's last batch when it is short" },
+        { .name = "--rank", .kind = GF_CLI_INT, .target = &ld.rank, .meta = "r", .help = "this rank of --world (data parallel)" },
+        { .name = "--world", .kind = GF_CLI_INT, .target = &ld.world, .meta = "w", .min = 1, .help = "ranks sharing the data (default 1)" },
+        { .name = "--even", .kind = GF_CLI_CHOICE, .target = &ld.even, .meta = "drop|pad", .choices = "drop|pad",
+          .help = "every rank the same batch count: drop rows (default) or repeat some" },
+        { .name = "--start-epoch", .kind = GF_CLI_I64, .target = &ld.start_epoch, .meta = "e", .help = "resume at this epoch ..." },
+        { .name = "--start-batch", .kind = GF_CLI_I64, .target = &ld.start_batch, .meta = "k", .help = "... and this batch" },
+        { .name = "--ring-depth", .kind = GF_CLI_INT, .target = &ld.ring_depth, .meta = "D", .min = 1, .max = 1024,
+          .help = "decoded units queued per worker (default 2)" },
+        { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
+          .help = "rows per unit of work (default 65536)" },
+        { .name = "--prefill", .kind = GF_CLI_FLAG, .target = &ld.prefill, .help = "fill every worker's queue before the first batch" },
+        { .name = "--jitter-us", .kind = GF_CLI_INT, .target = &ld.debug_jitter_us, .meta = "X",
+          .help = "testing: each worker sleeps 0..X us before each unit" },
+        { .name = "--print-batches", .kind = GF_CLI_FLAG, .target = &print,
+          .help = "one line per batch on stdout: `epoch index rows hash`\n"
+                  "(the same for any --workers, --ring-depth or timing)" },
+        { .name = "--print-rows", .kind = GF_CLI_FLAG, .target = &print_rows,
+          .help = "one line per row on stdout: `epoch global_batch position hash` (its place in\n"
+                  "the global batch, a hash of its bytes): sorted, every rank's lines together\n"
+                  "are the same for any world dividing the global batch" },
+        { .name = "--sum", .kind = GF_CLI_FLAG, .target = &sums,
+          .help = "add each epoch's sum of every value to its line (a check that no row was lost)" },
+        { .name = "--trace", .kind = GF_CLI_STR, .target = &ld.trace_path, .meta = "OUT.json",
+          .help = "a Chrome/Perfetto trace of the workers and the consumer" },
+        { .name = "--cache", .kind = GF_CLI_STR, .target = &cache.dir, .meta = "DIR",
+          .help = "the tensor cache: built during the first epoch, then served" },
+        { .name = "--cache-ram", .kind = GF_CLI_SIZE, .target = &cache_ram, .meta = "BYTES", .min = 1,
+          .help = "keep the cached dataset in RAM when it fits (K, M, G, T suffixes)" },
+        { .name = "--pread", .kind = GF_CLI_BITS, .target = &dd.flags, .value = GPUFEED_OPEN_PREAD,
+          .help = "positioned reads instead of mapping the files" },
+        { .name = "--mmap", .kind = GF_CLI_BITS, .target = &dd.flags, .value = GPUFEED_OPEN_MMAP, .help = "map the files (the default)" },
+        { .name = "--verify-crc", .kind = GF_CLI_BITS, .target = &dd.flags, .value = GPUFEED_OPEN_VERIFY_CRC,
+          .help = "check page CRCs while decoding" },
+    };
+    gf_cli *cli = &g_cli;
+
     memset(&fs, 0, sizeof fs);
-    if (!files) return 1;
-    g_files = files;
-    atexit(free_files);
     memset(&ld, 0, sizeof ld);
     memset(&dd, 0, sizeof dd);
     memset(&cache, 0, sizeof cache);
     ld.epochs = 1;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--columns") && has) columns = argv[++i];
-        else if (!strcmp(a, "--dtype") && has) { if (gpufeed_dtype_parse(argv[++i], &dt)) { fprintf(stderr, "gpufeed-bench: unknown dtype '%.100s'\n", argv[i]); return 2; } }
-        else if (!strcmp(a, "--batch") && has) ld.batch_rows = arg_ll(a, argv[++i], 1);
-        else if (!strcmp(a, "--workers") && has) ld.workers = (int32_t)arg_ll(a, argv[++i], 1);
-        else if (!strcmp(a, "--seed") && has) ld.seed = (uint64_t)arg_ll(a, argv[++i], 0);
-        else if (!strcmp(a, "--epochs") && has) ld.epochs = arg_ll(a, argv[++i], 1);
-        else if (!strcmp(a, "--shuffle-window") && has) ld.shuffle_window = (int32_t)arg_ll(a, argv[++i], 0);
-        else if (!strcmp(a, "--no-shuffle")) ld.no_unit_shuffle = 1;
-        else if (!strcmp(a, "--rank") && has) ld.rank = (int32_t)arg_ll(a, argv[++i], 0);
-        else if (!strcmp(a, "--world") && has) ld.world = (int32_t)arg_ll(a, argv[++i], 1);
-        else if (!strcmp(a, "--even") && has) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "drop")) ld.even = GPUFEED_EVEN_DROP; else if (!strcmp(v, "pad")) ld.even = GPUFEED_EVEN_PAD;
-            else { fprintf(stderr, "gpufeed-bench: --even takes drop or pad\n"); return 2; }
-        }
-        else if (!strcmp(a, "--drop-last")) ld.last_batch = GPUFEED_DROP_LAST;
-        else if (!strcmp(a, "--start-epoch") && has) ld.start_epoch = arg_ll(a, argv[++i], 0);
-        else if (!strcmp(a, "--start-batch") && has) ld.start_batch = arg_ll(a, argv[++i], 0);
-        else if (!strcmp(a, "--ring-depth") && has) ld.ring_depth = (int32_t)arg_ll(a, argv[++i], 1);
-        else if (!strcmp(a, "--unit-rows") && has) unit_rows = arg_ll(a, argv[++i], 1);
-        else if (!strcmp(a, "--prefill")) ld.prefill = 1;
-        else if (!strcmp(a, "--mmap")) dd.flags |= GPUFEED_OPEN_MMAP; /* the default */
-        else if (!strcmp(a, "--pread")) dd.flags |= GPUFEED_OPEN_PREAD;
-        else if (!strcmp(a, "--jitter-us") && has) ld.debug_jitter_us = (int32_t)arg_ll(a, argv[++i], 0);
-        else if (!strcmp(a, "--print-batches")) print = 1;
-        else if (!strcmp(a, "--sum")) sums = 1;
-        else if (!strcmp(a, "--print-rows")) print_rows = 1;
-        else if (!strcmp(a, "--global-batch") && has) ld.global_batch_rows = arg_ll(a, argv[++i], 1);
-        else if (!strcmp(a, "--partitions") && has) ld.partitions = (int32_t)arg_ll(a, argv[++i], 1);
-        else if (!strcmp(a, "--trace") && has) ld.trace_path = argv[++i];
-        else if (!strcmp(a, "--cache") && has) { cache.dir = argv[++i]; ld.cache = &cache; }
-        else if (!strcmp(a, "--cache-ram") && has) { cache.ram_bytes = (uint64_t)arg_ll(a, argv[++i], 1); ld.cache = &cache; }
-        else if (!strcmp(a, "--feature") && has) {
-            if (gf_cli_features_add(&fs, argv[++i], msg, sizeof msg)) { fprintf(stderr, "gpufeed-bench: --feature '%.200s': %s\n", argv[i], msg); gf_cli_features_free(&fs); return 2; }
-        }
-        else if (!strcmp(a, "--verify-crc")) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-bench: unknown option '%.100s'\n", a); usage(); gf_cli_features_free(&fs); return 2; }
-        else files[nfiles++] = a;
+    cli->prog = "gpufeed-bench";
+    cli->usage = "[options] --batch B PATH...";
+    cli->about = "Run the deterministic parallel loader over Parquet files: rows/s, GB/s, where the time went, a verdict.";
+    cli->opts = opts;
+    cli->nopts = GF_CLI_COUNT(opts);
+    cli->words = bench_words;
+    cli->tail = "On stderr at the end: rows/s, GB/s dense, the stall breakdown, per worker busy time,\n"
+                "the verdict, peak RSS; with --cache the source bytes read per epoch (0 once built).\n"
+                "On a terminal a progress line (epoch, batch, rows/s) while it runs.\n"
+                "Exit status: 0; 1 when the data cannot be read; 2 on a usage error.\n";
+    rc = gf_cli_parse(cli, argc, argv, 1);
+    if (rc != GF_CLI_RUN) { gf_cli_features_free(&fs); gf_cli_free(cli); return rc; }
+    rc = 0;
+    files = cli->pos;
+    nfiles = cli->npos;
+    g_files = files;
+    cli->pos = NULL;
+    atexit(free_files);
+    if (cache.dir || cache_ram) {
+        cache.ram_bytes = (uint64_t)cache_ram;
+        cache.log = log_line;
+        ld.cache = &cache;
     }
-    if (!nfiles || (ld.batch_rows <= 0 && ld.global_batch_rows <= 0)) { usage(); gf_cli_features_free(&fs); return 2; }
-    if (fs.n && (columns || dt != GPUFEED_DT_F32)) { fprintf(stderr, "gpufeed-bench: --feature gives each feature its dtype: not with --columns or --dtype\n"); gf_cli_features_free(&fs); return 2; }
-    if (columns) {
-        const char *p = columns;
-        int n = 1;
-        for (i = 0; columns[i]; i++) n += columns[i] == ',';
-        feats = (gpufeed_feature *)calloc((size_t)n, sizeof *feats);
-        names = (char **)calloc((size_t)n, sizeof *names);
-        if (!feats || !names) return 1;
-        while (*p) {
-            const char *e = strchr(p, ',');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            names[nfeat] = (char *)malloc(len + 1);
-            if (!names[nfeat]) return 1;
-            memcpy(names[nfeat], p, len); names[nfeat][len] = 0;
-            feats[nfeat].column = names[nfeat];
-            feats[nfeat].dtype = dt;
-            nfeat++;
-            p += len; if (*p == ',') p++;
-        }
+    if (ld.batch_rows <= 0 && ld.global_batch_rows <= 0) {
+        fprintf(stderr, "gpufeed-bench: --batch is required (or --global-batch)\n");
+        gf_cli_features_free(&fs); gf_cli_free(cli);
+        return 2;
+    }
+    if (fs.n && (columns || gf_cli_seen(cli, "--dtype"))) { fprintf(stderr, "gpufeed-bench: --feature gives each feature its dtype: not with --columns or --dtype\n"); gf_cli_features_free(&fs); return 2; }
+    if (columns && gf_cli_features_columns(&fs, columns, dt, msg, sizeof msg)) {
+        fprintf(stderr, "gpufeed-bench: %s\n", msg);
+        gf_cli_features_free(&fs);
+        return 2;
     }
     dd.paths = files; dd.num_paths = nfiles;
-    dd.features = feats; dd.num_features = nfeat;
     if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }
     dd.unit_rows = unit_rows;
-    t0 = now_s();
-    if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-bench: %s\n", err.message); rc = 1; goto done; }
+    t0 = gf_cli_now();
+    if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     if (!columns && dt != GPUFEED_DT_F32) {
         gpufeed_dataset_info info;
         int32_t k;
@@ -213,9 +223,9 @@ int main(int argc, char **argv)
         nfeat = info.num_features;
         gpufeed_dataset_close(ds); ds = NULL;
         dd.features = feats; dd.num_features = nfeat;
-        if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-bench: %s\n", err.message); rc = 1; goto done; }
+        if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     }
-    if (gpufeed_loader_open(&l, ds, &ld, &err)) { fprintf(stderr, "gpufeed-bench: %s\n", err.message); rc = 1; goto done; }
+    if (gpufeed_loader_open(&l, ds, &ld, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     {
         gpufeed_batch b;
         gpufeed_result r;
@@ -224,14 +234,20 @@ int main(int argc, char **argv)
         struct rusage ru;
         double secs, t_epoch_end = 0;
         int32_t k;
-        double t_mark = now_s(), esum = 0;
+        double t_mark = gf_cli_now(), esum = 0;
         int64_t cur_epoch = -1;
         uint64_t erows = 0;
+        gf_cli_progress pg;
+        int64_t ep_batches = 0;
+        gf_cli_progress_start(&pg);
+        if ((print || print_rows) && isatty(1)) pg.tty = 0; /* batch lines on the same terminal */
         while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
             if (b.epoch != cur_epoch) { /* the previous epoch ended with the batch before */
+                gf_cli_progress_done(&pg);
                 if (cur_epoch >= 0) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum);
                 if (cur_epoch >= 0) t_mark = t_epoch_end;
                 cur_epoch = b.epoch; erows = 0; esum = 0;
+                if (pg.tty) ep_batches = gpufeed_loader_epoch_batches(l, cur_epoch);
             }
             rows += (uint64_t)b.num_rows;
             erows += (uint64_t)b.num_rows;
@@ -245,11 +261,18 @@ int main(int argc, char **argv)
                     printf("%lld %lld %lld %016llx\n", (long long)b.epoch, (long long)b.index, (long long)(b.slice_start + q),
                            (unsigned long long)gpufeed_batch_row_hash(ds, &b, q));
             }
-            t_epoch_end = now_s();
+            t_epoch_end = gf_cli_now();
+            if (gf_cli_progress_due(&pg)) {
+                double el = gf_cli_now() - pg.t0;
+                gf_cli_progress_line(&pg, "epoch %lld/%lld, batch %lld/%lld, %llu rows, %.0f rows/s",
+                                     (long long)(b.epoch - ld.start_epoch + 1), (long long)ld.epochs, (long long)b.index + 1,
+                                     (long long)ep_batches, (unsigned long long)rows, el > 0 ? (double)rows / el : 0.0);
+            }
         }
+        gf_cli_progress_done(&pg);
         if (cur_epoch >= 0 && r == GPUFEED_DONE) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum);
-        if (r != GPUFEED_DONE) { fprintf(stderr, "gpufeed-bench: %s\n", gpufeed_loader_error(l)); rc = 1; goto done; }
-        t1 = now_s();
+        if (r != GPUFEED_DONE) { gf_cli_error(cli, gpufeed_loader_error(l)); rc = 1; goto done; }
+        t1 = gf_cli_now();
         secs = t1 - t0;
         gpufeed_loader_stats(l, &st);
         getrusage(RUSAGE_SELF, &ru);
@@ -273,7 +296,11 @@ int main(int argc, char **argv)
             for (e = ld.start_epoch; e < ld.start_epoch + ld.epochs && e < ld.start_epoch + 64; e++)
                 fprintf(stderr, "epoch %lld: source bytes read %llu\n", (long long)e, (unsigned long long)gpufeed_loader_epoch_bytes(l, e));
         }
-        fprintf(stderr, "verdict: %s\n", st.verdict);
+        {
+            char v[1024];
+            gf_cli_translate(cli, st.verdict, v, sizeof v);
+            fprintf(stderr, "verdict: %s\n", v);
+        }
         fprintf(stderr, "peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
     }
 done:

@@ -2,11 +2,12 @@
    dataset ahead of time, and keep a cache directory tidy.
 
    Build:  cc -O2 -I. tools/gpufeed-cache.c -o gpufeed-cache -lpthread -lm
-   Usage:  gpufeed-cache build|verify|info|rm --cache DIR FEATURES [--unit-rows N]
-                         [--workers N] [--verify-crc] [--no-wait] [--max-bytes N]
+   Usage:  gpufeed-cache build|verify|info|rm --cache DIR FEATURES [options]
                          FILE|DIR|GLOB...
            gpufeed-cache ls DIR
            gpufeed-cache prune DIR [--max-bytes N]
+           (gpufeed-cache --help: a line per flag; the table in main() is
+           where flags are declared, tools/gf_cli.h how)
 
    FEATURES: --feature COLUMN:DTYPE[:OPTION...], once per feature, in the
    loader's order (the syntax of every gpufeed tool, tools/gf_cli.h):
@@ -20,9 +21,10 @@
 
    The cache is the one a loader with the same files, features and unit
    rows uses (its name is a key over all of them). `build` shows a progress
-   bar on a terminal (rows, MB/s, ETA) and plain lines otherwise; when a
-   loader or another build is writing the same cache it waits for it (a
-   progress line every 2 s; --no-wait: exit 1 at once), then verifies every
+   bar on a terminal (rows, MB/s, ETA) and one final line on stderr in any
+   case (units, rows, MB/s, seconds); when a loader or another build is
+   writing the same cache it waits for it (a line every 2 s; --no-wait:
+   exit 1 at once), then verifies every
    unit and exits 0. --max-bytes N (K, M, G, T suffixes: 1024-based) is the
    directory's budget: least recently used caches no process uses are
    removed to make room. `verify` checks every unit's checksum and exits 1
@@ -44,61 +46,42 @@
 #include <unistd.h>
 #include <sys/time.h>
 
-static double now_s(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
+/* the build's progress: a live bar on a terminal, one final line in any case */
+typedef struct prog {
+    gf_cli_progress pg;
+    int64_t done, total;
+    uint64_t rows, bytes;
+    int calls;
+} prog;
 
-typedef struct prog { double t0, last; int tty; } prog;
+static prog g_prog;
 
 static void progress(void *user, int64_t done, int64_t total, uint64_t rows, uint64_t bytes)
 {
     prog *p = (prog *)user;
-    double t = now_s(), el = t - p->t0, rate = el > 0 ? (double)bytes / el / 1e6 : 0, frac = total ? (double)done / (double)total : 1;
-    double eta = frac > 0 ? el / frac - el : 0;
-    if (p->tty) {
-        int w = 30, k, fill = (int)(frac * w);
-        fprintf(stderr, "\r[");
-        for (k = 0; k < w; k++) fputc(k < fill ? '#' : '.', stderr);
-        fprintf(stderr, "] %3.0f%%  %llu rows  %.1f MB/s  ETA %.0fs   ", 100 * frac, (unsigned long long)rows, rate, eta);
-        if (done >= total) fputc('\n', stderr);
-    } else if (t - p->last >= 1.0 || done >= total) {
-        fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, ETA %.0fs\n", (long long)done, (long long)total, (unsigned long long)rows, rate, eta);
-        p->last = t;
+    p->done = done;
+    p->total = total;
+    if (rows || !p->calls) { p->rows = rows; p->bytes = bytes; }
+    p->calls++;
+    if (gf_cli_progress_due(&p->pg)) {
+        double el = gf_cli_now() - p->pg.t0, frac = total ? (double)done / (double)total : 1;
+        double rate = el > 0 ? (double)bytes / el / 1e6 : 0, eta = frac > 0 ? el / frac - el : 0;
+        char bar[31];
+        int k, fill = (int)(frac * 30);
+        for (k = 0; k < 30; k++) bar[k] = k < fill ? '#' : '.';
+        bar[30] = 0;
+        gf_cli_progress_line(&p->pg, "[%s] %3.0f%%  %llu rows  %.1f MB/s  ETA %.0fs", bar, 100 * frac, (unsigned long long)rows, rate, eta);
     }
 }
 
+static gf_cli g_cli;
+
+/* the library's warnings and "waiting for" lines, in flag words, below the live line */
 static void logline(void *user, const char *msg)
 {
     (void)user;
-    fprintf(stderr, "gpufeed-cache: %s\n", msg);
-}
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: gpufeed-cache build|verify|info|rm --cache DIR [--feature COL:DTYPE[:OPT...]]... [--columns a,b] [--dtype T]\n"
-                    "                     [--unit-rows N] [--workers N] [--verify-crc] [--no-wait] [--max-bytes N] FILE...\n"
-                    "       gpufeed-cache ls DIR\n"
-                    "       gpufeed-cache prune DIR [--max-bytes N]\n"
-                    "  --feature options: hash=N seed=S fill=V null=fill|error valid cast=unsafe width=W ragged=error|pad|truncate lengths\n");
-}
-
-/* N with an optional K, M, G or T suffix (1024-based); -1 when malformed */
-static long long parse_bytes(const char *s)
-{
-    char *e;
-    long long v = strtoll(s, &e, 10), m = 1;
-    if (e == s || v < 0) return -1;
-    if (*e == 'K' || *e == 'k') m = 1ll << 10;
-    else if (*e == 'M' || *e == 'm') m = 1ll << 20;
-    else if (*e == 'G' || *e == 'g') m = 1ll << 30;
-    else if (*e == 'T' || *e == 't') m = 1ll << 40;
-    else if (*e) return -1;
-    if (*e && e[1] && strcmp(e + 1, "iB") && strcmp(e + 1, "B")) return -1;
-    if (v > (1ll << 62) / m) return -1;
-    return v * m;
+    gf_cli_progress_done(&g_prog.pg);
+    gf_cli_error(&g_cli, msg);
 }
 
 static void fmt_size(uint64_t b, char *out, size_t cap)
@@ -115,7 +98,7 @@ static int cmd_ls(const char *dir)
     int64_t n, i;
     uint64_t total = 0;
     gpufeed_error err;
-    if (gpufeed_cache_list(&e, &n, dir, &err)) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); return 1; }
+    if (gpufeed_cache_list(&e, &n, dir, &err)) { gf_cli_error(&g_cli, err.message); return 1; }
     for (i = 0; i < n; i++) {
         char size[32], when[64], state[320];
         const char *name = strrchr(e[i].path, '/');
@@ -156,21 +139,28 @@ static int cmd_prune(const char *dir, long long max_bytes)
     gpufeed_result r = gpufeed_cache_prune(&pi, dir, max_bytes > 0 ? (uint64_t)max_bytes : 0, &err);
     char a[32], b[32];
     fmt_size(pi.bytes_removed, a, sizeof a); fmt_size(pi.bytes_kept, b, sizeof b);
-    if (r && r != GPUFEED_ERR_LIMIT) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); return 1; }
+    if (r && r != GPUFEED_ERR_LIMIT) { gf_cli_error(&g_cli, err.message); return 1; }
     printf("removed %lld file%s (%s), kept %s; %lld in use left alone\n", (long long)pi.removed, pi.removed == 1 ? "" : "s", a, b, (long long)pi.skipped_in_use);
-    if (r) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); return 1; }
+    if (r) { gf_cli_error(&g_cli, err.message); return 1; }
     return 0;
 }
 
 static const char **g_files;
 static void free_files(void) { free((void *)g_files); g_files = NULL; }
 
+static const char *const cache_hints[] = {
+    "--hash", "hash a column with --feature COLUMN:i32:hash=N",
+    "--batch", "the cache does not depend on the batch size: leave it out",
+    NULL
+};
+
 int main(int argc, char **argv)
 {
-    const char *cmd, *dir = NULL, *columns = NULL;
+    const char *cmd = NULL, *dir = NULL, *columns = NULL;
     const char **files;
-    int nfiles = 0, i, rc = 0, workers = 2, verify_crc = 0, no_wait = 0, have_dtype = 0;
-    long long unit_rows = 0, max_bytes = 0;
+    int nfiles = 0, i, rc = 0, data_cmd = 0;
+    int32_t workers = 2, verify_crc = 0, no_wait = 0;
+    int64_t unit_rows = 0, max_bytes = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_dataset_desc dd;
     gpufeed_dataset *ds = NULL;
@@ -178,50 +168,85 @@ int main(int argc, char **argv)
     gpufeed_error err;
     gf_cli_features fs;
     char msg[256];
+    gf_cli_opt opts[] = {
+        { .name = "--cache", .kind = GF_CLI_STR, .target = &dir, .meta = "DIR", .help = "the cache directory (build, verify, info, rm)" },
+        { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
+          .help = "one feature each, in the loader's order; options hash=N, seed=S, fill=V,\n"
+                  "null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate, lengths" },
+        { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
+          .help = "these columns, all as --dtype (instead of --feature)" },
+        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
+        { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
+          .help = "rows per unit of work: the loader's (default 65536)" },
+        { .name = "--workers", .kind = GF_CLI_INT, .target = &workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
+          .flags = GF_CLI_THREADS, .help = "build: decode threads (default 2)" },
+        { .name = "--verify-crc", .kind = GF_CLI_FLAG, .target = &verify_crc, .help = "check page CRCs while decoding" },
+        { .name = "--no-wait", .kind = GF_CLI_FLAG, .target = &no_wait,
+          .help = "build: exit 1 at once when another process builds the same cache" },
+        { .name = "--max-bytes", .kind = GF_CLI_SIZE, .target = &max_bytes, .meta = "N", .min = 1,
+          .help = "build, prune: the directory's budget (K, M, G, T suffixes, 1024-based);\n"
+                  "least recently used caches no process uses are removed to make room" },
+    };
+    gf_cli *cli = &g_cli;
+
     memset(&fs, 0, sizeof fs);
-    if (argc < 2) { usage(); return 2; }
-    cmd = argv[1];
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) { usage(); return 0; }
-    if (strcmp(cmd, "build") && strcmp(cmd, "verify") && strcmp(cmd, "info") && strcmp(cmd, "rm") && strcmp(cmd, "ls") && strcmp(cmd, "prune")) {
-        fprintf(stderr, "gpufeed-cache: unknown command '%.100s'\n", cmd); usage(); return 2;
+    cli->prog = "gpufeed-cache";
+    cli->usage = "build|verify|info|rm --cache DIR [options] PATH...\n"
+                 "       gpufeed-cache ls DIR\n"
+                 "       gpufeed-cache prune DIR [--max-bytes N]";
+    cli->about = "Build, verify, inspect or remove the tensor cache of a dataset ahead of time; keep a cache directory tidy.";
+    cli->head = "commands:\n"
+                "  build                   decode every unit into the cache (waits for a build in progress),\n"
+                "                          then verify it; a progress line on a terminal\n"
+                "  verify                  check every unit's checksum (exit 1 on a bad one)\n"
+                "  info                    path, key, whether it exists and is valid, bytes, units, rows\n"
+                "  rm                      remove the dataset's cache\n"
+                "  ls DIR                  the cache files, least recently used first\n"
+                "  prune DIR               remove what no process uses (dead builds, unreadable files,\n"
+                "                          superseded caches); with --max-bytes, down to the budget\n";
+    cli->tail = "The cache is the one a loader with the same files, features and --unit-rows uses.\n"
+                "Without --feature or --columns: every numeric and boolean column as --dtype.\n"
+                "Exit status: 0; 1 when the data or the cache cannot be read or written; 2 on a usage error.\n";
+    cli->opts = opts;
+    cli->nopts = GF_CLI_COUNT(opts);
+    cli->min_pos = -1;
+    cli->hints = cache_hints;
+    cli->words = NULL;
+    if (argc > 1 && argv[1][0] != '-') {
+        static const char *const cmds[] = { "build", "verify", "info", "rm", "ls", "prune" };
+        cmd = argv[1];
+        for (i = 0; i < 6 && strcmp(cmd, cmds[i]); i++) {}
+        if (i == 6) { fprintf(stderr, "gpufeed-cache: unknown command '%.100s' (build, verify, info, rm, ls, prune)\n", cmd); return 2; }
+        data_cmd = i < 4;
+        if (data_cmd) gf_cli_find(cli, "--cache")->flags |= GF_CLI_REQUIRED;
     }
-    files = (const char **)calloc((size_t)argc, sizeof *files);
+    rc = gf_cli_parse(cli, argc, argv, cmd ? 2 : 1);
+    if (rc != GF_CLI_RUN) { gf_cli_features_free(&fs); gf_cli_free(cli); return rc; }
+    rc = 0;
+    files = cli->pos;
+    nfiles = cli->npos;
+    cli->pos = NULL;
     g_files = files;
     atexit(free_files);
-    if (!files) return 1;
-    for (i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--cache") && has) dir = argv[++i];
-        else if (!strcmp(a, "--feature") && has) {
-            if (gf_cli_features_add(&fs, argv[++i], msg, sizeof msg)) { fprintf(stderr, "gpufeed-cache: --feature '%.200s': %s\n", argv[i], msg); gf_cli_features_free(&fs); return 2; }
+    if (!cmd) { fprintf(stderr, "gpufeed-cache: no command given (build, verify, info, rm, ls, prune; gpufeed-cache --help shows the usage)\n"); gf_cli_features_free(&fs); return 2; }
+    if (!data_cmd) {
+        for (i = 0; i < cli->nopts; i++) {
+            const char *n = opts[i].name;
+            if (opts[i].seen && strcmp(n, "--cache") && !(!strcmp(cmd, "prune") && !strcmp(n, "--max-bytes"))) {
+                fprintf(stderr, "gpufeed-cache: %s does not apply to %s\n", n, cmd);
+                gf_cli_features_free(&fs); return 2;
+            }
         }
-        else if (!strcmp(a, "--columns") && has) columns = argv[++i];
-        else if (!strcmp(a, "--dtype") && has) { if (gpufeed_dtype_parse(argv[++i], &dt)) { fprintf(stderr, "gpufeed-cache: unknown dtype '%.100s'\n", argv[i]); gf_cli_features_free(&fs); return 2; } have_dtype = 1; }
-        else if (!strcmp(a, "--unit-rows") && has) { unit_rows = atoll(argv[++i]); if (unit_rows <= 0) { fprintf(stderr, "gpufeed-cache: --unit-rows needs a positive integer\n"); gf_cli_features_free(&fs); return 2; } }
-        else if (!strcmp(a, "--workers") && has) { workers = atoi(argv[++i]); if (workers <= 0) { fprintf(stderr, "gpufeed-cache: --workers needs a positive integer\n"); gf_cli_features_free(&fs); return 2; } }
-        else if (!strcmp(a, "--max-bytes") && has) {
-            max_bytes = parse_bytes(argv[++i]);
-            if (max_bytes <= 0) { fprintf(stderr, "gpufeed-cache: --max-bytes needs a positive size (bytes, or with K, M, G, T), got '%.100s'\n", argv[i]); gf_cli_features_free(&fs); return 2; }
+        if ((dir != NULL) + nfiles != 1) {
+            fprintf(stderr, "gpufeed-cache: %s takes one DIR, %s\n", cmd, (dir != NULL) + nfiles ? "got more" : "got none");
+            gf_cli_features_free(&fs); return 2;
         }
-        else if (!strcmp(a, "--verify-crc")) verify_crc = 1;
-        else if (!strcmp(a, "--no-wait")) no_wait = 1;
-        else if (a[0] == '-') {
-            fprintf(stderr, "gpufeed-cache: unknown option '%.100s'%s\n", a,
-                    !strcmp(a, "--hash") ? " (hash a column with --feature COLUMN:i32:hash=N)" : "");
-            usage(); gf_cli_features_free(&fs); return 2;
-        }
-        else files[nfiles++] = a;
-    }
-    if (!strcmp(cmd, "ls") || !strcmp(cmd, "prune")) {
-        if (!dir && nfiles == 1) dir = files[0];
-        else if (nfiles) { usage(); gf_cli_features_free(&fs); return 2; }
-        if (!dir) { usage(); gf_cli_features_free(&fs); return 2; }
+        if (!dir) dir = files[0];
         gf_cli_features_free(&fs);
         return !strcmp(cmd, "ls") ? cmd_ls(dir) : cmd_prune(dir, max_bytes);
     }
-    if (!dir || !nfiles) { usage(); gf_cli_features_free(&fs); return 2; }
-    if (fs.n && (columns || have_dtype)) {
+    if (!nfiles) { fprintf(stderr, "gpufeed-cache: no PATH given (gpufeed-cache --help shows the usage)\n"); gf_cli_features_free(&fs); return 2; }
+    if (fs.n && (columns || gf_cli_seen(cli, "--dtype"))) {
         fprintf(stderr, "gpufeed-cache: --feature gives each feature its dtype: not with --columns or --dtype\n");
         gf_cli_features_free(&fs); return 2;
     }
@@ -234,7 +259,7 @@ int main(int argc, char **argv)
     cd.log = logline;
     dd.paths = files; dd.num_paths = nfiles; dd.features = fs.n ? fs.f : NULL; dd.num_features = fs.n; dd.unit_rows = unit_rows;
     if (verify_crc) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
-    if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); rc = 1; goto done; }
+    if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     if (!fs.n && dt != GPUFEED_DT_F32) { /* the default columns, with --dtype */
         gpufeed_dataset_info info;
         int32_t k;
@@ -251,17 +276,27 @@ int main(int argc, char **argv)
         }
         gpufeed_dataset_close(ds); ds = NULL;
         dd.features = fs.f; dd.num_features = fs.n;
-        if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); rc = 1; goto done; }
+        if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     }
     if (!strcmp(cmd, "build")) {
-        prog p;
+        prog *p = &g_prog;
         gpufeed_cache_info info;
         int64_t bad = 0;
-        p.t0 = now_s(); p.last = 0; p.tty = isatty(2);
-        if (gpufeed_cache_build(ds, &cd, workers, progress, &p, &err)) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); rc = 1; goto done; }
+        double el;
+        gpufeed_result r;
+        gf_cli_progress_start(&p->pg);
+        r = gpufeed_cache_build(ds, &cd, workers, progress, p, &err);
+        gf_cli_progress_done(&p->pg);
+        if (r) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+        el = gf_cli_now() - p->pg.t0;
+        if (p->calls && !p->rows && p->done == p->total)
+            fprintf(stderr, "units %lld/%lld: already built\n", (long long)p->done, (long long)p->total);
+        else
+            fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, %.2f s\n", (long long)p->done, (long long)p->total,
+                    (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el);
         if (gpufeed_cache_verify(ds, &cd, &bad, &err)) { fprintf(stderr, "gpufeed-cache: built, but verify failed: %s\n", err.message); rc = 1; goto done; }
         gpufeed_cache_info_get(ds, &cd, &info, &err);
-        printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified\n", info.path, (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows, now_s() - p.t0);
+        printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified\n", info.path, (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows, gf_cli_now() - p->pg.t0);
     } else if (!strcmp(cmd, "verify")) {
         int64_t bad = 0;
         gpufeed_result r = gpufeed_cache_verify(ds, &cd, &bad, &err);
@@ -269,13 +304,13 @@ int main(int argc, char **argv)
         printf("ok: every unit matches its checksum\n");
     } else if (!strcmp(cmd, "info")) {
         gpufeed_cache_info info;
-        if (gpufeed_cache_info_get(ds, &cd, &info, &err)) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); rc = 1; goto done; }
+        if (gpufeed_cache_info_get(ds, &cd, &info, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
         printf("path:   %s\nkey:    %s\nexists: %s\nvalid:  %s%s%s%s\nbytes:  %llu\nunits:  %lld\nrows:   %lld\n", info.path, info.key,
                info.exists ? "yes" : "no", info.valid ? "yes" : "no", info.valid ? "" : " (", info.valid ? "" : info.reason, info.valid ? "" : ")",
                (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows);
         if (!info.valid) rc = 1;
     } else {
-        if (gpufeed_cache_remove(ds, &cd, &err)) { fprintf(stderr, "gpufeed-cache: %s\n", err.message); rc = 1; goto done; }
+        if (gpufeed_cache_remove(ds, &cd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
         printf("removed\n");
     }
 done:

@@ -16,6 +16,7 @@
                          integers instead of ISO-8601 text
      --verify-crc        check the page CRCs a file has
      -h, --help          this text
+     --version           the version
    PATH is a Parquet file, a directory (its *.parquet files, sorted, hidden
    ones skipped) or a glob in quotes ('data/part-*.parquet', matches sorted):
    the same expansion as the dataset API and gpufeed-dense. Several files
@@ -79,6 +80,7 @@
    no literal for them; a string keeps which one it was). */
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
+#include "gf_cli.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -834,36 +836,6 @@ static void path_list_add(void *user, const char *file)
     l->n++;
 }
 
-static void usage(FILE *o)
-{
-    fputs("usage: gpufeed-cat [cat|head] [options] PATH...\n"
-          "Print the rows of Parquet files as CSV (or JSON Lines).\n"
-          "  PATH               a .parquet file, a directory (its *.parquet, sorted) or a quoted glob;\n"
-          "                     several print in order, as one table\n"
-          "commands:\n"
-          "  cat                every row (the default)\n"
-          "  head               the first 5 rows (-n for another count)\n"
-          "options:\n"
-          "  -n, --limit N      at most N rows in all\n"
-          "  --columns a,b      only these columns, in this order (a group name selects its leaves)\n"
-          "  --json             one JSON object per row (JSON Lines) instead of CSV\n"
-          "  --raw              DATE, TIME, TIMESTAMP and INT96 as stored integers, not ISO-8601\n"
-          "  --verify-crc       check the page CRCs a file has\n"
-          "  -h, --help         this text\n"
-          "metadata (schema, meta, rowcount): gpufeed-inspect\n", o);
-}
-
-/* N >= 0 from the value of option `opt`; -1 after a message */
-static long long parse_count(const char *opt, const char *s)
-{
-    char *end;
-    long long v;
-    if (!s) { fprintf(stderr, "gpufeed-cat: %s needs a value (a row count)\n", opt); return -1; }
-    v = strtoll(s, &end, 10);
-    if (end == s || *end || v < 0) { fprintf(stderr, "gpufeed-cat: %s needs a non-negative integer, got '%s'\n", opt, s); return -1; }
-    return v;
-}
-
 static int file_exists(const char *p)
 {
     FILE *f = fopen(p, "rb");
@@ -879,41 +851,54 @@ int main(int argc, char **argv)
     path_list files;
     gpufeed_error err;
     int i = 1, npaths = 0, rc = 0;
+    int64_t limit = -1;
+    int32_t json = 0, raw = 0;
     static char obuf[1 << 16];
+    gf_cli_opt opts[] = {
+        { .name = "--limit", .alias = 'n', .kind = GF_CLI_I64, .target = &limit, .meta = "N",
+          .help = "at most N rows in all (0: the CSV header only)" },
+        { .name = "--columns", .kind = GF_CLI_STR, .target = &op.columns, .meta = "a,b",
+          .help = "only these columns, in this order (a group name selects its leaves)" },
+        { .name = "--json", .kind = GF_CLI_FLAG, .target = &json, .help = "one JSON object per row (JSON Lines) instead of CSV" },
+        { .name = "--raw", .kind = GF_CLI_FLAG, .target = &raw,
+          .help = "DATE, TIME, TIMESTAMP and INT96 as stored integers, not ISO-8601" },
+        { .name = "--verify-crc", .kind = GF_CLI_BITS, .target = &op.flags, .value = GPUFEED_OPEN_VERIFY_CRC,
+          .help = "check the page CRCs a file has" },
+    };
+    gf_cli cli;
 
     memset(&op, 0, sizeof op);
     memset(&run, 0, sizeof run);
     memset(&files, 0, sizeof files);
-    op.limit = -1;
+    memset(&cli, 0, sizeof cli);
+    cli.prog = "gpufeed-cat";
+    cli.usage = "[cat|head] [options] PATH...";
+    cli.about = "Print the rows of Parquet files as CSV (or JSON Lines).";
+    cli.pos_help = "FILE|DIR|GLOB: a .parquet file, a directory (its *.parquet, sorted) or a quoted\n"
+                   "glob; several print in order, as one table";
+    cli.head = "commands:\n"
+               "  cat                     every row (the default)\n"
+               "  head                    the first 5 rows (-n for another count)\n";
+    cli.tail = "metadata (schema, meta, rowcount): gpufeed-inspect\n"
+               "Exit status: 0; 1 when a file cannot be read; 2 on a usage error.\n";
+    cli.opts = opts;
+    cli.nopts = GF_CLI_COUNT(opts);
     if (argc > 1 && !strcmp(argv[1], "cat")) i = 2;
-    else if (argc > 1 && !strcmp(argv[1], "head")) { i = 2; op.limit = 5; }
+    else if (argc > 1 && !strcmp(argv[1], "head")) { i = 2; limit = 5; }
     else if (argc > 1 && (!strcmp(argv[1], "schema") || !strcmp(argv[1], "meta") || !strcmp(argv[1], "rowcount")) && !file_exists(argv[1])) {
         fprintf(stderr, "gpufeed-cat: '%s' is a gpufeed-inspect command: gpufeed-inspect %s PATH...\n", argv[1], argv[1]);
         return 2;
     }
-    paths = (const char **)calloc((size_t)argc, sizeof *paths);
-    if (!paths) { fprintf(stderr, "gpufeed-cat: out of memory\n"); return 1; }
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--columns")) {
-            if (i + 1 >= argc) { fprintf(stderr, "gpufeed-cat: --columns needs a value (a,b,...)\n"); rc = 2; break; }
-            op.columns = argv[++i];
-        } else if (!strcmp(a, "--limit") || !strcmp(a, "-n")) {
-            op.limit = parse_count(a, i + 1 < argc ? argv[i + 1] : NULL);
-            i++;
-            if (op.limit < 0) { rc = 2; break; }
-        } else if (!strcmp(a, "--json")) op.json = 1;
-        else if (!strcmp(a, "--raw")) op.raw = 1;
-        else if (!strcmp(a, "--verify-crc")) op.flags |= GPUFEED_OPEN_VERIFY_CRC;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(paths); return 0; }
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-cat: unknown option '%s' (gpufeed-cat --help lists them)\n", a); rc = 2; break; }
-        else paths[npaths++] = a;
-    }
-    if (!rc && npaths == 0) { fprintf(stderr, "gpufeed-cat: no PATH given (gpufeed-cat --help shows the usage)\n"); rc = 2; }
-    if (!rc && gpufeed_expand_paths(paths, npaths, path_list_add, &files, &err)) {
-        const char *m = err.message;
-        if (!strncmp(m, "dataset: ", 9)) m += 9;
-        fprintf(stderr, "gpufeed-cat: %s\n", m);
+    rc = gf_cli_parse(&cli, argc, argv, i);
+    if (rc != GF_CLI_RUN) { gf_cli_free(&cli); return rc; }
+    rc = 0;
+    op.limit = limit;
+    op.json = json;
+    op.raw = raw;
+    paths = cli.pos;
+    npaths = cli.npos;
+    if (gpufeed_expand_paths(paths, npaths, path_list_add, &files, &err)) {
+        gf_cli_error(&cli, err.message);
         rc = 1;
     }
     if (!rc && files.oom) { fprintf(stderr, "gpufeed-cat: out of memory\n"); rc = 1; }
@@ -925,7 +910,7 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < files.n; i++) free(files.v[i]);
     free(files.v);
-    free(paths);
+    gf_cli_free(&cli);
     run_free(&run);
     return rc;
 }

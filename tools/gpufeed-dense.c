@@ -1,15 +1,13 @@
 /* gpufeed-dense: Parquet files -> one dense row-major matrix, through gpufeed.h.
 
    Build:  cc -O2 -I. tools/gpufeed-dense.c -o gpufeed-dense -lpthread -lm
-   Usage:  gpufeed-dense [--columns a,b,c] [--dtype f32|f64|f16|bf16|i32|i64|u8]
-                         [--fill V] [--null-error] [--unsafe-cast] [--hash N]
-                         [--list-width W] [--ragged error|pad|truncate] [--lengths a,b]
-                         [--where EXPR] [--batch B] [--unit-rows N] [--threads N]
-                         [--feature COLUMN:DTYPE[:OPTION...]]... [--verify-crc]
-                         -o OUT.bin FILE|DIR|GLOB...
+   Usage:  gpufeed-dense [options] -o OUT.bin FILE|DIR|GLOB...
+           (gpufeed-dense --help: a line per flag; the table in main() is
+           where flags are declared, tools/gf_cli.h how)
 
-   Writes the matrix little-endian, rows x features, no header, and prints
-   rows, features, bytes read, seconds and GB/s on stderr. Without
+   Writes the matrix little-endian, rows x features, no header, to OUT.bin
+   (-o -: to stdout), and prints rows, features, bytes read, seconds and
+   GB/s on stderr (on a terminal, a progress line before them). Without
    --columns: every numeric and boolean leaf column of the first file, in
    schema order. --hash N hashes STRING/BINARY columns into N buckets.
    --where: conditions joined by `and`: `col < 3`, `<=`, `==` (or `=`),
@@ -202,14 +200,17 @@ static int parse_where(const char *expr, gpufeed_predicate *preds, int cap, int 
     }
 }
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: gpufeed-dense [--columns a,b] [--dtype f32|f64|f16|bf16|i32|i64|u8] [--fill V] [--null-error]\n"
-                    "                     [--unsafe-cast] [--hash N] [--list-width W] [--ragged error|pad|truncate]\n"
-                    "                     [--lengths a,b] [--where EXPR] [--batch B] [--unit-rows N]\n"
-                    "                     [--threads N] [--pread] [--feature COL:DTYPE[:OPT...]]... [--verify-crc]\n"
-                    "                     -o OUT.bin FILE|DIR|GLOB...\n");
-}
+/* the library's C words, in this tool's flags */
+static const gf_cli_words dense_words[] = {
+    { "set hash_buckets to hash its values", "give --hash N (or --feature COLUMN:i32:hash=N) to hash its values" },
+    { "set the feature's width", "give --list-width W (or --feature COLUMN:DTYPE:width=W)" },
+    { "workers must be", "--threads must be" },
+    { NULL, NULL }
+};
+static const gf_cli_words dense_feature_words[] = { /* with --feature (the shared words say hash=N, width=W) */
+    { "workers must be", "--threads must be" },
+    { NULL, NULL }
+};
 
 static const char **g_files;
 static void free_files(void) { free((void *)g_files); g_files = NULL; }
@@ -217,13 +218,14 @@ static void free_files(void) { free((void *)g_files); g_files = NULL; }
 int main(int argc, char **argv)
 {
     const char *columns = NULL, *outp = NULL, *where = NULL, *lengths = NULL;
-    long long list_width = 0;
-    int ragged = GPUFEED_LIST_ERROR;
+    int64_t list_width = 0;
+    int32_t ragged = GPUFEED_LIST_ERROR;
     const char **files = NULL;
-    int nfiles = 0, i, rc = 0, null_error = 0, unsafe_cast = 0, threads = 1, use_mmap = 0, verify_crc = 0, legacy = 0;
+    int nfiles = 0, i, rc = 0, legacy = 0;
+    int32_t null_error = 0, unsafe_cast = 0, threads = 1;
     gf_cli_features fs;
     double fill = 0;
-    long long batch = 65536, unit_rows = 0, hash = 0;
+    int64_t batch = 65536, unit_rows = 0, hash = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_feature *feats = NULL;
     int nfeat = 0;
@@ -240,61 +242,80 @@ int main(int argc, char **argv)
     double t0, t1;
     long long rows = 0;
     char msg[256];
+    uint32_t open_flags = 0;
+    gf_cli_progress pg;
+    gf_cli_opt opts[] = {
+        { .name = "-o", .kind = GF_CLI_STR, .target = &outp, .meta = "OUT.bin", .flags = GF_CLI_REQUIRED,
+          .help = "the output file; - writes to stdout (not a terminal)" },
+        { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
+          .help = "one feature (output column) each, in order; options hash=N, seed=S,\n"
+                  "fill=V, null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate,\n"
+                  "lengths; replaces the nine flags from --columns to --lengths" },
+        { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
+          .help = "these columns, in order (default: every numeric and boolean column)" },
+        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
+        { .name = "--fill", .kind = GF_CLI_NUM, .target = &fill, .meta = "V", .help = "the value written for nulls (default 0)" },
+        { .name = "--null-error", .kind = GF_CLI_FLAG, .target = &null_error, .help = "a null is an error (naming file, column, row)" },
+        { .name = "--unsafe-cast", .kind = GF_CLI_FLAG, .target = &unsafe_cast,
+          .help = "convert values that do not fit the dtype anyway (default: an error)" },
+        { .name = "--hash", .kind = GF_CLI_I64, .target = &hash, .meta = "N", .min = 1,
+          .help = "STRING/BINARY columns: the hash of each value into N buckets" },
+        { .name = "--list-width", .kind = GF_CLI_I64, .target = &list_width, .meta = "W", .min = 1, .max = (long long)GPUFEED_MAX_LIST_WIDTH,
+          .help = "list columns: W elements per row (W output columns)" },
+        { .name = "--ragged", .kind = GF_CLI_CHOICE, .target = &ragged, .meta = "error|pad|truncate", .choices = "error|pad|truncate",
+          .help = "a list of another length: an error (default), padded with --fill\n"
+                  "(longer: an error), or padded and cut to W" },
+        { .name = "--lengths", .kind = GF_CLI_STR, .target = &lengths, .meta = "a,b",
+          .help = "one more column per named list column: the list's length" },
+        { .name = "--where", .kind = GF_CLI_STR, .target = &where, .meta = "EXPR",
+          .help = "only rows where EXPR holds: conditions joined by `and`: `col < 3`, <=, ==, >=, >,\n"
+                  "`col between 1 and 5`, `col in (1, 2)`, `col is [not] null`; strings in quotes" },
+        { .name = "--batch", .kind = GF_CLI_I64, .target = &batch, .meta = "B", .min = 1, .help = "rows per read (default 65536)" },
+        { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
+          .help = "rows per unit of work (default 65536)" },
+        { .name = "--threads", .kind = GF_CLI_INT, .target = &threads, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
+          .flags = GF_CLI_THREADS, .help = "threads that split the columns between them (default 1; the same bytes)" },
+        { .name = "--pread", .kind = GF_CLI_BITS, .target = &open_flags, .value = GPUFEED_OPEN_PREAD,
+          .help = "positioned reads instead of mapping the files" },
+        { .name = "--mmap", .kind = GF_CLI_BITS, .target = &open_flags, .value = GPUFEED_OPEN_MMAP, .help = "map the files (the default)" },
+        { .name = "--verify-crc", .kind = GF_CLI_BITS, .target = &open_flags, .value = GPUFEED_OPEN_VERIFY_CRC,
+          .help = "check page CRCs where the file has them" },
+    };
+    gf_cli cli;
+    static const char *const legacy_flags[] = { "--columns", "--dtype", "--fill", "--null-error", "--unsafe-cast", "--hash",
+                                                "--list-width", "--ragged", "--lengths" };
 
     memset(&fs, 0, sizeof fs);
-    files = (const char **)calloc((size_t)argc, sizeof *files);
+    memset(&cli, 0, sizeof cli);
+    cli.prog = "gpufeed-dense";
+    cli.usage = "[options] -o OUT.bin PATH...";
+    cli.about = "Parquet files -> one dense row-major matrix (little-endian, rows x features, no header).";
+    cli.opts = opts;
+    cli.nopts = GF_CLI_COUNT(opts);
+    cli.words = dense_words;
+    cli.tail = "Without --columns or --feature: every numeric and boolean leaf column of the first file.\n"
+               "On stderr at the end: rows, features, bytes read, seconds, GB/s (two lines); on a\n"
+               "terminal a progress line (rows written) while it runs.\n"
+               "Exit status: 0; 1 when the data cannot be read or the output written; 2 on a usage error.\n";
+    rc = gf_cli_parse(&cli, argc, argv, 1);
+    if (rc != GF_CLI_RUN) { gf_cli_features_free(&fs); gf_cli_free(&cli); return rc; }
+    rc = 0;
+    files = cli.pos;
+    nfiles = cli.npos;
+    cli.pos = NULL;
     g_files = files;
     atexit(free_files);
-    if (!files) return 1;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--feature") && has) {
-            if (gf_cli_features_add(&fs, argv[++i], msg, sizeof msg)) { fprintf(stderr, "gpufeed-dense: --feature '%.200s': %s\n", argv[i], msg); gf_cli_features_free(&fs); return 2; }
-            continue;
-        }
-        if (!strcmp(a, "--verify-crc")) { verify_crc = 1; continue; }
-        if (has && (!strcmp(a, "--columns") || !strcmp(a, "--dtype") || !strcmp(a, "--fill") || !strcmp(a, "--hash") ||
-                    !strcmp(a, "--list-width") || !strcmp(a, "--ragged") || !strcmp(a, "--lengths"))) legacy = 1;
-        if (!strcmp(a, "--null-error") || !strcmp(a, "--unsafe-cast")) legacy = 1;
-        if (!strcmp(a, "--columns") && has) columns = argv[++i];
-        else if (!strcmp(a, "--dtype") && has) {
-            if (gpufeed_dtype_parse(argv[++i], &dt)) { fprintf(stderr, "gpufeed-dense: unknown dtype '%.100s' (f32, f64, f16, bf16, i32, i64, u8)\n", argv[i]); return 2; }
-        }
-        else if (!strcmp(a, "--fill") && has) { char *e; fill = strtod(argv[++i], &e); if (*e) { fprintf(stderr, "gpufeed-dense: --fill needs a number, got '%.100s'\n", argv[i]); return 2; } }
-        else if (!strcmp(a, "--null-error")) null_error = 1;
-        else if (!strcmp(a, "--mmap")) use_mmap = 1;
-        else if (!strcmp(a, "--pread")) use_mmap = -1;
-        else if (!strcmp(a, "--unsafe-cast")) unsafe_cast = 1;
-        else if (!strcmp(a, "--hash") && has) { char *e; hash = strtoll(argv[++i], &e, 10); if (*e || hash <= 0) { fprintf(stderr, "gpufeed-dense: --hash needs a positive bucket count\n"); return 2; } }
-        else if (!strcmp(a, "--where") && has) where = argv[++i];
-        else if (!strcmp(a, "--list-width") && has) {
-            char *e;
-            list_width = strtoll(argv[++i], &e, 10);
-            if (*e || list_width <= 0 || list_width > (long long)GPUFEED_MAX_LIST_WIDTH) { fprintf(stderr, "gpufeed-dense: --list-width needs an integer in [1, %lu], got '%.100s'\n", (unsigned long)GPUFEED_MAX_LIST_WIDTH, argv[i]); return 2; }
-        }
-        else if (!strcmp(a, "--ragged") && has) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "error")) ragged = GPUFEED_LIST_ERROR;
-            else if (!strcmp(v, "pad")) ragged = GPUFEED_LIST_PAD;
-            else if (!strcmp(v, "truncate")) ragged = GPUFEED_LIST_TRUNCATE;
-            else { fprintf(stderr, "gpufeed-dense: --ragged needs error, pad or truncate, got '%.100s'\n", v); return 2; }
-        }
-        else if (!strcmp(a, "--lengths") && has) lengths = argv[++i];
-        else if (!strcmp(a, "--batch") && has) { char *e; batch = strtoll(argv[++i], &e, 10); if (*e || batch <= 0) { fprintf(stderr, "gpufeed-dense: --batch needs a positive integer\n"); return 2; } }
-        else if (!strcmp(a, "--unit-rows") && has) { char *e; unit_rows = strtoll(argv[++i], &e, 10); if (*e || unit_rows <= 0) { fprintf(stderr, "gpufeed-dense: --unit-rows needs a positive integer\n"); return 2; } }
-        else if (!strcmp(a, "--threads") && has) { char *e; threads = (int)strtol(argv[++i], &e, 10); if (*e || threads <= 0) { fprintf(stderr, "gpufeed-dense: --threads needs a positive integer\n"); return 2; } }
-        else if (!strcmp(a, "-o") && has) outp = argv[++i];
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-dense: unknown option '%.100s'\n", a); usage(); return 2; }
-        else files[nfiles++] = a;
-    }
-    if (!outp || nfiles == 0) { usage(); gf_cli_features_free(&fs); return 2; }
+    for (i = 0; i < GF_CLI_COUNT(legacy_flags); i++) legacy |= gf_cli_seen(&cli, legacy_flags[i]) > 0;
+    if (fs.n) cli.words = dense_feature_words;
     if (fs.n && legacy) {
         fprintf(stderr, "gpufeed-dense: --feature replaces --columns, --dtype, --fill, --null-error, --unsafe-cast, --hash, --list-width, --ragged and --lengths: use one or the other\n");
         gf_cli_features_free(&fs); return 2;
     }
-    if (lengths && !columns) { fprintf(stderr, "gpufeed-dense: --lengths needs --columns\n"); usage(); return 2; }
+    if (lengths && !columns) { fprintf(stderr, "gpufeed-dense: --lengths needs --columns\n"); gf_cli_features_free(&fs); return 2; }
+    if (!strcmp(outp, "-") && isatty(1)) {
+        fprintf(stderr, "gpufeed-dense: -o - writes binary to stdout, which is a terminal: redirect it (> OUT.bin, | ...)\n");
+        gf_cli_features_free(&fs); return 2;
+    }
 
     if (where) {
         if (parse_where(where, preds, 64, &npred, keep, 1024, &nkeep, msg, sizeof msg)) {
@@ -377,15 +398,14 @@ int main(int argc, char **argv)
         gpufeed_file_close(first);
     }
     memset(&dd, 0, sizeof dd);
+    dd.flags = open_flags; /* files are mapped by default */
     dd.paths = files; dd.num_paths = nfiles;
     dd.features = feats; dd.num_features = nfeat;
     if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }
     dd.where = npred ? preds : NULL; dd.num_where = npred;
     dd.unit_rows = unit_rows;
-    if (use_mmap < 0) dd.flags |= GPUFEED_OPEN_PREAD; /* files are mapped by default */
-    if (verify_crc) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
     t0 = now_s();
-    if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
+    if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
     if (!columns && (dt != GPUFEED_DT_F32 || fill != 0 || null_error || unsafe_cast)) {
         /* default columns with non-default options: reopen with explicit features */
         int32_t k, n = 0;
@@ -410,26 +430,41 @@ int main(int argc, char **argv)
         }
         gpufeed_dataset_close(ds); ds = NULL;
         dd.features = feats; dd.num_features = n;
-        if (gpufeed_dataset_open(&ds, &dd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
+        if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
     }
     gpufeed_dataset_get_info(ds, &info);
     memset(&rdd, 0, sizeof rdd);
     rdd.batch_rows = batch;
     rdd.threads = threads; /* the columns split between threads: the same bytes */
-    if (gpufeed_reader_open(&rd, ds, &rdd, &err)) { fprintf(stderr, "gpufeed-dense: %s\n", err.message); rc = 1; goto done; }
-    out = fopen(outp, "wb");
-    if (!out) { fprintf(stderr, "gpufeed-dense: cannot write '%.100s'\n", outp); rc = 1; goto done; }
+    if (gpufeed_reader_open(&rd, ds, &rdd, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
+    out = strcmp(outp, "-") ? fopen(outp, "wb") : stdout;
+    if (!out) { fprintf(stderr, "gpufeed-dense: cannot write '%.100s': %s\n", outp, strerror(errno)); rc = 1; goto done; }
+    if (out == stdout) outp = "stdout";
+    gf_cli_progress_start(&pg);
     for (;;) {
         gpufeed_batch b;
         gpufeed_result r = gpufeed_reader_next(rd, &b);
         if (r == GPUFEED_DONE) break;
-        if (r) { fprintf(stderr, "gpufeed-dense: %s\n", gpufeed_reader_error(rd)); rc = 1; goto done; }
+        if (r) { gf_cli_progress_done(&pg); gf_cli_error(&cli, gpufeed_reader_error(rd)); rc = 1; goto done; }
         if (fwrite(b.data, (size_t)b.row_bytes, (size_t)b.num_rows, out) != (size_t)b.num_rows) {
-            fprintf(stderr, "gpufeed-dense: write to '%.100s' failed\n", outp); rc = 1; goto done;
+            gf_cli_progress_done(&pg);
+            fprintf(stderr, "gpufeed-dense: write to '%.100s' failed: %s\n", outp, strerror(errno)); rc = 1; goto done;
         }
         rows += b.num_rows;
+        if (gf_cli_progress_due(&pg)) {
+            double el = gf_cli_now() - pg.t0;
+            if (npred) gf_cli_progress_line(&pg, "%lld rows written (of at most %lld), %.1f MB/s", rows, (long long)info.num_rows,
+                                            el > 0 ? (double)rows * (double)info.row_bytes / el / 1e6 : 0.0);
+            else gf_cli_progress_line(&pg, "%lld of %lld rows written (%.0f%%), %.1f MB/s", rows, (long long)info.num_rows,
+                                      info.num_rows ? 100.0 * (double)rows / (double)info.num_rows : 100.0,
+                                      el > 0 ? (double)rows * (double)info.row_bytes / el / 1e6 : 0.0);
+        }
     }
-    if (fclose(out) != 0) { out = NULL; fprintf(stderr, "gpufeed-dense: write to '%.100s' failed\n", outp); rc = 1; goto done; }
+    gf_cli_progress_done(&pg);
+    if (out == stdout ? (fflush(out) != 0 || ferror(out)) : fclose(out) != 0) {
+        out = NULL;
+        fprintf(stderr, "gpufeed-dense: write to '%.100s' failed: %s\n", outp, strerror(errno)); rc = 1; goto done;
+    }
     out = NULL;
     t1 = now_s();
     {
@@ -441,7 +476,7 @@ int main(int argc, char **argv)
                 (unsigned long long)gpufeed_dataset_bytes_read(ds), secs, secs > 0 ? bytes / secs / 1e9 : 0.0, secs > 0 ? (double)rows / secs : 0.0);
     }
 done:
-    if (out) fclose(out);
+    if (out && out != stdout) fclose(out);
     gpufeed_reader_close(rd);
     gpufeed_dataset_close(ds);
     for (i = 0; i < nkeep; i++) free(keep[i]);

@@ -25,6 +25,7 @@
                 as stored integers (days, the column's unit, nanoseconds)
                 instead of ISO-8601 text (the rules of gpufeed-cat)
      -h, --help this text
+     --version  the version
    PATH is a Parquet file, a directory (its *.parquet files, sorted) or a
    glob in quotes, expanded as the dataset API expands them. Several files:
    meta prints one report after another; schema prints the schema once when
@@ -36,6 +37,7 @@
    it and the problem); 2 on a usage error. */
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
+#include "gf_cli.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -480,22 +482,6 @@ static int cmd_rowcount(const path_list *files)
     return 0;
 }
 
-static void usage(FILE *o)
-{
-    fputs("usage: gpufeed-inspect [meta|schema|rowcount] [options] PATH...\n"
-          "Print the metadata of Parquet files.\n"
-          "  PATH        a .parquet file, a directory (its *.parquet, sorted) or a quoted glob\n"
-          "commands:\n"
-          "  meta        sizes, writer, rows, schema tree, row groups, column chunks, statistics (the default)\n"
-          "  schema      the schema as a Parquet message type (as parquet-tools prints it)\n"
-          "  rowcount    the number of rows of all the files: one integer\n"
-          "options:\n"
-          "  --pages     meta: also list every page of every column chunk\n"
-          "  --raw       meta: DATE/TIME/TIMESTAMP/INT96 statistics as stored integers, not ISO-8601\n"
-          "  -h, --help  this text\n"
-          "rows (cat, head): gpufeed-cat\n", o);
-}
-
 static int file_exists(const char *p)
 {
     FILE *f = fopen(p, "rb");
@@ -509,33 +495,45 @@ int main(int argc, char **argv)
     const char *cmd = "meta";
     path_list files;
     gpufeed_error err;
-    int i = 1, npaths = 0, show_pages = 0, raw = 0, rc = 0;
+    int i = 1, npaths = 0, rc = 0;
+    int32_t show_pages = 0, raw = 0;
+    gf_cli_opt opts[] = {
+        { .name = "--pages", .kind = GF_CLI_FLAG, .target = &show_pages, .help = "meta: also list every page of every column chunk" },
+        { .name = "--raw", .kind = GF_CLI_FLAG, .target = &raw,
+          .help = "meta: DATE/TIME/TIMESTAMP/INT96 statistics as stored integers, not ISO-8601" },
+    };
+    gf_cli cli;
 
     memset(&files, 0, sizeof files);
+    memset(&cli, 0, sizeof cli);
+    cli.prog = "gpufeed-inspect";
+    cli.usage = "[meta|schema|rowcount] [options] PATH...";
+    cli.about = "Print the metadata of Parquet files.";
+    cli.head = "commands:\n"
+               "  meta                    sizes, writer, rows, schema tree, row groups, column chunks,\n"
+               "                          statistics (the default)\n"
+               "  schema                  the schema as a Parquet message type (as parquet-tools prints it)\n"
+               "  rowcount                the number of rows of all the files: one integer\n";
+    cli.tail = "rows (cat, head): gpufeed-cat\n"
+               "Exit status: 0; 1 when a file cannot be read; 2 on a usage error.\n";
+    cli.opts = opts;
+    cli.nopts = GF_CLI_COUNT(opts);
     if (argc > 1 && (!strcmp(argv[1], "meta") || !strcmp(argv[1], "schema") || !strcmp(argv[1], "rowcount"))) cmd = argv[i++];
     else if (argc > 1 && (!strcmp(argv[1], "cat") || !strcmp(argv[1], "head")) && !file_exists(argv[1])) {
         fprintf(stderr, "gpufeed-inspect: '%s' is a gpufeed-cat command: gpufeed-cat %s PATH...\n", argv[1], argv[1]);
         return 2;
     }
-    paths = (const char **)calloc((size_t)argc, sizeof *paths);
-    if (!paths) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); return 1; }
-    for (; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--pages")) show_pages = 1;
-        else if (!strcmp(a, "--raw")) raw = 1;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(paths); return 0; }
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "gpufeed-inspect: unknown option '%s' (gpufeed-inspect --help lists them)\n", a); rc = 2; }
-        else paths[npaths++] = a;
-    }
+    rc = gf_cli_parse(&cli, argc, argv, i);
+    if (rc != GF_CLI_RUN) { gf_cli_free(&cli); return rc; }
+    rc = 0;
+    paths = cli.pos;
+    npaths = cli.npos;
     if (!rc && (show_pages || raw) && strcmp(cmd, "meta")) {
         fprintf(stderr, "gpufeed-inspect: %s applies to meta, not %s\n", show_pages ? "--pages" : "--raw", cmd);
         rc = 2;
     }
-    if (!rc && npaths == 0) { fprintf(stderr, "gpufeed-inspect: no PATH given (gpufeed-inspect --help shows the usage)\n"); rc = 2; }
     if (!rc && gpufeed_expand_paths(paths, npaths, path_list_add, &files, &err)) {
-        const char *m = err.message;
-        if (!strncmp(m, "dataset: ", 9)) m += 9;
-        fprintf(stderr, "gpufeed-inspect: %s\n", m);
+        gf_cli_error(&cli, err.message);
         rc = 1;
     }
     if (!rc && files.oom) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); rc = 1; }
@@ -547,6 +545,6 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < files.n; i++) free(files.v[i]);
     free(files.v);
-    free(paths);
+    gf_cli_free(&cli);
     return rc;
 }
