@@ -1208,6 +1208,7 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
    compilers define _GNU_SOURCE, so it is declared there). */
 #ifndef __cplusplus
 extern ssize_t pread(int, void *, size_t, off_t);
+extern int madvise(void *, size_t, int);
 #endif
 #endif
 
@@ -1941,8 +1942,9 @@ struct gpufeed_file {
     gf__fdsrc fd;
     int fd_open;
 #endif
-    const uint8_t *map;                /* GPUFEED_OPEN_MMAP: the whole file */
+    const uint8_t *map;                /* a mapped local file: the whole file */
     uint64_t map_len;
+    uint64_t map_page;                 /* the system's page size */
     char *name;
     uint64_t size;
     uint64_t data_end;                 /* first byte of the footer */
@@ -2688,7 +2690,11 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
         f->src.read_at = gf__fd_read; f->src.ctx = &f->fd; f->src.size = (uint64_t)st.st_size;
         if (!(desc->flags & GPUFEED_OPEN_PREAD) && st.st_size > 0) { /* mapped: measured faster than copies */
             void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, f->fd.fd, 0);
-            if (m != MAP_FAILED) { f->map = (const uint8_t *)m; f->map_len = (uint64_t)st.st_size; }
+            if (m != MAP_FAILED) {
+                long ps = sysconf(_SC_PAGESIZE);
+                f->map = (const uint8_t *)m; f->map_len = (uint64_t)st.st_size;
+                f->map_page = ps > 0 ? (uint64_t)ps : 4096;
+            }
         }
 #else
         gpufeed_file_close(f);
@@ -5085,6 +5091,7 @@ struct gpufeed_column {
     int64_t pg_val0;                   /* first value of the batch from the current page */
     uint64_t bytes_read;
     uint64_t read_us;                  /* time in the source's read_at */
+    uint64_t unmapped_to;              /* a mapped file: bytes before this were let go */
     gpufeed_result failed;             /* sticky: the first error */
     char err[GPUFEED_ERROR_MAX];
 };
@@ -5910,6 +5917,35 @@ static gpufeed_result gf__nest_read(gpufeed_column *c, gpufeed_column_batch *b)
 
 /* Points a column reader (buffers kept) at another chunk. Validates the
    chunk; messages go to err (may be NULL) and c->err. */
+#ifndef GPUFEED_NO_STDIO
+#if defined(MADV_DONTNEED)
+#define GF__MADV_DONTNEED MADV_DONTNEED
+#elif defined(__linux__)
+#define GF__MADV_DONTNEED 4            /* hidden by strict C99 headers; Linux's value */
+#endif
+/* A mapped file's pages before the column's current page are done with:
+   let them go (the page cache keeps them), so a process's resident memory
+   does not grow with the data it reads. */
+static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
+{
+    uint64_t ps, lo, hi;
+    if (!c->f || !c->f->map || upto <= c->unmapped_to) return;
+    if (upto > c->f->map_len) upto = c->f->map_len;
+    ps = c->f->map_page;
+    lo = (c->unmapped_to + ps - 1) / ps * ps;
+    hi = upto / ps * ps;
+    if (hi > lo) {
+#ifdef GF__MADV_DONTNEED
+        (void)madvise((void *)(uintptr_t)(c->f->map + lo), (size_t)(hi - lo), GF__MADV_DONTNEED);
+#endif
+        c->unmapped_to = hi;
+    }
+}
+static void gf__col_unmap_done(gpufeed_column *c) { gf__col_unmap_to(c, c->page_off); }
+#else
+#define gf__col_unmap_to(c, upto) ((void)0)
+#endif
+
 static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t row_group, int32_t column, gpufeed_error *err)
 {
     const gpufeed_row_group_info *rg = &f->md.row_groups[row_group];
@@ -5918,6 +5954,7 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     uint64_t start;
     /* the same chunk again (another unit of it): its dictionary still holds */
     int same = c->f == f && c->rg == row_group && c->col == column && c->has_dict && !c->failed;
+    if (c->f) gf__col_unmap_to(c, c->region_end); /* the chunk it leaves: done with */
     c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
     c->esz = gf__elem_size(ci->physical);
     if (!same) { c->has_dict = 0; c->dict_n = 0; }
@@ -5953,6 +5990,7 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     if (ch->num_values > 0 && (start < 4 || start >= f->data_end))
         return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name, row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
     c->start = c->pos = c->page_off = start;
+    c->unmapped_to = start;
     c->region_end = f->chunk_limit[(size_t)row_group * (size_t)f->md.num_columns + (size_t)column];
     c->chunk_end_hint = start + (uint64_t)ch->total_compressed_size;
     if (c->chunk_end_hint < start) c->chunk_end_hint = c->region_end;
@@ -8173,6 +8211,10 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
         gf__dataset_free(ds); return r;
     }
     (void)k;
+#if !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_DONTNEED)
+    for (i = 0; i < ds->nfiles; i++) /* the plan's page walk touched the files: nothing of them is needed yet */
+        if (ds->files[i]->map) (void)madvise((void *)(uintptr_t)ds->files[i]->map, (size_t)ds->files[i]->map_len, GF__MADV_DONTNEED);
+#endif
     *out = ds;
     return GPUFEED_OK;
 }
@@ -8297,7 +8339,7 @@ static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, 
     memset(s->pc, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
     s->j0 = j0; s->j1 = j1;
     for (i = 0; i < ds->nfeat; i++) {
-        s->dc[i].dent = -1; s->dc[i].feat = i; s->dc[i].dcp = &ds->dcache; s->dc[i].da = &ds->alloc;
+        s->dc[i].dent = -1; s->dc[i].feat = i; s->dc[i].dcp = NULL; s->dc[i].da = &ds->alloc; /* gf__scratch_share */
         if (i < j0 || i >= j1) continue; /* another scratch's feature */
         if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     }
@@ -8655,6 +8697,15 @@ static void gf__transpose(uint8_t *out, size_t rb, const uint8_t *in, int64_t k,
     }
 }
 
+/* The loader's workers share converted dictionaries (units of one chunk
+   go to different workers, or come back to one out of order); a reader
+   that walks the chunks once keeps its own. */
+static void gf__scratch_share(gpufeed_scratch *s)
+{
+    int32_t i;
+    for (i = 0; i < s->ds->nfeat; i++) s->dc[i].dcp = &s->ds->dcache;
+}
+
 /* Reads k (<= GF__TILE) rows of the positioned unit into the destination
    at row `at`; drops rows failing the predicates; returns rows kept. */
 static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data, void *const *features,
@@ -8728,6 +8779,10 @@ static void gf__scratch_account(gpufeed_scratch *s)
 {
     int32_t j;
     uint64_t t = 0, us = 0;
+#ifndef GPUFEED_NO_STDIO
+    for (j = s->j0; j < s->j1; j++) gf__col_unmap_done(&s->dc[j].c);
+    for (j = 0; j < s->ds->npred; j++) gf__col_unmap_done(s->pc[j]);
+#endif
     for (j = 0; j < s->ds->nfeat; j++) {
         t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0;
         us += s->dc[j].c.read_us; s->dc[j].c.read_us = 0;
@@ -10376,6 +10431,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp) || gpufeed_scratch_create(ds, &w->s)) {
             gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
+        gf__scratch_share(w->s);
         memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
         for (k = 0; k < l->D; k++) {
             gf__uslot *s = &w->ring.slot[k];
