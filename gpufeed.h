@@ -4794,12 +4794,13 @@ static int gf__rle_next_run(gf__rle *r)
     return 1;
 }
 
-/* 8 values of a constant bit width from one bit-packed group; needs 8
-   readable bytes beyond the group's bw bytes. */
-#define GF__UNPACK_CASE(BW) case BW: { int j_; \
+/* g groups of 8 values of a constant bit width (bit-packed runs), the
+   width's kernel chosen once; needs 8 readable bytes beyond the groups. */
+#define GF__UNPACK_CASE(BW) case BW: for (k_ = 0; k_ < g; k_++, p += BW, o += 8) { int j_; \
     for (j_ = 0; j_ < 8; j_++) o[j_] = (uint32_t)((gf__ld64(p + ((j_ * BW) >> 3)) >> ((j_ * BW) & 7)) & ((1ull << BW) - 1)); } break;
-static void gf__unpack8(const uint8_t *p, int bw, uint32_t *o)
+static void gf__unpack_groups(const uint8_t *p, int bw, uint32_t *o, uint64_t g)
 {
+    uint64_t k_;
     switch (bw) {
     GF__UNPACK_CASE(1) GF__UNPACK_CASE(2) GF__UNPACK_CASE(3) GF__UNPACK_CASE(4)
     GF__UNPACK_CASE(5) GF__UNPACK_CASE(6) GF__UNPACK_CASE(7) GF__UNPACK_CASE(8)
@@ -4809,7 +4810,7 @@ static void gf__unpack8(const uint8_t *p, int bw, uint32_t *o)
     GF__UNPACK_CASE(21) GF__UNPACK_CASE(22) GF__UNPACK_CASE(23) GF__UNPACK_CASE(24)
     GF__UNPACK_CASE(25) GF__UNPACK_CASE(26) GF__UNPACK_CASE(27) GF__UNPACK_CASE(28)
     GF__UNPACK_CASE(29) GF__UNPACK_CASE(30) GF__UNPACK_CASE(31) GF__UNPACK_CASE(32)
-    default: { int j; for (j = 0; j < 8; j++) o[j] = 0; } break;
+    default: for (k_ = 0; k_ < g * 8; k_++) o[k_] = 0; break;
     }
 }
 #undef GF__UNPACK_CASE
@@ -4839,9 +4840,11 @@ static uint32_t gf__rle_get(gf__rle *r, uint32_t *out, uint32_t n)
                 /* whole groups with slack after them: constant-width kernel */
                 if ((r->lit_pos & 7) == 0) {
                     const uint8_t *q = base + (bit >> 3);
-                    while (k - i >= 8 && end - q >= (ptrdiff_t)r->bw + 8) {
-                        gf__unpack8(q, r->bw, out + got + i);
-                        q += r->bw; i += 8; bit += 8 * (uint64_t)r->bw;
+                    uint64_t g = (k - i) / 8, room = end - q >= (ptrdiff_t)r->bw + 8 ? (uint64_t)(end - q - 8) / (uint64_t)r->bw : 0;
+                    if (g > room) g = room;
+                    if (g) {
+                        gf__unpack_groups(q, r->bw, out + got + i, g);
+                        i += (uint32_t)(8 * g); bit += 8 * g * (uint64_t)r->bw;
                     }
                 }
                 for (; i < k; i++, bit += (uint64_t)r->bw) {
@@ -6881,6 +6884,7 @@ static void gf__fmt_canon(const gf__dcol *d, uint64_t v, char *buf, size_t cap)
 }
 
 /* The current dictionary converted to the dtype, once per dictionary. */
+static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out);
 static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
 {
     gpufeed_column *c = &d->c;
@@ -6889,6 +6893,21 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     if (d->dconv_ok && d->dgen == c->dict_gen) return GPUFEED_OK;
     if (!gf__grow(a, &d->dconv, &d->dconv_cap, (size_t)n * dsz + 8) || !gf__grow(a, &d->dbad, &d->dbad_cap, (size_t)n))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory converting the dictionary");
+    if (n && !d->conv.scale && !d->uint32_src && !d->decimal_bytes && !d->dec_scale && !d->f16 &&
+        (d->conv.dt == GPUFEED_DT_F32 || d->conv.dt == GPUFEED_DT_F64) &&
+        (((c->ci->physical == GPUFEED_FLOAT || c->ci->physical == GPUFEED_DOUBLE) && d->conv.ck == GF__CK_F64) ||
+         ((c->ci->physical == GPUFEED_INT32 || c->ci->physical == GPUFEED_INT64) && d->conv.ck == GF__CK_I64))) {
+        /* a plain cast that cannot fail: the PLAIN kernels, straight from the entries */
+        const uint8_t *save_vp = c->vp, *save_end = c->vend;
+        c->vp = (const uint8_t *)c->dict; c->vend = c->vp + (size_t)n * gf__elem_size(c->ci->physical);
+        i = (uint32_t)gf__plain_direct(d, n, d->dconv);
+        c->vp = save_vp; c->vend = save_end;
+        if (i == 1) {
+            memset(d->dbad, 0, n);
+            n = 0; /* converted */
+        }
+        else n = c->dict_n;
+    }
     for (i = 0; i < n; i += GF__TILE) {
         uint32_t k = n - i < GF__TILE ? n - i : GF__TILE, j;
         int64_t at = 0;
@@ -6922,6 +6941,7 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
             }
         }
     }
+    n = c->dict_n;
     d->dbad_any = 0;
     for (i = 0; i < n; i++) d->dbad_any |= d->dbad[i];
     d->dgen = c->dict_gen;
@@ -8266,6 +8286,7 @@ struct gpufeed_scratch {
                                           tile's features column by column, then
                                           transposed into the rows */
     int32_t stage_w;                   /* that width, 0: features go straight to rows */
+    uint64_t *wr; size_t wr_cap;       /* a unit's byte ranges for will_read */
     int32_t j0, j1;                    /* the features this scratch decodes (a threaded
                                           reader splits them; the predicates are every
                                           scratch's) */
@@ -8311,7 +8332,7 @@ GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
         gf__free(a, s->dc[i].dconv); gf__free(a, s->dc[i].dbad);
     }
     if (s->pc) for (i = 0; i < s->ds->npred; i++) if (s->pc[i]) { gf__col_free_buffers(s->pc[i], a); gf__free(a, s->pc[i]); }
-    gf__free(a, s->dc); gf__free(a, s->pc); gf__free(a, s->stage);
+    gf__free(a, s->dc); gf__free(a, s->pc); gf__free(a, s->stage); gf__free(a, s->wr);
     gf__free(a, s);
 }
 
@@ -8410,8 +8431,12 @@ static void gf__scratch_will_read(gpufeed_scratch *s, const gf__unitx *ux, gpufe
     uint64_t *off, *len;
     int32_t n = 0, j, a, b;
     if (!f->src.will_read || f->map || nb <= 0) return;
-    off = (uint64_t *)gf__alloc(&s->ds->alloc, (size_t)nb * 4 * sizeof(uint64_t));
-    if (!off) return; /* only a hint */
+    if (s->wr_cap < (size_t)nb * 4) { /* grown once */
+        uint64_t *w = (uint64_t *)gf__realloc(&s->ds->alloc, s->wr, (size_t)nb * 4 * sizeof(uint64_t));
+        if (!w) return; /* only a hint */
+        s->wr = w; s->wr_cap = (size_t)nb * 4;
+    }
+    off = s->wr;
     len = off + 2 * nb;
     for (j = 0; j < nb; j++) {
         const gpufeed_chunk_info *ch = &f->md.row_groups[ux->u.row_group].chunks[bind[j].col];
@@ -8441,7 +8466,6 @@ static void gf__scratch_will_read(gpufeed_scratch *s, const gf__unitx *ux, gpufe
         } else { off[b] = off[a]; len[b] = len[a]; b++; }
     }
     if (b > 0) f->src.will_read(f->src.ctx, off, len, b);
-    gf__free(&s->ds->alloc, off);
 }
 
 /* Points every decoder at the unit's first row. */

@@ -225,7 +225,7 @@ int main(int argc, char **argv)
     int32_t null_error = 0, unsafe_cast = 0, threads = 1;
     gf_cli_features fs;
     double fill = 0;
-    int64_t batch = 65536, unit_rows = 0, hash = 0;
+    int64_t batch = 4096, unit_rows = 0, hash = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_feature *feats = NULL;
     int nfeat = 0;
@@ -270,7 +270,7 @@ int main(int argc, char **argv)
         { .name = "--where", .kind = GF_CLI_STR, .target = &where, .meta = "EXPR",
           .help = "only rows where EXPR holds: conditions joined by `and`: `col < 3`, <=, ==, >=, >,\n"
                   "`col between 1 and 5`, `col in (1, 2)`, `col is [not] null`; strings in quotes" },
-        { .name = "--batch", .kind = GF_CLI_I64, .target = &batch, .meta = "B", .min = 1, .help = "rows per read (default 65536)" },
+        { .name = "--batch", .kind = GF_CLI_I64, .target = &batch, .meta = "B", .min = 1, .help = "rows per read (default 4096: the batch stays in cache)" },
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work (default 65536)" },
         { .name = "--threads", .kind = GF_CLI_INT, .target = &threads, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
