@@ -75,5 +75,50 @@ PY
   [ $same -eq 1 ] && ok "np=$np: same seed reproduces every rank's stream (ids and batch hashes)" || bad "np=$np: a rerun with the same seed differs"
   [ $differ -eq 1 ] && ok "np=$np: another seed gives another order" || bad "np=$np: seed 8 gave the same stream as seed 7"
 done
+# Elastic mode (issue 18): the global batch is the same rows in the same order
+# for any world dividing it; a checkpoint at one world resumes at another;
+# with partitions a rank decodes about 1/world of the data; a tensor cache
+# built ahead of time serves every world.
+if mpicc -O2 -std=c99 -Wall -Wextra -Werror -pedantic -I. tests/elastic_mpi.c -o "$T/elastic_mpi" -lpthread -lm 2> "$T/ebuild.err"; then
+  ok "mpicc builds tests/elastic_mpi.c"
+  EF=tests/data/ids.parquet G=1024 UR=1000
+  CT=$T/ecache; mkdir -p "$CT"
+  [ -x build/gpufeed-cache ] || make -s build/gpufeed-cache > /dev/null 2>&1
+  if build/gpufeed-cache build --cache "$CT" --unit-rows $UR "$EF" > "$T/ecache.log" 2>&1; then ok "the cache built ahead of time (gpufeed-cache build)"; else bad "gpufeed-cache build: $(tail -3 "$T/ecache.log")"; fi
+  run_el() { # NP P CACHE START_EPOCH START_BATCH EPOCHS TAG
+    timeout 120 "${MPIRUN[@]}" -np "$1" "$T/elastic_mpi" "$EF" $G "$2" "$6" 5 3 $UR "$3" "$4" "$5" "$T/el.$7" > "$T/el.$7.log" 2>&1 &&
+      cat "$T"/el."$7".[0-9]* | sort -n -k1,1 -k2,2 -k3,3 > "$T/el.$7.rows"
+  }
+  for P in 0 4; do
+    for c in none cache; do
+      cache=-; [ $c = cache ] && cache=$CT
+      for np in 1 2 4; do
+        run_el $np $P "$cache" 0 0 2 "p$P.$c.$np" || bad "elastic P=$P $c np=$np: $(tail -3 "$T/el.p$P.$c.$np.log")"
+      done
+      n1=$(wc -l < "$T/el.p$P.$c.1.rows" 2>/dev/null || echo 0)
+      if [ "$n1" -gt 20000 ] && cmp -s "$T/el.p$P.$c.1.rows" "$T/el.p$P.$c.2.rows" && cmp -s "$T/el.p$P.$c.1.rows" "$T/el.p$P.$c.4.rows"; then
+        ok "elastic partitions=$P, $c: worlds 1, 2 and 4 deliver the same global batches, byte for byte ($n1 rows over 2 epochs, shuffle window 3)"
+      else bad "elastic partitions=$P, $c: the global streams of worlds 1, 2, 4 differ ($n1 rows at world 1)"; fi
+    done
+    cmp -s "$T/el.p$P.none.4.rows" "$T/el.p$P.cache.4.rows" && ok "elastic partitions=$P: the cache and the source give the same rows" ||
+      bad "elastic partitions=$P: cache vs source differ"
+    grep -q "source bytes read [1-9]" "$T/el.p$P.cache.4.log" && bad "elastic partitions=$P: a rank read the source although the cache was built" ||
+      ok "elastic partitions=$P: with the cache no rank reads the source"
+    # a checkpoint at world 4 (epoch 1, global batch 3) resumed at world 2
+    run_el 2 $P - 1 3 1 "p$P.resume" || bad "elastic partitions=$P resume: $(tail -3 "$T/el.p$P.resume.log")"
+    awk '$1 == 1 && $2 >= 3' "$T/el.p$P.none.4.rows" > "$T/el.p$P.tail"
+    if [ -s "$T/el.p$P.tail" ] && cmp -s "$T/el.p$P.tail" "$T/el.p$P.resume.rows"; then
+      ok "elastic partitions=$P: a checkpoint taken at world 4 resumes at world 2 with the same remaining global batches"
+    else bad "elastic partitions=$P: resumed at world 2, $(wc -l < "$T/el.p$P.resume.rows" 2>/dev/null) rows vs $(wc -l < "$T/el.p$P.tail") expected"; fi
+  done
+  # bytes read per rank: with partitions about 1/world of one rank's reading
+  b1=$(sed -n 's/^rank 0: .* source bytes read //p' "$T/el.p4.none.1.log")
+  b4=$(sed -n 's/^rank [0-9]*: .* source bytes read //p' "$T/el.p4.none.4.log" | sort -n | tail -1)
+  echo "bytes read: world 1: $b1; the largest rank of world 4 (partitions 4): $b4; without partitions: $(sed -n 's/^rank [0-9]*: .* source bytes read //p' "$T/el.p0.none.4.log" | tr '\n' ' ')"
+  if [ -n "$b1" ] && [ -n "$b4" ] && [ "$b4" -gt 0 ] && [ $((b4 * 2)) -lt "$b1" ]; then ok "elastic partitions=4: each of 4 ranks reads less than half the bytes one rank reads"
+  else bad "elastic partitions=4: a rank of 4 read $b4 bytes, one rank $b1"; fi
+else
+  bad "mpicc build of tests/elastic_mpi.c: $(head -5 "$T/ebuild.err")"
+fi
 echo "$PASS passed, $FAIL failed"
 [ $FAIL -eq 0 ]
