@@ -99,6 +99,7 @@ bench-dense: tools venv
 bench-loader: tools venv
 	$(VENV)/bin/python tools/bench/bench_loader.py
 	$(VENV)/bin/python tools/bench/bench_peers.py
+	$(VENV)/bin/python tools/bench/bench_elastic.py
 
 bench-cache: tools venv
 	$(VENV)/bin/python tools/bench/bench_cache.py
