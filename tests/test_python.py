@@ -476,6 +476,35 @@ def test_pip_install():
               and got[2] == 500 and "gpufeed: building" in err, "%s %s" % (got, err[-400:]))
 
 
+def test_elastic(bench_bin):
+    """elastic mode through the binding: the slices of worlds 1, 2 and 4,
+    put together by (epoch, global batch, position), are the same rows; the
+    C tool's --print-rows agrees row for row"""
+    def rows(world, partitions):
+        got = {}
+        for r in range(world):
+            L = gpufeed.Loader(IDS, features=[gpufeed.Feature("x"), gpufeed.Feature("k"), gpufeed.Feature("y")],
+                               batch_rows=0, global_batch_rows=1024, partitions=partitions, world=world, rank=r,
+                               workers=2, seed=5, epochs=2, shuffle_window=3, unit_rows=1000, device=None)
+            for b in L:
+                x = np.from_dlpack(b)
+                for i in range(x.shape[0]):
+                    got[(b.epoch, b.index, b.slice_start + i)] = x[i].tobytes()
+            L.close()
+        return got
+    for p in (0, 4):
+        w1, w2, w4 = rows(1, p), rows(2, p), rows(4, p)
+        check("elastic (partitions %d) from Python: worlds 1, 2 and 4 give the same %d rows of the global batches" % (p, len(w1)),
+              len(w1) > 30000 and w1 == w2 == w4)
+    out = subprocess.run([bench_bin, IDS, "--global-batch", "1024", "--world", "2", "--rank", "1", "--workers", "2", "--seed", "5",
+                          "--epochs", "2", "--shuffle-window", "3", "--unit-rows", "1000", "--columns", "x,k,y", "--print-rows"],
+                         capture_output=True, text=True)
+    keys = [tuple(int(v) for v in l.split()[:3]) for l in out.stdout.splitlines() if len(l.split()) == 4]
+    w1 = rows(1, 0)
+    check("gpufeed-bench --print-rows (rank 1 of 2) names %d rows of the same global batches" % len(keys),
+          len(keys) > 15000 and all(k in w1 for k in keys) and all(k[2] >= 512 for k in keys), out.stderr[-300:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpufeed-dense", default=os.path.join(ROOT, "build", "gpufeed-dense"))
@@ -483,7 +512,7 @@ def main():
     a = ap.parse_args()
     print("torch %s, numpy %s" % (torch.__version__, np.__version__))
     for t in (lambda: test_values_vs_c(a.gpufeed_dense), test_views_and_protocols,
-              lambda: test_hash_vs_c(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example,
+              lambda: test_hash_vs_c(a.gpufeed_bench), lambda: test_elastic(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example,
               test_cpu_defaults, test_auto_emulated_gpu, test_dtypes, test_verify_crc, test_readme_snippet, test_example_defaults, test_pip_install):
         try:
             t()
