@@ -1,15 +1,21 @@
 # gpufeed -- build, test and demo targets.
-#   make demo    the main job: inspect + print the committed flights dataset
-#   make check   the quick suite, for the edit-test loop (about 3 minutes from a
-#                fresh clone: unit, bad input, loader, cache, tools, fuzz replay;
-#                no apt-get, no pip, no network, no .venv needed)
+#   make demo    the main job: inspect + print the committed flights dataset,
+#                then 3 shuffled epochs through the loader and its cache
+#   make check   the quick suite, for the edit-test loop (about 2.5 minutes:
+#                unit, bad input, loader, cache, tools, fuzz replay; no apt-get,
+#                no pip, no network, no .venv needed)
 #   make test    everything CI runs (installs what it needs on a fresh machine)
-#   make tools   build/gpufeed-inspect, gpufeed-cat, gpufeed-dense, gpufeed-bench
-#   make bench-dense   Parquet -> dense float32 vs pyarrow -> NumPy (BENCH.md)
+#   make mutation      single mutations of gpufeed.h against make check: the score
+#   make tools   build/gpufeed-inspect, -cat, -dense, -bench and -cache
+#   make bench-dense   Parquet -> dense float32 vs pyarrow -> NumPy
+#   make bench-loader  the loader: workers, shuffled vs sequential, vs PyTorch DataLoader, ranks
+#   make bench-cache   cached epochs vs memcpy and vs the decode path
+#   make bench-codecs  our codecs vs libsnappy/liblz4/zlib/libdeflate/libzstd
+#   make bench-gpu     GPU figures (needs a GPU); make gpu-check: the GPU tests
 #   make fuzz    run the whole-file libFuzzer target for FUZZ_SECONDS (default 60)
 #   make fuzz-all      every per-decoder target + whole files, FUZZ_SECONDS each
-#   make bench-codecs  our codecs vs libsnappy/liblz4/zlib/libdeflate/libzstd
-#   make fuzz-gzip   the GZIP codec's libFuzzer target, as long
+#   make fuzz-gzip     the GZIP codec's libFuzzer target, as long
+#   (tools/bench/README.md: the benchmarks; tests/README.md: the suites)
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -35,8 +41,8 @@ build/%: tools/%.c tools/gf_cli.h gpufeed.h
 demo: tools
 	build/gpufeed-inspect examples/data/flights.parquet | head -40
 	@echo
-	@echo "first 5 rows (gpufeed-cat --limit 5):"
-	build/gpufeed-cat --limit 5 examples/data/flights.parquet
+	@echo "first 5 rows (gpufeed-cat head):"
+	build/gpufeed-cat head examples/data/flights.parquet
 	@echo
 	@echo "the loader: 3 epochs, 2 workers, shuffled, with a tensor cache (built in epoch 0, then served):"
 	rm -rf build/demo-cache

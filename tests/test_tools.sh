@@ -203,19 +203,47 @@ if [ -x .venv/bin/python ]; then
 else
   skip "tests/test_cli.py (the checks against pyarrow): no .venv (make venv)"
 fi
-# the README's drop-in example compiles as written and gives pyarrow's answer
-# (pyarrow.compute.sum(read_table(flights)['dep_delay']) == 4152200)
-python3 - <<'PY' > $T/readme_example.c
-import re
+# the README's complete C programs (every ```c block with a main), extracted
+# byte for byte and compiled as a user would: no line added
+python3 - "$T" <<'PY'
+import re, sys
 s = open('README.md').read()
-print('#define GPUFEED_IMPLEMENTATION')
-print([b for b in re.findall(r"```c\n(.*?)```", s, re.S) if "int main" in b][0])
+progs = [b for b in re.findall(r"```c\n(.*?)```", s, re.S) if "int main" in b]
+for i, b in enumerate(progs):
+    open('%s/readme_%d.c' % (sys.argv[1], i), 'w').write(b)
+print(len(progs))
 PY
-if cc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -I. $T/readme_example.c -o $T/readme_example 2> $T/readme.err; then
-  check "README example runs and matches pyarrow" test "$($T/readme_example)" = "sum of dep_delay: 4152200"
-else
-  bad "README example compiles"; cat $T/readme.err
-fi
+check "README.md holds at least two complete C programs" bash -c "ls $T/readme_*.c | wc -l | grep -qE '^[2-9]'"
+check "README.md is at most 300 lines" bash -c "[ \$(wc -l < README.md) -le 300 ]"
+for src in $T/readme_*.c; do
+  exe=${src%.c}
+  if cc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -I. "$src" -o "$exe" -lpthread -lm 2> "$exe.err"; then
+    ok "README program $(basename "$src") compiles as written"
+  else
+    bad "README program $(basename "$src") compiles as written"; cat "$exe.err"; continue
+  fi
+  if grep -q "gpufeed_column_open" "$src"; then
+    # pyarrow.compute.sum(read_table(flights)['dep_delay']) == 4152200
+    check "README column program runs and matches pyarrow" test "$("$exe")" = "sum of dep_delay: 4152200"
+  elif grep -q "gpufeed_loader_next" "$src"; then
+    # the trainer: 2 epochs of flights, sums independent of workers and of the cache
+    want="673552 rows, dep_delay sum 8304400, carrier id sum 443879646"
+    check "README trainer runs as written" test "$("$exe")" = "$want"
+    rm -rf $T/readme_cache
+    check "README trainer with a cache directory (builds it)" test "$("$exe" examples/data/flights.parquet $T/readme_cache)" = "$want"
+    check "README trainer served from the cache: the same sums" test "$("$exe" examples/data/flights.parquet $T/readme_cache)" = "$want"
+    # a decode error mid-epoch: the loop stops, the trainer prints the loader's error and exits 1
+    python3 -c "
+d = bytearray(open('examples/data/flights.parquet', 'rb').read())
+d[1083841:1083905] = b'\xff' * 64      # inside dep_delay's data page
+open('$T/readme_bad.parquet', 'wb').write(d)"
+    "$exe" $T/readme_bad.parquet > $T/readme_bad.out 2> $T/readme_bad.err; rc=$?
+    check "README trainer on a damaged file: exit 1, the loader's error names file, column and page" \
+      bash -c "[ $rc -eq 1 ] && grep -q \"^loader: .*readme_bad.parquet: row group 0, column 'dep_delay', page 1\" $T/readme_bad.err"
+  else
+    bad "README program $(basename "$src"): the test does not know what it should print"
+  fi
+done
 # positioned reads (gpufeed-dense --pread, GPUFEED_OPEN_PREAD) give the same bytes as the default mapping
 for f in tests/data/pyarrow_default.parquet tests/data/pyarrow_v2_snappy.parquet tests/data/ids.parquet examples/data/flights.parquet; do
   $BIN/gpufeed-dense --pread -o $T/pread.bin "$f" 2> $T/pread.err; rc1=$?
