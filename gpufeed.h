@@ -266,7 +266,7 @@ typedef struct gpufeed_allocator {
     void *user;
 } gpufeed_allocator;
 
-/* >>source: a user source is a read-at callback plus a size. read_at must
+/* >>source (API): a user source is a read-at callback plus a size. read_at must
    fill exactly `len` bytes at `offset` and return 0, or return non-zero.
    It is called from any thread that reads the file. */
 typedef struct gpufeed_source {
@@ -464,7 +464,7 @@ GPUFEED_API const char *gpufeed_logical_type_name(gpufeed_logical_type t);
 GPUFEED_API const char *gpufeed_codec_name(gpufeed_codec c);
 GPUFEED_API const char *gpufeed_encoding_name(gpufeed_encoding e);
 
-/* >>column: a page-by-page reader of one column chunk (any leaf column:
+/* >>column (API): a page-by-page reader of one column chunk (any leaf column:
    flat ones as values + validity, nested ones as levels + packed values). */
 typedef struct gpufeed_bytes {
     const uint8_t *ptr;
@@ -807,7 +807,7 @@ GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
 /* Round-to-nearest-even conversions. */
 GPUFEED_API uint16_t gpufeed_double_to_half(double d);
 GPUFEED_API uint16_t gpufeed_double_to_bf16(double d);
-/* >>queues (API): the deterministic parallel loader ---------------------- */
+/* >>loader (API): the deterministic parallel loader ---------------------- */
 
 #ifndef GPUFEED_MAX_WORKERS
 #define GPUFEED_MAX_WORKERS 256
@@ -1040,7 +1040,7 @@ typedef struct gpufeed_cache_prune_info {
    (GPUFEED_ERR_LIMIT when what is in use alone exceeds it). out may be NULL. */
 GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, const char *dir, uint64_t max_bytes, gpufeed_error *err);
 
-/* >>upload (API): pinned host slots, asynchronous copies, device batches -- */
+/* >>uploader (API): pinned host slots, asynchronous copies, device batches -- */
 
 /* Built with nvcc, or with GPUFEED_CUDA defined (and -lcudart), the uploader
    copies each batch to the device on its own non-blocking stream while the
@@ -1093,7 +1093,7 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u);
 /* 1 when built with CUDA and a device is usable; *why says otherwise. */
 GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap);
 
-/* >>trainer (API): batches as DLPack tensors ------------------------------ */
+/* >>dlpack (API): batches as DLPack tensors ------------------------------ */
 
 /* Our own definitions, laid out exactly as dlpack.h's DLDevice, DLDataType,
    DLTensor, DLManagedTensor and (DLPack >= 1.0) DLManagedTensorVersioned,
@@ -6186,7 +6186,7 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
 }
 
 
-/* >>dense ---------------------------------------------------------------- */
+/* >>convert -------------------------------------------------------------- */
 /* Columnar to dense: each page is decoded in tiles of GF__TILE values,
    converted to the feature's dtype and written straight to its place in
    the dense batch (row stride = the row's bytes). Dictionary pages are
@@ -7382,7 +7382,11 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
     return GPUFEED_OK;
 }
 
-/* ---- datasets ---- */
+/* >>dataset -------------------------------------------------------------- */
+/* A dataset: its files (paths, directories, globs expanded), the features
+   and predicates bound to each file's columns, and the statistics that
+   prune row groups. gpufeed_dataset_open itself is in >>unit: it cuts the
+   row groups into units with the page index of >>pageindex. */
 
 #ifndef GPUFEED_NO_STDIO
 #include <dirent.h>
@@ -7627,7 +7631,7 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     return 0;
 }
 
-/* ---- statistics ---- */
+/* ---- statistics: pruning row groups by predicates ---- */
 
 /* A statistics bound as a comparable value. kind: 0 signed int, 1 unsigned
    int, 2 double, 3 bytes; returns 0 when the bound cannot be used. */
@@ -7736,7 +7740,10 @@ static int gf__prune(const gpufeed_schema_node *n, const gpufeed_chunk_info *ch,
     }
 }
 
-/* ---- page index for splitting row groups ---- */
+/* >>pageindex ------------------------------------------------------------ */
+/* The page index (OffsetIndex) of a chunk, or its page walk when it has
+   none: where each data page's rows start, to split a row group into
+   units and to position a reader at a unit's first row. */
 
 /* OffsetIndex { 1: list<PageLocation{1: offset i64, 2: compressed_page_size i32, 3: first_row_index i64}> } */
 static int gf__read_offset_index(gpufeed_dataset *ds, gpufeed_file *f, const gpufeed_chunk_info *ch, gf__pidx *pi)
@@ -7868,6 +7875,13 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
     gf__free(&ds->alloc, pages);
     return GPUFEED_OK;
 }
+
+/* >>unit ----------------------------------------------------------------- */
+/* Units: gpufeed_dataset_open opens the files, binds the features,
+   prunes row groups by statistics and cuts the rest into units (row
+   ranges, split by the page index); the dataset's accessors; then the
+   per-thread decoder state (gpufeed_scratch) that decodes one unit
+   (gpufeed_dataset_decode_unit, the loader workers' call). */
 
 static void gf__dataset_free(gpufeed_dataset *ds)
 {
@@ -8841,7 +8855,9 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
     return r;
 }
 
-/* ---- the single-threaded batch reader ---- */
+/* >>reader --------------------------------------------------------------- */
+/* The single-threaded batch reader (with optional helper threads that
+   split the features): batches of B rows over all units in dataset order. */
 
 /* A threaded reader's helper: its scratch decodes features [j0, j1) of the
    same rows as every other helper (the predicates too, so every one keeps
@@ -9164,7 +9180,10 @@ GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_b
     return GPUFEED_OK;
 }
 
-/* >>queues --------------------------------------------------------------- */
+/* >>plan ----------------------------------------------------------------- */
+/* The loader's state and its plan (pure functions of seed, epoch, rank
+   and world), the window shuffle and the layout of unit slots: what the
+   tensor cache (>>cache) and the running loader (>>loader) both use. */
 /* The loader: the epoch's units are permuted by (seed, epoch); this rank
    takes every world-th of them; the unit at stream position g is decoded
    by worker g mod N into its own single-producer/single-consumer ring; the
@@ -9370,21 +9389,6 @@ struct gpufeed_loader {
     char err[GPUFEED_ERROR_MAX];
 };
 
-
-/* the tensor cache (section >>cache below) */
-static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd);
-static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd);
-static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows);
-static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc);
-static void gf__cache_finalize(gf__cache *c);
-static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc);
-static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g);
-static void gf__cache_close(gf__cache *c);
-static void gf__cache_free(gf__cache *c);
-static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
-static int32_t gf__cache_state(const gf__cache *c);
-static uint64_t gf__cache_count(const gf__cache *c, int which);
-static const gf__cidx *gf__cache_index(const gf__cache *c);
 
 static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const gpufeed_allocator *a, int32_t kind, uint64_t ts, uint64_t dur, int64_t arg)
 {
@@ -9619,6 +9623,1242 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
     }
     return t;
 }
+
+/* >>cache ---------------------------------------------------------------- */
+/* File layout (little-endian):
+     [0, 4096)      header: magic, version, key, unit count, bytes per row
+                    of a unit image, offsets, sizes, index checksum, dataset
+                    identity, builder, description, header checksum
+     [4096, ...)    index: per unit {offset, rows, bytes, checksum} (32 bytes)
+     data           unit images, each 4 KiB-aligned: the row-major data (or
+                    each feature's array), then each validity mask.
+   Header fields (byte offset): 0 magic "GPUFEEDC" (complete) or "GPUFEEDB"
+   (being built: only the dataset identity, description, builder pid and
+   progress mean anything), 8 version, 12 header size, 16 key (16 bytes),
+   32 units, 40 bytes per image row, 48 index offset, 56 data offset, 64 file
+   size, 72 rows, 80 index checksum, 88 dataset identity (16 bytes),
+   104 builder pid, 112 units written, 120 creation time (Unix seconds),
+   128 description length, 132 description ("dataset\nfeatures\nplan"),
+   4088 header checksum.
+   Offsets follow from the row counts, so workers write units in parallel
+   with positioned writes. The checksum is gpufeed_hash64 chained over the
+   image's pieces in order.
+
+   Names and locks: DIR/gpufeed-<key>.gfc, built as DIR/gpufeed-<key>.gfc.tmp.
+   A builder holds the .tmp with an exclusive flock (a second builder finds
+   it busy); every process using a cache file holds a shared flock on it
+   while it is open. Removing a file (an older version of the dataset, the
+   directory's byte budget, gpufeed_cache_prune) takes the exclusive lock
+   without waiting and skips the file when that fails: a file in use is
+   never removed. The kernel drops the locks of a process that dies; there
+   are no lock files.
+
+   Identity. The dataset identity is what the user asked for: each file's
+   canonical path (realpath: the same file however it is spelled; for an
+   open_source dataset, the name), the features, predicates, layout and
+   unit_rows. The key adds what the files hold: each file's size,
+   modification time (with nanoseconds) and a hash of its footer bytes (an
+   open_source file: its identity string instead of size and time), and the
+   unit plan. chmod, a copy renamed over the file with the same bytes and
+   times, cp -p and rsync -a keep the key; any change of size, of the
+   modification time or of a footer byte changes it. The one limit: a
+   change that keeps the size, the modification time (as the file system
+   records it) and every byte of the footer is not seen. A new complete
+   cache removes the older caches of its dataset that no process uses. */
+
+#ifndef GPUFEED_NO_STDIO
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <sys/file.h>
+#include <sys/select.h>
+#include <sys/time.h>
+#include <dirent.h>
+#include <time.h>
+#ifndef __cplusplus
+extern ssize_t pwrite(int, const void *, size_t, off_t);
+extern int ftruncate(int, off_t);
+#endif
+#if !defined(GPUFEED_NO_THREADS)       /* struct timespec comes with pthread.h */
+#define GF__CACHE_TOUCH 1
+#ifndef __cplusplus
+extern int futimens(int, const struct timespec[2]);
+#endif
+#ifndef UTIME_NOW
+#define UTIME_NOW ((1l << 30) - 1l)
+#define UTIME_OMIT ((1l << 30) - 2l)
+#endif
+#endif
+#endif
+
+#if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
+#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
+#else
+#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
+#endif
+
+#define GF__CACHE_VERSION 2u
+#define GF__CACHE_HDR 4096u
+#define GF__CACHE_DESC_OFF 132u
+#define GF__CACHE_DESC_MAX (GF__CACHE_HDR - 8u - GF__CACHE_DESC_OFF)
+
+struct gf__cache {
+    int32_t state;                     /* GPUFEED_CACHE_*, atomic */
+    char dir[1024], path[1100], tmp[1110];
+    void (*log)(void *user, const char *msg);
+    void *log_user;
+    uint64_t key[2], dsid[2];
+    char descr[GF__CACHE_DESC_MAX];
+    uint64_t img_row, data_off, size;
+    int64_t U;
+    gf__cidx *idx;
+    uint8_t *ust;                      /* per unit: 0 unchecked, 1 good, 2 bad, 3 being written (atomic) */
+    int64_t written;                   /* atomic */
+    int fd;                            /* the cache (shared lock) or the .tmp being built (exclusive lock) */
+    uint8_t *map; uint64_t map_len;
+    uint8_t *ram;
+    int use_pread;
+    int32_t failed;                    /* atomic: the file part of the build was abandoned */
+    uint64_t served, bad;              /* atomics */
+    int32_t verify;                    /* GPUFEED_CACHE_VERIFY_* */
+    uint64_t sig;                      /* atomic: the file's size, time and inode when last checked */
+    int32_t shrunk;                    /* atomic: the file shrank under us: read nothing more from it */
+    uint64_t dir_budget;               /* gpufeed_cache_desc.dir_max_bytes */
+    int64_t *first_idx;                /* a build's waits: each unit's index in the stream's first epoch */
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;
+    pthread_cond_t cv;                 /* a unit stored, the build finished or failed */
+    int mu_init;
+    int32_t waiters;                   /* atomic */
+#endif
+    const gpufeed_allocator *a;
+};
+
+static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
+static void gf__cache_log(gf__cache *c, const char *fmt, ...)
+{
+    char msg[GPUFEED_ERROR_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt); gf__vfmt(msg, sizeof msg, fmt, ap); va_end(ap);
+    if (c->log) c->log(c->log_user, msg);
+#ifndef GPUFEED_NO_STDIO
+    else fprintf(stderr, "gpufeed: %s\n", msg);
+#endif
+}
+
+#ifndef GPUFEED_NO_STDIO
+static void gf__st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+#endif
+
+/* compare-and-swap on the cache's shared words (plain stores without threads) */
+static int gf__cas_u8(uint8_t *p, uint8_t from, uint8_t to)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+#else
+    if (*p != from) return 0;
+    *p = to;
+    return 1;
+#endif
+}
+#ifndef GPUFEED_NO_STDIO
+static int gf__cas_u64(uint64_t *p, uint64_t from, uint64_t to)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+#else
+    if (*p != from) return 0;
+    *p = to;
+    return 1;
+#endif
+}
+#endif
+
+/* ---- identity (dataset identity, key, description) ---- */
+
+typedef struct gf__h2 { uint64_t h[2]; } gf__h2;
+static void gf__h2_feed(gf__h2 *k, const void *p, size_t n)
+{
+    k->h[0] = gpufeed_hash64(p, n, k->h[0]);
+    k->h[1] = gpufeed_hash64(p, n, k->h[1] ^ 0x9E3779B97F4A7C15ull);
+}
+static void gf__h2_u64(gf__h2 *k, uint64_t v) { gf__h2_feed(k, &v, 8); }
+static void gf__h2_str(gf__h2 *k, const char *s)
+{
+    s = s ? s : "";
+    gf__h2_u64(k, (uint64_t)strlen(s));
+    gf__h2_feed(k, s, strlen(s));
+}
+
+/* file i's name in the identity: its canonical path (or its open_source name) */
+static void gf__cache_file_name(const gpufeed_dataset *ds, int32_t i, char *out, size_t cap)
+{
+#ifndef GPUFEED_NO_STDIO
+    if (!ds->ident && gf__canon_path(ds->paths[i], out, cap) == 0) return;
+#endif
+    gf__fmt(out, cap, "%s", ds->paths[i]);
+}
+
+/* the dataset identity: canonical paths, features, predicates, unit plan
+   options; never what the files hold (the older caches of a dataset share it) */
+static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
+{
+    gf__h2 k;
+    int32_t i, j;
+    char name[4096];
+    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6461746173657431ull;
+    gf__h2_u64(&k, GF__CACHE_VERSION);
+    gf__h2_u64(&k, (uint64_t)ds->nfiles);
+    for (i = 0; i < ds->nfiles; i++) { gf__cache_file_name(ds, i, name, sizeof name); gf__h2_str(&k, name); }
+    gf__h2_u64(&k, (uint64_t)ds->nfeat);
+    for (i = 0; i < ds->nfeat; i++) {
+        const gpufeed_feature *f = &ds->feats[i];
+        gf__h2_str(&k, f->column); gf__h2_u64(&k, (uint64_t)f->dtype); gf__h2_u64(&k, (uint64_t)f->null_policy);
+        gf__h2_feed(&k, &f->fill, 8); gf__h2_u64(&k, (uint64_t)f->validity); gf__h2_u64(&k, (uint64_t)f->cast);
+        gf__h2_u64(&k, f->hash_buckets); gf__h2_u64(&k, f->hash_seed); gf__h2_u64(&k, (uint64_t)f->width);
+        gf__h2_u64(&k, (uint64_t)f->list_policy); gf__h2_u64(&k, (uint64_t)f->list_lengths);
+    }
+    gf__h2_u64(&k, (uint64_t)ds->npred);
+    for (i = 0; i < ds->npred; i++) {
+        const gpufeed_predicate *p = &ds->preds[i];
+        int32_t nv = p->op == GPUFEED_OP_IN ? p->set_size : 2;
+        gf__h2_str(&k, p->column); gf__h2_u64(&k, (uint64_t)p->op);
+        for (j = 0; j < nv; j++) {
+            const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[j] : j ? &p->b : &p->a;
+            gf__h2_u64(&k, (uint64_t)v->kind); gf__h2_u64(&k, (uint64_t)v->i); gf__h2_u64(&k, v->u); gf__h2_feed(&k, &v->d, 8);
+            gf__h2_u64(&k, (uint64_t)v->len);
+            if (v->kind == GPUFEED_VAL_STRING && v->s) gf__h2_feed(&k, v->s, v->len);
+        }
+    }
+    gf__h2_u64(&k, (uint64_t)ds->layout); gf__h2_u64(&k, (uint64_t)ds->unit_rows);
+    id[0] = k.h[0]; id[1] = k.h[1];
+}
+
+/* the key: the dataset identity, what each file holds (size, modification
+   time, footer bytes; or its open_source identity), the unit plan */
+static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], uint64_t key[2])
+{
+    gf__h2 k;
+    int32_t i;
+    int64_t u;
+    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6b65792d68696768ull;
+    gf__h2_u64(&k, dsid[0]); gf__h2_u64(&k, dsid[1]);
+    for (i = 0; i < ds->nfiles; i++) {
+        size_t flen;
+        const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
+        gf__h2_u64(&k, ds->files[i]->size);
+        if (ds->ident) gf__h2_str(&k, ds->ident[i]);
+#ifndef GPUFEED_NO_STDIO
+        else {
+            struct stat st;
+            if (stat(ds->paths[i], &st) == 0) { gf__h2_u64(&k, (uint64_t)st.st_mtime); gf__h2_u64(&k, GF__MTIME_NS(st)); }
+            else gf__h2_u64(&k, 0x676f6e65ull); /* gone: no cache will match */
+        }
+#endif
+        gf__h2_u64(&k, gpufeed_hash64(foot, flen, 0));
+    }
+    gf__h2_u64(&k, (uint64_t)ds->nunits);
+    for (u = 0; u < ds->nunits; u++) {
+        gf__h2_u64(&k, (uint64_t)ds->units[u].u.file); gf__h2_u64(&k, (uint64_t)ds->units[u].u.row_group);
+        gf__h2_u64(&k, (uint64_t)ds->units[u].u.first_row); gf__h2_u64(&k, (uint64_t)ds->units[u].u.num_rows);
+    }
+    key[0] = k.h[0]; key[1] = k.h[1];
+}
+
+/* appends to out[*n] what gf__fmt makes of the arguments (truncating at cap) */
+static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...) GF__PRINTF(4, 5);
+static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    if (*n + 1 >= cap) return;
+    va_start(ap, fmt); gf__vfmt(out + *n, cap - *n, fmt, ap); va_end(ap);
+    *n += strlen(out + *n);
+}
+
+/* What the header records for `gpufeed-cache ls`: the dataset (its first
+   file and how many more), the features in the tools' --feature syntax
+   (column:dtype[:hash=N][:seed=S][:fill=V][:null=error][:valid]
+   [:cast=unsafe][:width=W][:ragged=pad|truncate][:lengths]) and the plan. */
+static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
+{
+    static const char *const ragged[] = { "error", "pad", "truncate" };
+    char name[4096];
+    size_t n = 0;
+    int32_t i;
+    gf__cache_file_name(ds, 0, name, sizeof name);
+    gf__cat(out, cap, &n, "%s", name);
+    if (ds->nfiles > 1) gf__cat(out, cap, &n, " (and %d more files)", ds->nfiles - 1);
+    gf__cat(out, cap, &n, "\n");
+    for (i = 0; i < ds->nfeat; i++) {
+        const gpufeed_feature *f = &ds->feats[i];
+        gf__cat(out, cap, &n, "%s%s:%s", i ? " " : "", f->column, gpufeed_dtype_name(f->dtype));
+        if (f->hash_buckets) gf__cat(out, cap, &n, ":hash=%llu", (unsigned long long)f->hash_buckets);
+        if (f->hash_seed) gf__cat(out, cap, &n, ":seed=%llu", (unsigned long long)f->hash_seed);
+        if (f->fill != 0) gf__cat(out, cap, &n, ":fill=%.17g", f->fill);
+        if (f->null_policy == GPUFEED_NULL_ERROR) gf__cat(out, cap, &n, ":null=error");
+        if (f->validity) gf__cat(out, cap, &n, ":valid");
+        if (f->cast == GPUFEED_CAST_UNSAFE) gf__cat(out, cap, &n, ":cast=unsafe");
+        if (f->width) gf__cat(out, cap, &n, ":width=%d", f->width);
+        if (f->list_policy > 0 && f->list_policy <= 2) gf__cat(out, cap, &n, ":ragged=%s", ragged[f->list_policy]);
+        if (f->list_lengths) gf__cat(out, cap, &n, ":lengths");
+    }
+    gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)ds->unit_rows,
+            ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? "per-feature" : "row-major", ds->npred);
+    if (n + 1 >= cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* cut: say so */
+}
+
+static uint64_t gf__cache_img_row(const gpufeed_dataset *ds)
+{
+    uint64_t r = (uint64_t)ds->row_bytes;
+    int32_t j;
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) r++;
+    return r;
+}
+
+/* the pieces of a unit image: (offset in the image, length, slot pointer) */
+static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
+{
+    int32_t n = 0, j;
+    uint64_t off = 0;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { pc[n].off = 0; pc[n].len = rows * (uint64_t)ds->row_bytes; pc[n].ptr = (uint8_t *)data; off = pc[n].len; n++; }
+    else for (j = 0; j < ds->nfeat; j++) {
+        pc[n].off = off; pc[n].len = rows * gpufeed_feature_bytes(&ds->feats[j]); pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL; off += pc[n].len; n++;
+    }
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) { pc[n].off = off; pc[n].len = rows; pc[n].ptr = valid ? valid[j] : NULL; off += rows; n++; }
+    return n;
+}
+
+static uint64_t gf__pieces_sum(const gf__piece *pc, int32_t n, const uint8_t *base)
+{
+    uint64_t h = 0x63616368652d7631ull;
+    int32_t i;
+    for (i = 0; i < n; i++) h = gpufeed_hash64(base ? base + pc[i].off : pc[i].ptr, (size_t)pc[i].len, h);
+    return h;
+}
+
+static void gf__cache_free(gf__cache *c)
+{
+    if (!c) return;
+#ifndef GPUFEED_NO_STDIO
+    if (c->map) munmap(c->map, (size_t)c->map_len);
+    if (c->fd >= 0) close(c->fd); /* releases its lock */
+#endif
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) { pthread_mutex_destroy(&c->mu); pthread_cond_destroy(&c->cv); }
+#endif
+    gf__free(c->a, c->ram); gf__free(c->a, c->idx); gf__free(c->a, c->ust); gf__free(c->a, c->first_idx);
+    gf__free(c->a, c);
+}
+
+/* the layout for the given unit rows: offsets, sizes */
+static void gf__cache_layout(gf__cache *c, const int64_t *unit_rows)
+{
+    int64_t u;
+    uint64_t off;
+    c->data_off = ((uint64_t)GF__CACHE_HDR + (uint64_t)c->U * 32 + 4095) & ~(uint64_t)4095;
+    off = c->data_off;
+    for (u = 0; u < c->U; u++) {
+        c->idx[u].off = off; c->idx[u].rows = (uint64_t)unit_rows[u];
+        c->idx[u].bytes = (uint64_t)unit_rows[u] * c->img_row;
+        off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
+    }
+    c->size = off;
+}
+
+/* wakes the workers waiting for a unit of the build (stored, or the build over) */
+static void gf__cache_wake(gf__cache *c)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init && GF__LOAD_SC(&c->waiters)) {
+        pthread_mutex_lock(&c->mu);
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+    }
+#else
+    (void)c;
+#endif
+}
+
+/* ---- file I/O, header, checks, locks ---- */
+#ifndef GPUFEED_NO_STDIO
+static int gf__read_full(int fd, void *buf, size_t len, uint64_t off)
+{
+    gf__fdsrc s;
+    s.fd = fd;
+    return gf__fd_read(&s, off, buf, len);
+}
+static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const uint8_t *p = (const uint8_t *)buf;
+    while (len) {
+        ssize_t w = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+        if (w < 0) { if (errno == EINTR) continue; return -1; }
+        if (w == 0) { errno = ENOSPC; return -1; }
+        p += w; off += (uint64_t)w; len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* a file's size, modification time and inode, in one word */
+static uint64_t gf__stat_sig(const struct stat *st)
+{
+    uint64_t v[5];
+    v[0] = (uint64_t)st->st_size; v[1] = (uint64_t)st->st_mtime; v[2] = GF__MTIME_NS(*st);
+    v[3] = (uint64_t)st->st_ino; v[4] = (uint64_t)st->st_dev;
+    return gpufeed_hash64(v, sizeof v, 0x7369676e6174ull) | 1; /* never 0: 0 is "not recorded" */
+}
+
+/* the file was used now: its access time (the directory's least-recently-
+   used order); the modification time stays. Without threads (no struct
+   timespec in strict C99) the kernel's own access time stands in. */
+static void gf__cache_touch(int fd)
+{
+#ifdef GF__CACHE_TOUCH
+    struct timespec ts[2];
+    memset(ts, 0, sizeof ts);
+    ts[0].tv_nsec = UTIME_NOW; ts[1].tv_nsec = UTIME_OMIT;
+    (void)futimens(fd, ts);
+#else
+    (void)fd;
+#endif
+}
+
+static void gf__sleep_ms(int ms)
+{
+    struct timeval tv;
+    tv.tv_sec = ms / 1000; tv.tv_usec = (long)(ms % 1000) * 1000;
+    select(0, NULL, NULL, NULL, &tv);
+}
+
+/* the header of a complete cache (magic GPUFEEDC) or of a build (GPUFEEDB) */
+static void gf__cache_header(const gf__cache *c, uint8_t *hdr, int complete, uint64_t isum)
+{
+    uint32_t v = GF__CACHE_VERSION, hs = GF__CACHE_HDR, dl;
+    uint64_t rows = 0;
+    int64_t u;
+    memset(hdr, 0, GF__CACHE_HDR);
+    memcpy(hdr, complete ? "GPUFEEDC" : "GPUFEEDB", 8);
+    memcpy(hdr + 8, &v, 4); memcpy(hdr + 12, &hs, 4);
+    gf__st64(hdr + 16, c->key[0]); gf__st64(hdr + 24, c->key[1]); gf__st64(hdr + 32, (uint64_t)c->U);
+    gf__st64(hdr + 40, c->img_row); gf__st64(hdr + 48, GF__CACHE_HDR); gf__st64(hdr + 56, c->data_off);
+    for (u = 0; u < c->U; u++) rows += c->idx[u].rows;
+    gf__st64(hdr + 64, c->size); gf__st64(hdr + 72, rows); gf__st64(hdr + 80, isum);
+    gf__st64(hdr + 88, c->dsid[0]); gf__st64(hdr + 96, c->dsid[1]);
+    gf__st64(hdr + 104, complete ? 0 : (uint64_t)getpid());
+    gf__st64(hdr + 112, complete ? (uint64_t)c->U : 0);
+    gf__st64(hdr + 120, (uint64_t)time(NULL));
+    dl = (uint32_t)strlen(c->descr);
+    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
+    memcpy(hdr + 128, &dl, 4); memcpy(hdr + GF__CACHE_DESC_OFF, c->descr, dl);
+    gf__st64(hdr + GF__CACHE_HDR - 8, gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0));
+}
+
+/* Checks the cache file open on fd: header, key, index (and every unit
+   when `verify_all`). Fills c->idx from it. 0 valid, else a reason. */
+static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
+{
+    uint8_t hdr[GF__CACHE_HDR];
+    struct stat st;
+    uint64_t v, nunits, img, doff, size, isum;
+    int64_t u;
+    *file_bytes = 0;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < GF__CACHE_HDR || gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) {
+        gf__fmt(why, cap, "%s: truncated header", c->path); return 2;
+    }
+    *file_bytes = (uint64_t)st.st_size;
+    if (memcmp(hdr, "GPUFEEDC", 8) != 0) { gf__fmt(why, cap, "%s: not a gpufeed cache (bad magic)", c->path); return 2; }
+    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { gf__fmt(why, cap, "%s: header checksum mismatch", c->path); return 2; }
+    v = gf__ld32(hdr + 8);
+    if (v != GF__CACHE_VERSION) { gf__fmt(why, cap, "%s: format version %llu, expected %u", c->path, (unsigned long long)v, GF__CACHE_VERSION); return 2; }
+    if (gf__ld64(hdr + 16) != c->key[0] || gf__ld64(hdr + 24) != c->key[1]) { gf__fmt(why, cap, "%s: key differs (stale cache)", c->path); return 2; }
+    nunits = gf__ld64(hdr + 32); img = gf__ld64(hdr + 40); doff = gf__ld64(hdr + 56); size = gf__ld64(hdr + 64); isum = gf__ld64(hdr + 80);
+    if (nunits != (uint64_t)c->U || img != c->img_row || size != (uint64_t)st.st_size || doff != (((uint64_t)GF__CACHE_HDR + nunits * 32 + 4095) & ~(uint64_t)4095)) {
+        gf__fmt(why, cap, "%s: layout differs from the dataset's (units %llu, file size %llu of %llu)", c->path,
+                (unsigned long long)nunits, (unsigned long long)st.st_size, (unsigned long long)size);
+        return 2;
+    }
+    {
+        uint8_t *ib = (uint8_t *)gf__alloc(c->a, (size_t)nunits * 32);
+        uint64_t off = doff;
+        if (!ib) { gf__fmt(why, cap, "out of memory"); return 2; }
+        if (gf__read_full(fd, ib, (size_t)nunits * 32, GF__CACHE_HDR) || gpufeed_hash64(ib, (size_t)nunits * 32, 0) != isum) {
+            gf__free(c->a, ib); gf__fmt(why, cap, "%s: index checksum mismatch", c->path); return 2;
+        }
+        for (u = 0; u < c->U; u++) {
+            c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
+            c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
+            if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
+                gf__free(c->a, ib); gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u); return 2;
+            }
+            off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
+        }
+        gf__free(c->a, ib);
+        if (off != size) { gf__fmt(why, cap, "%s: index does not cover the file", c->path); return 2; }
+    }
+    c->size = size; c->data_off = doff;
+    if (verify_all) {
+        uint8_t *buf = NULL;
+        size_t cap2 = 0;
+        gf__piece *pc = (gf__piece *)gf__alloc(c->a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
+        int64_t bad = 0;
+        if (!pc) { gf__fmt(why, cap, "out of memory"); return 2; }
+        for (u = 0; u < c->U; u++) {
+            int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+            if (!gf__grow(c->a, &buf, &cap2, (size_t)c->idx[u].bytes + 1) || gf__read_full(fd, buf, (size_t)c->idx[u].bytes, c->idx[u].off) ||
+                gf__pieces_sum(pc, np, buf) != c->idx[u].sum) { c->ust[u] = 2; bad++; }
+            else c->ust[u] = 1;
+        }
+        gf__free(c->a, buf); gf__free(c->a, pc);
+        if (bad) { gf__fmt(why, cap, "%s: %lld of %lld units fail their checksum", c->path, (long long)bad, (long long)c->U); return 3; }
+    }
+    return 0;
+}
+
+/* the same for c->path, opened here (no lock): 1 when there is no file */
+static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
+{
+    int fd = open(c->path, O_RDONLY | O_NONBLOCK), r;
+    *file_bytes = 0;
+    if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
+    r = gf__cache_check_fd(c, ds, fd, verify_all, why, cap, file_bytes);
+    close(fd);
+    return r;
+}
+
+static int gf__mkdir_p(const char *dir)
+{
+    char tmp[1024];
+    size_t i, n = strlen(dir);
+    struct stat st;
+    if (n == 0 || n >= sizeof tmp) return -1;
+    memcpy(tmp, dir, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == 0) {
+            char ch = tmp[i];
+            tmp[i] = 0;
+            if (stat(tmp, &st) != 0 && mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
+            tmp[i] = ch;
+        }
+    }
+    return (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
+}
+
+/* Removes path unless a process uses it: takes its lock exclusively without
+   waiting, checks the name still leads to the locked file, unlinks. 1
+   removed, 0 in use (or already gone). */
+static int gf__unlink_unused(const char *path)
+{
+    struct stat a, b;
+    int fd = open(path, O_RDONLY | O_NONBLOCK), ok = 0;
+    if (fd < 0) return 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
+        a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        ok = unlink(path) == 0;
+    close(fd);
+    return ok;
+}
+
+/* ---- the directory (listing, budget, older versions) ---- */
+
+typedef struct gf__cent {
+    gpufeed_cache_entry e;
+    char name[256];
+    uint64_t dsid[2];
+    uint64_t mtime_ns;                 /* the file's modification time: which version is newer */
+    int32_t kind;                      /* 0 .gfc, 1 .gfc.tmp, 2 legacy .gfc.lock */
+    int32_t removed;
+} gf__cent;
+
+static int gf__ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* what a cache file's header says (any magic), into e */
+static void gf__cache_read_entry(int fd, gf__cent *ce)
+{
+    uint8_t hdr[GF__CACHE_HDR];
+    gpufeed_cache_entry *e = &ce->e;
+    uint32_t dl;
+    char *nl;
+    if (gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) { gf__fmt(e->reason, sizeof e->reason, "truncated header"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return; }
+    if (memcmp(hdr, ce->kind == 1 ? "GPUFEEDB" : "GPUFEEDC", 8) != 0) {
+        gf__fmt(e->reason, sizeof e->reason, ce->kind == 1 || memcmp(hdr, "GPUFEEDB", 8) ? "bad magic" : "an unfinished build under the final name");
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
+    if (gf__ld32(hdr + 8) != GF__CACHE_VERSION) {
+        gf__fmt(e->reason, sizeof e->reason, "format version %u (this gpufeed reads %u)", gf__ld32(hdr + 8), GF__CACHE_VERSION);
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
+    if (ce->kind == 0 && gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) {
+        gf__fmt(e->reason, sizeof e->reason, "header checksum mismatch"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return;
+    }
+    gf__fmt(e->key, sizeof e->key, "%016llx%016llx", (unsigned long long)gf__ld64(hdr + 16), (unsigned long long)gf__ld64(hdr + 24));
+    ce->dsid[0] = gf__ld64(hdr + 88); ce->dsid[1] = gf__ld64(hdr + 96);
+    gf__fmt(e->dataset_id, sizeof e->dataset_id, "%016llx%016llx", (unsigned long long)ce->dsid[0], (unsigned long long)ce->dsid[1]);
+    e->units = (int64_t)gf__ld64(hdr + 32); e->rows = (int64_t)gf__ld64(hdr + 72);
+    e->pid = (int64_t)gf__ld64(hdr + 104); e->units_done = (int64_t)gf__ld64(hdr + 112);
+    e->created = (int64_t)gf__ld64(hdr + 120);
+    dl = gf__ld32(hdr + 128);
+    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
+    hdr[GF__CACHE_DESC_OFF + dl] = 0;
+    {
+        char *d = (char *)hdr + GF__CACHE_DESC_OFF;
+        nl = strchr(d, '\n');
+        if (nl) *nl = 0;
+        gf__fmt(e->dataset, sizeof e->dataset, "%s", d);
+        if (nl) {
+            char *f = nl + 1, *nl2 = strchr(f, '\n');
+            if (nl2) *nl2 = 0;
+            gf__fmt(e->features, sizeof e->features, "%s", f);
+            if (nl2) gf__fmt(e->plan, sizeof e->plan, "%s", nl2 + 1);
+        }
+    }
+}
+
+/* one directory entry; 0 when it is not one of ours */
+static int gf__cache_scan_one(const char *dir, const char *name, gf__cent *ce)
+{
+    struct stat st;
+    int fd;
+    gpufeed_cache_entry *e = &ce->e;
+    memset(ce, 0, sizeof *ce);
+    if (strncmp(name, "gpufeed-", 8) != 0 || strlen(name) >= sizeof ce->name) return 0;
+    if (gf__ends_with(name, ".gfc")) ce->kind = 0;
+    else if (gf__ends_with(name, ".gfc.tmp")) ce->kind = 1;
+    else if (gf__ends_with(name, ".gfc.lock")) ce->kind = 2;
+    else return 0;
+    memcpy(ce->name, name, strlen(name) + 1);
+    gf__fmt(e->path, sizeof e->path, "%s/%s", dir, name);
+    if (stat(e->path, &st) != 0 || !S_ISREG(st.st_mode)) return 0; /* a fifo, a directory... is not ours */
+    fd = open(e->path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { if (fd >= 0) close(fd); return 0; }
+    e->bytes = (uint64_t)st.st_size;
+    e->last_use = (int64_t)st.st_atime;
+    ce->mtime_ns = (uint64_t)st.st_mtime * 1000000000u + GF__MTIME_NS(st);
+    if (ce->kind == 2) { /* an older gpufeed's build lock (fcntl): held while it builds */
+        struct flock fl;
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET;
+        e->state = GPUFEED_CACHE_ENTRY_LOCK;
+        e->in_use = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+        close(fd);
+        return 1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) e->in_use = 1;
+    else flock(fd, LOCK_UN);
+    e->state = ce->kind == 1 ? (e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED) : GPUFEED_CACHE_ENTRY_READY;
+    gf__cache_read_entry(fd, ce);
+    if (ce->kind == 1 && e->state == GPUFEED_CACHE_ENTRY_INVALID) /* a build not yet started writing */
+        e->state = e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED;
+    close(fd);
+    return 1;
+}
+
+/* every cache file of dir; *out from the allocator (NULL when none) */
+static int gf__cache_scan(const char *dir, const gpufeed_allocator *a, gf__cent **out, int64_t *n, char *why, size_t cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    gf__cent *v = NULL;
+    int64_t k = 0, vcap = 0;
+    *out = NULL; *n = 0;
+    if (!d) { gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, strerror(errno)); return -1; }
+    while ((de = readdir(d)) != NULL) {
+        gf__cent ce;
+        if (!gf__cache_scan_one(dir, de->d_name, &ce)) continue;
+        if (k == vcap) {
+            int64_t nc = vcap ? vcap * 2 : 16;
+            gf__cent *nv = (gf__cent *)gf__realloc(a, v, (size_t)nc * sizeof *nv);
+            if (!nv) { gf__free(a, v); closedir(d); gf__fmt(why, cap, "out of memory listing '%s'", dir); return -1; }
+            v = nv; vcap = nc;
+        }
+        v[k++] = ce;
+    }
+    closedir(d);
+    *out = v; *n = k;
+    return 0;
+}
+
+static int gf__cent_lru(const void *x, const void *y)
+{
+    const gf__cent *a = (const gf__cent *)x, *b = (const gf__cent *)y;
+    if (a->e.last_use != b->e.last_use) return a->e.last_use < b->e.last_use ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+enum {
+    GF__SWEEP_OLDER = 1,               /* complete caches of dataset `dsid` other than `keep` */
+    GF__SWEEP_LEFTOVERS = 2,           /* abandoned .tmp, unreadable files, old lock files, superseded versions */
+    GF__SWEEP_BUDGET = 4               /* least recently used first, down to the budget */
+};
+
+static void gf__cent_remove(gf__cent *ce, gpufeed_cache_prune_info *pi)
+{
+    int ok;
+    if (ce->kind == 2) { /* an old build lock: free when no fcntl lock is held on it */
+        ok = !ce->e.in_use && unlink(ce->e.path) == 0;
+    } else ok = gf__unlink_unused(ce->e.path);
+    if (ok) { ce->removed = 1; pi->removed++; pi->bytes_removed += ce->e.bytes; }
+    else pi->skipped_in_use++;
+}
+
+/* Removes what `mode` says from dir, never a file in use nor the one named
+   `keep`; with a budget, least recently used complete caches go until the
+   directory (plus `reserve` bytes to come) fits it. pi->bytes_kept: what
+   the directory holds afterwards. 0, or -1 when dir cannot be read. */
+static int gf__cache_sweep(const char *dir, const gpufeed_allocator *a, int mode, const uint64_t *dsid, const char *keep,
+                           uint64_t budget, uint64_t reserve, gpufeed_cache_prune_info *pi, char *why, size_t cap)
+{
+    gf__cent *v;
+    int64_t n, i, j;
+    uint64_t total = 0;
+    memset(pi, 0, sizeof *pi);
+    if (gf__cache_scan(dir, a, &v, &n, why, cap)) return -1;
+    for (i = 0; i < n; i++) {
+        gf__cent *ce = &v[i];
+        int go = 0;
+        if (keep && strcmp(ce->name, keep) == 0) continue;
+        if (ce->kind == 1 && ce->e.state == GPUFEED_CACHE_ENTRY_ABANDONED) go = 1; /* nobody builds it */
+        if ((mode & GF__SWEEP_OLDER) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY && dsid &&
+            ce->dsid[0] == dsid[0] && ce->dsid[1] == dsid[1]) go = 1;
+        if ((mode & GF__SWEEP_LEFTOVERS) && (ce->e.state == GPUFEED_CACHE_ENTRY_INVALID || ce->kind == 2)) go = 1;
+        if ((mode & GF__SWEEP_LEFTOVERS) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY)
+            for (j = 0; j < n; j++) /* a newer complete cache of the same dataset supersedes it */
+                if (j != i && v[j].kind == 0 && v[j].e.state == GPUFEED_CACHE_ENTRY_READY && v[j].dsid[0] == ce->dsid[0] &&
+                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created && v[j].mtime_ns > ce->mtime_ns))) go = 1;
+        if (go) gf__cent_remove(ce, pi);
+    }
+    for (i = 0; i < n; i++) if (!v[i].removed) total += v[i].e.bytes;
+    if ((mode & GF__SWEEP_BUDGET) && budget && total + reserve > budget) {
+        if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
+        for (i = 0; i < n && total + reserve > budget; i++) {
+            gf__cent *ce = &v[i];
+            if (ce->removed || ce->kind != 0 || (keep && strcmp(ce->name, keep) == 0)) continue;
+            if (ce->e.in_use) { pi->skipped_in_use++; continue; }
+            gf__cent_remove(ce, pi);
+            if (ce->removed) total -= ce->e.bytes;
+        }
+    }
+    pi->bytes_kept = total;
+    gf__free(a, v);
+    return 0;
+}
+
+static const char *gf__basename(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+#endif
+
+/* ---- open, build, serve ---- */
+
+/* Opens the cache for a dataset: READY when a valid file exists (unit rows
+   come from its index), BUILDING when this process may build it (the
+   caller provides unit rows first via gf__cache_begin_build), else OFF. */
+static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
+{
+    gf__cache *c = (gf__cache *)gf__alloc(&ds->alloc, sizeof *c);
+    if (!c) return NULL;
+    memset(c, 0, sizeof *c);
+    c->a = &ds->alloc;
+    c->fd = -1;
+    c->U = ds->nunits;
+    c->log = cd->log; c->log_user = cd->log_user;
+    c->verify = cd->verify;
+    c->dir_budget = cd->dir_max_bytes;
+    c->img_row = gf__cache_img_row(ds);
+    c->idx = (gf__cidx *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
+    c->ust = (uint8_t *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1));
+    if (!c->idx || !c->ust) { gf__cache_free(c); return NULL; }
+    memset(c->idx, 0, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
+    memset(c->ust, 0, (size_t)(c->U ? c->U : 1));
+#if !defined(GPUFEED_NO_THREADS)
+    if (pthread_mutex_init(&c->mu, NULL) == 0) {
+        if (pthread_cond_init(&c->cv, NULL) == 0) c->mu_init = 1;
+        else pthread_mutex_destroy(&c->mu);
+    }
+#endif
+    gf__cache_dataset_id(ds, c->dsid);
+    gf__cache_key(ds, c->dsid, c->key);
+    gf__cache_describe(ds, c->descr, sizeof c->descr);
+    if (cd->dir && *cd->dir) {
+        size_t n = strlen(cd->dir);
+        if (n >= sizeof c->dir - 1) { gf__cache_free(c); return NULL; }
+        memcpy(c->dir, cd->dir, n + 1);
+        while (n > 1 && c->dir[n - 1] == '/') c->dir[--n] = 0;
+        gf__fmt(c->path, sizeof c->path, "%s/gpufeed-%016llx%016llx.gfc", c->dir, (unsigned long long)c->key[0], (unsigned long long)c->key[1]);
+        gf__fmt(c->tmp, sizeof c->tmp, "%s.tmp", c->path);
+    }
+    return c;
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* maps the cache (fd) unless it is larger than half the memory: then pread */
+static void gf__cache_map(gf__cache *c)
+{
+    long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
+    uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
+    void *m;
+    if (mem && c->size > mem / 2) { c->use_pread = 1; return; }
+    m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
+    if (m == MAP_FAILED) c->use_pread = 1;
+    else { c->map = (uint8_t *)m; c->map_len = c->size; }
+}
+
+/* a cache found bad: removed unless another process uses it (we hold a
+   shared lock on fd: made exclusive without waiting, or left alone) */
+static void gf__cache_drop_bad(gf__cache *c, int fd)
+{
+    struct stat a, b;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(c->path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        unlink(c->path);
+}
+#endif
+
+/* 1 READY from the file, 0 not there or not valid */
+static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
+{
+#ifndef GPUFEED_NO_STDIO
+    char why[512];
+    uint64_t fbytes;
+    int r, fd, tries;
+    struct stat st;
+    if (!c->path[0]) return 0;
+    for (tries = 0; ; tries++) {
+        fd = open(c->path, O_RDONLY | O_NONBLOCK);
+        if (fd < 0) return 0;
+        if (flock(fd, LOCK_SH) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0) break;
+        close(fd); /* removed between our open and our lock */
+        if (tries == 2) return 0;
+    }
+    r = gf__cache_check_fd(c, ds, fd, cd->verify == GPUFEED_CACHE_VERIFY_OPEN, why, sizeof why, &fbytes);
+    if (r != 0) {
+        gf__cache_log(c, "warning: cache not used: %s; %s", why, cd->no_build ? "reading the source" : "rebuilding it");
+        gf__cache_drop_bad(c, fd);
+        close(fd);
+        return 0;
+    }
+    c->fd = fd;
+    gf__cache_map(c);
+    if (cd->verify != GPUFEED_CACHE_VERIFY_OPEN) memset(c->ust, 0, (size_t)c->U);
+    GF__STORE(&c->sig, gf__stat_sig(&st));
+    gf__cache_touch(fd);
+    c->state = GPUFEED_CACHE_READY;
+    return 1;
+#else
+    (void)c; (void)ds; (void)cd;
+    return 0;
+#endif
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* Opens and locks c->tmp for a build: 1 ours, 0 another process builds it
+   (its lock is held), -1 an error (errno). */
+static int gf__cache_lock_tmp(gf__cache *c)
+{
+    int tries;
+    for (tries = 0; tries < 4; tries++) {
+        struct stat a, b;
+        int fd = open(c->tmp, O_RDWR | O_CREAT, 0666);
+        if (fd < 0) return -1;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) { int e = errno; close(fd); if (e == EWOULDBLOCK) return 0; errno = e; return -1; }
+        if (fstat(fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) { c->fd = fd; return 1; }
+        close(fd); /* renamed or removed under us: the name now leads elsewhere */
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+/* the directory's byte budget, before a build of c->size bytes: 1 it fits */
+static int gf__cache_make_room(gf__cache *c)
+{
+    gpufeed_cache_prune_info pi;
+    char why[GPUFEED_ERROR_MAX];
+    if (!c->dir_budget) return 1;
+    if (c->size > c->dir_budget) {
+        gf__cache_log(c, "warning: the cache would take %llu bytes, more than the directory's budget dir_max_bytes %llu: not caching",
+                      (unsigned long long)c->size, (unsigned long long)c->dir_budget);
+        return 0;
+    }
+    if (gf__cache_sweep(c->dir, c->a, GF__SWEEP_BUDGET, NULL, gf__basename(c->path), c->dir_budget, c->size, &pi, why, sizeof why) != 0) return 1;
+    if (pi.bytes_kept + c->size > c->dir_budget) {
+        gf__cache_log(c, "warning: cache directory '%s' keeps %llu bytes in use or being built; with this cache (%llu bytes) it would exceed dir_max_bytes %llu: not caching",
+                      c->dir, (unsigned long long)pi.bytes_kept, (unsigned long long)c->size, (unsigned long long)c->dir_budget);
+        return 0;
+    }
+    return 1;
+}
+#endif
+
+/* Starts a build for the given unit rows: 1 BUILDING, 0 not possible
+   (warned), -1 another process completed it meanwhile. */
+static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows)
+{
+    gf__cache_layout(c, unit_rows);
+    if (cd->max_bytes && c->size > cd->max_bytes) {
+        gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size, (unsigned long long)cd->max_bytes);
+        return 0;
+    }
+    if (cd->ram_bytes && c->size <= cd->ram_bytes) {
+        c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
+        if (!c->ram) gf__cache_log(c, "warning: no memory for a %llu-byte in-RAM cache", (unsigned long long)c->size);
+    }
+#ifndef GPUFEED_NO_STDIO
+    if (c->path[0]) {
+        struct statvfs sv;
+        struct stat fst;
+        int lk;
+        uint8_t *hdr;
+        if (gf__mkdir_p(c->dir) != 0) {
+            gf__cache_log(c, "warning: cache directory '%s' cannot be created: %s; reading the source%s", c->dir, strerror(errno), c->ram ? " (RAM cache only)" : "");
+            goto no_file;
+        }
+        if (statvfs(c->dir, &sv) == 0 && (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < c->size + (c->size >> 6) + 4096) {
+            gf__cache_log(c, "warning: '%s' has %llu bytes free, the cache needs %llu: not caching", c->dir,
+                          (unsigned long long)((uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize), (unsigned long long)c->size);
+            goto no_file;
+        }
+        if (!gf__cache_make_room(c)) goto no_file;
+        lk = gf__cache_lock_tmp(c);
+        if (lk < 0) {
+            gf__cache_log(c, "warning: cache directory '%s' is not writable (%s): reading the source", c->dir, strerror(errno));
+            goto no_file;
+        }
+        if (lk == 0) { /* the kernel drops a dead builder's lock */
+            gf__cache_log(c, "warning: another process is building the cache %s: reading the source this time", c->path);
+            goto no_file;
+        }
+        if (stat(c->path, &fst) == 0) { /* finished by another process between our check and the lock */
+            close(c->fd); c->fd = -1;
+            gf__free(c->a, c->ram); c->ram = NULL;
+            return -1;
+        }
+        hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR);
+        if (hdr) gf__cache_header(c, hdr, 0, 0); /* "being built": who, what, how far */
+        if (!hdr || ftruncate(c->fd, 0) != 0 || ftruncate(c->fd, (off_t)c->size) != 0 || gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) != 0) {
+            gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, hdr ? strerror(errno) : "out of memory");
+            gf__free(c->a, hdr);
+            unlink(c->tmp); close(c->fd); c->fd = -1;
+            goto no_file;
+        }
+        gf__free(c->a, hdr);
+        if (!c->ram) gf__cache_map(c); /* units stored by the build are served from it at once */
+    }
+no_file:
+#endif
+    if (c->fd < 0 && !c->ram) return 0;
+    c->state = GPUFEED_CACHE_BUILDING;
+    return 1;
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* Abandons the file part of a build (disk full...): nothing half-written stays. */
+static void gf__cache_abandon(gf__cache *c, const char *why)
+{
+    int32_t expected = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    if (!__atomic_compare_exchange_n(&c->failed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+#else
+    if (c->failed) return;
+    c->failed = 1; (void)expected;
+#endif
+    gf__cache_log(c, "warning: writing the cache failed (%s): continuing from the source; the partial file is removed", why);
+    unlink(c->tmp); /* the descriptor stays open until close: other workers may be writing or reading */
+    gf__cache_wake(c);
+}
+#endif
+
+/* The last unit is in: write index + header, fsync, rename; the older
+   caches of the dataset go (unless in use) and the directory's budget is
+   kept; then serve it. */
+static void gf__cache_finalize(gf__cache *c)
+{
+#ifndef GPUFEED_NO_STDIO
+    if (c->fd >= 0 && !GF__LOAD(&c->failed)) {
+        uint8_t *hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR), *ib = (uint8_t *)gf__alloc(c->a, (size_t)c->U * 32 + 1);
+        int64_t u;
+        int ok = hdr && ib;
+        if (ok) {
+            for (u = 0; u < c->U; u++) { gf__st64(ib + u * 32, c->idx[u].off); gf__st64(ib + u * 32 + 8, c->idx[u].rows); gf__st64(ib + u * 32 + 16, c->idx[u].bytes); gf__st64(ib + u * 32 + 24, c->idx[u].sum); }
+            gf__cache_header(c, hdr, 1, gpufeed_hash64(ib, (size_t)c->U * 32, 0));
+            ok = gf__write_full(c->fd, ib, (size_t)c->U * 32, GF__CACHE_HDR) == 0 && fsync(c->fd) == 0 &&
+                 gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) == 0 && fsync(c->fd) == 0 && rename(c->tmp, c->path) == 0;
+        }
+        gf__free(c->a, hdr); gf__free(c->a, ib);
+        if (!ok) gf__cache_abandon(c, hdr && ib ? strerror(errno) : "out of memory");
+        else {
+            int dfd = open(c->dir, O_RDONLY);
+            struct stat st;
+            gpufeed_cache_prune_info pi;
+            char why[GPUFEED_ERROR_MAX];
+            if (dfd >= 0) { fsync(dfd); close(dfd); }
+            flock(c->fd, LOCK_SH); /* from builder to user */
+            if (fstat(c->fd, &st) == 0) GF__STORE(&c->sig, gf__stat_sig(&st));
+            gf__cache_touch(c->fd);
+            gf__cache_sweep(c->dir, c->a, GF__SWEEP_OLDER | (c->dir_budget ? GF__SWEEP_BUDGET : 0), c->dsid, gf__basename(c->path),
+                            c->dir_budget, 0, &pi, why, sizeof why);
+            if (c->ram) { close(c->fd); c->fd = -1; } /* served from RAM: the file is not in use here */
+        }
+    }
+    if (c->ram || ((c->map || c->use_pread) && c->fd >= 0 && !GF__LOAD(&c->failed))) GF__STORE(&c->state, GPUFEED_CACHE_READY);
+    else GF__STORE(&c->state, GPUFEED_CACHE_OFF);
+#else
+    GF__STORE(&c->state, c->ram ? GPUFEED_CACHE_READY : GPUFEED_CACHE_OFF);
+#endif
+    gf__cache_wake(c);
+}
+
+/* After a unit was decoded from the source (slot pointers), during a build. */
+static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
+{
+    int32_t np, i;
+    int64_t n;
+    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
+    if (!gf__cas_u8(&c->ust[u], 0, 3)) return 0;
+    np = gf__image_pieces(ds, (uint64_t)rows, data, feat, valid, pc);
+    c->idx[u].sum = gf__pieces_sum(pc, np, NULL);
+    for (i = 0; i < np; i++) {
+        if (c->ram) memcpy(c->ram + c->idx[u].off + pc[i].off, pc[i].ptr, (size_t)pc[i].len);
+#ifndef GPUFEED_NO_STDIO
+        if (c->fd >= 0 && !GF__LOAD(&c->failed) && gf__write_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off) != 0)
+            gf__cache_abandon(c, strerror(errno));
+#endif
+    }
+    GF__STORE_SC(&c->ust[u], (uint8_t)1);
+#if defined(__GNUC__) || defined(__clang__)
+    n = __atomic_fetch_add(&c->written, 1, __ATOMIC_ACQ_REL) + 1; /* the last one sees every unit's index entry */
+#else
+    n = ++c->written;
+#endif
+#ifndef GPUFEED_NO_STDIO
+    if (c->fd >= 0 && !GF__LOAD(&c->failed)) { /* progress, for a process waiting on this build */
+        uint64_t done = (uint64_t)n;
+        (void)gf__write_full(c->fd, &done, 8, 112);
+    }
+#endif
+    gf__cache_wake(c);
+    return n == c->U; /* the caller finalizes, after handing its unit on */
+}
+
+/* the index of unit u in the stream's first epoch (computed once) */
+static int64_t gf__cache_first_index(gf__cache *c, const gpufeed_loader *l, int64_t u)
+{
+    int64_t r = -1;
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) pthread_mutex_lock(&c->mu);
+#endif
+    if (!c->first_idx) {
+        int64_t *perm = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
+        c->first_idx = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
+        if (perm && c->first_idx) {
+            int64_t i;
+            gf__epoch_perm(perm, l->U, l->d.seed, l->first_epoch, !l->d.no_unit_shuffle);
+            for (i = 0; i < l->U; i++) c->first_idx[perm[i]] = i;
+        } else { gf__free(c->a, c->first_idx); c->first_idx = NULL; }
+        gf__free(c->a, perm);
+    }
+    if (c->first_idx) r = c->first_idx[u];
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) pthread_mutex_unlock(&c->mu);
+#endif
+    return r;
+}
+
+/* During a build: unit u at stream position g is not in the cache yet, but
+   an earlier position decodes and stores it (every unit of the stream's
+   first epoch that the stream does not skip). 1: come back once it is
+   stored (the worker assembles batches or decodes other units meanwhile,
+   so nothing waits on a later position), and epochs after the first read
+   no source bytes however far ahead the workers run. 0: decode it here. */
+static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g)
+{
+    int64_t epoch, i, u0 = l->base_ua - l->first_epoch * l->M;
+    uint8_t st;
+    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
+    st = GF__LOAD_SC(&c->ust[u]);
+    if (st == 1 || st == 2) return 0;
+    if (GF__LOAD(&c->failed) && !c->ram) return 0;
+    gf__pos(l, g, &epoch, &i);
+    if (epoch == l->first_epoch) return 0; /* its first (and only) position of the epoch */
+    if (epoch == l->first_epoch + 1 && u0 > 0 && gf__cache_first_index(c, l, u) < u0) return 0; /* skipped by the resume */
+    return 1;
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* READY from a file: has it changed on disk since it was checked (size,
+   modification time, inode)? Then every unit is checked again before its
+   next use, this one now; a file that shrank is not read any more. */
+static int gf__cache_changed(gf__cache *c)
+{
+    struct stat st;
+    uint64_t sig, old;
+    int64_t k;
+    if (fstat(c->fd, &st) != 0) return 0;
+    sig = gf__stat_sig(&st);
+    old = GF__LOAD(&c->sig);
+    if (sig == old) return 0;
+    if ((uint64_t)st.st_size < c->size) GF__STORE(&c->shrunk, 1);
+    if (gf__cas_u64(&c->sig, old, sig)) {
+        for (k = 0; k < c->U; k++) (void)gf__cas_u8(&c->ust[k], 1, 0);
+        gf__cache_log(c, "warning: cache %s changed on disk during the run%s: every unit is checked again before its next use",
+                      c->path, GF__LOAD(&c->shrunk) ? " (it shrank: reading the source from now on)" : "");
+    }
+    return 1;
+}
+#endif
+
+/* Serves unit u (stream position g) into the slot: pointers into the
+   mapping or the RAM copy, or a read into the slot's buffers. Also during
+   a build, for units already stored. Checksums: at a unit's first use,
+   again after the file changed, or at every use (GPUFEED_CACHE_VERIFY_EVERY_USE).
+   0 served, 1 the unit must come from the source. */
+static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc)
+{
+    const gpufeed_dataset *ds = l->ds;
+    int32_t np, i, k, state = GF__LOAD(&c->state);
+    uint8_t st;
+    int check;
+    const uint8_t *base;
+    if (state == GPUFEED_CACHE_OFF) return 1;
+    st = GF__LOAD(&c->ust[u]);
+    if (st == 2) return 1;
+    if (state == GPUFEED_CACHE_BUILDING && st != 1) return 1; /* not stored (yet): gf__cache_pending tells the caller */
+    if (GF__LOAD(&c->failed) && !c->ram) return 1; /* the file part of the build was given up */
+    check = st != 1 || c->verify == GPUFEED_CACHE_VERIFY_EVERY_USE;
+#ifndef GPUFEED_NO_STDIO
+    if (!c->ram && c->map && GF__LOAD(&c->state) == GPUFEED_CACHE_READY && gf__cache_changed(c)) check = 1;
+    if (GF__LOAD(&c->shrunk)) return 1;
+#endif
+    if (c->ram || c->map) {
+        base = (c->ram ? c->ram : c->map) + c->idx[u].off;
+        np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+        if (check) {
+            if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;
+            (void)gf__cas_u8(&c->ust[u], 0, 1);
+        }
+        /* point the slot at the image */
+        k = 0;
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
+        else for (i = 0; i < ds->nfeat; i++) s->feat[i] = (void *)(base + pc[k++].off);
+        for (i = 0; i < ds->nfeat; i++) s->valid[i] = ds->feats[i].validity ? (uint8_t *)(base + pc[k++].off) : NULL;
+        s->rows = (int64_t)c->idx[u].rows;
+        GF__ADD(&c->served, 1);
+        return 0;
+    }
+#ifndef GPUFEED_NO_STDIO
+    /* positioned reads into the slot's own buffers: checked every time */
+    gf__slot_layout(l, s);
+    np = gf__image_pieces(ds, c->idx[u].rows, s->data, s->feat, s->valid, pc);
+    for (i = 0; i < np; i++)
+        if (gf__read_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off)) goto bad;
+    if (gf__pieces_sum(pc, np, NULL) != c->idx[u].sum) goto bad;
+    (void)gf__cas_u8(&c->ust[u], 0, 1);
+    s->rows = (int64_t)c->idx[u].rows;
+    GF__ADD(&c->served, 1);
+    return 0;
+#endif
+bad:
+    GF__STORE_SC(&c->ust[u], (uint8_t)2);
+    GF__ADD(&c->bad, 1);
+    gf__cache_wake(c);
+    gf__cache_log(c, "warning: cache %s: unit %lld fails its checksum: decoding it from the source; the cache will be rebuilt",
+                  c->path[0] ? c->path : "(RAM)", (long long)u);
+    return 1;
+}
+
+/* Loader close: drop an unfinished build, and a cache found corrupt
+   (unless another process uses it). */
+static void gf__cache_close(gf__cache *c)
+{
+    if (!c) return;
+#ifndef GPUFEED_NO_STDIO
+    if (GF__LOAD(&c->state) == GPUFEED_CACHE_BUILDING && c->fd >= 0) {
+        struct stat a, b;
+        if (!GF__LOAD(&c->failed) && fstat(c->fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino) unlink(c->tmp);
+        if (c->map) { munmap(c->map, (size_t)c->map_len); c->map = NULL; }
+        close(c->fd); c->fd = -1;
+    }
+    if (GF__LOAD(&c->bad) > 0 && c->path[0] && c->fd >= 0) gf__cache_drop_bad(c, c->fd);
+#endif
+    gf__cache_free(c);
+}
+
+static int32_t gf__cache_state(const gf__cache *c) { return GF__LOAD(&c->state); }
+static uint64_t gf__cache_count(const gf__cache *c, int which) { return which ? GF__GET(&c->bad) : GF__GET(&c->served); }
+static const gf__cidx *gf__cache_index(const gf__cache *c) { return c->idx; }
+
+
+/* ---- directory API (list, prune) ---- */
+
+GPUFEED_API gpufeed_result gpufeed_cache_list(gpufeed_cache_entry **out, int64_t *count, const char *dir, gpufeed_error *err)
+{
+#ifndef GPUFEED_NO_STDIO
+    gpufeed_allocator a;
+    gf__cent *v;
+    gpufeed_cache_entry *e;
+    int64_t n, i;
+    char why[GPUFEED_ERROR_MAX];
+#endif
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (out) *out = NULL;
+    if (count) *count = 0;
+    if (!out || !count || !dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_list: out, count or dir is NULL");
+#ifndef GPUFEED_NO_STDIO
+    memset(&a, 0, sizeof a);
+    if (gf__cache_scan(dir, &a, &v, &n, why, sizeof why)) return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
+    if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
+    e = (gpufeed_cache_entry *)gf__alloc(&a, (size_t)(n ? n : 1) * sizeof *e);
+    if (!e) { gf__free(&a, v); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "gpufeed_cache_list: out of memory"); }
+    for (i = 0; i < n; i++) e[i] = v[i].e;
+    gf__free(&a, v);
+    *out = e; *count = n;
+    return GPUFEED_OK;
+#else
+    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_list: cache files are compiled out (GPUFEED_NO_STDIO)");
+#endif
+}
+
+GPUFEED_API void gpufeed_cache_list_free(gpufeed_cache_entry *list)
+{
+    gpufeed_allocator a;
+    memset(&a, 0, sizeof a);
+    gf__free(&a, list);
+}
+
+GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, const char *dir, uint64_t max_bytes, gpufeed_error *err)
+{
+    gpufeed_cache_prune_info pi;
+#ifndef GPUFEED_NO_STDIO
+    gpufeed_allocator a;
+    char why[GPUFEED_ERROR_MAX];
+#endif
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    memset(&pi, 0, sizeof pi);
+    if (out) *out = pi;
+    if (!dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_prune: dir is NULL or empty");
+#ifndef GPUFEED_NO_STDIO
+    memset(&a, 0, sizeof a);
+    if (gf__cache_sweep(dir, &a, GF__SWEEP_LEFTOVERS | GF__SWEEP_BUDGET, NULL, NULL, max_bytes, 0, &pi, why, sizeof why))
+        return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
+    if (out) *out = pi;
+    if (max_bytes && pi.bytes_kept > max_bytes)
+        return gf__seterr(err, GPUFEED_ERR_LIMIT, "cache directory '%s' still holds %llu bytes, more than %llu: the rest is in use or being built",
+                          dir, (unsigned long long)pi.bytes_kept, (unsigned long long)max_bytes);
+    return GPUFEED_OK;
+#else
+    (void)max_bytes;
+    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_prune: cache files are compiled out (GPUFEED_NO_STDIO)");
+#endif
+}
+
+/* >>loader --------------------------------------------------------------- */
+/* The running loader: workers decode units into their rings (from the
+   source, or served by the tensor cache), any worker assembles any batch,
+   the consumer takes them in order; open, next, stats, close. */
 
 /* decodes the unit at stream position g into slot s */
 static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
@@ -10853,1175 +12093,9 @@ GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed
     return h;
 }
 
-/* >>cache ---------------------------------------------------------------- */
-/* File layout (little-endian):
-     [0, 4096)      header: magic, version, key, unit count, bytes per row
-                    of a unit image, offsets, sizes, index checksum, dataset
-                    identity, builder, description, header checksum
-     [4096, ...)    index: per unit {offset, rows, bytes, checksum} (32 bytes)
-     data           unit images, each 4 KiB-aligned: the row-major data (or
-                    each feature's array), then each validity mask.
-   Header fields (byte offset): 0 magic "GPUFEEDC" (complete) or "GPUFEEDB"
-   (being built: only the dataset identity, description, builder pid and
-   progress mean anything), 8 version, 12 header size, 16 key (16 bytes),
-   32 units, 40 bytes per image row, 48 index offset, 56 data offset, 64 file
-   size, 72 rows, 80 index checksum, 88 dataset identity (16 bytes),
-   104 builder pid, 112 units written, 120 creation time (Unix seconds),
-   128 description length, 132 description ("dataset\nfeatures\nplan"),
-   4088 header checksum.
-   Offsets follow from the row counts, so workers write units in parallel
-   with positioned writes. The checksum is gpufeed_hash64 chained over the
-   image's pieces in order.
-
-   Names and locks: DIR/gpufeed-<key>.gfc, built as DIR/gpufeed-<key>.gfc.tmp.
-   A builder holds the .tmp with an exclusive flock (a second builder finds
-   it busy); every process using a cache file holds a shared flock on it
-   while it is open. Removing a file (an older version of the dataset, the
-   directory's byte budget, gpufeed_cache_prune) takes the exclusive lock
-   without waiting and skips the file when that fails: a file in use is
-   never removed. The kernel drops the locks of a process that dies; there
-   are no lock files.
-
-   Identity. The dataset identity is what the user asked for: each file's
-   canonical path (realpath: the same file however it is spelled; for an
-   open_source dataset, the name), the features, predicates, layout and
-   unit_rows. The key adds what the files hold: each file's size,
-   modification time (with nanoseconds) and a hash of its footer bytes (an
-   open_source file: its identity string instead of size and time), and the
-   unit plan. chmod, a copy renamed over the file with the same bytes and
-   times, cp -p and rsync -a keep the key; any change of size, of the
-   modification time or of a footer byte changes it. The one limit: a
-   change that keeps the size, the modification time (as the file system
-   records it) and every byte of the footer is not seen. A new complete
-   cache removes the older caches of its dataset that no process uses. */
-
-#ifndef GPUFEED_NO_STDIO
-#include <sys/mman.h>
-#include <sys/statvfs.h>
-#include <sys/file.h>
-#include <sys/select.h>
-#include <sys/time.h>
-#include <dirent.h>
-#include <time.h>
-#ifndef __cplusplus
-extern ssize_t pwrite(int, const void *, size_t, off_t);
-extern int ftruncate(int, off_t);
-#endif
-#if !defined(GPUFEED_NO_THREADS)       /* struct timespec comes with pthread.h */
-#define GF__CACHE_TOUCH 1
-#ifndef __cplusplus
-extern int futimens(int, const struct timespec[2]);
-#endif
-#ifndef UTIME_NOW
-#define UTIME_NOW ((1l << 30) - 1l)
-#define UTIME_OMIT ((1l << 30) - 2l)
-#endif
-#endif
-#endif
-
-#if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
-#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
-#else
-#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
-#endif
-
-#define GF__CACHE_VERSION 2u
-#define GF__CACHE_HDR 4096u
-#define GF__CACHE_DESC_OFF 132u
-#define GF__CACHE_DESC_MAX (GF__CACHE_HDR - 8u - GF__CACHE_DESC_OFF)
-
-struct gf__cache {
-    int32_t state;                     /* GPUFEED_CACHE_*, atomic */
-    char dir[1024], path[1100], tmp[1110];
-    void (*log)(void *user, const char *msg);
-    void *log_user;
-    uint64_t key[2], dsid[2];
-    char descr[GF__CACHE_DESC_MAX];
-    uint64_t img_row, data_off, size;
-    int64_t U;
-    gf__cidx *idx;
-    uint8_t *ust;                      /* per unit: 0 unchecked, 1 good, 2 bad, 3 being written (atomic) */
-    int64_t written;                   /* atomic */
-    int fd;                            /* the cache (shared lock) or the .tmp being built (exclusive lock) */
-    uint8_t *map; uint64_t map_len;
-    uint8_t *ram;
-    int use_pread;
-    int32_t failed;                    /* atomic: the file part of the build was abandoned */
-    uint64_t served, bad;              /* atomics */
-    int32_t verify;                    /* GPUFEED_CACHE_VERIFY_* */
-    uint64_t sig;                      /* atomic: the file's size, time and inode when last checked */
-    int32_t shrunk;                    /* atomic: the file shrank under us: read nothing more from it */
-    uint64_t dir_budget;               /* gpufeed_cache_desc.dir_max_bytes */
-    int64_t *first_idx;                /* a build's waits: each unit's index in the stream's first epoch */
-#if !defined(GPUFEED_NO_THREADS)
-    pthread_mutex_t mu;
-    pthread_cond_t cv;                 /* a unit stored, the build finished or failed */
-    int mu_init;
-    int32_t waiters;                   /* atomic */
-#endif
-    const gpufeed_allocator *a;
-};
-
-static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
-static void gf__cache_log(gf__cache *c, const char *fmt, ...)
-{
-    char msg[GPUFEED_ERROR_MAX + 256];
-    va_list ap;
-    va_start(ap, fmt); gf__vfmt(msg, sizeof msg, fmt, ap); va_end(ap);
-    if (c->log) c->log(c->log_user, msg);
-#ifndef GPUFEED_NO_STDIO
-    else fprintf(stderr, "gpufeed: %s\n", msg);
-#endif
-}
-
-#ifndef GPUFEED_NO_STDIO
-static void gf__st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-#endif
-
-/* compare-and-swap on the cache's shared words (plain stores without threads) */
-static int gf__cas_u8(uint8_t *p, uint8_t from, uint8_t to)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-#else
-    if (*p != from) return 0;
-    *p = to;
-    return 1;
-#endif
-}
-#ifndef GPUFEED_NO_STDIO
-static int gf__cas_u64(uint64_t *p, uint64_t from, uint64_t to)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-#else
-    if (*p != from) return 0;
-    *p = to;
-    return 1;
-#endif
-}
-#endif
-
-/* >>cache: identity (dataset identity, key, description) */
-
-typedef struct gf__h2 { uint64_t h[2]; } gf__h2;
-static void gf__h2_feed(gf__h2 *k, const void *p, size_t n)
-{
-    k->h[0] = gpufeed_hash64(p, n, k->h[0]);
-    k->h[1] = gpufeed_hash64(p, n, k->h[1] ^ 0x9E3779B97F4A7C15ull);
-}
-static void gf__h2_u64(gf__h2 *k, uint64_t v) { gf__h2_feed(k, &v, 8); }
-static void gf__h2_str(gf__h2 *k, const char *s)
-{
-    s = s ? s : "";
-    gf__h2_u64(k, (uint64_t)strlen(s));
-    gf__h2_feed(k, s, strlen(s));
-}
-
-/* file i's name in the identity: its canonical path (or its open_source name) */
-static void gf__cache_file_name(const gpufeed_dataset *ds, int32_t i, char *out, size_t cap)
-{
-#ifndef GPUFEED_NO_STDIO
-    if (!ds->ident && gf__canon_path(ds->paths[i], out, cap) == 0) return;
-#endif
-    gf__fmt(out, cap, "%s", ds->paths[i]);
-}
-
-/* the dataset identity: canonical paths, features, predicates, unit plan
-   options; never what the files hold (the older caches of a dataset share it) */
-static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
-{
-    gf__h2 k;
-    int32_t i, j;
-    char name[4096];
-    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6461746173657431ull;
-    gf__h2_u64(&k, GF__CACHE_VERSION);
-    gf__h2_u64(&k, (uint64_t)ds->nfiles);
-    for (i = 0; i < ds->nfiles; i++) { gf__cache_file_name(ds, i, name, sizeof name); gf__h2_str(&k, name); }
-    gf__h2_u64(&k, (uint64_t)ds->nfeat);
-    for (i = 0; i < ds->nfeat; i++) {
-        const gpufeed_feature *f = &ds->feats[i];
-        gf__h2_str(&k, f->column); gf__h2_u64(&k, (uint64_t)f->dtype); gf__h2_u64(&k, (uint64_t)f->null_policy);
-        gf__h2_feed(&k, &f->fill, 8); gf__h2_u64(&k, (uint64_t)f->validity); gf__h2_u64(&k, (uint64_t)f->cast);
-        gf__h2_u64(&k, f->hash_buckets); gf__h2_u64(&k, f->hash_seed); gf__h2_u64(&k, (uint64_t)f->width);
-        gf__h2_u64(&k, (uint64_t)f->list_policy); gf__h2_u64(&k, (uint64_t)f->list_lengths);
-    }
-    gf__h2_u64(&k, (uint64_t)ds->npred);
-    for (i = 0; i < ds->npred; i++) {
-        const gpufeed_predicate *p = &ds->preds[i];
-        int32_t nv = p->op == GPUFEED_OP_IN ? p->set_size : 2;
-        gf__h2_str(&k, p->column); gf__h2_u64(&k, (uint64_t)p->op);
-        for (j = 0; j < nv; j++) {
-            const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[j] : j ? &p->b : &p->a;
-            gf__h2_u64(&k, (uint64_t)v->kind); gf__h2_u64(&k, (uint64_t)v->i); gf__h2_u64(&k, v->u); gf__h2_feed(&k, &v->d, 8);
-            gf__h2_u64(&k, (uint64_t)v->len);
-            if (v->kind == GPUFEED_VAL_STRING && v->s) gf__h2_feed(&k, v->s, v->len);
-        }
-    }
-    gf__h2_u64(&k, (uint64_t)ds->layout); gf__h2_u64(&k, (uint64_t)ds->unit_rows);
-    id[0] = k.h[0]; id[1] = k.h[1];
-}
-
-/* the key: the dataset identity, what each file holds (size, modification
-   time, footer bytes; or its open_source identity), the unit plan */
-static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], uint64_t key[2])
-{
-    gf__h2 k;
-    int32_t i;
-    int64_t u;
-    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6b65792d68696768ull;
-    gf__h2_u64(&k, dsid[0]); gf__h2_u64(&k, dsid[1]);
-    for (i = 0; i < ds->nfiles; i++) {
-        size_t flen;
-        const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
-        gf__h2_u64(&k, ds->files[i]->size);
-        if (ds->ident) gf__h2_str(&k, ds->ident[i]);
-#ifndef GPUFEED_NO_STDIO
-        else {
-            struct stat st;
-            if (stat(ds->paths[i], &st) == 0) { gf__h2_u64(&k, (uint64_t)st.st_mtime); gf__h2_u64(&k, GF__MTIME_NS(st)); }
-            else gf__h2_u64(&k, 0x676f6e65ull); /* gone: no cache will match */
-        }
-#endif
-        gf__h2_u64(&k, gpufeed_hash64(foot, flen, 0));
-    }
-    gf__h2_u64(&k, (uint64_t)ds->nunits);
-    for (u = 0; u < ds->nunits; u++) {
-        gf__h2_u64(&k, (uint64_t)ds->units[u].u.file); gf__h2_u64(&k, (uint64_t)ds->units[u].u.row_group);
-        gf__h2_u64(&k, (uint64_t)ds->units[u].u.first_row); gf__h2_u64(&k, (uint64_t)ds->units[u].u.num_rows);
-    }
-    key[0] = k.h[0]; key[1] = k.h[1];
-}
-
-/* appends to out[*n] what gf__fmt makes of the arguments (truncating at cap) */
-static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...) GF__PRINTF(4, 5);
-static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...)
-{
-    va_list ap;
-    if (*n + 1 >= cap) return;
-    va_start(ap, fmt); gf__vfmt(out + *n, cap - *n, fmt, ap); va_end(ap);
-    *n += strlen(out + *n);
-}
-
-/* What the header records for `gpufeed-cache ls`: the dataset (its first
-   file and how many more), the features in the tools' --feature syntax
-   (column:dtype[:hash=N][:seed=S][:fill=V][:null=error][:valid]
-   [:cast=unsafe][:width=W][:ragged=pad|truncate][:lengths]) and the plan. */
-static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
-{
-    static const char *const ragged[] = { "error", "pad", "truncate" };
-    char name[4096];
-    size_t n = 0;
-    int32_t i;
-    gf__cache_file_name(ds, 0, name, sizeof name);
-    gf__cat(out, cap, &n, "%s", name);
-    if (ds->nfiles > 1) gf__cat(out, cap, &n, " (and %d more files)", ds->nfiles - 1);
-    gf__cat(out, cap, &n, "\n");
-    for (i = 0; i < ds->nfeat; i++) {
-        const gpufeed_feature *f = &ds->feats[i];
-        gf__cat(out, cap, &n, "%s%s:%s", i ? " " : "", f->column, gpufeed_dtype_name(f->dtype));
-        if (f->hash_buckets) gf__cat(out, cap, &n, ":hash=%llu", (unsigned long long)f->hash_buckets);
-        if (f->hash_seed) gf__cat(out, cap, &n, ":seed=%llu", (unsigned long long)f->hash_seed);
-        if (f->fill != 0) gf__cat(out, cap, &n, ":fill=%.17g", f->fill);
-        if (f->null_policy == GPUFEED_NULL_ERROR) gf__cat(out, cap, &n, ":null=error");
-        if (f->validity) gf__cat(out, cap, &n, ":valid");
-        if (f->cast == GPUFEED_CAST_UNSAFE) gf__cat(out, cap, &n, ":cast=unsafe");
-        if (f->width) gf__cat(out, cap, &n, ":width=%d", f->width);
-        if (f->list_policy > 0 && f->list_policy <= 2) gf__cat(out, cap, &n, ":ragged=%s", ragged[f->list_policy]);
-        if (f->list_lengths) gf__cat(out, cap, &n, ":lengths");
-    }
-    gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)ds->unit_rows,
-            ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? "per-feature" : "row-major", ds->npred);
-    if (n + 1 >= cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* cut: say so */
-}
-
-static uint64_t gf__cache_img_row(const gpufeed_dataset *ds)
-{
-    uint64_t r = (uint64_t)ds->row_bytes;
-    int32_t j;
-    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) r++;
-    return r;
-}
-
-/* the pieces of a unit image: (offset in the image, length, slot pointer) */
-static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
-{
-    int32_t n = 0, j;
-    uint64_t off = 0;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { pc[n].off = 0; pc[n].len = rows * (uint64_t)ds->row_bytes; pc[n].ptr = (uint8_t *)data; off = pc[n].len; n++; }
-    else for (j = 0; j < ds->nfeat; j++) {
-        pc[n].off = off; pc[n].len = rows * gpufeed_feature_bytes(&ds->feats[j]); pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL; off += pc[n].len; n++;
-    }
-    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) { pc[n].off = off; pc[n].len = rows; pc[n].ptr = valid ? valid[j] : NULL; off += rows; n++; }
-    return n;
-}
-
-static uint64_t gf__pieces_sum(const gf__piece *pc, int32_t n, const uint8_t *base)
-{
-    uint64_t h = 0x63616368652d7631ull;
-    int32_t i;
-    for (i = 0; i < n; i++) h = gpufeed_hash64(base ? base + pc[i].off : pc[i].ptr, (size_t)pc[i].len, h);
-    return h;
-}
-
-static void gf__cache_free(gf__cache *c)
-{
-    if (!c) return;
-#ifndef GPUFEED_NO_STDIO
-    if (c->map) munmap(c->map, (size_t)c->map_len);
-    if (c->fd >= 0) close(c->fd); /* releases its lock */
-#endif
-#if !defined(GPUFEED_NO_THREADS)
-    if (c->mu_init) { pthread_mutex_destroy(&c->mu); pthread_cond_destroy(&c->cv); }
-#endif
-    gf__free(c->a, c->ram); gf__free(c->a, c->idx); gf__free(c->a, c->ust); gf__free(c->a, c->first_idx);
-    gf__free(c->a, c);
-}
-
-/* the layout for the given unit rows: offsets, sizes */
-static void gf__cache_layout(gf__cache *c, const int64_t *unit_rows)
-{
-    int64_t u;
-    uint64_t off;
-    c->data_off = ((uint64_t)GF__CACHE_HDR + (uint64_t)c->U * 32 + 4095) & ~(uint64_t)4095;
-    off = c->data_off;
-    for (u = 0; u < c->U; u++) {
-        c->idx[u].off = off; c->idx[u].rows = (uint64_t)unit_rows[u];
-        c->idx[u].bytes = (uint64_t)unit_rows[u] * c->img_row;
-        off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
-    }
-    c->size = off;
-}
-
-/* wakes the workers waiting for a unit of the build (stored, or the build over) */
-static void gf__cache_wake(gf__cache *c)
-{
-#if !defined(GPUFEED_NO_THREADS)
-    if (c->mu_init && GF__LOAD_SC(&c->waiters)) {
-        pthread_mutex_lock(&c->mu);
-        pthread_cond_broadcast(&c->cv);
-        pthread_mutex_unlock(&c->mu);
-    }
-#else
-    (void)c;
-#endif
-}
-
-/* >>cache: file I/O, header, checks, locks */
-#ifndef GPUFEED_NO_STDIO
-static int gf__read_full(int fd, void *buf, size_t len, uint64_t off)
-{
-    gf__fdsrc s;
-    s.fd = fd;
-    return gf__fd_read(&s, off, buf, len);
-}
-static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-    const uint8_t *p = (const uint8_t *)buf;
-    while (len) {
-        ssize_t w = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
-        if (w < 0) { if (errno == EINTR) continue; return -1; }
-        if (w == 0) { errno = ENOSPC; return -1; }
-        p += w; off += (uint64_t)w; len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* a file's size, modification time and inode, in one word */
-static uint64_t gf__stat_sig(const struct stat *st)
-{
-    uint64_t v[5];
-    v[0] = (uint64_t)st->st_size; v[1] = (uint64_t)st->st_mtime; v[2] = GF__MTIME_NS(*st);
-    v[3] = (uint64_t)st->st_ino; v[4] = (uint64_t)st->st_dev;
-    return gpufeed_hash64(v, sizeof v, 0x7369676e6174ull) | 1; /* never 0: 0 is "not recorded" */
-}
-
-/* the file was used now: its access time (the directory's least-recently-
-   used order); the modification time stays. Without threads (no struct
-   timespec in strict C99) the kernel's own access time stands in. */
-static void gf__cache_touch(int fd)
-{
-#ifdef GF__CACHE_TOUCH
-    struct timespec ts[2];
-    memset(ts, 0, sizeof ts);
-    ts[0].tv_nsec = UTIME_NOW; ts[1].tv_nsec = UTIME_OMIT;
-    (void)futimens(fd, ts);
-#else
-    (void)fd;
-#endif
-}
-
-static void gf__sleep_ms(int ms)
-{
-    struct timeval tv;
-    tv.tv_sec = ms / 1000; tv.tv_usec = (long)(ms % 1000) * 1000;
-    select(0, NULL, NULL, NULL, &tv);
-}
-
-/* the header of a complete cache (magic GPUFEEDC) or of a build (GPUFEEDB) */
-static void gf__cache_header(const gf__cache *c, uint8_t *hdr, int complete, uint64_t isum)
-{
-    uint32_t v = GF__CACHE_VERSION, hs = GF__CACHE_HDR, dl;
-    uint64_t rows = 0;
-    int64_t u;
-    memset(hdr, 0, GF__CACHE_HDR);
-    memcpy(hdr, complete ? "GPUFEEDC" : "GPUFEEDB", 8);
-    memcpy(hdr + 8, &v, 4); memcpy(hdr + 12, &hs, 4);
-    gf__st64(hdr + 16, c->key[0]); gf__st64(hdr + 24, c->key[1]); gf__st64(hdr + 32, (uint64_t)c->U);
-    gf__st64(hdr + 40, c->img_row); gf__st64(hdr + 48, GF__CACHE_HDR); gf__st64(hdr + 56, c->data_off);
-    for (u = 0; u < c->U; u++) rows += c->idx[u].rows;
-    gf__st64(hdr + 64, c->size); gf__st64(hdr + 72, rows); gf__st64(hdr + 80, isum);
-    gf__st64(hdr + 88, c->dsid[0]); gf__st64(hdr + 96, c->dsid[1]);
-    gf__st64(hdr + 104, complete ? 0 : (uint64_t)getpid());
-    gf__st64(hdr + 112, complete ? (uint64_t)c->U : 0);
-    gf__st64(hdr + 120, (uint64_t)time(NULL));
-    dl = (uint32_t)strlen(c->descr);
-    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
-    memcpy(hdr + 128, &dl, 4); memcpy(hdr + GF__CACHE_DESC_OFF, c->descr, dl);
-    gf__st64(hdr + GF__CACHE_HDR - 8, gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0));
-}
-
-/* Checks the cache file open on fd: header, key, index (and every unit
-   when `verify_all`). Fills c->idx from it. 0 valid, else a reason. */
-static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
-{
-    uint8_t hdr[GF__CACHE_HDR];
-    struct stat st;
-    uint64_t v, nunits, img, doff, size, isum;
-    int64_t u;
-    *file_bytes = 0;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < GF__CACHE_HDR || gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) {
-        gf__fmt(why, cap, "%s: truncated header", c->path); return 2;
-    }
-    *file_bytes = (uint64_t)st.st_size;
-    if (memcmp(hdr, "GPUFEEDC", 8) != 0) { gf__fmt(why, cap, "%s: not a gpufeed cache (bad magic)", c->path); return 2; }
-    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { gf__fmt(why, cap, "%s: header checksum mismatch", c->path); return 2; }
-    v = gf__ld32(hdr + 8);
-    if (v != GF__CACHE_VERSION) { gf__fmt(why, cap, "%s: format version %llu, expected %u", c->path, (unsigned long long)v, GF__CACHE_VERSION); return 2; }
-    if (gf__ld64(hdr + 16) != c->key[0] || gf__ld64(hdr + 24) != c->key[1]) { gf__fmt(why, cap, "%s: key differs (stale cache)", c->path); return 2; }
-    nunits = gf__ld64(hdr + 32); img = gf__ld64(hdr + 40); doff = gf__ld64(hdr + 56); size = gf__ld64(hdr + 64); isum = gf__ld64(hdr + 80);
-    if (nunits != (uint64_t)c->U || img != c->img_row || size != (uint64_t)st.st_size || doff != (((uint64_t)GF__CACHE_HDR + nunits * 32 + 4095) & ~(uint64_t)4095)) {
-        gf__fmt(why, cap, "%s: layout differs from the dataset's (units %llu, file size %llu of %llu)", c->path,
-                (unsigned long long)nunits, (unsigned long long)st.st_size, (unsigned long long)size);
-        return 2;
-    }
-    {
-        uint8_t *ib = (uint8_t *)gf__alloc(c->a, (size_t)nunits * 32);
-        uint64_t off = doff;
-        if (!ib) { gf__fmt(why, cap, "out of memory"); return 2; }
-        if (gf__read_full(fd, ib, (size_t)nunits * 32, GF__CACHE_HDR) || gpufeed_hash64(ib, (size_t)nunits * 32, 0) != isum) {
-            gf__free(c->a, ib); gf__fmt(why, cap, "%s: index checksum mismatch", c->path); return 2;
-        }
-        for (u = 0; u < c->U; u++) {
-            c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
-            c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
-            if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
-                gf__free(c->a, ib); gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u); return 2;
-            }
-            off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
-        }
-        gf__free(c->a, ib);
-        if (off != size) { gf__fmt(why, cap, "%s: index does not cover the file", c->path); return 2; }
-    }
-    c->size = size; c->data_off = doff;
-    if (verify_all) {
-        uint8_t *buf = NULL;
-        size_t cap2 = 0;
-        gf__piece *pc = (gf__piece *)gf__alloc(c->a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
-        int64_t bad = 0;
-        if (!pc) { gf__fmt(why, cap, "out of memory"); return 2; }
-        for (u = 0; u < c->U; u++) {
-            int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
-            if (!gf__grow(c->a, &buf, &cap2, (size_t)c->idx[u].bytes + 1) || gf__read_full(fd, buf, (size_t)c->idx[u].bytes, c->idx[u].off) ||
-                gf__pieces_sum(pc, np, buf) != c->idx[u].sum) { c->ust[u] = 2; bad++; }
-            else c->ust[u] = 1;
-        }
-        gf__free(c->a, buf); gf__free(c->a, pc);
-        if (bad) { gf__fmt(why, cap, "%s: %lld of %lld units fail their checksum", c->path, (long long)bad, (long long)c->U); return 3; }
-    }
-    return 0;
-}
-
-/* the same for c->path, opened here (no lock): 1 when there is no file */
-static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
-{
-    int fd = open(c->path, O_RDONLY | O_NONBLOCK), r;
-    *file_bytes = 0;
-    if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
-    r = gf__cache_check_fd(c, ds, fd, verify_all, why, cap, file_bytes);
-    close(fd);
-    return r;
-}
-
-static int gf__mkdir_p(const char *dir)
-{
-    char tmp[1024];
-    size_t i, n = strlen(dir);
-    struct stat st;
-    if (n == 0 || n >= sizeof tmp) return -1;
-    memcpy(tmp, dir, n + 1);
-    for (i = 1; i <= n; i++) {
-        if (tmp[i] == '/' || tmp[i] == 0) {
-            char ch = tmp[i];
-            tmp[i] = 0;
-            if (stat(tmp, &st) != 0 && mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
-            tmp[i] = ch;
-        }
-    }
-    return (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
-}
-
-/* Removes path unless a process uses it: takes its lock exclusively without
-   waiting, checks the name still leads to the locked file, unlinks. 1
-   removed, 0 in use (or already gone). */
-static int gf__unlink_unused(const char *path)
-{
-    struct stat a, b;
-    int fd = open(path, O_RDONLY | O_NONBLOCK), ok = 0;
-    if (fd < 0) return 0;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
-        a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-        ok = unlink(path) == 0;
-    close(fd);
-    return ok;
-}
-
-/* >>cache: the directory (listing, budget, older versions) */
-
-typedef struct gf__cent {
-    gpufeed_cache_entry e;
-    char name[256];
-    uint64_t dsid[2];
-    uint64_t mtime_ns;                 /* the file's modification time: which version is newer */
-    int32_t kind;                      /* 0 .gfc, 1 .gfc.tmp, 2 legacy .gfc.lock */
-    int32_t removed;
-} gf__cent;
-
-static int gf__ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* what a cache file's header says (any magic), into e */
-static void gf__cache_read_entry(int fd, gf__cent *ce)
-{
-    uint8_t hdr[GF__CACHE_HDR];
-    gpufeed_cache_entry *e = &ce->e;
-    uint32_t dl;
-    char *nl;
-    if (gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) { gf__fmt(e->reason, sizeof e->reason, "truncated header"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return; }
-    if (memcmp(hdr, ce->kind == 1 ? "GPUFEEDB" : "GPUFEEDC", 8) != 0) {
-        gf__fmt(e->reason, sizeof e->reason, ce->kind == 1 || memcmp(hdr, "GPUFEEDB", 8) ? "bad magic" : "an unfinished build under the final name");
-        e->state = GPUFEED_CACHE_ENTRY_INVALID;
-        return;
-    }
-    if (gf__ld32(hdr + 8) != GF__CACHE_VERSION) {
-        gf__fmt(e->reason, sizeof e->reason, "format version %u (this gpufeed reads %u)", gf__ld32(hdr + 8), GF__CACHE_VERSION);
-        e->state = GPUFEED_CACHE_ENTRY_INVALID;
-        return;
-    }
-    if (ce->kind == 0 && gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) {
-        gf__fmt(e->reason, sizeof e->reason, "header checksum mismatch"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return;
-    }
-    gf__fmt(e->key, sizeof e->key, "%016llx%016llx", (unsigned long long)gf__ld64(hdr + 16), (unsigned long long)gf__ld64(hdr + 24));
-    ce->dsid[0] = gf__ld64(hdr + 88); ce->dsid[1] = gf__ld64(hdr + 96);
-    gf__fmt(e->dataset_id, sizeof e->dataset_id, "%016llx%016llx", (unsigned long long)ce->dsid[0], (unsigned long long)ce->dsid[1]);
-    e->units = (int64_t)gf__ld64(hdr + 32); e->rows = (int64_t)gf__ld64(hdr + 72);
-    e->pid = (int64_t)gf__ld64(hdr + 104); e->units_done = (int64_t)gf__ld64(hdr + 112);
-    e->created = (int64_t)gf__ld64(hdr + 120);
-    dl = gf__ld32(hdr + 128);
-    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
-    hdr[GF__CACHE_DESC_OFF + dl] = 0;
-    {
-        char *d = (char *)hdr + GF__CACHE_DESC_OFF;
-        nl = strchr(d, '\n');
-        if (nl) *nl = 0;
-        gf__fmt(e->dataset, sizeof e->dataset, "%s", d);
-        if (nl) {
-            char *f = nl + 1, *nl2 = strchr(f, '\n');
-            if (nl2) *nl2 = 0;
-            gf__fmt(e->features, sizeof e->features, "%s", f);
-            if (nl2) gf__fmt(e->plan, sizeof e->plan, "%s", nl2 + 1);
-        }
-    }
-}
-
-/* one directory entry; 0 when it is not one of ours */
-static int gf__cache_scan_one(const char *dir, const char *name, gf__cent *ce)
-{
-    struct stat st;
-    int fd;
-    gpufeed_cache_entry *e = &ce->e;
-    memset(ce, 0, sizeof *ce);
-    if (strncmp(name, "gpufeed-", 8) != 0 || strlen(name) >= sizeof ce->name) return 0;
-    if (gf__ends_with(name, ".gfc")) ce->kind = 0;
-    else if (gf__ends_with(name, ".gfc.tmp")) ce->kind = 1;
-    else if (gf__ends_with(name, ".gfc.lock")) ce->kind = 2;
-    else return 0;
-    memcpy(ce->name, name, strlen(name) + 1);
-    gf__fmt(e->path, sizeof e->path, "%s/%s", dir, name);
-    if (stat(e->path, &st) != 0 || !S_ISREG(st.st_mode)) return 0; /* a fifo, a directory... is not ours */
-    fd = open(e->path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { if (fd >= 0) close(fd); return 0; }
-    e->bytes = (uint64_t)st.st_size;
-    e->last_use = (int64_t)st.st_atime;
-    ce->mtime_ns = (uint64_t)st.st_mtime * 1000000000u + GF__MTIME_NS(st);
-    if (ce->kind == 2) { /* an older gpufeed's build lock (fcntl): held while it builds */
-        struct flock fl;
-        memset(&fl, 0, sizeof fl);
-        fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET;
-        e->state = GPUFEED_CACHE_ENTRY_LOCK;
-        e->in_use = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
-        close(fd);
-        return 1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) e->in_use = 1;
-    else flock(fd, LOCK_UN);
-    e->state = ce->kind == 1 ? (e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED) : GPUFEED_CACHE_ENTRY_READY;
-    gf__cache_read_entry(fd, ce);
-    if (ce->kind == 1 && e->state == GPUFEED_CACHE_ENTRY_INVALID) /* a build not yet started writing */
-        e->state = e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED;
-    close(fd);
-    return 1;
-}
-
-/* every cache file of dir; *out from the allocator (NULL when none) */
-static int gf__cache_scan(const char *dir, const gpufeed_allocator *a, gf__cent **out, int64_t *n, char *why, size_t cap)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    gf__cent *v = NULL;
-    int64_t k = 0, vcap = 0;
-    *out = NULL; *n = 0;
-    if (!d) { gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, strerror(errno)); return -1; }
-    while ((de = readdir(d)) != NULL) {
-        gf__cent ce;
-        if (!gf__cache_scan_one(dir, de->d_name, &ce)) continue;
-        if (k == vcap) {
-            int64_t nc = vcap ? vcap * 2 : 16;
-            gf__cent *nv = (gf__cent *)gf__realloc(a, v, (size_t)nc * sizeof *nv);
-            if (!nv) { gf__free(a, v); closedir(d); gf__fmt(why, cap, "out of memory listing '%s'", dir); return -1; }
-            v = nv; vcap = nc;
-        }
-        v[k++] = ce;
-    }
-    closedir(d);
-    *out = v; *n = k;
-    return 0;
-}
-
-static int gf__cent_lru(const void *x, const void *y)
-{
-    const gf__cent *a = (const gf__cent *)x, *b = (const gf__cent *)y;
-    if (a->e.last_use != b->e.last_use) return a->e.last_use < b->e.last_use ? -1 : 1;
-    return strcmp(a->name, b->name);
-}
-
-enum {
-    GF__SWEEP_OLDER = 1,               /* complete caches of dataset `dsid` other than `keep` */
-    GF__SWEEP_LEFTOVERS = 2,           /* abandoned .tmp, unreadable files, old lock files, superseded versions */
-    GF__SWEEP_BUDGET = 4               /* least recently used first, down to the budget */
-};
-
-static void gf__cent_remove(gf__cent *ce, gpufeed_cache_prune_info *pi)
-{
-    int ok;
-    if (ce->kind == 2) { /* an old build lock: free when no fcntl lock is held on it */
-        ok = !ce->e.in_use && unlink(ce->e.path) == 0;
-    } else ok = gf__unlink_unused(ce->e.path);
-    if (ok) { ce->removed = 1; pi->removed++; pi->bytes_removed += ce->e.bytes; }
-    else pi->skipped_in_use++;
-}
-
-/* Removes what `mode` says from dir, never a file in use nor the one named
-   `keep`; with a budget, least recently used complete caches go until the
-   directory (plus `reserve` bytes to come) fits it. pi->bytes_kept: what
-   the directory holds afterwards. 0, or -1 when dir cannot be read. */
-static int gf__cache_sweep(const char *dir, const gpufeed_allocator *a, int mode, const uint64_t *dsid, const char *keep,
-                           uint64_t budget, uint64_t reserve, gpufeed_cache_prune_info *pi, char *why, size_t cap)
-{
-    gf__cent *v;
-    int64_t n, i, j;
-    uint64_t total = 0;
-    memset(pi, 0, sizeof *pi);
-    if (gf__cache_scan(dir, a, &v, &n, why, cap)) return -1;
-    for (i = 0; i < n; i++) {
-        gf__cent *ce = &v[i];
-        int go = 0;
-        if (keep && strcmp(ce->name, keep) == 0) continue;
-        if (ce->kind == 1 && ce->e.state == GPUFEED_CACHE_ENTRY_ABANDONED) go = 1; /* nobody builds it */
-        if ((mode & GF__SWEEP_OLDER) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY && dsid &&
-            ce->dsid[0] == dsid[0] && ce->dsid[1] == dsid[1]) go = 1;
-        if ((mode & GF__SWEEP_LEFTOVERS) && (ce->e.state == GPUFEED_CACHE_ENTRY_INVALID || ce->kind == 2)) go = 1;
-        if ((mode & GF__SWEEP_LEFTOVERS) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY)
-            for (j = 0; j < n; j++) /* a newer complete cache of the same dataset supersedes it */
-                if (j != i && v[j].kind == 0 && v[j].e.state == GPUFEED_CACHE_ENTRY_READY && v[j].dsid[0] == ce->dsid[0] &&
-                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created && v[j].mtime_ns > ce->mtime_ns))) go = 1;
-        if (go) gf__cent_remove(ce, pi);
-    }
-    for (i = 0; i < n; i++) if (!v[i].removed) total += v[i].e.bytes;
-    if ((mode & GF__SWEEP_BUDGET) && budget && total + reserve > budget) {
-        if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
-        for (i = 0; i < n && total + reserve > budget; i++) {
-            gf__cent *ce = &v[i];
-            if (ce->removed || ce->kind != 0 || (keep && strcmp(ce->name, keep) == 0)) continue;
-            if (ce->e.in_use) { pi->skipped_in_use++; continue; }
-            gf__cent_remove(ce, pi);
-            if (ce->removed) total -= ce->e.bytes;
-        }
-    }
-    pi->bytes_kept = total;
-    gf__free(a, v);
-    return 0;
-}
-
-static const char *gf__basename(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-#endif
-
-/* >>cache: open, build, serve */
-
-/* Opens the cache for a dataset: READY when a valid file exists (unit rows
-   come from its index), BUILDING when this process may build it (the
-   caller provides unit rows first via gf__cache_begin_build), else OFF. */
-static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
-{
-    gf__cache *c = (gf__cache *)gf__alloc(&ds->alloc, sizeof *c);
-    if (!c) return NULL;
-    memset(c, 0, sizeof *c);
-    c->a = &ds->alloc;
-    c->fd = -1;
-    c->U = ds->nunits;
-    c->log = cd->log; c->log_user = cd->log_user;
-    c->verify = cd->verify;
-    c->dir_budget = cd->dir_max_bytes;
-    c->img_row = gf__cache_img_row(ds);
-    c->idx = (gf__cidx *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
-    c->ust = (uint8_t *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1));
-    if (!c->idx || !c->ust) { gf__cache_free(c); return NULL; }
-    memset(c->idx, 0, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
-    memset(c->ust, 0, (size_t)(c->U ? c->U : 1));
-#if !defined(GPUFEED_NO_THREADS)
-    if (pthread_mutex_init(&c->mu, NULL) == 0) {
-        if (pthread_cond_init(&c->cv, NULL) == 0) c->mu_init = 1;
-        else pthread_mutex_destroy(&c->mu);
-    }
-#endif
-    gf__cache_dataset_id(ds, c->dsid);
-    gf__cache_key(ds, c->dsid, c->key);
-    gf__cache_describe(ds, c->descr, sizeof c->descr);
-    if (cd->dir && *cd->dir) {
-        size_t n = strlen(cd->dir);
-        if (n >= sizeof c->dir - 1) { gf__cache_free(c); return NULL; }
-        memcpy(c->dir, cd->dir, n + 1);
-        while (n > 1 && c->dir[n - 1] == '/') c->dir[--n] = 0;
-        gf__fmt(c->path, sizeof c->path, "%s/gpufeed-%016llx%016llx.gfc", c->dir, (unsigned long long)c->key[0], (unsigned long long)c->key[1]);
-        gf__fmt(c->tmp, sizeof c->tmp, "%s.tmp", c->path);
-    }
-    return c;
-}
-
-#ifndef GPUFEED_NO_STDIO
-/* maps the cache (fd) unless it is larger than half the memory: then pread */
-static void gf__cache_map(gf__cache *c)
-{
-    long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
-    uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
-    void *m;
-    if (mem && c->size > mem / 2) { c->use_pread = 1; return; }
-    m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
-    if (m == MAP_FAILED) c->use_pread = 1;
-    else { c->map = (uint8_t *)m; c->map_len = c->size; }
-}
-
-/* a cache found bad: removed unless another process uses it (we hold a
-   shared lock on fd: made exclusive without waiting, or left alone) */
-static void gf__cache_drop_bad(gf__cache *c, int fd)
-{
-    struct stat a, b;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(c->path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-        unlink(c->path);
-}
-#endif
-
-/* 1 READY from the file, 0 not there or not valid */
-static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
-{
-#ifndef GPUFEED_NO_STDIO
-    char why[512];
-    uint64_t fbytes;
-    int r, fd, tries;
-    struct stat st;
-    if (!c->path[0]) return 0;
-    for (tries = 0; ; tries++) {
-        fd = open(c->path, O_RDONLY | O_NONBLOCK);
-        if (fd < 0) return 0;
-        if (flock(fd, LOCK_SH) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0) break;
-        close(fd); /* removed between our open and our lock */
-        if (tries == 2) return 0;
-    }
-    r = gf__cache_check_fd(c, ds, fd, cd->verify == GPUFEED_CACHE_VERIFY_OPEN, why, sizeof why, &fbytes);
-    if (r != 0) {
-        gf__cache_log(c, "warning: cache not used: %s; %s", why, cd->no_build ? "reading the source" : "rebuilding it");
-        gf__cache_drop_bad(c, fd);
-        close(fd);
-        return 0;
-    }
-    c->fd = fd;
-    gf__cache_map(c);
-    if (cd->verify != GPUFEED_CACHE_VERIFY_OPEN) memset(c->ust, 0, (size_t)c->U);
-    GF__STORE(&c->sig, gf__stat_sig(&st));
-    gf__cache_touch(fd);
-    c->state = GPUFEED_CACHE_READY;
-    return 1;
-#else
-    (void)c; (void)ds; (void)cd;
-    return 0;
-#endif
-}
-
-#ifndef GPUFEED_NO_STDIO
-/* Opens and locks c->tmp for a build: 1 ours, 0 another process builds it
-   (its lock is held), -1 an error (errno). */
-static int gf__cache_lock_tmp(gf__cache *c)
-{
-    int tries;
-    for (tries = 0; tries < 4; tries++) {
-        struct stat a, b;
-        int fd = open(c->tmp, O_RDWR | O_CREAT, 0666);
-        if (fd < 0) return -1;
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) { int e = errno; close(fd); if (e == EWOULDBLOCK) return 0; errno = e; return -1; }
-        if (fstat(fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) { c->fd = fd; return 1; }
-        close(fd); /* renamed or removed under us: the name now leads elsewhere */
-    }
-    errno = EAGAIN;
-    return -1;
-}
-
-/* the directory's byte budget, before a build of c->size bytes: 1 it fits */
-static int gf__cache_make_room(gf__cache *c)
-{
-    gpufeed_cache_prune_info pi;
-    char why[GPUFEED_ERROR_MAX];
-    if (!c->dir_budget) return 1;
-    if (c->size > c->dir_budget) {
-        gf__cache_log(c, "warning: the cache would take %llu bytes, more than the directory's budget dir_max_bytes %llu: not caching",
-                      (unsigned long long)c->size, (unsigned long long)c->dir_budget);
-        return 0;
-    }
-    if (gf__cache_sweep(c->dir, c->a, GF__SWEEP_BUDGET, NULL, gf__basename(c->path), c->dir_budget, c->size, &pi, why, sizeof why) != 0) return 1;
-    if (pi.bytes_kept + c->size > c->dir_budget) {
-        gf__cache_log(c, "warning: cache directory '%s' keeps %llu bytes in use or being built; with this cache (%llu bytes) it would exceed dir_max_bytes %llu: not caching",
-                      c->dir, (unsigned long long)pi.bytes_kept, (unsigned long long)c->size, (unsigned long long)c->dir_budget);
-        return 0;
-    }
-    return 1;
-}
-#endif
-
-/* Starts a build for the given unit rows: 1 BUILDING, 0 not possible
-   (warned), -1 another process completed it meanwhile. */
-static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows)
-{
-    gf__cache_layout(c, unit_rows);
-    if (cd->max_bytes && c->size > cd->max_bytes) {
-        gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size, (unsigned long long)cd->max_bytes);
-        return 0;
-    }
-    if (cd->ram_bytes && c->size <= cd->ram_bytes) {
-        c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
-        if (!c->ram) gf__cache_log(c, "warning: no memory for a %llu-byte in-RAM cache", (unsigned long long)c->size);
-    }
-#ifndef GPUFEED_NO_STDIO
-    if (c->path[0]) {
-        struct statvfs sv;
-        struct stat fst;
-        int lk;
-        uint8_t *hdr;
-        if (gf__mkdir_p(c->dir) != 0) {
-            gf__cache_log(c, "warning: cache directory '%s' cannot be created: %s; reading the source%s", c->dir, strerror(errno), c->ram ? " (RAM cache only)" : "");
-            goto no_file;
-        }
-        if (statvfs(c->dir, &sv) == 0 && (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < c->size + (c->size >> 6) + 4096) {
-            gf__cache_log(c, "warning: '%s' has %llu bytes free, the cache needs %llu: not caching", c->dir,
-                          (unsigned long long)((uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize), (unsigned long long)c->size);
-            goto no_file;
-        }
-        if (!gf__cache_make_room(c)) goto no_file;
-        lk = gf__cache_lock_tmp(c);
-        if (lk < 0) {
-            gf__cache_log(c, "warning: cache directory '%s' is not writable (%s): reading the source", c->dir, strerror(errno));
-            goto no_file;
-        }
-        if (lk == 0) { /* the kernel drops a dead builder's lock */
-            gf__cache_log(c, "warning: another process is building the cache %s: reading the source this time", c->path);
-            goto no_file;
-        }
-        if (stat(c->path, &fst) == 0) { /* finished by another process between our check and the lock */
-            close(c->fd); c->fd = -1;
-            gf__free(c->a, c->ram); c->ram = NULL;
-            return -1;
-        }
-        hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR);
-        if (hdr) gf__cache_header(c, hdr, 0, 0); /* "being built": who, what, how far */
-        if (!hdr || ftruncate(c->fd, 0) != 0 || ftruncate(c->fd, (off_t)c->size) != 0 || gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) != 0) {
-            gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, hdr ? strerror(errno) : "out of memory");
-            gf__free(c->a, hdr);
-            unlink(c->tmp); close(c->fd); c->fd = -1;
-            goto no_file;
-        }
-        gf__free(c->a, hdr);
-        if (!c->ram) gf__cache_map(c); /* units stored by the build are served from it at once */
-    }
-no_file:
-#endif
-    if (c->fd < 0 && !c->ram) return 0;
-    c->state = GPUFEED_CACHE_BUILDING;
-    return 1;
-}
-
-#ifndef GPUFEED_NO_STDIO
-/* Abandons the file part of a build (disk full...): nothing half-written stays. */
-static void gf__cache_abandon(gf__cache *c, const char *why)
-{
-    int32_t expected = 0;
-#if defined(__GNUC__) || defined(__clang__)
-    if (!__atomic_compare_exchange_n(&c->failed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
-#else
-    if (c->failed) return;
-    c->failed = 1; (void)expected;
-#endif
-    gf__cache_log(c, "warning: writing the cache failed (%s): continuing from the source; the partial file is removed", why);
-    unlink(c->tmp); /* the descriptor stays open until close: other workers may be writing or reading */
-    gf__cache_wake(c);
-}
-#endif
-
-/* The last unit is in: write index + header, fsync, rename; the older
-   caches of the dataset go (unless in use) and the directory's budget is
-   kept; then serve it. */
-static void gf__cache_finalize(gf__cache *c)
-{
-#ifndef GPUFEED_NO_STDIO
-    if (c->fd >= 0 && !GF__LOAD(&c->failed)) {
-        uint8_t *hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR), *ib = (uint8_t *)gf__alloc(c->a, (size_t)c->U * 32 + 1);
-        int64_t u;
-        int ok = hdr && ib;
-        if (ok) {
-            for (u = 0; u < c->U; u++) { gf__st64(ib + u * 32, c->idx[u].off); gf__st64(ib + u * 32 + 8, c->idx[u].rows); gf__st64(ib + u * 32 + 16, c->idx[u].bytes); gf__st64(ib + u * 32 + 24, c->idx[u].sum); }
-            gf__cache_header(c, hdr, 1, gpufeed_hash64(ib, (size_t)c->U * 32, 0));
-            ok = gf__write_full(c->fd, ib, (size_t)c->U * 32, GF__CACHE_HDR) == 0 && fsync(c->fd) == 0 &&
-                 gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) == 0 && fsync(c->fd) == 0 && rename(c->tmp, c->path) == 0;
-        }
-        gf__free(c->a, hdr); gf__free(c->a, ib);
-        if (!ok) gf__cache_abandon(c, hdr && ib ? strerror(errno) : "out of memory");
-        else {
-            int dfd = open(c->dir, O_RDONLY);
-            struct stat st;
-            gpufeed_cache_prune_info pi;
-            char why[GPUFEED_ERROR_MAX];
-            if (dfd >= 0) { fsync(dfd); close(dfd); }
-            flock(c->fd, LOCK_SH); /* from builder to user */
-            if (fstat(c->fd, &st) == 0) GF__STORE(&c->sig, gf__stat_sig(&st));
-            gf__cache_touch(c->fd);
-            gf__cache_sweep(c->dir, c->a, GF__SWEEP_OLDER | (c->dir_budget ? GF__SWEEP_BUDGET : 0), c->dsid, gf__basename(c->path),
-                            c->dir_budget, 0, &pi, why, sizeof why);
-            if (c->ram) { close(c->fd); c->fd = -1; } /* served from RAM: the file is not in use here */
-        }
-    }
-    if (c->ram || ((c->map || c->use_pread) && c->fd >= 0 && !GF__LOAD(&c->failed))) GF__STORE(&c->state, GPUFEED_CACHE_READY);
-    else GF__STORE(&c->state, GPUFEED_CACHE_OFF);
-#else
-    GF__STORE(&c->state, c->ram ? GPUFEED_CACHE_READY : GPUFEED_CACHE_OFF);
-#endif
-    gf__cache_wake(c);
-}
-
-/* After a unit was decoded from the source (slot pointers), during a build. */
-static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
-{
-    int32_t np, i;
-    int64_t n;
-    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
-    if (!gf__cas_u8(&c->ust[u], 0, 3)) return 0;
-    np = gf__image_pieces(ds, (uint64_t)rows, data, feat, valid, pc);
-    c->idx[u].sum = gf__pieces_sum(pc, np, NULL);
-    for (i = 0; i < np; i++) {
-        if (c->ram) memcpy(c->ram + c->idx[u].off + pc[i].off, pc[i].ptr, (size_t)pc[i].len);
-#ifndef GPUFEED_NO_STDIO
-        if (c->fd >= 0 && !GF__LOAD(&c->failed) && gf__write_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off) != 0)
-            gf__cache_abandon(c, strerror(errno));
-#endif
-    }
-    GF__STORE_SC(&c->ust[u], (uint8_t)1);
-#if defined(__GNUC__) || defined(__clang__)
-    n = __atomic_fetch_add(&c->written, 1, __ATOMIC_ACQ_REL) + 1; /* the last one sees every unit's index entry */
-#else
-    n = ++c->written;
-#endif
-#ifndef GPUFEED_NO_STDIO
-    if (c->fd >= 0 && !GF__LOAD(&c->failed)) { /* progress, for a process waiting on this build */
-        uint64_t done = (uint64_t)n;
-        (void)gf__write_full(c->fd, &done, 8, 112);
-    }
-#endif
-    gf__cache_wake(c);
-    return n == c->U; /* the caller finalizes, after handing its unit on */
-}
-
-/* the index of unit u in the stream's first epoch (computed once) */
-static int64_t gf__cache_first_index(gf__cache *c, const gpufeed_loader *l, int64_t u)
-{
-    int64_t r = -1;
-#if !defined(GPUFEED_NO_THREADS)
-    if (c->mu_init) pthread_mutex_lock(&c->mu);
-#endif
-    if (!c->first_idx) {
-        int64_t *perm = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
-        c->first_idx = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
-        if (perm && c->first_idx) {
-            int64_t i;
-            gf__epoch_perm(perm, l->U, l->d.seed, l->first_epoch, !l->d.no_unit_shuffle);
-            for (i = 0; i < l->U; i++) c->first_idx[perm[i]] = i;
-        } else { gf__free(c->a, c->first_idx); c->first_idx = NULL; }
-        gf__free(c->a, perm);
-    }
-    if (c->first_idx) r = c->first_idx[u];
-#if !defined(GPUFEED_NO_THREADS)
-    if (c->mu_init) pthread_mutex_unlock(&c->mu);
-#endif
-    return r;
-}
-
-/* During a build: unit u at stream position g is not in the cache yet, but
-   an earlier position decodes and stores it (every unit of the stream's
-   first epoch that the stream does not skip). 1: come back once it is
-   stored (the worker assembles batches or decodes other units meanwhile,
-   so nothing waits on a later position), and epochs after the first read
-   no source bytes however far ahead the workers run. 0: decode it here. */
-static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g)
-{
-    int64_t epoch, i, u0 = l->base_ua - l->first_epoch * l->M;
-    uint8_t st;
-    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
-    st = GF__LOAD_SC(&c->ust[u]);
-    if (st == 1 || st == 2) return 0;
-    if (GF__LOAD(&c->failed) && !c->ram) return 0;
-    gf__pos(l, g, &epoch, &i);
-    if (epoch == l->first_epoch) return 0; /* its first (and only) position of the epoch */
-    if (epoch == l->first_epoch + 1 && u0 > 0 && gf__cache_first_index(c, l, u) < u0) return 0; /* skipped by the resume */
-    return 1;
-}
-
-#ifndef GPUFEED_NO_STDIO
-/* READY from a file: has it changed on disk since it was checked (size,
-   modification time, inode)? Then every unit is checked again before its
-   next use, this one now; a file that shrank is not read any more. */
-static int gf__cache_changed(gf__cache *c)
-{
-    struct stat st;
-    uint64_t sig, old;
-    int64_t k;
-    if (fstat(c->fd, &st) != 0) return 0;
-    sig = gf__stat_sig(&st);
-    old = GF__LOAD(&c->sig);
-    if (sig == old) return 0;
-    if ((uint64_t)st.st_size < c->size) GF__STORE(&c->shrunk, 1);
-    if (gf__cas_u64(&c->sig, old, sig)) {
-        for (k = 0; k < c->U; k++) (void)gf__cas_u8(&c->ust[k], 1, 0);
-        gf__cache_log(c, "warning: cache %s changed on disk during the run%s: every unit is checked again before its next use",
-                      c->path, GF__LOAD(&c->shrunk) ? " (it shrank: reading the source from now on)" : "");
-    }
-    return 1;
-}
-#endif
-
-/* Serves unit u (stream position g) into the slot: pointers into the
-   mapping or the RAM copy, or a read into the slot's buffers. Also during
-   a build, for units already stored. Checksums: at a unit's first use,
-   again after the file changed, or at every use (GPUFEED_CACHE_VERIFY_EVERY_USE).
-   0 served, 1 the unit must come from the source. */
-static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc)
-{
-    const gpufeed_dataset *ds = l->ds;
-    int32_t np, i, k, state = GF__LOAD(&c->state);
-    uint8_t st;
-    int check;
-    const uint8_t *base;
-    if (state == GPUFEED_CACHE_OFF) return 1;
-    st = GF__LOAD(&c->ust[u]);
-    if (st == 2) return 1;
-    if (state == GPUFEED_CACHE_BUILDING && st != 1) return 1; /* not stored (yet): gf__cache_pending tells the caller */
-    if (GF__LOAD(&c->failed) && !c->ram) return 1; /* the file part of the build was given up */
-    check = st != 1 || c->verify == GPUFEED_CACHE_VERIFY_EVERY_USE;
-#ifndef GPUFEED_NO_STDIO
-    if (!c->ram && c->map && GF__LOAD(&c->state) == GPUFEED_CACHE_READY && gf__cache_changed(c)) check = 1;
-    if (GF__LOAD(&c->shrunk)) return 1;
-#endif
-    if (c->ram || c->map) {
-        base = (c->ram ? c->ram : c->map) + c->idx[u].off;
-        np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
-        if (check) {
-            if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;
-            (void)gf__cas_u8(&c->ust[u], 0, 1);
-        }
-        /* point the slot at the image */
-        k = 0;
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
-        else for (i = 0; i < ds->nfeat; i++) s->feat[i] = (void *)(base + pc[k++].off);
-        for (i = 0; i < ds->nfeat; i++) s->valid[i] = ds->feats[i].validity ? (uint8_t *)(base + pc[k++].off) : NULL;
-        s->rows = (int64_t)c->idx[u].rows;
-        GF__ADD(&c->served, 1);
-        return 0;
-    }
-#ifndef GPUFEED_NO_STDIO
-    /* positioned reads into the slot's own buffers: checked every time */
-    gf__slot_layout(l, s);
-    np = gf__image_pieces(ds, c->idx[u].rows, s->data, s->feat, s->valid, pc);
-    for (i = 0; i < np; i++)
-        if (gf__read_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off)) goto bad;
-    if (gf__pieces_sum(pc, np, NULL) != c->idx[u].sum) goto bad;
-    (void)gf__cas_u8(&c->ust[u], 0, 1);
-    s->rows = (int64_t)c->idx[u].rows;
-    GF__ADD(&c->served, 1);
-    return 0;
-#endif
-bad:
-    GF__STORE_SC(&c->ust[u], (uint8_t)2);
-    GF__ADD(&c->bad, 1);
-    gf__cache_wake(c);
-    gf__cache_log(c, "warning: cache %s: unit %lld fails its checksum: decoding it from the source; the cache will be rebuilt",
-                  c->path[0] ? c->path : "(RAM)", (long long)u);
-    return 1;
-}
-
-/* Loader close: drop an unfinished build, and a cache found corrupt
-   (unless another process uses it). */
-static void gf__cache_close(gf__cache *c)
-{
-    if (!c) return;
-#ifndef GPUFEED_NO_STDIO
-    if (GF__LOAD(&c->state) == GPUFEED_CACHE_BUILDING && c->fd >= 0) {
-        struct stat a, b;
-        if (!GF__LOAD(&c->failed) && fstat(c->fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino) unlink(c->tmp);
-        if (c->map) { munmap(c->map, (size_t)c->map_len); c->map = NULL; }
-        close(c->fd); c->fd = -1;
-    }
-    if (GF__LOAD(&c->bad) > 0 && c->path[0] && c->fd >= 0) gf__cache_drop_bad(c, c->fd);
-#endif
-    gf__cache_free(c);
-}
-
-static int32_t gf__cache_state(const gf__cache *c) { return GF__LOAD(&c->state); }
-static uint64_t gf__cache_count(const gf__cache *c, int which) { return which ? GF__GET(&c->bad) : GF__GET(&c->served); }
-static const gf__cidx *gf__cache_index(const gf__cache *c) { return c->idx; }
-
-
-/* >>cache: ahead of time (build, verify, info, remove) */
+/* >>cachebuild ----------------------------------------------------------- */
+/* The tensor cache ahead of time: gpufeed_cache_build drives a loader
+   over one epoch; verify, info and remove open the cache only. */
 
 typedef struct gf__logcap { void (*log)(void *, const char *); void *user; char last[GPUFEED_ERROR_MAX + 256]; } gf__logcap;
 static void gf__logcap_fn(void *user, const char *msg)
@@ -12210,70 +12284,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
     return GPUFEED_OK;
 }
 
-/* >>cache: directory API (list, prune) */
-
-GPUFEED_API gpufeed_result gpufeed_cache_list(gpufeed_cache_entry **out, int64_t *count, const char *dir, gpufeed_error *err)
-{
-#ifndef GPUFEED_NO_STDIO
-    gpufeed_allocator a;
-    gf__cent *v;
-    gpufeed_cache_entry *e;
-    int64_t n, i;
-    char why[GPUFEED_ERROR_MAX];
-#endif
-    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    if (out) *out = NULL;
-    if (count) *count = 0;
-    if (!out || !count || !dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_list: out, count or dir is NULL");
-#ifndef GPUFEED_NO_STDIO
-    memset(&a, 0, sizeof a);
-    if (gf__cache_scan(dir, &a, &v, &n, why, sizeof why)) return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
-    if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
-    e = (gpufeed_cache_entry *)gf__alloc(&a, (size_t)(n ? n : 1) * sizeof *e);
-    if (!e) { gf__free(&a, v); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "gpufeed_cache_list: out of memory"); }
-    for (i = 0; i < n; i++) e[i] = v[i].e;
-    gf__free(&a, v);
-    *out = e; *count = n;
-    return GPUFEED_OK;
-#else
-    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_list: cache files are compiled out (GPUFEED_NO_STDIO)");
-#endif
-}
-
-GPUFEED_API void gpufeed_cache_list_free(gpufeed_cache_entry *list)
-{
-    gpufeed_allocator a;
-    memset(&a, 0, sizeof a);
-    gf__free(&a, list);
-}
-
-GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, const char *dir, uint64_t max_bytes, gpufeed_error *err)
-{
-    gpufeed_cache_prune_info pi;
-#ifndef GPUFEED_NO_STDIO
-    gpufeed_allocator a;
-    char why[GPUFEED_ERROR_MAX];
-#endif
-    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    memset(&pi, 0, sizeof pi);
-    if (out) *out = pi;
-    if (!dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_prune: dir is NULL or empty");
-#ifndef GPUFEED_NO_STDIO
-    memset(&a, 0, sizeof a);
-    if (gf__cache_sweep(dir, &a, GF__SWEEP_LEFTOVERS | GF__SWEEP_BUDGET, NULL, NULL, max_bytes, 0, &pi, why, sizeof why))
-        return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
-    if (out) *out = pi;
-    if (max_bytes && pi.bytes_kept > max_bytes)
-        return gf__seterr(err, GPUFEED_ERR_LIMIT, "cache directory '%s' still holds %llu bytes, more than %llu: the rest is in use or being built",
-                          dir, (unsigned long long)pi.bytes_kept, (unsigned long long)max_bytes);
-    return GPUFEED_OK;
-#else
-    (void)max_bytes;
-    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_prune: cache files are compiled out (GPUFEED_NO_STDIO)");
-#endif
-}
-
-/* >>upload --------------------------------------------------------------- */
+/* >>uploader ------------------------------------------------------------- */
 /* A ring of batch slots, each a pinned host slab (the loader assembles the
    batch straight into it) and a device slab. One cudaMemcpyAsync per piece
    on a non-blocking copy stream; events without timing. Before a slot is
@@ -12777,7 +12788,7 @@ GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const g
     return r;
 }
 
-/* >>trainer: batches as DLPack tensors ----------------------------------- */
+/* >>dlpack: batches as DLPack tensors ------------------------------------ */
 
 typedef struct gf__dlblock {           /* one exported tensor, one allocation */
     union { gpufeed_dl_managed m; gpufeed_dl_managed_versioned v; } t;
