@@ -1,4 +1,4 @@
-/* DLPack export (>>trainer) on host batches (the uploader's host fallback;
+/* DLPack export (>>dlpack) on host batches (the uploader's host fallback;
    tests/test_gpu.cu covers device batches on a GPU): the struct layouts
    match dlpack.h's, tensors describe exactly the batch bytes (whole matrix,
    strided feature views, per-feature arrays, masks), a slot stays held

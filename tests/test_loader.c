@@ -1,4 +1,4 @@
-/* Tests of the deterministic parallel loader (>>queues): the batch stream is
+/* Tests of the deterministic parallel loader (>>loader): the batch stream is
    a pure function of (dataset, features, batch_rows, seed, shuffle options,
    epoch, rank, world); workers, ring depth and timing never change it.
 

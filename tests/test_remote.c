@@ -1,4 +1,4 @@
-/* Remote-source hooks of the dataset layer (>>source, >>dense, >>cache),
+/* Remote-source hooks of the dataset layer (>>source, >>dataset, >>unit, >>cache),
    without a network: gpufeed_dataset_desc.open_source hands out in-memory
    sources with a will_read hook, standing in for HTTP/S3 objects.
    Checks: the same batches as the local file; every read a unit makes

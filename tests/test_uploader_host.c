@@ -1,13 +1,13 @@
-/* test_upload_host.c -- the uploader's host path (no GPU needed).
+/* test_uploader_host.c -- the uploader's host path (no GPU needed).
 
    Build and run from the repository root:
-       cc -O2 -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_NO_CUDA -I. tests/test_upload_host.c -o build/test_upload_host -lpthread -lm
-       build/test_upload_host [PARQUET]      (default examples/data/flights.parquet)
+       cc -O2 -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o build/test_uploader_host -lpthread -lm
+       build/test_uploader_host [PARQUET]      (default examples/data/flights.parquet)
    Also with CUDA compiled in (on a machine without a usable device the
    uploader falls back the same way; with a device the checks that need
    "no device" are skipped):
-       cc -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_CUDA -I. -I$CUDA/include tests/test_upload_host.c \
-          -o build/test_upload_host_cuda -L$CUDA/lib64 -lcudart -lpthread -lm
+       cc -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_CUDA -I. -I$CUDA/include tests/test_uploader_host.c \
+          -o build/test_uploader_host_cuda -L$CUDA/lib64 -lcudart -lpthread -lm
 
    Checks: with host_fallback = 1 the uploader's batches (host content) hash
    equal to a plain loader's stream for the same seed (both layouts,
@@ -326,7 +326,7 @@ int main(int argc, char **argv)
     FILE *f;
     if (argc > 1) g_path = argv[1];
     f = fopen(g_path, "rb");
-    if (!f) { fprintf(stderr, "test_upload_host: cannot open %s (run from the repository root)\n", g_path); return 2; }
+    if (!f) { fprintf(stderr, "test_uploader_host: cannot open %s (run from the repository root)\n", g_path); return 2; }
     fclose(f);
     g_cuda = gpufeed_cuda_available(0, g_why, sizeof g_why);
     printf("CUDA: %s\n", g_cuda ? "a device is usable (fallback-only checks are skipped)" : g_why);
