@@ -204,6 +204,15 @@
 #ifndef GPUFEED_MAX_RECORD_LEVELS
 #define GPUFEED_MAX_RECORD_LEVELS ((uint64_t)4 * GPUFEED_MAX_LIST_WIDTH)
 #endif
+#ifndef GPUFEED_MAX_FEATURES
+#define GPUFEED_MAX_FEATURES 4096
+#endif
+#ifndef GPUFEED_MAX_WORKERS
+#define GPUFEED_MAX_WORKERS 256
+#endif
+#ifndef GPUFEED_ALIGN
+#define GPUFEED_ALIGN 256
+#endif
 #ifndef GPUFEED_ERROR_MAX
 #define GPUFEED_ERROR_MAX 512
 #endif
@@ -305,6 +314,7 @@ typedef struct gpufeed_open_desc {
     gpufeed_allocator allocator;       /* optional */
 } gpufeed_open_desc;
 
+/* >>metadata (API): the footer's FileMetaData as public types; files -------- */
 typedef enum gpufeed_physical_type {
     GPUFEED_BOOLEAN = 0, GPUFEED_INT32 = 1, GPUFEED_INT64 = 2,
     GPUFEED_INT96 = 3, GPUFEED_FLOAT = 4, GPUFEED_DOUBLE = 5,
@@ -546,7 +556,7 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     int32_t column, gpufeed_page_info *pages, int64_t cap, int64_t *count,
     gpufeed_error *err);
 
-/* >>dense (API): features, datasets, units and batches ------------------ */
+/* >>dataset (API): dtypes, features, predicates, datasets, units --------- */
 
 /* Output element types of dense features. */
 typedef enum gpufeed_dtype {
@@ -699,17 +709,12 @@ GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds);
 GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
     void (*fn)(void *user, const char *file), void *user, gpufeed_error *err);
 
+/* >>reader (API): batches, views, the batch reader, units into buffers --- */
 /* A batch of dense rows. Row-major layout: data is [num_rows, row_bytes],
    feature f starts at byte offset feature_offset[f] of each row.
    Per-feature layout: features[f] is [num_rows, width_f]. valid[f] is a
    [num_rows] uint8 mask (1 present) for features with validity, else NULL.
    All buffers are aligned to GPUFEED_ALIGN bytes. */
-#ifndef GPUFEED_ALIGN
-#define GPUFEED_ALIGN 256
-#endif
-#ifndef GPUFEED_MAX_FEATURES
-#define GPUFEED_MAX_FEATURES 4096
-#endif
 typedef struct gpufeed_batch {
     int64_t num_rows;
     int64_t index;                     /* batch number in this pass */
@@ -808,10 +813,6 @@ GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
 GPUFEED_API uint16_t gpufeed_double_to_half(double d);
 GPUFEED_API uint16_t gpufeed_double_to_bf16(double d);
 /* >>loader (API): the deterministic parallel loader ---------------------- */
-
-#ifndef GPUFEED_MAX_WORKERS
-#define GPUFEED_MAX_WORKERS 256
-#endif
 
 enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1 };
 
@@ -1313,6 +1314,21 @@ static void gf__free(const gpufeed_allocator *a, void *p)
     GPUFEED_FREE(p);
 }
 
+/* grows *buf to at least `need` bytes (doubling from 4 KiB); 0 without memory */
+static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size_t need)
+{
+    uint8_t *n;
+    size_t nc;
+    if (need == 0) need = 1; /* always a real buffer */
+    if (*buf && need <= *cap) return 1;
+    nc = *cap ? *cap : 4096;
+    while (nc < need) { if (nc > SIZE_MAX / 2) { nc = need; break; } nc *= 2; }
+    n = (uint8_t *)gf__realloc(a, *buf, nc);
+    if (!n) return 0;
+    *buf = n; *cap = nc;
+    return 1;
+}
+
 static int gf__mul_ok_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
     if (a != 0 && b > UINT64_MAX / a) return 0;
@@ -1616,6 +1632,31 @@ static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
         if (r < 0) { if (errno == EINTR) continue; return -1; }
         if (r == 0) return -1; /* file shrank */
         p += r; off += (uint64_t)r; len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Opens a path source: the descriptor (*fd_open = 1 once open), its size
+   and, with `use_map` and a non-empty file, a private read-only mapping
+   (*map stays NULL when mmap fails: reads then go through pread).
+   0, -1 when open fails (errno says why), -2 when it is not a regular file. */
+static int gf__path_open(const char *path, int use_map, gf__fdsrc *fd, int *fd_open, uint64_t *size,
+                         const uint8_t **map, uint64_t *map_len, uint64_t *map_page)
+{
+    struct stat st;
+    fd->fd = open(path, O_RDONLY);
+    if (fd->fd < 0) return -1;
+    *fd_open = 1;
+    if (fstat(fd->fd, &st) != 0 || !S_ISREG(st.st_mode)) return -2;
+    *size = (uint64_t)st.st_size;
+    if (use_map && st.st_size > 0) { /* mapped: measured faster than copies */
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd->fd, 0);
+        if (m != MAP_FAILED) {
+            long ps = sysconf(_SC_PAGESIZE);
+            *map = (const uint8_t *)m;
+            *map_len = (uint64_t)st.st_size;
+            *map_page = ps > 0 ? (uint64_t)ps : 4096;
+        }
     }
     return 0;
 }
@@ -2674,28 +2715,20 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
         f->src = *desc->source;
     } else {
 #ifndef GPUFEED_NO_STDIO
-        struct stat st;
-        f->fd.fd = open(desc->path, O_RDONLY);
-        if (f->fd.fd < 0) {
+        int pr = gf__path_open(desc->path, !(desc->flags & GPUFEED_OPEN_PREAD), &f->fd, &f->fd_open,
+                               &f->src.size, &f->map, &f->map_len, &f->map_page);
+        if (pr == -1) {
             r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", name, strerror(errno));
             gpufeed_file_close(f);
             return r;
         }
-        f->fd_open = 1;
-        if (fstat(f->fd.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (pr == -2) {
             r = gf__seterr(err, GPUFEED_ERR_IO, "%s: not a regular file", name);
             gpufeed_file_close(f);
             return r;
         }
-        f->src.read_at = gf__fd_read; f->src.ctx = &f->fd; f->src.size = (uint64_t)st.st_size;
-        if (!(desc->flags & GPUFEED_OPEN_PREAD) && st.st_size > 0) { /* mapped: measured faster than copies */
-            void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, f->fd.fd, 0);
-            if (m != MAP_FAILED) {
-                long ps = sysconf(_SC_PAGESIZE);
-                f->map = (const uint8_t *)m; f->map_len = (uint64_t)st.st_size;
-                f->map_page = ps > 0 ? (uint64_t)ps : 4096;
-            }
-        }
+        f->src.read_at = gf__fd_read;
+        f->src.ctx = &f->fd;
 #else
         gpufeed_file_close(f);
         return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: path sources are compiled out (GPUFEED_NO_STDIO)", name);
@@ -5110,20 +5143,6 @@ static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const
             c->f->name, c->rg, c->ci->path, c->cur_page, (unsigned long long)c->page_off, tmp);
     c->failed = code;
     return code;
-}
-
-static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size_t need)
-{
-    uint8_t *n;
-    size_t nc;
-    if (need == 0) need = 1; /* always a real buffer */
-    if (*buf && need <= *cap) return 1;
-    nc = *cap ? *cap : 4096;
-    while (nc < need) { if (nc > SIZE_MAX / 2) { nc = need; break; } nc *= 2; }
-    n = (uint8_t *)gf__realloc(a, *buf, nc);
-    if (!n) return 0;
-    *buf = n; *cap = nc;
-    return 1;
 }
 
 /* Makes [off, off+len) available; returns a pointer into the window. */
@@ -12788,6 +12807,8 @@ GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const g
     return r;
 }
 
+GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u) { return u ? u->err : ""; }
+
 /* >>dlpack: batches as DLPack tensors ------------------------------------ */
 
 typedef struct gf__dlblock {           /* one exported tensor, one allocation */
@@ -12964,8 +12985,6 @@ GPUFEED_API size_t gpufeed_sizeof(const char *n)
     for (i = 0; i < sizeof t / sizeof t[0]; i++) if (strcmp(t[i].name, n) == 0) return t[i].size;
     return 0;
 }
-
-GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u) { return u ? u->err : ""; }
 
 #endif /* GPUFEED_IMPLEMENTATION_DONE */
 #endif /* GPUFEED_IMPLEMENTATION */
