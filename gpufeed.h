@@ -5442,6 +5442,146 @@ static gpufeed_result gf__v1_levels(gpufeed_column *c, int32_t enc, int16_t maxl
     return GPUFEED_OK;
 }
 
+/* The level sections of data page h (its bytes at p, nv level entries):
+   a v2 page keeps them uncompressed before the values, a v1 page puts
+   them before the values inside the compressed body. The decoders of
+   c->def and c->rep start on them; *valsp, *vlenp: the values section. */
+static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, const uint8_t *p, int v2, uint64_t nv,
+                                          const uint8_t **valsp, size_t *vlenp)
+{
+    const uint8_t *lv = NULL, *lv_end = NULL, *rl = NULL, *rl_end = NULL, *vals;
+    size_t vlen;
+    gpufeed_result r;
+    if (v2) {
+        uint64_t levels;
+        if (h->def_len < 0 || h->rep_len < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "negative level lengths in a v2 page");
+        levels = (uint64_t)h->def_len + (uint64_t)h->rep_len;
+        if (levels > (uint64_t)h->csize || levels > (uint64_t)h->usize)
+            return gf__col_fail(c, GPUFEED_ERR_PAGE, "v2 level sections (%llu bytes) exceed the page (%d bytes)", (unsigned long long)levels, h->csize);
+        rl = p; rl_end = p + h->rep_len;
+        lv = p + h->rep_len; lv_end = lv + h->def_len;
+        vals = p + levels;
+        vlen = (size_t)((uint64_t)h->csize - levels);
+        if (h->is_compressed && c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED && vlen > 0) {
+            size_t ulen = (size_t)((uint64_t)h->usize - levels);
+            r = gf__col_inflate(c, vals, vlen, ulen, &vals);
+            if (r) return r;
+            vlen = ulen;
+        }
+        /* levels must stay valid: they live in the window, which the
+           next fetch may move, but no fetch happens within a page */
+    } else {
+        vals = p; vlen = (size_t)h->csize;
+        if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
+            r = gf__col_inflate(c, p, (size_t)h->csize, (size_t)h->usize, &vals);
+            if (r) return r;
+            vlen = (size_t)h->usize;
+        }
+        /* v1: repetition levels, then definition levels, then values */
+        if (c->ci->max_rep > 0) {
+            r = gf__v1_levels(c, h->rep_enc, c->ci->max_rep, nv, "repetition", &vals, &vlen, &rl, &rl_end);
+            if (r) return r;
+        }
+        if (c->ci->max_def > 0) {
+            r = gf__v1_levels(c, h->def_enc, c->ci->max_def, nv, "definition", &vals, &vlen, &lv, &lv_end);
+            if (r) return r;
+        }
+    }
+    if (c->ci->max_def > 0) {
+        int bw = gf__bit_width((uint32_t)c->ci->max_def);
+        if (!v2 && h->def_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->def, lv, lv_end, bw, (uint32_t)nv);
+        else gf__rle_init(&c->def, lv, lv_end, bw);
+    }
+    if (c->ci->max_rep > 0) {
+        int bw = gf__bit_width((uint32_t)c->ci->max_rep);
+        if (!v2 && h->rep_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->rep, rl, rl_end, bw, (uint32_t)nv);
+        else gf__rle_init(&c->rep, rl, rl_end, bw);
+    }
+    *valsp = vals;
+    *vlenp = vlen;
+    return GPUFEED_OK;
+}
+
+/* The values section of data page h by its encoding: PLAIN and RLE are
+   read in place, DELTA_* and BYTE_STREAM_SPLIT rebuilt once into PLAIN
+   form in the page buffer, dictionary indices need the dictionary.
+   *again: the pending dictionary was loaded, walk this page again. */
+static gpufeed_result gf__col_page_values(gpufeed_column *c, const gf__ph *h, const uint8_t *vals, size_t vlen,
+                                          uint64_t nv, int *again)
+{
+    gpufeed_result r;
+    switch (h->encoding) {
+    case GPUFEED_ENC_PLAIN: break;
+    case GPUFEED_ENC_DELTA_BINARY_PACKED: {
+        /* decoded once into the page buffer, then read as PLAIN */
+        int w = c->ci->physical == GPUFEED_INT32 ? 4 : 8;
+        int64_t cnt, room;
+        const uint8_t *used = NULL;
+        char msg[GPUFEED_ERROR_MAX];
+        if (c->ci->physical != GPUFEED_INT32 && c->ci->physical != GPUFEED_INT64)
+            return gf__col_fail(c, GPUFEED_ERR_ENCODING, "DELTA_BINARY_PACKED on a %s column", gpufeed_physical_type_name(c->ci->physical));
+        /* a page cannot hold more values than it has levels, nor more
+           than a block (<= 65536 values, >= 2 bytes) per 2 bytes */
+        room = (int64_t)nv;
+        if (room > 32768 * (int64_t)vlen + 1) room = 32768 * (int64_t)vlen + 1;
+        if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, (size_t)room * (size_t)w + 8))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %lld delta values", (long long)room);
+        cnt = gf__delta_bp(vals, vals + vlen, w, c->tbuf, room, &used, msg, sizeof msg);
+        if (cnt < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "%s", msg);
+        c->vp = c->tbuf; c->vend = c->tbuf + (size_t)cnt * (size_t)w;
+        c->enc = GPUFEED_ENC_PLAIN;
+        break;
+    }
+    case GPUFEED_ENC_DELTA_LENGTH_BYTE_ARRAY: case GPUFEED_ENC_DELTA_BYTE_ARRAY: {
+        /* rebuilt once into PLAIN form in the page buffer */
+        r = gf__col_delta_bytes(c, vals, vlen, (int64_t)nv, h->encoding == GPUFEED_ENC_DELTA_BYTE_ARRAY);
+        if (r) return r;
+        c->enc = GPUFEED_ENC_PLAIN;
+        break;
+    }
+    case GPUFEED_ENC_BYTE_STREAM_SPLIT: {
+        /* byte k of value i is at k * N + i: put the values back
+           together once, then read them as PLAIN */
+        size_t w, nv2, i2, k2;
+        switch (c->ci->physical) {
+        case GPUFEED_FLOAT: case GPUFEED_INT32: w = 4; break;
+        case GPUFEED_DOUBLE: case GPUFEED_INT64: w = 8; break;
+        case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
+        default: return gf__col_fail(c, GPUFEED_ERR_ENCODING, "BYTE_STREAM_SPLIT on a %s column", gpufeed_physical_type_name(c->ci->physical));
+        }
+        if (vlen % w) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BYTE_STREAM_SPLIT section of %llu bytes is not a multiple of the %llu-byte values", (unsigned long long)vlen, (unsigned long long)w);
+        nv2 = vlen / w;
+        if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, vlen ? vlen : 1)) return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)vlen);
+        for (k2 = 0; k2 < w; k2++) {
+            const uint8_t *in = vals + k2 * nv2;
+            uint8_t *o = c->tbuf + k2;
+            for (i2 = 0; i2 < nv2; i2++) o[i2 * w] = in[i2];
+        }
+        c->vp = c->tbuf; c->vend = c->tbuf + vlen;
+        c->enc = GPUFEED_ENC_PLAIN;
+        break;
+    }
+    case GPUFEED_ENC_PLAIN_DICTIONARY: case GPUFEED_ENC_RLE_DICTIONARY:
+        if (!c->has_dict && c->dict_pending) {
+            /* after a seek: load the dictionary, then walk this page again */
+            r = gf__col_load_pending_dict(c);
+            if (r) return r;
+            c->pos = c->page_off; c->pages = c->cur_page; c->data_pages--;
+            *again = 1;
+            return GPUFEED_OK;
+        }
+        if (!c->has_dict) return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary-encoded page but the chunk has no dictionary page");
+        break;
+    case GPUFEED_ENC_RLE:
+        if (c->ci->physical != GPUFEED_BOOLEAN) return gf__col_fail(c, GPUFEED_ERR_ENCODING, "RLE values on a non-BOOLEAN column");
+        break;
+    default:
+        return gf__col_fail(c, (h->encoding >= 0 && h->encoding <= 9) ? GPUFEED_ERR_UNSUPPORTED : GPUFEED_ERR_ENCODING,
+                            "value encoding %s (%d) is not supported yet", gpufeed_encoding_name((gpufeed_encoding)h->encoding), h->encoding);
+    }
+    return GPUFEED_OK;
+}
+
 /* Advances to the next data page with values. GPUFEED_DONE at the end. */
 static gpufeed_result gf__col_next_page(gpufeed_column *c)
 {
@@ -5488,7 +5628,8 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
         /* a data page */
         {
             int v2 = h.type == GF__PAGE_DATA_V2;
-            const uint8_t *lv = NULL, *lv_end = NULL, *rl = NULL, *rl_end = NULL, *vals;
+            const uint8_t *vals;
+            int again = 0;
             size_t vlen;
             uint64_t nv;
             if (v2 ? !h.has_v2 : !h.has_dph) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page without its header struct");
@@ -5499,123 +5640,15 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             if (nv > GPUFEED_MAX_PAGE_VALUES)
                 return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page of %llu values exceeds GPUFEED_MAX_PAGE_VALUES", (unsigned long long)nv);
             c->data_pages++;
-            if (v2) {
-                uint64_t levels;
-                if (h.def_len < 0 || h.rep_len < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "negative level lengths in a v2 page");
-                levels = (uint64_t)h.def_len + (uint64_t)h.rep_len;
-                if (levels > (uint64_t)h.csize || levels > (uint64_t)h.usize)
-                    return gf__col_fail(c, GPUFEED_ERR_PAGE, "v2 level sections (%llu bytes) exceed the page (%d bytes)", (unsigned long long)levels, h.csize);
-                rl = p; rl_end = p + h.rep_len;
-                lv = p + h.rep_len; lv_end = lv + h.def_len;
-                vals = p + levels;
-                vlen = (size_t)((uint64_t)h.csize - levels);
-                if (h.is_compressed && c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED && vlen > 0) {
-                    size_t ulen = (size_t)((uint64_t)h.usize - levels);
-                    r = gf__col_inflate(c, vals, vlen, ulen, &vals);
-                    if (r) return r;
-                    vlen = ulen;
-                }
-                /* levels must stay valid: they live in the window, which the
-                   next fetch may move, but no fetch happens within a page */
-            } else {
-                vals = p; vlen = (size_t)h.csize;
-                if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
-                    r = gf__col_inflate(c, p, (size_t)h.csize, (size_t)h.usize, &vals);
-                    if (r) return r;
-                    vlen = (size_t)h.usize;
-                }
-                /* v1: repetition levels, then definition levels, then values */
-                if (c->ci->max_rep > 0) {
-                    r = gf__v1_levels(c, h.rep_enc, c->ci->max_rep, nv, "repetition", &vals, &vlen, &rl, &rl_end);
-                    if (r) return r;
-                }
-                if (c->ci->max_def > 0) {
-                    r = gf__v1_levels(c, h.def_enc, c->ci->max_def, nv, "definition", &vals, &vlen, &lv, &lv_end);
-                    if (r) return r;
-                }
-            }
-            if (c->ci->max_def > 0) {
-                int bw = gf__bit_width((uint32_t)c->ci->max_def);
-                if (!v2 && h.def_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->def, lv, lv_end, bw, (uint32_t)nv);
-                else gf__rle_init(&c->def, lv, lv_end, bw);
-            }
-            if (c->ci->max_rep > 0) {
-                int bw = gf__bit_width((uint32_t)c->ci->max_rep);
-                if (!v2 && h.rep_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->rep, rl, rl_end, bw, (uint32_t)nv);
-                else gf__rle_init(&c->rep, rl, rl_end, bw);
-            }
+            r = gf__col_page_levels(c, &h, p, v2, nv, &vals, &vlen);
+            if (r) return r;
             c->v2 = v2;
             c->vp = vals; c->vend = vals + vlen; c->bitpos = 0; c->idx_ready = 0;
             c->enc = (gpufeed_encoding)h.encoding;
             c->enc_page = c->enc;
-            switch (h.encoding) {
-            case GPUFEED_ENC_PLAIN: break;
-            case GPUFEED_ENC_DELTA_BINARY_PACKED: {
-                /* decoded once into the page buffer, then read as PLAIN */
-                int w = c->ci->physical == GPUFEED_INT32 ? 4 : 8;
-                int64_t cnt, room;
-                const uint8_t *used = NULL;
-                char msg[GPUFEED_ERROR_MAX];
-                if (c->ci->physical != GPUFEED_INT32 && c->ci->physical != GPUFEED_INT64)
-                    return gf__col_fail(c, GPUFEED_ERR_ENCODING, "DELTA_BINARY_PACKED on a %s column", gpufeed_physical_type_name(c->ci->physical));
-                /* a page cannot hold more values than it has levels, nor more
-                   than a block (<= 65536 values, >= 2 bytes) per 2 bytes */
-                room = (int64_t)nv;
-                if (room > 32768 * (int64_t)vlen + 1) room = 32768 * (int64_t)vlen + 1;
-                if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, (size_t)room * (size_t)w + 8))
-                    return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %lld delta values", (long long)room);
-                cnt = gf__delta_bp(vals, vals + vlen, w, c->tbuf, room, &used, msg, sizeof msg);
-                if (cnt < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "%s", msg);
-                c->vp = c->tbuf; c->vend = c->tbuf + (size_t)cnt * (size_t)w;
-                c->enc = GPUFEED_ENC_PLAIN;
-                break;
-            }
-            case GPUFEED_ENC_DELTA_LENGTH_BYTE_ARRAY: case GPUFEED_ENC_DELTA_BYTE_ARRAY: {
-                /* rebuilt once into PLAIN form in the page buffer */
-                r = gf__col_delta_bytes(c, vals, vlen, (int64_t)nv, h.encoding == GPUFEED_ENC_DELTA_BYTE_ARRAY);
-                if (r) return r;
-                c->enc = GPUFEED_ENC_PLAIN;
-                break;
-            }
-            case GPUFEED_ENC_BYTE_STREAM_SPLIT: {
-                /* byte k of value i is at k * N + i: put the values back
-                   together once, then read them as PLAIN */
-                size_t w, nv2, i2, k2;
-                switch (c->ci->physical) {
-                case GPUFEED_FLOAT: case GPUFEED_INT32: w = 4; break;
-                case GPUFEED_DOUBLE: case GPUFEED_INT64: w = 8; break;
-                case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
-                default: return gf__col_fail(c, GPUFEED_ERR_ENCODING, "BYTE_STREAM_SPLIT on a %s column", gpufeed_physical_type_name(c->ci->physical));
-                }
-                if (vlen % w) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BYTE_STREAM_SPLIT section of %llu bytes is not a multiple of the %llu-byte values", (unsigned long long)vlen, (unsigned long long)w);
-                nv2 = vlen / w;
-                if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, vlen ? vlen : 1)) return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)vlen);
-                for (k2 = 0; k2 < w; k2++) {
-                    const uint8_t *in = vals + k2 * nv2;
-                    uint8_t *o = c->tbuf + k2;
-                    for (i2 = 0; i2 < nv2; i2++) o[i2 * w] = in[i2];
-                }
-                c->vp = c->tbuf; c->vend = c->tbuf + vlen;
-                c->enc = GPUFEED_ENC_PLAIN;
-                break;
-            }
-            case GPUFEED_ENC_PLAIN_DICTIONARY: case GPUFEED_ENC_RLE_DICTIONARY:
-                if (!c->has_dict && c->dict_pending) {
-                    /* after a seek: load the dictionary, then walk this page again */
-                    r = gf__col_load_pending_dict(c);
-                    if (r) return r;
-                    c->pos = c->page_off; c->pages = c->cur_page; c->data_pages--;
-                    continue;
-                }
-                if (!c->has_dict) return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary-encoded page but the chunk has no dictionary page");
-                break;
-            case GPUFEED_ENC_RLE:
-                if (c->ci->physical != GPUFEED_BOOLEAN) return gf__col_fail(c, GPUFEED_ERR_ENCODING, "RLE values on a non-BOOLEAN column");
-                break;
-            default:
-                return gf__col_fail(c, (h.encoding >= 0 && h.encoding <= 9) ? GPUFEED_ERR_UNSUPPORTED : GPUFEED_ERR_ENCODING,
-                                    "value encoding %s (%d) is not supported yet", gpufeed_encoding_name((gpufeed_encoding)h.encoding), h.encoding);
-            }
+            r = gf__col_page_values(c, &h, vals, vlen, nv, &again);
+            if (r) return r;
+            if (again) continue;
             c->values_left -= (int64_t)nv;
             c->page_left = (uint32_t)nv;
             c->page_nv = (uint32_t)nv;
@@ -7962,14 +7995,317 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
     return GPUFEED_OK;
 }
 
+/* gpufeed_dataset_open, its phases. Each sets *err and returns the code
+   on failure; the caller frees the dataset then. */
+
+/* the files: names as given (open_source), or paths, directories and
+   globs expanded; each opened (its footer parsed) */
+static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
+{
+    gf__strv files;
+    gpufeed_result r;
+    int32_t i;
+    memset(&files, 0, sizeof files);
+    if (desc->open_source) { /* names as given: no listing, no globbing */
+        files.n = desc->num_paths;
+        files.v = (char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(char *));
+        ds->ident = (const char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(const char *));
+        if (!files.v || !ds->ident) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < files.n; i++) {
+            if (!desc->paths[i]) { return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is NULL", i); }
+            files.v[i] = gf__arena_str(&ds->arena, (const uint8_t *)desc->paths[i], strlen(desc->paths[i]));
+            if (!files.v[i]) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        }
+    } else {
+        r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
+        if (r) { return r; }
+    }
+    ds->files = (gpufeed_file **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(gpufeed_file *));
+    if (!ds->files) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    ds->paths = files.v;
+    for (i = 0; i < files.n; i++) {
+        gpufeed_open_desc od;
+        gpufeed_source src;
+        memset(&od, 0, sizeof od);
+        od.path = files.v[i]; od.flags = desc->flags; od.allocator = desc->allocator;
+        if (desc->open_source) {
+            char ident[1024], why[GPUFEED_ERROR_MAX];
+            memset(&src, 0, sizeof src);
+            ident[0] = 0; why[0] = 0;
+            if (desc->open_source(desc->source_user, files.v[i], &src, ident, sizeof ident, why, sizeof why) != 0) {
+                why[sizeof why - 1] = 0;
+                gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", files.v[i], why[0] ? why : "open_source failed");
+                return GPUFEED_ERR_IO;
+            }
+            if (!src.read_at) { /* a bug in the callback: give back what it opened */
+                gf__source_close(&src);
+                gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: open_source returned a source without read_at", files.v[i]);
+                return GPUFEED_ERR_INVALID_ARG;
+            }
+            ident[sizeof ident - 1] = 0;
+            ds->ident[i] = gf__arena_str(&ds->arena, (const uint8_t *)ident, strlen(ident));
+            if (!ds->ident[i]) { /* the message first: the name lives in the arena */
+                gf__source_close(&src);
+                gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]);
+                return GPUFEED_ERR_OUT_OF_MEMORY;
+            }
+            od.path = NULL; od.source = &src; od.name = files.v[i];
+            od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
+            od.flags |= GPUFEED_OPEN_PREAD;
+        }
+        r = gpufeed_file_open(&ds->files[i], &od, err);
+        ds->nfiles = i + (r == GPUFEED_OK);
+        if (r) { return r; }
+    }
+    return GPUFEED_OK;
+}
+
+static gpufeed_result gf__dataset_open_features(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
+{
+    gpufeed_result r;
+    int32_t i;
+    /* features: given, or every numeric/boolean leaf of the first file */
+    if (desc->num_features > 0) {
+        ds->nfeat = desc->num_features;
+        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof *ds->feats);
+        if (!ds->feats) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < ds->nfeat; i++) {
+            ds->feats[i] = desc->features[i];
+            if (desc->features[i].column)
+                ds->feats[i].column = gf__arena_str(&ds->arena, (const uint8_t *)desc->features[i].column, strlen(desc->features[i].column));
+        }
+    } else {
+        const gpufeed_metadata *md = &ds->files[0]->md;
+        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)(md->num_columns ? md->num_columns : 1) * sizeof *ds->feats);
+        if (!ds->feats) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < md->num_columns; i++) {
+            if (!gf__is_default_feature(&md->nodes[md->columns[i].node])) continue;
+            if (ds->nfeat >= GPUFEED_MAX_FEATURES) break;
+            ds->feats[ds->nfeat].column = md->columns[i].path;
+            ds->feats[ds->nfeat].dtype = GPUFEED_DT_F32;
+            ds->nfeat++;
+        }
+        if (ds->nfeat == 0) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no numeric or boolean column to use as a feature", ds->paths[0]); return r; }
+    }
+    for (i = 0; i < ds->nfeat; i++) {
+        r = gf__check_feature(&ds->feats[i], i, ds->fill[i], err);
+        if (r) { return r; }
+    }
+    return GPUFEED_OK;
+}
+
+static gpufeed_result gf__dataset_open_predicates(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
+{
+    gpufeed_result r;
+    int32_t i;
+    /* predicates */
+    ds->npred = desc->num_where;
+    if (ds->npred) {
+        ds->preds = (gpufeed_predicate *)gf__arena_get(&ds->arena, (size_t)ds->npred * sizeof *ds->preds);
+        if (!ds->preds) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < ds->npred; i++) {
+            gpufeed_predicate *p = &ds->preds[i];
+            *p = desc->where[i];
+            if (!p->column || (unsigned)p->op > GPUFEED_OP_IS_NOT_NULL) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate %d: no column or unknown operator", i); return r; }
+            if (p->op == GPUFEED_OP_IN && (p->set_size <= 0 || !p->set)) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on '%s': IN needs a non-empty set", p->column); return r; }
+            p->column = gf__arena_str(&ds->arena, (const uint8_t *)p->column, strlen(p->column));
+            /* copy constants (strings and sets) */
+            {
+                gpufeed_value *vals[2];
+                int32_t v;
+                vals[0] = &p->a; vals[1] = &p->b;
+                for (v = 0; v < 2; v++) if (vals[v]->kind == GPUFEED_VAL_STRING && vals[v]->s) vals[v]->s = gf__arena_str(&ds->arena, (const uint8_t *)vals[v]->s, vals[v]->len);
+                if (p->op == GPUFEED_OP_IN) {
+                    gpufeed_value *set = (gpufeed_value *)gf__arena_get(&ds->arena, (size_t)p->set_size * sizeof *set);
+                    if (!set) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    for (v = 0; v < p->set_size; v++) {
+                        set[v] = p->set[v];
+                        if (set[v].kind == GPUFEED_VAL_STRING && set[v].s) set[v].s = gf__arena_str(&ds->arena, (const uint8_t *)set[v].s, set[v].len);
+                    }
+                    p->set = set;
+                }
+            }
+        }
+    }
+    return GPUFEED_OK;
+}
+
+/* every feature and predicate column bound in every file; the row layout */
+static gpufeed_result gf__dataset_open_bind(gpufeed_dataset *ds, gpufeed_error *err)
+{
+    gpufeed_result r;
+    int32_t i, j, nb;
+    /* bind every feature and predicate column in every file */
+    nb = ds->nfeat + ds->npred;
+    ds->bind = (gf__bind *)gf__arena_get(&ds->arena, (size_t)ds->nfiles * (size_t)nb * sizeof *ds->bind);
+    if (!ds->bind) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    for (i = 0; i < ds->nfiles; i++) {
+        gpufeed_file *f = ds->files[i];
+        for (j = 0; j < nb; j++) {
+            const char *cname = j < ds->nfeat ? ds->feats[j].column : ds->preds[j - ds->nfeat].column;
+            int32_t col = gpufeed_file_find_column(f, cname);
+            char msg[GPUFEED_ERROR_MAX];
+            if (col < 0) {
+                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': no such column in this file", f->name, j < ds->nfeat ? "feature" : "predicate column", cname);
+                return r;
+            }
+            if (gf__bind_column(f, col, j < ds->nfeat ? &ds->feats[j] : NULL, j >= ds->nfeat, &ds->bind[(size_t)i * (size_t)nb + (size_t)j], msg, sizeof msg)) {
+                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': %s", f->name, j < ds->nfeat ? "feature" : "predicate", cname, msg);
+                return r;
+            }
+            if (j >= ds->nfeat) { /* constants must suit the column */
+                const gpufeed_predicate *p = &ds->preds[j - ds->nfeat];
+                int bytes_col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].conv.ck == GF__CK_HASH;
+                int32_t v, nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
+                for (v = 0; v < nv; v++) {
+                    const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
+                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len)) {
+                        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, cname,
+                                       c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
+                        return r;
+                    }
+                }
+            }
+        }
+    }
+    /* layout */
+    ds->offs = (int64_t *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof(int64_t));
+    if (!ds->offs) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    for (i = 0; i < ds->nfeat; i++) { ds->offs[i] = ds->row_bytes; ds->row_bytes += (int64_t)gpufeed_feature_bytes(&ds->feats[i]); }
+    return GPUFEED_OK;
+}
+
+/* the plan: row groups (pruned by statistics) split into units */
+static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *err)
+{
+    gpufeed_result r;
+    int32_t i, j, nb = ds->nfeat + ds->npred;
+    gpufeed_error e2;
+    int64_t cap = 64;
+    gf__unitx *units = (gf__unitx *)gf__alloc(&ds->alloc, (size_t)cap * sizeof *units);
+    int32_t pcap = 0;
+    gf__rgplan *plans = NULL;
+    if (!units) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    for (i = 0; i < ds->nfiles; i++) {
+        gpufeed_file *f = ds->files[i];
+        int32_t rg;
+        for (rg = 0; rg < f->md.num_row_groups; rg++) {
+            const gpufeed_row_group_info *g = &f->md.row_groups[rg];
+            int pruned = 0;
+            int64_t rows = g->num_rows, start = 0, nsplit;
+            ds->total_rows += rows;
+            ds->rgs++;
+            for (j = 0; j < ds->npred && !pruned; j++) {
+                const gf__bind *b = &ds->bind[(size_t)i * (size_t)nb + (size_t)(ds->nfeat + j)];
+                pruned = gf__prune(&f->md.nodes[f->md.columns[b->col].node], &g->chunks[b->col], rows, &ds->preds[j]);
+            }
+            if (pruned) { ds->rgs_pruned++; continue; }
+            if (rows == 0) continue;
+            ds->num_rows += rows;
+            nsplit = rows > ds->unit_rows ? 1 : 0;
+            if (nsplit) { /* page indexes of every column we read */
+                gf__rgplan *pl;
+                gf__pidx *pilot;
+                int64_t pg;
+                if (ds->nplans == pcap) {
+                    int32_t nc = pcap ? pcap * 2 : 8;
+                    gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, plans, (size_t)nc * sizeof *np);
+                    if (!np) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    plans = np; pcap = nc;
+                }
+                pl = &plans[ds->nplans];
+                pl->file = i; pl->rg = rg;
+                pl->idx = (gf__pidx *)gf__arena_get(&ds->arena, (size_t)nb * sizeof(gf__pidx));
+                if (!pl->idx) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                for (j = 0; j < nb; j++) {
+                    r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
+                    if (r) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__seterr(err, r, "%s", e2.message); return r; }
+                }
+                /* Cut where few pages straddle: a page that straddles a
+                   cut is read and decompressed by both units. Candidate
+                   cuts are the page boundaries of every column; from each
+                   start the cheapest candidate in [start + unit_rows/2,
+                   start + 2 unit_rows] wins (ties: nearest to
+                   start + unit_rows). Without a candidate, a page holding
+                   more rows is cut inside, into at most 8 pieces. */
+                {
+                    int64_t cand_n = 0, ci, lo_c = 0;
+                    int64_t *cand;
+                    for (j = 0; j < nb; j++) cand_n += pl->idx[j].n;
+                    cand = (int64_t *)gf__alloc(&ds->alloc, (size_t)(cand_n + 1) * sizeof(int64_t));
+                    if (!cand) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    cand_n = 0;
+                    for (j = 0; j < nb; j++) for (pg = 0; pg < pl->idx[j].n; pg++) if (pl->idx[j].first_row[pg] > 0 && pl->idx[j].first_row[pg] < rows) cand[cand_n++] = pl->idx[j].first_row[pg];
+                    qsort(cand, (size_t)cand_n, sizeof(int64_t), gf__cmp_i64);
+                    { int64_t w2 = 0; for (ci = 0; ci < cand_n; ci++) if (!w2 || cand[ci] != cand[w2 - 1]) cand[w2++] = cand[ci]; cand_n = w2; }
+                    start = 0;
+                    while (rows - start > ds->unit_rows) {
+                        int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 2 * ds->unit_rows, target = start + ds->unit_rows;
+                        int64_t best = -1;
+                        uint64_t best_cost = UINT64_MAX;
+                        while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
+                        for (ci = lo_c; ci < cand_n && cand[ci] <= hi; ci++) {
+                            uint64_t cost = 0;
+                            for (j = 0; j < nb; j++) cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, cand[ci]);
+                            if (cost < best_cost || (cost == best_cost && (cand[ci] > target ? cand[ci] - target : target - cand[ci]) < (best > target ? best - target : target - best))) { best_cost = cost; best = cand[ci]; }
+                        }
+                        if (best < 0) {
+                            /* no page boundary near: the next boundary, or cut inside a big page */
+                            int64_t nxt = lo_c < cand_n ? cand[lo_c] : rows;
+                            int64_t seg = 0; /* the boundary the current page run starts at */
+                            for (ci = lo_c; ci > 0; ci--) if (cand[ci - 1] <= start) { seg = cand[ci - 1]; break; }
+                            if (nxt - start <= 8 * ds->unit_rows) best = nxt;
+                            else {
+                                int64_t piece = (nxt - seg + 7) / 8;
+                                best = start + (piece > ds->unit_rows ? piece : ds->unit_rows);
+                                if (nxt - best < ds->unit_rows) best = nxt;
+                            }
+                        }
+                        if (best >= rows) break;
+                        if (ds->nunits == cap) {
+                            gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
+                            if (!nu) { gf__free(&ds->alloc, cand); gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                            units = nu; cap *= 2;
+                        }
+                        units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
+                        units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = best - start;
+                        units[ds->nunits].plan = ds->nplans;
+                        ds->nunits++;
+                        start = best;
+                    }
+                    gf__free(&ds->alloc, cand);
+                }
+                (void)pilot;
+                ds->nplans++;
+            }
+            if (start < rows || !nsplit) {
+                if (!nsplit) start = 0;
+                if (ds->nunits == cap) {
+                    gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
+                    if (!nu) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    units = nu; cap *= 2;
+                }
+                units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
+                units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = rows - start;
+                units[ds->nunits].plan = nsplit ? ds->nplans - 1 : -1;
+                ds->nunits++;
+            }
+        }
+    }
+    /* move the plan into the arena (one allocation freed with it) */
+    ds->units = (gf__unitx *)gf__arena_get(&ds->arena, (size_t)(ds->nunits ? ds->nunits : 1) * sizeof *units);
+    ds->plans = (gf__rgplan *)gf__arena_get(&ds->arena, (size_t)(ds->nplans ? ds->nplans : 1) * sizeof *plans);
+    if (ds->units && ds->nunits) memcpy(ds->units, units, (size_t)ds->nunits * sizeof *units);
+    if (ds->plans && ds->nplans) memcpy(ds->plans, plans, (size_t)ds->nplans * sizeof *plans);
+    gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans);
+    if (!ds->units || !ds->plans) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    return GPUFEED_OK;
+}
+
 GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpufeed_dataset_desc *desc, gpufeed_error *err)
 {
     gpufeed_dataset *ds;
-    gf__strv files;
     gpufeed_result r;
-    int32_t i, j, nb;
-    int64_t k;
-    gpufeed_error e2;
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_dataset_open: out is NULL");
     *out = NULL;
@@ -7988,285 +8324,25 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     ds->flags = desc->flags;
     ds->layout = desc->layout;
     ds->unit_rows = desc->unit_rows ? desc->unit_rows : 65536;
-    memset(&files, 0, sizeof files);
-    if (desc->open_source) { /* names as given: no listing, no globbing */
-        files.n = desc->num_paths;
-        files.v = (char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(char *));
-        ds->ident = (const char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(const char *));
-        if (!files.v || !ds->ident) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < files.n; i++) {
-            if (!desc->paths[i]) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is NULL", i); }
-            files.v[i] = gf__arena_str(&ds->arena, (const uint8_t *)desc->paths[i], strlen(desc->paths[i]));
-            if (!files.v[i]) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        }
-    } else {
-        r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
-        if (r) { gf__dataset_free(ds); return r; }
-    }
-    ds->files = (gpufeed_file **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(gpufeed_file *));
-    if (!ds->files) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    ds->paths = files.v;
-    for (i = 0; i < files.n; i++) {
-        gpufeed_open_desc od;
-        gpufeed_source src;
-        memset(&od, 0, sizeof od);
-        od.path = files.v[i]; od.flags = desc->flags; od.allocator = desc->allocator;
-        if (desc->open_source) {
-            char ident[1024], why[GPUFEED_ERROR_MAX];
-            memset(&src, 0, sizeof src);
-            ident[0] = 0; why[0] = 0;
-            if (desc->open_source(desc->source_user, files.v[i], &src, ident, sizeof ident, why, sizeof why) != 0) {
-                why[sizeof why - 1] = 0;
-                gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", files.v[i], why[0] ? why : "open_source failed");
-                gf__dataset_free(ds);
-                return GPUFEED_ERR_IO;
-            }
-            if (!src.read_at) { /* a bug in the callback: give back what it opened */
-                gf__source_close(&src);
-                gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: open_source returned a source without read_at", files.v[i]);
-                gf__dataset_free(ds);
-                return GPUFEED_ERR_INVALID_ARG;
-            }
-            ident[sizeof ident - 1] = 0;
-            ds->ident[i] = gf__arena_str(&ds->arena, (const uint8_t *)ident, strlen(ident));
-            if (!ds->ident[i]) { /* the message first: the name lives in the arena */
-                gf__source_close(&src);
-                gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]);
-                gf__dataset_free(ds);
-                return GPUFEED_ERR_OUT_OF_MEMORY;
-            }
-            od.path = NULL; od.source = &src; od.name = files.v[i];
-            od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
-            od.flags |= GPUFEED_OPEN_PREAD;
-        }
-        r = gpufeed_file_open(&ds->files[i], &od, err);
-        ds->nfiles = i + (r == GPUFEED_OK);
-        if (r) { gf__dataset_free(ds); return r; }
-    }
-
-    /* features: given, or every numeric/boolean leaf of the first file */
-    if (desc->num_features > 0) {
-        ds->nfeat = desc->num_features;
-        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof *ds->feats);
-        if (!ds->feats) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < ds->nfeat; i++) {
-            ds->feats[i] = desc->features[i];
-            if (desc->features[i].column)
-                ds->feats[i].column = gf__arena_str(&ds->arena, (const uint8_t *)desc->features[i].column, strlen(desc->features[i].column));
-        }
-    } else {
-        const gpufeed_metadata *md = &ds->files[0]->md;
-        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)(md->num_columns ? md->num_columns : 1) * sizeof *ds->feats);
-        if (!ds->feats) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < md->num_columns; i++) {
-            if (!gf__is_default_feature(&md->nodes[md->columns[i].node])) continue;
-            if (ds->nfeat >= GPUFEED_MAX_FEATURES) break;
-            ds->feats[ds->nfeat].column = md->columns[i].path;
-            ds->feats[ds->nfeat].dtype = GPUFEED_DT_F32;
-            ds->nfeat++;
-        }
-        if (ds->nfeat == 0) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no numeric or boolean column to use as a feature", ds->paths[0]); gf__dataset_free(ds); return r; }
-    }
-    for (i = 0; i < ds->nfeat; i++) {
-        r = gf__check_feature(&ds->feats[i], i, ds->fill[i], err);
-        if (r) { gf__dataset_free(ds); return r; }
-    }
-    /* predicates */
-    ds->npred = desc->num_where;
-    if (ds->npred) {
-        ds->preds = (gpufeed_predicate *)gf__arena_get(&ds->arena, (size_t)ds->npred * sizeof *ds->preds);
-        if (!ds->preds) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < ds->npred; i++) {
-            gpufeed_predicate *p = &ds->preds[i];
-            *p = desc->where[i];
-            if (!p->column || (unsigned)p->op > GPUFEED_OP_IS_NOT_NULL) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate %d: no column or unknown operator", i); gf__dataset_free(ds); return r; }
-            if (p->op == GPUFEED_OP_IN && (p->set_size <= 0 || !p->set)) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on '%s': IN needs a non-empty set", p->column); gf__dataset_free(ds); return r; }
-            p->column = gf__arena_str(&ds->arena, (const uint8_t *)p->column, strlen(p->column));
-            /* copy constants (strings and sets) */
-            {
-                gpufeed_value *vals[2];
-                int32_t v;
-                vals[0] = &p->a; vals[1] = &p->b;
-                for (v = 0; v < 2; v++) if (vals[v]->kind == GPUFEED_VAL_STRING && vals[v]->s) vals[v]->s = gf__arena_str(&ds->arena, (const uint8_t *)vals[v]->s, vals[v]->len);
-                if (p->op == GPUFEED_OP_IN) {
-                    gpufeed_value *set = (gpufeed_value *)gf__arena_get(&ds->arena, (size_t)p->set_size * sizeof *set);
-                    if (!set) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                    for (v = 0; v < p->set_size; v++) {
-                        set[v] = p->set[v];
-                        if (set[v].kind == GPUFEED_VAL_STRING && set[v].s) set[v].s = gf__arena_str(&ds->arena, (const uint8_t *)set[v].s, set[v].len);
-                    }
-                    p->set = set;
-                }
-            }
-        }
-    }
-    /* bind every feature and predicate column in every file */
-    nb = ds->nfeat + ds->npred;
-    ds->bind = (gf__bind *)gf__arena_get(&ds->arena, (size_t)ds->nfiles * (size_t)nb * sizeof *ds->bind);
-    if (!ds->bind) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    for (i = 0; i < ds->nfiles; i++) {
-        gpufeed_file *f = ds->files[i];
-        for (j = 0; j < nb; j++) {
-            const char *cname = j < ds->nfeat ? ds->feats[j].column : ds->preds[j - ds->nfeat].column;
-            int32_t col = gpufeed_file_find_column(f, cname);
-            char msg[GPUFEED_ERROR_MAX];
-            if (col < 0) {
-                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': no such column in this file", f->name, j < ds->nfeat ? "feature" : "predicate column", cname);
-                gf__dataset_free(ds); return r;
-            }
-            if (gf__bind_column(f, col, j < ds->nfeat ? &ds->feats[j] : NULL, j >= ds->nfeat, &ds->bind[(size_t)i * (size_t)nb + (size_t)j], msg, sizeof msg)) {
-                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': %s", f->name, j < ds->nfeat ? "feature" : "predicate", cname, msg);
-                gf__dataset_free(ds); return r;
-            }
-            if (j >= ds->nfeat) { /* constants must suit the column */
-                const gpufeed_predicate *p = &ds->preds[j - ds->nfeat];
-                int bytes_col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].conv.ck == GF__CK_HASH;
-                int32_t v, nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
-                for (v = 0; v < nv; v++) {
-                    const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
-                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len)) {
-                        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, cname,
-                                       c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
-                        gf__dataset_free(ds); return r;
-                    }
-                }
-            }
-        }
-    }
-    /* layout */
-    ds->offs = (int64_t *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof(int64_t));
-    if (!ds->offs) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    for (i = 0; i < ds->nfeat; i++) { ds->offs[i] = ds->row_bytes; ds->row_bytes += (int64_t)gpufeed_feature_bytes(&ds->feats[i]); }
-
-    /* plan: row groups (pruned by statistics) split into units */
-    {
-        int64_t cap = 64;
-        gf__unitx *units = (gf__unitx *)gf__alloc(&ds->alloc, (size_t)cap * sizeof *units);
-        int32_t pcap = 0;
-        gf__rgplan *plans = NULL;
-        if (!units) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < ds->nfiles; i++) {
-            gpufeed_file *f = ds->files[i];
-            int32_t rg;
-            for (rg = 0; rg < f->md.num_row_groups; rg++) {
-                const gpufeed_row_group_info *g = &f->md.row_groups[rg];
-                int pruned = 0;
-                int64_t rows = g->num_rows, start = 0, nsplit;
-                ds->total_rows += rows;
-                ds->rgs++;
-                for (j = 0; j < ds->npred && !pruned; j++) {
-                    const gf__bind *b = &ds->bind[(size_t)i * (size_t)nb + (size_t)(ds->nfeat + j)];
-                    pruned = gf__prune(&f->md.nodes[f->md.columns[b->col].node], &g->chunks[b->col], rows, &ds->preds[j]);
-                }
-                if (pruned) { ds->rgs_pruned++; continue; }
-                if (rows == 0) continue;
-                ds->num_rows += rows;
-                nsplit = rows > ds->unit_rows ? 1 : 0;
-                if (nsplit) { /* page indexes of every column we read */
-                    gf__rgplan *pl;
-                    gf__pidx *pilot;
-                    int64_t pg;
-                    if (ds->nplans == pcap) {
-                        int32_t nc = pcap ? pcap * 2 : 8;
-                        gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, plans, (size_t)nc * sizeof *np);
-                        if (!np) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                        plans = np; pcap = nc;
-                    }
-                    pl = &plans[ds->nplans];
-                    pl->file = i; pl->rg = rg;
-                    pl->idx = (gf__pidx *)gf__arena_get(&ds->arena, (size_t)nb * sizeof(gf__pidx));
-                    if (!pl->idx) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                    for (j = 0; j < nb; j++) {
-                        r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
-                        if (r) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__seterr(err, r, "%s", e2.message); gf__dataset_free(ds); return r; }
-                    }
-                    /* Cut where few pages straddle: a page that straddles a
-                       cut is read and decompressed by both units. Candidate
-                       cuts are the page boundaries of every column; from each
-                       start the cheapest candidate in [start + unit_rows/2,
-                       start + 2 unit_rows] wins (ties: nearest to
-                       start + unit_rows). Without a candidate, a page holding
-                       more rows is cut inside, into at most 8 pieces. */
-                    {
-                        int64_t cand_n = 0, ci, lo_c = 0;
-                        int64_t *cand;
-                        for (j = 0; j < nb; j++) cand_n += pl->idx[j].n;
-                        cand = (int64_t *)gf__alloc(&ds->alloc, (size_t)(cand_n + 1) * sizeof(int64_t));
-                        if (!cand) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                        cand_n = 0;
-                        for (j = 0; j < nb; j++) for (pg = 0; pg < pl->idx[j].n; pg++) if (pl->idx[j].first_row[pg] > 0 && pl->idx[j].first_row[pg] < rows) cand[cand_n++] = pl->idx[j].first_row[pg];
-                        qsort(cand, (size_t)cand_n, sizeof(int64_t), gf__cmp_i64);
-                        { int64_t w2 = 0; for (ci = 0; ci < cand_n; ci++) if (!w2 || cand[ci] != cand[w2 - 1]) cand[w2++] = cand[ci]; cand_n = w2; }
-                        start = 0;
-                        while (rows - start > ds->unit_rows) {
-                            int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 2 * ds->unit_rows, target = start + ds->unit_rows;
-                            int64_t best = -1;
-                            uint64_t best_cost = UINT64_MAX;
-                            while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
-                            for (ci = lo_c; ci < cand_n && cand[ci] <= hi; ci++) {
-                                uint64_t cost = 0;
-                                for (j = 0; j < nb; j++) cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, cand[ci]);
-                                if (cost < best_cost || (cost == best_cost && (cand[ci] > target ? cand[ci] - target : target - cand[ci]) < (best > target ? best - target : target - best))) { best_cost = cost; best = cand[ci]; }
-                            }
-                            if (best < 0) {
-                                /* no page boundary near: the next boundary, or cut inside a big page */
-                                int64_t nxt = lo_c < cand_n ? cand[lo_c] : rows;
-                                int64_t seg = 0; /* the boundary the current page run starts at */
-                                for (ci = lo_c; ci > 0; ci--) if (cand[ci - 1] <= start) { seg = cand[ci - 1]; break; }
-                                if (nxt - start <= 8 * ds->unit_rows) best = nxt;
-                                else {
-                                    int64_t piece = (nxt - seg + 7) / 8;
-                                    best = start + (piece > ds->unit_rows ? piece : ds->unit_rows);
-                                    if (nxt - best < ds->unit_rows) best = nxt;
-                                }
-                            }
-                            if (best >= rows) break;
-                            if (ds->nunits == cap) {
-                                gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                                if (!nu) { gf__free(&ds->alloc, cand); gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                                units = nu; cap *= 2;
-                            }
-                            units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
-                            units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = best - start;
-                            units[ds->nunits].plan = ds->nplans;
-                            ds->nunits++;
-                            start = best;
-                        }
-                        gf__free(&ds->alloc, cand);
-                    }
-                    (void)pilot;
-                    ds->nplans++;
-                }
-                if (start < rows || !nsplit) {
-                    if (!nsplit) start = 0;
-                    if (ds->nunits == cap) {
-                        gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                        if (!nu) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                        units = nu; cap *= 2;
-                    }
-                    units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
-                    units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = rows - start;
-                    units[ds->nunits].plan = nsplit ? ds->nplans - 1 : -1;
-                    ds->nunits++;
-                }
-            }
-        }
-        /* move the plan into the arena (one allocation freed with it) */
-        ds->units = (gf__unitx *)gf__arena_get(&ds->arena, (size_t)(ds->nunits ? ds->nunits : 1) * sizeof *units);
-        ds->plans = (gf__rgplan *)gf__arena_get(&ds->arena, (size_t)(ds->nplans ? ds->nplans : 1) * sizeof *plans);
-        if (ds->units && ds->nunits) memcpy(ds->units, units, (size_t)ds->nunits * sizeof *units);
-        if (ds->plans && ds->nplans) memcpy(ds->plans, plans, (size_t)ds->nplans * sizeof *plans);
-        gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans);
-        if (!ds->units || !ds->plans) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    r = gf__dataset_open_files(ds, desc, err);
+    if (!r) r = gf__dataset_open_features(ds, desc, err);
+    if (!r) r = gf__dataset_open_predicates(ds, desc, err);
+    if (!r) r = gf__dataset_open_bind(ds, err);
+    if (!r) r = gf__dataset_open_plan(ds, err);
+    if (r) {
+        gf__dataset_free(ds);
+        return r;
     }
     if (ds->total_rows == 0) {
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: the %d file(s) hold no rows (first: %s)", ds->nfiles, ds->paths[0]);
         gf__dataset_free(ds); return r;
     }
-    (void)k;
 #if !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_DONTNEED)
-    for (i = 0; i < ds->nfiles; i++) /* the plan's page walk touched the files: nothing of them is needed yet */
-        if (ds->files[i]->map) (void)madvise((void *)(uintptr_t)ds->files[i]->map, (size_t)ds->files[i]->map_len, GF__MADV_DONTNEED);
+    {
+        int32_t i;
+        for (i = 0; i < ds->nfiles; i++) /* the plan's page walk touched the files: nothing of them is needed yet */
+            if (ds->files[i]->map) (void)madvise((void *)(uintptr_t)ds->files[i]->map, (size_t)ds->files[i]->map_len, GF__MADV_DONTNEED);
+    }
 #endif
     *out = ds;
     return GPUFEED_OK;
@@ -11470,46 +11546,12 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
     return gf__loader_open_ex(out, ds, desc, err, NULL);
 }
 
-/* rows_override: the rows of every unit are known (the index loader of the
-   device-resident mode): no counting pass, no cache */
-static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
-                                         gpufeed_error *err, const int64_t *rows_override)
+/* gf__loader_open_ex, its phases. Each sets *err and returns the code on
+   failure; the caller closes the loader then. */
+
+/* the stream's geometry: workers, world, batch rows, windows, ring depth */
+static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
-    gpufeed_loader *l;
-    const gpufeed_allocator *a;
-    int64_t i;
-    int32_t j;
-    size_t slotb, bbytes;
-    uint64_t bytes;
-    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
-    *out = NULL;
-    if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
-    a = &ds->alloc;
-    if (desc->global_batch_rows < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative global_batch_rows (%lld)", (long long)desc->global_batch_rows);
-    if (desc->partitions < 0 || (desc->partitions > 1 && desc->global_batch_rows == 0))
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: partitions %d needs global_batch_rows (elastic mode)", desc->partitions);
-    if (desc->global_batch_rows > 0) { /* elastic mode: batch_rows follows from G and the world */
-        int64_t wd = desc->world > 0 ? desc->world : 1;
-        if (desc->global_batch_rows % wd != 0)
-            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: global_batch_rows %lld is not a multiple of world %lld (every rank takes an equal slice)",
-                              (long long)desc->global_batch_rows, (long long)wd);
-        if (desc->batch_rows != 0 && desc->batch_rows != desc->global_batch_rows / wd)
-            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %lld = %lld (leave it 0)",
-                              (long long)desc->batch_rows, (long long)desc->global_batch_rows, (long long)wd, (long long)(desc->global_batch_rows / wd));
-    } else if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
-    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
-    if (desc->ring_depth < 0 || desc->ring_depth > 1024) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
-    if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
-    if (desc->world < 0 || desc->rank < 0 || (desc->world > 0 && desc->rank >= desc->world) || (desc->world == 0 && desc->rank != 0))
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
-    if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
-    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
-    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
-    if (ds->nunits == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: the dataset has no rows to load (every row group was pruned)");
-    l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
-    if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
-    memset(l, 0, sizeof *l);
     l->ds = ds; l->d = *desc;
     l->t_open = gf__now_us();
     l->N = desc->workers ? desc->workers : 1;
@@ -11533,7 +11575,6 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
     if (l->U < l->world) {
         int32_t world = l->world;
-        gpufeed_loader_close(l);
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits, world);
     }
     l->M = (l->U - l->prank + l->pworld - 1) / l->pworld;
@@ -11544,7 +11585,6 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         uint64_t bb;
         if (!gf__mul_ok_u64((uint64_t)l->B, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat + 1, &bb) || bb > ((uint64_t)1 << 40)) {
             int64_t rows = l->B;
-            gpufeed_loader_close(l);
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch of %lld rows x %lld bytes is too large", (long long)rows, (long long)ds->row_bytes);
         }
     }
@@ -11559,12 +11599,23 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
 #if !defined(GPUFEED_NO_THREADS)
     l->threads = 1;
 #endif
+    return GPUFEED_OK;
+}
+
+/* rows of every unit: the dataset's, the override's, the cache's index or
+   one counting pass through the predicates; the cache opened or built */
+static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_loader_desc *desc, const int64_t *rows_override,
+                                          gpufeed_error *err)
+{
+    gpufeed_dataset *ds = l->ds;
+    const gpufeed_allocator *a = &ds->alloc;
+    int64_t i;
     l->unit_rows = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
     l->w = (gf__worker *)gf__alloc(a, (size_t)l->N * sizeof(gf__worker));
-    if (!l->unit_rows || !l->w) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->unit_rows || !l->w) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->w, 0, (size_t)l->N * sizeof(gf__worker));
     if (!gf__eplan_alloc(l, &l->fplan) || !gf__eplan_alloc(l, &l->cplan) || !gf__eplan_alloc(l, &l->aplan)) {
-        gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
     }
     for (i = 0; i < l->U; i++) {
         l->unit_rows[i] = rows_override ? rows_override[i] : ds->units[i].u.num_rows;
@@ -11573,12 +11624,12 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     if (rows_override) { /* the index loader: unit u holds rows unit_base[u] .. + unit_rows[u] */
         l->index_mode = 1;
         l->unit_base = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
-        if (!l->unit_base) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        if (!l->unit_base) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
         for (i = 0; i < l->U; i++) l->unit_base[i] = i ? l->unit_base[i - 1] + l->unit_rows[i - 1] : 0;
     }
     if (desc->cache && !rows_override) {
         l->cache = gf__cache_new(ds, desc->cache);
-        if (!l->cache) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for the cache"); }
+        if (!l->cache) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for the cache"); }
         if (gf__cache_try_ready(l->cache, ds, desc->cache)) { /* rows from the cache's index */
             l->max_unit_rows = 0;
             for (i = 0; i < l->U; i++) {
@@ -11592,13 +11643,13 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         gpufeed_scratch *s;
         gf__uslot tmp;
         memset(&tmp, 0, sizeof tmp);
-        if (gpufeed_scratch_create(ds, &s)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        if (gpufeed_scratch_create(ds, &s)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
         tmp.mem = (uint8_t *)gf__alloc(a, gf__slot_bytes(l));
         tmp.feat = (void **)gf__alloc(a, (size_t)ds->nfeat * sizeof(void *));
         tmp.valid = (uint8_t **)gf__alloc(a, (size_t)ds->nfeat * sizeof(uint8_t *));
         if (!tmp.mem || !tmp.feat || !tmp.valid) {
             gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
-            gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__slot_layout(l, &tmp);
         for (i = 0; i < l->U; i++) {
@@ -11607,7 +11658,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             if (r) {
                 gf__seterr(err, r, "%s", gpufeed_scratch_error(s));
                 gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
-                gpufeed_loader_close(l); return r;
+                return r;
             }
             l->unit_rows[i] = rows;
         }
@@ -11624,11 +11675,17 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             if (b <= 0) { gf__cache_free(l->cache); l->cache = NULL; }
         }
     }
+    return GPUFEED_OK;
+}
+
+/* where the stream starts (batch start_batch of start_epoch, the window of
+   its first row), its length, and the consumer's cursor */
+static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
     if (desc->epochs == 0) { /* an endless stream needs batches */
         int64_t e, any = 0;
         for (e = desc->start_epoch; e < desc->start_epoch + 64 && !any; e++) any = gf__eplan_at(l, &l->aplan, e)->nb > 0;
         if (!any) {
-            gpufeed_loader_close(l);
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: no batches: %lld rows per batch is more than this rank's rows in every epoch", (long long)desc->batch_rows);
         }
     }
@@ -11666,10 +11723,21 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         if (p->R > p->take) l->dropped += (uint64_t)(p->R - p->take);
         l->ce++; l->ck = 0;
     }
+    return GPUFEED_OK;
+}
+
+/* windows in flight, batch slots, and each worker's ring of unit slots */
+static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *err)
+{
+    gpufeed_dataset *ds = l->ds;
+    const gpufeed_allocator *a = &ds->alloc;
+    int32_t j;
+    size_t slotb, bbytes;
+    uint64_t bytes;
     /* windows in flight (their piece counters), batch slots */
     l->WR = (int64_t)l->N * l->D + 2;
     l->wdone = (int64_t *)gf__alloc(a, (size_t)l->WR * sizeof(int64_t));
-    if (!l->wdone) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->wdone) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->wdone, 0, (size_t)l->WR * sizeof(int64_t));
     bbytes = gf__batch_bytes(ds, l->B);
     l->S = l->N + 4; /* a slot a worker, one the trainer holds, slack for the one it assembles and readiness */
@@ -11678,7 +11746,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         l->S = s < 3 ? 3 : (int32_t)s;
     }
     l->bs = (gf__bslot *)gf__alloc(a, (size_t)l->S * sizeof(gf__bslot));
-    if (!l->bs) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
+    if (!l->bs) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
     memset(l->bs, 0, (size_t)l->S * sizeof(gf__bslot));
     for (j = 0; j < l->S; j++) {
         gf__bslot *b = &l->bs[j];
@@ -11688,7 +11756,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         b->mem = (uint8_t *)gf__alloc(a, bbytes + GPUFEED_ALIGN);
         b->feat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
         b->valid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-        if (!b->mem || !b->feat || !b->valid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches (%llu bytes each)", (unsigned long long)bbytes); }
+        if (!b->mem || !b->feat || !b->valid) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches (%llu bytes each)", (unsigned long long)bbytes); }
         memset(b->mem, 0, bbytes + GPUFEED_ALIGN);
         off = gf__align_up((size_t)(uintptr_t)b->mem) - (size_t)(uintptr_t)b->mem;
         gf__batch_layout(ds, l->B, b->mem + off, &data, b->feat, b->valid);
@@ -11697,7 +11765,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     /* workers: rings of unit slots, allocated once */
     slotb = gf__slot_bytes(l);
     if (!gf__mul_ok_u64((uint64_t)slotb, (uint64_t)l->N * (uint64_t)l->D, &bytes) || bytes > ((uint64_t)1 << 42)) {
-        gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %d workers x %d slots x %llu bytes is too much memory", l->N, l->D, (unsigned long long)slotb);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %d workers x %d slots x %llu bytes is too much memory", l->N, l->D, (unsigned long long)slotb);
     }
     for (j = 0; j < l->N; j++) {
         gf__worker *w = &l->w[j];
@@ -11712,7 +11780,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
         w->dp.epoch = -1;
         if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp) || gpufeed_scratch_create(ds, &w->s)) {
-            gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__scratch_share(w->s);
         memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
@@ -11721,26 +11789,34 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             s->mem = (uint8_t *)gf__alloc(a, slotb);
             s->feat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
             s->valid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-            if (!s->mem || !s->feat || !s->valid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for unit slots (%llu bytes each)", (unsigned long long)slotb); }
+            if (!s->mem || !s->feat || !s->valid) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for unit slots (%llu bytes each)", (unsigned long long)slotb); }
             gf__slot_layout(l, s);
         }
         w->gd = j;
         w->gq = -1; w->gqlast = -1;
     }
+    return GPUFEED_OK;
+}
+
 #if !defined(GPUFEED_NO_THREADS)
+/* the helper worker, the locks, the worker threads; with prefill, the
+   first batches assembled before the call returns */
+static gpufeed_result gf__loader_open_threads(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    const gpufeed_allocator *a = &l->ds->alloc;
+    int32_t j;
     l->hw = (gf__worker *)gf__alloc(a, sizeof(gf__worker));
-    if (!l->hw) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->hw) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->hw, 0, sizeof *l->hw);
     l->hw->l = l; l->hw->id = -1; l->hw->gq = -1; l->hw->gqlast = -1; l->hw->gp.epoch = -1;
     l->hw->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
     l->hw->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
-    if (!l->hw->wu || !l->hw->woff || !gf__eplan_alloc(l, &l->hw->gp)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->hw->wu || !l->hw->woff || !gf__eplan_alloc(l, &l->hw->gp)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     pthread_mutex_init(&l->fmu, NULL);
     for (j = 0; j < l->N; j++) {
         if (pthread_create(&l->w[j].th, NULL, gf__worker_main, &l->w[j]) != 0) {
-            gpufeed_loader_close(l);
             return gf__seterr(err, GPUFEED_ERR_PLATFORM, "loader: cannot start worker thread %d", j);
         }
         l->w[j].started = 1;
@@ -11752,7 +11828,58 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             gf__wait_for(l, gf__batch_ready, q);
         }
     }
+    return GPUFEED_OK;
+}
 #endif
+
+/* rows_override: the rows of every unit are known (the index loader of the
+   device-resident mode): no counting pass, no cache */
+static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
+                                         gpufeed_error *err, const int64_t *rows_override)
+{
+    gpufeed_loader *l;
+    const gpufeed_allocator *a;
+    gpufeed_result r;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
+    *out = NULL;
+    if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
+    a = &ds->alloc;
+    if (desc->global_batch_rows < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative global_batch_rows (%lld)", (long long)desc->global_batch_rows);
+    if (desc->partitions < 0 || (desc->partitions > 1 && desc->global_batch_rows == 0))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: partitions %d needs global_batch_rows (elastic mode)", desc->partitions);
+    if (desc->global_batch_rows > 0) { /* elastic mode: batch_rows follows from G and the world */
+        int64_t wd = desc->world > 0 ? desc->world : 1;
+        if (desc->global_batch_rows % wd != 0)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: global_batch_rows %lld is not a multiple of world %lld (every rank takes an equal slice)",
+                              (long long)desc->global_batch_rows, (long long)wd);
+        if (desc->batch_rows != 0 && desc->batch_rows != desc->global_batch_rows / wd)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %lld = %lld (leave it 0)",
+                              (long long)desc->batch_rows, (long long)desc->global_batch_rows, (long long)wd, (long long)(desc->global_batch_rows / wd));
+    } else if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
+    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
+    if (desc->ring_depth < 0 || desc->ring_depth > 1024) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
+    if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
+    if (desc->world < 0 || desc->rank < 0 || (desc->world > 0 && desc->rank >= desc->world) || (desc->world == 0 && desc->rank != 0))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
+    if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
+    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
+    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
+    if (ds->nunits == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: the dataset has no rows to load (every row group was pruned)");
+    l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
+    if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+    memset(l, 0, sizeof *l);
+    r = gf__loader_open_plan(l, ds, desc, err);
+    if (!r) r = gf__loader_open_rows(l, desc, rows_override, err);
+    if (!r) r = gf__loader_open_start(l, desc, err);
+    if (!r) r = gf__loader_open_slots(l, err);
+#if !defined(GPUFEED_NO_THREADS)
+    if (!r) r = gf__loader_open_threads(l, desc, err);
+#endif
+    if (r) {
+        gpufeed_loader_close(l);
+        return r;
+    }
     *out = l;
     return GPUFEED_OK;
 }
