@@ -5628,9 +5628,9 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
         /* a data page */
         {
             int v2 = h.type == GF__PAGE_DATA_V2;
-            const uint8_t *vals;
+            const uint8_t *vals = NULL; /* set by gf__col_page_levels */
             int again = 0;
-            size_t vlen;
+            size_t vlen = 0;
             uint64_t nv;
             if (v2 ? !h.has_v2 : !h.has_dph) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page without its header struct");
             if (h.nvalues < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page with %d values", h.nvalues);
