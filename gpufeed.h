@@ -747,18 +747,38 @@ typedef struct gpufeed_view {
 GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_batch *b, int32_t feature,
     gpufeed_dtype dtype, gpufeed_error *err);
 static inline float gpufeed_view_f32(const gpufeed_view *v, int64_t row, int32_t k)
-{ float x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4); return x; }
+{
+    float x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4);
+    return x;
+}
 static inline double gpufeed_view_f64(const gpufeed_view *v, int64_t row, int32_t k)
-{ double x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8); return x; }
+{
+    double x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8);
+    return x;
+}
 static inline int32_t gpufeed_view_i32(const gpufeed_view *v, int64_t row, int32_t k)
-{ int32_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4); return x; }
+{
+    int32_t x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4);
+    return x;
+}
 static inline int64_t gpufeed_view_i64(const gpufeed_view *v, int64_t row, int32_t k)
-{ int64_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8); return x; }
+{
+    int64_t x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8);
+    return x;
+}
 static inline uint8_t gpufeed_view_u8(const gpufeed_view *v, int64_t row, int32_t k)
 { return v->base[(size_t)row * v->stride + (size_t)k]; }
 /* f16 and bf16 elements as their 16 bits */
 static inline uint16_t gpufeed_view_u16(const gpufeed_view *v, int64_t row, int32_t k)
-{ uint16_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 2, 2); return x; }
+{
+    uint16_t x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 2, 2);
+    return x;
+}
 
 enum { GPUFEED_KEEP_LAST = 0, GPUFEED_DROP_LAST = 1 };
 
@@ -1099,9 +1119,16 @@ GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap
 /* Our own definitions, laid out exactly as dlpack.h's DLDevice, DLDataType,
    DLTensor, DLManagedTensor and (DLPack >= 1.0) DLManagedTensorVersioned,
    so that PyTorch, CuPy, JAX and NumPy take them without dlpack.h. */
-typedef struct gpufeed_dl_device { int32_t device_type; int32_t device_id; } gpufeed_dl_device;
+typedef struct gpufeed_dl_device {
+    int32_t device_type;
+    int32_t device_id;
+} gpufeed_dl_device;
 enum { GPUFEED_DL_CPU = 1, GPUFEED_DL_CUDA = 2, GPUFEED_DL_CUDA_HOST = 3 };
-typedef struct gpufeed_dl_dtype { uint8_t code; uint8_t bits; uint16_t lanes; } gpufeed_dl_dtype;
+typedef struct gpufeed_dl_dtype {
+    uint8_t code;
+    uint8_t bits;
+    uint16_t lanes;
+} gpufeed_dl_dtype;
 enum { GPUFEED_DL_INT = 0, GPUFEED_DL_UINT = 1, GPUFEED_DL_FLOAT = 2, GPUFEED_DL_BFLOAT = 4 };
 typedef struct gpufeed_dl_tensor {
     void *data;
@@ -1322,7 +1349,10 @@ static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size
     if (need == 0) need = 1; /* always a real buffer */
     if (*buf && need <= *cap) return 1;
     nc = *cap ? *cap : 4096;
-    while (nc < need) { if (nc > SIZE_MAX / 2) { nc = need; break; } nc *= 2; }
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2) { nc = need; break; }
+        nc *= 2;
+    }
     n = (uint8_t *)gf__realloc(a, *buf, nc);
     if (!n) return 0;
     *buf = n; *cap = nc;
@@ -1347,7 +1377,11 @@ static int gf__varint(const uint8_t **pp, const uint8_t *end, int maxb, uint64_t
     for (i = 0; i < maxb; i++) {
         if (p >= end) return 0;
         v |= (uint64_t)(*p & 0x7F) << (7 * i);
-        if (!(*p++ & 0x80)) { *pp = p; *out = v; return 1; }
+        if (!(*p++ & 0x80)) {
+            *pp = p;
+            *out = v;
+            return 1;
+        }
     }
     return -1;
 }
@@ -1356,11 +1390,15 @@ static int gf__varint(const uint8_t **pp, const uint8_t *end, int maxb, uint64_t
 static uint16_t gf__ld16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static uint32_t gf__ld32(const uint8_t *p)
 {
-    uint32_t v; memcpy(&v, p, 4); return v;
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
 }
 static uint64_t gf__ld64(const uint8_t *p)
 {
-    uint64_t v; memcpy(&v, p, 8); return v;
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
 }
 
 static void gf__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
@@ -1371,7 +1409,10 @@ static void gf__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
 static void gf__fmt(char *dst, size_t cap, const char *fmt, ...) GF__PRINTF(3, 4);
 static void gf__fmt(char *dst, size_t cap, const char *fmt, ...)
 {
-    va_list ap; va_start(ap, fmt); gf__vfmt(dst, cap, fmt, ap); va_end(ap);
+    va_list ap;
+    va_start(ap, fmt);
+    gf__vfmt(dst, cap, fmt, ap);
+    va_end(ap);
 }
 static gpufeed_result gf__seterr(gpufeed_error *e, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
 static gpufeed_result gf__seterr(gpufeed_error *e, gpufeed_result code, const char *fmt, ...)
@@ -1424,6 +1465,7 @@ typedef struct gf__crc_tab { uint32_t t[8][256]; } gf__crc_tab;
 static void gf__crc_init(gf__crc_tab *c)
 {
     uint32_t i, j, k, v = 0xEDB88320u;
+
     /* each table is linear in its index: the powers of two, then sums */
     for (j = 128; j; j >>= 1) { c->t[0][j] = v; v = (v >> 1) ^ (0xEDB88320u & (0u - (v & 1u))); }
     for (k = 0; k < 8; k++) {
@@ -1469,7 +1511,11 @@ static uint32_t gf__crc_run(const gf__crc_tab *c, uint32_t crc, const uint8_t *p
         s = gf__crc_mul(gf__crc_mul(s, x) ^ s1, x) ^ s2;
         p += 3 * q; n -= 3 * q;
     }
-    while (n >= 8) { s = gf__crc_step8(c, s, p); p += 8; n -= 8; }
+    while (n >= 8) {
+        s = gf__crc_step8(c, s, p);
+        p += 8;
+        n -= 8;
+    }
     while (n--) s = (s >> 8) ^ c->t[0][(s ^ *p++) & 0xFF];
     return ~s;
 }
@@ -1517,10 +1563,22 @@ GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
         h = seed + GF__P5;
     }
     h += (uint64_t)len;
-    while (end - p >= 8) { h ^= gf__xround(0, gf__ld64(p)); h = gf__rotl(h, 27) * GF__P1 + GF__P4; p += 8; }
-    if (end - p >= 4) { h ^= (uint64_t)gf__ld32(p) * GF__P1; h = gf__rotl(h, 23) * GF__P2 + GF__P3; p += 4; }
+    while (end - p >= 8) {
+        h ^= gf__xround(0, gf__ld64(p));
+        h = gf__rotl(h, 27) * GF__P1 + GF__P4;
+        p += 8;
+    }
+    if (end - p >= 4) {
+        h ^= (uint64_t)gf__ld32(p) * GF__P1;
+        h = gf__rotl(h, 23) * GF__P2 + GF__P3;
+        p += 4;
+    }
     while (p < end) { h ^= (uint64_t)*p++ * GF__P5; h = gf__rotl(h, 11) * GF__P1; }
-    h ^= h >> 33; h *= GF__P2; h ^= h >> 29; h *= GF__P3; h ^= h >> 32;
+    h ^= h >> 33;
+    h *= GF__P2;
+    h ^= h >> 29;
+    h *= GF__P3;
+    h ^= h >> 32;
     return h;
 }
 
@@ -1557,12 +1615,21 @@ GPUFEED_API int64_t gpufeed_int96_to_ns(const uint8_t b[12])
 
 static int gf__host_is_le(void)
 {
-    uint32_t one = 1; uint8_t c; memcpy(&c, &one, 1); return c == 1;
+    uint32_t one = 1;
+    uint8_t c;
+    memcpy(&c, &one, 1);
+    return c == 1;
 }
 
 /* A simple arena for metadata: blocks from the allocator, freed at once. */
-typedef struct gf__arena_block { struct gf__arena_block *next; size_t used, cap; } gf__arena_block;
-typedef struct gf__arena { const gpufeed_allocator *a; gf__arena_block *head; } gf__arena;
+typedef struct gf__arena_block {
+    struct gf__arena_block *next;
+    size_t used, cap;
+} gf__arena_block;
+typedef struct gf__arena {
+    const gpufeed_allocator *a;
+    gf__arena_block *head;
+} gf__arena;
 
 static void *gf__arena_get(gf__arena *ar, size_t n)
 {
@@ -1574,7 +1641,10 @@ static void *gf__arena_get(gf__arena *ar, size_t n)
         if (cap > SIZE_MAX - hdr) return NULL;
         b = (gf__arena_block *)gf__alloc(ar->a, hdr + cap);
         if (!b) return NULL;
-        b->next = ar->head; b->used = 0; b->cap = cap; ar->head = b;
+        b->next = ar->head;
+        b->used = 0;
+        b->cap = cap;
+        ar->head = b;
     }
     {
         void *p = (uint8_t *)b + hdr + b->used;
@@ -1586,7 +1656,11 @@ static void *gf__arena_get(gf__arena *ar, size_t n)
 static void gf__arena_free(gf__arena *ar)
 {
     gf__arena_block *b = ar->head;
-    while (b) { gf__arena_block *n = b->next; gf__free(ar->a, b); b = n; }
+    while (b) {
+        gf__arena_block *n = b->next;
+        gf__free(ar->a, b);
+        b = n;
+    }
     ar->head = NULL;
 }
 static char *gf__arena_str(gf__arena *ar, const uint8_t *s, size_t n)
@@ -1602,7 +1676,10 @@ static char *gf__arena_str(gf__arena *ar, const uint8_t *s, size_t n)
 
 /* >>source --------------------------------------------------------------- */
 
-typedef struct gf__memsrc { const uint8_t *data; size_t size; } gf__memsrc;
+typedef struct gf__memsrc {
+    const uint8_t *data;
+    size_t size;
+} gf__memsrc;
 
 /* a source handed to gpufeed and not kept: closed (its close is optional) */
 static void gf__source_close(const gpufeed_source *src)
@@ -1631,7 +1708,9 @@ static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
         r = pread(s->fd, p, chunk, (off_t)off);
         if (r < 0) { if (errno == EINTR) continue; return -1; }
         if (r == 0) return -1; /* file shrank */
-        p += r; off += (uint64_t)r; len -= (size_t)r;
+        p += r;
+        off += (uint64_t)r;
+        len -= (size_t)r;
     }
     return 0;
 }
@@ -1714,8 +1793,15 @@ typedef struct gf__tc {
 
 static void gf__tc_init(gf__tc *t, const uint8_t *p, size_t n, uint64_t off, const char *what)
 {
-    t->p = p; t->end = p + n; t->base = p; t->base_off = off; t->depth = 0;
-    t->err = GPUFEED_OK; t->msg[0] = 0; t->what = what; t->trunc = 0;
+    t->p = p;
+    t->end = p + n;
+    t->base = p;
+    t->base_off = off;
+    t->depth = 0;
+    t->err = GPUFEED_OK;
+    t->msg[0] = 0;
+    t->what = what;
+    t->trunc = 0;
 }
 
 static const char *gf__tc_type_name(int t)
@@ -1731,7 +1817,9 @@ static void gf__tc_fail(gf__tc *t, gpufeed_result code, const char *fmt, ...)
     char tmp[GPUFEED_ERROR_MAX];
     va_list ap;
     if (t->err) return;
-    va_start(ap, fmt); gf__vfmt(tmp, sizeof tmp, fmt, ap); va_end(ap);
+    va_start(ap, fmt);
+    gf__vfmt(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
     t->err = code;
     gf__fmt(t->msg, sizeof t->msg, "thrift %s: %s (byte offset %llu)", t->what, tmp,
             (unsigned long long)(t->base_off + (uint64_t)(t->p - t->base)));
@@ -1744,7 +1832,11 @@ static uint64_t gf__tc_uvar(gf__tc *t)
     int shift = 0;
     for (;;) {
         uint8_t b;
-        if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint"); t->trunc = 1; return 0; }
+        if (t->p >= t->end) {
+            gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint");
+            t->trunc = 1;
+            return 0;
+        }
         b = *t->p++;
         if (shift == 63 && (b & 0x7E)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "varint overflows 64 bits"); return 0; }
         v |= (uint64_t)(b & 0x7F) << shift;
@@ -1765,7 +1857,11 @@ static int gf__tc_field(gf__tc *t, int *id, int *last)
     uint8_t b;
     int type;
     if (t->err) return -1;
-    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)"); t->trunc = 1; return -1; }
+    if (t->p >= t->end) {
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)");
+        t->trunc = 1;
+        return -1;
+    }
     b = *t->p++;
     if (b == 0) return 0;
     type = b & 0x0F;
@@ -1796,16 +1892,29 @@ static void gf__tc_list_hdr(gf__tc *t, int *etype, uint32_t *n)
     uint64_t cnt;
     *n = 0; *etype = 0;
     if (t->err) return;
-    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated list header"); t->trunc = 1; return; }
+    if (t->p >= t->end) {
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated list header");
+        t->trunc = 1;
+        return;
+    }
     b = *t->p++;
     *etype = b & 0x0F;
     cnt = b >> 4;
     if (cnt == 15) cnt = gf__tc_uvar(t);
     if (t->err) return;
+
     /* an empty list's element type is irrelevant (fastparquet writes 0) */
     if (cnt > 0 && (*etype == 0 || *etype > 12)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "invalid list element type %d", *etype); return; }
-    if (cnt > GPUFEED_MAX_LIST_LENGTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "list of %llu elements exceeds GPUFEED_MAX_LIST_LENGTH", (unsigned long long)cnt); return; }
-    if (cnt > (uint64_t)(t->end - t->p)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "list of %llu elements cannot fit in the %llu bytes left", (unsigned long long)cnt, (unsigned long long)(t->end - t->p)); t->trunc = 1; return; }
+    if (cnt > GPUFEED_MAX_LIST_LENGTH) {
+        gf__tc_fail(t, GPUFEED_ERR_LIMIT, "list of %llu elements exceeds GPUFEED_MAX_LIST_LENGTH", (unsigned long long)cnt);
+        return;
+    }
+    if (cnt > (uint64_t)(t->end - t->p)) {
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "list of %llu elements cannot fit in the %llu bytes left", (unsigned long long)cnt,
+                    (unsigned long long)(t->end - t->p));
+        t->trunc = 1;
+        return;
+    }
     *n = (uint32_t)cnt;
 }
 
@@ -1826,9 +1935,15 @@ static void gf__tc_skip(gf__tc *t, int type, int in_container)
     case GF__T_TRUE: case GF__T_FALSE:
         if (in_container) { gf__tc_need(t, 1); if (!t->err) t->p++; }
         break;
-    case GF__T_I8: gf__tc_need(t, 1); if (!t->err) t->p++; break;
+    case GF__T_I8:
+        gf__tc_need(t, 1);
+        if (!t->err) t->p++;
+        break;
     case GF__T_I16: case GF__T_I32: case GF__T_I64: (void)gf__tc_uvar(t); break;
-    case GF__T_DOUBLE: gf__tc_need(t, 8); if (!t->err) t->p += 8; break;
+    case GF__T_DOUBLE:
+        gf__tc_need(t, 8);
+        if (!t->err) t->p += 8;
+        break;
     case GF__T_BINARY: {
         uint64_t n = gf__tc_uvar(t);
         gf__tc_need(t, n);
@@ -1850,11 +1965,17 @@ static void gf__tc_skip(gf__tc *t, int type, int in_container)
         n = gf__tc_uvar(t);
         if (t->err) return;
         if (n) {
-            if (n > (uint64_t)(t->end - t->p) / 2) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "map of %llu entries cannot fit", (unsigned long long)n); t->trunc = 1; return; }
+            if (n > (uint64_t)(t->end - t->p) / 2) {
+                gf__tc_fail(t, GPUFEED_ERR_THRIFT, "map of %llu entries cannot fit", (unsigned long long)n);
+                t->trunc = 1;
+                return;
+            }
             if (n > GPUFEED_MAX_LIST_LENGTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "map exceeds GPUFEED_MAX_LIST_LENGTH"); return; }
             gf__tc_need(t, 1);
             if (t->err) return;
-            kt = *t->p >> 4; vt = *t->p & 0x0F; t->p++;
+            kt = *t->p >> 4;
+            vt = *t->p & 0x0F;
+            t->p++;
             if (kt == 0 || kt > 12 || vt == 0 || vt > 12) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "invalid map types %d/%d", kt, vt); return; }
             for (i = 0; i < n && !t->err; i++) { gf__tc_skip(t, kt, 1); gf__tc_skip(t, vt, 1); }
         }
@@ -1906,7 +2027,9 @@ static void gf__tc_bin(gf__tc *t, int id, int type, const uint8_t **ptr, uint32_
     gf__tc_need(t, n);
     if (t->err) return;
     if (n > UINT32_MAX) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "binary of %llu bytes", (unsigned long long)n); return; }
-    *ptr = t->p; *len = (uint32_t)n; t->p += n;
+    *ptr = t->p;
+    *len = (uint32_t)n;
+    t->p += n;
 }
 
 static int gf__tc_enter(gf__tc *t, int id, int type)
@@ -1923,7 +2046,10 @@ static int gf__tc_enter(gf__tc *t, int id, int type)
    readers do (an older writer used ColumnMetaData id 15 for a list); a
    required one is an error naming the field and both types. */
 enum { GF__K_INT = 1, GF__K_BOOL, GF__K_BIN, GF__K_DOUBLE, GF__K_STRUCT, GF__K_LIST };
-typedef struct gf__tfield { int16_t id; uint8_t kind, elem, required; } gf__tfield;
+typedef struct gf__tfield {
+    int16_t id;
+    uint8_t kind, elem, required;
+} gf__tfield;
 #define GF__NSPEC(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static int gf__tc_kind_ok(int type, int kind)
@@ -2001,7 +2127,9 @@ struct gpufeed_file {
 typedef struct gf__se {
     int32_t type, type_length, repetition, num_children, converted;
     int32_t scale, precision, has_field_id, field_id;
-    const uint8_t *name; uint32_t name_len; int has_name;
+    const uint8_t *name;
+    uint32_t name_len;
+    int has_name;
     int has_type, has_rep, has_children, has_scale, has_precision;
     gpufeed_logical_type lt;           /* from LogicalType, NONE if absent */
     int lt_present;
@@ -2026,7 +2154,11 @@ static void gf__parse_logical(gf__tc *t, gf__se *e)
     e->lt = GPUFEED_LT_NONE;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         int iid = 0, ilast = 0, ift;
-        if (ft != GF__T_STRUCT) { gf__tc_skip(t, ft, 0); e->lt = GPUFEED_LT_OTHER; continue; }
+        if (ft != GF__T_STRUCT) {
+            gf__tc_skip(t, ft, 0);
+            e->lt = GPUFEED_LT_OTHER;
+            continue;
+        }
         switch (id) {
         case 1: e->lt = GPUFEED_LT_STRING; break;
         case 2: e->lt = GPUFEED_LT_MAP; break;
@@ -2045,7 +2177,10 @@ static void gf__parse_logical(gf__tc *t, gf__se *e)
         case 16: e->lt = GPUFEED_LT_VARIANT; break;
         case 17: e->lt = GPUFEED_LT_GEOMETRY; break;
         case 18: e->lt = GPUFEED_LT_GEOGRAPHY; break;
-        default: e->lt = GPUFEED_LT_OTHER; gf__tc_skip(t, ft, 0); continue;
+        default:
+            e->lt = GPUFEED_LT_OTHER;
+            gf__tc_skip(t, ft, 0);
+            continue;
         }
         if (!gf__tc_enter(t, id, ft)) return;
         while ((ift = gf__tc_field(t, &iid, &ilast)) > 0) {
@@ -2073,19 +2208,43 @@ static void gf__parse_schema_element(gf__tc *t, gf__se *e)
 {
     int id = 0, last = 0, ft;
     memset(e, 0, sizeof *e);
-    e->type = -1; e->repetition = -1; e->num_children = 0; e->converted = -1;
+    e->type = -1;
+    e->repetition = -1;
+    e->num_children = 0;
+    e->converted = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_schema_element, GF__NSPEC(gf__spec_schema_element), id, ft)) continue;
         switch (id) {
-        case 1: e->type = GF__I32(t, id, ft); e->has_type = 1; break;
+        case 1:
+            e->type = GF__I32(t, id, ft);
+            e->has_type = 1;
+            break;
         case 2: e->type_length = GF__I32(t, id, ft); break;
-        case 3: e->repetition = GF__I32(t, id, ft); e->has_rep = 1; break;
-        case 4: gf__tc_bin(t, id, ft, &e->name, &e->name_len); e->has_name = 1; break;
-        case 5: e->num_children = GF__I32(t, id, ft); e->has_children = 1; break;
+        case 3:
+            e->repetition = GF__I32(t, id, ft);
+            e->has_rep = 1;
+            break;
+        case 4:
+            gf__tc_bin(t, id, ft, &e->name, &e->name_len);
+            e->has_name = 1;
+            break;
+        case 5:
+            e->num_children = GF__I32(t, id, ft);
+            e->has_children = 1;
+            break;
         case 6: e->converted = GF__I32(t, id, ft); break;
-        case 7: e->scale = GF__I32(t, id, ft); e->has_scale = 1; break;
-        case 8: e->precision = GF__I32(t, id, ft); e->has_precision = 1; break;
-        case 9: e->field_id = GF__I32(t, id, ft); e->has_field_id = 1; break;
+        case 7:
+            e->scale = GF__I32(t, id, ft);
+            e->has_scale = 1;
+            break;
+        case 8:
+            e->precision = GF__I32(t, id, ft);
+            e->has_precision = 1;
+            break;
+        case 9:
+            e->field_id = GF__I32(t, id, ft);
+            e->has_field_id = 1;
+            break;
         case 10:
             if (gf__tc_enter(t, id, ft)) { gf__parse_logical(t, e); t->depth--; }
             break;
@@ -2108,12 +2267,38 @@ static void gf__parse_stats(gf__tc *t, gf__arena *ar, gpufeed_statistics *s)
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_stats, GF__NSPEC(gf__spec_stats), id, ft)) continue;
         switch (id) {
-        case 1: gf__tc_bin(t, id, ft, &p, &n); s->max_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->max_legacy_len = n; s->has_max_legacy = 1; break;
-        case 2: gf__tc_bin(t, id, ft, &p, &n); s->min_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->min_legacy_len = n; s->has_min_legacy = 1; break;
-        case 3: s->null_count = GF__I64(t, id, ft); s->has_null_count = 1; break;
-        case 4: s->distinct_count = GF__I64(t, id, ft); s->has_distinct_count = 1; break;
-        case 5: gf__tc_bin(t, id, ft, &p, &n); s->max_value = (const uint8_t *)gf__arena_str(ar, p, n); s->max_value_len = n; s->has_max_value = 1; break;
-        case 6: gf__tc_bin(t, id, ft, &p, &n); s->min_value = (const uint8_t *)gf__arena_str(ar, p, n); s->min_value_len = n; s->has_min_value = 1; break;
+        case 1:
+            gf__tc_bin(t, id, ft, &p, &n);
+            s->max_legacy = (const uint8_t *)gf__arena_str(ar, p, n);
+            s->max_legacy_len = n;
+            s->has_max_legacy = 1;
+            break;
+        case 2:
+            gf__tc_bin(t, id, ft, &p, &n);
+            s->min_legacy = (const uint8_t *)gf__arena_str(ar, p, n);
+            s->min_legacy_len = n;
+            s->has_min_legacy = 1;
+            break;
+        case 3:
+            s->null_count = GF__I64(t, id, ft);
+            s->has_null_count = 1;
+            break;
+        case 4:
+            s->distinct_count = GF__I64(t, id, ft);
+            s->has_distinct_count = 1;
+            break;
+        case 5:
+            gf__tc_bin(t, id, ft, &p, &n);
+            s->max_value = (const uint8_t *)gf__arena_str(ar, p, n);
+            s->max_value_len = n;
+            s->has_max_value = 1;
+            break;
+        case 6:
+            gf__tc_bin(t, id, ft, &p, &n);
+            s->min_value = (const uint8_t *)gf__arena_str(ar, p, n);
+            s->min_value_len = n;
+            s->has_min_value = 1;
+            break;
         case 7: s->is_max_exact = gf__tc_bool(t, id, ft); break;
         case 8: s->is_min_exact = gf__tc_bool(t, id, ft); break;
         default: gf__tc_skip(t, ft, 0);
@@ -2140,7 +2325,10 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_column_meta, GF__NSPEC(gf__spec_column_meta), id, ft)) continue;
         switch (id) {
-        case 1: c->physical = (gpufeed_physical_type)GF__I32(t, id, ft); seen |= 1; break;
+        case 1:
+            c->physical = (gpufeed_physical_type)GF__I32(t, id, ft);
+            seen |= 1;
+            break;
         case 2:
             et = gf__tc_list(t, id, ft, GF__T_I32, &n);
             for (i = 0; i < n && !t->err; i++) {
@@ -2155,15 +2343,31 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
             for (i = 0; i < n && !t->err; i++) gf__tc_bin(t, id, et, &p, &len);
             break;
         }
-        case 4: c->codec = (gpufeed_codec)GF__I32(t, id, ft); seen |= 4; break;
-        case 5: c->num_values = GF__I64(t, id, ft); seen |= 8; break;
+        case 4:
+            c->codec = (gpufeed_codec)GF__I32(t, id, ft);
+            seen |= 4;
+            break;
+        case 5:
+            c->num_values = GF__I64(t, id, ft);
+            seen |= 8;
+            break;
         case 6: c->total_uncompressed_size = GF__I64(t, id, ft); break;
-        case 7: c->total_compressed_size = GF__I64(t, id, ft); seen |= 16; break;
-        case 9: c->data_page_offset = GF__I64(t, id, ft); seen |= 32; break;
+        case 7:
+            c->total_compressed_size = GF__I64(t, id, ft);
+            seen |= 16;
+            break;
+        case 9:
+            c->data_page_offset = GF__I64(t, id, ft);
+            seen |= 32;
+            break;
         case 10: c->index_page_offset = GF__I64(t, id, ft); break;
         case 11: c->dictionary_page_offset = GF__I64(t, id, ft); break;
         case 12:
-            if (gf__tc_enter(t, id, ft)) { c->has_statistics = 1; gf__parse_stats(t, ar, &c->statistics); t->depth--; }
+            if (gf__tc_enter(t, id, ft)) {
+                c->has_statistics = 1;
+                gf__parse_stats(t, ar, &c->statistics);
+                t->depth--;
+            }
             break;
         case 14: c->bloom_filter_offset = GF__I64(t, id, ft); break;
         case 15: c->bloom_filter_length = GF__I32(t, id, ft); break;
@@ -2171,7 +2375,8 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
         }
     }
     if (!t->err && (seen & 63) != 63)
-        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "ColumnMetaData misses a required field (type, encodings, codec, num_values, total_compressed_size or data_page_offset)");
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT,
+                    "ColumnMetaData misses a required field (type, encodings, codec, num_values, total_compressed_size or data_page_offset)");
     c->has_metadata = 1;
 }
 
@@ -2186,7 +2391,9 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
     int id = 0, last = 0, ft;
     const uint8_t *p; uint32_t n;
     c->dictionary_page_offset = -1; c->index_page_offset = -1;
-    c->offset_index_offset = -1; c->column_index_offset = -1; c->bloom_filter_offset = -1;
+    c->offset_index_offset = -1;
+    c->column_index_offset = -1;
+    c->bloom_filter_offset = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_column_chunk, GF__NSPEC(gf__spec_column_chunk), id, ft)) continue;
         switch (id) {
@@ -2196,13 +2403,21 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
             break;
         case 2: c->file_offset = GF__I64(t, id, ft); break;
         case 3:
-            if (gf__tc_enter(t, id, ft)) { t->what = "ColumnMetaData"; gf__parse_column_meta(t, ar, c); t->what = "ColumnChunk"; t->depth--; }
+            if (gf__tc_enter(t, id, ft)) {
+                t->what = "ColumnMetaData";
+                gf__parse_column_meta(t, ar, c);
+                t->what = "ColumnChunk";
+                t->depth--;
+            }
             break;
         case 4: c->offset_index_offset = GF__I64(t, id, ft); break;
         case 5: c->offset_index_length = GF__I32(t, id, ft); break;
         case 6: c->column_index_offset = GF__I64(t, id, ft); break;
         case 7: c->column_index_length = GF__I32(t, id, ft); break;
-        case 8: case 9: c->encrypted = 1; gf__tc_skip(t, ft, 0); break;
+        case 8: case 9:
+            c->encrypted = 1;
+            gf__tc_skip(t, ft, 0);
+            break;
         default: gf__tc_skip(t, ft, 0);
         }
     }
@@ -2218,7 +2433,9 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
     int id = 0, last = 0, ft;
     uint32_t n, i;
     int seen = 0;
-    rg->total_compressed_size = -1; rg->file_offset = -1; rg->ordinal = -1;
+    rg->total_compressed_size = -1;
+    rg->file_offset = -1;
+    rg->ordinal = -1;
     *ncols = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_row_group, GF__NSPEC(gf__spec_row_group), id, ft)) continue;
@@ -2227,9 +2444,16 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
             gpufeed_chunk_info *cs;
             (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
+
             /* check the count before allocating for it */
-            if (expect >= 0 && (int64_t)n != expect) { gf__tc_fail(t, GPUFEED_ERR_SCHEMA, "row group has %u column chunks but the schema has %lld leaf columns", n, (long long)expect); break; }
-            if (expect < 0 && n > (uint32_t)((t->end - t->p) / 3)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u column chunks cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
+            if (expect >= 0 && (int64_t)n != expect) {
+                gf__tc_fail(t, GPUFEED_ERR_SCHEMA, "row group has %u column chunks but the schema has %lld leaf columns", n, (long long)expect);
+                break;
+            }
+            if (expect < 0 && n > (uint32_t)((t->end - t->p) / 3)) {
+                gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u column chunks cannot fit in the %lld bytes left", n, (long long)(t->end - t->p));
+                break;
+            }
             cs = (gpufeed_chunk_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *cs);
             if (!cs) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %u column chunks", n); break; }
             for (i = 0; i < n && !t->err; i++) {
@@ -2244,7 +2468,10 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
             break;
         }
         case 2: rg->total_byte_size = GF__I64(t, id, ft); break;
-        case 3: rg->num_rows = GF__I64(t, id, ft); seen = 1; break;
+        case 3:
+            rg->num_rows = GF__I64(t, id, ft);
+            seen = 1;
+            break;
         case 5: rg->file_offset = GF__I64(t, id, ft); break;
         case 6: rg->total_compressed_size = GF__I64(t, id, ft); break;
         case 7: rg->ordinal = (int32_t)gf__tc_int(t, id, ft, -32768, 32767); break;
@@ -2258,7 +2485,9 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
 /* decoded FileMetaData before validation */
 typedef struct gf__fmd {
     gf__se *se; uint32_t nse;
-    gpufeed_row_group_info *rgs; int32_t *rg_ncols; uint32_t nrg;
+    gpufeed_row_group_info *rgs;
+    int32_t *rg_ncols;
+    uint32_t nrg;
     gpufeed_key_value *kv; uint32_t nkv;
     int has_schema, has_rg, has_rows, encrypted_columns;
     int64_t nleaves;                   /* schema elements with a type and no children */
@@ -2284,7 +2513,10 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
             if (n > GPUFEED_MAX_COLUMNS) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "%u schema elements exceed GPUFEED_MAX_COLUMNS", n); break; }
-            if (n > (uint32_t)((t->end - t->p) / 3)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u schema elements cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
+            if (n > (uint32_t)((t->end - t->p) / 3)) {
+                gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u schema elements cannot fit in the %lld bytes left", n, (long long)(t->end - t->p));
+                break;
+            }
             d->se = (gf__se *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof(gf__se));
             if (!d->se) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
             for (i = 0; i < n && !t->err; i++) {
@@ -2298,11 +2530,17 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             d->nleaves = 0;
             for (i = 1; i < n; i++) d->nleaves += d->se[i].has_type && !(d->se[i].has_children && d->se[i].num_children > 0);
             break;
-        case 3: md->num_rows = GF__I64(t, id, ft); d->has_rows = 1; break;
+        case 3:
+            md->num_rows = GF__I64(t, id, ft);
+            d->has_rows = 1;
+            break;
         case 4:
             (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
-            if (n > (uint32_t)((t->end - t->p) / 4)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u row groups cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
+            if (n > (uint32_t)((t->end - t->p) / 4)) {
+                gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u row groups cannot fit in the %lld bytes left", n, (long long)(t->end - t->p));
+                break;
+            }
             d->rgs = (gpufeed_row_group_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *d->rgs);
             d->rg_ncols = (int32_t *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof(int32_t));
             if (!d->rgs || !d->rg_ncols) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
@@ -2345,7 +2583,10 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             gf__tc_bin(t, id, ft, &p, &len);
             if (!t->err && !(md->created_by = gf__arena_str(ar, p, len))) gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory");
             break;
-        case 8: d->encrypted_columns = 1; gf__tc_skip(t, ft, 0); break;
+        case 8:
+            d->encrypted_columns = 1;
+            gf__tc_skip(t, ft, 0);
+            break;
         default: gf__tc_skip(t, ft, 0);
         }
     }
@@ -2362,10 +2603,18 @@ static void gf__resolve_logical(const gf__se *e, gpufeed_schema_node *nd)
     if (e->lt_present && e->lt != GPUFEED_LT_NONE) {
         nd->logical = e->lt;
         switch (e->lt) {
-        case GPUFEED_LT_DECIMAL: nd->scale = e->lt_scale; nd->precision = e->lt_precision; break;
+        case GPUFEED_LT_DECIMAL:
+            nd->scale = e->lt_scale;
+            nd->precision = e->lt_precision;
+            break;
         case GPUFEED_LT_TIME: case GPUFEED_LT_TIMESTAMP:
-            nd->unit = e->lt_unit; nd->is_adjusted_to_utc = e->lt_utc; break;
-        case GPUFEED_LT_INTEGER: nd->int_bit_width = e->lt_bits; nd->int_signed = e->lt_signed; break;
+            nd->unit = e->lt_unit;
+            nd->is_adjusted_to_utc = e->lt_utc;
+            break;
+        case GPUFEED_LT_INTEGER:
+            nd->int_bit_width = e->lt_bits;
+            nd->int_signed = e->lt_signed;
+            break;
         default: break;
         }
     } else {
@@ -2375,16 +2624,42 @@ static void gf__resolve_logical(const gf__se *e, gpufeed_schema_node *nd)
         case 2: nd->logical = GPUFEED_LT_MAP_KEY_VALUE; break;
         case 3: nd->logical = GPUFEED_LT_LIST; break;
         case 4: nd->logical = GPUFEED_LT_ENUM; break;
-        case 5: nd->logical = GPUFEED_LT_DECIMAL; nd->scale = e->scale; nd->precision = e->precision; break;
+        case 5:
+            nd->logical = GPUFEED_LT_DECIMAL;
+            nd->scale = e->scale;
+            nd->precision = e->precision;
+            break;
         case 6: nd->logical = GPUFEED_LT_DATE; break;
-        case 7: nd->logical = GPUFEED_LT_TIME; nd->unit = GPUFEED_UNIT_MILLIS; nd->is_adjusted_to_utc = 1; break;
-        case 8: nd->logical = GPUFEED_LT_TIME; nd->unit = GPUFEED_UNIT_MICROS; nd->is_adjusted_to_utc = 1; break;
-        case 9: nd->logical = GPUFEED_LT_TIMESTAMP; nd->unit = GPUFEED_UNIT_MILLIS; nd->is_adjusted_to_utc = 1; break;
-        case 10: nd->logical = GPUFEED_LT_TIMESTAMP; nd->unit = GPUFEED_UNIT_MICROS; nd->is_adjusted_to_utc = 1; break;
+        case 7:
+            nd->logical = GPUFEED_LT_TIME;
+            nd->unit = GPUFEED_UNIT_MILLIS;
+            nd->is_adjusted_to_utc = 1;
+            break;
+        case 8:
+            nd->logical = GPUFEED_LT_TIME;
+            nd->unit = GPUFEED_UNIT_MICROS;
+            nd->is_adjusted_to_utc = 1;
+            break;
+        case 9:
+            nd->logical = GPUFEED_LT_TIMESTAMP;
+            nd->unit = GPUFEED_UNIT_MILLIS;
+            nd->is_adjusted_to_utc = 1;
+            break;
+        case 10:
+            nd->logical = GPUFEED_LT_TIMESTAMP;
+            nd->unit = GPUFEED_UNIT_MICROS;
+            nd->is_adjusted_to_utc = 1;
+            break;
         case 11: case 12: case 13: case 14:
-            nd->logical = GPUFEED_LT_INTEGER; nd->int_signed = 0; nd->int_bit_width = 8 << (e->converted - 11); break;
+            nd->logical = GPUFEED_LT_INTEGER;
+            nd->int_signed = 0;
+            nd->int_bit_width = 8 << (e->converted - 11);
+            break;
         case 15: case 16: case 17: case 18:
-            nd->logical = GPUFEED_LT_INTEGER; nd->int_signed = 1; nd->int_bit_width = 8 << (e->converted - 15); break;
+            nd->logical = GPUFEED_LT_INTEGER;
+            nd->int_signed = 1;
+            nd->int_bit_width = 8 << (e->converted - 15);
+            break;
         case 19: nd->logical = GPUFEED_LT_JSON; break;
         case 20: nd->logical = GPUFEED_LT_BSON; break;
         case 21: nd->logical = GPUFEED_LT_INTERVAL; break;
@@ -2392,6 +2667,7 @@ static void gf__resolve_logical(const gf__se *e, gpufeed_schema_node *nd)
         default: nd->logical = GPUFEED_LT_OTHER; break;
         }
     }
+
     /* An annotation that cannot apply to the physical type is ignored: the
        column reads as its physical type (as for unknown annotations). */
     switch (nd->logical) {
@@ -2444,7 +2720,10 @@ static int64_t gf__build_node(gf__build *b, uint32_t i, int32_t parent, int32_t 
     gpufeed_schema_node *nd = &b->nodes[i];
     uint32_t next = i + 1;
     int32_t c;
-    nd->parent = parent; nd->depth = depth; nd->first_child = -1; nd->column = -1;
+    nd->parent = parent;
+    nd->depth = depth;
+    nd->first_child = -1;
+    nd->column = -1;
     nd->name = gf__arena_str(b->ar, e->name, e->name_len);
     if (!nd->name) { gf__fmt(b->msg, b->msgcap, "out of memory"); return -1; }
     if (depth > GPUFEED_MAX_SCHEMA_DEPTH) {
@@ -2468,7 +2747,11 @@ static int64_t gf__build_node(gf__build *b, uint32_t i, int32_t parent, int32_t 
         b->path_budget -= (uint64_t)(pl + nl + 2);
         path = (char *)gf__arena_get(b->ar, pl + nl + 2);
         if (!path) { gf__fmt(b->msg, b->msgcap, "out of memory"); return -1; }
-        if (pl) { memcpy(path, pn->path, pl); path[pl] = '.'; memcpy(path + pl + 1, nd->name, nl + 1); }
+        if (pl) {
+            memcpy(path, pn->path, pl);
+            path[pl] = '.';
+            memcpy(path + pl + 1, nd->name, nl + 1);
+        }
         else memcpy(path, nd->name, nl + 1);
         nd->path = path;
         if (!e->has_rep || e->repetition < 0 || e->repetition > 2) {
@@ -2562,18 +2845,21 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     gpufeed_metadata *md = &f->md;
 
     if (f->size < 12)
-        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: file of %llu bytes is too small to be Parquet (needs at least 12)", f->name, (unsigned long long)f->size);
+        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: file of %llu bytes is too small to be Parquet (needs at least 12)", f->name,
+                          (unsigned long long)f->size);
     if (f->src.read_at(f->src.ctx, 0, head, 4) || f->src.read_at(f->src.ctx, f->size - 8, tail, 8))
         return gf__seterr(err, GPUFEED_ERR_IO, "%s: read failed at the file's head or tail", f->name);
     if (memcmp(tail + 4, "PARE", 4) == 0)
         return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: encrypted footer (magic PARE): encrypted Parquet is not supported", f->name);
     if (memcmp(tail + 4, "PAR1", 4) != 0)
-        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: no PAR1 magic at the end of the file (byte offset %llu)", f->name, (unsigned long long)(f->size - 4));
+        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: no PAR1 magic at the end of the file (byte offset %llu)", f->name,
+                          (unsigned long long)(f->size - 4));
     if (memcmp(head, "PAR1", 4) != 0)
         return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: no PAR1 magic at the start of the file (byte offset 0)", f->name);
     flen = gf__ld32(tail);
     if ((uint64_t)flen > f->size - 12)
-        return gf__seterr(err, GPUFEED_ERR_FOOTER, "%s: footer length %u runs past the start of the file (file size %llu)", f->name, flen, (unsigned long long)f->size);
+        return gf__seterr(err, GPUFEED_ERR_FOOTER, "%s: footer length %u runs past the start of the file (file size %llu)", f->name, flen,
+                          (unsigned long long)f->size);
     if (flen > GPUFEED_MAX_FOOTER_SIZE)
         return gf__seterr(err, GPUFEED_ERR_LIMIT, "%s: footer of %u bytes exceeds GPUFEED_MAX_FOOTER_SIZE", f->name, flen);
     if (flen == 0)
@@ -2603,14 +2889,19 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     /* schema tree */
     if (d.nse == 0) return gf__file_fail(err, f->name, GPUFEED_ERR_SCHEMA, "empty schema");
     memset(&b, 0, sizeof b);
-    b.ar = &f->arena; b.se = d.se; b.nse = d.nse; b.msg = msg; b.msgcap = sizeof msg;
+    b.ar = &f->arena;
+    b.se = d.se;
+    b.nse = d.nse;
+    b.msg = msg;
+    b.msgcap = sizeof msg;
     b.path_budget = (uint64_t)flen * 16 + (256u << 10);
     b.nodes = (gpufeed_schema_node *)gf__arena_get(&f->arena, (size_t)d.nse * sizeof *b.nodes);
     b.cols = (gpufeed_column_info *)gf__arena_get(&f->arena, (size_t)d.nse * sizeof *b.cols);
     if (!b.nodes || !b.cols) return gf__file_fail(err, f->name, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory");
     {
         int64_t r = gf__build_node(&b, 0, -1, 0);
-        if (r < 0) return gf__seterr(err, r == -1 ? GPUFEED_ERR_OUT_OF_MEMORY : r == -3 ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_SCHEMA, "%s: schema: %s", f->name, msg);
+        if (r < 0)
+            return gf__seterr(err, r == -1 ? GPUFEED_ERR_OUT_OF_MEMORY : r == -3 ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_SCHEMA, "%s: schema: %s", f->name, msg);
         if ((uint64_t)r != d.nse)
             return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: schema: the root's children cover %lld of %u elements", f->name, (long long)r, d.nse);
     }
@@ -2625,7 +2916,8 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
         for (i = 0; i < d.nrg; i++) {
             gpufeed_row_group_info *rg = &d.rgs[i];
             if (d.rg_ncols[i] != b.ncols)
-                return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u has %d column chunks but the schema has %d leaf columns", f->name, i, d.rg_ncols[i], b.ncols);
+                return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u has %d column chunks but the schema has %d leaf columns", f->name, i,
+                                  d.rg_ncols[i], b.ncols);
             if (rg->num_rows > INT64_MAX - total)
                 return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row counts overflow", f->name);
             total += rg->num_rows;
@@ -2634,11 +2926,14 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
                 const gpufeed_column_info *ci = &b.cols[c];
                 if (ch->encrypted || (d.encrypted_columns && !ch->has_metadata)) { ch->encrypted = 1; continue; }
                 if (!ch->has_metadata)
-                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': the column chunk has no metadata (and the file is not encrypted)", f->name, i, ci->path);
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA,
+                                      "%s: row group %u, column '%s': the column chunk has no metadata (and the file is not encrypted)", f->name, i, ci->path);
                 if (ch->physical != ci->physical)
-                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': chunk type %s differs from schema type %s", f->name, i, ci->path, gpufeed_physical_type_name(ch->physical), gpufeed_physical_type_name(ci->physical));
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': chunk type %s differs from schema type %s", f->name, i,
+                                      ci->path, gpufeed_physical_type_name(ch->physical), gpufeed_physical_type_name(ci->physical));
                 if (ch->num_values < 0 || ch->total_compressed_size < 0 || ch->data_page_offset < 0)
-                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': negative size or offset in the chunk metadata", f->name, i, ci->path);
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': negative size or offset in the chunk metadata", f->name, i,
+                                      ci->path);
             }
         }
         if (total != md->num_rows && d.nrg > 0) {
@@ -2670,7 +2965,10 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
                 const gpufeed_chunk_info *ch = &d.rgs[i].chunks[c];
                 uint64_t st = gf__chunk_start(ch), lo = 0, hi = m, lim = f->data_end;
                 k = (uint64_t)i * (uint64_t)b.ncols + (uint64_t)c;
-                while (lo < hi) { uint64_t mid = (lo + hi) / 2; if (starts[mid] <= st) lo = mid + 1; else hi = mid; }
+                while (lo < hi) {
+                    uint64_t mid = (lo + hi) / 2;
+                    if (starts[mid] <= st) lo = mid + 1; else hi = mid;
+                }
                 if (lo < m && starts[lo] < lim) lim = starts[lo];
                 f->chunk_limit[k] = lim;
             }
@@ -2685,6 +2983,7 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
     gpufeed_result r;
     const char *name;
     int nsrc;
+
     /* the file owns a given source from the call on: every failure closes it */
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (out) *out = NULL;
@@ -2692,14 +2991,20 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
     if (!out) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL"); }
     if (!gf__host_is_le()) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported"); }
     nsrc = (desc->path != NULL) + (desc->data != NULL) + (desc->source != NULL);
-    if (nsrc != 1) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc); }
+    if (nsrc != 1) {
+        gf__source_close(desc->source);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc);
+    }
     if ((desc->allocator.alloc || desc->allocator.realloc || desc->allocator.free) &&
         !(desc->allocator.alloc && desc->allocator.realloc && desc->allocator.free)) {
         gf__source_close(desc->source);
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set all three allocator functions or none");
     }
     name = desc->name ? desc->name : desc->path ? desc->path : desc->data ? "<memory>" : "<source>";
-    if (desc->source && !desc->source->read_at) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: source without read_at", name); }
+    if (desc->source && !desc->source->read_at) {
+        gf__source_close(desc->source);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: source without read_at", name);
+    }
     f = (gpufeed_file *)gf__alloc(&desc->allocator, sizeof *f);
     if (!f) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
     memset(f, 0, sizeof *f);
@@ -2707,10 +3012,16 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
     f->arena.a = &f->alloc;
     f->flags = desc->flags;
     f->name = gf__arena_str(&f->arena, (const uint8_t *)name, strlen(name));
-    if (!f->name) { gf__free(&desc->allocator, f); gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
+    if (!f->name) {
+        gf__free(&desc->allocator, f);
+        gf__source_close(desc->source);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+    }
     if (desc->data) {
         f->mem.data = (const uint8_t *)desc->data; f->mem.size = desc->data_size;
-        f->src.read_at = gf__mem_read; f->src.ctx = &f->mem; f->src.size = desc->data_size;
+        f->src.read_at = gf__mem_read;
+        f->src.ctx = &f->mem;
+        f->src.size = desc->data_size;
     } else if (desc->source) {
         f->src = *desc->source;
     } else {
@@ -2837,20 +3148,38 @@ static void gf__parse_dph(gf__tc *t, gf__ph *h, int v2)
         if (v2 && !gf__tc_expect(t, gf__spec_dph_v2, GF__NSPEC(gf__spec_dph_v2), id, ft)) continue;
         if (!v2) {
             switch (id) {
-            case 1: h->nvalues = GF__I32(t, id, ft); seen |= 1; break;
-            case 2: h->encoding = GF__I32(t, id, ft); seen |= 2; break;
+            case 1:
+                h->nvalues = GF__I32(t, id, ft);
+                seen |= 1;
+                break;
+            case 2:
+                h->encoding = GF__I32(t, id, ft);
+                seen |= 2;
+                break;
             case 3: h->def_enc = GF__I32(t, id, ft); break;
             case 4: h->rep_enc = GF__I32(t, id, ft); break;
             default: gf__tc_skip(t, ft, 0);
             }
         } else {
             switch (id) {
-            case 1: h->nvalues = GF__I32(t, id, ft); seen |= 1; break;
+            case 1:
+                h->nvalues = GF__I32(t, id, ft);
+                seen |= 1;
+                break;
             case 2: h->nnulls = GF__I32(t, id, ft); break;
             case 3: h->nrows = GF__I32(t, id, ft); break;
-            case 4: h->encoding = GF__I32(t, id, ft); seen |= 2; break;
-            case 5: h->def_len = GF__I32(t, id, ft); seen |= 4; break;
-            case 6: h->rep_len = GF__I32(t, id, ft); seen |= 8; break;
+            case 4:
+                h->encoding = GF__I32(t, id, ft);
+                seen |= 2;
+                break;
+            case 5:
+                h->def_len = GF__I32(t, id, ft);
+                seen |= 4;
+                break;
+            case 6:
+                h->rep_len = GF__I32(t, id, ft);
+                seen |= 8;
+                break;
             case 7: h->is_compressed = gf__tc_bool(t, id, ft); break;
             default: gf__tc_skip(t, ft, 0);
             }
@@ -2868,12 +3197,28 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_page_header, GF__NSPEC(gf__spec_page_header), id, ft)) continue;
         switch (id) {
-        case 1: h->type = GF__I32(t, id, ft); h->has_type = 1; break;
-        case 2: h->usize = GF__I32(t, id, ft); h->has_usize = 1; break;
-        case 3: h->csize = GF__I32(t, id, ft); h->has_csize = 1; break;
-        case 4: h->crc = GF__I32(t, id, ft); h->has_crc = 1; break;
+        case 1:
+            h->type = GF__I32(t, id, ft);
+            h->has_type = 1;
+            break;
+        case 2:
+            h->usize = GF__I32(t, id, ft);
+            h->has_usize = 1;
+            break;
+        case 3:
+            h->csize = GF__I32(t, id, ft);
+            h->has_csize = 1;
+            break;
+        case 4:
+            h->crc = GF__I32(t, id, ft);
+            h->has_crc = 1;
+            break;
         case 5:
-            if (gf__tc_enter(t, id, ft)) { h->has_dph = 1; gf__parse_dph(t, h, 0); t->depth--; }
+            if (gf__tc_enter(t, id, ft)) {
+                h->has_dph = 1;
+                gf__parse_dph(t, h, 0);
+                t->depth--;
+            }
             break;
         case 7:
             if (gf__tc_enter(t, id, ft)) {
@@ -2890,7 +3235,11 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
             }
             break;
         case 8:
-            if (gf__tc_enter(t, id, ft)) { h->has_v2 = 1; gf__parse_dph(t, h, 1); t->depth--; }
+            if (gf__tc_enter(t, id, ft)) {
+                h->has_v2 = 1;
+                gf__parse_dph(t, h, 1);
+                t->depth--;
+            }
             break;
         default: gf__tc_skip(t, ft, 0);
         }
@@ -2919,7 +3268,10 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
     const uint8_t *ip, *iend = src + n;
     uint8_t *op = dst, *oend = dst + dn;
     if (!gf__snappy_length(src, n, &ulen, &hdr)) { gf__fmt(msg, cap, "snappy: bad length header"); return GPUFEED_ERR_CODEC; }
-    if (ulen != dn) { gf__fmt(msg, cap, "snappy: stream says %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (ulen != dn) {
+        gf__fmt(msg, cap, "snappy: stream says %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
     ip = src + hdr;
     while (ip < iend) {
         uint32_t tag = *ip++, len, off;
@@ -2953,11 +3305,13 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
             len = (tag >> 2) + 1; off = gf__ld32(ip); ip += 4;
         }
         if (off == 0 || off > (size_t)(op - dst)) {
-            gf__fmt(msg, cap, "snappy: copy offset %u outside the %llu bytes produced (input byte %llu)", off, (unsigned long long)(op - dst), (unsigned long long)(ip - src));
+            gf__fmt(msg, cap, "snappy: copy offset %u outside the %llu bytes produced (input byte %llu)", off, (unsigned long long)(op - dst),
+                    (unsigned long long)(ip - src));
             return GPUFEED_ERR_CODEC;
         }
         if ((size_t)(oend - op) < len) {
-            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)dn, (unsigned long long)(ip - src));
+            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)dn,
+                    (unsigned long long)(ip - src));
             return GPUFEED_ERR_CODEC;
         }
         {
@@ -2973,7 +3327,10 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
             }
         }
     }
-    if (op != oend) { gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(op - dst), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (op != oend) {
+        gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(op - dst), (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
     return GPUFEED_OK;
 trunc:
     gf__fmt(msg, cap, "snappy: stream truncated at input byte %llu", (unsigned long long)(ip - src));
@@ -2997,7 +3354,10 @@ bad_lit:
 static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, size_t *produced, char *msg, size_t cap)
 {
     int r;
-    if (n > 0x7E000000u || dn > 0x7E000000u) { gf__fmt(msg, cap, "lz4: block of %llu bytes is too large for liblz4", (unsigned long long)n); return GPUFEED_ERR_CODEC; }
+    if (n > 0x7E000000u || dn > 0x7E000000u) {
+        gf__fmt(msg, cap, "lz4: block of %llu bytes is too large for liblz4", (unsigned long long)n);
+        return GPUFEED_ERR_CODEC;
+    }
     r = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n, (int)dn);
     if (r < 0) { gf__fmt(msg, cap, "lz4: liblz4 rejects the block (corrupt at input byte %d)", -r - 1); return GPUFEED_ERR_CODEC; }
     *produced = (size_t)r;
@@ -3037,7 +3397,10 @@ static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, 
                 do { if (ip >= iend) goto trunc; b = *ip++; lit += b; } while (b == 255);
             }
             if ((size_t)(iend - ip) < lit) goto trunc;
-            if ((size_t)(oend - op) < lit) { gf__fmt(msg, cap, "lz4: literals overrun the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+            if ((size_t)(oend - op) < lit) {
+                gf__fmt(msg, cap, "lz4: literals overrun the %llu-byte output", (unsigned long long)dn);
+                return GPUFEED_ERR_CODEC;
+            }
             memcpy(op, ip, lit); op += lit; ip += lit;
             if (ip == iend) break; /* the last sequence has literals only */
         }
@@ -3048,7 +3411,10 @@ static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, 
             unsigned b;
             do { if (ip >= iend) goto trunc; b = *ip++; mlen += b; } while (b == 255);
         }
-        if (off == 0 || off > (size_t)(op - dst)) { gf__fmt(msg, cap, "lz4: match offset %u outside the %llu bytes produced", (unsigned)off, (unsigned long long)(op - dst)); return GPUFEED_ERR_CODEC; }
+        if (off == 0 || off > (size_t)(op - dst)) {
+            gf__fmt(msg, cap, "lz4: match offset %u outside the %llu bytes produced", (unsigned)off, (unsigned long long)(op - dst));
+            return GPUFEED_ERR_CODEC;
+        }
         if ((size_t)(oend - op) < mlen) { gf__fmt(msg, cap, "lz4: match overruns the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
         if ((size_t)(oend - op) >= mlen + 16) {
             gf__lz4_match(op, off, mlen);
@@ -3076,7 +3442,10 @@ static gpufeed_result gf__lz4_raw(const uint8_t *src, size_t n, uint8_t *dst, si
     size_t got = 0;
     gpufeed_result r = gf__lz4_block(src, n, dst, dn, &got, msg, cap);
     if (r) return r;
-    if (got != dn) { gf__fmt(msg, cap, "lz4: block produced %llu bytes, page header says %llu", (unsigned long long)got, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (got != dn) {
+        gf__fmt(msg, cap, "lz4: block produced %llu bytes, page header says %llu", (unsigned long long)got, (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
     return GPUFEED_OK;
 }
 
@@ -3108,9 +3477,18 @@ static gpufeed_result gf__lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst,
 static gpufeed_result gf__snappy_sys(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
 {
     size_t ulen = 0, got = dn;
-    if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK) { gf__fmt(msg, cap, "snappy: libsnappy cannot read the length header"); return GPUFEED_ERR_CODEC; }
-    if (ulen != dn) { gf__fmt(msg, cap, "snappy: stream holds %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
-    if (snappy_uncompress((const char *)src, n, (char *)dst, &got) != SNAPPY_OK || got != dn) { gf__fmt(msg, cap, "snappy: libsnappy rejects the stream as corrupt"); return GPUFEED_ERR_CODEC; }
+    if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK) {
+        gf__fmt(msg, cap, "snappy: libsnappy cannot read the length header");
+        return GPUFEED_ERR_CODEC;
+    }
+    if (ulen != dn) {
+        gf__fmt(msg, cap, "snappy: stream holds %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
+    if (snappy_uncompress((const char *)src, n, (char *)dst, &got) != SNAPPY_OK || got != dn) {
+        gf__fmt(msg, cap, "snappy: libsnappy rejects the stream as corrupt");
+        return GPUFEED_ERR_CODEC;
+    }
     return GPUFEED_OK;
 }
 #define gf__snappy gf__snappy_sys
@@ -3131,7 +3509,8 @@ static gpufeed_result gf__brotli_sys(const uint8_t *src, size_t n, uint8_t *dst,
     if (!s) { gf__fmt(msg, cap, "brotli: out of memory for the decoder"); return GPUFEED_ERR_OUT_OF_MEMORY; }
     r = BrotliDecoderDecompressStream(s, &ain, &in, &aout, &out, NULL);
     if (r == BROTLI_DECODER_RESULT_ERROR) {
-        gf__fmt(msg, cap, "brotli: corrupt stream (%s) at input byte %llu", BrotliDecoderErrorString(BrotliDecoderGetErrorCode(s)), (unsigned long long)(n - ain));
+        gf__fmt(msg, cap, "brotli: corrupt stream (%s) at input byte %llu", BrotliDecoderErrorString(BrotliDecoderGetErrorCode(s)),
+                (unsigned long long)(n - ain));
         BrotliDecoderDestroyInstance(s); return GPUFEED_ERR_CODEC;
     }
     if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
@@ -3139,8 +3518,14 @@ static gpufeed_result gf__brotli_sys(const uint8_t *src, size_t n, uint8_t *dst,
         BrotliDecoderDestroyInstance(s); return GPUFEED_ERR_CODEC;
     }
     BrotliDecoderDestroyInstance(s);
-    if (r != BROTLI_DECODER_RESULT_SUCCESS) { gf__fmt(msg, cap, "brotli: stream truncated after %llu of %llu bytes", (unsigned long long)(dn - aout), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
-    if (aout != 0) { gf__fmt(msg, cap, "brotli: produced %llu bytes, page header says %llu", (unsigned long long)(dn - aout), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (r != BROTLI_DECODER_RESULT_SUCCESS) {
+        gf__fmt(msg, cap, "brotli: stream truncated after %llu of %llu bytes", (unsigned long long)(dn - aout), (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
+    if (aout != 0) {
+        gf__fmt(msg, cap, "brotli: produced %llu bytes, page header says %llu", (unsigned long long)(dn - aout), (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
     return GPUFEED_OK;
 }
 #endif
@@ -3252,6 +3637,7 @@ static int gf__inf_build(uint32_t *tab, unsigned cap, unsigned root, const uint8
         for (i = 0; i < (1u << root); i++) tab[i] = GF__HE_BAD | 1u;
         if (!used) return ret;
     }
+
     /* symbols sorted by (length, symbol): the canonical code order */
     next[1] = 0;
     for (len = 1; len < 15; len++) next[len + 1] = next[len] + count[len];
@@ -3370,6 +3756,7 @@ static gpufeed_result gf__inf_codes(gf__inf *s)
     uint32_t e, d, len, dist;
     const char *why;
     gpufeed_result r;
+
     /* more than 55 bits in bb, enough for a length and a distance with their
        extra bits (15 + 5 + 15 + 13); past the input's end zero bytes, counted
        in `over` (using any of them means the input is truncated) */
@@ -3525,6 +3912,7 @@ static gpufeed_result gf__inf_dynamic(gf__inf *s)
     if (lens[256] == 0) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the block has no end-of-block code");
     r = gf__inf_build(s->lt, GF__INF_LSIZE, GF__INF_LBITS, lens, hlit, GF__HC_LITLEN);
     if (r && r != 3) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the literal/length code is %s", gf__inf_why(r));
+
     /* RFC 1951 3.2.7: one distance code of length 1 or none at all is fine */
     r = gf__inf_build(s->dt, GF__INF_DSIZE, GF__INF_DBITS, lens + hlit, hdist, GF__HC_DIST);
     if (r && r != 3 && r != 4) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the distance code is %s", gf__inf_why(r));
@@ -3549,7 +3937,9 @@ static gpufeed_result gf__inflate(gf__inf *s)
             len = gf__ld16(s->in); nlen = gf__ld16(s->in + 2);
             if (len != (~nlen & 0xFFFFu)) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "stored block length %u does not match its complement NLEN %u", len, nlen);
             s->in += 4;
-            if ((size_t)(s->iend - s->in) < len) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: a stored block of %u bytes, %llu left in the input", len, (unsigned long long)(s->iend - s->in));
+            if ((size_t)(s->iend - s->in) < len)
+                return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: a stored block of %u bytes, %llu left in the input", len,
+                                    (unsigned long long)(s->iend - s->in));
             if ((size_t)(s->oend - s->out) < len) return gf__inf_too_much(s);
             memcpy(s->out, s->in, len);
             s->out += len; s->in += len;
@@ -3611,7 +4001,8 @@ static gpufeed_result gf__gzip_header(gf__inf *s, const gf__crc_tab *crc)
         uint32_t want;
         if (end - p < 2) goto trunc;
         want = gf__crc_run(crc, 0, h, (size_t)(p - h)) & 0xFFFFu;
-        if (gf__ld16(p) != want) return gf__inf_fail(s, GPUFEED_ERR_CHECKSUM, "header CRC16 0x%04x, the header's is 0x%04x", (unsigned)gf__ld16(p), (unsigned)want);
+        if (gf__ld16(p) != want)
+            return gf__inf_fail(s, GPUFEED_ERR_CHECKSUM, "header CRC16 0x%04x, the header's is 0x%04x", (unsigned)gf__ld16(p), (unsigned)want);
         p += 2;
     }
     s->in = p;
@@ -3635,6 +4026,7 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
         const uint8_t *p = s.in;
         size_t left = (size_t)(s.iend - p);
         s.mstart = s.out;
+
         /* a gzip magic, or the start of one where the input ends */
         if (p[0] == 0x1F && (left < 2 || p[1] == 0x8B)) {
             uint32_t want_crc, want_size, got_crc;
@@ -3647,7 +4039,8 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
             if (got_crc != want_crc)
                 return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "CRC-32 of the output is 0x%08x, the trailer says 0x%08x", (unsigned)got_crc, (unsigned)want_crc);
             if ((uint32_t)(s.out - s.mstart) != want_size)
-                return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "the member produced %llu bytes, its ISIZE says %u (mod 2^32)", (unsigned long long)(s.out - s.mstart), (unsigned)want_size);
+                return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "the member produced %llu bytes, its ISIZE says %u (mod 2^32)",
+                                    (unsigned long long)(s.out - s.mstart), (unsigned)want_size);
             s.in += 8;
         } else if (s.member == 1 && (p[0] & 0x0F) == 8 && (p[0] >> 4) <= 7 && (left < 2 || ((unsigned)p[0] * 256u + p[1]) % 31u == 0)) {
             uint32_t want, got;
@@ -3659,20 +4052,24 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
             if (s.iend - s.in < 4) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the zlib Adler-32 trailer");
             want = ((uint32_t)s.in[0] << 24) | ((uint32_t)s.in[1] << 16) | ((uint32_t)s.in[2] << 8) | s.in[3];
             got = gf__adler32(s.mstart, (size_t)(s.out - s.mstart));
-            if (got != want) return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "Adler-32 of the output is 0x%08x, the trailer says 0x%08x", (unsigned)got, (unsigned)want);
+            if (got != want)
+                return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "Adler-32 of the output is 0x%08x, the trailer says 0x%08x", (unsigned)got, (unsigned)want);
             s.in += 4;
         } else if (s.member == 1) {
             return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "neither a gzip member nor a zlib stream (first bytes 0x%02x 0x%02x)", p[0], left >= 2 ? p[1] : 0u);
         } else {
-            return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the last member are neither zero padding nor another gzip member", (unsigned long long)left);
+            return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the last member are neither zero padding nor another gzip member",
+                                (unsigned long long)left);
         }
+
         /* the input ends, or only zero padding is left, or another member */
         {
             const uint8_t *q = s.in;
             while (q < s.iend && *q == 0) q++;
             if (q == s.iend) break;
         }
-        if (s.member == 0) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the zlib stream are not zero padding", (unsigned long long)(s.iend - s.in));
+        if (s.member == 0)
+            return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the zlib stream are not zero padding", (unsigned long long)(s.iend - s.in));
         s.member++;
     }
     if (s.out != s.oend)
@@ -3725,7 +4122,8 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
         }
         if (ret == Z_OK && (used_in || made)) continue;
         if (ret == Z_NEED_DICT) {
-            gf__fmt(msg, cap, "gzip: the zlib stream needs a preset dictionary (FDICT), which a page cannot have (input byte %llu)", (unsigned long long)in_done);
+            gf__fmt(msg, cap, "gzip: the zlib stream needs a preset dictionary (FDICT), which a page cannot have (input byte %llu)",
+                    (unsigned long long)in_done);
             r = GPUFEED_ERR_CODEC; break;
         }
         if (ret == Z_MEM_ERROR) { gf__fmt(msg, cap, "gzip: zlib is out of memory"); r = GPUFEED_ERR_OUT_OF_MEMORY; break; }
@@ -3790,7 +4188,8 @@ static gpufeed_result gf__zstd_header(const uint8_t *p, size_t n, gf__zhdr *h, u
     }
     need = 5 + (single ? 0u : 1u) + dsz + fsz;
     if (n < need) {
-        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu of %llu bytes)", frame, at, (unsigned long long)n, (unsigned long long)need);
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu of %llu bytes)", frame, at, (unsigned long long)n,
+                (unsigned long long)need);
         return GPUFEED_ERR_CODEC;
     }
     q = p + 5;
@@ -3805,7 +4204,8 @@ static gpufeed_result gf__zstd_header(const uint8_t *p, size_t n, gf__zhdr *h, u
     else if (dsz == 4) dict = gf__ld32(q);
     q += dsz;
     if (dict != 0) { /* 0 means "no dictionary" */
-        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: ZSTD dictionaries are not supported (the frame needs dictionary %lu)", frame, at, (unsigned long)dict);
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: ZSTD dictionaries are not supported (the frame needs dictionary %lu)", frame, at,
+                (unsigned long)dict);
         return GPUFEED_ERR_UNSUPPORTED;
     }
     if (fsz == 1) h->fcs = *q;
@@ -4190,6 +4590,7 @@ static gpufeed_result gf__zhuf_table(gf__zdec *z, const uint8_t *p, size_t n, si
     w[nw] = (uint8_t)(gf__hibit32(rest) + 1);
     memset(cnt, 0, sizeof cnt);
     for (i = 0; i <= nw; i++) cnt[w[i]]++;
+
     /* codes in order of weight, then symbol; a code of b bits fills
        2^(11 - b) entries, so that the next 11 bits index the table */
     start[1] = 0;
@@ -4280,7 +4681,8 @@ static gpufeed_result gf__zhuf_1(gf__zdec *z, const uint8_t *p, size_t n, uint8_
         }
         GF__ZHOUT(c, ip, b);
     }
-    if (gf__zhuf_tail(z, &b, o, e)) return gf__zfail(z, p, "corrupt Huffman stream (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
+    if (gf__zhuf_tail(z, &b, o, e))
+        return gf__zfail(z, p, "corrupt Huffman stream (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
     return GPUFEED_OK;
 }
 
@@ -4338,7 +4740,8 @@ static gpufeed_result gf__zhuf_4(gf__zdec *z, const uint8_t *p, size_t n, uint8_
 
 /* The literals section at *pip (the block ends at bend) into dst just
    before litend; at most cap literals. */
-static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t *bend, uint8_t *litend, size_t cap, int page_limited, uint8_t **lit, size_t *nlit)
+static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t *bend, uint8_t *litend, size_t cap, int page_limited, uint8_t **lit,
+                                size_t *nlit)
 {
     const uint8_t *ip = *pip;
     size_t avail = (size_t)(bend - ip), hs, regen, csize = 0;
@@ -4370,7 +4773,8 @@ static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t 
     out = litend - regen;
     switch (type) {
     case 0:
-        if (avail < regen) return gf__zfail(z, ip, "%llu raw literals, only %llu bytes left in the block", (unsigned long long)regen, (unsigned long long)avail);
+        if (avail < regen)
+            return gf__zfail(z, ip, "%llu raw literals, only %llu bytes left in the block", (unsigned long long)regen, (unsigned long long)avail);
         memcpy(out, ip, regen);
         ip += regen;
         break;
@@ -4381,7 +4785,8 @@ static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t 
         break;
     default: {
         const uint8_t *cend = ip + csize;
-        if (csize > avail) return gf__zfail(z, ip, "compressed literals of %llu bytes, only %llu left in the block", (unsigned long long)csize, (unsigned long long)avail);
+        if (csize > avail)
+            return gf__zfail(z, ip, "compressed literals of %llu bytes, only %llu left in the block", (unsigned long long)csize, (unsigned long long)avail);
         if (type == 2) {
             size_t used = 0;
             r = gf__zhuf_table(z, ip, csize, &used);
@@ -4477,6 +4882,7 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
     if ((r = gf__zseq_table(z, 1, (modes >> 4) & 3, &ip, bend)) != GPUFEED_OK) return r;
     if ((r = gf__zseq_table(z, 2, (modes >> 2) & 3, &ip, bend)) != GPUFEED_OK) return r;
     if (gf__zbits_init(&b, ip, (size_t)(bend - ip))) return gf__zfail(z, ip, "sequence bitstream is empty or lacks its end mark");
+
     /* the bit reader in scalars, so that it stays in registers */
     bits = b.bits; used = b.used; bp = b.ptr; bstart = b.start;
 #define GF__ZFILL() do { size_t st_ = used >> 3, hv_ = (size_t)(bp - bstart); if (st_ > hv_) st_ = hv_; \
@@ -4486,6 +4892,7 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
     GF__ZGET(z->of_log, sof);
     GF__ZGET(z->ml_log, sml);
     r1 = z->rep[0]; r2 = z->rep[1]; r3 = z->rep[2];
+
     /* the output left for matches once every literal is placed: it only
        shrinks by the match lengths. The gap between the output and the
        unread literals is that plus gap0, and the page goes on tail bytes
@@ -4566,6 +4973,7 @@ static gpufeed_result gf__zblock(gf__zdec *z, const uint8_t *ip, size_t bs, uint
     uint8_t *op = *opp, *lit = NULL;
     size_t room = (size_t)(oend - op), cap = room < blockmax ? room : blockmax, nlit = 0;
     const uint8_t *bend = ip + bs;
+
     /* the literals end 64 bytes past the block's largest output when the
        page has room: the sequences' 16-byte copies then never slow down */
     uint8_t *litend = op + (room - cap >= 96 ? cap + 64 : room);
@@ -4604,9 +5012,11 @@ static gpufeed_result gf__zframe(gf__zdec *z, const uint8_t **pip, const uint8_t
             return gf__zfail(z, ip, "block size %llu exceeds the frame's block maximum of %llu bytes", (unsigned long long)bs, (unsigned long long)blockmax);
         ip += 3;
         if (type == 1 ? ip >= iend : (size_t)(iend - ip) < bs)
-            return gf__zfail(z, ip - 3, "block of %llu bytes truncated (%llu bytes left)", (unsigned long long)(type == 1 ? 1 : bs), (unsigned long long)(iend - ip));
+            return gf__zfail(z, ip - 3, "block of %llu bytes truncated (%llu bytes left)", (unsigned long long)(type == 1 ? 1 : bs),
+                             (unsigned long long)(iend - ip));
         if (type < 2 && bs > (size_t)(oend - op))
-            return gf__zfail(z, ip - 3, "%s block of %llu bytes: output exceeds the %llu-byte page", type ? "RLE" : "raw", (unsigned long long)bs, (unsigned long long)z->dn);
+            return gf__zfail(z, ip - 3, "%s block of %llu bytes: output exceeds the %llu-byte page", type ? "RLE" : "raw", (unsigned long long)bs,
+                             (unsigned long long)z->dn);
         if (type == 0) { memcpy(op, ip, bs); op += bs; ip += bs; }
         else if (type == 1) { memset(op, *ip, bs); op += bs; ip += 1; }
         else {
@@ -4778,14 +5188,19 @@ typedef struct gf__rle {
 static void gf__rle_init(gf__rle *r, const uint8_t *p, const uint8_t *end, int bw)
 {
     memset(r, 0, sizeof *r);
-    r->p = p; r->end = end; r->bw = bw;
+    r->p = p;
+    r->end = end;
+    r->bw = bw;
 }
 
 static void gf__rle_init_msb(gf__rle *r, const uint8_t *p, const uint8_t *end, int bw, uint32_t count)
 {
     uint64_t bits = (uint64_t)count * (uint64_t)bw, have = (uint64_t)(end - p) * 8;
     memset(r, 0, sizeof *r);
-    r->p = end; r->end = end; r->bw = bw; r->msb = 1;
+    r->p = end;
+    r->end = end;
+    r->bw = bw;
+    r->msb = 1;
     r->lit = p; r->lit_left = count;
     r->lit_avail = bw ? (uint32_t)((bits <= have ? bits : have) / (uint64_t)bw) : count;
 }
@@ -4809,7 +5224,9 @@ static int gf__rle_next_run(gf__rle *r)
         uint64_t groups = h >> 1, vals = groups * 8, bytes = groups * (uint64_t)r->bw;
         uint64_t have = (uint64_t)(r->end - r->p);
         if (vals > UINT32_MAX) { r->err = 1; return 0; }
-        r->lit = r->p; r->lit_pos = 0; r->lit_left = (uint32_t)vals;
+        r->lit = r->p;
+        r->lit_pos = 0;
+        r->lit_left = (uint32_t)vals;
         if (r->bw == 0) r->lit_avail = (uint32_t)vals;
         else if (bytes <= have) r->lit_avail = (uint32_t)vals;
         else r->lit_avail = (uint32_t)(have * 8 / (uint64_t)r->bw);
@@ -4870,6 +5287,7 @@ static uint32_t gf__rle_get(gf__rle *r, uint32_t *out, uint32_t n)
             } else if (!r->msb) {
                 uint64_t bit = r->lit_pos * (uint64_t)r->bw;
                 i = 0;
+
                 /* whole groups with slack after them: constant-width kernel */
                 if ((r->lit_pos & 7) == 0) {
                     const uint8_t *q = base + (bit >> 3);
@@ -4894,7 +5312,10 @@ static uint32_t gf__rle_get(gf__rle *r, uint32_t *out, uint32_t n)
                     out[got + i] = v;
                 }
             }
-            got += k; r->lit_left -= k; r->lit_avail -= k; r->lit_pos += k;
+            got += k;
+            r->lit_left -= k;
+            r->lit_avail -= k;
+            r->lit_pos += k;
             if (r->err) return got;
         } else {
             if (!gf__rle_next_run(r)) return got;
@@ -4952,14 +5373,21 @@ static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t
     if (bs == 0 || bs > 65536 || bs % 128 || nmb == 0 || nmb > bs || bs % nmb || (bs / nmb) % 8) {
         gf__fmt(msg, cap, "DELTA_BINARY_PACKED block of %llu values in %llu miniblocks is invalid", (unsigned long long)bs, (unsigned long long)nmb); return -1;
     }
-    if (total > (uint64_t)max) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED claims %llu values, the page has room for %lld", (unsigned long long)total, (long long)max); return -1; }
+    if (total > (uint64_t)max) {
+        gf__fmt(msg, cap, "DELTA_BINARY_PACKED claims %llu values, the page has room for %lld", (unsigned long long)total, (long long)max);
+        return -1;
+    }
     vpm = bs / nmb;
     prev = (first >> 1) ^ (0 - (first & 1));
     if (total > 0) {
         if (w == 4 && ((int64_t)prev < INT32_MIN || (int64_t)prev > INT32_MAX)) {
             gf__fmt(msg, cap, "DELTA_BINARY_PACKED first value %lld does not fit INT32", (long long)(int64_t)prev); return -1;
         }
-        if (w == 4) { uint32_t v = (uint32_t)prev; memcpy(out, &v, 4); } else memcpy(out, &prev, 8);
+        if (w == 4) {
+            uint32_t v = (uint32_t)prev;
+            memcpy(out, &v, 4);
+        } else
+            memcpy(out, &prev, 8);
         n = 1;
     }
     while ((uint64_t)n < total) {
@@ -5029,10 +5457,14 @@ static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t
     }
     case GPUFEED_INT32: case GPUFEED_FLOAT:
         if (avail / 4 < n) return 1;
-        memcpy(out, p, (size_t)n * 4); *pp = p + (size_t)n * 4; return 0;
+        memcpy(out, p, (size_t)n * 4);
+        *pp = p + (size_t)n * 4;
+        return 0;
     case GPUFEED_INT64: case GPUFEED_DOUBLE:
         if (avail / 8 < n) return 1;
-        memcpy(out, p, (size_t)n * 8); *pp = p + (size_t)n * 8; return 0;
+        memcpy(out, p, (size_t)n * 8);
+        *pp = p + (size_t)n * 8;
+        return 0;
     case GPUFEED_INT96: {
         int64_t *o = (int64_t *)out;
         if (avail / 12 < n) return 1;
@@ -5046,14 +5478,20 @@ static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t
             if ((size_t)(end - p) < 4) return 1;
             len = gf__ld32(p); p += 4;
             if ((size_t)(end - p) < len) return 1;
-            o[i].ptr = p; o[i].len = len; p += len;
+            o[i].ptr = p;
+            o[i].len = len;
+            p += len;
         }
         *pp = p; return 0;
     }
     case GPUFEED_FIXED_LEN_BYTE_ARRAY: {
         gpufeed_bytes *o = (gpufeed_bytes *)out;
         if ((uint64_t)avail / (uint64_t)tlen < n) return 1;
-        for (i = 0; i < n; i++) { o[i].ptr = p; o[i].len = (uint32_t)tlen; p += tlen; }
+        for (i = 0; i < n; i++) {
+            o[i].ptr = p;
+            o[i].len = (uint32_t)tlen;
+            p += tlen;
+        }
         *pp = p; return 0;
     }
     default: return 1;
@@ -5065,7 +5503,10 @@ static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t
 #define GF__READ_AHEAD (1u << 20)
 #define GF__LTILE 1024                 /* level entries decoded at a time (nested leaves) */
 
-typedef struct gf__blk { uint8_t *p; size_t cap, used; } gf__blk;
+typedef struct gf__blk {
+    uint8_t *p;
+    size_t cap, used;
+} gf__blk;
 
 struct gpufeed_column {
     gpufeed_file *f;
@@ -5084,7 +5525,10 @@ struct gpufeed_column {
     int32_t cur_page;                  /* index of the page being decoded */
     uint64_t page_off;                 /* header offset of the current page */
     /* read window over the file */
-    uint8_t *win; size_t win_cap; uint64_t win_off; size_t win_len;
+    uint8_t *win;
+    size_t win_cap;
+    uint64_t win_off;
+    size_t win_len;
     /* decompressed page */
     uint8_t *dbuf; size_t dbuf_cap;
     /* dictionary */
@@ -5108,7 +5552,9 @@ struct gpufeed_column {
     gf__rle idx;
     int idx_ready;
     /* output */
-    void *out; uint8_t *valid; uint32_t *lv;
+    void *out;
+    uint8_t *valid;
+    uint32_t *lv;
     /* nested leaves (max_rep > 0) */
     int nested;
     int v2;                            /* the current page is a DATA_PAGE_V2 */
@@ -5137,7 +5583,9 @@ static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const
 {
     char tmp[GPUFEED_ERROR_MAX];
     va_list ap;
-    va_start(ap, fmt); gf__vfmt(tmp, sizeof tmp, fmt, ap); va_end(ap);
+    va_start(ap, fmt);
+    gf__vfmt(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
     if (c->failed) return c->failed; /* keep the first message */
     gf__fmt(c->err, sizeof c->err, "%s: row group %d, column '%s', page %d (byte offset %llu): %s",
             c->f->name, c->rg, c->ci->path, c->cur_page, (unsigned long long)c->page_off, tmp);
@@ -5188,7 +5636,8 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
             c->read_us += gf__now_us() - t0;
             if (failed) {
                 c->win_len = 0;
-                return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(want - keep), (unsigned long long)(off + keep));
+                return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(want - keep),
+                                    (unsigned long long)(off + keep));
             }
             c->bytes_read += want - keep;
             c->win_off = off; c->win_len = (size_t)want;
@@ -5209,6 +5658,7 @@ static gpufeed_result gf__col_header(gpufeed_column *c, gf__ph *h, uint64_t *hle
         uint64_t n = tryn < room ? tryn : room;
         if (n == 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the column data ends after %lld of %lld values",
                                          (long long)(c->ch->num_values - c->values_left), (long long)c->ch->num_values);
+
         /* use whatever the window already holds beyond the minimum */
         if (c->win && c->pos >= c->win_off && c->pos < c->win_off + c->win_len) {
             uint64_t inwin = c->win_off + c->win_len - c->pos;
@@ -5220,10 +5670,12 @@ static gpufeed_result gf__col_header(gpufeed_column *c, gf__ph *h, uint64_t *hle
         gf__tc_init(&t, p, (size_t)n, c->pos, "PageHeader");
         gf__parse_page_header(&t, h);
         if (!t.err) { *hlen = (uint64_t)(t.p - p); return GPUFEED_OK; }
+
         /* only running out of bytes is worth a larger read */
         if (!t.trunc || n >= room) return gf__col_fail(c, t.err == GPUFEED_ERR_LIMIT ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_PAGE, "%s", t.msg);
         if (n >= GPUFEED_MAX_PAGE_HEADER_SIZE)
-            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page header larger than GPUFEED_MAX_PAGE_HEADER_SIZE (%u bytes)", (unsigned)GPUFEED_MAX_PAGE_HEADER_SIZE);
+            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page header larger than GPUFEED_MAX_PAGE_HEADER_SIZE (%u bytes)",
+                                (unsigned)GPUFEED_MAX_PAGE_HEADER_SIZE);
         tryn = n * 8;
     }
 }
@@ -5237,6 +5689,7 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
     if (h->nvalues < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page with %d values", h->nvalues);
     if (h->encoding != GPUFEED_ENC_PLAIN && h->encoding != GPUFEED_ENC_PLAIN_DICTIONARY)
         return gf__col_fail(c, GPUFEED_ERR_ENCODING, "dictionary page encoding %s is not PLAIN", gpufeed_encoding_name((gpufeed_encoding)h->encoding));
+
     /* the page's bytes bound the number of entries */
     switch (c->ci->physical) {
     case GPUFEED_BOOLEAN: maxn = (uint64_t)len * 8; break;
@@ -5245,8 +5698,11 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
     case GPUFEED_INT96: maxn = len / 12; break;
     default: maxn = len / gf__elem_size(c->ci->physical); break;
     }
-    if (n > maxn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page claims %llu values but holds %llu bytes", (unsigned long long)n, (unsigned long long)len);
-    if (n > GPUFEED_MAX_DICT_ENTRIES) return gf__col_fail(c, GPUFEED_ERR_LIMIT, "dictionary of %llu entries exceeds GPUFEED_MAX_DICT_ENTRIES", (unsigned long long)n);
+    if (n > maxn)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page claims %llu values but holds %llu bytes", (unsigned long long)n, (unsigned long long)len);
+    if (n > GPUFEED_MAX_DICT_ENTRIES)
+        return gf__col_fail(c, GPUFEED_ERR_LIMIT, "dictionary of %llu entries exceeds GPUFEED_MAX_DICT_ENTRIES", (unsigned long long)n);
+
     /* keep our own copy of the page bytes (BYTE_ARRAY entries point into
        it), unless the page was inflated straight into it */
     if (data != c->dict_buf) {
@@ -5331,7 +5787,9 @@ static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
     c->scan = 0;
     if (r) return r;
     if (h.type != GF__PAGE_DICT) {
-        c->pos = save_pos; c->page_off = save_off; c->cur_page = save_page;
+        c->pos = save_pos;
+        c->page_off = save_off;
+        c->cur_page = save_page;
         return GPUFEED_OK; /* no dictionary: the caller reports it */
     }
     if (!h.has_dict) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page without a dictionary page header");
@@ -5350,7 +5808,9 @@ static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
         return gf__col_fail(c, GPUFEED_ERR_CHECKSUM, "dictionary page CRC mismatch");
     r = gf__col_dict_page(c, &h, p);
     if (r) return r;
-    c->pos = save_pos; c->page_off = save_off; c->cur_page = save_page;
+    c->pos = save_pos;
+    c->page_off = save_off;
+    c->cur_page = save_page;
     return GPUFEED_OK;
 }
 
@@ -5369,7 +5829,8 @@ static gpufeed_result gf__col_delta_bytes(gpufeed_column *c, const uint8_t *vals
     gpufeed_result r = GPUFEED_OK;
     int flba = c->ci->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY;
     if (c->ci->physical != GPUFEED_BYTE_ARRAY && !(flba && prefixed))
-        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "%s on a %s column", prefixed ? "DELTA_BYTE_ARRAY" : "DELTA_LENGTH_BYTE_ARRAY", gpufeed_physical_type_name(c->ci->physical));
+        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "%s on a %s column", prefixed ? "DELTA_BYTE_ARRAY" : "DELTA_LENGTH_BYTE_ARRAY",
+                            gpufeed_physical_type_name(c->ci->physical));
     if (room > 32768 * (int64_t)vlen + 1) room = 32768 * (int64_t)vlen + 1;
     pre = (int32_t *)gf__alloc(a, (size_t)room * 4 + 8);
     len = (int32_t *)gf__alloc(a, (size_t)room * 4 + 8);
@@ -5381,31 +5842,56 @@ static gpufeed_result gf__col_delta_bytes(gpufeed_column *c, const uint8_t *vals
     } else n = -1;
     n2 = gf__delta_bp(p, end, 4, (uint8_t *)len, room, &used, msg, sizeof msg);
     if (n2 < 0) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "lengths: %s", msg); goto out; }
-    if (prefixed && n2 != n) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY has %lld prefixes but %lld suffixes", (long long)n, (long long)n2); goto out; }
+    if (prefixed && n2 != n) {
+        r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY has %lld prefixes but %lld suffixes", (long long)n, (long long)n2);
+        goto out;
+    }
     p = used;
+
     /* sizes: the suffix bytes must be there; values are prefix + suffix */
     {
         uint64_t sfx = 0, prev = 0;
         for (i = 0; i < n2; i++) {
             uint64_t pl = prefixed ? (uint64_t)(uint32_t)pre[i] : 0, v;
-            if (len[i] < 0 || (prefixed && (pre[i] < 0 || pl > prev))) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta value %lld has a negative length or a prefix longer than the value before it", (long long)i); goto out; }
+            if (len[i] < 0 || (prefixed && (pre[i] < 0 || pl > prev))) {
+                r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta value %lld has a negative length or a prefix longer than the value before it", (long long)i);
+                goto out;
+            }
             sfx += (uint64_t)(uint32_t)len[i];
             v = pl + (uint64_t)(uint32_t)len[i];
-            if (flba && v != (uint64_t)c->ci->type_length) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY value %lld has %llu bytes, the column %d", (long long)i, (unsigned long long)v, c->ci->type_length); goto out; }
+            if (flba && v != (uint64_t)c->ci->type_length) {
+                r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY value %lld has %llu bytes, the column %d", (long long)i, (unsigned long long)v,
+                                 c->ci->type_length);
+                goto out;
+            }
             if (v > UINT32_MAX) { r = gf__col_fail(c, GPUFEED_ERR_LIMIT, "delta value of %llu bytes", (unsigned long long)v); goto out; }
             total += v; prev = v;
         }
-        if (sfx > (uint64_t)(end - p)) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta byte arrays need %llu bytes, the page has %llu", (unsigned long long)sfx, (unsigned long long)(end - p)); goto out; }
+        if (sfx > (uint64_t)(end - p)) {
+            r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta byte arrays need %llu bytes, the page has %llu", (unsigned long long)sfx,
+                             (unsigned long long)(end - p));
+            goto out;
+        }
     }
     outsz = total + (flba ? 0 : 4 * (uint64_t)n2);
-    if (outsz > GPUFEED_MAX_PAGE_SIZE) { r = gf__col_fail(c, GPUFEED_ERR_LIMIT, "delta byte arrays expand to %llu bytes, beyond GPUFEED_MAX_PAGE_SIZE", (unsigned long long)outsz); goto out; }
-    if (!gf__grow(a, &c->tbuf, &c->tbuf_cap, (size_t)outsz + 1)) { r = gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)outsz); goto out; }
+    if (outsz > GPUFEED_MAX_PAGE_SIZE) {
+        r = gf__col_fail(c, GPUFEED_ERR_LIMIT, "delta byte arrays expand to %llu bytes, beyond GPUFEED_MAX_PAGE_SIZE", (unsigned long long)outsz);
+        goto out;
+    }
+    if (!gf__grow(a, &c->tbuf, &c->tbuf_cap, (size_t)outsz + 1)) {
+        r = gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)outsz);
+        goto out;
+    }
     {
         uint8_t *o = c->tbuf, *last = NULL;
         for (i = 0; i < n2; i++) {
             uint32_t pl = prefixed ? (uint32_t)pre[i] : 0, sl = (uint32_t)len[i];
             uint8_t *val;
-            if (!flba) { uint32_t vl = pl + sl; memcpy(o, &vl, 4); o += 4; }
+            if (!flba) {
+                uint32_t vl = pl + sl;
+                memcpy(o, &vl, 4);
+                o += 4;
+            }
             val = o;
             if (pl) memmove(o, last, pl); /* the previous value's first bytes */
             memcpy(o + pl, p, sl);
@@ -5428,14 +5914,22 @@ static gpufeed_result gf__v1_levels(gpufeed_column *c, int32_t enc, int16_t maxl
     int bw = gf__bit_width((uint32_t)maxl);
     if (enc == GPUFEED_ENC_BIT_PACKED) {
         uint64_t nb = (nv * (uint64_t)bw + 7) / 8;
-        if (nb > *vlen) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BIT_PACKED %s levels need %llu bytes, page has %llu", what, (unsigned long long)nb, (unsigned long long)*vlen);
-        *lv = *vals; *lv_end = *vals + nb; *vals += nb; *vlen -= (size_t)nb;
+        if (nb > *vlen)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BIT_PACKED %s levels need %llu bytes, page has %llu", what, (unsigned long long)nb,
+                                (unsigned long long)*vlen);
+        *lv = *vals;
+        *lv_end = *vals + nb;
+        *vals += nb;
+        *vlen -= (size_t)nb;
     } else if (enc == GPUFEED_ENC_RLE) {
         uint32_t n;
         if (*vlen < 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page too short for its %s-level length", what);
         n = gf__ld32(*vals);
         if (n > *vlen - 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "%s levels of %u bytes overrun the %llu-byte page", what, n, (unsigned long long)*vlen);
-        *lv = *vals + 4; *lv_end = *lv + n; *vals += 4 + (size_t)n; *vlen -= 4 + (size_t)n;
+        *lv = *vals + 4;
+        *lv_end = *lv + n;
+        *vals += 4 + (size_t)n;
+        *vlen -= 4 + (size_t)n;
     } else {
         return gf__col_fail(c, GPUFEED_ERR_ENCODING, "%s level encoding %s is not supported", what, gpufeed_encoding_name((gpufeed_encoding)enc));
     }
@@ -5468,6 +5962,7 @@ static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, co
             if (r) return r;
             vlen = ulen;
         }
+
         /* levels must stay valid: they live in the window, which the
            next fetch may move, but no fetch happens within a page */
     } else {
@@ -5477,6 +5972,7 @@ static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, co
             if (r) return r;
             vlen = (size_t)h->usize;
         }
+
         /* v1: repetition levels, then definition levels, then values */
         if (c->ci->max_rep > 0) {
             r = gf__v1_levels(c, h->rep_enc, c->ci->max_rep, nv, "repetition", &vals, &vlen, &rl, &rl_end);
@@ -5520,6 +6016,7 @@ static gpufeed_result gf__col_page_values(gpufeed_column *c, const gf__ph *h, co
         char msg[GPUFEED_ERROR_MAX];
         if (c->ci->physical != GPUFEED_INT32 && c->ci->physical != GPUFEED_INT64)
             return gf__col_fail(c, GPUFEED_ERR_ENCODING, "DELTA_BINARY_PACKED on a %s column", gpufeed_physical_type_name(c->ci->physical));
+
         /* a page cannot hold more values than it has levels, nor more
            than a block (<= 65536 values, >= 2 bytes) per 2 bytes */
         room = (int64_t)nv;
@@ -5549,9 +6046,12 @@ static gpufeed_result gf__col_page_values(gpufeed_column *c, const gf__ph *h, co
         case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
         default: return gf__col_fail(c, GPUFEED_ERR_ENCODING, "BYTE_STREAM_SPLIT on a %s column", gpufeed_physical_type_name(c->ci->physical));
         }
-        if (vlen % w) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BYTE_STREAM_SPLIT section of %llu bytes is not a multiple of the %llu-byte values", (unsigned long long)vlen, (unsigned long long)w);
+        if (vlen % w)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BYTE_STREAM_SPLIT section of %llu bytes is not a multiple of the %llu-byte values",
+                                (unsigned long long)vlen, (unsigned long long)w);
         nv2 = vlen / w;
-        if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, vlen ? vlen : 1)) return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)vlen);
+        if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, vlen ? vlen : 1))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)vlen);
         for (k2 = 0; k2 < w; k2++) {
             const uint8_t *in = vals + k2 * nv2;
             uint8_t *o = c->tbuf + k2;
@@ -5566,7 +6066,9 @@ static gpufeed_result gf__col_page_values(gpufeed_column *c, const gf__ph *h, co
             /* after a seek: load the dictionary, then walk this page again */
             r = gf__col_load_pending_dict(c);
             if (r) return r;
-            c->pos = c->page_off; c->pages = c->cur_page; c->data_pages--;
+            c->pos = c->page_off;
+            c->pages = c->cur_page;
+            c->data_pages--;
             *again = 1;
             return GPUFEED_OK;
         }
@@ -5625,6 +6127,7 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             if (r) return r;
             continue;
         }
+
         /* a data page */
         {
             int v2 = h.type == GF__PAGE_DATA_V2;
@@ -5636,14 +6139,18 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             if (h.nvalues < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page with %d values", h.nvalues);
             nv = (uint64_t)h.nvalues;
             if (nv > (uint64_t)c->values_left)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page has %llu values but only %lld remain in the column chunk", (unsigned long long)nv, (long long)c->values_left);
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page has %llu values but only %lld remain in the column chunk", (unsigned long long)nv,
+                                    (long long)c->values_left);
             if (nv > GPUFEED_MAX_PAGE_VALUES)
                 return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page of %llu values exceeds GPUFEED_MAX_PAGE_VALUES", (unsigned long long)nv);
             c->data_pages++;
             r = gf__col_page_levels(c, &h, p, v2, nv, &vals, &vlen);
             if (r) return r;
             c->v2 = v2;
-            c->vp = vals; c->vend = vals + vlen; c->bitpos = 0; c->idx_ready = 0;
+            c->vp = vals;
+            c->vend = vals + vlen;
+            c->bitpos = 0;
+            c->idx_ready = 0;
             c->enc = (gpufeed_encoding)h.encoding;
             c->enc_page = c->enc;
             r = gf__col_page_values(c, &h, vals, vlen, nv, &again);
@@ -5737,10 +6244,12 @@ static gpufeed_result gf__col_drop_values(gpufeed_column *c, uint32_t nn)
         }
         if (w == 0) {
             bits = (uint64_t)c->bitpos + nn;
-            if ((bits + 7) / 8 > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+            if ((bits + 7) / 8 > (uint64_t)(c->vend - c->vp))
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             c->vp += bits >> 3; c->bitpos = (uint32_t)(bits & 7);
         } else {
-            if ((uint64_t)nn * w > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+            if ((uint64_t)nn * w > (uint64_t)(c->vend - c->vp))
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             c->vp += (size_t)nn * w;
         }
         return GPUFEED_OK;
@@ -5804,39 +6313,51 @@ static gpufeed_result gf__nest_seg(gpufeed_column *c, int64_t limit, int64_t *ro
     const int64_t rg_rows = c->f->md.row_groups[c->rg].num_rows;
     uint32_t i, n = 0, j;
     gpufeed_result r;
-    *stop = 0; *nn = 0; *e = c->tpos;
+    *stop = 0;
+    *nn = 0;
+    *e = c->tpos;
     r = gf__nest_tile(c);
     if (r) return r;
     for (i = c->tpos; i < c->tcnt; i++) {
         uint32_t rp = c->tr[i], df = c->td[i];
         if (rp > maxr)
-            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "repetition level %u exceeds the column's maximum %u (level entry %lld of the page)", rp, maxr, (long long)gf__nest_entry(c, i));
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "repetition level %u exceeds the column's maximum %u (level entry %lld of the page)", rp, maxr,
+                                (long long)gf__nest_entry(c, i));
         if (df > maxd)
-            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition level %u exceeds the column's maximum %u (level entry %lld of the page)", df, maxd, (long long)gf__nest_entry(c, i));
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition level %u exceeds the column's maximum %u (level entry %lld of the page)", df, maxd,
+                                (long long)gf__nest_entry(c, i));
         if (rp == 0) {
             if (*rows >= limit || (*rows > 0 && *levels >= max_levels)) { *stop = 1; break; }
             if (c->rows_seen >= rg_rows)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the levels start more rows than the row group's %lld (level entry %lld of the page)", (long long)rg_rows, (long long)gf__nest_entry(c, i));
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the levels start more rows than the row group's %lld (level entry %lld of the page)",
+                                    (long long)rg_rows, (long long)gf__nest_entry(c, i));
             c->rows_seen++; (*rows)++;
             c->rec_levels = 0;
             for (j = 1; j <= maxr; j++) c->wcnt[j] = df >= (uint32_t)c->rdef[j];
         } else {
             if (c->row_start)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "level entry %lld of the page has repetition level %u where a row must start (%s)", (long long)gf__nest_entry(c, i), rp,
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "level entry %lld of the page has repetition level %u where a row must start (%s)",
+                                    (long long)gf__nest_entry(c, i), rp,
                                     c->row_start == 2 ? "the first entry of a page found through the page index" : "the first entry of the column chunk");
             if (c->wcnt[rp] == 0)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels: repetition level %u continues a list that row %lld does not have (null or empty; level entry %lld of the page)",
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                    "inconsistent levels: repetition level %u continues a list that row %lld does not have (null or empty; level entry %lld "
+                                    "of the page)",
                                     rp, (long long)(c->rows_seen - 1), (long long)gf__nest_entry(c, i));
             if (df < (uint32_t)c->rdef[rp])
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels: repetition level %u adds a list element with definition level %u, below the %d the list's elements need (row %lld, level entry %lld of the page)",
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                    "inconsistent levels: repetition level %u adds a list element with definition level %u, below the %d the list's elements "
+                                    "need (row %lld, level entry %lld of the page)",
                                     rp, df, c->rdef[rp], (long long)(c->rows_seen - 1), (long long)gf__nest_entry(c, i));
             if (++c->wcnt[rp] > (int64_t)GPUFEED_MAX_LIST_WIDTH)
-                return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements", (long long)(c->rows_seen - 1), (unsigned long)GPUFEED_MAX_LIST_WIDTH);
+                return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements",
+                                    (long long)(c->rows_seen - 1), (unsigned long)GPUFEED_MAX_LIST_WIDTH);
             for (j = rp + 1; j <= maxr; j++) c->wcnt[j] = df >= (uint32_t)c->rdef[j];
         }
         c->row_start = 0;
         if (++c->rec_levels > (uint64_t)GPUFEED_MAX_RECORD_LEVELS)
-            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has more than GPUFEED_MAX_RECORD_LEVELS (%llu) level entries", (long long)(c->rows_seen - 1), (unsigned long long)GPUFEED_MAX_RECORD_LEVELS);
+            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has more than GPUFEED_MAX_RECORD_LEVELS (%llu) level entries", (long long)(c->rows_seen - 1),
+                                (unsigned long long)GPUFEED_MAX_RECORD_LEVELS);
         (*levels)++;
         n += df == maxd;
     }
@@ -5873,7 +6394,11 @@ static uint8_t *gf__blk_get(gpufeed_column *c, size_t n)
     size_t cap;
     while (c->cblk < c->nblk) {
         b = &c->blk[c->cblk];
-        if (b->cap - b->used >= n) { uint8_t *p = b->p + b->used; b->used += n; return p; }
+        if (b->cap - b->used >= n) {
+            uint8_t *p = b->p + b->used;
+            b->used += n;
+            return p;
+        }
         c->cblk++;
     }
     if (c->nblk == (int32_t)(sizeof c->blk / sizeof c->blk[0])) return NULL;
@@ -6007,29 +6532,43 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     const gpufeed_chunk_info *ch = &rg->chunks[column];
     const gpufeed_column_info *ci = &f->md.columns[column];
     uint64_t start;
+
     /* the same chunk again (another unit of it): its dictionary still holds */
     int same = c->f == f && c->rg == row_group && c->col == column && c->has_dict && !c->failed;
     if (c->f) gf__col_unmap_to(c, c->region_end); /* the chunk it leaves: done with */
-    c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
+    c->f = f;
+    c->rg = row_group;
+    c->col = column;
+    c->ch = ch;
+    c->ci = ci;
     c->esz = gf__elem_size(ci->physical);
     if (!same) { c->has_dict = 0; c->dict_n = 0; }
-    c->in_page = 0; c->page_left = 0; c->dict_pending = 0;
+    c->in_page = 0;
+    c->page_left = 0;
+    c->dict_pending = 0;
     c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
     c->win_len = 0; c->win_off = 0;
     c->err[0] = 0; c->failed = GPUFEED_OK;
     if (ch->encrypted)
-        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name, row_group, ci->path);
+        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name,
+                          row_group, ci->path);
     if (!ch->has_metadata)
         return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s': the column chunk has no metadata", f->name, row_group, ci->path);
     if (ch->file_path)
-        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': column data in another file ('%s') is not supported", f->name, row_group, ci->path, ch->file_path);
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': column data in another file ('%s') is not supported", f->name,
+                          row_group, ci->path, ch->file_path);
     c->nested = ci->max_rep > 0;
-    c->tpos = c->tcnt = 0; c->row_start = 1; c->rows_seen = 0; c->rec_levels = 0; c->page_nv = 0;
+    c->tpos = c->tcnt = 0;
+    c->row_start = 1;
+    c->rows_seen = 0;
+    c->rec_levels = 0;
+    c->page_nv = 0;
     if (c->nested) {
         /* each row has one entry or more */
         int32_t nd;
         if (ch->num_values < rg->num_rows)
-            return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld level entries but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
+            return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld level entries but the row group has %lld rows",
+                              f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
         memset(c->rdef, 0, sizeof c->rdef);
         for (nd = ci->node; nd > 0; nd = f->md.nodes[nd].parent) {
             const gpufeed_schema_node *n = &f->md.nodes[nd];
@@ -6039,11 +6578,13 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
         if (!c->td) c->td = (uint32_t *)gf__alloc(&f->alloc, GF__LTILE * sizeof(uint32_t));
         if (!c->tr || !c->td) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
     } else if (ch->num_values != rg->num_rows)
-        return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld values but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
+        return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld values but the row group has %lld rows", f->name,
+                          row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
     start = (uint64_t)ch->data_page_offset;
     if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
     if (ch->num_values > 0 && (start < 4 || start >= f->data_end))
-        return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name, row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
+        return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name,
+                          row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
     c->start = c->pos = c->page_off = start;
     c->unmapped_to = start;
     c->region_end = f->chunk_limit[(size_t)row_group * (size_t)f->md.num_columns + (size_t)column];
@@ -6056,9 +6597,15 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
 static void gf__nest_free(gpufeed_column *c, const gpufeed_allocator *a)
 {
     int32_t k;
-    gf__free(a, c->tr); gf__free(a, c->td); gf__free(a, c->orep); gf__free(a, c->odef); gf__free(a, c->oval);
+    gf__free(a, c->tr);
+    gf__free(a, c->td);
+    gf__free(a, c->orep);
+    gf__free(a, c->odef);
+    gf__free(a, c->oval);
     for (k = 0; k < c->nblk; k++) gf__free(a, c->blk[k].p);
-    c->tr = c->td = NULL; c->orep = c->odef = c->oval = NULL; c->nblk = 0;
+    c->tr = c->td = NULL;
+    c->orep = c->odef = c->oval = NULL;
+    c->nblk = 0;
 }
 
 GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_group, int32_t column,
@@ -6081,7 +6628,11 @@ GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_grou
     if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
     memset(c, 0, sizeof *c);
     r = gf__col_target(c, f, row_group, column, err);
-    if (r) { gf__nest_free(c, &f->alloc); gf__free(&f->alloc, c); return r; }
+    if (r) {
+        gf__nest_free(c, &f->alloc);
+        gf__free(&f->alloc, c);
+        return r;
+    }
     c->max_rows = max_rows;
     c->flags = (desc ? desc->flags : 0) | f->flags;
     c->out = gf__alloc(&f->alloc, (size_t)max_rows * (c->esz > 4 ? c->esz : 4));
@@ -6164,8 +6715,15 @@ GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
     const gpufeed_allocator *a;
     if (!c) return;
     a = &c->f->alloc;
-    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict_own);
-    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
+    gf__free(a, c->win);
+    gf__free(a, c->dbuf);
+    gf__free(a, c->dict_buf);
+    gf__free(a, c->dict_own);
+    gf__free(a, c->out);
+    gf__free(a, c->valid);
+    gf__free(a, c->lv);
+    gf__free(a, c->crc);
+    gf__free(a, c->tbuf);
     gf__nest_free(c, a);
     gf__free(a, c);
 }
@@ -6185,10 +6743,16 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     if (row_group < 0 || row_group >= f->md.num_row_groups || column < 0 || column >= f->md.num_columns)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no row group %d / column %d", f->name, row_group, column);
     ch = &f->md.row_groups[row_group].chunks[column];
-    if (ch->encrypted) return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s' is encrypted", f->name, row_group, f->md.columns[column].path);
-    if (!ch->has_metadata) return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s' has no metadata", f->name, row_group, f->md.columns[column].path);
+    if (ch->encrypted)
+        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s' is encrypted", f->name, row_group, f->md.columns[column].path);
+    if (!ch->has_metadata)
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s' has no metadata", f->name, row_group, f->md.columns[column].path);
     memset(&c, 0, sizeof c);
-    c.f = f; c.rg = row_group; c.col = column; c.ch = ch; c.ci = &f->md.columns[column];
+    c.f = f;
+    c.rg = row_group;
+    c.col = column;
+    c.ch = ch;
+    c.ci = &f->md.columns[column];
     start = (uint64_t)ch->data_page_offset;
     if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
     c.start = c.pos = c.page_off = start;
@@ -6213,8 +6777,12 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
         if (n < cap) {
             gpufeed_page_info *pi = &pages[n];
             memset(pi, 0, sizeof *pi);
-            pi->type = h.type; pi->encoding = (gpufeed_encoding)h.encoding; pi->offset = (int64_t)c.pos;
-            pi->header_size = (int32_t)hlen; pi->compressed_size = h.csize; pi->uncompressed_size = h.usize;
+            pi->type = h.type;
+            pi->encoding = (gpufeed_encoding)h.encoding;
+            pi->offset = (int64_t)c.pos;
+            pi->header_size = (int32_t)hlen;
+            pi->compressed_size = h.csize;
+            pi->uncompressed_size = h.usize;
             pi->num_values = (h.has_dph || h.has_v2 || h.has_dict) ? h.nvalues : 0;
             pi->num_rows = h.has_v2 ? h.nrows : -1;
             pi->first_value = ch->num_values - c.values_left;
@@ -6284,7 +6852,9 @@ static uint64_t gf__rne_shift(uint64_t m, int shift)
     uint64_t r, rem, half;
     if (shift <= 0) return m;
     if (shift > 63) return 0;
-    r = m >> shift; rem = m & ((1ull << shift) - 1); half = 1ull << (shift - 1);
+    r = m >> shift;
+    rem = m & ((1ull << shift) - 1);
+    half = 1ull << (shift - 1);
     if (rem > half || (rem == half && (r & 1))) r++;
     return r;
 }
@@ -6311,6 +6881,7 @@ static uint32_t gf__double_to_small(double d, int mbits, int ebits, int bias)
         if (e >= (int)emax) return sign | (emax << mbits);
         return sign | ((uint32_t)e << mbits) | (uint32_t)(r & ((1ull << mbits) - 1));
     }
+
     /* subnormal result: units of 2^(1 - bias - mbits) */
     r = gf__rne_shift(m, 52 - mbits + (1 - e));
     return sign | (uint32_t)r; /* a carry into the exponent field is right */
@@ -6384,11 +6955,17 @@ static double gf__div_pow10_rne(uint64_t m, int32_t s, int mbits)
     int32_t i;
     int len = 0, k, qlen = 0, shift;
     for (i = 0; i < s; i++) d *= 10u;
-    { uint64_t t = m; while (t) { len++; t >>= 1; } }
+    {
+        uint64_t t = m;
+        while (t) { len++; t >>= 1; }
+    }
     k = 127 - len;
     num = (gf__u128)m << k;
     q = num / d; r = num % d;
-    { gf__u128 t = q; while (t) { qlen++; t >>= 1; } }
+    {
+        gf__u128 t = q;
+        while (t) { qlen++; t >>= 1; }
+    }
     shift = qlen - mbits;
     if (shift <= 0) return gf__ldexp((double)(uint64_t)q, -k); /* cannot happen for s <= 19 */
     top = (uint64_t)(q >> shift);
@@ -6449,7 +7026,12 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
     switch (cv->dt) {
     case GPUFEED_DT_F32: {
         float *o = (float *)outp;
-        if (ck == GF__CK_F64) for (i = 0; i < n; i++) { double d; memcpy(&d, &in[i], 8); o[i] = (float)d; }
+        if (ck == GF__CK_F64)
+            for (i = 0; i < n; i++) {
+                double d;
+                memcpy(&d, &in[i], 8);
+                o[i] = (float)d;
+            }
         else if (ck == GF__CK_U64) for (i = 0; i < n; i++) o[i] = (float)in[i];
         else if (ck == GF__CK_HASH) for (i = 0; i < n; i++) o[i] = (float)(in[i] % cv->buckets);
         else if (cv->scale > 0) for (i = 0; i < n; i++) o[i] = gf__dec_to_float((int64_t)in[i], cv->scale);
@@ -6481,13 +7063,23 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
     }
     default: break;
     }
+
     /* integer dtypes */
     {
         int64_t lo, hi;
         switch (cv->dt) {
-        case GPUFEED_DT_I32: lo = INT32_MIN; hi = INT32_MAX; break;
-        case GPUFEED_DT_U8: lo = 0; hi = 255; break;
-        default: lo = INT64_MIN; hi = INT64_MAX; break;
+        case GPUFEED_DT_I32:
+            lo = INT32_MIN;
+            hi = INT32_MAX;
+            break;
+        case GPUFEED_DT_U8:
+            lo = 0;
+            hi = 255;
+            break;
+        default:
+            lo = INT64_MIN;
+            hi = INT64_MAX;
+            break;
         }
         for (i = 0; i < n; i++) {
             int64_t v;
@@ -6569,12 +7161,19 @@ static uint32_t gf__rle_get01(gf__rle *r, uint8_t *out, uint32_t n, uint32_t *on
                 uint8_t v = (uint8_t)((r->lit[bit >> 3] >> (bit & 7)) & 1);
                 out[got + i] = v; cnt += v;
             }
-            got += k; r->lit_left -= k; r->lit_avail -= k; r->lit_pos += k;
+            got += k;
+            r->lit_left -= k;
+            r->lit_avail -= k;
+            r->lit_pos += k;
             if (r->err) break;
         } else if (r->lit_left) {
             uint32_t tmp[64], k = n - got < 64 ? n - got : 64, g, i;
             g = gf__rle_get(r, tmp, k);
-            for (i = 0; i < g; i++) { if (tmp[i] > 1) { r->err = 1; break; } out[got + i] = (uint8_t)tmp[i]; cnt += tmp[i]; }
+            for (i = 0; i < g; i++) {
+                if (tmp[i] > 1) { r->err = 1; break; }
+                out[got + i] = (uint8_t)tmp[i];
+                cnt += tmp[i];
+            }
             got += i;
             if (g != k || r->err) break;
         } else if (!gf__rle_next_run(r)) break;
@@ -6590,7 +7189,8 @@ static gpufeed_result gf__col_levels(gpufeed_column *c, uint32_t n, uint32_t *nn
     if (c->ci->max_def == 1) {
         got = gf__rle_get01(&c->def, c->valid, n, &cnt);
         if (got != n || c->def.err)
-            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels end or exceed the maximum 1 after %u of the page's remaining %u values", got, c->page_left);
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels end or exceed the maximum 1 after %u of the page's remaining %u values", got,
+                                c->page_left);
         *nn = cnt;
         return GPUFEED_OK;
     }
@@ -6627,7 +7227,9 @@ static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
         if (r) return r;
         r = gf__col_drop_values(c, nn);
         if (r) return r;
-        c->page_left -= k; c->rows_done += k; n -= k;
+        c->page_left -= k;
+        c->rows_done += k;
+        n -= k;
         if (c->page_left == 0) c->in_page = 0;
     }
     return GPUFEED_OK;
@@ -6644,7 +7246,9 @@ static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
 #define GF__DCACHE_N 1024
 typedef struct gf__dent {
     const void *file; int32_t rg, feat;
-    uint8_t *conv; uint32_t n; size_t bytes;
+    uint8_t *conv;
+    uint32_t n;
+    size_t bytes;
     int32_t refs; uint64_t tick;
 } gf__dent;
 typedef struct gf__dcache {
@@ -6722,14 +7326,22 @@ static int32_t gf__dcache_put(gf__dcache *dc, const gpufeed_allocator *a, const 
         if (at >= 0 && dc->bytes + bytes <= GPUFEED_DICT_CACHE_BYTES) break;
         for (i = 0; i < dc->used; i++)
             if (dc->e[i].conv && dc->e[i].refs == 0 && (lru < 0 || dc->e[i].tick < dc->e[lru].tick)) lru = i;
-        if (lru < 0) { gf__dcache_unlock(dc); gf__free(a, copy); return -1; }
+        if (lru < 0) {
+            gf__dcache_unlock(dc);
+            gf__free(a, copy);
+            return -1;
+        }
         gf__free(a, dc->e[lru].conv);
         dc->bytes -= dc->e[lru].bytes;
         dc->e[lru].conv = NULL;
     }
     if (at == dc->used) dc->used++;
-    dc->e[at].file = file; dc->e[at].rg = rg; dc->e[at].feat = feat;
-    dc->e[at].conv = copy; dc->e[at].n = n; dc->e[at].bytes = bytes;
+    dc->e[at].file = file;
+    dc->e[at].rg = rg;
+    dc->e[at].feat = feat;
+    dc->e[at].conv = copy;
+    dc->e[at].n = n;
+    dc->e[at].bytes = bytes;
     dc->e[at].refs = 1; dc->e[at].tick = ++dc->tick;
     dc->bytes += bytes;
     gf__dcache_unlock(dc);
@@ -6870,12 +7482,21 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
         return 1;
     }
     case GPUFEED_INT64: case GPUFEED_INT96: *out = ((const uint64_t *)src)[i]; return 1;
-    case GPUFEED_FLOAT: { double x = ((const float *)src)[i]; memcpy(out, &x, 8); return 1; }
+    case GPUFEED_FLOAT:
+        {
+            double x = ((const float *)src)[i];
+            memcpy(out, &x, 8);
+            return 1;
+        }
     case GPUFEED_DOUBLE: *out = ((const uint64_t *)src)[i]; return 1;
     default: {
         gpufeed_bytes b = ((const gpufeed_bytes *)src)[i];
         if (d->conv.ck == GF__CK_HASH) { *out = gpufeed_hash64(b.ptr, b.len, d->seed); return 1; }
-        if (d->f16) { double x = gpufeed_half_to_float(gf__ld16(b.ptr)); memcpy(out, &x, 8); return 1; }
+        if (d->f16) {
+            double x = gpufeed_half_to_float(gf__ld16(b.ptr));
+            memcpy(out, &x, 8);
+            return 1;
+        }
         {
             int64_t v;
             if (d->conv.ck == GF__CK_F64) { /* a wide decimal as a double */
@@ -6892,7 +7513,12 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
                 int neg = b.len > 0 && (b.ptr[0] & 0x80);
                 int32_t sc;
                 if (b.len > 16) {
-                    for (k = 0; k + 16 < b.len; k++) if (b.ptr[k] != (neg ? 0xFF : 0)) { if (!d->conv.unsafe_cast) return 0; *out = neg ? (uint64_t)INT64_MIN : (uint64_t)INT64_MAX; return 1; }
+                    for (k = 0; k + 16 < b.len; k++)
+                        if (b.ptr[k] != (neg ? 0xFF : 0)) {
+                            if (!d->conv.unsafe_cast) return 0;
+                            *out = neg ? (uint64_t)INT64_MIN : (uint64_t)INT64_MAX;
+                            return 1;
+                        }
                 }
                 for (k = b.len > 16 ? b.len - 16 : 0; k < b.len; k++) m = (m << 8) | (neg ? (uint8_t)~b.ptr[k] : b.ptr[k]);
                 if (neg) m += 1;
@@ -6910,7 +7536,11 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
                 if (!gf__be_to_i64(b.ptr, b.len, &v)) return 0;
                 if (d->dec_scale > 0) {
                     int64_t p = 1; int32_t sc;
-                    if (d->dec_scale > 18) { if (v && !d->conv.unsafe_cast) return 0; *out = 0; return 1; }
+                    if (d->dec_scale > 18) {
+                        if (v && !d->conv.unsafe_cast) return 0;
+                        *out = 0;
+                        return 1;
+                    }
                     for (sc = 0; sc < d->dec_scale; sc++) p *= 10;
                     if (v % p && !d->conv.unsafe_cast) return 0;
                     v /= p;
@@ -6929,7 +7559,11 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
 
 static void gf__fmt_canon(const gf__dcol *d, uint64_t v, char *buf, size_t cap)
 {
-    if (d->conv.ck == GF__CK_F64) { double x; memcpy(&x, &v, 8); gf__fmt(buf, cap, "%.17g", x); }
+    if (d->conv.ck == GF__CK_F64) {
+        double x;
+        memcpy(&x, &v, 8);
+        gf__fmt(buf, cap, "%.17g", x);
+    }
     else if (d->conv.ck == GF__CK_U64 || d->conv.ck == GF__CK_HASH) gf__fmt(buf, cap, "%llu", (unsigned long long)v);
     else if (d->conv.scale > 0) gf__fmt(buf, cap, "%lld (unscaled, scale %d)", (long long)(int64_t)v, d->conv.scale);
     else gf__fmt(buf, cap, "%lld", (long long)(int64_t)v);
@@ -6980,6 +7614,7 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
                 if (!gf__canon_one(d, c->dict, i + j, &d->cv[j])) { d->dbad[i + j] = 2; d->cv[j] = 0; }
             break;
         }
+
         /* convert, marking entries that fail and converting them unsafely */
         while (at < (int64_t)k) {
             int64_t bad = gf__convert(&d->conv, d->cv + at, d->dconv + (size_t)(i + at) * dsz, (int64_t)k - at);
@@ -7029,13 +7664,16 @@ static gpufeed_result gf__dcol_canon(gf__dcol *d, uint32_t nn)
             if (avail / 4 < nn) goto short_page;
             for (i = 0; i < nn; i++) {
                 float f; double x;
-                memcpy(&f, p + 4 * (size_t)i, 4); x = f; memcpy(&d->cv[i], &x, 8);
+                memcpy(&f, p + 4 * (size_t)i, 4);
+                x = f;
+                memcpy(&d->cv[i], &x, 8);
             }
             c->vp += 4 * (size_t)nn;
             return GPUFEED_OK;
         default: break;
         }
     }
+
     /* the general path: decode to the reader's typed tile, then canonical */
     {
         gpufeed_result r = gf__col_values(c, c->out, nn);
@@ -7074,7 +7712,8 @@ static void gf__scatter(uint8_t *dst, size_t stride, const uint8_t *src, const u
     for (i = 0; i < n; i++) { uint32_t x_ = idx[j]; bad |= (uint32_t)(x_ >= dn) & valid[i]; x_ = x_ < dn ? x_ : 0; \
         memcpy(&v_, dc + (size_t)x_ * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
         v_ = (T)((v_ & m_) | (f_ & (T)~m_)); memcpy(dst + (size_t)i * stride, &v_, sizeof(T)); j += valid[i]; } }
-static uint32_t gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, const uint8_t *valid, uint32_t n, const uint8_t *fill, size_t dsz, uint32_t dn)
+static uint32_t gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, const uint8_t *valid, uint32_t n, const uint8_t *fill,
+                           size_t dsz, uint32_t dn)
 {
     uint32_t i, j = 0, bad = 0;
     switch (dsz) {
@@ -7143,7 +7782,13 @@ static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out)
                 vst1q_f32((float *)(void *)(out + 4 * (size_t)i), vcombine_f32(lo, hi));
             }
 #endif
-            for (; i < nn; i++) { double x; float y; memcpy(&x, p + 8 * (size_t)i, 8); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
+            for (; i < nn; i++) {
+                double x;
+                float y;
+                memcpy(&x, p + 8 * (size_t)i, 8);
+                y = (float)x;
+                memcpy(out + 4 * (size_t)i, &y, 4);
+            }
         } else if (pt == GPUFEED_INT32) {
 #if defined(GF__SSE2)
             for (; i + 4 <= nn; i += 4)
@@ -7152,19 +7797,65 @@ static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out)
             for (; i + 4 <= nn; i += 4)
                 vst1q_f32((float *)(void *)(out + 4 * (size_t)i), vcvtq_f32_s32(vld1q_s32((const int32_t *)(const void *)(p + 4 * (size_t)i))));
 #endif
-            for (; i < nn; i++) { int32_t x; float y; memcpy(&x, p + 4 * (size_t)i, 4); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
-        } else for (; i < nn; i++) { int64_t x; float y; memcpy(&x, p + 8 * (size_t)i, 8); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
+            for (; i < nn; i++) {
+                int32_t x;
+                float y;
+                memcpy(&x, p + 4 * (size_t)i, 4);
+                y = (float)x;
+                memcpy(out + 4 * (size_t)i, &y, 4);
+            }
+        } else
+            for (; i < nn; i++) {
+                int64_t x;
+                float y;
+                memcpy(&x, p + 8 * (size_t)i, 8);
+                y = (float)x;
+                memcpy(out + 4 * (size_t)i, &y, 4);
+            }
     } else {
         for (i = 0; i < nn; i++) {
             double y;
-            if (pt == GPUFEED_FLOAT) { float x; memcpy(&x, p + 4 * (size_t)i, 4); y = x; }
-            else if (pt == GPUFEED_INT32) { int32_t x; memcpy(&x, p + 4 * (size_t)i, 4); y = (double)x; }
-            else { int64_t x; memcpy(&x, p + 8 * (size_t)i, 8); y = (double)x; }
+            if (pt == GPUFEED_FLOAT) {
+                float x;
+                memcpy(&x, p + 4 * (size_t)i, 4);
+                y = x;
+            }
+            else if (pt == GPUFEED_INT32) {
+                int32_t x;
+                memcpy(&x, p + 4 * (size_t)i, 4);
+                y = (double)x;
+            }
+            else {
+                int64_t x;
+                memcpy(&x, p + 8 * (size_t)i, 8);
+                y = (double)x;
+            }
             memcpy(out + 8 * (size_t)i, &y, 8);
         }
     }
     c->vp += (size_t)nn * esz;
     return 1;
+}
+
+/* A unit inside the chunk: its dictionary from another reader, already
+   converted (when the dataset's cache has it). */
+static void gf__dcol_shared_dict(gf__dcol *d)
+{
+    gpufeed_column *c = &d->c;
+    gf__dcache *dch = gf__dcache_load(d->dcp);
+    int32_t at = gf__dcache_get(dch, c->f, c->rg, d->feat);
+    if (at >= 0) {
+        const gf__dent *e = &dch->e[at];
+        d->dent = at;
+        c->has_dict = 1;
+        c->dict_pending = 0;
+        c->dict_n = e->n;
+        c->dict_gen++;
+        d->dview = e->conv;
+        d->dgen = c->dict_gen;
+        d->dconv_ok = 1;
+        d->dbad_any = 0;
+    }
 }
 
 /* Reads k rows of the feature into dst (row stride `stride`), validity into
@@ -7177,20 +7868,12 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
     while (k > 0) {
         uint32_t n, nn = 0, i, j;
         gpufeed_result r;
-        if (!c->in_page && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp)) {
-            /* a unit inside the chunk: its dictionary from another reader, already converted */
-            gf__dcache *dch = gf__dcache_load(d->dcp);
-            int32_t at = gf__dcache_get(dch, c->f, c->rg, d->feat);
-            if (at >= 0) {
-                const gf__dent *e = &dch->e[at];
-                d->dent = at;
-                c->has_dict = 1; c->dict_pending = 0; c->dict_n = e->n; c->dict_gen++;
-                d->dview = e->conv; d->dgen = c->dict_gen; d->dconv_ok = 1; d->dbad_any = 0;
-            }
-        }
+        if (!c->in_page && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp))
+            gf__dcol_shared_dict(d);
         if (!c->in_page) {
             r = gf__col_next_page(c);
-            if (r == GPUFEED_DONE) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)c->rows_done, (long long)k);
+            if (r == GPUFEED_DONE)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)c->rows_done, (long long)k);
             if (r) return r;
         }
         n = c->page_left < GF__TILE ? c->page_left : GF__TILE;
@@ -7216,6 +7899,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             }
             got = nn ? gf__rle_get(&c->idx, d->idx, nn) : 0;
             if (got != nn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
+
             /* entries that cannot convert are checked value by value (ranges
                are checked while gathering, below) */
             for (i = d->dbad_any ? 0 : nn; i < nn; i++) {
@@ -7227,12 +7911,20 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                     uint64_t cvv = 0;
                     int64_t row = c->rows_done;
                     uint32_t seen = 0;
-                    for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == i) { row += j; break; } seen++; } }
+                    for (j = 0; j < n; j++) {
+                        if (!c->ci->max_def || c->valid[j]) {
+                            if (seen == i) { row += j; break; }
+                            seen++;
+                        }
+                    }
                     if (mask && !mask[row - c->rows_done]) continue; /* a dropped row */
-                    if (d->dbad[ix] == 2) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the decimal value at row %lld does not convert to %s exactly (cast: %s)", fname, (long long)row, gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
+                    if (d->dbad[ix] == 2)
+                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the decimal value at row %lld does not convert to %s exactly (cast: %s)",
+                                            fname, (long long)row, gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
                     gf__canon_one(d, c->dict, ix, &cvv);
                     gf__fmt_canon(d, cvv, vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb,
+                                        (long long)row, gpufeed_dtype_name(d->conv.dt));
                 }
             }
             dc = d->dview;
@@ -7243,7 +7935,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             }
             if (j) { /* an index out of range (it read entry 0): name it */
                 for (i = 0; i < nn && d->idx[i] < c->dict_n; i++) {}
-                return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", i < nn ? d->idx[i] : 0u, c->dict_n);
+                return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", i < nn ? d->idx[i] : 0u,
+                                    c->dict_n);
             }
         } else {
             int64_t bad;
@@ -7261,7 +7954,12 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                     int64_t row = c->rows_done;
                     uint32_t seen = 0;
                     bad += at;
-                    for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == (uint32_t)bad) { row += j; break; } seen++; } }
+                    for (j = 0; j < n; j++) {
+                        if (!c->ci->max_def || c->valid[j]) {
+                            if (seen == (uint32_t)bad) { row += j; break; }
+                            seen++;
+                        }
+                    }
                     if (mask && !mask[row - c->rows_done]) { /* a dropped row: any value will do */
                         gf__conv u = d->conv;
                         u.unsafe_cast = 1;
@@ -7270,7 +7968,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                         continue;
                     }
                     gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb,
+                                        (long long)row, gpufeed_dtype_name(d->conv.dt));
                 }
             }
             if (direct && in_place) { /* already there */
@@ -7295,7 +7994,9 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
         }
         dst += (size_t)n * stride;
         if (mask) mask += n;
-        c->page_left -= n; c->rows_done += n; k -= n;
+        c->page_left -= n;
+        c->rows_done += n;
+        k -= n;
         if (c->page_left == 0) c->in_page = 0;
     }
     return GPUFEED_OK;
@@ -7323,11 +8024,15 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
         int stop;
         gpufeed_result r = gf__nest_seg(c, k, &rows, &levels, INT64_MAX, &e, &nn, &stop);
         if (r == GPUFEED_DONE) {
-            if (rows < k) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)(row0 + rows), (long long)(k - rows));
-            e = c->tpos; nn = 0; stop = 1;
+            if (rows < k)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)(row0 + rows), (long long)(k - rows));
+            e = c->tpos;
+            nn = 0;
+            stop = 1;
         } else if (r) return r;
         done = stop;
         s = c->tpos;
+
         /* walk the entries: rows end, elements take their slots */
         for (i = s; i <= e; i++) {
             uint32_t rp, df;
@@ -7344,23 +8049,31 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                     if (isnull) memcpy(o, fill, dsz);
                     else if (gf__convert(&d->conv, &lv, o, 1) >= 0) {
                         gf__conv u = d->conv;
-                        if (kept) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': list length %lld at row %lld does not convert to %s exactly (cast: safe)", fname, (long long)len, (long long)(row0 + row), gpufeed_dtype_name(d->conv.dt));
+                        if (kept)
+                            return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                                "feature '%s': list length %lld at row %lld does not convert to %s exactly (cast: safe)", fname,
+                                                (long long)len, (long long)(row0 + row), gpufeed_dtype_name(d->conv.dt));
                         u.unsafe_cast = 1;
                         gf__convert(&u, &lv, o, 1);
                     }
                 } else {
                     int64_t j;
-                    if (kept && !isnull && len != W && !(len < W && d->list_policy != GPUFEED_LIST_ERROR) && !(len > W && d->list_policy == GPUFEED_LIST_TRUNCATE))
-                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the list at row %lld has %lld elements, the feature's width is %lld (list policy: %s)",
+                    if (kept && !isnull && len != W && !(len < W && d->list_policy != GPUFEED_LIST_ERROR) && !(len > W
+                            && d->list_policy == GPUFEED_LIST_TRUNCATE))
+                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                            "feature '%s': the list at row %lld has %lld elements, the feature's width is %lld (list policy: %s)",
                                             fname, (long long)(row0 + row), (long long)len, (long long)W, pname);
                     for (j = isnull ? 0 : len; j < W; j++) memcpy(o + (size_t)j * dsz, fill, dsz);
                 }
             }
             if (i == e) break;
             if (rp == 0) {
-                row++; len = 0; isnull = df < ldef;
+                row++;
+                len = 0;
+                isnull = df < ldef;
                 if (df <= ldef) continue;  /* a null or empty list */
             } else if (row < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "a list continues before any row starts");
+
             /* an element of the row's list */
             if (df == maxd) {
                 if (!d->lengths) {
@@ -7370,11 +8083,13 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                 nv++;
             } else if (!d->lengths && len < W) { /* a null element */
                 if (null_error && (!mask || mask[row]))
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", fname, (long long)len, (long long)(row0 + row));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", fname,
+                                        (long long)len, (long long)(row0 + row));
                 memcpy(dst + (size_t)row * stride + (size_t)len * dsz, fill, dsz);
             }
             len++;
         }
+
         /* the run's values */
         if (nn && d->lengths) {
             r = gf__col_drop_values(c, nn);
@@ -7401,10 +8116,14 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                 if (d->dbad[ix] && !(d->dbad[ix] == 1 && d->conv.unsafe_cast) && (!mask || mask[d->vrow[j]])) {
                     char vb[96];
                     uint64_t cvv = 0;
-                    if (d->dbad[ix] == 2) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': a decimal value in the list at row %lld does not convert to %s exactly (cast: %s)", fname, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
+                    if (d->dbad[ix] == 2)
+                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                            "feature '%s': a decimal value in the list at row %lld does not convert to %s exactly (cast: %s)", fname,
+                                            (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
                     gf__canon_one(d, c->dict, ix, &cvv);
                     gf__fmt_canon(d, cvv, vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)",
+                                        fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt));
                 }
                 memcpy(dst + d->vdst[j], d->dconv + (size_t)ix * dsz, dsz);
             }
@@ -7419,7 +8138,8 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                 bad += at;
                 if (d->vdst[bad] >= 0 && (!mask || mask[d->vrow[bad]])) {
                     gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)",
+                                        fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt));
                 }
                 u.unsafe_cast = 1; /* a dropped value or row: any value will do */
                 gf__convert(&u, d->cv + bad, (uint8_t *)d->tile + (size_t)bad * dsz, 1);
@@ -7513,7 +8233,10 @@ static int gf__is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
 static int gf__cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 #endif
 
-typedef struct gf__strv { char **v; int32_t n, cap; } gf__strv;
+typedef struct gf__strv {
+    char **v;
+    int32_t n, cap;
+} gf__strv;
 static int gf__strv_push(gf__arena *ar, gf__strv *sv, const char *s)
 {
     if (sv->n == sv->cap) {
@@ -7538,7 +8261,10 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
             glob_t g;
             size_t k;
             int r = glob(p, 0, NULL, &g);
-            if (r == GLOB_NOMATCH || (r == 0 && g.gl_pathc == 0)) { if (r == 0) globfree(&g); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p); }
+            if (r == GLOB_NOMATCH || (r == 0 && g.gl_pathc == 0)) {
+                if (r == 0) globfree(&g);
+                return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
+            }
             if (r != 0) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: glob '%s' failed", p);
             for (k = 0; k < g.gl_pathc; k++) /* glob sorts */
                 if (!gf__strv_push(ar, out, g.gl_pathv[k])) { globfree(&g); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
@@ -7560,7 +8286,9 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
                     if (e->d_name[0] == '.' || nl < 8 || strcmp(e->d_name + nl - 8, ".parquet") != 0) continue;
                     full = (char *)gf__arena_get(ar, pl + nl + 2);
                     if (!full) { closedir(d); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                    memcpy(full, p, pl); full[pl] = '/'; memcpy(full + pl + 1, e->d_name, nl + 1);
+                    memcpy(full, p, pl);
+                    full[pl] = '/';
+                    memcpy(full + pl + 1, e->d_name, nl + 1);
                     if (!gf__strv_push(ar, &tmp, full)) { closedir(d); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
                 }
                 closedir(d);
@@ -7568,7 +8296,8 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
                 qsort(tmp.v, (size_t)tmp.n, sizeof(char *), gf__cmp_str);
                 {
                     int32_t k;
-                    for (k = 0; k < tmp.n; k++) if (!gf__strv_push(ar, out, tmp.v[k])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                    for (k = 0; k < tmp.n; k++)
+                        if (!gf__strv_push(ar, out, tmp.v[k])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
                 }
                 continue;
             }
@@ -7624,11 +8353,14 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     if (ci->max_rep > 0) {
         if (for_pred) { gf__fmt(msg, cap, "column '%s' is a list or map: predicates on list columns are not supported", ci->path); return -1; }
         if (ci->max_rep > 1) {
-            gf__fmt(msg, cap, "column '%s' has %d repeated levels (a list of lists, or a list or map inside a list): list features need exactly one", ci->path, ci->max_rep);
+            gf__fmt(msg, cap, "column '%s' has %d repeated levels (a list of lists, or a list or map inside a list): list features need exactly one",
+                    ci->path, ci->max_rep);
             return -1;
         }
         if (ft && !ft->width && !ft->list_lengths) {
-            gf__fmt(msg, cap, "column '%s' is a list: set the feature's width (elements per row; pyarrow writes fixed_size_list as a plain list, so the width is not in the file)", ci->path);
+            gf__fmt(msg, cap,
+                    "column '%s' is a list: set the feature's width (elements per row; pyarrow writes fixed_size_list as a plain list, so the width is not "
+                    "in the file)", ci->path);
             return -1;
         }
         b->list = 1;
@@ -7641,7 +8373,11 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
         b->conv.dt = ft->dtype; b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE;
         return 0;
     }
-    if (ft) { b->conv.dt = ft->dtype; b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE; b->conv.buckets = ft->hash_buckets; }
+    if (ft) {
+        b->conv.dt = ft->dtype;
+        b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE;
+        b->conv.buckets = ft->hash_buckets;
+    }
     switch (n->physical) {
     case GPUFEED_BOOLEAN: break;
     case GPUFEED_INT32:
@@ -7655,13 +8391,24 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     case GPUFEED_INT96: break;
     case GPUFEED_FLOAT: case GPUFEED_DOUBLE: b->conv.ck = GF__CK_F64; break;
     case GPUFEED_BYTE_ARRAY: case GPUFEED_FIXED_LEN_BYTE_ARRAY:
-        if (n->logical == GPUFEED_LT_FLOAT16 && n->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) { b->f16 = 1; b->conv.ck = GF__CK_F64; break; }
+        if (n->logical == GPUFEED_LT_FLOAT16 && n->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) {
+            b->f16 = 1;
+            b->conv.ck = GF__CK_F64;
+            break;
+        }
         if (n->logical == GPUFEED_LT_DECIMAL && !(ft && ft->hash_buckets)) {
             b->decimal_bytes = 1; b->conv.scale = n->scale;
-            if (ft && n->precision > 18 && (ft->dtype == GPUFEED_DT_F32 || ft->dtype == GPUFEED_DT_F64 || ft->dtype == GPUFEED_DT_F16 || ft->dtype == GPUFEED_DT_BF16)) {
+            if (ft && n->precision > 18 && (ft->dtype == GPUFEED_DT_F32 || ft->dtype == GPUFEED_DT_F64 || ft->dtype == GPUFEED_DT_F16
+                                            || ft->dtype == GPUFEED_DT_BF16)) {
                 /* wider than 64 bits: to floats through a double */
-                b->conv.ck = GF__CK_F64; b->dec_scale = n->scale; b->conv.scale = 0;
-            } else if (ft && n->precision > 18) { b->dec_int = 1; b->dec_scale = n->scale; b->conv.scale = 0; }
+                b->conv.ck = GF__CK_F64;
+                b->dec_scale = n->scale;
+                b->conv.scale = 0;
+            } else if (ft && n->precision > 18) {
+                b->dec_int = 1;
+                b->dec_scale = n->scale;
+                b->conv.scale = 0;
+            }
             break;
         }
         if (for_pred) { b->conv.ck = GF__CK_HASH; break; } /* compared as bytes */
@@ -7687,7 +8434,14 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
 
 /* A statistics bound as a comparable value. kind: 0 signed int, 1 unsigned
    int, 2 double, 3 bytes; returns 0 when the bound cannot be used. */
-typedef struct gf__sv { int kind; int64_t i; uint64_t u; double d; const uint8_t *p; uint32_t len; } gf__sv;
+typedef struct gf__sv {
+    int kind;
+    int64_t i;
+    uint64_t u;
+    double d;
+    const uint8_t *p;
+    uint32_t len;
+} gf__sv;
 
 static int gf__stat_value(const gpufeed_schema_node *n, const gpufeed_statistics *s, int want_max, gf__sv *v)
 {
@@ -7701,12 +8455,20 @@ static int gf__stat_value(const gpufeed_schema_node *n, const gpufeed_statistics
     } else return 0;
     memset(v, 0, sizeof *v);
     switch (n->physical) {
-    case GPUFEED_BOOLEAN: if (len < 1) return 0; v->kind = 0; v->i = p[0] != 0; return 1;
+    case GPUFEED_BOOLEAN:
+        if (len < 1) return 0;
+        v->kind = 0;
+        v->i = p[0] != 0;
+        return 1;
     case GPUFEED_INT32: {
         int32_t x;
         if (len != 4 || n->logical == GPUFEED_LT_DECIMAL) return 0;
         memcpy(&x, p, 4);
-        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { if (legacy) return 0; v->kind = 1; v->u = (uint32_t)x; }
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) {
+            if (legacy) return 0;
+            v->kind = 1;
+            v->u = (uint32_t)x;
+        }
         else { v->kind = 0; v->i = x; }
         return 1;
     }
@@ -7714,15 +8476,40 @@ static int gf__stat_value(const gpufeed_schema_node *n, const gpufeed_statistics
         int64_t x;
         if (len != 8 || n->logical == GPUFEED_LT_DECIMAL) return 0;
         memcpy(&x, p, 8);
-        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { if (legacy) return 0; v->kind = 1; v->u = (uint64_t)x; }
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) {
+            if (legacy) return 0;
+            v->kind = 1;
+            v->u = (uint64_t)x;
+        }
         else { v->kind = 0; v->i = x; }
         return 1;
     }
-    case GPUFEED_FLOAT: { float x; if (len != 4) return 0; memcpy(&x, p, 4); if (x != x) return 0; v->kind = 2; v->d = x; return 1; }
-    case GPUFEED_DOUBLE: { double x; if (len != 8) return 0; memcpy(&x, p, 8); if (x != x) return 0; v->kind = 2; v->d = x; return 1; }
+    case GPUFEED_FLOAT:
+        {
+            float x;
+            if (len != 4) return 0;
+            memcpy(&x, p, 4);
+            if (x != x) return 0;
+            v->kind = 2;
+            v->d = x;
+            return 1;
+        }
+    case GPUFEED_DOUBLE:
+        {
+            double x;
+            if (len != 8) return 0;
+            memcpy(&x, p, 8);
+            if (x != x) return 0;
+            v->kind = 2;
+            v->d = x;
+            return 1;
+        }
     case GPUFEED_BYTE_ARRAY:
         if (legacy || n->logical == GPUFEED_LT_DECIMAL) return 0; /* legacy byte order was signed */
-        v->kind = 3; v->p = p; v->len = len; return 1;
+        v->kind = 3;
+        v->p = p;
+        v->len = len;
+        return 1;
     default: return 0;
     }
 }
@@ -7743,6 +8530,7 @@ static int gf__cmp_sv(const gf__sv *a, const gpufeed_value *c)
     if (c->kind == GPUFEED_VAL_DOUBLE) {
         double x = a->kind == 0 ? (double)a->i : a->kind == 1 ? (double)a->u : a->d;
         if (c->d != c->d) return 2;
+
         /* exactness: an integer statistic vs a double constant */
         if (a->kind == 0 && (a->i > (1ll << 53) || a->i < -(1ll << 53))) return 2;
         if (a->kind == 1 && a->u > (1ull << 53)) return 2;
@@ -7753,6 +8541,7 @@ static int gf__cmp_sv(const gf__sv *a, const gpufeed_value *c)
         if (a->kind == 1) return a->u < c->u ? -1 : a->u > c->u ? 1 : 0;
         return 2;
     }
+
     /* integer constant */
     if (a->kind == 0) return a->i < c->i ? -1 : a->i > c->i ? 1 : 0;
     if (a->kind == 1) { if (c->i < 0) return 1; return a->u < (uint64_t)c->i ? -1 : a->u > (uint64_t)c->i ? 1 : 0; }
@@ -7837,6 +8626,7 @@ static int gf__read_offset_index(gpufeed_dataset *ds, gpufeed_file *f, const gpu
     }
     gf__free(&ds->alloc, buf);
     if (t.err) ok = 0;
+
     /* sanity: increasing rows starting at 0, offsets inside the data */
     if (ok) {
         int64_t i;
@@ -7887,6 +8677,7 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
     int have_oi = 0;
     memset(pi, 0, sizeof *pi);
     memset(&oi, 0, sizeof oi);
+
     /* flat: the offset index has everything. Nested leaves: a page's first
        row is known from the offset index only (v1 pages may split rows, and
        v2 num_rows was written wrong by old writers), its first level entry
@@ -7906,7 +8697,10 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
     pi->offset = (uint64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
     pi->ordinal = (int32_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 4);
     if (nested) pi->first_value = (int64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
-    if (!pi->first_row || !pi->offset || !pi->ordinal || (nested && !pi->first_value)) { gf__free(&ds->alloc, pages); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name); }
+    if (!pi->first_row || !pi->offset || !pi->ordinal || (nested && !pi->first_value)) {
+        gf__free(&ds->alloc, pages);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    }
     for (i = 0, k = 0; i < n; i++) {
         int64_t row = pages[i].first_value;
         if ((pages[i].type != GF__PAGE_DATA && pages[i].type != GF__PAGE_DATA_V2) || pages[i].num_values <= 0) continue;
@@ -7920,7 +8714,9 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
             }
             pi->first_value[k] = pages[i].first_value;
         }
-        pi->first_row[k] = row; pi->offset[k] = (uint64_t)pages[i].offset; pi->ordinal[k] = (int32_t)i;
+        pi->first_row[k] = row;
+        pi->offset[k] = (uint64_t)pages[i].offset;
+        pi->ordinal[k] = (int32_t)i;
         k++;
     }
     pi->n = k;
@@ -7961,7 +8757,8 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
     if (ft->cast != GPUFEED_CAST_SAFE && ft->cast != GPUFEED_CAST_UNSAFE)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown cast %d", name, ft->cast);
     if (ft->width < 0 || (uint64_t)ft->width > (uint64_t)GPUFEED_MAX_LIST_WIDTH)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': width %d is outside [0, GPUFEED_MAX_LIST_WIDTH = %lu]", name, ft->width, (unsigned long)GPUFEED_MAX_LIST_WIDTH);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': width %d is outside [0, GPUFEED_MAX_LIST_WIDTH = %lu]", name, ft->width,
+                          (unsigned long)GPUFEED_MAX_LIST_WIDTH);
     if (ft->list_policy != GPUFEED_LIST_ERROR && ft->list_policy != GPUFEED_LIST_PAD && ft->list_policy != GPUFEED_LIST_TRUNCATE)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown list policy %d", name, ft->list_policy);
     if (ft->list_lengths != 0 && ft->list_lengths != 1)
@@ -7969,7 +8766,8 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
     if (ft->list_lengths && ft->width)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature has one value per row: leave width 0 (width %d)", name, ft->width);
     if (ft->list_lengths && ft->hash_buckets)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature cannot hash (hash_buckets %llu)", name, (unsigned long long)ft->hash_buckets);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature cannot hash (hash_buckets %llu)", name,
+                          (unsigned long long)ft->hash_buckets);
     if (ft->hash_buckets) {
         uint64_t cap;
         switch (ft->dtype) {
@@ -7985,13 +8783,15 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': %llu hash buckets do not fit %s exactly (at most %llu)", name,
                               (unsigned long long)ft->hash_buckets, gpufeed_dtype_name(ft->dtype), (unsigned long long)cap);
     }
+
     /* the fill value in the dtype: exact for integer dtypes */
     memset(&cv, 0, sizeof cv);
     cv.ck = GF__CK_F64; cv.dt = ft->dtype;
     memcpy(&in, &ft->fill, 8);
     memset(fill, 0, 8);
     if (gf__convert(&cv, &in, fill, 1) >= 0)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': fill value %.17g is not representable in %s", name, ft->fill, gpufeed_dtype_name(ft->dtype));
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': fill value %.17g is not representable in %s", name, ft->fill,
+                          gpufeed_dtype_name(ft->dtype));
     return GPUFEED_OK;
 }
 
@@ -8027,7 +8827,9 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
         gpufeed_open_desc od;
         gpufeed_source src;
         memset(&od, 0, sizeof od);
-        od.path = files.v[i]; od.flags = desc->flags; od.allocator = desc->allocator;
+        od.path = files.v[i];
+        od.flags = desc->flags;
+        od.allocator = desc->allocator;
         if (desc->open_source) {
             char ident[1024], why[GPUFEED_ERROR_MAX];
             memset(&src, 0, sizeof src);
@@ -8049,7 +8851,9 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
                 gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]);
                 return GPUFEED_ERR_OUT_OF_MEMORY;
             }
-            od.path = NULL; od.source = &src; od.name = files.v[i];
+            od.path = NULL;
+            od.source = &src;
+            od.name = files.v[i];
             od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
             od.flags |= GPUFEED_OPEN_PREAD;
         }
@@ -8064,6 +8868,7 @@ static gpufeed_result gf__dataset_open_features(gpufeed_dataset *ds, const gpufe
 {
     gpufeed_result r;
     int32_t i;
+
     /* features: given, or every numeric/boolean leaf of the first file */
     if (desc->num_features > 0) {
         ds->nfeat = desc->num_features;
@@ -8098,6 +8903,7 @@ static gpufeed_result gf__dataset_open_predicates(gpufeed_dataset *ds, const gpu
 {
     gpufeed_result r;
     int32_t i;
+
     /* predicates */
     ds->npred = desc->num_where;
     if (ds->npred) {
@@ -8106,15 +8912,23 @@ static gpufeed_result gf__dataset_open_predicates(gpufeed_dataset *ds, const gpu
         for (i = 0; i < ds->npred; i++) {
             gpufeed_predicate *p = &ds->preds[i];
             *p = desc->where[i];
-            if (!p->column || (unsigned)p->op > GPUFEED_OP_IS_NOT_NULL) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate %d: no column or unknown operator", i); return r; }
-            if (p->op == GPUFEED_OP_IN && (p->set_size <= 0 || !p->set)) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on '%s': IN needs a non-empty set", p->column); return r; }
+            if (!p->column || (unsigned)p->op > GPUFEED_OP_IS_NOT_NULL) {
+                r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate %d: no column or unknown operator", i);
+                return r;
+            }
+            if (p->op == GPUFEED_OP_IN && (p->set_size <= 0 || !p->set)) {
+                r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on '%s': IN needs a non-empty set", p->column);
+                return r;
+            }
             p->column = gf__arena_str(&ds->arena, (const uint8_t *)p->column, strlen(p->column));
+
             /* copy constants (strings and sets) */
             {
                 gpufeed_value *vals[2];
                 int32_t v;
                 vals[0] = &p->a; vals[1] = &p->b;
-                for (v = 0; v < 2; v++) if (vals[v]->kind == GPUFEED_VAL_STRING && vals[v]->s) vals[v]->s = gf__arena_str(&ds->arena, (const uint8_t *)vals[v]->s, vals[v]->len);
+                for (v = 0; v < 2; v++)
+                    if (vals[v]->kind == GPUFEED_VAL_STRING && vals[v]->s) vals[v]->s = gf__arena_str(&ds->arena, (const uint8_t *)vals[v]->s, vals[v]->len);
                 if (p->op == GPUFEED_OP_IN) {
                     gpufeed_value *set = (gpufeed_value *)gf__arena_get(&ds->arena, (size_t)p->set_size * sizeof *set);
                     if (!set) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
@@ -8135,6 +8949,7 @@ static gpufeed_result gf__dataset_open_bind(gpufeed_dataset *ds, gpufeed_error *
 {
     gpufeed_result r;
     int32_t i, j, nb;
+
     /* bind every feature and predicate column in every file */
     nb = ds->nfeat + ds->npred;
     ds->bind = (gf__bind *)gf__arena_get(&ds->arena, (size_t)ds->nfiles * (size_t)nb * sizeof *ds->bind);
@@ -8146,7 +8961,8 @@ static gpufeed_result gf__dataset_open_bind(gpufeed_dataset *ds, gpufeed_error *
             int32_t col = gpufeed_file_find_column(f, cname);
             char msg[GPUFEED_ERROR_MAX];
             if (col < 0) {
-                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': no such column in this file", f->name, j < ds->nfeat ? "feature" : "predicate column", cname);
+                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': no such column in this file", f->name, j < ds->nfeat ? "feature" : "predicate column",
+                               cname);
                 return r;
             }
             if (gf__bind_column(f, col, j < ds->nfeat ? &ds->feats[j] : NULL, j >= ds->nfeat, &ds->bind[(size_t)i * (size_t)nb + (size_t)j], msg, sizeof msg)) {
@@ -8159,7 +8975,8 @@ static gpufeed_result gf__dataset_open_bind(gpufeed_dataset *ds, gpufeed_error *
                 int32_t v, nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
                 for (v = 0; v < nv; v++) {
                     const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
-                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len)) {
+                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s
+                            && c->len)) {
                         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, cname,
                                        c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
                         return r;
@@ -8168,11 +8985,82 @@ static gpufeed_result gf__dataset_open_bind(gpufeed_dataset *ds, gpufeed_error *
             }
         }
     }
+
     /* layout */
     ds->offs = (int64_t *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof(int64_t));
     if (!ds->offs) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
     for (i = 0; i < ds->nfeat; i++) { ds->offs[i] = ds->row_bytes; ds->row_bytes += (int64_t)gpufeed_feature_bytes(&ds->feats[i]); }
     return GPUFEED_OK;
+}
+
+/* the candidate cuts of a split row group: every column's page boundaries
+   inside (0, rows), sorted, each once; NULL without memory */
+static int64_t *gf__plan_candidates(gpufeed_dataset *ds, const gf__rgplan *pl, int32_t nb, int64_t rows, int64_t *count)
+{
+    int64_t cand_n = 0, ci, pg;
+    int64_t *cand;
+    int32_t j;
+    for (j = 0; j < nb; j++) cand_n += pl->idx[j].n;
+    cand = (int64_t *)gf__alloc(&ds->alloc, (size_t)(cand_n + 1) * sizeof(int64_t));
+    if (!cand) return NULL;
+    cand_n = 0;
+    for (j = 0; j < nb; j++)
+        for (pg = 0; pg < pl->idx[j].n; pg++)
+            if (pl->idx[j].first_row[pg] > 0 && pl->idx[j].first_row[pg] < rows) cand[cand_n++] = pl->idx[j].first_row[pg];
+    qsort(cand, (size_t)cand_n, sizeof(int64_t), gf__cmp_i64);
+    {
+        int64_t w2 = 0;
+        for (ci = 0; ci < cand_n; ci++) if (!w2 || cand[ci] != cand[w2 - 1]) cand[w2++] = cand[ci];
+        cand_n = w2;
+    }
+    *count = cand_n;
+    return cand;
+}
+
+/* The next cut of file i's row group rg from `start`: the cheapest
+   candidate in [start + unit_rows/2, start + 2 unit_rows] (ties: nearest to
+   start + unit_rows); without one, the next boundary, or a cut inside a big
+   page. *lo_cp: the first candidate not below the range, kept from call to
+   call. */
+static int64_t gf__plan_cut(const gpufeed_dataset *ds, const gf__rgplan *pl, int32_t i, int32_t rg, int32_t nb,
+                            const int64_t *cand, int64_t cand_n, int64_t *lo_cp, int64_t start, int64_t rows)
+{
+    int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 2 * ds->unit_rows, target = start + ds->unit_rows;
+    int64_t best = -1, ci, lo_c = *lo_cp;
+    uint64_t best_cost = UINT64_MAX;
+    int32_t j;
+    while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
+    for (ci = lo_c; ci < cand_n && cand[ci] <= hi; ci++) {
+        uint64_t cost = 0;
+        int64_t dist, best_dist;
+        for (j = 0; j < nb; j++)
+            cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, cand[ci]);
+        dist = cand[ci] > target ? cand[ci] - target : target - cand[ci];
+        best_dist = best > target ? best - target : target - best;
+        if (cost < best_cost || (cost == best_cost && dist < best_dist)) {
+            best_cost = cost;
+            best = cand[ci];
+        }
+    }
+    if (best < 0) {
+        /* no page boundary near: the next boundary, or cut inside a big page */
+        int64_t nxt = lo_c < cand_n ? cand[lo_c] : rows;
+        int64_t seg = 0; /* the boundary the current page run starts at */
+        for (ci = lo_c; ci > 0; ci--) {
+            if (cand[ci - 1] <= start) {
+                seg = cand[ci - 1];
+                break;
+            }
+        }
+        if (nxt - start <= 8 * ds->unit_rows) best = nxt;
+        else {
+            int64_t piece = (nxt - seg + 7) / 8;
+            best = start + (piece > ds->unit_rows ? piece : ds->unit_rows);
+            if (nxt - best < ds->unit_rows) best = nxt;
+        }
+    }
+    *lo_cp = lo_c;
+    return best;
 }
 
 /* the plan: row groups (pruned by statistics) split into units */
@@ -8206,21 +9094,34 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
             if (nsplit) { /* page indexes of every column we read */
                 gf__rgplan *pl;
                 gf__pidx *pilot;
-                int64_t pg;
                 if (ds->nplans == pcap) {
                     int32_t nc = pcap ? pcap * 2 : 8;
                     gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, plans, (size_t)nc * sizeof *np);
-                    if (!np) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    if (!np) {
+                        gf__free(&ds->alloc, units);
+                        gf__free(&ds->alloc, plans);
+                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                    }
                     plans = np; pcap = nc;
                 }
                 pl = &plans[ds->nplans];
                 pl->file = i; pl->rg = rg;
                 pl->idx = (gf__pidx *)gf__arena_get(&ds->arena, (size_t)nb * sizeof(gf__pidx));
-                if (!pl->idx) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                if (!pl->idx) {
+                    gf__free(&ds->alloc, units);
+                    gf__free(&ds->alloc, plans);
+                    return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                }
                 for (j = 0; j < nb; j++) {
                     r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
-                    if (r) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__seterr(err, r, "%s", e2.message); return r; }
+                    if (r) {
+                        gf__free(&ds->alloc, units);
+                        gf__free(&ds->alloc, plans);
+                        gf__seterr(err, r, "%s", e2.message);
+                        return r;
+                    }
                 }
+
                 /* Cut where few pages straddle: a page that straddles a
                    cut is read and decompressed by both units. Candidate
                    cuts are the page boundaries of every column; from each
@@ -8229,42 +9130,25 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
                    start + unit_rows). Without a candidate, a page holding
                    more rows is cut inside, into at most 8 pieces. */
                 {
-                    int64_t cand_n = 0, ci, lo_c = 0;
-                    int64_t *cand;
-                    for (j = 0; j < nb; j++) cand_n += pl->idx[j].n;
-                    cand = (int64_t *)gf__alloc(&ds->alloc, (size_t)(cand_n + 1) * sizeof(int64_t));
-                    if (!cand) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                    cand_n = 0;
-                    for (j = 0; j < nb; j++) for (pg = 0; pg < pl->idx[j].n; pg++) if (pl->idx[j].first_row[pg] > 0 && pl->idx[j].first_row[pg] < rows) cand[cand_n++] = pl->idx[j].first_row[pg];
-                    qsort(cand, (size_t)cand_n, sizeof(int64_t), gf__cmp_i64);
-                    { int64_t w2 = 0; for (ci = 0; ci < cand_n; ci++) if (!w2 || cand[ci] != cand[w2 - 1]) cand[w2++] = cand[ci]; cand_n = w2; }
+                    int64_t cand_n = 0, lo_c = 0;
+                    int64_t *cand = gf__plan_candidates(ds, pl, nb, rows, &cand_n);
+                    if (!cand) {
+                        gf__free(&ds->alloc, units);
+                        gf__free(&ds->alloc, plans);
+                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                    }
                     start = 0;
                     while (rows - start > ds->unit_rows) {
-                        int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 2 * ds->unit_rows, target = start + ds->unit_rows;
-                        int64_t best = -1;
-                        uint64_t best_cost = UINT64_MAX;
-                        while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
-                        for (ci = lo_c; ci < cand_n && cand[ci] <= hi; ci++) {
-                            uint64_t cost = 0;
-                            for (j = 0; j < nb; j++) cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, cand[ci]);
-                            if (cost < best_cost || (cost == best_cost && (cand[ci] > target ? cand[ci] - target : target - cand[ci]) < (best > target ? best - target : target - best))) { best_cost = cost; best = cand[ci]; }
-                        }
-                        if (best < 0) {
-                            /* no page boundary near: the next boundary, or cut inside a big page */
-                            int64_t nxt = lo_c < cand_n ? cand[lo_c] : rows;
-                            int64_t seg = 0; /* the boundary the current page run starts at */
-                            for (ci = lo_c; ci > 0; ci--) if (cand[ci - 1] <= start) { seg = cand[ci - 1]; break; }
-                            if (nxt - start <= 8 * ds->unit_rows) best = nxt;
-                            else {
-                                int64_t piece = (nxt - seg + 7) / 8;
-                                best = start + (piece > ds->unit_rows ? piece : ds->unit_rows);
-                                if (nxt - best < ds->unit_rows) best = nxt;
-                            }
-                        }
+                        int64_t best = gf__plan_cut(ds, pl, i, rg, nb, cand, cand_n, &lo_c, start, rows);
                         if (best >= rows) break;
                         if (ds->nunits == cap) {
                             gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                            if (!nu) { gf__free(&ds->alloc, cand); gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                            if (!nu) {
+                                gf__free(&ds->alloc, cand);
+                                gf__free(&ds->alloc, units);
+                                gf__free(&ds->alloc, plans);
+                                return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                            }
                             units = nu; cap *= 2;
                         }
                         units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
@@ -8282,7 +9166,11 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
                 if (!nsplit) start = 0;
                 if (ds->nunits == cap) {
                     gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                    if (!nu) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    if (!nu) {
+                        gf__free(&ds->alloc, units);
+                        gf__free(&ds->alloc, plans);
+                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                    }
                     units = nu; cap *= 2;
                 }
                 units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
@@ -8292,6 +9180,7 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
             }
         }
     }
+
     /* move the plan into the arena (one allocation freed with it) */
     ds->units = (gf__unitx *)gf__arena_get(&ds->arena, (size_t)(ds->nunits ? ds->nunits : 1) * sizeof *units);
     ds->plans = (gf__rgplan *)gf__arena_get(&ds->arena, (size_t)(ds->nplans ? ds->nplans : 1) * sizeof *plans);
@@ -8352,7 +9241,9 @@ GPUFEED_API void gpufeed_dataset_get_info(const gpufeed_dataset *ds, gpufeed_dat
 {
     memset(info, 0, sizeof *info);
     if (!ds) return;
-    info->num_files = ds->nfiles; info->num_features = ds->nfeat; info->num_units = ds->nunits;
+    info->num_files = ds->nfiles;
+    info->num_features = ds->nfeat;
+    info->num_units = ds->nunits;
     info->num_rows = ds->num_rows; info->total_rows = ds->total_rows;
     info->row_groups = ds->rgs; info->row_groups_pruned = ds->rgs_pruned;
     info->row_bytes = ds->row_bytes; info->layout = ds->layout;
@@ -8424,8 +9315,15 @@ static gpufeed_result gf__col_init_buffers(gpufeed_column *c, const gpufeed_allo
 }
 static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
 {
-    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict_own);
-    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
+    gf__free(a, c->win);
+    gf__free(a, c->dbuf);
+    gf__free(a, c->dict_buf);
+    gf__free(a, c->dict_own);
+    gf__free(a, c->out);
+    gf__free(a, c->valid);
+    gf__free(a, c->lv);
+    gf__free(a, c->crc);
+    gf__free(a, c->tbuf);
     gf__nest_free(c, a);
 }
 
@@ -8441,7 +9339,10 @@ GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
         gf__free(a, s->dc[i].dconv); gf__free(a, s->dc[i].dbad);
     }
     if (s->pc) for (i = 0; i < s->ds->npred; i++) if (s->pc[i]) { gf__col_free_buffers(s->pc[i], a); gf__free(a, s->pc[i]); }
-    gf__free(a, s->dc); gf__free(a, s->pc); gf__free(a, s->stage); gf__free(a, s->wr);
+    gf__free(a, s->dc);
+    gf__free(a, s->pc);
+    gf__free(a, s->stage);
+    gf__free(a, s->wr);
     gf__free(a, s);
 }
 
@@ -8464,12 +9365,22 @@ static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, 
     s->ds = ds; s->unit = -1;
     s->dc = (gf__dcol *)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(gf__dcol));
     s->pc = (gpufeed_column **)gf__alloc(&ds->alloc, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
-    if (!s->dc || !s->pc) { gf__free(&ds->alloc, s->dc); gf__free(&ds->alloc, s->pc); s->dc = NULL; s->pc = NULL; gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    if (!s->dc || !s->pc) {
+        gf__free(&ds->alloc, s->dc);
+        gf__free(&ds->alloc, s->pc);
+        s->dc = NULL;
+        s->pc = NULL;
+        gpufeed_scratch_destroy(s);
+        return GPUFEED_ERR_OUT_OF_MEMORY;
+    }
     memset(s->dc, 0, (size_t)ds->nfeat * sizeof(gf__dcol));
     memset(s->pc, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
     s->j0 = j0; s->j1 = j1;
     for (i = 0; i < ds->nfeat; i++) {
-        s->dc[i].dent = -1; s->dc[i].feat = i; s->dc[i].dcp = NULL; s->dc[i].da = &ds->alloc; /* gf__scratch_share */
+        s->dc[i].dent = -1;
+        s->dc[i].feat = i;
+        s->dc[i].dcp = NULL;
+        s->dc[i].da = &ds->alloc; /* gf__scratch_share */
         if (i < j0 || i >= j1) continue; /* another scratch's feature */
         if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     }
@@ -8559,9 +9470,15 @@ static void gf__scratch_will_read(gpufeed_scratch *s, const gf__unitx *ux, gpufe
             lo = pi->offset[b0];
             if (e < pi->n && pi->offset[e] > lo && pi->offset[e] <= en) hi = pi->offset[e];
             if (lo < st || lo > hi) { lo = st; hi = en; }
-            if (pi->offset[0] > st && lo > st) { off[n] = st; len[n] = pi->offset[0] - st; n++; } /* dictionary */
+            if (pi->offset[0] > st && lo > st) {
+                off[n] = st;
+                len[n] = pi->offset[0] - st;
+                n++;
+            } /* dictionary */
         }
-        off[n] = lo; len[n] = hi - lo; n++;
+        off[n] = lo;
+        len[n] = hi - lo;
+        n++;
     }
     for (a = 1; a < n; a++) { /* insertion sort by offset */
         uint64_t o = off[a], l = len[a];
@@ -8572,7 +9489,11 @@ static void gf__scratch_will_read(gpufeed_scratch *s, const gf__unitx *ux, gpufe
         if (b > 0 && off[a] <= off[b - 1] + len[b - 1]) {
             uint64_t e = off[a] + len[a];
             if (e > off[b - 1] + len[b - 1]) len[b - 1] = e - off[b - 1];
-        } else { off[b] = off[a]; len[b] = len[a]; b++; }
+        } else {
+            off[b] = off[a];
+            len[b] = len[a];
+            b++;
+        }
     }
     if (b > 0) f->src.will_read(f->src.ctx, off, len, b);
 }
@@ -8603,11 +9524,15 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
         if (j < ds->nfeat) {
             gf__dcol *d = &s->dc[j];
             d->conv = bind[j].conv;
-            d->decimal_bytes = bind[j].decimal_bytes; d->f16 = bind[j].f16; d->uint32_src = bind[j].uint32_src;
+            d->decimal_bytes = bind[j].decimal_bytes;
+            d->f16 = bind[j].f16;
+            d->uint32_src = bind[j].uint32_src;
             d->dec_scale = bind[j].dec_scale; d->dec_int = bind[j].dec_int;
             d->name = ds->feats[j].column;
             d->seed = ds->feats[j].hash_seed;
-            d->width = ds->feats[j].width; d->list_policy = ds->feats[j].list_policy; d->lengths = ds->feats[j].list_lengths;
+            d->width = ds->feats[j].width;
+            d->list_policy = ds->feats[j].list_policy;
+            d->lengths = ds->feats[j].list_lengths;
             if (!c->has_dict) { /* another chunk: let go of its dictionary */
                 d->dconv_ok = 0;
                 gf__dcache_release(gf__dcache_load(&ds->dcache), d->dent);
@@ -8662,6 +9587,7 @@ static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t sca
             }
             return dv < y ? -1 : dv > y;
         }
+
         /* an integer column vs a double constant: exact */
         y = cv->d;
         if (y != y) return 2;
@@ -8696,7 +9622,10 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     const gpufeed_schema_node *n = &c->f->md.nodes[c->ci->node];
     int present = !b->valid || b->valid[i];
     int kind; /* 0 int, 1 uint, 2 double, 3 bytes */
-    int64_t iv = 0; uint64_t uv = 0; double dv = 0; gpufeed_bytes bv;
+    int64_t iv = 0;
+    uint64_t uv = 0;
+    double dv = 0;
+    gpufeed_bytes bv;
     int32_t k, nv, scale = 0;
     int cmp[2] = { 0, 0 };
     bv.ptr = NULL; bv.len = 0;
@@ -8704,7 +9633,10 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     if (p->op == GPUFEED_OP_IS_NOT_NULL) return present;
     if (!present) return 0;
     switch (c->ci->physical) {
-    case GPUFEED_BOOLEAN: kind = 0; iv = ((const uint8_t *)b->values)[i]; break;
+    case GPUFEED_BOOLEAN:
+        kind = 0;
+        iv = ((const uint8_t *)b->values)[i];
+        break;
     case GPUFEED_INT32: {
         int32_t x = ((const int32_t *)b->values)[i];
         if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { kind = 1; uv = (uint32_t)x; }
@@ -8717,14 +9649,25 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
         else { kind = 0; iv = x; }
         break;
     }
-    case GPUFEED_FLOAT: kind = 2; dv = ((const float *)b->values)[i]; break;
-    case GPUFEED_DOUBLE: kind = 2; dv = ((const double *)b->values)[i]; break;
+    case GPUFEED_FLOAT:
+        kind = 2;
+        dv = ((const float *)b->values)[i];
+        break;
+    case GPUFEED_DOUBLE:
+        kind = 2;
+        dv = ((const double *)b->values)[i];
+        break;
     default:
         bv = ((const gpufeed_bytes *)b->values)[i];
         if (n->logical == GPUFEED_LT_FLOAT16 && bv.len == 2) { kind = 2; dv = gpufeed_half_to_float(gf__ld16(bv.ptr)); }
         else if (n->logical == GPUFEED_LT_DECIMAL) {
             if (gf__be_to_i64(bv.ptr, bv.len, &iv)) kind = 0;
-            else { kind = 2; dv = gf__be_to_double(bv.ptr, bv.len); while (scale < n->scale) { dv /= 10.0; scale++; } scale = 0; }
+            else {
+                kind = 2;
+                dv = gf__be_to_double(bv.ptr, bv.len);
+                while (scale < n->scale) { dv /= 10.0; scale++; }
+                scale = 0;
+            }
         }
         else kind = 3;
         break;
@@ -8848,6 +9791,7 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
     int32_t j;
     gpufeed_result r;
     int64_t i, w;
+
     /* the predicates first: null and cast checks apply to kept rows only */
     if (ds->npred) {
         memset(s->mask, 1, (size_t)k);
@@ -8886,6 +9830,7 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
         gf__transpose((uint8_t *)data + at * ds->row_bytes + ds->offs[s->j0], (size_t)ds->row_bytes, s->stage, k, s->j1 - s->j0, s->stage_w);
     s->left -= k;
     if (ds->npred == 0) { *kept = k; return GPUFEED_OK; }
+
     /* compact the kept rows (this scratch's features: row bytes [b0, b1)) */
     {
         const int64_t b0 = s->j0 < s->j1 ? ds->offs[s->j0] : 0;
@@ -8981,7 +9926,9 @@ struct gpufeed_reader {
     uint64_t gen;                      /* batches handed out */
     int32_t finished, quit, sync;      /* sync: mu, go and finish exist */
 #endif
-    void *cdata; void *const *cfeat; uint8_t *const *cvalid; /* the batch being filled */
+    void *cdata;
+    void *const *cfeat;
+    uint8_t *const *cvalid; /* the batch being filled */
     int64_t next_unit;
     int64_t index;
     int done;
@@ -9130,13 +10077,17 @@ GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dat
     *out = NULL;
     if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_reader_open: dataset or desc is NULL");
     if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
-    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: unknown last_batch %d", desc->last_batch);
+    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: unknown last_batch %d", desc->last_batch);
     if (!gf__mul_ok_u64((uint64_t)desc->batch_rows, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat * (GPUFEED_ALIGN + 1), &chk) || chk > ((uint64_t)1 << 40))
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch of %lld rows x %lld bytes is too large", (long long)desc->batch_rows, (long long)ds->row_bytes);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch of %lld rows x %lld bytes is too large", (long long)desc->batch_rows,
+                          (long long)ds->row_bytes);
     r = (gpufeed_reader *)gf__alloc(&ds->alloc, sizeof *r);
     if (!r) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory");
     memset(r, 0, sizeof *r);
-    r->ds = ds; r->B = desc->batch_rows; r->drop_last = desc->last_batch;
+    r->ds = ds;
+    r->B = desc->batch_rows;
+    r->drop_last = desc->last_batch;
     if (desc->threads < 0 || desc->threads > GPUFEED_MAX_WORKERS) {
         gpufeed_reader_close(r);
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: threads must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->threads);
@@ -9150,10 +10101,14 @@ GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dat
     r->features = (void **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(void *));
     r->valid = (uint8_t **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(uint8_t *));
     if (!r->features || !r->valid) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory"); }
+
     /* one slab: data (row-major) or each feature, then the masks */
     total = gf__batch_bytes(ds, r->B);
     r->buf = gf__alloc(&ds->alloc, total + GPUFEED_ALIGN);
-    if (!r->buf) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory for a %llu-byte batch", (unsigned long long)total); }
+    if (!r->buf) {
+        gpufeed_reader_close(r);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory for a %llu-byte batch", (unsigned long long)total);
+    }
     off = gf__align_up((size_t)(uintptr_t)r->buf) - (size_t)(uintptr_t)r->buf;
     gf__batch_layout(ds, r->B, (uint8_t *)r->buf + off, &r->data, r->features, r->valid);
     *out = r;
@@ -9173,13 +10128,19 @@ GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *dat
     if (r->done) return GPUFEED_DONE;
     if (r->T <= 1) {
         res = gf__reader_fill(r, r->s, &r->next_unit, data, features, valid, &filled);
-        if (res) { gf__fmt(r->err, sizeof r->err, "%s", r->s->err); r->failed = res; return res; }
+        if (res) {
+            gf__fmt(r->err, sizeof r->err, "%s", r->s->err);
+            r->failed = res;
+            return res;
+        }
     }
 #if !defined(GPUFEED_NO_THREADS)
     else { /* every part fills its features of the batch; the first failure (by part) wins */
         int32_t t;
         pthread_mutex_lock(&r->mu);
-        r->cdata = data; r->cfeat = features; r->cvalid = valid;
+        r->cdata = data;
+        r->cfeat = features;
+        r->cvalid = valid;
         r->finished = 0;
         r->gen++;
         pthread_cond_broadcast(&r->go);
@@ -9195,7 +10156,8 @@ GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *dat
             }
         for (t = 1; t < r->T; t++)
             if (r->part[t].filled != r->part[0].filled) {
-                gf__fmt(r->err, sizeof r->err, "reader: internal error: its threads filled %lld and %lld rows", (long long)r->part[0].filled, (long long)r->part[t].filled);
+                gf__fmt(r->err, sizeof r->err, "reader: internal error: its threads filled %lld and %lld rows", (long long)r->part[0].filled,
+                        (long long)r->part[t].filled);
                 return r->failed = GPUFEED_ERR_PLATFORM;
             }
         filled = r->part[0].filled;
@@ -9241,13 +10203,17 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
         pthread_cond_broadcast(&r->go);
         pthread_mutex_unlock(&r->mu);
         for (t = 1; t < r->T; t++) if (r->part[t].started) pthread_join(r->part[t].th, NULL);
-        pthread_mutex_destroy(&r->mu); pthread_cond_destroy(&r->go); pthread_cond_destroy(&r->finish);
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->go);
+        pthread_cond_destroy(&r->finish);
     }
 #endif
     if (r->part) for (t = 0; t < r->T; t++) if (r->part[t].s != r->s) gpufeed_scratch_destroy(r->part[t].s);
     gf__free(a, r->part);
     gpufeed_scratch_destroy(r->s);
-    gf__free(a, r->buf); gf__free(a, r->features); gf__free(a, r->valid);
+    gf__free(a, r->buf);
+    gf__free(a, r->features);
+    gf__free(a, r->valid);
     gf__free(a, r);
 }
 
@@ -9268,7 +10234,8 @@ GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_b
     z = gpufeed_feature_bytes(f);
     if (b->data) { out->base = (const uint8_t *)b->data + b->feature_offset[feature]; out->stride = (size_t)b->row_bytes; }
     else if (b->features && b->features[feature]) { out->base = (const uint8_t *)b->features[feature]; out->stride = z; }
-    else return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature %d ('%s'): the batch holds no host data (a device-resident batch?)", feature, f->column ? f->column : "?");
+    else return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature %d ('%s'): the batch holds no host data (a device-resident batch?)", feature,
+                           f->column ? f->column : "?");
     out->rows = b->num_rows;
     out->width = f->width > 0 ? f->width : 1;
     out->dtype = dtype;
@@ -9340,7 +10307,10 @@ static void gf__epoch_perm(int64_t *perm, int64_t n, uint64_t seed, int64_t epoc
 }
 
 typedef struct gf__cache gf__cache;
-typedef struct gf__piece { uint64_t off, len; uint8_t *ptr; } gf__piece;
+typedef struct gf__piece {
+    uint64_t off, len;
+    uint8_t *ptr;
+} gf__piece;
 typedef struct gf__cidx { uint64_t off, rows, bytes, sum; } gf__cidx;
 
 /* A decoded unit in a worker's ring (its buffers, or pointers into the
@@ -9357,7 +10327,11 @@ typedef struct gf__uslot {
 
 /* trace event kinds (per thread, Chrome trace names in gf__write_trace) */
 enum { GF__EV_DECODE = 0, GF__EV_WAIT = 1, GF__EV_IDLE = 2, GF__EV_ASSEMBLE = 3 };
-typedef struct gf__tev { uint64_t ts, dur; int64_t arg; int32_t kind; } gf__tev;
+typedef struct gf__tev {
+    uint64_t ts, dur;
+    int64_t arg;
+    int32_t kind;
+} gf__tev;
 
 /* One worker's ring of decoded units: the worker publishes (head), the
    release frontier frees them in stream order (tail). */
@@ -9431,7 +10405,10 @@ struct gpufeed_loader {
     int elastic;
     gpufeed_loader **inner;            /* partitioned elastic mode: one per partition served */
     int32_t ninner;
-    uint8_t *omem; void *odata; void **ofeat; uint8_t **ovalid; /* its batch */
+    uint8_t *omem;
+    void *odata;
+    void **ofeat;
+    uint8_t **ovalid; /* its batch */
     int64_t G, s0;                     /* rows a batch index spans in the plan (the
                                           global batch, else B), this rank's start in it */
     int64_t B, U, M, NW;               /* batch rows, units, units and windows per epoch on this rank */
@@ -9469,7 +10446,9 @@ struct gpufeed_loader {
     int64_t claim;                     /* atomic: the next batch no worker has claimed */
     int holding;
     gf__eplan cplan, aplan;            /* the consumer's epoch; gpufeed_loader_epoch_batches */
-    void *dst_data; void **dst_feat; uint8_t **dst_valid; /* the uploader's slot (NULL: none) */
+    void *dst_data;
+    void **dst_feat;
+    uint8_t **dst_valid; /* the uploader's slot (NULL: none) */
     int64_t delivered;
     uint64_t t_first, wait_us, copy_us, batches, rows, dropped, repeated;
     double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS], asm_s[GPUFEED_MAX_WORKERS];
@@ -9496,7 +10475,10 @@ static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const
         if (!ne) return;
         *ev = ne; *cap = nc;
     }
-    (*ev)[*n].kind = kind; (*ev)[*n].ts = ts; (*ev)[*n].dur = dur; (*ev)[*n].arg = arg;
+    (*ev)[*n].kind = kind;
+    (*ev)[*n].ts = ts;
+    (*ev)[*n].dur = dur;
+    (*ev)[*n].arg = arg;
     (*n)++;
 }
 #define GF__TRACE_W(w, kind, t0, t1, arg) \
@@ -9506,8 +10488,12 @@ static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const
 
 static void gf__eplan_free(gf__eplan *p, const gpufeed_allocator *a)
 {
-    gf__free(a, p->perm); gf__free(a, p->pre); gf__free(a, p->rank_rows);
-    p->perm = NULL; p->pre = NULL; p->rank_rows = NULL;
+    gf__free(a, p->perm);
+    gf__free(a, p->pre);
+    gf__free(a, p->rank_rows);
+    p->perm = NULL;
+    p->pre = NULL;
+    p->rank_rows = NULL;
 }
 static int gf__eplan_alloc(gpufeed_loader *l, gf__eplan *p)
 {
@@ -9656,7 +10642,10 @@ static int gf__advance(const gpufeed_loader *l, gf__eplan *p, int64_t *e, int64_
    two holding n, walked until the value falls below n (a cycle walk, so
    the result is a permutation of [0, n)). Any thread computes any row's
    source on its own: no shared permutation table. */
-typedef struct gf__bij { uint64_t n, mask, k0, k1, k2; int sh; } gf__bij;
+typedef struct gf__bij {
+    uint64_t n, mask, k0, k1, k2;
+    int sh;
+} gf__bij;
 static void gf__bij_init(gf__bij *b, uint64_t n, uint64_t key)
 {
     int bits = 1;
@@ -9833,7 +10822,9 @@ static void gf__cache_log(gf__cache *c, const char *fmt, ...)
 {
     char msg[GPUFEED_ERROR_MAX + 256];
     va_list ap;
-    va_start(ap, fmt); gf__vfmt(msg, sizeof msg, fmt, ap); va_end(ap);
+    va_start(ap, fmt);
+    gf__vfmt(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     if (c->log) c->log(c->log_user, msg);
 #ifndef GPUFEED_NO_STDIO
     else fprintf(stderr, "gpufeed: %s\n", msg);
@@ -9907,9 +10898,15 @@ static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
     gf__h2_u64(&k, (uint64_t)ds->nfeat);
     for (i = 0; i < ds->nfeat; i++) {
         const gpufeed_feature *f = &ds->feats[i];
-        gf__h2_str(&k, f->column); gf__h2_u64(&k, (uint64_t)f->dtype); gf__h2_u64(&k, (uint64_t)f->null_policy);
-        gf__h2_feed(&k, &f->fill, 8); gf__h2_u64(&k, (uint64_t)f->validity); gf__h2_u64(&k, (uint64_t)f->cast);
-        gf__h2_u64(&k, f->hash_buckets); gf__h2_u64(&k, f->hash_seed); gf__h2_u64(&k, (uint64_t)f->width);
+        gf__h2_str(&k, f->column);
+        gf__h2_u64(&k, (uint64_t)f->dtype);
+        gf__h2_u64(&k, (uint64_t)f->null_policy);
+        gf__h2_feed(&k, &f->fill, 8);
+        gf__h2_u64(&k, (uint64_t)f->validity);
+        gf__h2_u64(&k, (uint64_t)f->cast);
+        gf__h2_u64(&k, f->hash_buckets);
+        gf__h2_u64(&k, f->hash_seed);
+        gf__h2_u64(&k, (uint64_t)f->width);
         gf__h2_u64(&k, (uint64_t)f->list_policy); gf__h2_u64(&k, (uint64_t)f->list_lengths);
     }
     gf__h2_u64(&k, (uint64_t)ds->npred);
@@ -9919,7 +10916,10 @@ static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
         gf__h2_str(&k, p->column); gf__h2_u64(&k, (uint64_t)p->op);
         for (j = 0; j < nv; j++) {
             const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[j] : j ? &p->b : &p->a;
-            gf__h2_u64(&k, (uint64_t)v->kind); gf__h2_u64(&k, (uint64_t)v->i); gf__h2_u64(&k, v->u); gf__h2_feed(&k, &v->d, 8);
+            gf__h2_u64(&k, (uint64_t)v->kind);
+            gf__h2_u64(&k, (uint64_t)v->i);
+            gf__h2_u64(&k, v->u);
+            gf__h2_feed(&k, &v->d, 8);
             gf__h2_u64(&k, (uint64_t)v->len);
             if (v->kind == GPUFEED_VAL_STRING && v->s) gf__h2_feed(&k, v->s, v->len);
         }
@@ -9965,7 +10965,9 @@ static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...)
 {
     va_list ap;
     if (*n + 1 >= cap) return;
-    va_start(ap, fmt); gf__vfmt(out + *n, cap - *n, fmt, ap); va_end(ap);
+    va_start(ap, fmt);
+    gf__vfmt(out + *n, cap - *n, fmt, ap);
+    va_end(ap);
     *n += strlen(out + *n);
 }
 
@@ -10014,11 +11016,28 @@ static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, void *
 {
     int32_t n = 0, j;
     uint64_t off = 0;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { pc[n].off = 0; pc[n].len = rows * (uint64_t)ds->row_bytes; pc[n].ptr = (uint8_t *)data; off = pc[n].len; n++; }
-    else for (j = 0; j < ds->nfeat; j++) {
-        pc[n].off = off; pc[n].len = rows * gpufeed_feature_bytes(&ds->feats[j]); pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL; off += pc[n].len; n++;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) {
+        pc[n].off = 0;
+        pc[n].len = rows * (uint64_t)ds->row_bytes;
+        pc[n].ptr = (uint8_t *)data;
+        off = pc[n].len;
+        n++;
     }
-    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) { pc[n].off = off; pc[n].len = rows; pc[n].ptr = valid ? valid[j] : NULL; off += rows; n++; }
+    else for (j = 0; j < ds->nfeat; j++) {
+        pc[n].off = off;
+        pc[n].len = rows * gpufeed_feature_bytes(&ds->feats[j]);
+        pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL;
+        off += pc[n].len;
+        n++;
+    }
+    for (j = 0; j < ds->nfeat; j++)
+        if (ds->feats[j].validity) {
+            pc[n].off = off;
+            pc[n].len = rows;
+            pc[n].ptr = valid ? valid[j] : NULL;
+            off += rows;
+            n++;
+        }
     return n;
 }
 
@@ -10040,7 +11059,10 @@ static void gf__cache_free(gf__cache *c)
 #if !defined(GPUFEED_NO_THREADS)
     if (c->mu_init) { pthread_mutex_destroy(&c->mu); pthread_cond_destroy(&c->cv); }
 #endif
-    gf__free(c->a, c->ram); gf__free(c->a, c->idx); gf__free(c->a, c->ust); gf__free(c->a, c->first_idx);
+    gf__free(c->a, c->ram);
+    gf__free(c->a, c->idx);
+    gf__free(c->a, c->ust);
+    gf__free(c->a, c->first_idx);
     gf__free(c->a, c);
 }
 
@@ -10088,7 +11110,9 @@ static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
         ssize_t w = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
         if (w < 0) { if (errno == EINTR) continue; return -1; }
         if (w == 0) { errno = ENOSPC; return -1; }
-        p += w; off += (uint64_t)w; len -= (size_t)w;
+        p += w;
+        off += (uint64_t)w;
+        len -= (size_t)w;
     }
     return 0;
 }
@@ -10097,7 +11121,9 @@ static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
 static uint64_t gf__stat_sig(const struct stat *st)
 {
     uint64_t v[5];
-    v[0] = (uint64_t)st->st_size; v[1] = (uint64_t)st->st_mtime; v[2] = GF__MTIME_NS(*st);
+    v[0] = (uint64_t)st->st_size;
+    v[1] = (uint64_t)st->st_mtime;
+    v[2] = GF__MTIME_NS(*st);
     v[3] = (uint64_t)st->st_ino; v[4] = (uint64_t)st->st_dev;
     return gpufeed_hash64(v, sizeof v, 0x7369676e6174ull) | 1; /* never 0: 0 is "not recorded" */
 }
@@ -10133,10 +11159,16 @@ static void gf__cache_header(const gf__cache *c, uint8_t *hdr, int complete, uin
     memset(hdr, 0, GF__CACHE_HDR);
     memcpy(hdr, complete ? "GPUFEEDC" : "GPUFEEDB", 8);
     memcpy(hdr + 8, &v, 4); memcpy(hdr + 12, &hs, 4);
-    gf__st64(hdr + 16, c->key[0]); gf__st64(hdr + 24, c->key[1]); gf__st64(hdr + 32, (uint64_t)c->U);
-    gf__st64(hdr + 40, c->img_row); gf__st64(hdr + 48, GF__CACHE_HDR); gf__st64(hdr + 56, c->data_off);
+    gf__st64(hdr + 16, c->key[0]);
+    gf__st64(hdr + 24, c->key[1]);
+    gf__st64(hdr + 32, (uint64_t)c->U);
+    gf__st64(hdr + 40, c->img_row);
+    gf__st64(hdr + 48, GF__CACHE_HDR);
+    gf__st64(hdr + 56, c->data_off);
     for (u = 0; u < c->U; u++) rows += c->idx[u].rows;
-    gf__st64(hdr + 64, c->size); gf__st64(hdr + 72, rows); gf__st64(hdr + 80, isum);
+    gf__st64(hdr + 64, c->size);
+    gf__st64(hdr + 72, rows);
+    gf__st64(hdr + 80, isum);
     gf__st64(hdr + 88, c->dsid[0]); gf__st64(hdr + 96, c->dsid[1]);
     gf__st64(hdr + 104, complete ? 0 : (uint64_t)getpid());
     gf__st64(hdr + 112, complete ? (uint64_t)c->U : 0);
@@ -10161,12 +11193,20 @@ static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, i
     }
     *file_bytes = (uint64_t)st.st_size;
     if (memcmp(hdr, "GPUFEEDC", 8) != 0) { gf__fmt(why, cap, "%s: not a gpufeed cache (bad magic)", c->path); return 2; }
-    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { gf__fmt(why, cap, "%s: header checksum mismatch", c->path); return 2; }
+    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) {
+        gf__fmt(why, cap, "%s: header checksum mismatch", c->path);
+        return 2;
+    }
     v = gf__ld32(hdr + 8);
     if (v != GF__CACHE_VERSION) { gf__fmt(why, cap, "%s: format version %llu, expected %u", c->path, (unsigned long long)v, GF__CACHE_VERSION); return 2; }
     if (gf__ld64(hdr + 16) != c->key[0] || gf__ld64(hdr + 24) != c->key[1]) { gf__fmt(why, cap, "%s: key differs (stale cache)", c->path); return 2; }
-    nunits = gf__ld64(hdr + 32); img = gf__ld64(hdr + 40); doff = gf__ld64(hdr + 56); size = gf__ld64(hdr + 64); isum = gf__ld64(hdr + 80);
-    if (nunits != (uint64_t)c->U || img != c->img_row || size != (uint64_t)st.st_size || doff != (((uint64_t)GF__CACHE_HDR + nunits * 32 + 4095) & ~(uint64_t)4095)) {
+    nunits = gf__ld64(hdr + 32);
+    img = gf__ld64(hdr + 40);
+    doff = gf__ld64(hdr + 56);
+    size = gf__ld64(hdr + 64);
+    isum = gf__ld64(hdr + 80);
+    if (nunits != (uint64_t)c->U || img != c->img_row || size != (uint64_t)st.st_size
+        || doff != (((uint64_t)GF__CACHE_HDR + nunits * 32 + 4095) & ~(uint64_t)4095)) {
         gf__fmt(why, cap, "%s: layout differs from the dataset's (units %llu, file size %llu of %llu)", c->path,
                 (unsigned long long)nunits, (unsigned long long)st.st_size, (unsigned long long)size);
         return 2;
@@ -10176,13 +11216,17 @@ static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, i
         uint64_t off = doff;
         if (!ib) { gf__fmt(why, cap, "out of memory"); return 2; }
         if (gf__read_full(fd, ib, (size_t)nunits * 32, GF__CACHE_HDR) || gpufeed_hash64(ib, (size_t)nunits * 32, 0) != isum) {
-            gf__free(c->a, ib); gf__fmt(why, cap, "%s: index checksum mismatch", c->path); return 2;
+            gf__free(c->a, ib);
+            gf__fmt(why, cap, "%s: index checksum mismatch", c->path);
+            return 2;
         }
         for (u = 0; u < c->U; u++) {
             c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
             c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
             if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
-                gf__free(c->a, ib); gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u); return 2;
+                gf__free(c->a, ib);
+                gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u);
+                return 2;
             }
             off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
         }
@@ -10276,7 +11320,11 @@ static void gf__cache_read_entry(int fd, gf__cent *ce)
     gpufeed_cache_entry *e = &ce->e;
     uint32_t dl;
     char *nl;
-    if (gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) { gf__fmt(e->reason, sizeof e->reason, "truncated header"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return; }
+    if (gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) {
+        gf__fmt(e->reason, sizeof e->reason, "truncated header");
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
     if (memcmp(hdr, ce->kind == 1 ? "GPUFEEDB" : "GPUFEEDC", 8) != 0) {
         gf__fmt(e->reason, sizeof e->reason, ce->kind == 1 || memcmp(hdr, "GPUFEEDB", 8) ? "bad magic" : "an unfinished build under the final name");
         e->state = GPUFEED_CACHE_ENTRY_INVALID;
@@ -10288,7 +11336,9 @@ static void gf__cache_read_entry(int fd, gf__cent *ce)
         return;
     }
     if (ce->kind == 0 && gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) {
-        gf__fmt(e->reason, sizeof e->reason, "header checksum mismatch"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return;
+        gf__fmt(e->reason, sizeof e->reason, "header checksum mismatch");
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
     }
     gf__fmt(e->key, sizeof e->key, "%016llx%016llx", (unsigned long long)gf__ld64(hdr + 16), (unsigned long long)gf__ld64(hdr + 24));
     ce->dsid[0] = gf__ld64(hdr + 88); ce->dsid[1] = gf__ld64(hdr + 96);
@@ -10367,7 +11417,12 @@ static int gf__cache_scan(const char *dir, const gpufeed_allocator *a, gf__cent 
         if (k == vcap) {
             int64_t nc = vcap ? vcap * 2 : 16;
             gf__cent *nv = (gf__cent *)gf__realloc(a, v, (size_t)nc * sizeof *nv);
-            if (!nv) { gf__free(a, v); closedir(d); gf__fmt(why, cap, "out of memory listing '%s'", dir); return -1; }
+            if (!nv) {
+                gf__free(a, v);
+                closedir(d);
+                gf__fmt(why, cap, "out of memory listing '%s'", dir);
+                return -1;
+            }
             v = nv; vcap = nc;
         }
         v[k++] = ce;
@@ -10396,7 +11451,11 @@ static void gf__cent_remove(gf__cent *ce, gpufeed_cache_prune_info *pi)
     if (ce->kind == 2) { /* an old build lock: free when no fcntl lock is held on it */
         ok = !ce->e.in_use && unlink(ce->e.path) == 0;
     } else ok = gf__unlink_unused(ce->e.path);
-    if (ok) { ce->removed = 1; pi->removed++; pi->bytes_removed += ce->e.bytes; }
+    if (ok) {
+        ce->removed = 1;
+        pi->removed++;
+        pi->bytes_removed += ce->e.bytes;
+    }
     else pi->skipped_in_use++;
 }
 
@@ -10423,7 +11482,8 @@ static int gf__cache_sweep(const char *dir, const gpufeed_allocator *a, int mode
         if ((mode & GF__SWEEP_LEFTOVERS) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY)
             for (j = 0; j < n; j++) /* a newer complete cache of the same dataset supersedes it */
                 if (j != i && v[j].kind == 0 && v[j].e.state == GPUFEED_CACHE_ENTRY_READY && v[j].dsid[0] == ce->dsid[0] &&
-                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created && v[j].mtime_ns > ce->mtime_ns))) go = 1;
+                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created
+                                                                                       && v[j].mtime_ns > ce->mtime_ns))) go = 1;
         if (go) gf__cent_remove(ce, pi);
     }
     for (i = 0; i < n; i++) if (!v[i].removed) total += v[i].e.bytes;
@@ -10545,7 +11605,9 @@ static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_
     c->state = GPUFEED_CACHE_READY;
     return 1;
 #else
-    (void)c; (void)ds; (void)cd;
+    (void)c;
+    (void)ds;
+    (void)cd;
     return 0;
 #endif
 }
@@ -10560,7 +11622,13 @@ static int gf__cache_lock_tmp(gf__cache *c)
         struct stat a, b;
         int fd = open(c->tmp, O_RDWR | O_CREAT, 0666);
         if (fd < 0) return -1;
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) { int e = errno; close(fd); if (e == EWOULDBLOCK) return 0; errno = e; return -1; }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK) return 0;
+            errno = e;
+            return -1;
+        }
         if (fstat(fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) { c->fd = fd; return 1; }
         close(fd); /* renamed or removed under us: the name now leads elsewhere */
     }
@@ -10581,7 +11649,9 @@ static int gf__cache_make_room(gf__cache *c)
     }
     if (gf__cache_sweep(c->dir, c->a, GF__SWEEP_BUDGET, NULL, gf__basename(c->path), c->dir_budget, c->size, &pi, why, sizeof why) != 0) return 1;
     if (pi.bytes_kept + c->size > c->dir_budget) {
-        gf__cache_log(c, "warning: cache directory '%s' keeps %llu bytes in use or being built; with this cache (%llu bytes) it would exceed dir_max_bytes %llu: not caching",
+        gf__cache_log(c,
+                      "warning: cache directory '%s' keeps %llu bytes in use or being built; with this cache (%llu bytes) it would exceed dir_max_bytes "
+                      "%llu: not caching",
                       c->dir, (unsigned long long)pi.bytes_kept, (unsigned long long)c->size, (unsigned long long)c->dir_budget);
         return 0;
     }
@@ -10595,7 +11665,8 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
 {
     gf__cache_layout(c, unit_rows);
     if (cd->max_bytes && c->size > cd->max_bytes) {
-        gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size, (unsigned long long)cd->max_bytes);
+        gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size,
+                      (unsigned long long)cd->max_bytes);
         return 0;
     }
     if (cd->ram_bytes && c->size <= cd->ram_bytes) {
@@ -10609,7 +11680,8 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
         int lk;
         uint8_t *hdr;
         if (gf__mkdir_p(c->dir) != 0) {
-            gf__cache_log(c, "warning: cache directory '%s' cannot be created: %s; reading the source%s", c->dir, strerror(errno), c->ram ? " (RAM cache only)" : "");
+            gf__cache_log(c, "warning: cache directory '%s' cannot be created: %s; reading the source%s", c->dir, strerror(errno),
+                          c->ram ? " (RAM cache only)" : "");
             goto no_file;
         }
         if (statvfs(c->dir, &sv) == 0 && (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < c->size + (c->size >> 6) + 4096) {
@@ -10637,7 +11709,9 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
         if (!hdr || ftruncate(c->fd, 0) != 0 || ftruncate(c->fd, (off_t)c->size) != 0 || gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) != 0) {
             gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, hdr ? strerror(errno) : "out of memory");
             gf__free(c->a, hdr);
-            unlink(c->tmp); close(c->fd); c->fd = -1;
+            unlink(c->tmp);
+            close(c->fd);
+            c->fd = -1;
             goto no_file;
         }
         gf__free(c->a, hdr);
@@ -10678,7 +11752,12 @@ static void gf__cache_finalize(gf__cache *c)
         int64_t u;
         int ok = hdr && ib;
         if (ok) {
-            for (u = 0; u < c->U; u++) { gf__st64(ib + u * 32, c->idx[u].off); gf__st64(ib + u * 32 + 8, c->idx[u].rows); gf__st64(ib + u * 32 + 16, c->idx[u].bytes); gf__st64(ib + u * 32 + 24, c->idx[u].sum); }
+            for (u = 0; u < c->U; u++) {
+                gf__st64(ib + u * 32, c->idx[u].off);
+                gf__st64(ib + u * 32 + 8, c->idx[u].rows);
+                gf__st64(ib + u * 32 + 16, c->idx[u].bytes);
+                gf__st64(ib + u * 32 + 24, c->idx[u].sum);
+            }
             gf__cache_header(c, hdr, 1, gpufeed_hash64(ib, (size_t)c->U * 32, 0));
             ok = gf__write_full(c->fd, ib, (size_t)c->U * 32, GF__CACHE_HDR) == 0 && fsync(c->fd) == 0 &&
                  gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) == 0 && fsync(c->fd) == 0 && rename(c->tmp, c->path) == 0;
@@ -10708,7 +11787,8 @@ static void gf__cache_finalize(gf__cache *c)
 }
 
 /* After a unit was decoded from the source (slot pointers), during a build. */
-static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
+static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid,
+                           gf__piece *pc)
 {
     int32_t np, i;
     int64_t n;
@@ -10835,6 +11915,7 @@ static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot
             if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;
             (void)gf__cas_u8(&c->ust[u], 0, 1);
         }
+
         /* point the slot at the image */
         k = 0;
         if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
@@ -10964,7 +12045,10 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     GF__NVTX_PUSH("gpufeed decode unit");
     gf__pos(l, g, &epoch, &i);
     unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
-    s->g = g; s->unit = unit; s->err[0] = 0; s->res = GPUFEED_OK;
+    s->g = g;
+    s->unit = unit;
+    s->err[0] = 0;
+    s->res = GPUFEED_OK;
     if (l->d.debug_jitter_us > 0) { /* timing noise for determinism tests: a slow decode */
 #if !defined(GPUFEED_NO_THREADS)
         struct timeval tv;
@@ -11217,7 +12301,8 @@ static void gf__pad_batch(gpufeed_loader *l, gf__bslot *bs, int64_t filled)
     }
     for (i = filled; i < l->B; i++) {
         int64_t src = i % filled;
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy((uint8_t *)bs->data + i * ds->row_bytes, (uint8_t *)bs->data + src * ds->row_bytes, (size_t)ds->row_bytes);
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
+            memcpy((uint8_t *)bs->data + i * ds->row_bytes, (uint8_t *)bs->data + src * ds->row_bytes, (size_t)ds->row_bytes);
         else for (j = 0; j < ds->nfeat; j++) {
             size_t z = gpufeed_feature_bytes(&ds->feats[j]);
             memcpy((uint8_t *)bs->feat[j] + (size_t)i * z, (uint8_t *)bs->feat[j] + (size_t)src * z, z);
@@ -11243,7 +12328,11 @@ static int gf__claim(gf__worker *w)
         break;
 #endif
     }
-    if (w->gqlast < 0) { w->ge = l->first_epoch; w->gk = l->bidx0; w->gqlast = 0; }
+    if (w->gqlast < 0) {
+        w->ge = l->first_epoch;
+        w->gk = l->bidx0;
+        w->gqlast = 0;
+    }
     if (!gf__advance(l, &w->gp, &w->ge, &w->gk, q - w->gqlast)) { w->gend = 1; return 0; }
     w->gqlast = q;
     w->gq = q;
@@ -11318,7 +12407,11 @@ static int gf__help(gpufeed_loader *l)
     if (!h || h->gend) return 0;
     q = GF__LOAD_SC(&l->claim);
     if (q >= GF__LOAD_SC(&l->released) + l->S) return 0;
-    if (h->gqlast < 0) { h->ge = l->first_epoch; h->gk = l->bidx0; h->gqlast = 0; }
+    if (h->gqlast < 0) {
+        h->ge = l->first_epoch;
+        h->gk = l->bidx0;
+        h->gqlast = 0;
+    }
     if (q < h->gqlast) return 0;
     if (!gf__advance(l, &h->gp, &h->ge, &h->gk, q - h->gqlast)) { h->gend = 1; return 0; }
     h->gqlast = q;
@@ -11334,7 +12427,10 @@ static int gf__help(gpufeed_loader *l)
 #else
     l->claim = q + 1;
 #endif
-    h->gq = q; h->glo = lo; h->ghi = hi; h->gat = lo;
+    h->gq = q;
+    h->glo = lo;
+    h->ghi = hi;
+    h->gat = lo;
     while (h->gq >= 0) gf__gather_step(h);
     return 1;
 }
@@ -11362,7 +12458,11 @@ static int gf__decode_step(gf__worker *w)
         p = gf__eplan_at(l, &w->dp, epoch);
         if (gf__window_pieces(l, p, i / l->step, epoch == l->first_epoch ? l->bidx0 : 0) == 0) {
             gf__uslot *s = &r->slot[head % (uint64_t)r->depth];
-            s->g = w->gd; s->unit = -1; s->rows = 0; s->res = GPUFEED_OK; s->err[0] = 0;
+            s->g = w->gd;
+            s->unit = -1;
+            s->rows = 0;
+            s->res = GPUFEED_OK;
+            s->err[0] = 0;
             GF__STORE_SC(&r->head, head + 1);
             w->gd += l->N;
             gf__notify(l);
@@ -11477,11 +12577,13 @@ static void gf__write_trace(gpufeed_loader *l)
     fprintf(f, "{\"traceEvents\": [\n");
     fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"gpufeed loader\"}}");
     fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"consumer\"}}");
-    for (i = 0; i < l->N; i++) fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"worker %d\"}}", i + 1, i);
+    for (i = 0; i < l->N; i++)
+        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"worker %d\"}}", i + 1, i);
     first = 0;
     for (k = 0; k < l->nev; k++)
         fprintf(f, "%s{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": %llu, \"dur\": %llu, \"args\": {\"batch\": %lld}}",
-                first ? "" : ",\n", names[l->ev[k].kind], (unsigned long long)(l->ev[k].ts - l->t_open), (unsigned long long)l->ev[k].dur, (long long)l->ev[k].arg);
+                first ? "" : ",\n", names[l->ev[k].kind], (unsigned long long)(l->ev[k].ts - l->t_open), (unsigned long long)l->ev[k].dur,
+                (long long)l->ev[k].arg);
     for (i = 0; i < l->N; i++)
         for (k = 0; k < l->w[i].nev; k++)
             fprintf(f, ",\n{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %llu, \"dur\": %llu, \"args\": {\"%s\": %lld}}",
@@ -11502,7 +12604,10 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     a = &l->ds->alloc;
     if (l->inner) { /* partitioned: the partitions' loaders */
         for (i = 0; i < l->ninner; i++) gpufeed_loader_close(l->inner[i]);
-        gf__free(a, l->inner); gf__free(a, l->omem); gf__free(a, l->ofeat); gf__free(a, l->ovalid);
+        gf__free(a, l->inner);
+        gf__free(a, l->omem);
+        gf__free(a, l->ofeat);
+        gf__free(a, l->ovalid);
         gf__free(a, l);
         return;
     }
@@ -11513,23 +12618,49 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
         for (i = 0; i < l->N; i++) {
             gf__worker *w = &l->w[i];
             if (w->ring.slot) for (k = 0; k < w->ring.depth; k++) {
-                gf__free(a, w->ring.slot[k].mem); gf__free(a, w->ring.slot[k].feat); gf__free(a, w->ring.slot[k].valid);
+                gf__free(a, w->ring.slot[k].mem);
+                gf__free(a, w->ring.slot[k].feat);
+                gf__free(a, w->ring.slot[k].valid);
             }
             gf__free(a, w->ring.slot);
             gpufeed_scratch_destroy(w->s);
-            gf__free(a, w->perm); gf__free(a, w->ev); gf__free(a, w->pc);
+            gf__free(a, w->perm);
+            gf__free(a, w->ev);
+            gf__free(a, w->pc);
             gf__free(a, (void *)w->wu); gf__free(a, w->woff);
             gf__eplan_free(&w->gp, a);
             gf__eplan_free(&w->dp, a);
         }
     }
-    if (l->hw) { gf__free(a, (void *)l->hw->wu); gf__free(a, l->hw->woff); gf__free(a, l->hw->ev); gf__eplan_free(&l->hw->gp, a); gf__free(a, l->hw); }
-    if (l->bs) for (i = 0; i < l->S; i++) { gf__free(a, l->bs[i].mem); gf__free(a, l->bs[i].feat); gf__free(a, l->bs[i].valid); }
+    if (l->hw) {
+        gf__free(a, (void *)l->hw->wu);
+        gf__free(a, l->hw->woff);
+        gf__free(a, l->hw->ev);
+        gf__eplan_free(&l->hw->gp, a);
+        gf__free(a, l->hw);
+    }
+    if (l->bs)
+        for (i = 0; i < l->S; i++) {
+            gf__free(a, l->bs[i].mem);
+            gf__free(a, l->bs[i].feat);
+            gf__free(a, l->bs[i].valid);
+        }
 #if !defined(GPUFEED_NO_THREADS)
-    if (l->threads) { pthread_mutex_destroy(&l->mu); pthread_cond_destroy(&l->cv); pthread_mutex_destroy(&l->fmu); }
+    if (l->threads) {
+        pthread_mutex_destroy(&l->mu);
+        pthread_cond_destroy(&l->cv);
+        pthread_mutex_destroy(&l->fmu);
+    }
 #endif
-    gf__eplan_free(&l->fplan, a); gf__eplan_free(&l->cplan, a); gf__eplan_free(&l->aplan, a);
-    gf__free(a, l->w); gf__free(a, l->bs); gf__free(a, l->unit_rows); gf__free(a, l->unit_base); gf__free(a, l->wdone); gf__free(a, l->ev);
+    gf__eplan_free(&l->fplan, a);
+    gf__eplan_free(&l->cplan, a);
+    gf__eplan_free(&l->aplan, a);
+    gf__free(a, l->w);
+    gf__free(a, l->bs);
+    gf__free(a, l->unit_rows);
+    gf__free(a, l->unit_base);
+    gf__free(a, l->wdone);
+    gf__free(a, l->ev);
     gf__free(a, l);
 }
 
@@ -11575,7 +12706,8 @@ static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *d
     if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
     if (l->U < l->world) {
         int32_t world = l->world;
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits, world);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits,
+                          world);
     }
     l->M = (l->U - l->prank + l->pworld - 1) / l->pworld;
     if (l->W > l->M) l->W = (int32_t)l->M; /* a window beyond the epoch is the epoch */
@@ -11588,6 +12720,7 @@ static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *d
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch of %lld rows x %lld bytes is too large", (long long)rows, (long long)ds->row_bytes);
         }
     }
+
     /* units held per worker: a window's share, twice (one being read while
        the next decodes) */
     l->D = desc->ring_depth ? desc->ring_depth : 2;
@@ -11639,7 +12772,8 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
             for (i = 0; i < l->U; i++) if (ds->units[i].u.num_rows > l->max_unit_rows) l->max_unit_rows = ds->units[i].u.num_rows;
         }
     }
-    if (ds->npred > 0 && !rows_override && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY)) { /* rows that pass the predicates: one counting pass */
+    if (ds->npred > 0 && !rows_override && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY)) {
+        /* rows that pass the predicates: one counting pass */
         gpufeed_scratch *s;
         gf__uslot tmp;
         memset(&tmp, 0, sizeof tmp);
@@ -11648,7 +12782,10 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
         tmp.feat = (void **)gf__alloc(a, (size_t)ds->nfeat * sizeof(void *));
         tmp.valid = (uint8_t **)gf__alloc(a, (size_t)ds->nfeat * sizeof(uint8_t *));
         if (!tmp.mem || !tmp.feat || !tmp.valid) {
-            gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
+            gf__free(a, tmp.mem);
+            gf__free(a, tmp.feat);
+            gf__free(a, tmp.valid);
+            gpufeed_scratch_destroy(s);
             return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__slot_layout(l, &tmp);
@@ -11657,17 +12794,25 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
             gpufeed_result r = gpufeed_dataset_decode_unit(ds, s, i, tmp.data, tmp.feat, tmp.valid, &rows);
             if (r) {
                 gf__seterr(err, r, "%s", gpufeed_scratch_error(s));
-                gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
+                gf__free(a, tmp.mem);
+                gf__free(a, tmp.feat);
+                gf__free(a, tmp.valid);
+                gpufeed_scratch_destroy(s);
                 return r;
             }
             l->unit_rows[i] = rows;
         }
-        gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
+        gf__free(a, tmp.mem);
+        gf__free(a, tmp.feat);
+        gf__free(a, tmp.valid);
+        gpufeed_scratch_destroy(s);
     }
     if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_OFF) {
         if (desc->cache->no_build) { gf__cache_free(l->cache); l->cache = NULL; }
         else if (l->world > 1) {
-            gf__cache_log(l->cache, "warning: with world %d no rank builds the cache while training (each decodes only its share): build it ahead of time (gpufeed_cache_build, gpufeed-cache build); reading the source", l->world);
+            gf__cache_log(l->cache,
+                          "warning: with world %d no rank builds the cache while training (each decodes only its share): build it ahead of time "
+                          "(gpufeed_cache_build, gpufeed-cache build); reading the source", l->world);
             gf__cache_free(l->cache); l->cache = NULL;
         } else {
             int b = gf__cache_begin_build(l->cache, desc->cache, l->unit_rows);
@@ -11686,9 +12831,11 @@ static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loa
         int64_t e, any = 0;
         for (e = desc->start_epoch; e < desc->start_epoch + 64 && !any; e++) any = gf__eplan_at(l, &l->aplan, e)->nb > 0;
         if (!any) {
-            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: no batches: %lld rows per batch is more than this rank's rows in every epoch", (long long)desc->batch_rows);
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: no batches: %lld rows per batch is more than this rank's rows in every epoch",
+                              (long long)desc->batch_rows);
         }
     }
+
     /* where the stream starts: batch start_batch of start_epoch (the next
        epoch past its end), decoding from the window of its first row */
     {
@@ -11713,6 +12860,7 @@ static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loa
     l->fA = l->first_epoch * l->NW + l->w0;
     l->fdoneA = l->fA;
     l->fexp = -1;
+
     /* the consumer's cursor */
     l->ce = l->first_epoch; l->ck = l->bidx0;
     for (;;) {
@@ -11734,6 +12882,7 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
     int32_t j;
     size_t slotb, bbytes;
     uint64_t bytes;
+
     /* windows in flight (their piece counters), batch slots */
     l->WR = (int64_t)l->N * l->D + 2;
     l->wdone = (int64_t *)gf__alloc(a, (size_t)l->WR * sizeof(int64_t));
@@ -11756,12 +12905,15 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         b->mem = (uint8_t *)gf__alloc(a, bbytes + GPUFEED_ALIGN);
         b->feat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
         b->valid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-        if (!b->mem || !b->feat || !b->valid) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches (%llu bytes each)", (unsigned long long)bbytes); }
+        if (!b->mem || !b->feat || !b->valid) {
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches (%llu bytes each)", (unsigned long long)bbytes);
+        }
         memset(b->mem, 0, bbytes + GPUFEED_ALIGN);
         off = gf__align_up((size_t)(uintptr_t)b->mem) - (size_t)(uintptr_t)b->mem;
         gf__batch_layout(ds, l->B, b->mem + off, &data, b->feat, b->valid);
         b->data = data;
     }
+
     /* workers: rings of unit slots, allocated once */
     slotb = gf__slot_bytes(l);
     if (!gf__mul_ok_u64((uint64_t)slotb, (uint64_t)l->N * (uint64_t)l->D, &bytes) || bytes > ((uint64_t)1 << 42)) {
@@ -11770,7 +12922,9 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
     for (j = 0; j < l->N; j++) {
         gf__worker *w = &l->w[j];
         int32_t k;
-        w->l = l; w->id = j; w->perm_epoch = -1;
+        w->l = l;
+        w->id = j;
+        w->perm_epoch = -1;
         w->gp.epoch = -1;
         w->ring.depth = l->D;
         w->ring.slot = (gf__uslot *)gf__alloc(a, (size_t)l->D * sizeof(gf__uslot));
@@ -11779,7 +12933,8 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         w->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
         w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
         w->dp.epoch = -1;
-        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp) || gpufeed_scratch_create(ds, &w->s)) {
+        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp)
+            || gpufeed_scratch_create(ds, &w->s)) {
             return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__scratch_share(w->s);
@@ -11789,7 +12944,9 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
             s->mem = (uint8_t *)gf__alloc(a, slotb);
             s->feat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
             s->valid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-            if (!s->mem || !s->feat || !s->valid) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for unit slots (%llu bytes each)", (unsigned long long)slotb); }
+            if (!s->mem || !s->feat || !s->valid) {
+                return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for unit slots (%llu bytes each)", (unsigned long long)slotb);
+            }
             gf__slot_layout(l, s);
         }
         w->gd = j;
@@ -11808,7 +12965,11 @@ static gpufeed_result gf__loader_open_threads(gpufeed_loader *l, const gpufeed_l
     l->hw = (gf__worker *)gf__alloc(a, sizeof(gf__worker));
     if (!l->hw) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->hw, 0, sizeof *l->hw);
-    l->hw->l = l; l->hw->id = -1; l->hw->gq = -1; l->hw->gqlast = -1; l->hw->gp.epoch = -1;
+    l->hw->l = l;
+    l->hw->id = -1;
+    l->hw->gq = -1;
+    l->hw->gqlast = -1;
+    l->hw->gp.epoch = -1;
     l->hw->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
     l->hw->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
     if (!l->hw->wu || !l->hw->woff || !gf__eplan_alloc(l, &l->hw->gp)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
@@ -11845,7 +13006,8 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     *out = NULL;
     if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
     a = &ds->alloc;
-    if (desc->global_batch_rows < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative global_batch_rows (%lld)", (long long)desc->global_batch_rows);
+    if (desc->global_batch_rows < 0)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative global_batch_rows (%lld)", (long long)desc->global_batch_rows);
     if (desc->partitions < 0 || (desc->partitions > 1 && desc->global_batch_rows == 0))
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: partitions %d needs global_batch_rows (elastic mode)", desc->partitions);
     if (desc->global_batch_rows > 0) { /* elastic mode: batch_rows follows from G and the world */
@@ -11856,15 +13018,21 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         if (desc->batch_rows != 0 && desc->batch_rows != desc->global_batch_rows / wd)
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %lld = %lld (leave it 0)",
                               (long long)desc->batch_rows, (long long)desc->global_batch_rows, (long long)wd, (long long)(desc->global_batch_rows / wd));
-    } else if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
-    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
-    if (desc->ring_depth < 0 || desc->ring_depth > 1024) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
+    } else if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)",
+                                                        (long long)desc->batch_rows);
+    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
+    if (desc->ring_depth < 0 || desc->ring_depth > 1024)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
     if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
     if (desc->world < 0 || desc->rank < 0 || (desc->world > 0 && desc->rank >= desc->world) || (desc->world == 0 && desc->rank != 0))
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
-    if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
-    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
-    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
+    if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
+    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
+    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
     if (ds->nunits == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: the dataset has no rows to load (every row group was pruned)");
     l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
     if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
@@ -11905,15 +13073,21 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
     if (desc->batch_rows != 0 && desc->batch_rows != G / W)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %d = %lld (leave it 0)",
                           (long long)desc->batch_rows, (long long)G, W, (long long)(G / W));
-    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
+    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
     a = &ds->alloc;
     l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
     if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
     memset(l, 0, sizeof *l);
     l->ds = ds; l->d = *desc;
     l->t_open = gf__now_us();
-    l->world = W; l->rank = desc->rank; l->elastic = 1;
-    l->G = G; l->B = G / W; l->s0 = (int64_t)desc->rank * l->B; l->d.batch_rows = l->B;
+    l->world = W;
+    l->rank = desc->rank;
+    l->elastic = 1;
+    l->G = G;
+    l->B = G / W;
+    l->s0 = (int64_t)desc->rank * l->B;
+    l->d.batch_rows = l->B;
     per = P / W;
     N = desc->workers ? desc->workers : 1;
     l->inner = (gpufeed_loader **)gf__alloc(a, (size_t)per * sizeof(gpufeed_loader *));
@@ -11929,7 +13103,11 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
         if (in.workers < 1) in.workers = 1;
         in.trace_path = NULL;
         r = gf__loader_open_ex(&l->inner[j], ds, &in, err, NULL);
-        if (r) { l->ninner = j; gpufeed_loader_close(l); return r; }
+        if (r) {
+            l->ninner = j;
+            gpufeed_loader_close(l);
+            return r;
+        }
         l->ninner = j + 1;
         l->N += l->inner[j]->N;
     }
@@ -11937,7 +13115,10 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
     l->omem = (uint8_t *)gf__alloc(a, bb + GPUFEED_ALIGN);
     l->ofeat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
     l->ovalid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-    if (!l->omem || !l->ofeat || !l->ovalid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
+    if (!l->omem || !l->ofeat || !l->ovalid) {
+        gpufeed_loader_close(l);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches");
+    }
     memset(l->omem, 0, bb + GPUFEED_ALIGN);
     off = gf__align_up((size_t)(uintptr_t)l->omem) - (size_t)(uintptr_t)l->omem;
     gf__batch_layout(ds, l->B, l->omem + off, &l->odata, l->ofeat, l->ovalid);
@@ -11963,7 +13144,10 @@ static gpufeed_result gf__next_parts(gpufeed_loader *l, gpufeed_batch *out)
         r = gpufeed_loader_next(l->inner[j], &b);
         if (r == GPUFEED_DONE && j == 0) break;
         if (r) {
-            if (r == GPUFEED_DONE) { gf__fmt(l->err, sizeof l->err, "loader: internal error: partition %d ended before the others", j); r = GPUFEED_ERR_PLATFORM; }
+            if (r == GPUFEED_DONE) {
+                gf__fmt(l->err, sizeof l->err, "loader: internal error: partition %d ended before the others", j);
+                r = GPUFEED_ERR_PLATFORM;
+            }
             else gf__fmt(l->err, sizeof l->err, "%s", gpufeed_loader_error(l->inner[j]));
             return l->failed = r;
         }
@@ -12094,6 +13278,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     l->batches++;
     l->rows += (uint64_t)bs->rows;
     l->repeated += (uint64_t)bs->repeated;
+
     /* the cursor moves to the next batch (past epochs without any) */
     e_prev = l->ce;
     l->ck++;
@@ -12164,6 +13349,7 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
         st->units_from_cache = gf__cache_count(cache, 0);
         st->cache_bad_units = gf__cache_count(cache, 1);
     }
+
     /* the trainer's own assembly while it waited is work done and capacity added */
     busy = life > 0 && k > 0 ? (dec + asmb + help) / (life * k + help) : 0;
     asmb += help;
@@ -12175,26 +13361,36 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
         if (dpart < 0) dpart = 0;
         if (!threads) {
             st->bottleneck = GPUFEED_STAGE_DECODE;
-            gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time", wall > 0 ? 100 * (dec + asmb < wall ? dec + asmb : wall) / wall : 0.0);
+            gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time",
+                    wall > 0 ? 100 * (dec + asmb < wall ? dec + asmb : wall) / wall : 0.0);
         } else if (wf < 0.05) {
             st->bottleneck = GPUFEED_STAGE_CONSUMER;
-            gf__fmt(st->verdict, sizeof st->verdict, "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): not input-bound",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): not input-bound",
                     100 * wf, 100 * busy);
         } else if (busy < 0.6) {
             st->bottleneck = GPUFEED_STAGE_NONE;
-            gf__fmt(st->verdict, sizeof st->verdict, "the trainer waited %.0f%% of the time while workers were only %.0f%% busy: raise ring_depth and set prefill; with fewer cores than workers, fewer workers",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "the trainer waited %.0f%% of the time while workers were only %.0f%% busy: raise ring_depth and set prefill; with fewer cores than "
+                    "workers, fewer workers",
                     100 * wf, 100 * busy);
         } else if (rd >= dpart && rd >= asmb) {
             st->bottleneck = GPUFEED_STAGE_READ;
-            gf__fmt(st->verdict, sizeof st->verdict, "reading is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it reading the source: local or mapped files (GPUFEED_OPEN_MMAP), a will_read source, or the tensor cache",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "reading is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it reading the source: local or mapped files "
+                    "(GPUFEED_OPEN_MMAP), a will_read source, or the tensor cache",
                     100 * wf, 100 * busy, 100 * rd / (dec + asmb));
         } else if (dpart >= asmb) {
             st->bottleneck = GPUFEED_STAGE_DECODE;
-            gf__fmt(st->verdict, sizeof st->verdict, "decoding is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it decoding: add workers (up to the free cores) or use the tensor cache",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "decoding is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it decoding: add workers (up to the free cores) "
+                    "or use the tensor cache",
                     100 * wf, 100 * busy, 100 * dpart / (dec + asmb));
         } else {
             st->bottleneck = GPUFEED_STAGE_ASSEMBLY;
-            gf__fmt(st->verdict, sizeof st->verdict, "batch assembly is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it assembling batches: add workers, or a smaller shuffle_window or fewer features",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "batch assembly is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it assembling batches: add workers, or a "
+                    "smaller shuffle_window or fewer features",
                     100 * wf, 100 * busy, 100 * asmb / (dec + asmb));
         }
     }
@@ -12243,7 +13439,11 @@ GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed
 /* The tensor cache ahead of time: gpufeed_cache_build drives a loader
    over one epoch; verify, info and remove open the cache only. */
 
-typedef struct gf__logcap { void (*log)(void *, const char *); void *user; char last[GPUFEED_ERROR_MAX + 256]; } gf__logcap;
+typedef struct gf__logcap {
+    void (*log)(void *, const char *);
+    void *user;
+    char last[GPUFEED_ERROR_MAX + 256];
+} gf__logcap;
 static void gf__logcap_fn(void *user, const char *msg)
 {
     gf__logcap *lc = (gf__logcap *)user;
@@ -12264,7 +13464,9 @@ static int gf__cache_builder(const gf__cache *c, int64_t *done, int64_t *total, 
     if (fd < 0) return 0;
     busy = flock(fd, LOCK_EX | LOCK_NB) != 0;
     if (busy && gf__read_full(fd, h, sizeof h, 0) == 0 && memcmp(h, "GPUFEEDB", 8) == 0) {
-        *total = (int64_t)gf__ld64(h + 32); *pid = (int64_t)gf__ld64(h + 104); *done = (int64_t)gf__ld64(h + 112);
+        *total = (int64_t)gf__ld64(h + 32);
+        *pid = (int64_t)gf__ld64(h + 104);
+        *done = (int64_t)gf__ld64(h + 112);
     }
     close(fd);
     return busy;
@@ -12310,9 +13512,17 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     if (!ds || !c || (!c->dir && !c->ram_bytes)) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_build: no dataset or no cache directory");
     memset(&lc, 0, sizeof lc);
     lc.log = c->log; lc.user = c->log_user;
-    cd = *c; cd.log = gf__logcap_fn; cd.log_user = &lc; cd.no_build = 0;
+    cd = *c;
+    cd.log = gf__logcap_fn;
+    cd.log_user = &lc;
+    cd.no_build = 0;
     memset(&ld, 0, sizeof ld);
-    ld.batch_rows = 65536; ld.workers = workers > 0 ? workers : 1; ld.no_unit_shuffle = 1; ld.epochs = 1; ld.cache = &cd;
+    ld.batch_rows = 65536;
+    ld.workers = workers > 0 ? workers : 1;
+    ld.no_unit_shuffle = 1;
+    ld.epochs = 1;
+    ld.cache = &cd;
+
     /* another process building the same cache: wait for it (progress
        lines through the log), or with no_wait fail; then build, or find it
        complete */
@@ -12368,7 +13578,8 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     return r;
 }
 
-static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache_desc *cd, int verify, gpufeed_cache_info *info, int64_t *bad, gpufeed_error *err)
+static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache_desc *cd, int verify, gpufeed_cache_info *info, int64_t *bad,
+                                        gpufeed_error *err)
 {
     gf__cache *c;
     gpufeed_cache_desc q;
@@ -12389,7 +13600,11 @@ static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache
         info->bytes = fb;
         info->units = c->U;
         if (r == 0) { int64_t u; for (u = 0; u < c->U; u++) info->rows += (int64_t)c->idx[u].rows; }
-        if (bad) { int64_t u; *bad = 0; if (r == 3) for (u = 0; u < c->U; u++) *bad += c->ust[u] == 2; }
+        if (bad) {
+            int64_t u;
+            *bad = 0;
+            if (r == 3) for (u = 0; u < c->U; u++) *bad += c->ust[u] == 2;
+        }
         if (r == 1) gf__fmt(info->reason, sizeof info->reason, "no cache file %s", c->path);
     }
 #else
@@ -12445,9 +13660,16 @@ GF__PEDANTIC_ON
 #endif
 
 typedef struct gf__dslot {
-    uint8_t *hmem; uint8_t *host; int pinned;  /* 0 pageable, 1 registered, 2 cudaHostAlloc */
-    void *hdata; void **hfeat; uint8_t **hvalid;
-    void *dmem; void *ddata; void **dfeat; uint8_t **dvalid;
+    uint8_t *hmem;
+    uint8_t *host;
+    int pinned; /* 0 pageable, 1 registered, 2 cudaHostAlloc */
+    void *hdata;
+    void **hfeat;
+    uint8_t **hvalid;
+    void *dmem;
+    void *ddata;
+    void **dfeat;
+    uint8_t **dvalid;
     void *didx;                        /* resident mode: the batch's row ids, on the device */
     void *hidx;                        /* ... and in pinned host memory */
 #ifdef GF__CUDA
@@ -12513,7 +13735,12 @@ __global__ void gf__gather_kernel(const unsigned char *src, const long long *idx
 
 #ifdef GF__CUDA
 /* switch to our device, remembering the caller's */
-static int gf__dev_enter(int32_t dev) { int prev = 0; cudaGetDevice(&prev); if (prev != dev) cudaSetDevice(dev); return prev; }
+static int gf__dev_enter(int32_t dev) {
+    int prev = 0;
+    cudaGetDevice(&prev);
+    if (prev != dev) cudaSetDevice(dev);
+    return prev;
+}
 static void gf__dev_leave(int32_t dev, int prev) { if (prev != dev) cudaSetDevice(prev); }
 #endif
 
@@ -12539,7 +13766,9 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
 {
     int defer;
     if (!u) return;
-    u->l->dst_data = NULL; u->l->dst_feat = NULL; u->l->dst_valid = NULL; /* the loader hands out its own slots again */
+    u->l->dst_data = NULL;
+    u->l->dst_feat = NULL;
+    u->l->dst_valid = NULL; /* the loader hands out its own slots again */
     gpufeed_loader_close(u->il); u->il = NULL;
     GF__ULOCK(u);
     defer = u->live_refs > 0;
@@ -12566,7 +13795,11 @@ static void gf__uploader_free(gpufeed_uploader *u)
             if (s->pinned == 2) { cudaFreeHost(s->hmem); s->hmem = NULL; }
         }
 #endif
-        gf__free(a, s->hmem); gf__free(a, s->hfeat); gf__free(a, s->hvalid); gf__free(a, s->dfeat); gf__free(a, s->dvalid);
+        gf__free(a, s->hmem);
+        gf__free(a, s->hfeat);
+        gf__free(a, s->hvalid);
+        gf__free(a, s->dfeat);
+        gf__free(a, s->dvalid);
     }
 #ifdef GF__CUDA
     if (u->on_device) {
@@ -12615,6 +13848,7 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
                 (unsigned long long)bytes, (unsigned long long)u->d.resident_bytes);
         return GPUFEED_OK;
     }
+
     /* the index plan: the same units, one int64 feature (the row id) */
     u->ids = (gpufeed_dataset *)gf__alloc(a, sizeof *u->ids);
     u->dmask = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
@@ -12625,16 +13859,29 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     memset(&u->idfeat, 0, sizeof u->idfeat);
     u->idfeat.column = "row id"; u->idfeat.dtype = GPUFEED_DT_I64;
     u->idoff = 0;
-    u->ids->feats = &u->idfeat; u->ids->nfeat = 1; u->ids->offs = &u->idoff; u->ids->row_bytes = 8;
-    u->ids->layout = GPUFEED_LAYOUT_ROW_MAJOR; u->ids->npred = 0; u->ids->preds = NULL;
-    ld = l->d; ld.cache = NULL; ld.trace_path = NULL; ld.workers = 1; ld.prefill = 0;
+    u->ids->feats = &u->idfeat;
+    u->ids->nfeat = 1;
+    u->ids->offs = &u->idoff;
+    u->ids->row_bytes = 8;
+    u->ids->layout = GPUFEED_LAYOUT_ROW_MAJOR;
+    u->ids->npred = 0;
+    u->ids->preds = NULL;
+    ld = l->d;
+    ld.cache = NULL;
+    ld.trace_path = NULL;
+    ld.workers = 1;
+    ld.prefill = 0;
     r = gf__loader_open_ex(&u->il, u->ids, &ld, err, l->unit_rows);
     if (r) { gf__free(a, hvalid); return r; }
     gf__stop_workers(l); /* the decoding loader has nothing left to do */
     /* every row, once */
     e = cudaMalloc(&u->drows, (size_t)(u->total_rows ? u->total_rows : 1) * (size_t)ds->row_bytes);
-    for (j = 0; j < ds->nfeat && e == cudaSuccess; j++) if (ds->feats[j].validity) e = cudaMalloc((void **)&u->dmask[j], (size_t)(u->total_rows ? u->total_rows : 1));
-    if (e != cudaSuccess) { gf__free(a, hvalid); return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy of %llu bytes: %s", (unsigned long long)bytes, cudaGetErrorString(e)); }
+    for (j = 0; j < ds->nfeat && e == cudaSuccess; j++)
+        if (ds->feats[j].validity) e = cudaMalloc((void **)&u->dmask[j], (size_t)(u->total_rows ? u->total_rows : 1));
+    if (e != cudaSuccess) {
+        gf__free(a, hvalid);
+        return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy of %llu bytes: %s", (unsigned long long)bytes, cudaGetErrorString(e));
+    }
     hdata = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows * (size_t)ds->row_bytes + 1);
     for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) hvalid[j] = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows + 1);
     if (!hdata || gpufeed_scratch_create(ds, &sc)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
@@ -12642,9 +13889,15 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
         int64_t rows = 0;
         r = gpufeed_dataset_decode_unit(ds, sc, i, hdata, NULL, hvalid, &rows);
         if (r) { gf__seterr(err, r, "%s", gpufeed_scratch_error(sc)); break; }
-        if (rows != l->unit_rows[i]) { r = gf__seterr(err, GPUFEED_ERR_CORRUPT, "uploader: unit %lld decoded to %lld rows, planned %lld", (long long)i, (long long)rows, (long long)l->unit_rows[i]); break; }
-        if (rows) e = cudaMemcpy((uint8_t *)u->drows + (size_t)base * (size_t)ds->row_bytes, hdata, (size_t)rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice);
-        for (j = 0; j < ds->nfeat && e == cudaSuccess && rows; j++) if (hvalid[j]) e = cudaMemcpy(u->dmask[j] + base, hvalid[j], (size_t)rows, cudaMemcpyHostToDevice);
+        if (rows != l->unit_rows[i]) {
+            r = gf__seterr(err, GPUFEED_ERR_CORRUPT, "uploader: unit %lld decoded to %lld rows, planned %lld", (long long)i, (long long)rows,
+                           (long long)l->unit_rows[i]);
+            break;
+        }
+        if (rows)
+            e = cudaMemcpy((uint8_t *)u->drows + (size_t)base * (size_t)ds->row_bytes, hdata, (size_t)rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice);
+        for (j = 0; j < ds->nfeat && e == cudaSuccess && rows; j++)
+            if (hvalid[j]) e = cudaMemcpy(u->dmask[j] + base, hvalid[j], (size_t)rows, cudaMemcpyHostToDevice);
         if (e != cudaSuccess) { r = gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy: %s", cudaGetErrorString(e)); break; }
         base += rows;
     }
@@ -12684,19 +13937,30 @@ static gpufeed_result gf__resident_next(gpufeed_uploader *u, gf__dslot *s, gpufe
         unsigned blocks = (unsigned)((rows * (size_t)ds->row_bytes / 4 + 255) / 256);
         if (blocks > 4096) blocks = 4096;
         if (blocks == 0) blocks = 1;
-        gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->drows, (const long long *)s->didx, (long long)rows, (long long)ds->row_bytes, (unsigned char *)s->ddata);
+        gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->drows, (const long long *)s->didx, (long long)rows, (long long)ds->row_bytes,
+                                                       (unsigned char *)s->ddata);
         for (j = 0; j < ds->nfeat; j++)
-            if (u->dmask[j]) gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->dmask[j], (const long long *)s->didx, (long long)rows, 1, (unsigned char *)s->dvalid[j]);
+            if (u->dmask[j])
+                gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->dmask[j], (const long long *)s->didx, (long long)rows, 1,
+                                                               (unsigned char *)s->dvalid[j]);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
     GF__NVTX_POP();
     gf__dev_leave(u->d.device, prev);
-    if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: resident gather of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
-    b->host.data = NULL; b->host.row_bytes = ds->row_bytes; b->host.feature_offset = ds->offs;
+    if (e != cudaSuccess) {
+        gf__fmt(u->err, sizeof u->err, "uploader: resident gather of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e));
+        return GPUFEED_ERR_CUDA;
+    }
+    b->host.data = NULL;
+    b->host.row_bytes = ds->row_bytes;
+    b->host.feature_offset = ds->offs;
     b->host.feature_info = ds->feats; b->host.num_features = ds->nfeat;
     b->host.features = NULL; b->host.valid = NULL;
-    b->data = s->ddata; b->features = s->dfeat; b->valid = s->dvalid; b->ready = (void *)s->copied;
+    b->data = s->ddata;
+    b->features = s->dfeat;
+    b->valid = s->dvalid;
+    b->ready = (void *)s->copied;
     b->on_device = 1; b->resident = 1;
     return GPUFEED_OK;
 }
@@ -12713,7 +13977,8 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_uploader_open: out is NULL");
     *out = NULL;
     if (!l || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_uploader_open: loader or desc is NULL");
-    if (desc->slots < 0 || desc->slots > 16 || desc->slots == 1) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "uploader: slots must be 2..16 (got %d)", desc->slots);
+    if (desc->slots < 0 || desc->slots > 16 || desc->slots == 1)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "uploader: slots must be 2..16 (got %d)", desc->slots);
     a = &l->ds->alloc;
     nf = l->ds->nfeat ? l->ds->nfeat : 1;
     u = (gpufeed_uploader *)gf__alloc(a, sizeof *u);
@@ -12740,7 +14005,12 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
         u->caller_dev = gf__dev_enter(desc->device);
         e = cudaGetLastError();
         e = cudaStreamCreateWithFlags(&u->copy, cudaStreamNonBlocking);
-        if (e != cudaSuccess) { gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d: %s", desc->device, cudaGetErrorString(e)); u->copy = NULL; gpufeed_uploader_close(u); return GPUFEED_ERR_CUDA; }
+        if (e != cudaSuccess) {
+            gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d: %s", desc->device, cudaGetErrorString(e));
+            u->copy = NULL;
+            gpufeed_uploader_close(u);
+            return GPUFEED_ERR_CUDA;
+        }
     }
 #endif
     for (i = 0; i < u->n; i++) {
@@ -12749,18 +14019,26 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
         s->hvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
         s->dfeat = (void **)gf__alloc(a, (size_t)nf * sizeof(void *));
         s->dvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
-        if (!s->hfeat || !s->hvalid || !s->dfeat || !s->dvalid) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
+        if (!s->hfeat || !s->hvalid || !s->dfeat || !s->dvalid) {
+            gpufeed_uploader_close(u);
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
+        }
         memset(s->dfeat, 0, (size_t)nf * sizeof(void *)); memset(s->dvalid, 0, (size_t)nf * sizeof(uint8_t *));
+
         /* host slab: allocate, touch, register (pinning once, never per batch) */
         s->hmem = (uint8_t *)gf__alloc(a, u->slab + GPUFEED_ALIGN);
-        if (!s->hmem) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory for a %llu-byte slot", (unsigned long long)u->slab); }
+        if (!s->hmem) {
+            gpufeed_uploader_close(u);
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory for a %llu-byte slot", (unsigned long long)u->slab);
+        }
         memset(s->hmem, 0, u->slab + GPUFEED_ALIGN);
         s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
 #ifdef GF__CUDA
         if (u->on_device) {
             cudaError_t e;
             if (desc->max_pinned_bytes && pinned + u->slab + GPUFEED_ALIGN > desc->max_pinned_bytes) {
-                fprintf(stderr, "gpufeed: warning: slot %d stays pageable (max_pinned_bytes %llu reached): its copies are synchronous\n", i, (unsigned long long)desc->max_pinned_bytes);
+                fprintf(stderr, "gpufeed: warning: slot %d stays pageable (max_pinned_bytes %llu reached): its copies are synchronous\n", i,
+                        (unsigned long long)desc->max_pinned_bytes);
             } else if (cudaHostRegister(s->hmem, u->slab + GPUFEED_ALIGN, cudaHostRegisterDefault) == cudaSuccess) {
                 s->pinned = 1; pinned += u->slab + GPUFEED_ALIGN;
             } else {
@@ -12768,7 +14046,9 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
                 cudaGetLastError();
                 if (cudaHostAlloc(&hp, u->slab + GPUFEED_ALIGN, cudaHostAllocDefault) == cudaSuccess) {
                     gf__free(a, s->hmem);
-                    s->hmem = (uint8_t *)hp; s->pinned = 2; pinned += u->slab + GPUFEED_ALIGN;
+                    s->hmem = (uint8_t *)hp;
+                    s->pinned = 2;
+                    pinned += u->slab + GPUFEED_ALIGN;
                     s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
                 } else {
                     cudaGetLastError();
@@ -12778,7 +14058,11 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
             e = cudaMalloc(&s->dmem, u->slab);
             if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming);
             if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->released, cudaEventDisableTiming);
-            if (e != cudaSuccess) { gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", desc->device, i, cudaGetErrorString(e)); gpufeed_uploader_close(u); return GPUFEED_ERR_CUDA; }
+            if (e != cudaSuccess) {
+                gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", desc->device, i, cudaGetErrorString(e));
+                gpufeed_uploader_close(u);
+                return GPUFEED_ERR_CUDA;
+            }
             {
                 void *dd;
                 gf__batch_layout(l->ds, l->B, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
@@ -12817,10 +14101,14 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
     {   /* the next free slot in ring order (releases may come in any order) */
         int32_t i, at = -1;
         GF__ULOCK(u);
-        for (i = 0; i < u->n; i++) { int32_t q = (int32_t)((u->k + (uint64_t)i) % (uint64_t)u->n); if (!u->s[q].held && !u->s[q].refs) { at = q; break; } }
+        for (i = 0; i < u->n; i++) {
+            int32_t q = (int32_t)((u->k + (uint64_t)i) % (uint64_t)u->n);
+            if (!u->s[q].held && !u->s[q].refs) { at = q; break; }
+        }
         GF__UUNLOCK(u);
         if (at < 0) {
-            gf__fmt(u->err, sizeof u->err, "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) and drop its DLPack tensors before taking another", u->n);
+            gf__fmt(u->err, sizeof u->err,
+                    "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) and drop its DLPack tensors before taking another", u->n);
             return GPUFEED_ERR_INVALID_ARG;
         }
         s = &u->s[at];
@@ -12837,14 +14125,18 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
     if (u->resident) {
         r = gf__resident_next(u, s, b);
         if (r) return r;
-        s->used = 1; s->held = 1; s->release_recorded = 0;
+        s->used = 1;
+        s->held = 1;
+        s->release_recorded = 0;
         s->serial = b->serial = u->k;
         u->k++;
         return GPUFEED_OK;
     }
 #endif
     /* the loader's batch goes into this slot */
-    l->dst_data = s->hdata; l->dst_feat = s->hfeat; l->dst_valid = s->hvalid;
+    l->dst_data = s->hdata;
+    l->dst_feat = s->hfeat;
+    l->dst_valid = s->hvalid;
     {
         int32_t slot = b->slot;
         r = gpufeed_loader_next(l, &b->host);
@@ -12871,11 +14163,19 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
         GF__NVTX_POP();
         gf__dev_leave(u->d.device, prev);
-        if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: copy of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
-        b->data = s->ddata; b->features = s->dfeat; b->valid = s->dvalid; b->ready = (void *)s->copied;
+        if (e != cudaSuccess) {
+            gf__fmt(u->err, sizeof u->err, "uploader: copy of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e));
+            return GPUFEED_ERR_CUDA;
+        }
+        b->data = s->ddata;
+        b->features = s->dfeat;
+        b->valid = s->dvalid;
+        b->ready = (void *)s->copied;
     }
 #endif
-    s->used = 1; s->held = 1; s->release_recorded = 0;
+    s->used = 1;
+    s->held = 1;
+    s->release_recorded = 0;
     s->serial = b->serial = u->k;
     u->k++;
     return GPUFEED_OK;
@@ -12901,6 +14201,7 @@ static gpufeed_result gf__slot_record_release(gpufeed_uploader *u, gf__dslot *s,
     if (u->on_device) {
         int prev = gf__dev_enter(u->d.device);
         cudaError_t e = cudaSuccess;
+
         /* one event per slot: an earlier consumer's point must have passed
            before the event moves to another stream (rare: several tensors) */
         if (s->release_recorded) e = cudaEventSynchronize(s->released);
@@ -12910,7 +14211,9 @@ static gpufeed_result gf__slot_record_release(gpufeed_uploader *u, gf__dslot *s,
         s->release_recorded = 1;
     }
 #else
-    (void)u; (void)s; (void)stream;
+    (void)u;
+    (void)s;
+    (void)stream;
 #endif
     return GPUFEED_OK;
 }
@@ -12920,11 +14223,15 @@ GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const g
     gf__dslot *s;
     gpufeed_result r;
     if (!u || !b) return GPUFEED_ERR_INVALID_ARG;
-    if (b->slot < 0 || b->slot >= u->n) { gf__fmt(u->err, sizeof u->err, "uploader: release of slot %d: no such slot", b->slot); return GPUFEED_ERR_INVALID_ARG; }
+    if (b->slot < 0 || b->slot >= u->n) {
+        gf__fmt(u->err, sizeof u->err, "uploader: release of slot %d: no such slot", b->slot);
+        return GPUFEED_ERR_INVALID_ARG;
+    }
     GF__ULOCK(u);
     s = &u->s[b->slot];
     if (!s->held || s->serial != b->serial) {
-        gf__fmt(u->err, sizeof u->err, "uploader: release of batch %llu in slot %d: %s", (unsigned long long)b->serial, b->slot, s->held ? "the slot holds a newer batch" : "not held");
+        gf__fmt(u->err, sizeof u->err, "uploader: release of batch %llu in slot %d: %s", (unsigned long long)b->serial, b->slot,
+                s->held ? "the slot holds a newer batch" : "not held");
         GF__UUNLOCK(u);
         return GPUFEED_ERR_INVALID_ARG;
     }
@@ -12939,7 +14246,10 @@ GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u) { retu
 /* >>dlpack: batches as DLPack tensors ------------------------------------ */
 
 typedef struct gf__dlblock {           /* one exported tensor, one allocation */
-    union { gpufeed_dl_managed m; gpufeed_dl_managed_versioned v; } t;
+    union {
+        gpufeed_dl_managed m;
+        gpufeed_dl_managed_versioned v;
+    } t;
     int64_t shape[2], strides[2];
     gpufeed_uploader *u;
     int32_t slot;
@@ -12974,13 +14284,34 @@ static gpufeed_dl_dtype gf__dl_dtype(gpufeed_dtype t)
     gpufeed_dl_dtype d;
     d.lanes = 1;
     switch (t) {
-    case GPUFEED_DT_F32: d.code = GPUFEED_DL_FLOAT; d.bits = 32; break;
-    case GPUFEED_DT_F64: d.code = GPUFEED_DL_FLOAT; d.bits = 64; break;
-    case GPUFEED_DT_F16: d.code = GPUFEED_DL_FLOAT; d.bits = 16; break;
-    case GPUFEED_DT_BF16: d.code = GPUFEED_DL_BFLOAT; d.bits = 16; break;
-    case GPUFEED_DT_I32: d.code = GPUFEED_DL_INT; d.bits = 32; break;
-    case GPUFEED_DT_I64: d.code = GPUFEED_DL_INT; d.bits = 64; break;
-    default: d.code = GPUFEED_DL_UINT; d.bits = 8; break;
+    case GPUFEED_DT_F32:
+        d.code = GPUFEED_DL_FLOAT;
+        d.bits = 32;
+        break;
+    case GPUFEED_DT_F64:
+        d.code = GPUFEED_DL_FLOAT;
+        d.bits = 64;
+        break;
+    case GPUFEED_DT_F16:
+        d.code = GPUFEED_DL_FLOAT;
+        d.bits = 16;
+        break;
+    case GPUFEED_DT_BF16:
+        d.code = GPUFEED_DL_BFLOAT;
+        d.bits = 16;
+        break;
+    case GPUFEED_DT_I32:
+        d.code = GPUFEED_DL_INT;
+        d.bits = 32;
+        break;
+    case GPUFEED_DT_I64:
+        d.code = GPUFEED_DL_INT;
+        d.bits = 64;
+        break;
+    default:
+        d.code = GPUFEED_DL_UINT;
+        d.bits = 8;
+        break;
     }
     return d;
 }
@@ -13004,16 +14335,24 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     if (!u || !b || !out) return GPUFEED_ERR_INVALID_ARG;
     ds = u->l->ds;
     if (b->slot < 0 || b->slot >= u->n) { gf__fmt(u->err, sizeof u->err, "dlpack: batch slot %d: no such slot", b->slot); return GPUFEED_ERR_INVALID_ARG; }
-    if (feature < GPUFEED_DL_ALL || feature >= ds->nfeat) { gf__fmt(u->err, sizeof u->err, "dlpack: feature %d: the dataset has %d features", feature, ds->nfeat); return GPUFEED_ERR_INVALID_ARG; }
+    if (feature < GPUFEED_DL_ALL || feature >= ds->nfeat) {
+        gf__fmt(u->err, sizeof u->err, "dlpack: feature %d: the dataset has %d features", feature, ds->nfeat);
+        return GPUFEED_ERR_INVALID_ARG;
+    }
     if (mask && (feature < 0 || !ds->feats[feature].validity)) {
-        gf__fmt(u->err, sizeof u->err, "dlpack: feature %d has no validity mask (set validity in its gpufeed_feature)", feature); return GPUFEED_ERR_INVALID_ARG;
+        gf__fmt(u->err, sizeof u->err, "dlpack: feature %d has no validity mask (set validity in its gpufeed_feature)",
+                feature); return GPUFEED_ERR_INVALID_ARG;
     }
     if (feature == GPUFEED_DL_ALL) {
         int32_t j;
-        if (ds->layout != GPUFEED_LAYOUT_ROW_MAJOR) { gf__fmt(u->err, sizeof u->err, "dlpack: the whole batch as one tensor needs the row-major layout (use one tensor per feature)"); return GPUFEED_ERR_INVALID_ARG; }
+        if (ds->layout != GPUFEED_LAYOUT_ROW_MAJOR) {
+            gf__fmt(u->err, sizeof u->err, "dlpack: the whole batch as one tensor needs the row-major layout (use one tensor per feature)");
+            return GPUFEED_ERR_INVALID_ARG;
+        }
         for (j = 1; j < ds->nfeat; j++)
             if (ds->feats[j].dtype != ds->feats[0].dtype) {
-                gf__fmt(u->err, sizeof u->err, "dlpack: features 0 (%s) and %d (%s) differ in dtype: export them one by one", gpufeed_dtype_name(ds->feats[0].dtype), j, gpufeed_dtype_name(ds->feats[j].dtype));
+                gf__fmt(u->err, sizeof u->err, "dlpack: features 0 (%s) and %d (%s) differ in dtype: export them one by one",
+                        gpufeed_dtype_name(ds->feats[0].dtype), j, gpufeed_dtype_name(ds->feats[j].dtype));
                 return GPUFEED_ERR_INVALID_ARG;
             }
     }
@@ -13030,7 +14369,10 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     }
     s->refs++; u->live_refs++;
     GF__UUNLOCK(u);
-    k->u = u; k->slot = b->slot; k->serial = b->serial; k->stream = consumer_stream;
+    k->u = u;
+    k->slot = b->slot;
+    k->serial = b->serial;
+    k->stream = consumer_stream;
     on_dev = b->on_device;
     t = versioned ? &k->t.v.dl_tensor : &k->t.m.dl_tensor;
     t->device.device_type = on_dev ? GPUFEED_DL_CUDA : GPUFEED_DL_CPU;
@@ -13040,7 +14382,9 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     k->shape[0] = b->host.num_rows;
     if (mask) {
         t->data = on_dev ? (void *)b->valid[feature] : (void *)b->host.valid[feature];
-        t->ndim = 1; t->dtype = gf__dl_dtype(GPUFEED_DT_U8); k->strides[0] = 1;
+        t->ndim = 1;
+        t->dtype = gf__dl_dtype(GPUFEED_DT_U8);
+        k->strides[0] = 1;
     } else if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) {
         gpufeed_dtype dt = ds->feats[feature < 0 ? 0 : feature].dtype;
         int64_t es = (int64_t)gpufeed_dtype_size(dt);
@@ -13048,7 +14392,9 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
         t->dtype = gf__dl_dtype(dt);
         if (feature < 0) {
             t->data = base; t->ndim = 2;
-            k->shape[1] = ds->row_bytes / es; k->strides[0] = ds->row_bytes / es; k->strides[1] = 1;
+            k->shape[1] = ds->row_bytes / es;
+            k->strides[0] = ds->row_bytes / es;
+            k->strides[1] = 1;
         } else {
             /* a strided view: rows are row_bytes apart; DLPack strides count
                elements, so the feature's offset goes into byte_offset */
@@ -13057,7 +14403,10 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
             k->shape[1] = gf__feat_cols(ds, feature);
             if (ds->row_bytes % es != 0 || ds->offs[feature] % es != 0) {
                 /* cannot be expressed in elements: refuse rather than copy */
-                GF__ULOCK(u); s->refs--; u->live_refs--; GF__UUNLOCK(u);
+                GF__ULOCK(u);
+                s->refs--;
+                u->live_refs--;
+                GF__UUNLOCK(u);
                 gf__free(&u->alloc, k);
                 gf__fmt(u->err, sizeof u->err, "dlpack: feature %d (%s) is not aligned to its element size in the %lld-byte row: use the per-feature layout",
                         feature, gpufeed_dtype_name(dt), (long long)ds->row_bytes);
@@ -13075,7 +14424,9 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     }
     if (versioned) {
         k->t.v.version.major = 1; k->t.v.version.minor = 0;
-        k->t.v.manager_ctx = k; k->t.v.deleter = gf__dl_delete_v; k->t.v.flags = 0;
+        k->t.v.manager_ctx = k;
+        k->t.v.deleter = gf__dl_delete_v;
+        k->t.v.flags = 0;
     } else {
         k->t.m.manager_ctx = k; k->t.m.deleter = gf__dl_delete;
     }
