@@ -81,7 +81,8 @@
      GPUFEED_MALLOC(sz), GPUFEED_REALLOC(p, sz), GPUFEED_FREE(p)
                                 default allocator (define all three or none);
                                 a run-time allocator in the open desc wins
-     GPUFEED_ASSERT(x)          internal assertion (default: assert.h)
+     GPUFEED_ASSERT(x)          internal invariants (default: assert(x), so off
+                                under NDEBUG); define it empty to drop them
      GPUFEED_NO_STDIO           no path sources (no open/pread): memory and
                                 callback sources only
      GPUFEED_NO_SNAPPY          leave the SNAPPY decoder out
@@ -1353,6 +1354,7 @@ static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size
         if (nc > SIZE_MAX / 2) { nc = need; break; }
         nc *= 2;
     }
+    GPUFEED_ASSERT(nc >= need);
     n = (uint8_t *)gf__realloc(a, *buf, nc);
     if (!n) return 0;
     *buf = n; *cap = nc;
@@ -1646,6 +1648,7 @@ static void *gf__arena_get(gf__arena *ar, size_t n)
         b->cap = cap;
         ar->head = b;
     }
+    GPUFEED_ASSERT(b->cap - b->used >= n);
     {
         void *p = (uint8_t *)b + hdr + b->used;
         b->used += n;
@@ -9059,6 +9062,7 @@ static int64_t gf__plan_cut(const gpufeed_dataset *ds, const gf__rgplan *pl, int
             if (nxt - best < ds->unit_rows) best = nxt;
         }
     }
+    GPUFEED_ASSERT(best > start); /* every cut moves on */
     *lo_cp = lo_c;
     return best;
 }
@@ -9940,7 +9944,11 @@ struct gpufeed_reader {
     char err[GPUFEED_ERROR_MAX];
 };
 
-static size_t gf__align_up(size_t v) { return (v + (GPUFEED_ALIGN - 1)) & ~(size_t)(GPUFEED_ALIGN - 1); }
+static size_t gf__align_up(size_t v)
+{
+    GPUFEED_ASSERT((GPUFEED_ALIGN & (GPUFEED_ALIGN - 1)) == 0); /* the mask needs a power of two */
+    return (v + (GPUFEED_ALIGN - 1)) & ~(size_t)(GPUFEED_ALIGN - 1);
+}
 
 /* One batch of B rows in one slab: the row-major data (or each feature's
    array), then each validity mask, every part GPUFEED_ALIGN-aligned. */
