@@ -304,7 +304,7 @@ enum {
 };
 
 /* Exactly one of path, data or source. Zero-initialise: {0} = defaults. */
-typedef struct gpufeed_open_desc {
+typedef struct gpufeed_file_desc {
     const char *path;                  /* a local file (mapped; GPUFEED_OPEN_PREAD: positioned reads) */
     const void *data;                  /* or a memory buffer ...          */
     size_t data_size;                  /* ... of this size (not copied)   */
@@ -313,7 +313,7 @@ typedef struct gpufeed_open_desc {
                                           "<memory>" or "<source>") */
     uint32_t flags;                    /* GPUFEED_OPEN_* */
     gpufeed_allocator allocator;       /* optional */
-} gpufeed_open_desc;
+} gpufeed_file_desc;
 
 /* >>metadata (API): the footer's FileMetaData as public types; files -------- */
 typedef enum gpufeed_physical_type {
@@ -462,7 +462,7 @@ typedef struct gpufeed_file gpufeed_file;
 /* Opens a Parquet file and parses its metadata. On failure returns the
    error, sets *out to NULL and fills *err (if not NULL). */
 GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out,
-    const gpufeed_open_desc *desc, gpufeed_error *err);
+    const gpufeed_file_desc *desc, gpufeed_error *err);
 GPUFEED_API void gpufeed_file_close(gpufeed_file *f);
 GPUFEED_API const gpufeed_metadata *gpufeed_file_metadata(const gpufeed_file *f);
 /* Leaf column index by dotted path, or -1. */
@@ -527,9 +527,8 @@ typedef struct gpufeed_column_batch {
 
 typedef struct gpufeed_column gpufeed_column;
 
-GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f,
-    int32_t row_group, int32_t column, const gpufeed_column_desc *desc,
-    gpufeed_column **out, gpufeed_error *err);
+GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_column **out, gpufeed_file *f,
+    int32_t row_group, int32_t column, const gpufeed_column_desc *desc, gpufeed_error *err);
 /* GPUFEED_OK with rows, GPUFEED_DONE at the end of the chunk, or an error
    (then gpufeed_column_error tells what and where). */
 GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c,
@@ -809,14 +808,14 @@ GPUFEED_API const char *gpufeed_reader_error(const gpufeed_reader *r);
 GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r);
 
 /* Decodes a whole unit into caller buffers (the worker's call in the
-   parallel pipeline). `scratch` holds per-thread decoder state: create one
-   per thread with gpufeed_scratch_create. Rows failing the predicates are
+   parallel pipeline). `scratch` holds per-thread decoder state: open one
+   per thread with gpufeed_scratch_open. Rows failing the predicates are
    dropped; *num_rows tells how many were written. The buffers must hold
    the unit's planned rows (gpufeed_unit.num_rows): rows are decoded in
    place before the dropped ones are squeezed out. */
 typedef struct gpufeed_scratch gpufeed_scratch;
-GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_scratch **out);
-GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s);
+GPUFEED_API gpufeed_result gpufeed_scratch_open(gpufeed_scratch **out, gpufeed_dataset *ds, gpufeed_error *err);
+GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s);
 GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpufeed_scratch *s,
     int64_t unit, void *data, void *const *features, uint8_t *const *valid, int64_t *num_rows);
 GPUFEED_API const char *gpufeed_scratch_error(const gpufeed_scratch *s);
@@ -1016,7 +1015,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     void *user, gpufeed_error *err);
 /* Checks every unit's checksum; *bad_units counts the bad ones. */
 GPUFEED_API gpufeed_result gpufeed_cache_verify(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int64_t *bad_units, gpufeed_error *err);
-GPUFEED_API gpufeed_result gpufeed_cache_info_get(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err);
+GPUFEED_API gpufeed_result gpufeed_cache_get_info(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err);
 GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_error *err);
 
 /* One file of a cache directory, as gpufeed_cache_list sees it. */
@@ -1068,7 +1067,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, co
    copies each batch to the device on its own non-blocking stream while the
    trainer computes. GPUFEED_NO_CUDA, or a plain C build, gives the same API
    with host batches (when host_fallback allows it). */
-typedef struct gpufeed_device_desc {
+typedef struct gpufeed_uploader_desc {
     int32_t device;                    /* CUDA device ordinal (default 0) */
     int32_t slots;                     /* batches in flight, 2..16 (default 3) */
     uint64_t max_pinned_bytes;         /* cap on pinned host memory; slots beyond it
@@ -1081,7 +1080,7 @@ typedef struct gpufeed_device_desc {
                                           the device by the same deterministic plan: no
                                           PCIe traffic per epoch (nvcc builds, row-major
                                           layout; else plain uploads). 0: off */
-} gpufeed_device_desc;
+} gpufeed_uploader_desc;
 
 typedef struct gpufeed_device_batch {
     gpufeed_batch host;                /* the batch in its (pinned) host slot */
@@ -1098,7 +1097,7 @@ typedef struct gpufeed_device_batch {
 typedef struct gpufeed_uploader gpufeed_uploader;
 
 GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l,
-    const gpufeed_device_desc *desc, gpufeed_error *err);
+    const gpufeed_uploader_desc *desc, gpufeed_error *err);
 /* The next batch, its copy queued (not finished): make the trainer's stream
    wait with gpufeed_device_batch_wait, never the host. At most `slots`
    batches may be held at once, released in any order with
@@ -2980,7 +2979,7 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     return GPUFEED_OK;
 }
 
-GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_open_desc *desc, gpufeed_error *err)
+GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_file_desc *desc, gpufeed_error *err)
 {
     gpufeed_file *f;
     gpufeed_result r;
@@ -6611,8 +6610,8 @@ static void gf__nest_free(gpufeed_column *c, const gpufeed_allocator *a)
     c->nblk = 0;
 }
 
-GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_group, int32_t column,
-                                               const gpufeed_column_desc *desc, gpufeed_column **out, gpufeed_error *err)
+GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_column **out, gpufeed_file *f, int32_t row_group, int32_t column,
+                                               const gpufeed_column_desc *desc, gpufeed_error *err)
 {
     gpufeed_column *c;
     gpufeed_result r;
@@ -8827,7 +8826,7 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
     if (!ds->files) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
     ds->paths = files.v;
     for (i = 0; i < files.n; i++) {
-        gpufeed_open_desc od;
+        gpufeed_file_desc od;
         gpufeed_source src;
         memset(&od, 0, sizeof od);
         od.path = files.v[i];
@@ -9331,7 +9330,7 @@ static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
     gf__nest_free(c, a);
 }
 
-GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
+GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s)
 {
     int32_t i;
     const gpufeed_allocator *a;
@@ -9350,15 +9349,22 @@ GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
     gf__free(a, s);
 }
 
-static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out);
-GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_scratch **out)
+static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out);
+GPUFEED_API gpufeed_result gpufeed_scratch_open(gpufeed_scratch **out, gpufeed_dataset *ds, gpufeed_error *err)
 {
-    if (!out) return GPUFEED_ERR_INVALID_ARG;
+    gpufeed_result r;
+    if (err) {
+        err->code = GPUFEED_OK;
+        err->message[0] = 0;
+    }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_scratch_open: out is NULL");
     *out = NULL;
-    if (!ds) return GPUFEED_ERR_INVALID_ARG;
-    return gf__scratch_create_range(ds, 0, ds->nfeat, out);
+    if (!ds) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_scratch_open: dataset is NULL");
+    r = gf__scratch_open_range(ds, 0, ds->nfeat, out);
+    if (r) return gf__seterr(err, r, "scratch: out of memory");
+    return GPUFEED_OK;
 }
-static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out)
+static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out)
 {
     gpufeed_scratch *s;
     int32_t i;
@@ -9374,7 +9380,7 @@ static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, 
         gf__free(&ds->alloc, s->pc);
         s->dc = NULL;
         s->pc = NULL;
-        gpufeed_scratch_destroy(s);
+        gpufeed_scratch_close(s);
         return GPUFEED_ERR_OUT_OF_MEMORY;
     }
     memset(s->dc, 0, (size_t)ds->nfeat * sizeof(gf__dcol));
@@ -9386,7 +9392,7 @@ static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, 
         s->dc[i].dcp = NULL;
         s->dc[i].da = &ds->alloc; /* gf__scratch_share */
         if (i < j0 || i >= j1) continue; /* another scratch's feature */
-        if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     }
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
         size_t w = gpufeed_feature_bytes(&ds->feats[j0]);
@@ -9394,15 +9400,15 @@ static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, 
         for (i = j0; i < j1 && same; i++) same = gpufeed_feature_bytes(&ds->feats[i]) == w && ds->offs[i] - ds->offs[j0] == (int64_t)(w * (size_t)(i - j0));
         if (same && w * (size_t)(j1 - j0) * GF__TILE <= ((size_t)4 << 20)) {
             s->stage = (uint8_t *)gf__alloc(&ds->alloc, w * (size_t)(j1 - j0) * GF__TILE);
-            if (!s->stage) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+            if (!s->stage) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
             s->stage_w = (int32_t)w;
         }
     }
     for (i = 0; i < ds->npred; i++) {
         s->pc[i] = (gpufeed_column *)gf__alloc(&ds->alloc, sizeof(gpufeed_column));
-        if (!s->pc[i]) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        if (!s->pc[i]) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
         memset(s->pc[i], 0, sizeof(gpufeed_column));
-        if (gf__col_init_buffers(s->pc[i], &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        if (gf__col_init_buffers(s->pc[i], &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     }
     *out = s;
     return GPUFEED_OK;
@@ -10037,7 +10043,7 @@ static int gf__reader_parts(gpufeed_reader *r)
     if (!r->part) return 1;
     memset(r->part, 0, (size_t)r->T * sizeof(gf__rpart));
     if (r->T == 1) {
-        if (gpufeed_scratch_create(ds, &r->s)) return 1;
+        if (gpufeed_scratch_open(&r->s, ds, NULL)) return 1;
         r->part[0].r = r; r->part[0].s = r->s;
         return 0;
     }
@@ -10059,7 +10065,7 @@ static int gf__reader_parts(gpufeed_reader *r)
             j = best > j0 ? best : j0 + 1;
         }
         r->part[t].r = r;
-        if (gf__scratch_create_range(ds, j0, j, &r->part[t].s)) return 1;
+        if (gf__scratch_open_range(ds, j0, j, &r->part[t].s)) return 1;
     }
     r->s = r->part[0].s;
 #if !defined(GPUFEED_NO_THREADS)
@@ -10216,9 +10222,9 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
         pthread_cond_destroy(&r->finish);
     }
 #endif
-    if (r->part) for (t = 0; t < r->T; t++) if (r->part[t].s != r->s) gpufeed_scratch_destroy(r->part[t].s);
+    if (r->part) for (t = 0; t < r->T; t++) if (r->part[t].s != r->s) gpufeed_scratch_close(r->part[t].s);
     gf__free(a, r->part);
-    gpufeed_scratch_destroy(r->s);
+    gpufeed_scratch_close(r->s);
     gf__free(a, r->buf);
     gf__free(a, r->features);
     gf__free(a, r->valid);
@@ -12631,7 +12637,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
                 gf__free(a, w->ring.slot[k].valid);
             }
             gf__free(a, w->ring.slot);
-            gpufeed_scratch_destroy(w->s);
+            gpufeed_scratch_close(w->s);
             gf__free(a, w->perm);
             gf__free(a, w->ev);
             gf__free(a, w->pc);
@@ -12785,7 +12791,7 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
         gpufeed_scratch *s;
         gf__uslot tmp;
         memset(&tmp, 0, sizeof tmp);
-        if (gpufeed_scratch_create(ds, &s)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        if (gpufeed_scratch_open(&s, ds, NULL)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
         tmp.mem = (uint8_t *)gf__alloc(a, gf__slot_bytes(l));
         tmp.feat = (void **)gf__alloc(a, (size_t)ds->nfeat * sizeof(void *));
         tmp.valid = (uint8_t **)gf__alloc(a, (size_t)ds->nfeat * sizeof(uint8_t *));
@@ -12793,7 +12799,7 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
             gf__free(a, tmp.mem);
             gf__free(a, tmp.feat);
             gf__free(a, tmp.valid);
-            gpufeed_scratch_destroy(s);
+            gpufeed_scratch_close(s);
             return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__slot_layout(l, &tmp);
@@ -12805,7 +12811,7 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
                 gf__free(a, tmp.mem);
                 gf__free(a, tmp.feat);
                 gf__free(a, tmp.valid);
-                gpufeed_scratch_destroy(s);
+                gpufeed_scratch_close(s);
                 return r;
             }
             l->unit_rows[i] = rows;
@@ -12813,7 +12819,7 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
         gf__free(a, tmp.mem);
         gf__free(a, tmp.feat);
         gf__free(a, tmp.valid);
-        gpufeed_scratch_destroy(s);
+        gpufeed_scratch_close(s);
     }
     if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_OFF) {
         if (desc->cache->no_build) { gf__cache_free(l->cache); l->cache = NULL; }
@@ -12942,7 +12948,7 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
         w->dp.epoch = -1;
         if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp)
-            || gpufeed_scratch_create(ds, &w->s)) {
+            || gpufeed_scratch_open(&w->s, ds, NULL)) {
             return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__scratch_share(w->s);
@@ -13622,7 +13628,7 @@ static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache
     return GPUFEED_OK;
 }
 
-GPUFEED_API gpufeed_result gpufeed_cache_info_get(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err)
+GPUFEED_API gpufeed_result gpufeed_cache_get_info(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err)
 {
     return gf__cache_inspect(ds, c, 0, info, NULL, err);
 }
@@ -13690,7 +13696,7 @@ typedef struct gf__dslot {
 
 struct gpufeed_uploader {
     gpufeed_loader *l;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     int on_device;
     int32_t n;
     size_t slab;
@@ -13892,7 +13898,7 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     }
     hdata = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows * (size_t)ds->row_bytes + 1);
     for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) hvalid[j] = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows + 1);
-    if (!hdata || gpufeed_scratch_create(ds, &sc)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
+    if (!hdata || gpufeed_scratch_open(&sc, ds, NULL)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
     for (i = 0; i < l->U && !r; i++) {
         int64_t rows = 0;
         r = gpufeed_dataset_decode_unit(ds, sc, i, hdata, NULL, hvalid, &rows);
@@ -13909,7 +13915,7 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
         if (e != cudaSuccess) { r = gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy: %s", cudaGetErrorString(e)); break; }
         base += rows;
     }
-    gpufeed_scratch_destroy(sc);
+    gpufeed_scratch_close(sc);
     gf__free(a, hdata);
     for (j = 0; j < ds->nfeat; j++) gf__free(a, hvalid[j]);
     gf__free(a, hvalid);
@@ -13974,7 +13980,7 @@ static gpufeed_result gf__resident_next(gpufeed_uploader *u, gf__dslot *s, gpufe
 }
 #endif
 
-GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l, const gpufeed_device_desc *desc, gpufeed_error *err)
+GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l, const gpufeed_uploader_desc *desc, gpufeed_error *err)
 {
     gpufeed_uploader *u;
     const gpufeed_allocator *a;
@@ -14459,7 +14465,7 @@ GPUFEED_API size_t gpufeed_sizeof(const char *n)
     static const struct { const char *name; size_t size; } t[] = {
         { "gpufeed_feature", sizeof(gpufeed_feature) }, { "gpufeed_dataset_desc", sizeof(gpufeed_dataset_desc) },
         { "gpufeed_loader_desc", sizeof(gpufeed_loader_desc) }, { "gpufeed_cache_desc", sizeof(gpufeed_cache_desc) },
-        { "gpufeed_device_desc", sizeof(gpufeed_device_desc) }, { "gpufeed_device_batch", sizeof(gpufeed_device_batch) },
+        { "gpufeed_uploader_desc", sizeof(gpufeed_uploader_desc) }, { "gpufeed_device_batch", sizeof(gpufeed_device_batch) },
         { "gpufeed_batch", sizeof(gpufeed_batch) }, { "gpufeed_error", sizeof(gpufeed_error) },
         { "gpufeed_stats", sizeof(gpufeed_stats) }, { "gpufeed_predicate", sizeof(gpufeed_predicate) },
         { "gpufeed_value", sizeof(gpufeed_value) }, { "gpufeed_source", sizeof(gpufeed_source) },

@@ -29,7 +29,7 @@ static int rig_open(rig *r, int mixed, int layout, int slots)
     gpufeed_feature ft[3];
     gpufeed_dataset_desc dd;
     gpufeed_loader_desc ld;
-    gpufeed_device_desc dv;
+    gpufeed_uploader_desc dv;
     gpufeed_error err;
     memset(r, 0, sizeof *r);
     memset(ft, 0, sizeof ft);

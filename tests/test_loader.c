@@ -1200,7 +1200,7 @@ static int write_corrupt(int64_t *bad_row)
     uint8_t *buf;
     long n;
     gpufeed_file *pf;
-    gpufeed_open_desc od;
+    gpufeed_file_desc od;
     gpufeed_error err;
     gpufeed_page_info pages[64];
     int64_t np = 0, at = -1, i;

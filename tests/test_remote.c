@@ -250,7 +250,7 @@ static void test_open_source_misuse(void)
    failure, argument errors included */
 static void test_file_open_closes_source(void)
 {
-    gpufeed_open_desc od;
+    gpufeed_file_desc od;
     gpufeed_source src;
     gpufeed_file *f = NULL;
     gpufeed_error err;

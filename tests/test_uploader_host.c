@@ -87,9 +87,9 @@ static int64_t reference_hashes(int layout, uint64_t seed, int64_t epochs, uint6
     return n;
 }
 
-static gpufeed_device_desc fallback_desc(int32_t slots)
+static gpufeed_uploader_desc fallback_desc(int32_t slots)
 {
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     memset(&d, 0, sizeof d);
     d.slots = slots; d.host_fallback = 1;
     return d;
@@ -103,7 +103,7 @@ static void check_stream(int layout)
     int64_t nref, rows_ref, n = 0, rows = 0;
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d = fallback_desc(3);
+    gpufeed_uploader_desc d = fallback_desc(3);
     gpufeed_device_batch b;
     gpufeed_error err;
     gpufeed_result r;
@@ -151,7 +151,7 @@ static void test_held_batches_intact_and_loader_restored(void)
     int64_t nref, rows_ref, n = 0;
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d = fallback_desc(4);
+    gpufeed_uploader_desc d = fallback_desc(4);
     gpufeed_device_batch b[4];
     uint64_t h[4];
     gpufeed_batch lb;
@@ -194,7 +194,7 @@ static void test_no_fallback_is_no_device(void)
 {
     pipe_t p;
     gpufeed_uploader *u = (gpufeed_uploader *)&p; /* must be reset to NULL */
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_error err;
     gpufeed_result r;
     char why[256];
@@ -223,7 +223,7 @@ static void test_more_than_slots_held(void)
 {
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d = fallback_desc(2);
+    gpufeed_uploader_desc d = fallback_desc(2);
     gpufeed_device_batch b[3];
     gpufeed_error err;
     gpufeed_result r;
@@ -252,7 +252,7 @@ static void test_bad_release(void)
 {
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d = fallback_desc(3);
+    gpufeed_uploader_desc d = fallback_desc(3);
     gpufeed_device_batch b, bad;
     gpufeed_error err;
     gpufeed_result r;
@@ -287,7 +287,7 @@ static void test_slot_counts(void)
     static const int32_t good[] = { 0, 2, 3, 16 };
     pipe_t p;
     gpufeed_uploader *u;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_error err;
     gpufeed_result r;
     size_t i;
