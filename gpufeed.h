@@ -50,27 +50,68 @@
    (lists, maps) into repetition / definition levels and packed values, in
    whole rows.
 
+   Reading path
+   ------------
+   This comment; then the API section (>>api to >>dlpack (API): every
+   public type and function, with what it promises); then
+   examples/read_dense.c (a dataset, a reader, batches: the whole path in
+   one small program); then the implementation sections in order. They
+   follow the data: bytes from a source, the footer's metadata, pages,
+   decompressed, decoded, converted to dense features, units, batches,
+   the loader, the GPU. No section calls into a later one (the cache's
+   ahead-of-time build, which drives a loader, sits after the loader;
+   tests/test_layout.py checks this and the rest of this layout).
+
    Table of contents (grep -n '/\* >>' gpufeed.h prints the map)
    -----------------
-     >>options     build options and limits
-     >>api         public types and functions
-     >>impl        implementation starts
-     >>base        allocation, errors, little-endian and varint helpers, CRC32
-     >>source      file / memory / callback sources
-     >>thrift      Thrift Compact Protocol decoder
-     >>metadata    footer, FileMetaData, schema tree, row groups, statistics
-     >>pages       page headers, the page walk of a column chunk
-     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), GZIP
-                   (DEFLATE in gzip members or a zlib stream), ZSTD
-     >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary, DELTA_*,
-                   BYTE_STREAM_SPLIT
-     >>column      the public column reader, page index
-     >>dense       conversions, datasets, pruning, units, batch reader
-     >>queues      the deterministic parallel loader
-     >>cache       the file-backed tensor cache
-     >>upload      pinned slots, asynchronous copies, device-resident mode
-     >>trainer     batches as DLPack tensors (PyTorch, CuPy, JAX, NumPy)
-     >>license     MIT / public domain
+     >>options          build options and limits (their defaults)
+     >>api              result codes, errors, the allocator
+     >>source (API)     user sources (read-at callback), gpufeed_file_desc
+     >>metadata (API)   FileMetaData as public types; gpufeed_file_open
+     >>column (API)     the page-by-page column reader, gpufeed_chunk_pages
+     >>dataset (API)    dtypes, features, predicates, datasets, units
+     >>reader (API)     batches, views, the batch reader, gpufeed_scratch
+     >>loader (API)     the deterministic parallel loader, stats
+     >>cache (API)      the file-backed tensor cache, build, list, prune
+     >>uploader (API)   pinned host slots, device batches
+     >>dlpack (API)     batches as DLPack tensors
+     >>impl             implementation starts: includes, compiler helpers
+     >>base             allocation, errors, little-endian and varint helpers,
+                        CRC32, hashes, the arena
+     >>source           memory and file sources: open, mmap, pread
+     >>thrift           Thrift Compact Protocol decoder
+     >>metadata         footer, FileMetaData, schema tree, row groups,
+                        statistics; gpufeed_file_open
+     >>pages            page headers
+     >>codecs           SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), GZIP
+                        (DEFLATE in gzip members or a zlib stream), ZSTD
+     >>decode           RLE/bit-packed hybrid, levels, PLAIN, dictionary,
+                        DELTA_*, BYTE_STREAM_SPLIT
+     >>column           the column reader: the page walk of a chunk, pages
+                        decompressed and decoded, nested leaves, chunk pages
+     >>convert          dtypes, conversions to them, a feature's decoder
+                        (gf__dcol) and the shared converted dictionaries
+     >>dataset          the dataset's types, paths expanded, features bound
+                        to columns, statistics pruning
+     >>pageindex        the page index (OffsetIndex, or the page walk) of
+                        a chunk
+     >>unit             gpufeed_dataset_open (row groups cut into units),
+                        accessors, the scratch that decodes one unit
+     >>reader           the batch reader (threads split the features),
+                        gpufeed_batch_view
+     >>plan             the loader's state, its plan (pure functions of seed,
+                        epoch, rank and world), window shuffle, unit slots
+     >>cache            the tensor cache: identity, file I/O, header, checks,
+                        locks, the directory, open, build while training,
+                        serve; list and prune
+     >>loader           the running loader: workers, rings, batch assembly,
+                        open, next, stats, close
+     >>cachebuild       the cache ahead of time: build (drives a loader),
+                        verify, info, remove
+     >>uploader         pinned slots, asynchronous copies, device-resident
+                        mode
+     >>dlpack           batches as DLPack tensors (PyTorch, CuPy, JAX, NumPy)
+     >>license          MIT / public domain
 
    Options (define before including the implementation)
    -------
