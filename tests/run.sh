@@ -11,7 +11,8 @@
 # no CUDA toolkit, no GPU; in --quick no .venv) is SKIPPED and counted as
 # skipped, never as passed. Logs: build/logs/<suite>.log.
 #
-# --quick: unit, bad input, the loader (ASan+UBSan; TSan), the committed
+# --quick: the header's layout (tests/test_layout.py), unit, bad input,
+# the loader (ASan+UBSan; TSan), the committed
 # corpus, the tensor cache, the tools, gpufeed-bench, and a replay of the
 # committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
 # drivers. Sanitizer builds at -O0 (seconds each, the full suite builds at
@@ -395,6 +396,13 @@ fuzz_brief() {
 }
 
 
+# the header's layout (tests/test_layout.py, stdlib Python): function length,
+# statements a line, line width, anchors and table of contents, call order
+layout_suite() {
+  if command -v python3 > /dev/null 2>&1; then suite layout python3 tests/test_layout.py
+  else skip_suite layout "no python3 here"; fi
+}
+
 # ---- the quick suite -----------------------------------------------------------------
 
 if [ $QUICK = 1 ]; then
@@ -404,6 +412,7 @@ if [ $QUICK = 1 ]; then
   suite build build_quick
   [ "$SANQ" = "-g -O0" ] && skip_suite sanitizers "no compiler here links -fsanitize=address,undefined: the quick suites run unsanitized"
   CATBIN=$QB/asan/gpufeed-cat
+  layout_suite
   # the loader alone: its verdict checks time the workers, which other suites on the same cores would slow
   suite_if $QB/asan/test_loader loader $QB/asan/test_loader
   if [ -n "$TSANCC" ]; then suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 $QB/tsan_test_loader
@@ -427,6 +436,7 @@ fi
 CATBIN=build/asan/gpufeed-cat
 echo "gpufeed tests (make test; JOBS=$JOBS builds at a time; logs in build/logs/)"
 suite build              build_all
+layout_suite
 [ -f tests/compile_matrix.sh ] && suite compile_matrix bash tests/compile_matrix.sh
 suite_if build/asan/test_unit unit build/asan/test_unit
 suite_if build/test_unit unit_O2 build/test_unit

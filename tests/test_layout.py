@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Checks that gpufeed.h keeps reading in data-flow order (stdlib only).
 
-    python3 tests/test_layout.py            the checks; "N passed, N failed" last
-    python3 tests/test_layout.py --stats    the figures only (longest functions,
-                                            dense lines, long lines, blank lines)
+    python3 tests/test_layout.py [HEADER]          the checks; "N passed, N failed" last
+    python3 tests/test_layout.py --stats [HEADER]  the figures only (longest functions,
+                                                   dense lines, long lines, blank lines)
 
 Checks:
   functions    no function is longer than MAX_FUNC lines (from the line of
@@ -100,7 +100,8 @@ def count_statements(code):
 
 
 def load():
-    with open(HEADER, encoding="utf-8") as f:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    with open(args[0] if args else HEADER, encoding="utf-8") as f:
         lines = f.read().split("\n")
     if lines and lines[-1] == "":
         lines.pop()
