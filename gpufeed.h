@@ -3292,6 +3292,10 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
 }
 
 /* >>codecs --------------------------------------------------------------- */
+/* The decompressors. Their inner loops keep several statements a line on
+   purpose: an unrolled copy, a bit-buffer refill or one decoding step per
+   line reads as one step, and the hot loops stay short enough to see whole.
+   tests/test_layout.py exempts this section from one statement a line. */
 
 #if !defined(GPUFEED_NO_SNAPPY) && !defined(GPUFEED_USE_LIBSNAPPY)
 /* SNAPPY raw format: a varint length, then literals and back-references. */
