@@ -5433,8 +5433,9 @@ static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t
         if (w == 4) {
             uint32_t v = (uint32_t)prev;
             memcpy(out, &v, 4);
-        } else
+        } else {
             memcpy(out, &prev, 8);
+        }
         n = 1;
     }
     while ((uint64_t)n < total) {
@@ -7851,7 +7852,7 @@ static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out)
                 y = (float)x;
                 memcpy(out + 4 * (size_t)i, &y, 4);
             }
-        } else
+        } else {
             for (; i < nn; i++) {
                 int64_t x;
                 float y;
@@ -7859,6 +7860,7 @@ static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out)
                 y = (float)x;
                 memcpy(out + 4 * (size_t)i, &y, 4);
             }
+        }
     } else {
         for (i = 0; i < nn; i++) {
             double y;
