@@ -50,27 +50,68 @@
    (lists, maps) into repetition / definition levels and packed values, in
    whole rows.
 
+   Reading path
+   ------------
+   This comment; then the API section (>>api to >>dlpack (API): every
+   public type and function, with what it promises); then
+   examples/read_dense.c (a dataset, a reader, batches: the whole path in
+   one small program); then the implementation sections in order. They
+   follow the data: bytes from a source, the footer's metadata, pages,
+   decompressed, decoded, converted to dense features, units, batches,
+   the loader, the GPU. No section calls into a later one (the cache's
+   ahead-of-time build, which drives a loader, sits after the loader;
+   tests/test_layout.py checks this and the rest of this layout).
+
    Table of contents (grep -n '/\* >>' gpufeed.h prints the map)
    -----------------
-     >>options     build options and limits
-     >>api         public types and functions
-     >>impl        implementation starts
-     >>base        allocation, errors, little-endian and varint helpers, CRC32
-     >>source      file / memory / callback sources
-     >>thrift      Thrift Compact Protocol decoder
-     >>metadata    footer, FileMetaData, schema tree, row groups, statistics
-     >>pages       page headers, the page walk of a column chunk
-     >>codecs      SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), GZIP
-                   (DEFLATE in gzip members or a zlib stream), ZSTD
-     >>decode      RLE/bit-packed hybrid, levels, PLAIN, dictionary, DELTA_*,
-                   BYTE_STREAM_SPLIT
-     >>column      the public column reader, page index
-     >>dense       conversions, datasets, pruning, units, batch reader
-     >>queues      the deterministic parallel loader
-     >>cache       the file-backed tensor cache
-     >>upload      pinned slots, asynchronous copies, device-resident mode
-     >>trainer     batches as DLPack tensors (PyTorch, CuPy, JAX, NumPy)
-     >>license     MIT / public domain
+     >>options          build options and limits (their defaults)
+     >>api              result codes, errors, the allocator
+     >>source (API)     user sources (read-at callback), gpufeed_file_desc
+     >>metadata (API)   FileMetaData as public types; gpufeed_file_open
+     >>column (API)     the page-by-page column reader, gpufeed_chunk_pages
+     >>dataset (API)    dtypes, features, predicates, datasets, units
+     >>reader (API)     batches, views, the batch reader, gpufeed_scratch
+     >>loader (API)     the deterministic parallel loader, stats
+     >>cache (API)      the file-backed tensor cache, build, list, prune
+     >>uploader (API)   pinned host slots, device batches
+     >>dlpack (API)     batches as DLPack tensors
+     >>impl             implementation starts: includes, compiler helpers
+     >>base             allocation, errors, little-endian and varint helpers,
+                        CRC32, hashes, the arena
+     >>source           memory and file sources: open, mmap, pread
+     >>thrift           Thrift Compact Protocol decoder
+     >>metadata         footer, FileMetaData, schema tree, row groups,
+                        statistics; gpufeed_file_open
+     >>pages            page headers
+     >>codecs           SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), GZIP
+                        (DEFLATE in gzip members or a zlib stream), ZSTD
+     >>decode           RLE/bit-packed hybrid, levels, PLAIN, dictionary,
+                        DELTA_*, BYTE_STREAM_SPLIT
+     >>column           the column reader: the page walk of a chunk, pages
+                        decompressed and decoded, nested leaves, chunk pages
+     >>convert          dtypes, conversions to them, a feature's decoder
+                        (gf__dcol) and the shared converted dictionaries
+     >>dataset          the dataset's types, paths expanded, features bound
+                        to columns, statistics pruning
+     >>pageindex        the page index (OffsetIndex, or the page walk) of
+                        a chunk
+     >>unit             gpufeed_dataset_open (row groups cut into units),
+                        accessors, the scratch that decodes one unit
+     >>reader           the batch reader (threads split the features),
+                        gpufeed_batch_view
+     >>plan             the loader's state, its plan (pure functions of seed,
+                        epoch, rank and world), window shuffle, unit slots
+     >>cache            the tensor cache: identity, file I/O, header, checks,
+                        locks, the directory, open, build while training,
+                        serve; list and prune
+     >>loader           the running loader: workers, rings, batch assembly,
+                        open, next, stats, close
+     >>cachebuild       the cache ahead of time: build (drives a loader),
+                        verify, info, remove
+     >>uploader         pinned slots, asynchronous copies, device-resident
+                        mode
+     >>dlpack           batches as DLPack tensors (PyTorch, CuPy, JAX, NumPy)
+     >>license          MIT / public domain
 
    Options (define before including the implementation)
    -------
@@ -81,7 +122,8 @@
      GPUFEED_MALLOC(sz), GPUFEED_REALLOC(p, sz), GPUFEED_FREE(p)
                                 default allocator (define all three or none);
                                 a run-time allocator in the open desc wins
-     GPUFEED_ASSERT(x)          internal assertion (default: assert.h)
+     GPUFEED_ASSERT(x)          internal invariants (default: assert(x), so off
+                                under NDEBUG); define it empty to drop them
      GPUFEED_NO_STDIO           no path sources (no open/pread): memory and
                                 callback sources only
      GPUFEED_NO_SNAPPY          leave the SNAPPY decoder out
@@ -204,6 +246,15 @@
 #ifndef GPUFEED_MAX_RECORD_LEVELS
 #define GPUFEED_MAX_RECORD_LEVELS ((uint64_t)4 * GPUFEED_MAX_LIST_WIDTH)
 #endif
+#ifndef GPUFEED_MAX_FEATURES
+#define GPUFEED_MAX_FEATURES 4096
+#endif
+#ifndef GPUFEED_MAX_WORKERS
+#define GPUFEED_MAX_WORKERS 256
+#endif
+#ifndef GPUFEED_ALIGN
+#define GPUFEED_ALIGN 256
+#endif
 #ifndef GPUFEED_ERROR_MAX
 #define GPUFEED_ERROR_MAX 512
 #endif
@@ -266,7 +317,7 @@ typedef struct gpufeed_allocator {
     void *user;
 } gpufeed_allocator;
 
-/* >>source: a user source is a read-at callback plus a size. read_at must
+/* >>source (API): a user source is a read-at callback plus a size. read_at must
    fill exactly `len` bytes at `offset` and return 0, or return non-zero.
    It is called from any thread that reads the file. */
 typedef struct gpufeed_source {
@@ -294,7 +345,7 @@ enum {
 };
 
 /* Exactly one of path, data or source. Zero-initialise: {0} = defaults. */
-typedef struct gpufeed_open_desc {
+typedef struct gpufeed_file_desc {
     const char *path;                  /* a local file (mapped; GPUFEED_OPEN_PREAD: positioned reads) */
     const void *data;                  /* or a memory buffer ...          */
     size_t data_size;                  /* ... of this size (not copied)   */
@@ -303,8 +354,9 @@ typedef struct gpufeed_open_desc {
                                           "<memory>" or "<source>") */
     uint32_t flags;                    /* GPUFEED_OPEN_* */
     gpufeed_allocator allocator;       /* optional */
-} gpufeed_open_desc;
+} gpufeed_file_desc;
 
+/* >>metadata (API): the footer's FileMetaData as public types; files -------- */
 typedef enum gpufeed_physical_type {
     GPUFEED_BOOLEAN = 0, GPUFEED_INT32 = 1, GPUFEED_INT64 = 2,
     GPUFEED_INT96 = 3, GPUFEED_FLOAT = 4, GPUFEED_DOUBLE = 5,
@@ -451,7 +503,7 @@ typedef struct gpufeed_file gpufeed_file;
 /* Opens a Parquet file and parses its metadata. On failure returns the
    error, sets *out to NULL and fills *err (if not NULL). */
 GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out,
-    const gpufeed_open_desc *desc, gpufeed_error *err);
+    const gpufeed_file_desc *desc, gpufeed_error *err);
 GPUFEED_API void gpufeed_file_close(gpufeed_file *f);
 GPUFEED_API const gpufeed_metadata *gpufeed_file_metadata(const gpufeed_file *f);
 /* Leaf column index by dotted path, or -1. */
@@ -464,7 +516,7 @@ GPUFEED_API const char *gpufeed_logical_type_name(gpufeed_logical_type t);
 GPUFEED_API const char *gpufeed_codec_name(gpufeed_codec c);
 GPUFEED_API const char *gpufeed_encoding_name(gpufeed_encoding e);
 
-/* >>column: a page-by-page reader of one column chunk (any leaf column:
+/* >>column (API): a page-by-page reader of one column chunk (any leaf column:
    flat ones as values + validity, nested ones as levels + packed values). */
 typedef struct gpufeed_bytes {
     const uint8_t *ptr;
@@ -516,9 +568,8 @@ typedef struct gpufeed_column_batch {
 
 typedef struct gpufeed_column gpufeed_column;
 
-GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f,
-    int32_t row_group, int32_t column, const gpufeed_column_desc *desc,
-    gpufeed_column **out, gpufeed_error *err);
+GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_column **out, gpufeed_file *f,
+    int32_t row_group, int32_t column, const gpufeed_column_desc *desc, gpufeed_error *err);
 /* GPUFEED_OK with rows, GPUFEED_DONE at the end of the chunk, or an error
    (then gpufeed_column_error tells what and where). */
 GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c,
@@ -546,7 +597,7 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     int32_t column, gpufeed_page_info *pages, int64_t cap, int64_t *count,
     gpufeed_error *err);
 
-/* >>dense (API): features, datasets, units and batches ------------------ */
+/* >>dataset (API): dtypes, features, predicates, datasets, units --------- */
 
 /* Output element types of dense features. */
 typedef enum gpufeed_dtype {
@@ -699,17 +750,12 @@ GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds);
 GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
     void (*fn)(void *user, const char *file), void *user, gpufeed_error *err);
 
+/* >>reader (API): batches, views, the batch reader, units into buffers --- */
 /* A batch of dense rows. Row-major layout: data is [num_rows, row_bytes],
    feature f starts at byte offset feature_offset[f] of each row.
    Per-feature layout: features[f] is [num_rows, width_f]. valid[f] is a
    [num_rows] uint8 mask (1 present) for features with validity, else NULL.
    All buffers are aligned to GPUFEED_ALIGN bytes. */
-#ifndef GPUFEED_ALIGN
-#define GPUFEED_ALIGN 256
-#endif
-#ifndef GPUFEED_MAX_FEATURES
-#define GPUFEED_MAX_FEATURES 4096
-#endif
 typedef struct gpufeed_batch {
     int64_t num_rows;
     int64_t index;                     /* batch number in this pass */
@@ -742,18 +788,38 @@ typedef struct gpufeed_view {
 GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_batch *b, int32_t feature,
     gpufeed_dtype dtype, gpufeed_error *err);
 static inline float gpufeed_view_f32(const gpufeed_view *v, int64_t row, int32_t k)
-{ float x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4); return x; }
+{
+    float x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4);
+    return x;
+}
 static inline double gpufeed_view_f64(const gpufeed_view *v, int64_t row, int32_t k)
-{ double x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8); return x; }
+{
+    double x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8);
+    return x;
+}
 static inline int32_t gpufeed_view_i32(const gpufeed_view *v, int64_t row, int32_t k)
-{ int32_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4); return x; }
+{
+    int32_t x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 4, 4);
+    return x;
+}
 static inline int64_t gpufeed_view_i64(const gpufeed_view *v, int64_t row, int32_t k)
-{ int64_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8); return x; }
+{
+    int64_t x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 8, 8);
+    return x;
+}
 static inline uint8_t gpufeed_view_u8(const gpufeed_view *v, int64_t row, int32_t k)
 { return v->base[(size_t)row * v->stride + (size_t)k]; }
 /* f16 and bf16 elements as their 16 bits */
 static inline uint16_t gpufeed_view_u16(const gpufeed_view *v, int64_t row, int32_t k)
-{ uint16_t x; memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 2, 2); return x; }
+{
+    uint16_t x;
+    memcpy(&x, v->base + (size_t)row * v->stride + (size_t)k * 2, 2);
+    return x;
+}
 
 enum { GPUFEED_KEEP_LAST = 0, GPUFEED_DROP_LAST = 1 };
 
@@ -783,14 +849,14 @@ GPUFEED_API const char *gpufeed_reader_error(const gpufeed_reader *r);
 GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r);
 
 /* Decodes a whole unit into caller buffers (the worker's call in the
-   parallel pipeline). `scratch` holds per-thread decoder state: create one
-   per thread with gpufeed_scratch_create. Rows failing the predicates are
+   parallel pipeline). `scratch` holds per-thread decoder state: open one
+   per thread with gpufeed_scratch_open. Rows failing the predicates are
    dropped; *num_rows tells how many were written. The buffers must hold
    the unit's planned rows (gpufeed_unit.num_rows): rows are decoded in
    place before the dropped ones are squeezed out. */
 typedef struct gpufeed_scratch gpufeed_scratch;
-GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_scratch **out);
-GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s);
+GPUFEED_API gpufeed_result gpufeed_scratch_open(gpufeed_scratch **out, gpufeed_dataset *ds, gpufeed_error *err);
+GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s);
 GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpufeed_scratch *s,
     int64_t unit, void *data, void *const *features, uint8_t *const *valid, int64_t *num_rows);
 GPUFEED_API const char *gpufeed_scratch_error(const gpufeed_scratch *s);
@@ -807,11 +873,7 @@ GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
 /* Round-to-nearest-even conversions. */
 GPUFEED_API uint16_t gpufeed_double_to_half(double d);
 GPUFEED_API uint16_t gpufeed_double_to_bf16(double d);
-/* >>queues (API): the deterministic parallel loader ---------------------- */
-
-#ifndef GPUFEED_MAX_WORKERS
-#define GPUFEED_MAX_WORKERS 256
-#endif
+/* >>loader (API): the deterministic parallel loader ---------------------- */
 
 enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1 };
 
@@ -994,7 +1056,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     void *user, gpufeed_error *err);
 /* Checks every unit's checksum; *bad_units counts the bad ones. */
 GPUFEED_API gpufeed_result gpufeed_cache_verify(gpufeed_dataset *ds, const gpufeed_cache_desc *c, int64_t *bad_units, gpufeed_error *err);
-GPUFEED_API gpufeed_result gpufeed_cache_info_get(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err);
+GPUFEED_API gpufeed_result gpufeed_cache_get_info(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err);
 GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_error *err);
 
 /* One file of a cache directory, as gpufeed_cache_list sees it. */
@@ -1040,13 +1102,13 @@ typedef struct gpufeed_cache_prune_info {
    (GPUFEED_ERR_LIMIT when what is in use alone exceeds it). out may be NULL. */
 GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, const char *dir, uint64_t max_bytes, gpufeed_error *err);
 
-/* >>upload (API): pinned host slots, asynchronous copies, device batches -- */
+/* >>uploader (API): pinned host slots, asynchronous copies, device batches -- */
 
 /* Built with nvcc, or with GPUFEED_CUDA defined (and -lcudart), the uploader
    copies each batch to the device on its own non-blocking stream while the
    trainer computes. GPUFEED_NO_CUDA, or a plain C build, gives the same API
    with host batches (when host_fallback allows it). */
-typedef struct gpufeed_device_desc {
+typedef struct gpufeed_uploader_desc {
     int32_t device;                    /* CUDA device ordinal (default 0) */
     int32_t slots;                     /* batches in flight, 2..16 (default 3) */
     uint64_t max_pinned_bytes;         /* cap on pinned host memory; slots beyond it
@@ -1059,7 +1121,7 @@ typedef struct gpufeed_device_desc {
                                           the device by the same deterministic plan: no
                                           PCIe traffic per epoch (nvcc builds, row-major
                                           layout; else plain uploads). 0: off */
-} gpufeed_device_desc;
+} gpufeed_uploader_desc;
 
 typedef struct gpufeed_device_batch {
     gpufeed_batch host;                /* the batch in its (pinned) host slot */
@@ -1076,7 +1138,7 @@ typedef struct gpufeed_device_batch {
 typedef struct gpufeed_uploader gpufeed_uploader;
 
 GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l,
-    const gpufeed_device_desc *desc, gpufeed_error *err);
+    const gpufeed_uploader_desc *desc, gpufeed_error *err);
 /* The next batch, its copy queued (not finished): make the trainer's stream
    wait with gpufeed_device_batch_wait, never the host. At most `slots`
    batches may be held at once, released in any order with
@@ -1093,14 +1155,21 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u);
 /* 1 when built with CUDA and a device is usable; *why says otherwise. */
 GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap);
 
-/* >>trainer (API): batches as DLPack tensors ------------------------------ */
+/* >>dlpack (API): batches as DLPack tensors ------------------------------ */
 
 /* Our own definitions, laid out exactly as dlpack.h's DLDevice, DLDataType,
    DLTensor, DLManagedTensor and (DLPack >= 1.0) DLManagedTensorVersioned,
    so that PyTorch, CuPy, JAX and NumPy take them without dlpack.h. */
-typedef struct gpufeed_dl_device { int32_t device_type; int32_t device_id; } gpufeed_dl_device;
+typedef struct gpufeed_dl_device {
+    int32_t device_type;
+    int32_t device_id;
+} gpufeed_dl_device;
 enum { GPUFEED_DL_CPU = 1, GPUFEED_DL_CUDA = 2, GPUFEED_DL_CUDA_HOST = 3 };
-typedef struct gpufeed_dl_dtype { uint8_t code; uint8_t bits; uint16_t lanes; } gpufeed_dl_dtype;
+typedef struct gpufeed_dl_dtype {
+    uint8_t code;
+    uint8_t bits;
+    uint16_t lanes;
+} gpufeed_dl_dtype;
 enum { GPUFEED_DL_INT = 0, GPUFEED_DL_UINT = 1, GPUFEED_DL_FLOAT = 2, GPUFEED_DL_BFLOAT = 4 };
 typedef struct gpufeed_dl_tensor {
     void *data;
@@ -1313,6 +1382,25 @@ static void gf__free(const gpufeed_allocator *a, void *p)
     GPUFEED_FREE(p);
 }
 
+/* grows *buf to at least `need` bytes (doubling from 4 KiB); 0 without memory */
+static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size_t need)
+{
+    uint8_t *n;
+    size_t nc;
+    if (need == 0) need = 1; /* always a real buffer */
+    if (*buf && need <= *cap) return 1;
+    nc = *cap ? *cap : 4096;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2) { nc = need; break; }
+        nc *= 2;
+    }
+    GPUFEED_ASSERT(nc >= need);
+    n = (uint8_t *)gf__realloc(a, *buf, nc);
+    if (!n) return 0;
+    *buf = n; *cap = nc;
+    return 1;
+}
+
 static int gf__mul_ok_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
     if (a != 0 && b > UINT64_MAX / a) return 0;
@@ -1331,7 +1419,11 @@ static int gf__varint(const uint8_t **pp, const uint8_t *end, int maxb, uint64_t
     for (i = 0; i < maxb; i++) {
         if (p >= end) return 0;
         v |= (uint64_t)(*p & 0x7F) << (7 * i);
-        if (!(*p++ & 0x80)) { *pp = p; *out = v; return 1; }
+        if (!(*p++ & 0x80)) {
+            *pp = p;
+            *out = v;
+            return 1;
+        }
     }
     return -1;
 }
@@ -1340,11 +1432,15 @@ static int gf__varint(const uint8_t **pp, const uint8_t *end, int maxb, uint64_t
 static uint16_t gf__ld16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static uint32_t gf__ld32(const uint8_t *p)
 {
-    uint32_t v; memcpy(&v, p, 4); return v;
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
 }
 static uint64_t gf__ld64(const uint8_t *p)
 {
-    uint64_t v; memcpy(&v, p, 8); return v;
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
 }
 
 static void gf__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
@@ -1355,7 +1451,10 @@ static void gf__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
 static void gf__fmt(char *dst, size_t cap, const char *fmt, ...) GF__PRINTF(3, 4);
 static void gf__fmt(char *dst, size_t cap, const char *fmt, ...)
 {
-    va_list ap; va_start(ap, fmt); gf__vfmt(dst, cap, fmt, ap); va_end(ap);
+    va_list ap;
+    va_start(ap, fmt);
+    gf__vfmt(dst, cap, fmt, ap);
+    va_end(ap);
 }
 static gpufeed_result gf__seterr(gpufeed_error *e, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
 static gpufeed_result gf__seterr(gpufeed_error *e, gpufeed_result code, const char *fmt, ...)
@@ -1408,6 +1507,7 @@ typedef struct gf__crc_tab { uint32_t t[8][256]; } gf__crc_tab;
 static void gf__crc_init(gf__crc_tab *c)
 {
     uint32_t i, j, k, v = 0xEDB88320u;
+
     /* each table is linear in its index: the powers of two, then sums */
     for (j = 128; j; j >>= 1) { c->t[0][j] = v; v = (v >> 1) ^ (0xEDB88320u & (0u - (v & 1u))); }
     for (k = 0; k < 8; k++) {
@@ -1453,7 +1553,11 @@ static uint32_t gf__crc_run(const gf__crc_tab *c, uint32_t crc, const uint8_t *p
         s = gf__crc_mul(gf__crc_mul(s, x) ^ s1, x) ^ s2;
         p += 3 * q; n -= 3 * q;
     }
-    while (n >= 8) { s = gf__crc_step8(c, s, p); p += 8; n -= 8; }
+    while (n >= 8) {
+        s = gf__crc_step8(c, s, p);
+        p += 8;
+        n -= 8;
+    }
     while (n--) s = (s >> 8) ^ c->t[0][(s ^ *p++) & 0xFF];
     return ~s;
 }
@@ -1501,10 +1605,22 @@ GPUFEED_API uint64_t gpufeed_hash64(const void *data, size_t len, uint64_t seed)
         h = seed + GF__P5;
     }
     h += (uint64_t)len;
-    while (end - p >= 8) { h ^= gf__xround(0, gf__ld64(p)); h = gf__rotl(h, 27) * GF__P1 + GF__P4; p += 8; }
-    if (end - p >= 4) { h ^= (uint64_t)gf__ld32(p) * GF__P1; h = gf__rotl(h, 23) * GF__P2 + GF__P3; p += 4; }
+    while (end - p >= 8) {
+        h ^= gf__xround(0, gf__ld64(p));
+        h = gf__rotl(h, 27) * GF__P1 + GF__P4;
+        p += 8;
+    }
+    if (end - p >= 4) {
+        h ^= (uint64_t)gf__ld32(p) * GF__P1;
+        h = gf__rotl(h, 23) * GF__P2 + GF__P3;
+        p += 4;
+    }
     while (p < end) { h ^= (uint64_t)*p++ * GF__P5; h = gf__rotl(h, 11) * GF__P1; }
-    h ^= h >> 33; h *= GF__P2; h ^= h >> 29; h *= GF__P3; h ^= h >> 32;
+    h ^= h >> 33;
+    h *= GF__P2;
+    h ^= h >> 29;
+    h *= GF__P3;
+    h ^= h >> 32;
     return h;
 }
 
@@ -1541,12 +1657,21 @@ GPUFEED_API int64_t gpufeed_int96_to_ns(const uint8_t b[12])
 
 static int gf__host_is_le(void)
 {
-    uint32_t one = 1; uint8_t c; memcpy(&c, &one, 1); return c == 1;
+    uint32_t one = 1;
+    uint8_t c;
+    memcpy(&c, &one, 1);
+    return c == 1;
 }
 
 /* A simple arena for metadata: blocks from the allocator, freed at once. */
-typedef struct gf__arena_block { struct gf__arena_block *next; size_t used, cap; } gf__arena_block;
-typedef struct gf__arena { const gpufeed_allocator *a; gf__arena_block *head; } gf__arena;
+typedef struct gf__arena_block {
+    struct gf__arena_block *next;
+    size_t used, cap;
+} gf__arena_block;
+typedef struct gf__arena {
+    const gpufeed_allocator *a;
+    gf__arena_block *head;
+} gf__arena;
 
 static void *gf__arena_get(gf__arena *ar, size_t n)
 {
@@ -1558,8 +1683,12 @@ static void *gf__arena_get(gf__arena *ar, size_t n)
         if (cap > SIZE_MAX - hdr) return NULL;
         b = (gf__arena_block *)gf__alloc(ar->a, hdr + cap);
         if (!b) return NULL;
-        b->next = ar->head; b->used = 0; b->cap = cap; ar->head = b;
+        b->next = ar->head;
+        b->used = 0;
+        b->cap = cap;
+        ar->head = b;
     }
+    GPUFEED_ASSERT(b->cap - b->used >= n);
     {
         void *p = (uint8_t *)b + hdr + b->used;
         b->used += n;
@@ -1570,7 +1699,11 @@ static void *gf__arena_get(gf__arena *ar, size_t n)
 static void gf__arena_free(gf__arena *ar)
 {
     gf__arena_block *b = ar->head;
-    while (b) { gf__arena_block *n = b->next; gf__free(ar->a, b); b = n; }
+    while (b) {
+        gf__arena_block *n = b->next;
+        gf__free(ar->a, b);
+        b = n;
+    }
     ar->head = NULL;
 }
 static char *gf__arena_str(gf__arena *ar, const uint8_t *s, size_t n)
@@ -1586,7 +1719,10 @@ static char *gf__arena_str(gf__arena *ar, const uint8_t *s, size_t n)
 
 /* >>source --------------------------------------------------------------- */
 
-typedef struct gf__memsrc { const uint8_t *data; size_t size; } gf__memsrc;
+typedef struct gf__memsrc {
+    const uint8_t *data;
+    size_t size;
+} gf__memsrc;
 
 /* a source handed to gpufeed and not kept: closed (its close is optional) */
 static void gf__source_close(const gpufeed_source *src)
@@ -1615,7 +1751,34 @@ static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
         r = pread(s->fd, p, chunk, (off_t)off);
         if (r < 0) { if (errno == EINTR) continue; return -1; }
         if (r == 0) return -1; /* file shrank */
-        p += r; off += (uint64_t)r; len -= (size_t)r;
+        p += r;
+        off += (uint64_t)r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Opens a path source: the descriptor (*fd_open = 1 once open), its size
+   and, with `use_map` and a non-empty file, a private read-only mapping
+   (*map stays NULL when mmap fails: reads then go through pread).
+   0, -1 when open fails (errno says why), -2 when it is not a regular file. */
+static int gf__path_open(const char *path, int use_map, gf__fdsrc *fd, int *fd_open, uint64_t *size,
+                         const uint8_t **map, uint64_t *map_len, uint64_t *map_page)
+{
+    struct stat st;
+    fd->fd = open(path, O_RDONLY);
+    if (fd->fd < 0) return -1;
+    *fd_open = 1;
+    if (fstat(fd->fd, &st) != 0 || !S_ISREG(st.st_mode)) return -2;
+    *size = (uint64_t)st.st_size;
+    if (use_map && st.st_size > 0) { /* mapped: measured faster than copies */
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd->fd, 0);
+        if (m != MAP_FAILED) {
+            long ps = sysconf(_SC_PAGESIZE);
+            *map = (const uint8_t *)m;
+            *map_len = (uint64_t)st.st_size;
+            *map_page = ps > 0 ? (uint64_t)ps : 4096;
+        }
     }
     return 0;
 }
@@ -1673,8 +1836,15 @@ typedef struct gf__tc {
 
 static void gf__tc_init(gf__tc *t, const uint8_t *p, size_t n, uint64_t off, const char *what)
 {
-    t->p = p; t->end = p + n; t->base = p; t->base_off = off; t->depth = 0;
-    t->err = GPUFEED_OK; t->msg[0] = 0; t->what = what; t->trunc = 0;
+    t->p = p;
+    t->end = p + n;
+    t->base = p;
+    t->base_off = off;
+    t->depth = 0;
+    t->err = GPUFEED_OK;
+    t->msg[0] = 0;
+    t->what = what;
+    t->trunc = 0;
 }
 
 static const char *gf__tc_type_name(int t)
@@ -1690,7 +1860,9 @@ static void gf__tc_fail(gf__tc *t, gpufeed_result code, const char *fmt, ...)
     char tmp[GPUFEED_ERROR_MAX];
     va_list ap;
     if (t->err) return;
-    va_start(ap, fmt); gf__vfmt(tmp, sizeof tmp, fmt, ap); va_end(ap);
+    va_start(ap, fmt);
+    gf__vfmt(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
     t->err = code;
     gf__fmt(t->msg, sizeof t->msg, "thrift %s: %s (byte offset %llu)", t->what, tmp,
             (unsigned long long)(t->base_off + (uint64_t)(t->p - t->base)));
@@ -1703,7 +1875,11 @@ static uint64_t gf__tc_uvar(gf__tc *t)
     int shift = 0;
     for (;;) {
         uint8_t b;
-        if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint"); t->trunc = 1; return 0; }
+        if (t->p >= t->end) {
+            gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint");
+            t->trunc = 1;
+            return 0;
+        }
         b = *t->p++;
         if (shift == 63 && (b & 0x7E)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "varint overflows 64 bits"); return 0; }
         v |= (uint64_t)(b & 0x7F) << shift;
@@ -1724,7 +1900,11 @@ static int gf__tc_field(gf__tc *t, int *id, int *last)
     uint8_t b;
     int type;
     if (t->err) return -1;
-    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)"); t->trunc = 1; return -1; }
+    if (t->p >= t->end) {
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)");
+        t->trunc = 1;
+        return -1;
+    }
     b = *t->p++;
     if (b == 0) return 0;
     type = b & 0x0F;
@@ -1755,16 +1935,29 @@ static void gf__tc_list_hdr(gf__tc *t, int *etype, uint32_t *n)
     uint64_t cnt;
     *n = 0; *etype = 0;
     if (t->err) return;
-    if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated list header"); t->trunc = 1; return; }
+    if (t->p >= t->end) {
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated list header");
+        t->trunc = 1;
+        return;
+    }
     b = *t->p++;
     *etype = b & 0x0F;
     cnt = b >> 4;
     if (cnt == 15) cnt = gf__tc_uvar(t);
     if (t->err) return;
+
     /* an empty list's element type is irrelevant (fastparquet writes 0) */
     if (cnt > 0 && (*etype == 0 || *etype > 12)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "invalid list element type %d", *etype); return; }
-    if (cnt > GPUFEED_MAX_LIST_LENGTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "list of %llu elements exceeds GPUFEED_MAX_LIST_LENGTH", (unsigned long long)cnt); return; }
-    if (cnt > (uint64_t)(t->end - t->p)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "list of %llu elements cannot fit in the %llu bytes left", (unsigned long long)cnt, (unsigned long long)(t->end - t->p)); t->trunc = 1; return; }
+    if (cnt > GPUFEED_MAX_LIST_LENGTH) {
+        gf__tc_fail(t, GPUFEED_ERR_LIMIT, "list of %llu elements exceeds GPUFEED_MAX_LIST_LENGTH", (unsigned long long)cnt);
+        return;
+    }
+    if (cnt > (uint64_t)(t->end - t->p)) {
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "list of %llu elements cannot fit in the %llu bytes left", (unsigned long long)cnt,
+                    (unsigned long long)(t->end - t->p));
+        t->trunc = 1;
+        return;
+    }
     *n = (uint32_t)cnt;
 }
 
@@ -1785,9 +1978,15 @@ static void gf__tc_skip(gf__tc *t, int type, int in_container)
     case GF__T_TRUE: case GF__T_FALSE:
         if (in_container) { gf__tc_need(t, 1); if (!t->err) t->p++; }
         break;
-    case GF__T_I8: gf__tc_need(t, 1); if (!t->err) t->p++; break;
+    case GF__T_I8:
+        gf__tc_need(t, 1);
+        if (!t->err) t->p++;
+        break;
     case GF__T_I16: case GF__T_I32: case GF__T_I64: (void)gf__tc_uvar(t); break;
-    case GF__T_DOUBLE: gf__tc_need(t, 8); if (!t->err) t->p += 8; break;
+    case GF__T_DOUBLE:
+        gf__tc_need(t, 8);
+        if (!t->err) t->p += 8;
+        break;
     case GF__T_BINARY: {
         uint64_t n = gf__tc_uvar(t);
         gf__tc_need(t, n);
@@ -1809,11 +2008,17 @@ static void gf__tc_skip(gf__tc *t, int type, int in_container)
         n = gf__tc_uvar(t);
         if (t->err) return;
         if (n) {
-            if (n > (uint64_t)(t->end - t->p) / 2) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "map of %llu entries cannot fit", (unsigned long long)n); t->trunc = 1; return; }
+            if (n > (uint64_t)(t->end - t->p) / 2) {
+                gf__tc_fail(t, GPUFEED_ERR_THRIFT, "map of %llu entries cannot fit", (unsigned long long)n);
+                t->trunc = 1;
+                return;
+            }
             if (n > GPUFEED_MAX_LIST_LENGTH) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "map exceeds GPUFEED_MAX_LIST_LENGTH"); return; }
             gf__tc_need(t, 1);
             if (t->err) return;
-            kt = *t->p >> 4; vt = *t->p & 0x0F; t->p++;
+            kt = *t->p >> 4;
+            vt = *t->p & 0x0F;
+            t->p++;
             if (kt == 0 || kt > 12 || vt == 0 || vt > 12) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "invalid map types %d/%d", kt, vt); return; }
             for (i = 0; i < n && !t->err; i++) { gf__tc_skip(t, kt, 1); gf__tc_skip(t, vt, 1); }
         }
@@ -1865,7 +2070,9 @@ static void gf__tc_bin(gf__tc *t, int id, int type, const uint8_t **ptr, uint32_
     gf__tc_need(t, n);
     if (t->err) return;
     if (n > UINT32_MAX) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "binary of %llu bytes", (unsigned long long)n); return; }
-    *ptr = t->p; *len = (uint32_t)n; t->p += n;
+    *ptr = t->p;
+    *len = (uint32_t)n;
+    t->p += n;
 }
 
 static int gf__tc_enter(gf__tc *t, int id, int type)
@@ -1882,7 +2089,10 @@ static int gf__tc_enter(gf__tc *t, int id, int type)
    readers do (an older writer used ColumnMetaData id 15 for a list); a
    required one is an error naming the field and both types. */
 enum { GF__K_INT = 1, GF__K_BOOL, GF__K_BIN, GF__K_DOUBLE, GF__K_STRUCT, GF__K_LIST };
-typedef struct gf__tfield { int16_t id; uint8_t kind, elem, required; } gf__tfield;
+typedef struct gf__tfield {
+    int16_t id;
+    uint8_t kind, elem, required;
+} gf__tfield;
 #define GF__NSPEC(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static int gf__tc_kind_ok(int type, int kind)
@@ -1960,7 +2170,9 @@ struct gpufeed_file {
 typedef struct gf__se {
     int32_t type, type_length, repetition, num_children, converted;
     int32_t scale, precision, has_field_id, field_id;
-    const uint8_t *name; uint32_t name_len; int has_name;
+    const uint8_t *name;
+    uint32_t name_len;
+    int has_name;
     int has_type, has_rep, has_children, has_scale, has_precision;
     gpufeed_logical_type lt;           /* from LogicalType, NONE if absent */
     int lt_present;
@@ -1985,7 +2197,11 @@ static void gf__parse_logical(gf__tc *t, gf__se *e)
     e->lt = GPUFEED_LT_NONE;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         int iid = 0, ilast = 0, ift;
-        if (ft != GF__T_STRUCT) { gf__tc_skip(t, ft, 0); e->lt = GPUFEED_LT_OTHER; continue; }
+        if (ft != GF__T_STRUCT) {
+            gf__tc_skip(t, ft, 0);
+            e->lt = GPUFEED_LT_OTHER;
+            continue;
+        }
         switch (id) {
         case 1: e->lt = GPUFEED_LT_STRING; break;
         case 2: e->lt = GPUFEED_LT_MAP; break;
@@ -2004,7 +2220,10 @@ static void gf__parse_logical(gf__tc *t, gf__se *e)
         case 16: e->lt = GPUFEED_LT_VARIANT; break;
         case 17: e->lt = GPUFEED_LT_GEOMETRY; break;
         case 18: e->lt = GPUFEED_LT_GEOGRAPHY; break;
-        default: e->lt = GPUFEED_LT_OTHER; gf__tc_skip(t, ft, 0); continue;
+        default:
+            e->lt = GPUFEED_LT_OTHER;
+            gf__tc_skip(t, ft, 0);
+            continue;
         }
         if (!gf__tc_enter(t, id, ft)) return;
         while ((ift = gf__tc_field(t, &iid, &ilast)) > 0) {
@@ -2032,19 +2251,43 @@ static void gf__parse_schema_element(gf__tc *t, gf__se *e)
 {
     int id = 0, last = 0, ft;
     memset(e, 0, sizeof *e);
-    e->type = -1; e->repetition = -1; e->num_children = 0; e->converted = -1;
+    e->type = -1;
+    e->repetition = -1;
+    e->num_children = 0;
+    e->converted = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_schema_element, GF__NSPEC(gf__spec_schema_element), id, ft)) continue;
         switch (id) {
-        case 1: e->type = GF__I32(t, id, ft); e->has_type = 1; break;
+        case 1:
+            e->type = GF__I32(t, id, ft);
+            e->has_type = 1;
+            break;
         case 2: e->type_length = GF__I32(t, id, ft); break;
-        case 3: e->repetition = GF__I32(t, id, ft); e->has_rep = 1; break;
-        case 4: gf__tc_bin(t, id, ft, &e->name, &e->name_len); e->has_name = 1; break;
-        case 5: e->num_children = GF__I32(t, id, ft); e->has_children = 1; break;
+        case 3:
+            e->repetition = GF__I32(t, id, ft);
+            e->has_rep = 1;
+            break;
+        case 4:
+            gf__tc_bin(t, id, ft, &e->name, &e->name_len);
+            e->has_name = 1;
+            break;
+        case 5:
+            e->num_children = GF__I32(t, id, ft);
+            e->has_children = 1;
+            break;
         case 6: e->converted = GF__I32(t, id, ft); break;
-        case 7: e->scale = GF__I32(t, id, ft); e->has_scale = 1; break;
-        case 8: e->precision = GF__I32(t, id, ft); e->has_precision = 1; break;
-        case 9: e->field_id = GF__I32(t, id, ft); e->has_field_id = 1; break;
+        case 7:
+            e->scale = GF__I32(t, id, ft);
+            e->has_scale = 1;
+            break;
+        case 8:
+            e->precision = GF__I32(t, id, ft);
+            e->has_precision = 1;
+            break;
+        case 9:
+            e->field_id = GF__I32(t, id, ft);
+            e->has_field_id = 1;
+            break;
         case 10:
             if (gf__tc_enter(t, id, ft)) { gf__parse_logical(t, e); t->depth--; }
             break;
@@ -2067,12 +2310,38 @@ static void gf__parse_stats(gf__tc *t, gf__arena *ar, gpufeed_statistics *s)
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_stats, GF__NSPEC(gf__spec_stats), id, ft)) continue;
         switch (id) {
-        case 1: gf__tc_bin(t, id, ft, &p, &n); s->max_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->max_legacy_len = n; s->has_max_legacy = 1; break;
-        case 2: gf__tc_bin(t, id, ft, &p, &n); s->min_legacy = (const uint8_t *)gf__arena_str(ar, p, n); s->min_legacy_len = n; s->has_min_legacy = 1; break;
-        case 3: s->null_count = GF__I64(t, id, ft); s->has_null_count = 1; break;
-        case 4: s->distinct_count = GF__I64(t, id, ft); s->has_distinct_count = 1; break;
-        case 5: gf__tc_bin(t, id, ft, &p, &n); s->max_value = (const uint8_t *)gf__arena_str(ar, p, n); s->max_value_len = n; s->has_max_value = 1; break;
-        case 6: gf__tc_bin(t, id, ft, &p, &n); s->min_value = (const uint8_t *)gf__arena_str(ar, p, n); s->min_value_len = n; s->has_min_value = 1; break;
+        case 1:
+            gf__tc_bin(t, id, ft, &p, &n);
+            s->max_legacy = (const uint8_t *)gf__arena_str(ar, p, n);
+            s->max_legacy_len = n;
+            s->has_max_legacy = 1;
+            break;
+        case 2:
+            gf__tc_bin(t, id, ft, &p, &n);
+            s->min_legacy = (const uint8_t *)gf__arena_str(ar, p, n);
+            s->min_legacy_len = n;
+            s->has_min_legacy = 1;
+            break;
+        case 3:
+            s->null_count = GF__I64(t, id, ft);
+            s->has_null_count = 1;
+            break;
+        case 4:
+            s->distinct_count = GF__I64(t, id, ft);
+            s->has_distinct_count = 1;
+            break;
+        case 5:
+            gf__tc_bin(t, id, ft, &p, &n);
+            s->max_value = (const uint8_t *)gf__arena_str(ar, p, n);
+            s->max_value_len = n;
+            s->has_max_value = 1;
+            break;
+        case 6:
+            gf__tc_bin(t, id, ft, &p, &n);
+            s->min_value = (const uint8_t *)gf__arena_str(ar, p, n);
+            s->min_value_len = n;
+            s->has_min_value = 1;
+            break;
         case 7: s->is_max_exact = gf__tc_bool(t, id, ft); break;
         case 8: s->is_min_exact = gf__tc_bool(t, id, ft); break;
         default: gf__tc_skip(t, ft, 0);
@@ -2099,7 +2368,10 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_column_meta, GF__NSPEC(gf__spec_column_meta), id, ft)) continue;
         switch (id) {
-        case 1: c->physical = (gpufeed_physical_type)GF__I32(t, id, ft); seen |= 1; break;
+        case 1:
+            c->physical = (gpufeed_physical_type)GF__I32(t, id, ft);
+            seen |= 1;
+            break;
         case 2:
             et = gf__tc_list(t, id, ft, GF__T_I32, &n);
             for (i = 0; i < n && !t->err; i++) {
@@ -2114,15 +2386,31 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
             for (i = 0; i < n && !t->err; i++) gf__tc_bin(t, id, et, &p, &len);
             break;
         }
-        case 4: c->codec = (gpufeed_codec)GF__I32(t, id, ft); seen |= 4; break;
-        case 5: c->num_values = GF__I64(t, id, ft); seen |= 8; break;
+        case 4:
+            c->codec = (gpufeed_codec)GF__I32(t, id, ft);
+            seen |= 4;
+            break;
+        case 5:
+            c->num_values = GF__I64(t, id, ft);
+            seen |= 8;
+            break;
         case 6: c->total_uncompressed_size = GF__I64(t, id, ft); break;
-        case 7: c->total_compressed_size = GF__I64(t, id, ft); seen |= 16; break;
-        case 9: c->data_page_offset = GF__I64(t, id, ft); seen |= 32; break;
+        case 7:
+            c->total_compressed_size = GF__I64(t, id, ft);
+            seen |= 16;
+            break;
+        case 9:
+            c->data_page_offset = GF__I64(t, id, ft);
+            seen |= 32;
+            break;
         case 10: c->index_page_offset = GF__I64(t, id, ft); break;
         case 11: c->dictionary_page_offset = GF__I64(t, id, ft); break;
         case 12:
-            if (gf__tc_enter(t, id, ft)) { c->has_statistics = 1; gf__parse_stats(t, ar, &c->statistics); t->depth--; }
+            if (gf__tc_enter(t, id, ft)) {
+                c->has_statistics = 1;
+                gf__parse_stats(t, ar, &c->statistics);
+                t->depth--;
+            }
             break;
         case 14: c->bloom_filter_offset = GF__I64(t, id, ft); break;
         case 15: c->bloom_filter_length = GF__I32(t, id, ft); break;
@@ -2130,7 +2418,8 @@ static void gf__parse_column_meta(gf__tc *t, gf__arena *ar, gpufeed_chunk_info *
         }
     }
     if (!t->err && (seen & 63) != 63)
-        gf__tc_fail(t, GPUFEED_ERR_THRIFT, "ColumnMetaData misses a required field (type, encodings, codec, num_values, total_compressed_size or data_page_offset)");
+        gf__tc_fail(t, GPUFEED_ERR_THRIFT,
+                    "ColumnMetaData misses a required field (type, encodings, codec, num_values, total_compressed_size or data_page_offset)");
     c->has_metadata = 1;
 }
 
@@ -2145,7 +2434,9 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
     int id = 0, last = 0, ft;
     const uint8_t *p; uint32_t n;
     c->dictionary_page_offset = -1; c->index_page_offset = -1;
-    c->offset_index_offset = -1; c->column_index_offset = -1; c->bloom_filter_offset = -1;
+    c->offset_index_offset = -1;
+    c->column_index_offset = -1;
+    c->bloom_filter_offset = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_column_chunk, GF__NSPEC(gf__spec_column_chunk), id, ft)) continue;
         switch (id) {
@@ -2155,13 +2446,21 @@ static void gf__parse_column_chunk(gf__tc *t, gf__arena *ar, gpufeed_chunk_info 
             break;
         case 2: c->file_offset = GF__I64(t, id, ft); break;
         case 3:
-            if (gf__tc_enter(t, id, ft)) { t->what = "ColumnMetaData"; gf__parse_column_meta(t, ar, c); t->what = "ColumnChunk"; t->depth--; }
+            if (gf__tc_enter(t, id, ft)) {
+                t->what = "ColumnMetaData";
+                gf__parse_column_meta(t, ar, c);
+                t->what = "ColumnChunk";
+                t->depth--;
+            }
             break;
         case 4: c->offset_index_offset = GF__I64(t, id, ft); break;
         case 5: c->offset_index_length = GF__I32(t, id, ft); break;
         case 6: c->column_index_offset = GF__I64(t, id, ft); break;
         case 7: c->column_index_length = GF__I32(t, id, ft); break;
-        case 8: case 9: c->encrypted = 1; gf__tc_skip(t, ft, 0); break;
+        case 8: case 9:
+            c->encrypted = 1;
+            gf__tc_skip(t, ft, 0);
+            break;
         default: gf__tc_skip(t, ft, 0);
         }
     }
@@ -2177,7 +2476,9 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
     int id = 0, last = 0, ft;
     uint32_t n, i;
     int seen = 0;
-    rg->total_compressed_size = -1; rg->file_offset = -1; rg->ordinal = -1;
+    rg->total_compressed_size = -1;
+    rg->file_offset = -1;
+    rg->ordinal = -1;
     *ncols = -1;
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_row_group, GF__NSPEC(gf__spec_row_group), id, ft)) continue;
@@ -2186,9 +2487,16 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
             gpufeed_chunk_info *cs;
             (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
+
             /* check the count before allocating for it */
-            if (expect >= 0 && (int64_t)n != expect) { gf__tc_fail(t, GPUFEED_ERR_SCHEMA, "row group has %u column chunks but the schema has %lld leaf columns", n, (long long)expect); break; }
-            if (expect < 0 && n > (uint32_t)((t->end - t->p) / 3)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u column chunks cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
+            if (expect >= 0 && (int64_t)n != expect) {
+                gf__tc_fail(t, GPUFEED_ERR_SCHEMA, "row group has %u column chunks but the schema has %lld leaf columns", n, (long long)expect);
+                break;
+            }
+            if (expect < 0 && n > (uint32_t)((t->end - t->p) / 3)) {
+                gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u column chunks cannot fit in the %lld bytes left", n, (long long)(t->end - t->p));
+                break;
+            }
             cs = (gpufeed_chunk_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *cs);
             if (!cs) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %u column chunks", n); break; }
             for (i = 0; i < n && !t->err; i++) {
@@ -2203,7 +2511,10 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
             break;
         }
         case 2: rg->total_byte_size = GF__I64(t, id, ft); break;
-        case 3: rg->num_rows = GF__I64(t, id, ft); seen = 1; break;
+        case 3:
+            rg->num_rows = GF__I64(t, id, ft);
+            seen = 1;
+            break;
         case 5: rg->file_offset = GF__I64(t, id, ft); break;
         case 6: rg->total_compressed_size = GF__I64(t, id, ft); break;
         case 7: rg->ordinal = (int32_t)gf__tc_int(t, id, ft, -32768, 32767); break;
@@ -2217,7 +2528,9 @@ static void gf__parse_row_group(gf__tc *t, gf__arena *ar, gpufeed_row_group_info
 /* decoded FileMetaData before validation */
 typedef struct gf__fmd {
     gf__se *se; uint32_t nse;
-    gpufeed_row_group_info *rgs; int32_t *rg_ncols; uint32_t nrg;
+    gpufeed_row_group_info *rgs;
+    int32_t *rg_ncols;
+    uint32_t nrg;
     gpufeed_key_value *kv; uint32_t nkv;
     int has_schema, has_rg, has_rows, encrypted_columns;
     int64_t nleaves;                   /* schema elements with a type and no children */
@@ -2243,7 +2556,10 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
             if (n > GPUFEED_MAX_COLUMNS) { gf__tc_fail(t, GPUFEED_ERR_LIMIT, "%u schema elements exceed GPUFEED_MAX_COLUMNS", n); break; }
-            if (n > (uint32_t)((t->end - t->p) / 3)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u schema elements cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
+            if (n > (uint32_t)((t->end - t->p) / 3)) {
+                gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u schema elements cannot fit in the %lld bytes left", n, (long long)(t->end - t->p));
+                break;
+            }
             d->se = (gf__se *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof(gf__se));
             if (!d->se) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
             for (i = 0; i < n && !t->err; i++) {
@@ -2257,11 +2573,17 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             d->nleaves = 0;
             for (i = 1; i < n; i++) d->nleaves += d->se[i].has_type && !(d->se[i].has_children && d->se[i].num_children > 0);
             break;
-        case 3: md->num_rows = GF__I64(t, id, ft); d->has_rows = 1; break;
+        case 3:
+            md->num_rows = GF__I64(t, id, ft);
+            d->has_rows = 1;
+            break;
         case 4:
             (void)gf__tc_list(t, id, ft, GF__T_STRUCT, &n);
             if (t->err) break;
-            if (n > (uint32_t)((t->end - t->p) / 4)) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u row groups cannot fit in the %lld bytes left", n, (long long)(t->end - t->p)); break; }
+            if (n > (uint32_t)((t->end - t->p) / 4)) {
+                gf__tc_fail(t, GPUFEED_ERR_THRIFT, "%u row groups cannot fit in the %lld bytes left", n, (long long)(t->end - t->p));
+                break;
+            }
             d->rgs = (gpufeed_row_group_info *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof *d->rgs);
             d->rg_ncols = (int32_t *)gf__arena_get(ar, (size_t)(n ? n : 1) * sizeof(int32_t));
             if (!d->rgs || !d->rg_ncols) { gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory"); break; }
@@ -2304,7 +2626,10 @@ static void gf__parse_file_metadata(gf__tc *t, gf__arena *ar, gpufeed_metadata *
             gf__tc_bin(t, id, ft, &p, &len);
             if (!t->err && !(md->created_by = gf__arena_str(ar, p, len))) gf__tc_fail(t, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory");
             break;
-        case 8: d->encrypted_columns = 1; gf__tc_skip(t, ft, 0); break;
+        case 8:
+            d->encrypted_columns = 1;
+            gf__tc_skip(t, ft, 0);
+            break;
         default: gf__tc_skip(t, ft, 0);
         }
     }
@@ -2321,10 +2646,18 @@ static void gf__resolve_logical(const gf__se *e, gpufeed_schema_node *nd)
     if (e->lt_present && e->lt != GPUFEED_LT_NONE) {
         nd->logical = e->lt;
         switch (e->lt) {
-        case GPUFEED_LT_DECIMAL: nd->scale = e->lt_scale; nd->precision = e->lt_precision; break;
+        case GPUFEED_LT_DECIMAL:
+            nd->scale = e->lt_scale;
+            nd->precision = e->lt_precision;
+            break;
         case GPUFEED_LT_TIME: case GPUFEED_LT_TIMESTAMP:
-            nd->unit = e->lt_unit; nd->is_adjusted_to_utc = e->lt_utc; break;
-        case GPUFEED_LT_INTEGER: nd->int_bit_width = e->lt_bits; nd->int_signed = e->lt_signed; break;
+            nd->unit = e->lt_unit;
+            nd->is_adjusted_to_utc = e->lt_utc;
+            break;
+        case GPUFEED_LT_INTEGER:
+            nd->int_bit_width = e->lt_bits;
+            nd->int_signed = e->lt_signed;
+            break;
         default: break;
         }
     } else {
@@ -2334,16 +2667,42 @@ static void gf__resolve_logical(const gf__se *e, gpufeed_schema_node *nd)
         case 2: nd->logical = GPUFEED_LT_MAP_KEY_VALUE; break;
         case 3: nd->logical = GPUFEED_LT_LIST; break;
         case 4: nd->logical = GPUFEED_LT_ENUM; break;
-        case 5: nd->logical = GPUFEED_LT_DECIMAL; nd->scale = e->scale; nd->precision = e->precision; break;
+        case 5:
+            nd->logical = GPUFEED_LT_DECIMAL;
+            nd->scale = e->scale;
+            nd->precision = e->precision;
+            break;
         case 6: nd->logical = GPUFEED_LT_DATE; break;
-        case 7: nd->logical = GPUFEED_LT_TIME; nd->unit = GPUFEED_UNIT_MILLIS; nd->is_adjusted_to_utc = 1; break;
-        case 8: nd->logical = GPUFEED_LT_TIME; nd->unit = GPUFEED_UNIT_MICROS; nd->is_adjusted_to_utc = 1; break;
-        case 9: nd->logical = GPUFEED_LT_TIMESTAMP; nd->unit = GPUFEED_UNIT_MILLIS; nd->is_adjusted_to_utc = 1; break;
-        case 10: nd->logical = GPUFEED_LT_TIMESTAMP; nd->unit = GPUFEED_UNIT_MICROS; nd->is_adjusted_to_utc = 1; break;
+        case 7:
+            nd->logical = GPUFEED_LT_TIME;
+            nd->unit = GPUFEED_UNIT_MILLIS;
+            nd->is_adjusted_to_utc = 1;
+            break;
+        case 8:
+            nd->logical = GPUFEED_LT_TIME;
+            nd->unit = GPUFEED_UNIT_MICROS;
+            nd->is_adjusted_to_utc = 1;
+            break;
+        case 9:
+            nd->logical = GPUFEED_LT_TIMESTAMP;
+            nd->unit = GPUFEED_UNIT_MILLIS;
+            nd->is_adjusted_to_utc = 1;
+            break;
+        case 10:
+            nd->logical = GPUFEED_LT_TIMESTAMP;
+            nd->unit = GPUFEED_UNIT_MICROS;
+            nd->is_adjusted_to_utc = 1;
+            break;
         case 11: case 12: case 13: case 14:
-            nd->logical = GPUFEED_LT_INTEGER; nd->int_signed = 0; nd->int_bit_width = 8 << (e->converted - 11); break;
+            nd->logical = GPUFEED_LT_INTEGER;
+            nd->int_signed = 0;
+            nd->int_bit_width = 8 << (e->converted - 11);
+            break;
         case 15: case 16: case 17: case 18:
-            nd->logical = GPUFEED_LT_INTEGER; nd->int_signed = 1; nd->int_bit_width = 8 << (e->converted - 15); break;
+            nd->logical = GPUFEED_LT_INTEGER;
+            nd->int_signed = 1;
+            nd->int_bit_width = 8 << (e->converted - 15);
+            break;
         case 19: nd->logical = GPUFEED_LT_JSON; break;
         case 20: nd->logical = GPUFEED_LT_BSON; break;
         case 21: nd->logical = GPUFEED_LT_INTERVAL; break;
@@ -2351,6 +2710,7 @@ static void gf__resolve_logical(const gf__se *e, gpufeed_schema_node *nd)
         default: nd->logical = GPUFEED_LT_OTHER; break;
         }
     }
+
     /* An annotation that cannot apply to the physical type is ignored: the
        column reads as its physical type (as for unknown annotations). */
     switch (nd->logical) {
@@ -2403,7 +2763,10 @@ static int64_t gf__build_node(gf__build *b, uint32_t i, int32_t parent, int32_t 
     gpufeed_schema_node *nd = &b->nodes[i];
     uint32_t next = i + 1;
     int32_t c;
-    nd->parent = parent; nd->depth = depth; nd->first_child = -1; nd->column = -1;
+    nd->parent = parent;
+    nd->depth = depth;
+    nd->first_child = -1;
+    nd->column = -1;
     nd->name = gf__arena_str(b->ar, e->name, e->name_len);
     if (!nd->name) { gf__fmt(b->msg, b->msgcap, "out of memory"); return -1; }
     if (depth > GPUFEED_MAX_SCHEMA_DEPTH) {
@@ -2427,7 +2790,11 @@ static int64_t gf__build_node(gf__build *b, uint32_t i, int32_t parent, int32_t 
         b->path_budget -= (uint64_t)(pl + nl + 2);
         path = (char *)gf__arena_get(b->ar, pl + nl + 2);
         if (!path) { gf__fmt(b->msg, b->msgcap, "out of memory"); return -1; }
-        if (pl) { memcpy(path, pn->path, pl); path[pl] = '.'; memcpy(path + pl + 1, nd->name, nl + 1); }
+        if (pl) {
+            memcpy(path, pn->path, pl);
+            path[pl] = '.';
+            memcpy(path + pl + 1, nd->name, nl + 1);
+        }
         else memcpy(path, nd->name, nl + 1);
         nd->path = path;
         if (!e->has_rep || e->repetition < 0 || e->repetition > 2) {
@@ -2521,18 +2888,21 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     gpufeed_metadata *md = &f->md;
 
     if (f->size < 12)
-        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: file of %llu bytes is too small to be Parquet (needs at least 12)", f->name, (unsigned long long)f->size);
+        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: file of %llu bytes is too small to be Parquet (needs at least 12)", f->name,
+                          (unsigned long long)f->size);
     if (f->src.read_at(f->src.ctx, 0, head, 4) || f->src.read_at(f->src.ctx, f->size - 8, tail, 8))
         return gf__seterr(err, GPUFEED_ERR_IO, "%s: read failed at the file's head or tail", f->name);
     if (memcmp(tail + 4, "PARE", 4) == 0)
         return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: encrypted footer (magic PARE): encrypted Parquet is not supported", f->name);
     if (memcmp(tail + 4, "PAR1", 4) != 0)
-        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: no PAR1 magic at the end of the file (byte offset %llu)", f->name, (unsigned long long)(f->size - 4));
+        return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: no PAR1 magic at the end of the file (byte offset %llu)", f->name,
+                          (unsigned long long)(f->size - 4));
     if (memcmp(head, "PAR1", 4) != 0)
         return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: no PAR1 magic at the start of the file (byte offset 0)", f->name);
     flen = gf__ld32(tail);
     if ((uint64_t)flen > f->size - 12)
-        return gf__seterr(err, GPUFEED_ERR_FOOTER, "%s: footer length %u runs past the start of the file (file size %llu)", f->name, flen, (unsigned long long)f->size);
+        return gf__seterr(err, GPUFEED_ERR_FOOTER, "%s: footer length %u runs past the start of the file (file size %llu)", f->name, flen,
+                          (unsigned long long)f->size);
     if (flen > GPUFEED_MAX_FOOTER_SIZE)
         return gf__seterr(err, GPUFEED_ERR_LIMIT, "%s: footer of %u bytes exceeds GPUFEED_MAX_FOOTER_SIZE", f->name, flen);
     if (flen == 0)
@@ -2562,14 +2932,19 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     /* schema tree */
     if (d.nse == 0) return gf__file_fail(err, f->name, GPUFEED_ERR_SCHEMA, "empty schema");
     memset(&b, 0, sizeof b);
-    b.ar = &f->arena; b.se = d.se; b.nse = d.nse; b.msg = msg; b.msgcap = sizeof msg;
+    b.ar = &f->arena;
+    b.se = d.se;
+    b.nse = d.nse;
+    b.msg = msg;
+    b.msgcap = sizeof msg;
     b.path_budget = (uint64_t)flen * 16 + (256u << 10);
     b.nodes = (gpufeed_schema_node *)gf__arena_get(&f->arena, (size_t)d.nse * sizeof *b.nodes);
     b.cols = (gpufeed_column_info *)gf__arena_get(&f->arena, (size_t)d.nse * sizeof *b.cols);
     if (!b.nodes || !b.cols) return gf__file_fail(err, f->name, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory");
     {
         int64_t r = gf__build_node(&b, 0, -1, 0);
-        if (r < 0) return gf__seterr(err, r == -1 ? GPUFEED_ERR_OUT_OF_MEMORY : r == -3 ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_SCHEMA, "%s: schema: %s", f->name, msg);
+        if (r < 0)
+            return gf__seterr(err, r == -1 ? GPUFEED_ERR_OUT_OF_MEMORY : r == -3 ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_SCHEMA, "%s: schema: %s", f->name, msg);
         if ((uint64_t)r != d.nse)
             return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: schema: the root's children cover %lld of %u elements", f->name, (long long)r, d.nse);
     }
@@ -2584,7 +2959,8 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
         for (i = 0; i < d.nrg; i++) {
             gpufeed_row_group_info *rg = &d.rgs[i];
             if (d.rg_ncols[i] != b.ncols)
-                return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u has %d column chunks but the schema has %d leaf columns", f->name, i, d.rg_ncols[i], b.ncols);
+                return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u has %d column chunks but the schema has %d leaf columns", f->name, i,
+                                  d.rg_ncols[i], b.ncols);
             if (rg->num_rows > INT64_MAX - total)
                 return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row counts overflow", f->name);
             total += rg->num_rows;
@@ -2593,11 +2969,14 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
                 const gpufeed_column_info *ci = &b.cols[c];
                 if (ch->encrypted || (d.encrypted_columns && !ch->has_metadata)) { ch->encrypted = 1; continue; }
                 if (!ch->has_metadata)
-                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': the column chunk has no metadata (and the file is not encrypted)", f->name, i, ci->path);
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA,
+                                      "%s: row group %u, column '%s': the column chunk has no metadata (and the file is not encrypted)", f->name, i, ci->path);
                 if (ch->physical != ci->physical)
-                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': chunk type %s differs from schema type %s", f->name, i, ci->path, gpufeed_physical_type_name(ch->physical), gpufeed_physical_type_name(ci->physical));
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': chunk type %s differs from schema type %s", f->name, i,
+                                      ci->path, gpufeed_physical_type_name(ch->physical), gpufeed_physical_type_name(ci->physical));
                 if (ch->num_values < 0 || ch->total_compressed_size < 0 || ch->data_page_offset < 0)
-                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': negative size or offset in the chunk metadata", f->name, i, ci->path);
+                    return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %u, column '%s': negative size or offset in the chunk metadata", f->name, i,
+                                      ci->path);
             }
         }
         if (total != md->num_rows && d.nrg > 0) {
@@ -2629,7 +3008,10 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
                 const gpufeed_chunk_info *ch = &d.rgs[i].chunks[c];
                 uint64_t st = gf__chunk_start(ch), lo = 0, hi = m, lim = f->data_end;
                 k = (uint64_t)i * (uint64_t)b.ncols + (uint64_t)c;
-                while (lo < hi) { uint64_t mid = (lo + hi) / 2; if (starts[mid] <= st) lo = mid + 1; else hi = mid; }
+                while (lo < hi) {
+                    uint64_t mid = (lo + hi) / 2;
+                    if (starts[mid] <= st) lo = mid + 1; else hi = mid;
+                }
                 if (lo < m && starts[lo] < lim) lim = starts[lo];
                 f->chunk_limit[k] = lim;
             }
@@ -2638,12 +3020,13 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     return GPUFEED_OK;
 }
 
-GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_open_desc *desc, gpufeed_error *err)
+GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_file_desc *desc, gpufeed_error *err)
 {
     gpufeed_file *f;
     gpufeed_result r;
     const char *name;
     int nsrc;
+
     /* the file owns a given source from the call on: every failure closes it */
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (out) *out = NULL;
@@ -2651,14 +3034,20 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
     if (!out) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL"); }
     if (!gf__host_is_le()) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported"); }
     nsrc = (desc->path != NULL) + (desc->data != NULL) + (desc->source != NULL);
-    if (nsrc != 1) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc); }
+    if (nsrc != 1) {
+        gf__source_close(desc->source);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set exactly one of path, data or source (%d set)", nsrc);
+    }
     if ((desc->allocator.alloc || desc->allocator.realloc || desc->allocator.free) &&
         !(desc->allocator.alloc && desc->allocator.realloc && desc->allocator.free)) {
         gf__source_close(desc->source);
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: set all three allocator functions or none");
     }
     name = desc->name ? desc->name : desc->path ? desc->path : desc->data ? "<memory>" : "<source>";
-    if (desc->source && !desc->source->read_at) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: source without read_at", name); }
+    if (desc->source && !desc->source->read_at) {
+        gf__source_close(desc->source);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: source without read_at", name);
+    }
     f = (gpufeed_file *)gf__alloc(&desc->allocator, sizeof *f);
     if (!f) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
     memset(f, 0, sizeof *f);
@@ -2666,36 +3055,34 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_o
     f->arena.a = &f->alloc;
     f->flags = desc->flags;
     f->name = gf__arena_str(&f->arena, (const uint8_t *)name, strlen(name));
-    if (!f->name) { gf__free(&desc->allocator, f); gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name); }
+    if (!f->name) {
+        gf__free(&desc->allocator, f);
+        gf__source_close(desc->source);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+    }
     if (desc->data) {
         f->mem.data = (const uint8_t *)desc->data; f->mem.size = desc->data_size;
-        f->src.read_at = gf__mem_read; f->src.ctx = &f->mem; f->src.size = desc->data_size;
+        f->src.read_at = gf__mem_read;
+        f->src.ctx = &f->mem;
+        f->src.size = desc->data_size;
     } else if (desc->source) {
         f->src = *desc->source;
     } else {
 #ifndef GPUFEED_NO_STDIO
-        struct stat st;
-        f->fd.fd = open(desc->path, O_RDONLY);
-        if (f->fd.fd < 0) {
+        int pr = gf__path_open(desc->path, !(desc->flags & GPUFEED_OPEN_PREAD), &f->fd, &f->fd_open,
+                               &f->src.size, &f->map, &f->map_len, &f->map_page);
+        if (pr == -1) {
             r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", name, strerror(errno));
             gpufeed_file_close(f);
             return r;
         }
-        f->fd_open = 1;
-        if (fstat(f->fd.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (pr == -2) {
             r = gf__seterr(err, GPUFEED_ERR_IO, "%s: not a regular file", name);
             gpufeed_file_close(f);
             return r;
         }
-        f->src.read_at = gf__fd_read; f->src.ctx = &f->fd; f->src.size = (uint64_t)st.st_size;
-        if (!(desc->flags & GPUFEED_OPEN_PREAD) && st.st_size > 0) { /* mapped: measured faster than copies */
-            void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, f->fd.fd, 0);
-            if (m != MAP_FAILED) {
-                long ps = sysconf(_SC_PAGESIZE);
-                f->map = (const uint8_t *)m; f->map_len = (uint64_t)st.st_size;
-                f->map_page = ps > 0 ? (uint64_t)ps : 4096;
-            }
-        }
+        f->src.read_at = gf__fd_read;
+        f->src.ctx = &f->fd;
 #else
         gpufeed_file_close(f);
         return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: path sources are compiled out (GPUFEED_NO_STDIO)", name);
@@ -2804,20 +3191,38 @@ static void gf__parse_dph(gf__tc *t, gf__ph *h, int v2)
         if (v2 && !gf__tc_expect(t, gf__spec_dph_v2, GF__NSPEC(gf__spec_dph_v2), id, ft)) continue;
         if (!v2) {
             switch (id) {
-            case 1: h->nvalues = GF__I32(t, id, ft); seen |= 1; break;
-            case 2: h->encoding = GF__I32(t, id, ft); seen |= 2; break;
+            case 1:
+                h->nvalues = GF__I32(t, id, ft);
+                seen |= 1;
+                break;
+            case 2:
+                h->encoding = GF__I32(t, id, ft);
+                seen |= 2;
+                break;
             case 3: h->def_enc = GF__I32(t, id, ft); break;
             case 4: h->rep_enc = GF__I32(t, id, ft); break;
             default: gf__tc_skip(t, ft, 0);
             }
         } else {
             switch (id) {
-            case 1: h->nvalues = GF__I32(t, id, ft); seen |= 1; break;
+            case 1:
+                h->nvalues = GF__I32(t, id, ft);
+                seen |= 1;
+                break;
             case 2: h->nnulls = GF__I32(t, id, ft); break;
             case 3: h->nrows = GF__I32(t, id, ft); break;
-            case 4: h->encoding = GF__I32(t, id, ft); seen |= 2; break;
-            case 5: h->def_len = GF__I32(t, id, ft); seen |= 4; break;
-            case 6: h->rep_len = GF__I32(t, id, ft); seen |= 8; break;
+            case 4:
+                h->encoding = GF__I32(t, id, ft);
+                seen |= 2;
+                break;
+            case 5:
+                h->def_len = GF__I32(t, id, ft);
+                seen |= 4;
+                break;
+            case 6:
+                h->rep_len = GF__I32(t, id, ft);
+                seen |= 8;
+                break;
             case 7: h->is_compressed = gf__tc_bool(t, id, ft); break;
             default: gf__tc_skip(t, ft, 0);
             }
@@ -2835,12 +3240,28 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
     while ((ft = gf__tc_field(t, &id, &last)) > 0) {
         if (!gf__tc_expect(t, gf__spec_page_header, GF__NSPEC(gf__spec_page_header), id, ft)) continue;
         switch (id) {
-        case 1: h->type = GF__I32(t, id, ft); h->has_type = 1; break;
-        case 2: h->usize = GF__I32(t, id, ft); h->has_usize = 1; break;
-        case 3: h->csize = GF__I32(t, id, ft); h->has_csize = 1; break;
-        case 4: h->crc = GF__I32(t, id, ft); h->has_crc = 1; break;
+        case 1:
+            h->type = GF__I32(t, id, ft);
+            h->has_type = 1;
+            break;
+        case 2:
+            h->usize = GF__I32(t, id, ft);
+            h->has_usize = 1;
+            break;
+        case 3:
+            h->csize = GF__I32(t, id, ft);
+            h->has_csize = 1;
+            break;
+        case 4:
+            h->crc = GF__I32(t, id, ft);
+            h->has_crc = 1;
+            break;
         case 5:
-            if (gf__tc_enter(t, id, ft)) { h->has_dph = 1; gf__parse_dph(t, h, 0); t->depth--; }
+            if (gf__tc_enter(t, id, ft)) {
+                h->has_dph = 1;
+                gf__parse_dph(t, h, 0);
+                t->depth--;
+            }
             break;
         case 7:
             if (gf__tc_enter(t, id, ft)) {
@@ -2857,7 +3278,11 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
             }
             break;
         case 8:
-            if (gf__tc_enter(t, id, ft)) { h->has_v2 = 1; gf__parse_dph(t, h, 1); t->depth--; }
+            if (gf__tc_enter(t, id, ft)) {
+                h->has_v2 = 1;
+                gf__parse_dph(t, h, 1);
+                t->depth--;
+            }
             break;
         default: gf__tc_skip(t, ft, 0);
         }
@@ -2867,6 +3292,10 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
 }
 
 /* >>codecs --------------------------------------------------------------- */
+/* The decompressors. Their inner loops keep several statements a line on
+   purpose: an unrolled copy, a bit-buffer refill or one decoding step per
+   line reads as one step, and the hot loops stay short enough to see whole.
+   tests/test_layout.py exempts this section from one statement a line. */
 
 #if !defined(GPUFEED_NO_SNAPPY) && !defined(GPUFEED_USE_LIBSNAPPY)
 /* SNAPPY raw format: a varint length, then literals and back-references. */
@@ -2886,7 +3315,10 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
     const uint8_t *ip, *iend = src + n;
     uint8_t *op = dst, *oend = dst + dn;
     if (!gf__snappy_length(src, n, &ulen, &hdr)) { gf__fmt(msg, cap, "snappy: bad length header"); return GPUFEED_ERR_CODEC; }
-    if (ulen != dn) { gf__fmt(msg, cap, "snappy: stream says %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (ulen != dn) {
+        gf__fmt(msg, cap, "snappy: stream says %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
     ip = src + hdr;
     while (ip < iend) {
         uint32_t tag = *ip++, len, off;
@@ -2920,11 +3352,13 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
             len = (tag >> 2) + 1; off = gf__ld32(ip); ip += 4;
         }
         if (off == 0 || off > (size_t)(op - dst)) {
-            gf__fmt(msg, cap, "snappy: copy offset %u outside the %llu bytes produced (input byte %llu)", off, (unsigned long long)(op - dst), (unsigned long long)(ip - src));
+            gf__fmt(msg, cap, "snappy: copy offset %u outside the %llu bytes produced (input byte %llu)", off, (unsigned long long)(op - dst),
+                    (unsigned long long)(ip - src));
             return GPUFEED_ERR_CODEC;
         }
         if ((size_t)(oend - op) < len) {
-            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)dn, (unsigned long long)(ip - src));
+            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)dn,
+                    (unsigned long long)(ip - src));
             return GPUFEED_ERR_CODEC;
         }
         {
@@ -2940,7 +3374,10 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
             }
         }
     }
-    if (op != oend) { gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(op - dst), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (op != oend) {
+        gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(op - dst), (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
     return GPUFEED_OK;
 trunc:
     gf__fmt(msg, cap, "snappy: stream truncated at input byte %llu", (unsigned long long)(ip - src));
@@ -2964,7 +3401,10 @@ bad_lit:
 static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, size_t *produced, char *msg, size_t cap)
 {
     int r;
-    if (n > 0x7E000000u || dn > 0x7E000000u) { gf__fmt(msg, cap, "lz4: block of %llu bytes is too large for liblz4", (unsigned long long)n); return GPUFEED_ERR_CODEC; }
+    if (n > 0x7E000000u || dn > 0x7E000000u) {
+        gf__fmt(msg, cap, "lz4: block of %llu bytes is too large for liblz4", (unsigned long long)n);
+        return GPUFEED_ERR_CODEC;
+    }
     r = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n, (int)dn);
     if (r < 0) { gf__fmt(msg, cap, "lz4: liblz4 rejects the block (corrupt at input byte %d)", -r - 1); return GPUFEED_ERR_CODEC; }
     *produced = (size_t)r;
@@ -3004,7 +3444,10 @@ static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, 
                 do { if (ip >= iend) goto trunc; b = *ip++; lit += b; } while (b == 255);
             }
             if ((size_t)(iend - ip) < lit) goto trunc;
-            if ((size_t)(oend - op) < lit) { gf__fmt(msg, cap, "lz4: literals overrun the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+            if ((size_t)(oend - op) < lit) {
+                gf__fmt(msg, cap, "lz4: literals overrun the %llu-byte output", (unsigned long long)dn);
+                return GPUFEED_ERR_CODEC;
+            }
             memcpy(op, ip, lit); op += lit; ip += lit;
             if (ip == iend) break; /* the last sequence has literals only */
         }
@@ -3015,7 +3458,10 @@ static gpufeed_result gf__lz4_block(const uint8_t *src, size_t n, uint8_t *dst, 
             unsigned b;
             do { if (ip >= iend) goto trunc; b = *ip++; mlen += b; } while (b == 255);
         }
-        if (off == 0 || off > (size_t)(op - dst)) { gf__fmt(msg, cap, "lz4: match offset %u outside the %llu bytes produced", (unsigned)off, (unsigned long long)(op - dst)); return GPUFEED_ERR_CODEC; }
+        if (off == 0 || off > (size_t)(op - dst)) {
+            gf__fmt(msg, cap, "lz4: match offset %u outside the %llu bytes produced", (unsigned)off, (unsigned long long)(op - dst));
+            return GPUFEED_ERR_CODEC;
+        }
         if ((size_t)(oend - op) < mlen) { gf__fmt(msg, cap, "lz4: match overruns the %llu-byte output", (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
         if ((size_t)(oend - op) >= mlen + 16) {
             gf__lz4_match(op, off, mlen);
@@ -3043,7 +3489,10 @@ static gpufeed_result gf__lz4_raw(const uint8_t *src, size_t n, uint8_t *dst, si
     size_t got = 0;
     gpufeed_result r = gf__lz4_block(src, n, dst, dn, &got, msg, cap);
     if (r) return r;
-    if (got != dn) { gf__fmt(msg, cap, "lz4: block produced %llu bytes, page header says %llu", (unsigned long long)got, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (got != dn) {
+        gf__fmt(msg, cap, "lz4: block produced %llu bytes, page header says %llu", (unsigned long long)got, (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
     return GPUFEED_OK;
 }
 
@@ -3075,9 +3524,18 @@ static gpufeed_result gf__lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst,
 static gpufeed_result gf__snappy_sys(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
 {
     size_t ulen = 0, got = dn;
-    if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK) { gf__fmt(msg, cap, "snappy: libsnappy cannot read the length header"); return GPUFEED_ERR_CODEC; }
-    if (ulen != dn) { gf__fmt(msg, cap, "snappy: stream holds %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
-    if (snappy_uncompress((const char *)src, n, (char *)dst, &got) != SNAPPY_OK || got != dn) { gf__fmt(msg, cap, "snappy: libsnappy rejects the stream as corrupt"); return GPUFEED_ERR_CODEC; }
+    if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK) {
+        gf__fmt(msg, cap, "snappy: libsnappy cannot read the length header");
+        return GPUFEED_ERR_CODEC;
+    }
+    if (ulen != dn) {
+        gf__fmt(msg, cap, "snappy: stream holds %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
+    if (snappy_uncompress((const char *)src, n, (char *)dst, &got) != SNAPPY_OK || got != dn) {
+        gf__fmt(msg, cap, "snappy: libsnappy rejects the stream as corrupt");
+        return GPUFEED_ERR_CODEC;
+    }
     return GPUFEED_OK;
 }
 #define gf__snappy gf__snappy_sys
@@ -3098,7 +3556,8 @@ static gpufeed_result gf__brotli_sys(const uint8_t *src, size_t n, uint8_t *dst,
     if (!s) { gf__fmt(msg, cap, "brotli: out of memory for the decoder"); return GPUFEED_ERR_OUT_OF_MEMORY; }
     r = BrotliDecoderDecompressStream(s, &ain, &in, &aout, &out, NULL);
     if (r == BROTLI_DECODER_RESULT_ERROR) {
-        gf__fmt(msg, cap, "brotli: corrupt stream (%s) at input byte %llu", BrotliDecoderErrorString(BrotliDecoderGetErrorCode(s)), (unsigned long long)(n - ain));
+        gf__fmt(msg, cap, "brotli: corrupt stream (%s) at input byte %llu", BrotliDecoderErrorString(BrotliDecoderGetErrorCode(s)),
+                (unsigned long long)(n - ain));
         BrotliDecoderDestroyInstance(s); return GPUFEED_ERR_CODEC;
     }
     if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
@@ -3106,8 +3565,14 @@ static gpufeed_result gf__brotli_sys(const uint8_t *src, size_t n, uint8_t *dst,
         BrotliDecoderDestroyInstance(s); return GPUFEED_ERR_CODEC;
     }
     BrotliDecoderDestroyInstance(s);
-    if (r != BROTLI_DECODER_RESULT_SUCCESS) { gf__fmt(msg, cap, "brotli: stream truncated after %llu of %llu bytes", (unsigned long long)(dn - aout), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
-    if (aout != 0) { gf__fmt(msg, cap, "brotli: produced %llu bytes, page header says %llu", (unsigned long long)(dn - aout), (unsigned long long)dn); return GPUFEED_ERR_CODEC; }
+    if (r != BROTLI_DECODER_RESULT_SUCCESS) {
+        gf__fmt(msg, cap, "brotli: stream truncated after %llu of %llu bytes", (unsigned long long)(dn - aout), (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
+    if (aout != 0) {
+        gf__fmt(msg, cap, "brotli: produced %llu bytes, page header says %llu", (unsigned long long)(dn - aout), (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    }
     return GPUFEED_OK;
 }
 #endif
@@ -3219,6 +3684,7 @@ static int gf__inf_build(uint32_t *tab, unsigned cap, unsigned root, const uint8
         for (i = 0; i < (1u << root); i++) tab[i] = GF__HE_BAD | 1u;
         if (!used) return ret;
     }
+
     /* symbols sorted by (length, symbol): the canonical code order */
     next[1] = 0;
     for (len = 1; len < 15; len++) next[len + 1] = next[len] + count[len];
@@ -3337,6 +3803,7 @@ static gpufeed_result gf__inf_codes(gf__inf *s)
     uint32_t e, d, len, dist;
     const char *why;
     gpufeed_result r;
+
     /* more than 55 bits in bb, enough for a length and a distance with their
        extra bits (15 + 5 + 15 + 13); past the input's end zero bytes, counted
        in `over` (using any of them means the input is truncated) */
@@ -3492,6 +3959,7 @@ static gpufeed_result gf__inf_dynamic(gf__inf *s)
     if (lens[256] == 0) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the block has no end-of-block code");
     r = gf__inf_build(s->lt, GF__INF_LSIZE, GF__INF_LBITS, lens, hlit, GF__HC_LITLEN);
     if (r && r != 3) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the literal/length code is %s", gf__inf_why(r));
+
     /* RFC 1951 3.2.7: one distance code of length 1 or none at all is fine */
     r = gf__inf_build(s->dt, GF__INF_DSIZE, GF__INF_DBITS, lens + hlit, hdist, GF__HC_DIST);
     if (r && r != 3 && r != 4) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "the distance code is %s", gf__inf_why(r));
@@ -3516,7 +3984,9 @@ static gpufeed_result gf__inflate(gf__inf *s)
             len = gf__ld16(s->in); nlen = gf__ld16(s->in + 2);
             if (len != (~nlen & 0xFFFFu)) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "stored block length %u does not match its complement NLEN %u", len, nlen);
             s->in += 4;
-            if ((size_t)(s->iend - s->in) < len) return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: a stored block of %u bytes, %llu left in the input", len, (unsigned long long)(s->iend - s->in));
+            if ((size_t)(s->iend - s->in) < len)
+                return gf__inf_fail(s, GPUFEED_ERR_CODEC, "truncated: a stored block of %u bytes, %llu left in the input", len,
+                                    (unsigned long long)(s->iend - s->in));
             if ((size_t)(s->oend - s->out) < len) return gf__inf_too_much(s);
             memcpy(s->out, s->in, len);
             s->out += len; s->in += len;
@@ -3578,7 +4048,8 @@ static gpufeed_result gf__gzip_header(gf__inf *s, const gf__crc_tab *crc)
         uint32_t want;
         if (end - p < 2) goto trunc;
         want = gf__crc_run(crc, 0, h, (size_t)(p - h)) & 0xFFFFu;
-        if (gf__ld16(p) != want) return gf__inf_fail(s, GPUFEED_ERR_CHECKSUM, "header CRC16 0x%04x, the header's is 0x%04x", (unsigned)gf__ld16(p), (unsigned)want);
+        if (gf__ld16(p) != want)
+            return gf__inf_fail(s, GPUFEED_ERR_CHECKSUM, "header CRC16 0x%04x, the header's is 0x%04x", (unsigned)gf__ld16(p), (unsigned)want);
         p += 2;
     }
     s->in = p;
@@ -3602,6 +4073,7 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
         const uint8_t *p = s.in;
         size_t left = (size_t)(s.iend - p);
         s.mstart = s.out;
+
         /* a gzip magic, or the start of one where the input ends */
         if (p[0] == 0x1F && (left < 2 || p[1] == 0x8B)) {
             uint32_t want_crc, want_size, got_crc;
@@ -3614,7 +4086,8 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
             if (got_crc != want_crc)
                 return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "CRC-32 of the output is 0x%08x, the trailer says 0x%08x", (unsigned)got_crc, (unsigned)want_crc);
             if ((uint32_t)(s.out - s.mstart) != want_size)
-                return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "the member produced %llu bytes, its ISIZE says %u (mod 2^32)", (unsigned long long)(s.out - s.mstart), (unsigned)want_size);
+                return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "the member produced %llu bytes, its ISIZE says %u (mod 2^32)",
+                                    (unsigned long long)(s.out - s.mstart), (unsigned)want_size);
             s.in += 8;
         } else if (s.member == 1 && (p[0] & 0x0F) == 8 && (p[0] >> 4) <= 7 && (left < 2 || ((unsigned)p[0] * 256u + p[1]) % 31u == 0)) {
             uint32_t want, got;
@@ -3626,20 +4099,24 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
             if (s.iend - s.in < 4) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "truncated: the input ends inside the zlib Adler-32 trailer");
             want = ((uint32_t)s.in[0] << 24) | ((uint32_t)s.in[1] << 16) | ((uint32_t)s.in[2] << 8) | s.in[3];
             got = gf__adler32(s.mstart, (size_t)(s.out - s.mstart));
-            if (got != want) return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "Adler-32 of the output is 0x%08x, the trailer says 0x%08x", (unsigned)got, (unsigned)want);
+            if (got != want)
+                return gf__inf_fail(&s, GPUFEED_ERR_CHECKSUM, "Adler-32 of the output is 0x%08x, the trailer says 0x%08x", (unsigned)got, (unsigned)want);
             s.in += 4;
         } else if (s.member == 1) {
             return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "neither a gzip member nor a zlib stream (first bytes 0x%02x 0x%02x)", p[0], left >= 2 ? p[1] : 0u);
         } else {
-            return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the last member are neither zero padding nor another gzip member", (unsigned long long)left);
+            return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the last member are neither zero padding nor another gzip member",
+                                (unsigned long long)left);
         }
+
         /* the input ends, or only zero padding is left, or another member */
         {
             const uint8_t *q = s.in;
             while (q < s.iend && *q == 0) q++;
             if (q == s.iend) break;
         }
-        if (s.member == 0) return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the zlib stream are not zero padding", (unsigned long long)(s.iend - s.in));
+        if (s.member == 0)
+            return gf__inf_fail(&s, GPUFEED_ERR_CODEC, "%llu bytes after the zlib stream are not zero padding", (unsigned long long)(s.iend - s.in));
         s.member++;
     }
     if (s.out != s.oend)
@@ -3692,7 +4169,8 @@ static gpufeed_result gf__gzip(const uint8_t *src, size_t n, uint8_t *dst, size_
         }
         if (ret == Z_OK && (used_in || made)) continue;
         if (ret == Z_NEED_DICT) {
-            gf__fmt(msg, cap, "gzip: the zlib stream needs a preset dictionary (FDICT), which a page cannot have (input byte %llu)", (unsigned long long)in_done);
+            gf__fmt(msg, cap, "gzip: the zlib stream needs a preset dictionary (FDICT), which a page cannot have (input byte %llu)",
+                    (unsigned long long)in_done);
             r = GPUFEED_ERR_CODEC; break;
         }
         if (ret == Z_MEM_ERROR) { gf__fmt(msg, cap, "gzip: zlib is out of memory"); r = GPUFEED_ERR_OUT_OF_MEMORY; break; }
@@ -3757,7 +4235,8 @@ static gpufeed_result gf__zstd_header(const uint8_t *p, size_t n, gf__zhdr *h, u
     }
     need = 5 + (single ? 0u : 1u) + dsz + fsz;
     if (n < need) {
-        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu of %llu bytes)", frame, at, (unsigned long long)n, (unsigned long long)need);
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: frame header truncated (%llu of %llu bytes)", frame, at, (unsigned long long)n,
+                (unsigned long long)need);
         return GPUFEED_ERR_CODEC;
     }
     q = p + 5;
@@ -3772,7 +4251,8 @@ static gpufeed_result gf__zstd_header(const uint8_t *p, size_t n, gf__zhdr *h, u
     else if (dsz == 4) dict = gf__ld32(q);
     q += dsz;
     if (dict != 0) { /* 0 means "no dictionary" */
-        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: ZSTD dictionaries are not supported (the frame needs dictionary %lu)", frame, at, (unsigned long)dict);
+        gf__fmt(msg, cap, "zstd: frame %u at input byte %llu: ZSTD dictionaries are not supported (the frame needs dictionary %lu)", frame, at,
+                (unsigned long)dict);
         return GPUFEED_ERR_UNSUPPORTED;
     }
     if (fsz == 1) h->fcs = *q;
@@ -4157,6 +4637,7 @@ static gpufeed_result gf__zhuf_table(gf__zdec *z, const uint8_t *p, size_t n, si
     w[nw] = (uint8_t)(gf__hibit32(rest) + 1);
     memset(cnt, 0, sizeof cnt);
     for (i = 0; i <= nw; i++) cnt[w[i]]++;
+
     /* codes in order of weight, then symbol; a code of b bits fills
        2^(11 - b) entries, so that the next 11 bits index the table */
     start[1] = 0;
@@ -4247,7 +4728,8 @@ static gpufeed_result gf__zhuf_1(gf__zdec *z, const uint8_t *p, size_t n, uint8_
         }
         GF__ZHOUT(c, ip, b);
     }
-    if (gf__zhuf_tail(z, &b, o, e)) return gf__zfail(z, p, "corrupt Huffman stream (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
+    if (gf__zhuf_tail(z, &b, o, e))
+        return gf__zfail(z, p, "corrupt Huffman stream (%llu bytes for %llu literals)", (unsigned long long)n, (unsigned long long)cnt);
     return GPUFEED_OK;
 }
 
@@ -4305,7 +4787,8 @@ static gpufeed_result gf__zhuf_4(gf__zdec *z, const uint8_t *p, size_t n, uint8_
 
 /* The literals section at *pip (the block ends at bend) into dst just
    before litend; at most cap literals. */
-static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t *bend, uint8_t *litend, size_t cap, int page_limited, uint8_t **lit, size_t *nlit)
+static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t *bend, uint8_t *litend, size_t cap, int page_limited, uint8_t **lit,
+                                size_t *nlit)
 {
     const uint8_t *ip = *pip;
     size_t avail = (size_t)(bend - ip), hs, regen, csize = 0;
@@ -4337,7 +4820,8 @@ static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t 
     out = litend - regen;
     switch (type) {
     case 0:
-        if (avail < regen) return gf__zfail(z, ip, "%llu raw literals, only %llu bytes left in the block", (unsigned long long)regen, (unsigned long long)avail);
+        if (avail < regen)
+            return gf__zfail(z, ip, "%llu raw literals, only %llu bytes left in the block", (unsigned long long)regen, (unsigned long long)avail);
         memcpy(out, ip, regen);
         ip += regen;
         break;
@@ -4348,7 +4832,8 @@ static gpufeed_result gf__zlits(gf__zdec *z, const uint8_t **pip, const uint8_t 
         break;
     default: {
         const uint8_t *cend = ip + csize;
-        if (csize > avail) return gf__zfail(z, ip, "compressed literals of %llu bytes, only %llu left in the block", (unsigned long long)csize, (unsigned long long)avail);
+        if (csize > avail)
+            return gf__zfail(z, ip, "compressed literals of %llu bytes, only %llu left in the block", (unsigned long long)csize, (unsigned long long)avail);
         if (type == 2) {
             size_t used = 0;
             r = gf__zhuf_table(z, ip, csize, &used);
@@ -4444,6 +4929,7 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
     if ((r = gf__zseq_table(z, 1, (modes >> 4) & 3, &ip, bend)) != GPUFEED_OK) return r;
     if ((r = gf__zseq_table(z, 2, (modes >> 2) & 3, &ip, bend)) != GPUFEED_OK) return r;
     if (gf__zbits_init(&b, ip, (size_t)(bend - ip))) return gf__zfail(z, ip, "sequence bitstream is empty or lacks its end mark");
+
     /* the bit reader in scalars, so that it stays in registers */
     bits = b.bits; used = b.used; bp = b.ptr; bstart = b.start;
 #define GF__ZFILL() do { size_t st_ = used >> 3, hv_ = (size_t)(bp - bstart); if (st_ > hv_) st_ = hv_; \
@@ -4453,6 +4939,7 @@ static gpufeed_result gf__zseqs(gf__zdec *z, const uint8_t *ip, const uint8_t *b
     GF__ZGET(z->of_log, sof);
     GF__ZGET(z->ml_log, sml);
     r1 = z->rep[0]; r2 = z->rep[1]; r3 = z->rep[2];
+
     /* the output left for matches once every literal is placed: it only
        shrinks by the match lengths. The gap between the output and the
        unread literals is that plus gap0, and the page goes on tail bytes
@@ -4533,6 +5020,7 @@ static gpufeed_result gf__zblock(gf__zdec *z, const uint8_t *ip, size_t bs, uint
     uint8_t *op = *opp, *lit = NULL;
     size_t room = (size_t)(oend - op), cap = room < blockmax ? room : blockmax, nlit = 0;
     const uint8_t *bend = ip + bs;
+
     /* the literals end 64 bytes past the block's largest output when the
        page has room: the sequences' 16-byte copies then never slow down */
     uint8_t *litend = op + (room - cap >= 96 ? cap + 64 : room);
@@ -4571,9 +5059,11 @@ static gpufeed_result gf__zframe(gf__zdec *z, const uint8_t **pip, const uint8_t
             return gf__zfail(z, ip, "block size %llu exceeds the frame's block maximum of %llu bytes", (unsigned long long)bs, (unsigned long long)blockmax);
         ip += 3;
         if (type == 1 ? ip >= iend : (size_t)(iend - ip) < bs)
-            return gf__zfail(z, ip - 3, "block of %llu bytes truncated (%llu bytes left)", (unsigned long long)(type == 1 ? 1 : bs), (unsigned long long)(iend - ip));
+            return gf__zfail(z, ip - 3, "block of %llu bytes truncated (%llu bytes left)", (unsigned long long)(type == 1 ? 1 : bs),
+                             (unsigned long long)(iend - ip));
         if (type < 2 && bs > (size_t)(oend - op))
-            return gf__zfail(z, ip - 3, "%s block of %llu bytes: output exceeds the %llu-byte page", type ? "RLE" : "raw", (unsigned long long)bs, (unsigned long long)z->dn);
+            return gf__zfail(z, ip - 3, "%s block of %llu bytes: output exceeds the %llu-byte page", type ? "RLE" : "raw", (unsigned long long)bs,
+                             (unsigned long long)z->dn);
         if (type == 0) { memcpy(op, ip, bs); op += bs; ip += bs; }
         else if (type == 1) { memset(op, *ip, bs); op += bs; ip += 1; }
         else {
@@ -4745,14 +5235,19 @@ typedef struct gf__rle {
 static void gf__rle_init(gf__rle *r, const uint8_t *p, const uint8_t *end, int bw)
 {
     memset(r, 0, sizeof *r);
-    r->p = p; r->end = end; r->bw = bw;
+    r->p = p;
+    r->end = end;
+    r->bw = bw;
 }
 
 static void gf__rle_init_msb(gf__rle *r, const uint8_t *p, const uint8_t *end, int bw, uint32_t count)
 {
     uint64_t bits = (uint64_t)count * (uint64_t)bw, have = (uint64_t)(end - p) * 8;
     memset(r, 0, sizeof *r);
-    r->p = end; r->end = end; r->bw = bw; r->msb = 1;
+    r->p = end;
+    r->end = end;
+    r->bw = bw;
+    r->msb = 1;
     r->lit = p; r->lit_left = count;
     r->lit_avail = bw ? (uint32_t)((bits <= have ? bits : have) / (uint64_t)bw) : count;
 }
@@ -4776,7 +5271,9 @@ static int gf__rle_next_run(gf__rle *r)
         uint64_t groups = h >> 1, vals = groups * 8, bytes = groups * (uint64_t)r->bw;
         uint64_t have = (uint64_t)(r->end - r->p);
         if (vals > UINT32_MAX) { r->err = 1; return 0; }
-        r->lit = r->p; r->lit_pos = 0; r->lit_left = (uint32_t)vals;
+        r->lit = r->p;
+        r->lit_pos = 0;
+        r->lit_left = (uint32_t)vals;
         if (r->bw == 0) r->lit_avail = (uint32_t)vals;
         else if (bytes <= have) r->lit_avail = (uint32_t)vals;
         else r->lit_avail = (uint32_t)(have * 8 / (uint64_t)r->bw);
@@ -4837,6 +5334,7 @@ static uint32_t gf__rle_get(gf__rle *r, uint32_t *out, uint32_t n)
             } else if (!r->msb) {
                 uint64_t bit = r->lit_pos * (uint64_t)r->bw;
                 i = 0;
+
                 /* whole groups with slack after them: constant-width kernel */
                 if ((r->lit_pos & 7) == 0) {
                     const uint8_t *q = base + (bit >> 3);
@@ -4861,7 +5359,10 @@ static uint32_t gf__rle_get(gf__rle *r, uint32_t *out, uint32_t n)
                     out[got + i] = v;
                 }
             }
-            got += k; r->lit_left -= k; r->lit_avail -= k; r->lit_pos += k;
+            got += k;
+            r->lit_left -= k;
+            r->lit_avail -= k;
+            r->lit_pos += k;
             if (r->err) return got;
         } else {
             if (!gf__rle_next_run(r)) return got;
@@ -4919,14 +5420,22 @@ static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t
     if (bs == 0 || bs > 65536 || bs % 128 || nmb == 0 || nmb > bs || bs % nmb || (bs / nmb) % 8) {
         gf__fmt(msg, cap, "DELTA_BINARY_PACKED block of %llu values in %llu miniblocks is invalid", (unsigned long long)bs, (unsigned long long)nmb); return -1;
     }
-    if (total > (uint64_t)max) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED claims %llu values, the page has room for %lld", (unsigned long long)total, (long long)max); return -1; }
+    if (total > (uint64_t)max) {
+        gf__fmt(msg, cap, "DELTA_BINARY_PACKED claims %llu values, the page has room for %lld", (unsigned long long)total, (long long)max);
+        return -1;
+    }
     vpm = bs / nmb;
     prev = (first >> 1) ^ (0 - (first & 1));
     if (total > 0) {
         if (w == 4 && ((int64_t)prev < INT32_MIN || (int64_t)prev > INT32_MAX)) {
             gf__fmt(msg, cap, "DELTA_BINARY_PACKED first value %lld does not fit INT32", (long long)(int64_t)prev); return -1;
         }
-        if (w == 4) { uint32_t v = (uint32_t)prev; memcpy(out, &v, 4); } else memcpy(out, &prev, 8);
+        if (w == 4) {
+            uint32_t v = (uint32_t)prev;
+            memcpy(out, &v, 4);
+        } else {
+            memcpy(out, &prev, 8);
+        }
         n = 1;
     }
     while ((uint64_t)n < total) {
@@ -4996,10 +5505,14 @@ static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t
     }
     case GPUFEED_INT32: case GPUFEED_FLOAT:
         if (avail / 4 < n) return 1;
-        memcpy(out, p, (size_t)n * 4); *pp = p + (size_t)n * 4; return 0;
+        memcpy(out, p, (size_t)n * 4);
+        *pp = p + (size_t)n * 4;
+        return 0;
     case GPUFEED_INT64: case GPUFEED_DOUBLE:
         if (avail / 8 < n) return 1;
-        memcpy(out, p, (size_t)n * 8); *pp = p + (size_t)n * 8; return 0;
+        memcpy(out, p, (size_t)n * 8);
+        *pp = p + (size_t)n * 8;
+        return 0;
     case GPUFEED_INT96: {
         int64_t *o = (int64_t *)out;
         if (avail / 12 < n) return 1;
@@ -5013,14 +5526,20 @@ static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t
             if ((size_t)(end - p) < 4) return 1;
             len = gf__ld32(p); p += 4;
             if ((size_t)(end - p) < len) return 1;
-            o[i].ptr = p; o[i].len = len; p += len;
+            o[i].ptr = p;
+            o[i].len = len;
+            p += len;
         }
         *pp = p; return 0;
     }
     case GPUFEED_FIXED_LEN_BYTE_ARRAY: {
         gpufeed_bytes *o = (gpufeed_bytes *)out;
         if ((uint64_t)avail / (uint64_t)tlen < n) return 1;
-        for (i = 0; i < n; i++) { o[i].ptr = p; o[i].len = (uint32_t)tlen; p += tlen; }
+        for (i = 0; i < n; i++) {
+            o[i].ptr = p;
+            o[i].len = (uint32_t)tlen;
+            p += tlen;
+        }
         *pp = p; return 0;
     }
     default: return 1;
@@ -5032,7 +5551,10 @@ static int gf__plain_decode(gpufeed_physical_type t, int32_t tlen, const uint8_t
 #define GF__READ_AHEAD (1u << 20)
 #define GF__LTILE 1024                 /* level entries decoded at a time (nested leaves) */
 
-typedef struct gf__blk { uint8_t *p; size_t cap, used; } gf__blk;
+typedef struct gf__blk {
+    uint8_t *p;
+    size_t cap, used;
+} gf__blk;
 
 struct gpufeed_column {
     gpufeed_file *f;
@@ -5051,7 +5573,10 @@ struct gpufeed_column {
     int32_t cur_page;                  /* index of the page being decoded */
     uint64_t page_off;                 /* header offset of the current page */
     /* read window over the file */
-    uint8_t *win; size_t win_cap; uint64_t win_off; size_t win_len;
+    uint8_t *win;
+    size_t win_cap;
+    uint64_t win_off;
+    size_t win_len;
     /* decompressed page */
     uint8_t *dbuf; size_t dbuf_cap;
     /* dictionary */
@@ -5075,7 +5600,9 @@ struct gpufeed_column {
     gf__rle idx;
     int idx_ready;
     /* output */
-    void *out; uint8_t *valid; uint32_t *lv;
+    void *out;
+    uint8_t *valid;
+    uint32_t *lv;
     /* nested leaves (max_rep > 0) */
     int nested;
     int v2;                            /* the current page is a DATA_PAGE_V2 */
@@ -5104,26 +5631,14 @@ static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const
 {
     char tmp[GPUFEED_ERROR_MAX];
     va_list ap;
-    va_start(ap, fmt); gf__vfmt(tmp, sizeof tmp, fmt, ap); va_end(ap);
+    va_start(ap, fmt);
+    gf__vfmt(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
     if (c->failed) return c->failed; /* keep the first message */
     gf__fmt(c->err, sizeof c->err, "%s: row group %d, column '%s', page %d (byte offset %llu): %s",
             c->f->name, c->rg, c->ci->path, c->cur_page, (unsigned long long)c->page_off, tmp);
     c->failed = code;
     return code;
-}
-
-static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size_t need)
-{
-    uint8_t *n;
-    size_t nc;
-    if (need == 0) need = 1; /* always a real buffer */
-    if (*buf && need <= *cap) return 1;
-    nc = *cap ? *cap : 4096;
-    while (nc < need) { if (nc > SIZE_MAX / 2) { nc = need; break; } nc *= 2; }
-    n = (uint8_t *)gf__realloc(a, *buf, nc);
-    if (!n) return 0;
-    *buf = n; *cap = nc;
-    return 1;
 }
 
 /* Makes [off, off+len) available; returns a pointer into the window. */
@@ -5169,7 +5684,8 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
             c->read_us += gf__now_us() - t0;
             if (failed) {
                 c->win_len = 0;
-                return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(want - keep), (unsigned long long)(off + keep));
+                return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(want - keep),
+                                    (unsigned long long)(off + keep));
             }
             c->bytes_read += want - keep;
             c->win_off = off; c->win_len = (size_t)want;
@@ -5190,6 +5706,7 @@ static gpufeed_result gf__col_header(gpufeed_column *c, gf__ph *h, uint64_t *hle
         uint64_t n = tryn < room ? tryn : room;
         if (n == 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the column data ends after %lld of %lld values",
                                          (long long)(c->ch->num_values - c->values_left), (long long)c->ch->num_values);
+
         /* use whatever the window already holds beyond the minimum */
         if (c->win && c->pos >= c->win_off && c->pos < c->win_off + c->win_len) {
             uint64_t inwin = c->win_off + c->win_len - c->pos;
@@ -5201,10 +5718,12 @@ static gpufeed_result gf__col_header(gpufeed_column *c, gf__ph *h, uint64_t *hle
         gf__tc_init(&t, p, (size_t)n, c->pos, "PageHeader");
         gf__parse_page_header(&t, h);
         if (!t.err) { *hlen = (uint64_t)(t.p - p); return GPUFEED_OK; }
+
         /* only running out of bytes is worth a larger read */
         if (!t.trunc || n >= room) return gf__col_fail(c, t.err == GPUFEED_ERR_LIMIT ? GPUFEED_ERR_LIMIT : GPUFEED_ERR_PAGE, "%s", t.msg);
         if (n >= GPUFEED_MAX_PAGE_HEADER_SIZE)
-            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page header larger than GPUFEED_MAX_PAGE_HEADER_SIZE (%u bytes)", (unsigned)GPUFEED_MAX_PAGE_HEADER_SIZE);
+            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page header larger than GPUFEED_MAX_PAGE_HEADER_SIZE (%u bytes)",
+                                (unsigned)GPUFEED_MAX_PAGE_HEADER_SIZE);
         tryn = n * 8;
     }
 }
@@ -5218,6 +5737,7 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
     if (h->nvalues < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page with %d values", h->nvalues);
     if (h->encoding != GPUFEED_ENC_PLAIN && h->encoding != GPUFEED_ENC_PLAIN_DICTIONARY)
         return gf__col_fail(c, GPUFEED_ERR_ENCODING, "dictionary page encoding %s is not PLAIN", gpufeed_encoding_name((gpufeed_encoding)h->encoding));
+
     /* the page's bytes bound the number of entries */
     switch (c->ci->physical) {
     case GPUFEED_BOOLEAN: maxn = (uint64_t)len * 8; break;
@@ -5226,8 +5746,11 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
     case GPUFEED_INT96: maxn = len / 12; break;
     default: maxn = len / gf__elem_size(c->ci->physical); break;
     }
-    if (n > maxn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page claims %llu values but holds %llu bytes", (unsigned long long)n, (unsigned long long)len);
-    if (n > GPUFEED_MAX_DICT_ENTRIES) return gf__col_fail(c, GPUFEED_ERR_LIMIT, "dictionary of %llu entries exceeds GPUFEED_MAX_DICT_ENTRIES", (unsigned long long)n);
+    if (n > maxn)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary page claims %llu values but holds %llu bytes", (unsigned long long)n, (unsigned long long)len);
+    if (n > GPUFEED_MAX_DICT_ENTRIES)
+        return gf__col_fail(c, GPUFEED_ERR_LIMIT, "dictionary of %llu entries exceeds GPUFEED_MAX_DICT_ENTRIES", (unsigned long long)n);
+
     /* keep our own copy of the page bytes (BYTE_ARRAY entries point into
        it), unless the page was inflated straight into it */
     if (data != c->dict_buf) {
@@ -5312,7 +5835,9 @@ static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
     c->scan = 0;
     if (r) return r;
     if (h.type != GF__PAGE_DICT) {
-        c->pos = save_pos; c->page_off = save_off; c->cur_page = save_page;
+        c->pos = save_pos;
+        c->page_off = save_off;
+        c->cur_page = save_page;
         return GPUFEED_OK; /* no dictionary: the caller reports it */
     }
     if (!h.has_dict) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page without a dictionary page header");
@@ -5331,7 +5856,9 @@ static gpufeed_result gf__col_load_pending_dict(gpufeed_column *c)
         return gf__col_fail(c, GPUFEED_ERR_CHECKSUM, "dictionary page CRC mismatch");
     r = gf__col_dict_page(c, &h, p);
     if (r) return r;
-    c->pos = save_pos; c->page_off = save_off; c->cur_page = save_page;
+    c->pos = save_pos;
+    c->page_off = save_off;
+    c->cur_page = save_page;
     return GPUFEED_OK;
 }
 
@@ -5350,7 +5877,8 @@ static gpufeed_result gf__col_delta_bytes(gpufeed_column *c, const uint8_t *vals
     gpufeed_result r = GPUFEED_OK;
     int flba = c->ci->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY;
     if (c->ci->physical != GPUFEED_BYTE_ARRAY && !(flba && prefixed))
-        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "%s on a %s column", prefixed ? "DELTA_BYTE_ARRAY" : "DELTA_LENGTH_BYTE_ARRAY", gpufeed_physical_type_name(c->ci->physical));
+        return gf__col_fail(c, GPUFEED_ERR_ENCODING, "%s on a %s column", prefixed ? "DELTA_BYTE_ARRAY" : "DELTA_LENGTH_BYTE_ARRAY",
+                            gpufeed_physical_type_name(c->ci->physical));
     if (room > 32768 * (int64_t)vlen + 1) room = 32768 * (int64_t)vlen + 1;
     pre = (int32_t *)gf__alloc(a, (size_t)room * 4 + 8);
     len = (int32_t *)gf__alloc(a, (size_t)room * 4 + 8);
@@ -5362,31 +5890,56 @@ static gpufeed_result gf__col_delta_bytes(gpufeed_column *c, const uint8_t *vals
     } else n = -1;
     n2 = gf__delta_bp(p, end, 4, (uint8_t *)len, room, &used, msg, sizeof msg);
     if (n2 < 0) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "lengths: %s", msg); goto out; }
-    if (prefixed && n2 != n) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY has %lld prefixes but %lld suffixes", (long long)n, (long long)n2); goto out; }
+    if (prefixed && n2 != n) {
+        r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY has %lld prefixes but %lld suffixes", (long long)n, (long long)n2);
+        goto out;
+    }
     p = used;
+
     /* sizes: the suffix bytes must be there; values are prefix + suffix */
     {
         uint64_t sfx = 0, prev = 0;
         for (i = 0; i < n2; i++) {
             uint64_t pl = prefixed ? (uint64_t)(uint32_t)pre[i] : 0, v;
-            if (len[i] < 0 || (prefixed && (pre[i] < 0 || pl > prev))) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta value %lld has a negative length or a prefix longer than the value before it", (long long)i); goto out; }
+            if (len[i] < 0 || (prefixed && (pre[i] < 0 || pl > prev))) {
+                r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta value %lld has a negative length or a prefix longer than the value before it", (long long)i);
+                goto out;
+            }
             sfx += (uint64_t)(uint32_t)len[i];
             v = pl + (uint64_t)(uint32_t)len[i];
-            if (flba && v != (uint64_t)c->ci->type_length) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY value %lld has %llu bytes, the column %d", (long long)i, (unsigned long long)v, c->ci->type_length); goto out; }
+            if (flba && v != (uint64_t)c->ci->type_length) {
+                r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "DELTA_BYTE_ARRAY value %lld has %llu bytes, the column %d", (long long)i, (unsigned long long)v,
+                                 c->ci->type_length);
+                goto out;
+            }
             if (v > UINT32_MAX) { r = gf__col_fail(c, GPUFEED_ERR_LIMIT, "delta value of %llu bytes", (unsigned long long)v); goto out; }
             total += v; prev = v;
         }
-        if (sfx > (uint64_t)(end - p)) { r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta byte arrays need %llu bytes, the page has %llu", (unsigned long long)sfx, (unsigned long long)(end - p)); goto out; }
+        if (sfx > (uint64_t)(end - p)) {
+            r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "delta byte arrays need %llu bytes, the page has %llu", (unsigned long long)sfx,
+                             (unsigned long long)(end - p));
+            goto out;
+        }
     }
     outsz = total + (flba ? 0 : 4 * (uint64_t)n2);
-    if (outsz > GPUFEED_MAX_PAGE_SIZE) { r = gf__col_fail(c, GPUFEED_ERR_LIMIT, "delta byte arrays expand to %llu bytes, beyond GPUFEED_MAX_PAGE_SIZE", (unsigned long long)outsz); goto out; }
-    if (!gf__grow(a, &c->tbuf, &c->tbuf_cap, (size_t)outsz + 1)) { r = gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)outsz); goto out; }
+    if (outsz > GPUFEED_MAX_PAGE_SIZE) {
+        r = gf__col_fail(c, GPUFEED_ERR_LIMIT, "delta byte arrays expand to %llu bytes, beyond GPUFEED_MAX_PAGE_SIZE", (unsigned long long)outsz);
+        goto out;
+    }
+    if (!gf__grow(a, &c->tbuf, &c->tbuf_cap, (size_t)outsz + 1)) {
+        r = gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)outsz);
+        goto out;
+    }
     {
         uint8_t *o = c->tbuf, *last = NULL;
         for (i = 0; i < n2; i++) {
             uint32_t pl = prefixed ? (uint32_t)pre[i] : 0, sl = (uint32_t)len[i];
             uint8_t *val;
-            if (!flba) { uint32_t vl = pl + sl; memcpy(o, &vl, 4); o += 4; }
+            if (!flba) {
+                uint32_t vl = pl + sl;
+                memcpy(o, &vl, 4);
+                o += 4;
+            }
             val = o;
             if (pl) memmove(o, last, pl); /* the previous value's first bytes */
             memcpy(o + pl, p, sl);
@@ -5409,16 +5962,172 @@ static gpufeed_result gf__v1_levels(gpufeed_column *c, int32_t enc, int16_t maxl
     int bw = gf__bit_width((uint32_t)maxl);
     if (enc == GPUFEED_ENC_BIT_PACKED) {
         uint64_t nb = (nv * (uint64_t)bw + 7) / 8;
-        if (nb > *vlen) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BIT_PACKED %s levels need %llu bytes, page has %llu", what, (unsigned long long)nb, (unsigned long long)*vlen);
-        *lv = *vals; *lv_end = *vals + nb; *vals += nb; *vlen -= (size_t)nb;
+        if (nb > *vlen)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BIT_PACKED %s levels need %llu bytes, page has %llu", what, (unsigned long long)nb,
+                                (unsigned long long)*vlen);
+        *lv = *vals;
+        *lv_end = *vals + nb;
+        *vals += nb;
+        *vlen -= (size_t)nb;
     } else if (enc == GPUFEED_ENC_RLE) {
         uint32_t n;
         if (*vlen < 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page too short for its %s-level length", what);
         n = gf__ld32(*vals);
         if (n > *vlen - 4) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "%s levels of %u bytes overrun the %llu-byte page", what, n, (unsigned long long)*vlen);
-        *lv = *vals + 4; *lv_end = *lv + n; *vals += 4 + (size_t)n; *vlen -= 4 + (size_t)n;
+        *lv = *vals + 4;
+        *lv_end = *lv + n;
+        *vals += 4 + (size_t)n;
+        *vlen -= 4 + (size_t)n;
     } else {
         return gf__col_fail(c, GPUFEED_ERR_ENCODING, "%s level encoding %s is not supported", what, gpufeed_encoding_name((gpufeed_encoding)enc));
+    }
+    return GPUFEED_OK;
+}
+
+/* The level sections of data page h (its bytes at p, nv level entries):
+   a v2 page keeps them uncompressed before the values, a v1 page puts
+   them before the values inside the compressed body. The decoders of
+   c->def and c->rep start on them; *valsp, *vlenp: the values section. */
+static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, const uint8_t *p, int v2, uint64_t nv,
+                                          const uint8_t **valsp, size_t *vlenp)
+{
+    const uint8_t *lv = NULL, *lv_end = NULL, *rl = NULL, *rl_end = NULL, *vals;
+    size_t vlen;
+    gpufeed_result r;
+    if (v2) {
+        uint64_t levels;
+        if (h->def_len < 0 || h->rep_len < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "negative level lengths in a v2 page");
+        levels = (uint64_t)h->def_len + (uint64_t)h->rep_len;
+        if (levels > (uint64_t)h->csize || levels > (uint64_t)h->usize)
+            return gf__col_fail(c, GPUFEED_ERR_PAGE, "v2 level sections (%llu bytes) exceed the page (%d bytes)", (unsigned long long)levels, h->csize);
+        rl = p; rl_end = p + h->rep_len;
+        lv = p + h->rep_len; lv_end = lv + h->def_len;
+        vals = p + levels;
+        vlen = (size_t)((uint64_t)h->csize - levels);
+        if (h->is_compressed && c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED && vlen > 0) {
+            size_t ulen = (size_t)((uint64_t)h->usize - levels);
+            r = gf__col_inflate(c, vals, vlen, ulen, &vals);
+            if (r) return r;
+            vlen = ulen;
+        }
+
+        /* levels must stay valid: they live in the window, which the
+           next fetch may move, but no fetch happens within a page */
+    } else {
+        vals = p; vlen = (size_t)h->csize;
+        if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
+            r = gf__col_inflate(c, p, (size_t)h->csize, (size_t)h->usize, &vals);
+            if (r) return r;
+            vlen = (size_t)h->usize;
+        }
+
+        /* v1: repetition levels, then definition levels, then values */
+        if (c->ci->max_rep > 0) {
+            r = gf__v1_levels(c, h->rep_enc, c->ci->max_rep, nv, "repetition", &vals, &vlen, &rl, &rl_end);
+            if (r) return r;
+        }
+        if (c->ci->max_def > 0) {
+            r = gf__v1_levels(c, h->def_enc, c->ci->max_def, nv, "definition", &vals, &vlen, &lv, &lv_end);
+            if (r) return r;
+        }
+    }
+    if (c->ci->max_def > 0) {
+        int bw = gf__bit_width((uint32_t)c->ci->max_def);
+        if (!v2 && h->def_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->def, lv, lv_end, bw, (uint32_t)nv);
+        else gf__rle_init(&c->def, lv, lv_end, bw);
+    }
+    if (c->ci->max_rep > 0) {
+        int bw = gf__bit_width((uint32_t)c->ci->max_rep);
+        if (!v2 && h->rep_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->rep, rl, rl_end, bw, (uint32_t)nv);
+        else gf__rle_init(&c->rep, rl, rl_end, bw);
+    }
+    *valsp = vals;
+    *vlenp = vlen;
+    return GPUFEED_OK;
+}
+
+/* The values section of data page h by its encoding: PLAIN and RLE are
+   read in place, DELTA_* and BYTE_STREAM_SPLIT rebuilt once into PLAIN
+   form in the page buffer, dictionary indices need the dictionary.
+   *again: the pending dictionary was loaded, walk this page again. */
+static gpufeed_result gf__col_page_values(gpufeed_column *c, const gf__ph *h, const uint8_t *vals, size_t vlen,
+                                          uint64_t nv, int *again)
+{
+    gpufeed_result r;
+    switch (h->encoding) {
+    case GPUFEED_ENC_PLAIN: break;
+    case GPUFEED_ENC_DELTA_BINARY_PACKED: {
+        /* decoded once into the page buffer, then read as PLAIN */
+        int w = c->ci->physical == GPUFEED_INT32 ? 4 : 8;
+        int64_t cnt, room;
+        const uint8_t *used = NULL;
+        char msg[GPUFEED_ERROR_MAX];
+        if (c->ci->physical != GPUFEED_INT32 && c->ci->physical != GPUFEED_INT64)
+            return gf__col_fail(c, GPUFEED_ERR_ENCODING, "DELTA_BINARY_PACKED on a %s column", gpufeed_physical_type_name(c->ci->physical));
+
+        /* a page cannot hold more values than it has levels, nor more
+           than a block (<= 65536 values, >= 2 bytes) per 2 bytes */
+        room = (int64_t)nv;
+        if (room > 32768 * (int64_t)vlen + 1) room = 32768 * (int64_t)vlen + 1;
+        if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, (size_t)room * (size_t)w + 8))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %lld delta values", (long long)room);
+        cnt = gf__delta_bp(vals, vals + vlen, w, c->tbuf, room, &used, msg, sizeof msg);
+        if (cnt < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "%s", msg);
+        c->vp = c->tbuf; c->vend = c->tbuf + (size_t)cnt * (size_t)w;
+        c->enc = GPUFEED_ENC_PLAIN;
+        break;
+    }
+    case GPUFEED_ENC_DELTA_LENGTH_BYTE_ARRAY: case GPUFEED_ENC_DELTA_BYTE_ARRAY: {
+        /* rebuilt once into PLAIN form in the page buffer */
+        r = gf__col_delta_bytes(c, vals, vlen, (int64_t)nv, h->encoding == GPUFEED_ENC_DELTA_BYTE_ARRAY);
+        if (r) return r;
+        c->enc = GPUFEED_ENC_PLAIN;
+        break;
+    }
+    case GPUFEED_ENC_BYTE_STREAM_SPLIT: {
+        /* byte k of value i is at k * N + i: put the values back
+           together once, then read them as PLAIN */
+        size_t w, nv2, i2, k2;
+        switch (c->ci->physical) {
+        case GPUFEED_FLOAT: case GPUFEED_INT32: w = 4; break;
+        case GPUFEED_DOUBLE: case GPUFEED_INT64: w = 8; break;
+        case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
+        default: return gf__col_fail(c, GPUFEED_ERR_ENCODING, "BYTE_STREAM_SPLIT on a %s column", gpufeed_physical_type_name(c->ci->physical));
+        }
+        if (vlen % w)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BYTE_STREAM_SPLIT section of %llu bytes is not a multiple of the %llu-byte values",
+                                (unsigned long long)vlen, (unsigned long long)w);
+        nv2 = vlen / w;
+        if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, vlen ? vlen : 1))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)vlen);
+        for (k2 = 0; k2 < w; k2++) {
+            const uint8_t *in = vals + k2 * nv2;
+            uint8_t *o = c->tbuf + k2;
+            for (i2 = 0; i2 < nv2; i2++) o[i2 * w] = in[i2];
+        }
+        c->vp = c->tbuf; c->vend = c->tbuf + vlen;
+        c->enc = GPUFEED_ENC_PLAIN;
+        break;
+    }
+    case GPUFEED_ENC_PLAIN_DICTIONARY: case GPUFEED_ENC_RLE_DICTIONARY:
+        if (!c->has_dict && c->dict_pending) {
+            /* after a seek: load the dictionary, then walk this page again */
+            r = gf__col_load_pending_dict(c);
+            if (r) return r;
+            c->pos = c->page_off;
+            c->pages = c->cur_page;
+            c->data_pages--;
+            *again = 1;
+            return GPUFEED_OK;
+        }
+        if (!c->has_dict) return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary-encoded page but the chunk has no dictionary page");
+        break;
+    case GPUFEED_ENC_RLE:
+        if (c->ci->physical != GPUFEED_BOOLEAN) return gf__col_fail(c, GPUFEED_ERR_ENCODING, "RLE values on a non-BOOLEAN column");
+        break;
+    default:
+        return gf__col_fail(c, (h->encoding >= 0 && h->encoding <= 9) ? GPUFEED_ERR_UNSUPPORTED : GPUFEED_ERR_ENCODING,
+                            "value encoding %s (%d) is not supported yet", gpufeed_encoding_name((gpufeed_encoding)h->encoding), h->encoding);
     }
     return GPUFEED_OK;
 }
@@ -5466,137 +6175,35 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             if (r) return r;
             continue;
         }
+
         /* a data page */
         {
             int v2 = h.type == GF__PAGE_DATA_V2;
-            const uint8_t *lv = NULL, *lv_end = NULL, *rl = NULL, *rl_end = NULL, *vals;
-            size_t vlen;
+            const uint8_t *vals = NULL; /* set by gf__col_page_levels */
+            int again = 0;
+            size_t vlen = 0;
             uint64_t nv;
             if (v2 ? !h.has_v2 : !h.has_dph) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page without its header struct");
             if (h.nvalues < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "data page with %d values", h.nvalues);
             nv = (uint64_t)h.nvalues;
             if (nv > (uint64_t)c->values_left)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page has %llu values but only %lld remain in the column chunk", (unsigned long long)nv, (long long)c->values_left);
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page has %llu values but only %lld remain in the column chunk", (unsigned long long)nv,
+                                    (long long)c->values_left);
             if (nv > GPUFEED_MAX_PAGE_VALUES)
                 return gf__col_fail(c, GPUFEED_ERR_LIMIT, "page of %llu values exceeds GPUFEED_MAX_PAGE_VALUES", (unsigned long long)nv);
             c->data_pages++;
-            if (v2) {
-                uint64_t levels;
-                if (h.def_len < 0 || h.rep_len < 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "negative level lengths in a v2 page");
-                levels = (uint64_t)h.def_len + (uint64_t)h.rep_len;
-                if (levels > (uint64_t)h.csize || levels > (uint64_t)h.usize)
-                    return gf__col_fail(c, GPUFEED_ERR_PAGE, "v2 level sections (%llu bytes) exceed the page (%d bytes)", (unsigned long long)levels, h.csize);
-                rl = p; rl_end = p + h.rep_len;
-                lv = p + h.rep_len; lv_end = lv + h.def_len;
-                vals = p + levels;
-                vlen = (size_t)((uint64_t)h.csize - levels);
-                if (h.is_compressed && c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED && vlen > 0) {
-                    size_t ulen = (size_t)((uint64_t)h.usize - levels);
-                    r = gf__col_inflate(c, vals, vlen, ulen, &vals);
-                    if (r) return r;
-                    vlen = ulen;
-                }
-                /* levels must stay valid: they live in the window, which the
-                   next fetch may move, but no fetch happens within a page */
-            } else {
-                vals = p; vlen = (size_t)h.csize;
-                if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
-                    r = gf__col_inflate(c, p, (size_t)h.csize, (size_t)h.usize, &vals);
-                    if (r) return r;
-                    vlen = (size_t)h.usize;
-                }
-                /* v1: repetition levels, then definition levels, then values */
-                if (c->ci->max_rep > 0) {
-                    r = gf__v1_levels(c, h.rep_enc, c->ci->max_rep, nv, "repetition", &vals, &vlen, &rl, &rl_end);
-                    if (r) return r;
-                }
-                if (c->ci->max_def > 0) {
-                    r = gf__v1_levels(c, h.def_enc, c->ci->max_def, nv, "definition", &vals, &vlen, &lv, &lv_end);
-                    if (r) return r;
-                }
-            }
-            if (c->ci->max_def > 0) {
-                int bw = gf__bit_width((uint32_t)c->ci->max_def);
-                if (!v2 && h.def_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->def, lv, lv_end, bw, (uint32_t)nv);
-                else gf__rle_init(&c->def, lv, lv_end, bw);
-            }
-            if (c->ci->max_rep > 0) {
-                int bw = gf__bit_width((uint32_t)c->ci->max_rep);
-                if (!v2 && h.rep_enc == GPUFEED_ENC_BIT_PACKED) gf__rle_init_msb(&c->rep, rl, rl_end, bw, (uint32_t)nv);
-                else gf__rle_init(&c->rep, rl, rl_end, bw);
-            }
+            r = gf__col_page_levels(c, &h, p, v2, nv, &vals, &vlen);
+            if (r) return r;
             c->v2 = v2;
-            c->vp = vals; c->vend = vals + vlen; c->bitpos = 0; c->idx_ready = 0;
+            c->vp = vals;
+            c->vend = vals + vlen;
+            c->bitpos = 0;
+            c->idx_ready = 0;
             c->enc = (gpufeed_encoding)h.encoding;
             c->enc_page = c->enc;
-            switch (h.encoding) {
-            case GPUFEED_ENC_PLAIN: break;
-            case GPUFEED_ENC_DELTA_BINARY_PACKED: {
-                /* decoded once into the page buffer, then read as PLAIN */
-                int w = c->ci->physical == GPUFEED_INT32 ? 4 : 8;
-                int64_t cnt, room;
-                const uint8_t *used = NULL;
-                char msg[GPUFEED_ERROR_MAX];
-                if (c->ci->physical != GPUFEED_INT32 && c->ci->physical != GPUFEED_INT64)
-                    return gf__col_fail(c, GPUFEED_ERR_ENCODING, "DELTA_BINARY_PACKED on a %s column", gpufeed_physical_type_name(c->ci->physical));
-                /* a page cannot hold more values than it has levels, nor more
-                   than a block (<= 65536 values, >= 2 bytes) per 2 bytes */
-                room = (int64_t)nv;
-                if (room > 32768 * (int64_t)vlen + 1) room = 32768 * (int64_t)vlen + 1;
-                if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, (size_t)room * (size_t)w + 8))
-                    return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for %lld delta values", (long long)room);
-                cnt = gf__delta_bp(vals, vals + vlen, w, c->tbuf, room, &used, msg, sizeof msg);
-                if (cnt < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "%s", msg);
-                c->vp = c->tbuf; c->vend = c->tbuf + (size_t)cnt * (size_t)w;
-                c->enc = GPUFEED_ENC_PLAIN;
-                break;
-            }
-            case GPUFEED_ENC_DELTA_LENGTH_BYTE_ARRAY: case GPUFEED_ENC_DELTA_BYTE_ARRAY: {
-                /* rebuilt once into PLAIN form in the page buffer */
-                r = gf__col_delta_bytes(c, vals, vlen, (int64_t)nv, h.encoding == GPUFEED_ENC_DELTA_BYTE_ARRAY);
-                if (r) return r;
-                c->enc = GPUFEED_ENC_PLAIN;
-                break;
-            }
-            case GPUFEED_ENC_BYTE_STREAM_SPLIT: {
-                /* byte k of value i is at k * N + i: put the values back
-                   together once, then read them as PLAIN */
-                size_t w, nv2, i2, k2;
-                switch (c->ci->physical) {
-                case GPUFEED_FLOAT: case GPUFEED_INT32: w = 4; break;
-                case GPUFEED_DOUBLE: case GPUFEED_INT64: w = 8; break;
-                case GPUFEED_FIXED_LEN_BYTE_ARRAY: w = (size_t)c->ci->type_length; break;
-                default: return gf__col_fail(c, GPUFEED_ERR_ENCODING, "BYTE_STREAM_SPLIT on a %s column", gpufeed_physical_type_name(c->ci->physical));
-                }
-                if (vlen % w) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "BYTE_STREAM_SPLIT section of %llu bytes is not a multiple of the %llu-byte values", (unsigned long long)vlen, (unsigned long long)w);
-                nv2 = vlen / w;
-                if (!gf__grow(&c->f->alloc, &c->tbuf, &c->tbuf_cap, vlen ? vlen : 1)) return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)vlen);
-                for (k2 = 0; k2 < w; k2++) {
-                    const uint8_t *in = vals + k2 * nv2;
-                    uint8_t *o = c->tbuf + k2;
-                    for (i2 = 0; i2 < nv2; i2++) o[i2 * w] = in[i2];
-                }
-                c->vp = c->tbuf; c->vend = c->tbuf + vlen;
-                c->enc = GPUFEED_ENC_PLAIN;
-                break;
-            }
-            case GPUFEED_ENC_PLAIN_DICTIONARY: case GPUFEED_ENC_RLE_DICTIONARY:
-                if (!c->has_dict && c->dict_pending) {
-                    /* after a seek: load the dictionary, then walk this page again */
-                    r = gf__col_load_pending_dict(c);
-                    if (r) return r;
-                    c->pos = c->page_off; c->pages = c->cur_page; c->data_pages--;
-                    continue;
-                }
-                if (!c->has_dict) return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary-encoded page but the chunk has no dictionary page");
-                break;
-            case GPUFEED_ENC_RLE:
-                if (c->ci->physical != GPUFEED_BOOLEAN) return gf__col_fail(c, GPUFEED_ERR_ENCODING, "RLE values on a non-BOOLEAN column");
-                break;
-            default:
-                return gf__col_fail(c, (h.encoding >= 0 && h.encoding <= 9) ? GPUFEED_ERR_UNSUPPORTED : GPUFEED_ERR_ENCODING,
-                                    "value encoding %s (%d) is not supported yet", gpufeed_encoding_name((gpufeed_encoding)h.encoding), h.encoding);
-            }
+            r = gf__col_page_values(c, &h, vals, vlen, nv, &again);
+            if (r) return r;
+            if (again) continue;
             c->values_left -= (int64_t)nv;
             c->page_left = (uint32_t)nv;
             c->page_nv = (uint32_t)nv;
@@ -5685,10 +6292,12 @@ static gpufeed_result gf__col_drop_values(gpufeed_column *c, uint32_t nn)
         }
         if (w == 0) {
             bits = (uint64_t)c->bitpos + nn;
-            if ((bits + 7) / 8 > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+            if ((bits + 7) / 8 > (uint64_t)(c->vend - c->vp))
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             c->vp += bits >> 3; c->bitpos = (uint32_t)(bits & 7);
         } else {
-            if ((uint64_t)nn * w > (uint64_t)(c->vend - c->vp)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
+            if ((uint64_t)nn * w > (uint64_t)(c->vend - c->vp))
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             c->vp += (size_t)nn * w;
         }
         return GPUFEED_OK;
@@ -5752,39 +6361,51 @@ static gpufeed_result gf__nest_seg(gpufeed_column *c, int64_t limit, int64_t *ro
     const int64_t rg_rows = c->f->md.row_groups[c->rg].num_rows;
     uint32_t i, n = 0, j;
     gpufeed_result r;
-    *stop = 0; *nn = 0; *e = c->tpos;
+    *stop = 0;
+    *nn = 0;
+    *e = c->tpos;
     r = gf__nest_tile(c);
     if (r) return r;
     for (i = c->tpos; i < c->tcnt; i++) {
         uint32_t rp = c->tr[i], df = c->td[i];
         if (rp > maxr)
-            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "repetition level %u exceeds the column's maximum %u (level entry %lld of the page)", rp, maxr, (long long)gf__nest_entry(c, i));
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "repetition level %u exceeds the column's maximum %u (level entry %lld of the page)", rp, maxr,
+                                (long long)gf__nest_entry(c, i));
         if (df > maxd)
-            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition level %u exceeds the column's maximum %u (level entry %lld of the page)", df, maxd, (long long)gf__nest_entry(c, i));
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition level %u exceeds the column's maximum %u (level entry %lld of the page)", df, maxd,
+                                (long long)gf__nest_entry(c, i));
         if (rp == 0) {
             if (*rows >= limit || (*rows > 0 && *levels >= max_levels)) { *stop = 1; break; }
             if (c->rows_seen >= rg_rows)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the levels start more rows than the row group's %lld (level entry %lld of the page)", (long long)rg_rows, (long long)gf__nest_entry(c, i));
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the levels start more rows than the row group's %lld (level entry %lld of the page)",
+                                    (long long)rg_rows, (long long)gf__nest_entry(c, i));
             c->rows_seen++; (*rows)++;
             c->rec_levels = 0;
             for (j = 1; j <= maxr; j++) c->wcnt[j] = df >= (uint32_t)c->rdef[j];
         } else {
             if (c->row_start)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "level entry %lld of the page has repetition level %u where a row must start (%s)", (long long)gf__nest_entry(c, i), rp,
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "level entry %lld of the page has repetition level %u where a row must start (%s)",
+                                    (long long)gf__nest_entry(c, i), rp,
                                     c->row_start == 2 ? "the first entry of a page found through the page index" : "the first entry of the column chunk");
             if (c->wcnt[rp] == 0)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels: repetition level %u continues a list that row %lld does not have (null or empty; level entry %lld of the page)",
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                    "inconsistent levels: repetition level %u continues a list that row %lld does not have (null or empty; level entry %lld "
+                                    "of the page)",
                                     rp, (long long)(c->rows_seen - 1), (long long)gf__nest_entry(c, i));
             if (df < (uint32_t)c->rdef[rp])
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels: repetition level %u adds a list element with definition level %u, below the %d the list's elements need (row %lld, level entry %lld of the page)",
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                    "inconsistent levels: repetition level %u adds a list element with definition level %u, below the %d the list's elements "
+                                    "need (row %lld, level entry %lld of the page)",
                                     rp, df, c->rdef[rp], (long long)(c->rows_seen - 1), (long long)gf__nest_entry(c, i));
             if (++c->wcnt[rp] > (int64_t)GPUFEED_MAX_LIST_WIDTH)
-                return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements", (long long)(c->rows_seen - 1), (unsigned long)GPUFEED_MAX_LIST_WIDTH);
+                return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements",
+                                    (long long)(c->rows_seen - 1), (unsigned long)GPUFEED_MAX_LIST_WIDTH);
             for (j = rp + 1; j <= maxr; j++) c->wcnt[j] = df >= (uint32_t)c->rdef[j];
         }
         c->row_start = 0;
         if (++c->rec_levels > (uint64_t)GPUFEED_MAX_RECORD_LEVELS)
-            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has more than GPUFEED_MAX_RECORD_LEVELS (%llu) level entries", (long long)(c->rows_seen - 1), (unsigned long long)GPUFEED_MAX_RECORD_LEVELS);
+            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has more than GPUFEED_MAX_RECORD_LEVELS (%llu) level entries", (long long)(c->rows_seen - 1),
+                                (unsigned long long)GPUFEED_MAX_RECORD_LEVELS);
         (*levels)++;
         n += df == maxd;
     }
@@ -5821,7 +6442,11 @@ static uint8_t *gf__blk_get(gpufeed_column *c, size_t n)
     size_t cap;
     while (c->cblk < c->nblk) {
         b = &c->blk[c->cblk];
-        if (b->cap - b->used >= n) { uint8_t *p = b->p + b->used; b->used += n; return p; }
+        if (b->cap - b->used >= n) {
+            uint8_t *p = b->p + b->used;
+            b->used += n;
+            return p;
+        }
         c->cblk++;
     }
     if (c->nblk == (int32_t)(sizeof c->blk / sizeof c->blk[0])) return NULL;
@@ -5955,29 +6580,43 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     const gpufeed_chunk_info *ch = &rg->chunks[column];
     const gpufeed_column_info *ci = &f->md.columns[column];
     uint64_t start;
+
     /* the same chunk again (another unit of it): its dictionary still holds */
     int same = c->f == f && c->rg == row_group && c->col == column && c->has_dict && !c->failed;
     if (c->f) gf__col_unmap_to(c, c->region_end); /* the chunk it leaves: done with */
-    c->f = f; c->rg = row_group; c->col = column; c->ch = ch; c->ci = ci;
+    c->f = f;
+    c->rg = row_group;
+    c->col = column;
+    c->ch = ch;
+    c->ci = ci;
     c->esz = gf__elem_size(ci->physical);
     if (!same) { c->has_dict = 0; c->dict_n = 0; }
-    c->in_page = 0; c->page_left = 0; c->dict_pending = 0;
+    c->in_page = 0;
+    c->page_left = 0;
+    c->dict_pending = 0;
     c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
     c->win_len = 0; c->win_off = 0;
     c->err[0] = 0; c->failed = GPUFEED_OK;
     if (ch->encrypted)
-        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name, row_group, ci->path);
+        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s': the column is encrypted; encrypted Parquet is not supported", f->name,
+                          row_group, ci->path);
     if (!ch->has_metadata)
         return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s': the column chunk has no metadata", f->name, row_group, ci->path);
     if (ch->file_path)
-        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': column data in another file ('%s') is not supported", f->name, row_group, ci->path, ch->file_path);
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: row group %d, column '%s': column data in another file ('%s') is not supported", f->name,
+                          row_group, ci->path, ch->file_path);
     c->nested = ci->max_rep > 0;
-    c->tpos = c->tcnt = 0; c->row_start = 1; c->rows_seen = 0; c->rec_levels = 0; c->page_nv = 0;
+    c->tpos = c->tcnt = 0;
+    c->row_start = 1;
+    c->rows_seen = 0;
+    c->rec_levels = 0;
+    c->page_nv = 0;
     if (c->nested) {
         /* each row has one entry or more */
         int32_t nd;
         if (ch->num_values < rg->num_rows)
-            return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld level entries but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
+            return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld level entries but the row group has %lld rows",
+                              f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
         memset(c->rdef, 0, sizeof c->rdef);
         for (nd = ci->node; nd > 0; nd = f->md.nodes[nd].parent) {
             const gpufeed_schema_node *n = &f->md.nodes[nd];
@@ -5987,11 +6626,13 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
         if (!c->td) c->td = (uint32_t *)gf__alloc(&f->alloc, GF__LTILE * sizeof(uint32_t));
         if (!c->tr || !c->td) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
     } else if (ch->num_values != rg->num_rows)
-        return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld values but the row group has %lld rows", f->name, row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
+        return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: row group %d, column '%s': chunk has %lld values but the row group has %lld rows", f->name,
+                          row_group, ci->path, (long long)ch->num_values, (long long)rg->num_rows);
     start = (uint64_t)ch->data_page_offset;
     if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
     if (ch->num_values > 0 && (start < 4 || start >= f->data_end))
-        return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name, row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
+        return gf__seterr(err, GPUFEED_ERR_PAGE, "%s: row group %d, column '%s': first page offset %llu is outside the column data [4, %llu)", f->name,
+                          row_group, ci->path, (unsigned long long)start, (unsigned long long)f->data_end);
     c->start = c->pos = c->page_off = start;
     c->unmapped_to = start;
     c->region_end = f->chunk_limit[(size_t)row_group * (size_t)f->md.num_columns + (size_t)column];
@@ -6004,13 +6645,19 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
 static void gf__nest_free(gpufeed_column *c, const gpufeed_allocator *a)
 {
     int32_t k;
-    gf__free(a, c->tr); gf__free(a, c->td); gf__free(a, c->orep); gf__free(a, c->odef); gf__free(a, c->oval);
+    gf__free(a, c->tr);
+    gf__free(a, c->td);
+    gf__free(a, c->orep);
+    gf__free(a, c->odef);
+    gf__free(a, c->oval);
     for (k = 0; k < c->nblk; k++) gf__free(a, c->blk[k].p);
-    c->tr = c->td = NULL; c->orep = c->odef = c->oval = NULL; c->nblk = 0;
+    c->tr = c->td = NULL;
+    c->orep = c->odef = c->oval = NULL;
+    c->nblk = 0;
 }
 
-GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_group, int32_t column,
-                                               const gpufeed_column_desc *desc, gpufeed_column **out, gpufeed_error *err)
+GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_column **out, gpufeed_file *f, int32_t row_group, int32_t column,
+                                               const gpufeed_column_desc *desc, gpufeed_error *err)
 {
     gpufeed_column *c;
     gpufeed_result r;
@@ -6029,7 +6676,11 @@ GPUFEED_API gpufeed_result gpufeed_column_open(gpufeed_file *f, int32_t row_grou
     if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
     memset(c, 0, sizeof *c);
     r = gf__col_target(c, f, row_group, column, err);
-    if (r) { gf__nest_free(c, &f->alloc); gf__free(&f->alloc, c); return r; }
+    if (r) {
+        gf__nest_free(c, &f->alloc);
+        gf__free(&f->alloc, c);
+        return r;
+    }
     c->max_rows = max_rows;
     c->flags = (desc ? desc->flags : 0) | f->flags;
     c->out = gf__alloc(&f->alloc, (size_t)max_rows * (c->esz > 4 ? c->esz : 4));
@@ -6112,8 +6763,15 @@ GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
     const gpufeed_allocator *a;
     if (!c) return;
     a = &c->f->alloc;
-    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict_own);
-    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
+    gf__free(a, c->win);
+    gf__free(a, c->dbuf);
+    gf__free(a, c->dict_buf);
+    gf__free(a, c->dict_own);
+    gf__free(a, c->out);
+    gf__free(a, c->valid);
+    gf__free(a, c->lv);
+    gf__free(a, c->crc);
+    gf__free(a, c->tbuf);
     gf__nest_free(c, a);
     gf__free(a, c);
 }
@@ -6133,10 +6791,16 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
     if (row_group < 0 || row_group >= f->md.num_row_groups || column < 0 || column >= f->md.num_columns)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no row group %d / column %d", f->name, row_group, column);
     ch = &f->md.row_groups[row_group].chunks[column];
-    if (ch->encrypted) return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s' is encrypted", f->name, row_group, f->md.columns[column].path);
-    if (!ch->has_metadata) return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s' has no metadata", f->name, row_group, f->md.columns[column].path);
+    if (ch->encrypted)
+        return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: row group %d, column '%s' is encrypted", f->name, row_group, f->md.columns[column].path);
+    if (!ch->has_metadata)
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: row group %d, column '%s' has no metadata", f->name, row_group, f->md.columns[column].path);
     memset(&c, 0, sizeof c);
-    c.f = f; c.rg = row_group; c.col = column; c.ch = ch; c.ci = &f->md.columns[column];
+    c.f = f;
+    c.rg = row_group;
+    c.col = column;
+    c.ch = ch;
+    c.ci = &f->md.columns[column];
     start = (uint64_t)ch->data_page_offset;
     if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < start) start = (uint64_t)ch->dictionary_page_offset;
     c.start = c.pos = c.page_off = start;
@@ -6161,8 +6825,12 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
         if (n < cap) {
             gpufeed_page_info *pi = &pages[n];
             memset(pi, 0, sizeof *pi);
-            pi->type = h.type; pi->encoding = (gpufeed_encoding)h.encoding; pi->offset = (int64_t)c.pos;
-            pi->header_size = (int32_t)hlen; pi->compressed_size = h.csize; pi->uncompressed_size = h.usize;
+            pi->type = h.type;
+            pi->encoding = (gpufeed_encoding)h.encoding;
+            pi->offset = (int64_t)c.pos;
+            pi->header_size = (int32_t)hlen;
+            pi->compressed_size = h.csize;
+            pi->uncompressed_size = h.usize;
             pi->num_values = (h.has_dph || h.has_v2 || h.has_dict) ? h.nvalues : 0;
             pi->num_rows = h.has_v2 ? h.nrows : -1;
             pi->first_value = ch->num_values - c.values_left;
@@ -6186,7 +6854,7 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
 }
 
 
-/* >>dense ---------------------------------------------------------------- */
+/* >>convert -------------------------------------------------------------- */
 /* Columnar to dense: each page is decoded in tiles of GF__TILE values,
    converted to the feature's dtype and written straight to its place in
    the dense batch (row stride = the row's bytes). Dictionary pages are
@@ -6232,7 +6900,9 @@ static uint64_t gf__rne_shift(uint64_t m, int shift)
     uint64_t r, rem, half;
     if (shift <= 0) return m;
     if (shift > 63) return 0;
-    r = m >> shift; rem = m & ((1ull << shift) - 1); half = 1ull << (shift - 1);
+    r = m >> shift;
+    rem = m & ((1ull << shift) - 1);
+    half = 1ull << (shift - 1);
     if (rem > half || (rem == half && (r & 1))) r++;
     return r;
 }
@@ -6259,6 +6929,7 @@ static uint32_t gf__double_to_small(double d, int mbits, int ebits, int bias)
         if (e >= (int)emax) return sign | (emax << mbits);
         return sign | ((uint32_t)e << mbits) | (uint32_t)(r & ((1ull << mbits) - 1));
     }
+
     /* subnormal result: units of 2^(1 - bias - mbits) */
     r = gf__rne_shift(m, 52 - mbits + (1 - e));
     return sign | (uint32_t)r; /* a carry into the exponent field is right */
@@ -6332,11 +7003,17 @@ static double gf__div_pow10_rne(uint64_t m, int32_t s, int mbits)
     int32_t i;
     int len = 0, k, qlen = 0, shift;
     for (i = 0; i < s; i++) d *= 10u;
-    { uint64_t t = m; while (t) { len++; t >>= 1; } }
+    {
+        uint64_t t = m;
+        while (t) { len++; t >>= 1; }
+    }
     k = 127 - len;
     num = (gf__u128)m << k;
     q = num / d; r = num % d;
-    { gf__u128 t = q; while (t) { qlen++; t >>= 1; } }
+    {
+        gf__u128 t = q;
+        while (t) { qlen++; t >>= 1; }
+    }
     shift = qlen - mbits;
     if (shift <= 0) return gf__ldexp((double)(uint64_t)q, -k); /* cannot happen for s <= 19 */
     top = (uint64_t)(q >> shift);
@@ -6397,7 +7074,12 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
     switch (cv->dt) {
     case GPUFEED_DT_F32: {
         float *o = (float *)outp;
-        if (ck == GF__CK_F64) for (i = 0; i < n; i++) { double d; memcpy(&d, &in[i], 8); o[i] = (float)d; }
+        if (ck == GF__CK_F64)
+            for (i = 0; i < n; i++) {
+                double d;
+                memcpy(&d, &in[i], 8);
+                o[i] = (float)d;
+            }
         else if (ck == GF__CK_U64) for (i = 0; i < n; i++) o[i] = (float)in[i];
         else if (ck == GF__CK_HASH) for (i = 0; i < n; i++) o[i] = (float)(in[i] % cv->buckets);
         else if (cv->scale > 0) for (i = 0; i < n; i++) o[i] = gf__dec_to_float((int64_t)in[i], cv->scale);
@@ -6429,13 +7111,23 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
     }
     default: break;
     }
+
     /* integer dtypes */
     {
         int64_t lo, hi;
         switch (cv->dt) {
-        case GPUFEED_DT_I32: lo = INT32_MIN; hi = INT32_MAX; break;
-        case GPUFEED_DT_U8: lo = 0; hi = 255; break;
-        default: lo = INT64_MIN; hi = INT64_MAX; break;
+        case GPUFEED_DT_I32:
+            lo = INT32_MIN;
+            hi = INT32_MAX;
+            break;
+        case GPUFEED_DT_U8:
+            lo = 0;
+            hi = 255;
+            break;
+        default:
+            lo = INT64_MIN;
+            hi = INT64_MAX;
+            break;
         }
         for (i = 0; i < n; i++) {
             int64_t v;
@@ -6517,12 +7209,19 @@ static uint32_t gf__rle_get01(gf__rle *r, uint8_t *out, uint32_t n, uint32_t *on
                 uint8_t v = (uint8_t)((r->lit[bit >> 3] >> (bit & 7)) & 1);
                 out[got + i] = v; cnt += v;
             }
-            got += k; r->lit_left -= k; r->lit_avail -= k; r->lit_pos += k;
+            got += k;
+            r->lit_left -= k;
+            r->lit_avail -= k;
+            r->lit_pos += k;
             if (r->err) break;
         } else if (r->lit_left) {
             uint32_t tmp[64], k = n - got < 64 ? n - got : 64, g, i;
             g = gf__rle_get(r, tmp, k);
-            for (i = 0; i < g; i++) { if (tmp[i] > 1) { r->err = 1; break; } out[got + i] = (uint8_t)tmp[i]; cnt += tmp[i]; }
+            for (i = 0; i < g; i++) {
+                if (tmp[i] > 1) { r->err = 1; break; }
+                out[got + i] = (uint8_t)tmp[i];
+                cnt += tmp[i];
+            }
             got += i;
             if (g != k || r->err) break;
         } else if (!gf__rle_next_run(r)) break;
@@ -6538,7 +7237,8 @@ static gpufeed_result gf__col_levels(gpufeed_column *c, uint32_t n, uint32_t *nn
     if (c->ci->max_def == 1) {
         got = gf__rle_get01(&c->def, c->valid, n, &cnt);
         if (got != n || c->def.err)
-            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels end or exceed the maximum 1 after %u of the page's remaining %u values", got, c->page_left);
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "definition levels end or exceed the maximum 1 after %u of the page's remaining %u values", got,
+                                c->page_left);
         *nn = cnt;
         return GPUFEED_OK;
     }
@@ -6575,7 +7275,9 @@ static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
         if (r) return r;
         r = gf__col_drop_values(c, nn);
         if (r) return r;
-        c->page_left -= k; c->rows_done += k; n -= k;
+        c->page_left -= k;
+        c->rows_done += k;
+        n -= k;
         if (c->page_left == 0) c->in_page = 0;
     }
     return GPUFEED_OK;
@@ -6592,7 +7294,9 @@ static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
 #define GF__DCACHE_N 1024
 typedef struct gf__dent {
     const void *file; int32_t rg, feat;
-    uint8_t *conv; uint32_t n; size_t bytes;
+    uint8_t *conv;
+    uint32_t n;
+    size_t bytes;
     int32_t refs; uint64_t tick;
 } gf__dent;
 typedef struct gf__dcache {
@@ -6670,14 +7374,22 @@ static int32_t gf__dcache_put(gf__dcache *dc, const gpufeed_allocator *a, const 
         if (at >= 0 && dc->bytes + bytes <= GPUFEED_DICT_CACHE_BYTES) break;
         for (i = 0; i < dc->used; i++)
             if (dc->e[i].conv && dc->e[i].refs == 0 && (lru < 0 || dc->e[i].tick < dc->e[lru].tick)) lru = i;
-        if (lru < 0) { gf__dcache_unlock(dc); gf__free(a, copy); return -1; }
+        if (lru < 0) {
+            gf__dcache_unlock(dc);
+            gf__free(a, copy);
+            return -1;
+        }
         gf__free(a, dc->e[lru].conv);
         dc->bytes -= dc->e[lru].bytes;
         dc->e[lru].conv = NULL;
     }
     if (at == dc->used) dc->used++;
-    dc->e[at].file = file; dc->e[at].rg = rg; dc->e[at].feat = feat;
-    dc->e[at].conv = copy; dc->e[at].n = n; dc->e[at].bytes = bytes;
+    dc->e[at].file = file;
+    dc->e[at].rg = rg;
+    dc->e[at].feat = feat;
+    dc->e[at].conv = copy;
+    dc->e[at].n = n;
+    dc->e[at].bytes = bytes;
     dc->e[at].refs = 1; dc->e[at].tick = ++dc->tick;
     dc->bytes += bytes;
     gf__dcache_unlock(dc);
@@ -6818,12 +7530,21 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
         return 1;
     }
     case GPUFEED_INT64: case GPUFEED_INT96: *out = ((const uint64_t *)src)[i]; return 1;
-    case GPUFEED_FLOAT: { double x = ((const float *)src)[i]; memcpy(out, &x, 8); return 1; }
+    case GPUFEED_FLOAT:
+        {
+            double x = ((const float *)src)[i];
+            memcpy(out, &x, 8);
+            return 1;
+        }
     case GPUFEED_DOUBLE: *out = ((const uint64_t *)src)[i]; return 1;
     default: {
         gpufeed_bytes b = ((const gpufeed_bytes *)src)[i];
         if (d->conv.ck == GF__CK_HASH) { *out = gpufeed_hash64(b.ptr, b.len, d->seed); return 1; }
-        if (d->f16) { double x = gpufeed_half_to_float(gf__ld16(b.ptr)); memcpy(out, &x, 8); return 1; }
+        if (d->f16) {
+            double x = gpufeed_half_to_float(gf__ld16(b.ptr));
+            memcpy(out, &x, 8);
+            return 1;
+        }
         {
             int64_t v;
             if (d->conv.ck == GF__CK_F64) { /* a wide decimal as a double */
@@ -6840,7 +7561,12 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
                 int neg = b.len > 0 && (b.ptr[0] & 0x80);
                 int32_t sc;
                 if (b.len > 16) {
-                    for (k = 0; k + 16 < b.len; k++) if (b.ptr[k] != (neg ? 0xFF : 0)) { if (!d->conv.unsafe_cast) return 0; *out = neg ? (uint64_t)INT64_MIN : (uint64_t)INT64_MAX; return 1; }
+                    for (k = 0; k + 16 < b.len; k++)
+                        if (b.ptr[k] != (neg ? 0xFF : 0)) {
+                            if (!d->conv.unsafe_cast) return 0;
+                            *out = neg ? (uint64_t)INT64_MIN : (uint64_t)INT64_MAX;
+                            return 1;
+                        }
                 }
                 for (k = b.len > 16 ? b.len - 16 : 0; k < b.len; k++) m = (m << 8) | (neg ? (uint8_t)~b.ptr[k] : b.ptr[k]);
                 if (neg) m += 1;
@@ -6858,7 +7584,11 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
                 if (!gf__be_to_i64(b.ptr, b.len, &v)) return 0;
                 if (d->dec_scale > 0) {
                     int64_t p = 1; int32_t sc;
-                    if (d->dec_scale > 18) { if (v && !d->conv.unsafe_cast) return 0; *out = 0; return 1; }
+                    if (d->dec_scale > 18) {
+                        if (v && !d->conv.unsafe_cast) return 0;
+                        *out = 0;
+                        return 1;
+                    }
                     for (sc = 0; sc < d->dec_scale; sc++) p *= 10;
                     if (v % p && !d->conv.unsafe_cast) return 0;
                     v /= p;
@@ -6877,7 +7607,11 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
 
 static void gf__fmt_canon(const gf__dcol *d, uint64_t v, char *buf, size_t cap)
 {
-    if (d->conv.ck == GF__CK_F64) { double x; memcpy(&x, &v, 8); gf__fmt(buf, cap, "%.17g", x); }
+    if (d->conv.ck == GF__CK_F64) {
+        double x;
+        memcpy(&x, &v, 8);
+        gf__fmt(buf, cap, "%.17g", x);
+    }
     else if (d->conv.ck == GF__CK_U64 || d->conv.ck == GF__CK_HASH) gf__fmt(buf, cap, "%llu", (unsigned long long)v);
     else if (d->conv.scale > 0) gf__fmt(buf, cap, "%lld (unscaled, scale %d)", (long long)(int64_t)v, d->conv.scale);
     else gf__fmt(buf, cap, "%lld", (long long)(int64_t)v);
@@ -6928,6 +7662,7 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
                 if (!gf__canon_one(d, c->dict, i + j, &d->cv[j])) { d->dbad[i + j] = 2; d->cv[j] = 0; }
             break;
         }
+
         /* convert, marking entries that fail and converting them unsafely */
         while (at < (int64_t)k) {
             int64_t bad = gf__convert(&d->conv, d->cv + at, d->dconv + (size_t)(i + at) * dsz, (int64_t)k - at);
@@ -6977,13 +7712,16 @@ static gpufeed_result gf__dcol_canon(gf__dcol *d, uint32_t nn)
             if (avail / 4 < nn) goto short_page;
             for (i = 0; i < nn; i++) {
                 float f; double x;
-                memcpy(&f, p + 4 * (size_t)i, 4); x = f; memcpy(&d->cv[i], &x, 8);
+                memcpy(&f, p + 4 * (size_t)i, 4);
+                x = f;
+                memcpy(&d->cv[i], &x, 8);
             }
             c->vp += 4 * (size_t)nn;
             return GPUFEED_OK;
         default: break;
         }
     }
+
     /* the general path: decode to the reader's typed tile, then canonical */
     {
         gpufeed_result r = gf__col_values(c, c->out, nn);
@@ -7022,7 +7760,8 @@ static void gf__scatter(uint8_t *dst, size_t stride, const uint8_t *src, const u
     for (i = 0; i < n; i++) { uint32_t x_ = idx[j]; bad |= (uint32_t)(x_ >= dn) & valid[i]; x_ = x_ < dn ? x_ : 0; \
         memcpy(&v_, dc + (size_t)x_ * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
         v_ = (T)((v_ & m_) | (f_ & (T)~m_)); memcpy(dst + (size_t)i * stride, &v_, sizeof(T)); j += valid[i]; } }
-static uint32_t gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, const uint8_t *valid, uint32_t n, const uint8_t *fill, size_t dsz, uint32_t dn)
+static uint32_t gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, const uint8_t *valid, uint32_t n, const uint8_t *fill,
+                           size_t dsz, uint32_t dn)
 {
     uint32_t i, j = 0, bad = 0;
     switch (dsz) {
@@ -7091,7 +7830,13 @@ static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out)
                 vst1q_f32((float *)(void *)(out + 4 * (size_t)i), vcombine_f32(lo, hi));
             }
 #endif
-            for (; i < nn; i++) { double x; float y; memcpy(&x, p + 8 * (size_t)i, 8); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
+            for (; i < nn; i++) {
+                double x;
+                float y;
+                memcpy(&x, p + 8 * (size_t)i, 8);
+                y = (float)x;
+                memcpy(out + 4 * (size_t)i, &y, 4);
+            }
         } else if (pt == GPUFEED_INT32) {
 #if defined(GF__SSE2)
             for (; i + 4 <= nn; i += 4)
@@ -7100,19 +7845,66 @@ static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out)
             for (; i + 4 <= nn; i += 4)
                 vst1q_f32((float *)(void *)(out + 4 * (size_t)i), vcvtq_f32_s32(vld1q_s32((const int32_t *)(const void *)(p + 4 * (size_t)i))));
 #endif
-            for (; i < nn; i++) { int32_t x; float y; memcpy(&x, p + 4 * (size_t)i, 4); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
-        } else for (; i < nn; i++) { int64_t x; float y; memcpy(&x, p + 8 * (size_t)i, 8); y = (float)x; memcpy(out + 4 * (size_t)i, &y, 4); }
+            for (; i < nn; i++) {
+                int32_t x;
+                float y;
+                memcpy(&x, p + 4 * (size_t)i, 4);
+                y = (float)x;
+                memcpy(out + 4 * (size_t)i, &y, 4);
+            }
+        } else {
+            for (; i < nn; i++) {
+                int64_t x;
+                float y;
+                memcpy(&x, p + 8 * (size_t)i, 8);
+                y = (float)x;
+                memcpy(out + 4 * (size_t)i, &y, 4);
+            }
+        }
     } else {
         for (i = 0; i < nn; i++) {
             double y;
-            if (pt == GPUFEED_FLOAT) { float x; memcpy(&x, p + 4 * (size_t)i, 4); y = x; }
-            else if (pt == GPUFEED_INT32) { int32_t x; memcpy(&x, p + 4 * (size_t)i, 4); y = (double)x; }
-            else { int64_t x; memcpy(&x, p + 8 * (size_t)i, 8); y = (double)x; }
+            if (pt == GPUFEED_FLOAT) {
+                float x;
+                memcpy(&x, p + 4 * (size_t)i, 4);
+                y = x;
+            }
+            else if (pt == GPUFEED_INT32) {
+                int32_t x;
+                memcpy(&x, p + 4 * (size_t)i, 4);
+                y = (double)x;
+            }
+            else {
+                int64_t x;
+                memcpy(&x, p + 8 * (size_t)i, 8);
+                y = (double)x;
+            }
             memcpy(out + 8 * (size_t)i, &y, 8);
         }
     }
     c->vp += (size_t)nn * esz;
     return 1;
+}
+
+/* A unit inside the chunk: its dictionary from another reader, already
+   converted (when the dataset's cache has it). */
+static void gf__dcol_shared_dict(gf__dcol *d)
+{
+    gpufeed_column *c = &d->c;
+    gf__dcache *dch = gf__dcache_load(d->dcp);
+    int32_t at = gf__dcache_get(dch, c->f, c->rg, d->feat);
+    if (at >= 0) {
+        const gf__dent *e = &dch->e[at];
+        d->dent = at;
+        c->has_dict = 1;
+        c->dict_pending = 0;
+        c->dict_n = e->n;
+        c->dict_gen++;
+        d->dview = e->conv;
+        d->dgen = c->dict_gen;
+        d->dconv_ok = 1;
+        d->dbad_any = 0;
+    }
 }
 
 /* Reads k rows of the feature into dst (row stride `stride`), validity into
@@ -7125,20 +7917,12 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
     while (k > 0) {
         uint32_t n, nn = 0, i, j;
         gpufeed_result r;
-        if (!c->in_page && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp)) {
-            /* a unit inside the chunk: its dictionary from another reader, already converted */
-            gf__dcache *dch = gf__dcache_load(d->dcp);
-            int32_t at = gf__dcache_get(dch, c->f, c->rg, d->feat);
-            if (at >= 0) {
-                const gf__dent *e = &dch->e[at];
-                d->dent = at;
-                c->has_dict = 1; c->dict_pending = 0; c->dict_n = e->n; c->dict_gen++;
-                d->dview = e->conv; d->dgen = c->dict_gen; d->dconv_ok = 1; d->dbad_any = 0;
-            }
-        }
+        if (!c->in_page && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp))
+            gf__dcol_shared_dict(d);
         if (!c->in_page) {
             r = gf__col_next_page(c);
-            if (r == GPUFEED_DONE) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)c->rows_done, (long long)k);
+            if (r == GPUFEED_DONE)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)c->rows_done, (long long)k);
             if (r) return r;
         }
         n = c->page_left < GF__TILE ? c->page_left : GF__TILE;
@@ -7164,6 +7948,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             }
             got = nn ? gf__rle_get(&c->idx, d->idx, nn) : 0;
             if (got != nn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
+
             /* entries that cannot convert are checked value by value (ranges
                are checked while gathering, below) */
             for (i = d->dbad_any ? 0 : nn; i < nn; i++) {
@@ -7175,12 +7960,20 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                     uint64_t cvv = 0;
                     int64_t row = c->rows_done;
                     uint32_t seen = 0;
-                    for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == i) { row += j; break; } seen++; } }
+                    for (j = 0; j < n; j++) {
+                        if (!c->ci->max_def || c->valid[j]) {
+                            if (seen == i) { row += j; break; }
+                            seen++;
+                        }
+                    }
                     if (mask && !mask[row - c->rows_done]) continue; /* a dropped row */
-                    if (d->dbad[ix] == 2) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the decimal value at row %lld does not convert to %s exactly (cast: %s)", fname, (long long)row, gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
+                    if (d->dbad[ix] == 2)
+                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the decimal value at row %lld does not convert to %s exactly (cast: %s)",
+                                            fname, (long long)row, gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
                     gf__canon_one(d, c->dict, ix, &cvv);
                     gf__fmt_canon(d, cvv, vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb,
+                                        (long long)row, gpufeed_dtype_name(d->conv.dt));
                 }
             }
             dc = d->dview;
@@ -7191,7 +7984,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             }
             if (j) { /* an index out of range (it read entry 0): name it */
                 for (i = 0; i < nn && d->idx[i] < c->dict_n; i++) {}
-                return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", i < nn ? d->idx[i] : 0u, c->dict_n);
+                return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", i < nn ? d->idx[i] : 0u,
+                                    c->dict_n);
             }
         } else {
             int64_t bad;
@@ -7209,7 +8003,12 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                     int64_t row = c->rows_done;
                     uint32_t seen = 0;
                     bad += at;
-                    for (j = 0; j < n; j++) { if (!c->ci->max_def || c->valid[j]) { if (seen == (uint32_t)bad) { row += j; break; } seen++; } }
+                    for (j = 0; j < n; j++) {
+                        if (!c->ci->max_def || c->valid[j]) {
+                            if (seen == (uint32_t)bad) { row += j; break; }
+                            seen++;
+                        }
+                    }
                     if (mask && !mask[row - c->rows_done]) { /* a dropped row: any value will do */
                         gf__conv u = d->conv;
                         u.unsafe_cast = 1;
@@ -7218,7 +8017,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                         continue;
                     }
                     gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)row, gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb,
+                                        (long long)row, gpufeed_dtype_name(d->conv.dt));
                 }
             }
             if (direct && in_place) { /* already there */
@@ -7243,7 +8043,9 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
         }
         dst += (size_t)n * stride;
         if (mask) mask += n;
-        c->page_left -= n; c->rows_done += n; k -= n;
+        c->page_left -= n;
+        c->rows_done += n;
+        k -= n;
         if (c->page_left == 0) c->in_page = 0;
     }
     return GPUFEED_OK;
@@ -7271,11 +8073,15 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
         int stop;
         gpufeed_result r = gf__nest_seg(c, k, &rows, &levels, INT64_MAX, &e, &nn, &stop);
         if (r == GPUFEED_DONE) {
-            if (rows < k) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)(row0 + rows), (long long)(k - rows));
-            e = c->tpos; nn = 0; stop = 1;
+            if (rows < k)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)(row0 + rows), (long long)(k - rows));
+            e = c->tpos;
+            nn = 0;
+            stop = 1;
         } else if (r) return r;
         done = stop;
         s = c->tpos;
+
         /* walk the entries: rows end, elements take their slots */
         for (i = s; i <= e; i++) {
             uint32_t rp, df;
@@ -7292,23 +8098,31 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                     if (isnull) memcpy(o, fill, dsz);
                     else if (gf__convert(&d->conv, &lv, o, 1) >= 0) {
                         gf__conv u = d->conv;
-                        if (kept) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': list length %lld at row %lld does not convert to %s exactly (cast: safe)", fname, (long long)len, (long long)(row0 + row), gpufeed_dtype_name(d->conv.dt));
+                        if (kept)
+                            return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                                "feature '%s': list length %lld at row %lld does not convert to %s exactly (cast: safe)", fname,
+                                                (long long)len, (long long)(row0 + row), gpufeed_dtype_name(d->conv.dt));
                         u.unsafe_cast = 1;
                         gf__convert(&u, &lv, o, 1);
                     }
                 } else {
                     int64_t j;
-                    if (kept && !isnull && len != W && !(len < W && d->list_policy != GPUFEED_LIST_ERROR) && !(len > W && d->list_policy == GPUFEED_LIST_TRUNCATE))
-                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the list at row %lld has %lld elements, the feature's width is %lld (list policy: %s)",
+                    if (kept && !isnull && len != W && !(len < W && d->list_policy != GPUFEED_LIST_ERROR) && !(len > W
+                            && d->list_policy == GPUFEED_LIST_TRUNCATE))
+                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                            "feature '%s': the list at row %lld has %lld elements, the feature's width is %lld (list policy: %s)",
                                             fname, (long long)(row0 + row), (long long)len, (long long)W, pname);
                     for (j = isnull ? 0 : len; j < W; j++) memcpy(o + (size_t)j * dsz, fill, dsz);
                 }
             }
             if (i == e) break;
             if (rp == 0) {
-                row++; len = 0; isnull = df < ldef;
+                row++;
+                len = 0;
+                isnull = df < ldef;
                 if (df <= ldef) continue;  /* a null or empty list */
             } else if (row < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "a list continues before any row starts");
+
             /* an element of the row's list */
             if (df == maxd) {
                 if (!d->lengths) {
@@ -7318,11 +8132,13 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                 nv++;
             } else if (!d->lengths && len < W) { /* a null element */
                 if (null_error && (!mask || mask[row]))
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", fname, (long long)len, (long long)(row0 + row));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", fname,
+                                        (long long)len, (long long)(row0 + row));
                 memcpy(dst + (size_t)row * stride + (size_t)len * dsz, fill, dsz);
             }
             len++;
         }
+
         /* the run's values */
         if (nn && d->lengths) {
             r = gf__col_drop_values(c, nn);
@@ -7349,10 +8165,14 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                 if (d->dbad[ix] && !(d->dbad[ix] == 1 && d->conv.unsafe_cast) && (!mask || mask[d->vrow[j]])) {
                     char vb[96];
                     uint64_t cvv = 0;
-                    if (d->dbad[ix] == 2) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': a decimal value in the list at row %lld does not convert to %s exactly (cast: %s)", fname, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
+                    if (d->dbad[ix] == 2)
+                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                            "feature '%s': a decimal value in the list at row %lld does not convert to %s exactly (cast: %s)", fname,
+                                            (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
                     gf__canon_one(d, c->dict, ix, &cvv);
                     gf__fmt_canon(d, cvv, vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)",
+                                        fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt));
                 }
                 memcpy(dst + d->vdst[j], d->dconv + (size_t)ix * dsz, dsz);
             }
@@ -7367,7 +8187,8 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                 bad += at;
                 if (d->vdst[bad] >= 0 && (!mask || mask[d->vrow[bad]])) {
                     gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)", fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)",
+                                        fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt));
                 }
                 u.unsafe_cast = 1; /* a dropped value or row: any value will do */
                 gf__convert(&u, d->cv + bad, (uint8_t *)d->tile + (size_t)bad * dsz, 1);
@@ -7382,7 +8203,11 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
     return GPUFEED_OK;
 }
 
-/* ---- datasets ---- */
+/* >>dataset -------------------------------------------------------------- */
+/* A dataset: its files (paths, directories, globs expanded), the features
+   and predicates bound to each file's columns, and the statistics that
+   prune row groups. gpufeed_dataset_open itself is in >>unit: it cuts the
+   row groups into units with the page index of >>pageindex. */
 
 #ifndef GPUFEED_NO_STDIO
 #include <dirent.h>
@@ -7457,7 +8282,10 @@ static int gf__is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
 static int gf__cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 #endif
 
-typedef struct gf__strv { char **v; int32_t n, cap; } gf__strv;
+typedef struct gf__strv {
+    char **v;
+    int32_t n, cap;
+} gf__strv;
 static int gf__strv_push(gf__arena *ar, gf__strv *sv, const char *s)
 {
     if (sv->n == sv->cap) {
@@ -7482,7 +8310,10 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
             glob_t g;
             size_t k;
             int r = glob(p, 0, NULL, &g);
-            if (r == GLOB_NOMATCH || (r == 0 && g.gl_pathc == 0)) { if (r == 0) globfree(&g); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p); }
+            if (r == GLOB_NOMATCH || (r == 0 && g.gl_pathc == 0)) {
+                if (r == 0) globfree(&g);
+                return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
+            }
             if (r != 0) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: glob '%s' failed", p);
             for (k = 0; k < g.gl_pathc; k++) /* glob sorts */
                 if (!gf__strv_push(ar, out, g.gl_pathv[k])) { globfree(&g); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
@@ -7504,7 +8335,9 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
                     if (e->d_name[0] == '.' || nl < 8 || strcmp(e->d_name + nl - 8, ".parquet") != 0) continue;
                     full = (char *)gf__arena_get(ar, pl + nl + 2);
                     if (!full) { closedir(d); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                    memcpy(full, p, pl); full[pl] = '/'; memcpy(full + pl + 1, e->d_name, nl + 1);
+                    memcpy(full, p, pl);
+                    full[pl] = '/';
+                    memcpy(full + pl + 1, e->d_name, nl + 1);
                     if (!gf__strv_push(ar, &tmp, full)) { closedir(d); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
                 }
                 closedir(d);
@@ -7512,7 +8345,8 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
                 qsort(tmp.v, (size_t)tmp.n, sizeof(char *), gf__cmp_str);
                 {
                     int32_t k;
-                    for (k = 0; k < tmp.n; k++) if (!gf__strv_push(ar, out, tmp.v[k])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                    for (k = 0; k < tmp.n; k++)
+                        if (!gf__strv_push(ar, out, tmp.v[k])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
                 }
                 continue;
             }
@@ -7568,11 +8402,14 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     if (ci->max_rep > 0) {
         if (for_pred) { gf__fmt(msg, cap, "column '%s' is a list or map: predicates on list columns are not supported", ci->path); return -1; }
         if (ci->max_rep > 1) {
-            gf__fmt(msg, cap, "column '%s' has %d repeated levels (a list of lists, or a list or map inside a list): list features need exactly one", ci->path, ci->max_rep);
+            gf__fmt(msg, cap, "column '%s' has %d repeated levels (a list of lists, or a list or map inside a list): list features need exactly one",
+                    ci->path, ci->max_rep);
             return -1;
         }
         if (ft && !ft->width && !ft->list_lengths) {
-            gf__fmt(msg, cap, "column '%s' is a list: set the feature's width (elements per row; pyarrow writes fixed_size_list as a plain list, so the width is not in the file)", ci->path);
+            gf__fmt(msg, cap,
+                    "column '%s' is a list: set the feature's width (elements per row; pyarrow writes fixed_size_list as a plain list, so the width is not "
+                    "in the file)", ci->path);
             return -1;
         }
         b->list = 1;
@@ -7585,7 +8422,11 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
         b->conv.dt = ft->dtype; b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE;
         return 0;
     }
-    if (ft) { b->conv.dt = ft->dtype; b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE; b->conv.buckets = ft->hash_buckets; }
+    if (ft) {
+        b->conv.dt = ft->dtype;
+        b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE;
+        b->conv.buckets = ft->hash_buckets;
+    }
     switch (n->physical) {
     case GPUFEED_BOOLEAN: break;
     case GPUFEED_INT32:
@@ -7599,13 +8440,24 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     case GPUFEED_INT96: break;
     case GPUFEED_FLOAT: case GPUFEED_DOUBLE: b->conv.ck = GF__CK_F64; break;
     case GPUFEED_BYTE_ARRAY: case GPUFEED_FIXED_LEN_BYTE_ARRAY:
-        if (n->logical == GPUFEED_LT_FLOAT16 && n->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) { b->f16 = 1; b->conv.ck = GF__CK_F64; break; }
+        if (n->logical == GPUFEED_LT_FLOAT16 && n->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) {
+            b->f16 = 1;
+            b->conv.ck = GF__CK_F64;
+            break;
+        }
         if (n->logical == GPUFEED_LT_DECIMAL && !(ft && ft->hash_buckets)) {
             b->decimal_bytes = 1; b->conv.scale = n->scale;
-            if (ft && n->precision > 18 && (ft->dtype == GPUFEED_DT_F32 || ft->dtype == GPUFEED_DT_F64 || ft->dtype == GPUFEED_DT_F16 || ft->dtype == GPUFEED_DT_BF16)) {
+            if (ft && n->precision > 18 && (ft->dtype == GPUFEED_DT_F32 || ft->dtype == GPUFEED_DT_F64 || ft->dtype == GPUFEED_DT_F16
+                                            || ft->dtype == GPUFEED_DT_BF16)) {
                 /* wider than 64 bits: to floats through a double */
-                b->conv.ck = GF__CK_F64; b->dec_scale = n->scale; b->conv.scale = 0;
-            } else if (ft && n->precision > 18) { b->dec_int = 1; b->dec_scale = n->scale; b->conv.scale = 0; }
+                b->conv.ck = GF__CK_F64;
+                b->dec_scale = n->scale;
+                b->conv.scale = 0;
+            } else if (ft && n->precision > 18) {
+                b->dec_int = 1;
+                b->dec_scale = n->scale;
+                b->conv.scale = 0;
+            }
             break;
         }
         if (for_pred) { b->conv.ck = GF__CK_HASH; break; } /* compared as bytes */
@@ -7627,11 +8479,18 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     return 0;
 }
 
-/* ---- statistics ---- */
+/* ---- statistics: pruning row groups by predicates ---- */
 
 /* A statistics bound as a comparable value. kind: 0 signed int, 1 unsigned
    int, 2 double, 3 bytes; returns 0 when the bound cannot be used. */
-typedef struct gf__sv { int kind; int64_t i; uint64_t u; double d; const uint8_t *p; uint32_t len; } gf__sv;
+typedef struct gf__sv {
+    int kind;
+    int64_t i;
+    uint64_t u;
+    double d;
+    const uint8_t *p;
+    uint32_t len;
+} gf__sv;
 
 static int gf__stat_value(const gpufeed_schema_node *n, const gpufeed_statistics *s, int want_max, gf__sv *v)
 {
@@ -7645,12 +8504,20 @@ static int gf__stat_value(const gpufeed_schema_node *n, const gpufeed_statistics
     } else return 0;
     memset(v, 0, sizeof *v);
     switch (n->physical) {
-    case GPUFEED_BOOLEAN: if (len < 1) return 0; v->kind = 0; v->i = p[0] != 0; return 1;
+    case GPUFEED_BOOLEAN:
+        if (len < 1) return 0;
+        v->kind = 0;
+        v->i = p[0] != 0;
+        return 1;
     case GPUFEED_INT32: {
         int32_t x;
         if (len != 4 || n->logical == GPUFEED_LT_DECIMAL) return 0;
         memcpy(&x, p, 4);
-        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { if (legacy) return 0; v->kind = 1; v->u = (uint32_t)x; }
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) {
+            if (legacy) return 0;
+            v->kind = 1;
+            v->u = (uint32_t)x;
+        }
         else { v->kind = 0; v->i = x; }
         return 1;
     }
@@ -7658,15 +8525,40 @@ static int gf__stat_value(const gpufeed_schema_node *n, const gpufeed_statistics
         int64_t x;
         if (len != 8 || n->logical == GPUFEED_LT_DECIMAL) return 0;
         memcpy(&x, p, 8);
-        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { if (legacy) return 0; v->kind = 1; v->u = (uint64_t)x; }
+        if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) {
+            if (legacy) return 0;
+            v->kind = 1;
+            v->u = (uint64_t)x;
+        }
         else { v->kind = 0; v->i = x; }
         return 1;
     }
-    case GPUFEED_FLOAT: { float x; if (len != 4) return 0; memcpy(&x, p, 4); if (x != x) return 0; v->kind = 2; v->d = x; return 1; }
-    case GPUFEED_DOUBLE: { double x; if (len != 8) return 0; memcpy(&x, p, 8); if (x != x) return 0; v->kind = 2; v->d = x; return 1; }
+    case GPUFEED_FLOAT:
+        {
+            float x;
+            if (len != 4) return 0;
+            memcpy(&x, p, 4);
+            if (x != x) return 0;
+            v->kind = 2;
+            v->d = x;
+            return 1;
+        }
+    case GPUFEED_DOUBLE:
+        {
+            double x;
+            if (len != 8) return 0;
+            memcpy(&x, p, 8);
+            if (x != x) return 0;
+            v->kind = 2;
+            v->d = x;
+            return 1;
+        }
     case GPUFEED_BYTE_ARRAY:
         if (legacy || n->logical == GPUFEED_LT_DECIMAL) return 0; /* legacy byte order was signed */
-        v->kind = 3; v->p = p; v->len = len; return 1;
+        v->kind = 3;
+        v->p = p;
+        v->len = len;
+        return 1;
     default: return 0;
     }
 }
@@ -7687,6 +8579,7 @@ static int gf__cmp_sv(const gf__sv *a, const gpufeed_value *c)
     if (c->kind == GPUFEED_VAL_DOUBLE) {
         double x = a->kind == 0 ? (double)a->i : a->kind == 1 ? (double)a->u : a->d;
         if (c->d != c->d) return 2;
+
         /* exactness: an integer statistic vs a double constant */
         if (a->kind == 0 && (a->i > (1ll << 53) || a->i < -(1ll << 53))) return 2;
         if (a->kind == 1 && a->u > (1ull << 53)) return 2;
@@ -7697,6 +8590,7 @@ static int gf__cmp_sv(const gf__sv *a, const gpufeed_value *c)
         if (a->kind == 1) return a->u < c->u ? -1 : a->u > c->u ? 1 : 0;
         return 2;
     }
+
     /* integer constant */
     if (a->kind == 0) return a->i < c->i ? -1 : a->i > c->i ? 1 : 0;
     if (a->kind == 1) { if (c->i < 0) return 1; return a->u < (uint64_t)c->i ? -1 : a->u > (uint64_t)c->i ? 1 : 0; }
@@ -7736,7 +8630,10 @@ static int gf__prune(const gpufeed_schema_node *n, const gpufeed_chunk_info *ch,
     }
 }
 
-/* ---- page index for splitting row groups ---- */
+/* >>pageindex ------------------------------------------------------------ */
+/* The page index (OffsetIndex) of a chunk, or its page walk when it has
+   none: where each data page's rows start, to split a row group into
+   units and to position a reader at a unit's first row. */
 
 /* OffsetIndex { 1: list<PageLocation{1: offset i64, 2: compressed_page_size i32, 3: first_row_index i64}> } */
 static int gf__read_offset_index(gpufeed_dataset *ds, gpufeed_file *f, const gpufeed_chunk_info *ch, gf__pidx *pi)
@@ -7778,6 +8675,7 @@ static int gf__read_offset_index(gpufeed_dataset *ds, gpufeed_file *f, const gpu
     }
     gf__free(&ds->alloc, buf);
     if (t.err) ok = 0;
+
     /* sanity: increasing rows starting at 0, offsets inside the data */
     if (ok) {
         int64_t i;
@@ -7828,6 +8726,7 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
     int have_oi = 0;
     memset(pi, 0, sizeof *pi);
     memset(&oi, 0, sizeof oi);
+
     /* flat: the offset index has everything. Nested leaves: a page's first
        row is known from the offset index only (v1 pages may split rows, and
        v2 num_rows was written wrong by old writers), its first level entry
@@ -7847,7 +8746,10 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
     pi->offset = (uint64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
     pi->ordinal = (int32_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 4);
     if (nested) pi->first_value = (int64_t *)gf__arena_get(&ds->arena, (size_t)(n ? n : 1) * 8);
-    if (!pi->first_row || !pi->offset || !pi->ordinal || (nested && !pi->first_value)) { gf__free(&ds->alloc, pages); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name); }
+    if (!pi->first_row || !pi->offset || !pi->ordinal || (nested && !pi->first_value)) {
+        gf__free(&ds->alloc, pages);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    }
     for (i = 0, k = 0; i < n; i++) {
         int64_t row = pages[i].first_value;
         if ((pages[i].type != GF__PAGE_DATA && pages[i].type != GF__PAGE_DATA_V2) || pages[i].num_values <= 0) continue;
@@ -7861,13 +8763,22 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
             }
             pi->first_value[k] = pages[i].first_value;
         }
-        pi->first_row[k] = row; pi->offset[k] = (uint64_t)pages[i].offset; pi->ordinal[k] = (int32_t)i;
+        pi->first_row[k] = row;
+        pi->offset[k] = (uint64_t)pages[i].offset;
+        pi->ordinal[k] = (int32_t)i;
         k++;
     }
     pi->n = k;
     gf__free(&ds->alloc, pages);
     return GPUFEED_OK;
 }
+
+/* >>unit ----------------------------------------------------------------- */
+/* Units: gpufeed_dataset_open opens the files, binds the features,
+   prunes row groups by statistics and cuts the rest into units (row
+   ranges, split by the page index); the dataset's accessors; then the
+   per-thread decoder state (gpufeed_scratch) that decodes one unit
+   (gpufeed_dataset_decode_unit, the loader workers' call). */
 
 static void gf__dataset_free(gpufeed_dataset *ds)
 {
@@ -7895,7 +8806,8 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
     if (ft->cast != GPUFEED_CAST_SAFE && ft->cast != GPUFEED_CAST_UNSAFE)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown cast %d", name, ft->cast);
     if (ft->width < 0 || (uint64_t)ft->width > (uint64_t)GPUFEED_MAX_LIST_WIDTH)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': width %d is outside [0, GPUFEED_MAX_LIST_WIDTH = %lu]", name, ft->width, (unsigned long)GPUFEED_MAX_LIST_WIDTH);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': width %d is outside [0, GPUFEED_MAX_LIST_WIDTH = %lu]", name, ft->width,
+                          (unsigned long)GPUFEED_MAX_LIST_WIDTH);
     if (ft->list_policy != GPUFEED_LIST_ERROR && ft->list_policy != GPUFEED_LIST_PAD && ft->list_policy != GPUFEED_LIST_TRUNCATE)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': unknown list policy %d", name, ft->list_policy);
     if (ft->list_lengths != 0 && ft->list_lengths != 1)
@@ -7903,7 +8815,8 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
     if (ft->list_lengths && ft->width)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature has one value per row: leave width 0 (width %d)", name, ft->width);
     if (ft->list_lengths && ft->hash_buckets)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature cannot hash (hash_buckets %llu)", name, (unsigned long long)ft->hash_buckets);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature cannot hash (hash_buckets %llu)", name,
+                          (unsigned long long)ft->hash_buckets);
     if (ft->hash_buckets) {
         uint64_t cap;
         switch (ft->dtype) {
@@ -7919,24 +8832,419 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': %llu hash buckets do not fit %s exactly (at most %llu)", name,
                               (unsigned long long)ft->hash_buckets, gpufeed_dtype_name(ft->dtype), (unsigned long long)cap);
     }
+
     /* the fill value in the dtype: exact for integer dtypes */
     memset(&cv, 0, sizeof cv);
     cv.ck = GF__CK_F64; cv.dt = ft->dtype;
     memcpy(&in, &ft->fill, 8);
     memset(fill, 0, 8);
     if (gf__convert(&cv, &in, fill, 1) >= 0)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': fill value %.17g is not representable in %s", name, ft->fill, gpufeed_dtype_name(ft->dtype));
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': fill value %.17g is not representable in %s", name, ft->fill,
+                          gpufeed_dtype_name(ft->dtype));
+    return GPUFEED_OK;
+}
+
+/* gpufeed_dataset_open, its phases. Each sets *err and returns the code
+   on failure; the caller frees the dataset then. */
+
+/* the files: names as given (open_source), or paths, directories and
+   globs expanded; each opened (its footer parsed) */
+static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
+{
+    gf__strv files;
+    gpufeed_result r;
+    int32_t i;
+    memset(&files, 0, sizeof files);
+    if (desc->open_source) { /* names as given: no listing, no globbing */
+        files.n = desc->num_paths;
+        files.v = (char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(char *));
+        ds->ident = (const char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(const char *));
+        if (!files.v || !ds->ident) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < files.n; i++) {
+            if (!desc->paths[i]) { return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is NULL", i); }
+            files.v[i] = gf__arena_str(&ds->arena, (const uint8_t *)desc->paths[i], strlen(desc->paths[i]));
+            if (!files.v[i]) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        }
+    } else {
+        r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
+        if (r) { return r; }
+    }
+    ds->files = (gpufeed_file **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(gpufeed_file *));
+    if (!ds->files) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    ds->paths = files.v;
+    for (i = 0; i < files.n; i++) {
+        gpufeed_file_desc od;
+        gpufeed_source src;
+        memset(&od, 0, sizeof od);
+        od.path = files.v[i];
+        od.flags = desc->flags;
+        od.allocator = desc->allocator;
+        if (desc->open_source) {
+            char ident[1024], why[GPUFEED_ERROR_MAX];
+            memset(&src, 0, sizeof src);
+            ident[0] = 0; why[0] = 0;
+            if (desc->open_source(desc->source_user, files.v[i], &src, ident, sizeof ident, why, sizeof why) != 0) {
+                why[sizeof why - 1] = 0;
+                gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", files.v[i], why[0] ? why : "open_source failed");
+                return GPUFEED_ERR_IO;
+            }
+            if (!src.read_at) { /* a bug in the callback: give back what it opened */
+                gf__source_close(&src);
+                gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: open_source returned a source without read_at", files.v[i]);
+                return GPUFEED_ERR_INVALID_ARG;
+            }
+            ident[sizeof ident - 1] = 0;
+            ds->ident[i] = gf__arena_str(&ds->arena, (const uint8_t *)ident, strlen(ident));
+            if (!ds->ident[i]) { /* the message first: the name lives in the arena */
+                gf__source_close(&src);
+                gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]);
+                return GPUFEED_ERR_OUT_OF_MEMORY;
+            }
+            od.path = NULL;
+            od.source = &src;
+            od.name = files.v[i];
+            od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
+            od.flags |= GPUFEED_OPEN_PREAD;
+        }
+        r = gpufeed_file_open(&ds->files[i], &od, err);
+        ds->nfiles = i + (r == GPUFEED_OK);
+        if (r) { return r; }
+    }
+    return GPUFEED_OK;
+}
+
+static gpufeed_result gf__dataset_open_features(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
+{
+    gpufeed_result r;
+    int32_t i;
+
+    /* features: given, or every numeric/boolean leaf of the first file */
+    if (desc->num_features > 0) {
+        ds->nfeat = desc->num_features;
+        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof *ds->feats);
+        if (!ds->feats) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < ds->nfeat; i++) {
+            ds->feats[i] = desc->features[i];
+            if (desc->features[i].column)
+                ds->feats[i].column = gf__arena_str(&ds->arena, (const uint8_t *)desc->features[i].column, strlen(desc->features[i].column));
+        }
+    } else {
+        const gpufeed_metadata *md = &ds->files[0]->md;
+        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)(md->num_columns ? md->num_columns : 1) * sizeof *ds->feats);
+        if (!ds->feats) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < md->num_columns; i++) {
+            if (!gf__is_default_feature(&md->nodes[md->columns[i].node])) continue;
+            if (ds->nfeat >= GPUFEED_MAX_FEATURES) break;
+            ds->feats[ds->nfeat].column = md->columns[i].path;
+            ds->feats[ds->nfeat].dtype = GPUFEED_DT_F32;
+            ds->nfeat++;
+        }
+        if (ds->nfeat == 0) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no numeric or boolean column to use as a feature", ds->paths[0]); return r; }
+    }
+    for (i = 0; i < ds->nfeat; i++) {
+        r = gf__check_feature(&ds->feats[i], i, ds->fill[i], err);
+        if (r) { return r; }
+    }
+    return GPUFEED_OK;
+}
+
+static gpufeed_result gf__dataset_open_predicates(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
+{
+    gpufeed_result r;
+    int32_t i;
+
+    /* predicates */
+    ds->npred = desc->num_where;
+    if (ds->npred) {
+        ds->preds = (gpufeed_predicate *)gf__arena_get(&ds->arena, (size_t)ds->npred * sizeof *ds->preds);
+        if (!ds->preds) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        for (i = 0; i < ds->npred; i++) {
+            gpufeed_predicate *p = &ds->preds[i];
+            *p = desc->where[i];
+            if (!p->column || (unsigned)p->op > GPUFEED_OP_IS_NOT_NULL) {
+                r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate %d: no column or unknown operator", i);
+                return r;
+            }
+            if (p->op == GPUFEED_OP_IN && (p->set_size <= 0 || !p->set)) {
+                r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on '%s': IN needs a non-empty set", p->column);
+                return r;
+            }
+            p->column = gf__arena_str(&ds->arena, (const uint8_t *)p->column, strlen(p->column));
+
+            /* copy constants (strings and sets) */
+            {
+                gpufeed_value *vals[2];
+                int32_t v;
+                vals[0] = &p->a; vals[1] = &p->b;
+                for (v = 0; v < 2; v++)
+                    if (vals[v]->kind == GPUFEED_VAL_STRING && vals[v]->s) vals[v]->s = gf__arena_str(&ds->arena, (const uint8_t *)vals[v]->s, vals[v]->len);
+                if (p->op == GPUFEED_OP_IN) {
+                    gpufeed_value *set = (gpufeed_value *)gf__arena_get(&ds->arena, (size_t)p->set_size * sizeof *set);
+                    if (!set) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+                    for (v = 0; v < p->set_size; v++) {
+                        set[v] = p->set[v];
+                        if (set[v].kind == GPUFEED_VAL_STRING && set[v].s) set[v].s = gf__arena_str(&ds->arena, (const uint8_t *)set[v].s, set[v].len);
+                    }
+                    p->set = set;
+                }
+            }
+        }
+    }
+    return GPUFEED_OK;
+}
+
+/* every feature and predicate column bound in every file; the row layout */
+static gpufeed_result gf__dataset_open_bind(gpufeed_dataset *ds, gpufeed_error *err)
+{
+    gpufeed_result r;
+    int32_t i, j, nb;
+
+    /* bind every feature and predicate column in every file */
+    nb = ds->nfeat + ds->npred;
+    ds->bind = (gf__bind *)gf__arena_get(&ds->arena, (size_t)ds->nfiles * (size_t)nb * sizeof *ds->bind);
+    if (!ds->bind) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    for (i = 0; i < ds->nfiles; i++) {
+        gpufeed_file *f = ds->files[i];
+        for (j = 0; j < nb; j++) {
+            const char *cname = j < ds->nfeat ? ds->feats[j].column : ds->preds[j - ds->nfeat].column;
+            int32_t col = gpufeed_file_find_column(f, cname);
+            char msg[GPUFEED_ERROR_MAX];
+            if (col < 0) {
+                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': no such column in this file", f->name, j < ds->nfeat ? "feature" : "predicate column",
+                               cname);
+                return r;
+            }
+            if (gf__bind_column(f, col, j < ds->nfeat ? &ds->feats[j] : NULL, j >= ds->nfeat, &ds->bind[(size_t)i * (size_t)nb + (size_t)j], msg, sizeof msg)) {
+                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': %s", f->name, j < ds->nfeat ? "feature" : "predicate", cname, msg);
+                return r;
+            }
+            if (j >= ds->nfeat) { /* constants must suit the column */
+                const gpufeed_predicate *p = &ds->preds[j - ds->nfeat];
+                int bytes_col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].conv.ck == GF__CK_HASH;
+                int32_t v, nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
+                for (v = 0; v < nv; v++) {
+                    const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
+                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s
+                            && c->len)) {
+                        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, cname,
+                                       c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
+                        return r;
+                    }
+                }
+            }
+        }
+    }
+
+    /* layout */
+    ds->offs = (int64_t *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof(int64_t));
+    if (!ds->offs) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    for (i = 0; i < ds->nfeat; i++) { ds->offs[i] = ds->row_bytes; ds->row_bytes += (int64_t)gpufeed_feature_bytes(&ds->feats[i]); }
+    return GPUFEED_OK;
+}
+
+/* the candidate cuts of a split row group: every column's page boundaries
+   inside (0, rows), sorted, each once; NULL without memory */
+static int64_t *gf__plan_candidates(gpufeed_dataset *ds, const gf__rgplan *pl, int32_t nb, int64_t rows, int64_t *count)
+{
+    int64_t cand_n = 0, ci, pg;
+    int64_t *cand;
+    int32_t j;
+    for (j = 0; j < nb; j++) cand_n += pl->idx[j].n;
+    cand = (int64_t *)gf__alloc(&ds->alloc, (size_t)(cand_n + 1) * sizeof(int64_t));
+    if (!cand) return NULL;
+    cand_n = 0;
+    for (j = 0; j < nb; j++)
+        for (pg = 0; pg < pl->idx[j].n; pg++)
+            if (pl->idx[j].first_row[pg] > 0 && pl->idx[j].first_row[pg] < rows) cand[cand_n++] = pl->idx[j].first_row[pg];
+    qsort(cand, (size_t)cand_n, sizeof(int64_t), gf__cmp_i64);
+    {
+        int64_t w2 = 0;
+        for (ci = 0; ci < cand_n; ci++) if (!w2 || cand[ci] != cand[w2 - 1]) cand[w2++] = cand[ci];
+        cand_n = w2;
+    }
+    *count = cand_n;
+    return cand;
+}
+
+/* The next cut of file i's row group rg from `start`: the cheapest
+   candidate in [start + unit_rows/2, start + 2 unit_rows] (ties: nearest to
+   start + unit_rows); without one, the next boundary, or a cut inside a big
+   page. *lo_cp: the first candidate not below the range, kept from call to
+   call. */
+static int64_t gf__plan_cut(const gpufeed_dataset *ds, const gf__rgplan *pl, int32_t i, int32_t rg, int32_t nb,
+                            const int64_t *cand, int64_t cand_n, int64_t *lo_cp, int64_t start, int64_t rows)
+{
+    int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 2 * ds->unit_rows, target = start + ds->unit_rows;
+    int64_t best = -1, ci, lo_c = *lo_cp;
+    uint64_t best_cost = UINT64_MAX;
+    int32_t j;
+    while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
+    for (ci = lo_c; ci < cand_n && cand[ci] <= hi; ci++) {
+        uint64_t cost = 0;
+        int64_t dist, best_dist;
+        for (j = 0; j < nb; j++)
+            cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, cand[ci]);
+        dist = cand[ci] > target ? cand[ci] - target : target - cand[ci];
+        best_dist = best > target ? best - target : target - best;
+        if (cost < best_cost || (cost == best_cost && dist < best_dist)) {
+            best_cost = cost;
+            best = cand[ci];
+        }
+    }
+    if (best < 0) {
+        /* no page boundary near: the next boundary, or cut inside a big page */
+        int64_t nxt = lo_c < cand_n ? cand[lo_c] : rows;
+        int64_t seg = 0; /* the boundary the current page run starts at */
+        for (ci = lo_c; ci > 0; ci--) {
+            if (cand[ci - 1] <= start) {
+                seg = cand[ci - 1];
+                break;
+            }
+        }
+        if (nxt - start <= 8 * ds->unit_rows) best = nxt;
+        else {
+            int64_t piece = (nxt - seg + 7) / 8;
+            best = start + (piece > ds->unit_rows ? piece : ds->unit_rows);
+            if (nxt - best < ds->unit_rows) best = nxt;
+        }
+    }
+    GPUFEED_ASSERT(best > start); /* every cut moves on */
+    *lo_cp = lo_c;
+    return best;
+}
+
+/* the plan: row groups (pruned by statistics) split into units */
+static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *err)
+{
+    gpufeed_result r;
+    int32_t i, j, nb = ds->nfeat + ds->npred;
+    gpufeed_error e2;
+    int64_t cap = 64;
+    gf__unitx *units = (gf__unitx *)gf__alloc(&ds->alloc, (size_t)cap * sizeof *units);
+    int32_t pcap = 0;
+    gf__rgplan *plans = NULL;
+    if (!units) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    for (i = 0; i < ds->nfiles; i++) {
+        gpufeed_file *f = ds->files[i];
+        int32_t rg;
+        for (rg = 0; rg < f->md.num_row_groups; rg++) {
+            const gpufeed_row_group_info *g = &f->md.row_groups[rg];
+            int pruned = 0;
+            int64_t rows = g->num_rows, start = 0, nsplit;
+            ds->total_rows += rows;
+            ds->rgs++;
+            for (j = 0; j < ds->npred && !pruned; j++) {
+                const gf__bind *b = &ds->bind[(size_t)i * (size_t)nb + (size_t)(ds->nfeat + j)];
+                pruned = gf__prune(&f->md.nodes[f->md.columns[b->col].node], &g->chunks[b->col], rows, &ds->preds[j]);
+            }
+            if (pruned) { ds->rgs_pruned++; continue; }
+            if (rows == 0) continue;
+            ds->num_rows += rows;
+            nsplit = rows > ds->unit_rows ? 1 : 0;
+            if (nsplit) { /* page indexes of every column we read */
+                gf__rgplan *pl;
+                gf__pidx *pilot;
+                if (ds->nplans == pcap) {
+                    int32_t nc = pcap ? pcap * 2 : 8;
+                    gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, plans, (size_t)nc * sizeof *np);
+                    if (!np) {
+                        gf__free(&ds->alloc, units);
+                        gf__free(&ds->alloc, plans);
+                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                    }
+                    plans = np; pcap = nc;
+                }
+                pl = &plans[ds->nplans];
+                pl->file = i; pl->rg = rg;
+                pl->idx = (gf__pidx *)gf__arena_get(&ds->arena, (size_t)nb * sizeof(gf__pidx));
+                if (!pl->idx) {
+                    gf__free(&ds->alloc, units);
+                    gf__free(&ds->alloc, plans);
+                    return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                }
+                for (j = 0; j < nb; j++) {
+                    r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
+                    if (r) {
+                        gf__free(&ds->alloc, units);
+                        gf__free(&ds->alloc, plans);
+                        gf__seterr(err, r, "%s", e2.message);
+                        return r;
+                    }
+                }
+
+                /* Cut where few pages straddle: a page that straddles a
+                   cut is read and decompressed by both units. Candidate
+                   cuts are the page boundaries of every column; from each
+                   start the cheapest candidate in [start + unit_rows/2,
+                   start + 2 unit_rows] wins (ties: nearest to
+                   start + unit_rows). Without a candidate, a page holding
+                   more rows is cut inside, into at most 8 pieces. */
+                {
+                    int64_t cand_n = 0, lo_c = 0;
+                    int64_t *cand = gf__plan_candidates(ds, pl, nb, rows, &cand_n);
+                    if (!cand) {
+                        gf__free(&ds->alloc, units);
+                        gf__free(&ds->alloc, plans);
+                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                    }
+                    start = 0;
+                    while (rows - start > ds->unit_rows) {
+                        int64_t best = gf__plan_cut(ds, pl, i, rg, nb, cand, cand_n, &lo_c, start, rows);
+                        if (best >= rows) break;
+                        if (ds->nunits == cap) {
+                            gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
+                            if (!nu) {
+                                gf__free(&ds->alloc, cand);
+                                gf__free(&ds->alloc, units);
+                                gf__free(&ds->alloc, plans);
+                                return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                            }
+                            units = nu; cap *= 2;
+                        }
+                        units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
+                        units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = best - start;
+                        units[ds->nunits].plan = ds->nplans;
+                        ds->nunits++;
+                        start = best;
+                    }
+                    gf__free(&ds->alloc, cand);
+                }
+                (void)pilot;
+                ds->nplans++;
+            }
+            if (start < rows || !nsplit) {
+                if (!nsplit) start = 0;
+                if (ds->nunits == cap) {
+                    gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
+                    if (!nu) {
+                        gf__free(&ds->alloc, units);
+                        gf__free(&ds->alloc, plans);
+                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                    }
+                    units = nu; cap *= 2;
+                }
+                units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
+                units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = rows - start;
+                units[ds->nunits].plan = nsplit ? ds->nplans - 1 : -1;
+                ds->nunits++;
+            }
+        }
+    }
+
+    /* move the plan into the arena (one allocation freed with it) */
+    ds->units = (gf__unitx *)gf__arena_get(&ds->arena, (size_t)(ds->nunits ? ds->nunits : 1) * sizeof *units);
+    ds->plans = (gf__rgplan *)gf__arena_get(&ds->arena, (size_t)(ds->nplans ? ds->nplans : 1) * sizeof *plans);
+    if (ds->units && ds->nunits) memcpy(ds->units, units, (size_t)ds->nunits * sizeof *units);
+    if (ds->plans && ds->nplans) memcpy(ds->plans, plans, (size_t)ds->nplans * sizeof *plans);
+    gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans);
+    if (!ds->units || !ds->plans) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
     return GPUFEED_OK;
 }
 
 GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpufeed_dataset_desc *desc, gpufeed_error *err)
 {
     gpufeed_dataset *ds;
-    gf__strv files;
     gpufeed_result r;
-    int32_t i, j, nb;
-    int64_t k;
-    gpufeed_error e2;
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_dataset_open: out is NULL");
     *out = NULL;
@@ -7955,285 +9263,25 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     ds->flags = desc->flags;
     ds->layout = desc->layout;
     ds->unit_rows = desc->unit_rows ? desc->unit_rows : 65536;
-    memset(&files, 0, sizeof files);
-    if (desc->open_source) { /* names as given: no listing, no globbing */
-        files.n = desc->num_paths;
-        files.v = (char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(char *));
-        ds->ident = (const char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(const char *));
-        if (!files.v || !ds->ident) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < files.n; i++) {
-            if (!desc->paths[i]) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is NULL", i); }
-            files.v[i] = gf__arena_str(&ds->arena, (const uint8_t *)desc->paths[i], strlen(desc->paths[i]));
-            if (!files.v[i]) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        }
-    } else {
-        r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
-        if (r) { gf__dataset_free(ds); return r; }
-    }
-    ds->files = (gpufeed_file **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(gpufeed_file *));
-    if (!ds->files) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    ds->paths = files.v;
-    for (i = 0; i < files.n; i++) {
-        gpufeed_open_desc od;
-        gpufeed_source src;
-        memset(&od, 0, sizeof od);
-        od.path = files.v[i]; od.flags = desc->flags; od.allocator = desc->allocator;
-        if (desc->open_source) {
-            char ident[1024], why[GPUFEED_ERROR_MAX];
-            memset(&src, 0, sizeof src);
-            ident[0] = 0; why[0] = 0;
-            if (desc->open_source(desc->source_user, files.v[i], &src, ident, sizeof ident, why, sizeof why) != 0) {
-                why[sizeof why - 1] = 0;
-                gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", files.v[i], why[0] ? why : "open_source failed");
-                gf__dataset_free(ds);
-                return GPUFEED_ERR_IO;
-            }
-            if (!src.read_at) { /* a bug in the callback: give back what it opened */
-                gf__source_close(&src);
-                gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: open_source returned a source without read_at", files.v[i]);
-                gf__dataset_free(ds);
-                return GPUFEED_ERR_INVALID_ARG;
-            }
-            ident[sizeof ident - 1] = 0;
-            ds->ident[i] = gf__arena_str(&ds->arena, (const uint8_t *)ident, strlen(ident));
-            if (!ds->ident[i]) { /* the message first: the name lives in the arena */
-                gf__source_close(&src);
-                gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]);
-                gf__dataset_free(ds);
-                return GPUFEED_ERR_OUT_OF_MEMORY;
-            }
-            od.path = NULL; od.source = &src; od.name = files.v[i];
-            od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
-            od.flags |= GPUFEED_OPEN_PREAD;
-        }
-        r = gpufeed_file_open(&ds->files[i], &od, err);
-        ds->nfiles = i + (r == GPUFEED_OK);
-        if (r) { gf__dataset_free(ds); return r; }
-    }
-
-    /* features: given, or every numeric/boolean leaf of the first file */
-    if (desc->num_features > 0) {
-        ds->nfeat = desc->num_features;
-        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof *ds->feats);
-        if (!ds->feats) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < ds->nfeat; i++) {
-            ds->feats[i] = desc->features[i];
-            if (desc->features[i].column)
-                ds->feats[i].column = gf__arena_str(&ds->arena, (const uint8_t *)desc->features[i].column, strlen(desc->features[i].column));
-        }
-    } else {
-        const gpufeed_metadata *md = &ds->files[0]->md;
-        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)(md->num_columns ? md->num_columns : 1) * sizeof *ds->feats);
-        if (!ds->feats) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < md->num_columns; i++) {
-            if (!gf__is_default_feature(&md->nodes[md->columns[i].node])) continue;
-            if (ds->nfeat >= GPUFEED_MAX_FEATURES) break;
-            ds->feats[ds->nfeat].column = md->columns[i].path;
-            ds->feats[ds->nfeat].dtype = GPUFEED_DT_F32;
-            ds->nfeat++;
-        }
-        if (ds->nfeat == 0) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no numeric or boolean column to use as a feature", ds->paths[0]); gf__dataset_free(ds); return r; }
-    }
-    for (i = 0; i < ds->nfeat; i++) {
-        r = gf__check_feature(&ds->feats[i], i, ds->fill[i], err);
-        if (r) { gf__dataset_free(ds); return r; }
-    }
-    /* predicates */
-    ds->npred = desc->num_where;
-    if (ds->npred) {
-        ds->preds = (gpufeed_predicate *)gf__arena_get(&ds->arena, (size_t)ds->npred * sizeof *ds->preds);
-        if (!ds->preds) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < ds->npred; i++) {
-            gpufeed_predicate *p = &ds->preds[i];
-            *p = desc->where[i];
-            if (!p->column || (unsigned)p->op > GPUFEED_OP_IS_NOT_NULL) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate %d: no column or unknown operator", i); gf__dataset_free(ds); return r; }
-            if (p->op == GPUFEED_OP_IN && (p->set_size <= 0 || !p->set)) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on '%s': IN needs a non-empty set", p->column); gf__dataset_free(ds); return r; }
-            p->column = gf__arena_str(&ds->arena, (const uint8_t *)p->column, strlen(p->column));
-            /* copy constants (strings and sets) */
-            {
-                gpufeed_value *vals[2];
-                int32_t v;
-                vals[0] = &p->a; vals[1] = &p->b;
-                for (v = 0; v < 2; v++) if (vals[v]->kind == GPUFEED_VAL_STRING && vals[v]->s) vals[v]->s = gf__arena_str(&ds->arena, (const uint8_t *)vals[v]->s, vals[v]->len);
-                if (p->op == GPUFEED_OP_IN) {
-                    gpufeed_value *set = (gpufeed_value *)gf__arena_get(&ds->arena, (size_t)p->set_size * sizeof *set);
-                    if (!set) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                    for (v = 0; v < p->set_size; v++) {
-                        set[v] = p->set[v];
-                        if (set[v].kind == GPUFEED_VAL_STRING && set[v].s) set[v].s = gf__arena_str(&ds->arena, (const uint8_t *)set[v].s, set[v].len);
-                    }
-                    p->set = set;
-                }
-            }
-        }
-    }
-    /* bind every feature and predicate column in every file */
-    nb = ds->nfeat + ds->npred;
-    ds->bind = (gf__bind *)gf__arena_get(&ds->arena, (size_t)ds->nfiles * (size_t)nb * sizeof *ds->bind);
-    if (!ds->bind) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    for (i = 0; i < ds->nfiles; i++) {
-        gpufeed_file *f = ds->files[i];
-        for (j = 0; j < nb; j++) {
-            const char *cname = j < ds->nfeat ? ds->feats[j].column : ds->preds[j - ds->nfeat].column;
-            int32_t col = gpufeed_file_find_column(f, cname);
-            char msg[GPUFEED_ERROR_MAX];
-            if (col < 0) {
-                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': no such column in this file", f->name, j < ds->nfeat ? "feature" : "predicate column", cname);
-                gf__dataset_free(ds); return r;
-            }
-            if (gf__bind_column(f, col, j < ds->nfeat ? &ds->feats[j] : NULL, j >= ds->nfeat, &ds->bind[(size_t)i * (size_t)nb + (size_t)j], msg, sizeof msg)) {
-                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': %s", f->name, j < ds->nfeat ? "feature" : "predicate", cname, msg);
-                gf__dataset_free(ds); return r;
-            }
-            if (j >= ds->nfeat) { /* constants must suit the column */
-                const gpufeed_predicate *p = &ds->preds[j - ds->nfeat];
-                int bytes_col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].conv.ck == GF__CK_HASH;
-                int32_t v, nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
-                for (v = 0; v < nv; v++) {
-                    const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
-                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len)) {
-                        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, cname,
-                                       c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
-                        gf__dataset_free(ds); return r;
-                    }
-                }
-            }
-        }
-    }
-    /* layout */
-    ds->offs = (int64_t *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof(int64_t));
-    if (!ds->offs) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    for (i = 0; i < ds->nfeat; i++) { ds->offs[i] = ds->row_bytes; ds->row_bytes += (int64_t)gpufeed_feature_bytes(&ds->feats[i]); }
-
-    /* plan: row groups (pruned by statistics) split into units */
-    {
-        int64_t cap = 64;
-        gf__unitx *units = (gf__unitx *)gf__alloc(&ds->alloc, (size_t)cap * sizeof *units);
-        int32_t pcap = 0;
-        gf__rgplan *plans = NULL;
-        if (!units) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-        for (i = 0; i < ds->nfiles; i++) {
-            gpufeed_file *f = ds->files[i];
-            int32_t rg;
-            for (rg = 0; rg < f->md.num_row_groups; rg++) {
-                const gpufeed_row_group_info *g = &f->md.row_groups[rg];
-                int pruned = 0;
-                int64_t rows = g->num_rows, start = 0, nsplit;
-                ds->total_rows += rows;
-                ds->rgs++;
-                for (j = 0; j < ds->npred && !pruned; j++) {
-                    const gf__bind *b = &ds->bind[(size_t)i * (size_t)nb + (size_t)(ds->nfeat + j)];
-                    pruned = gf__prune(&f->md.nodes[f->md.columns[b->col].node], &g->chunks[b->col], rows, &ds->preds[j]);
-                }
-                if (pruned) { ds->rgs_pruned++; continue; }
-                if (rows == 0) continue;
-                ds->num_rows += rows;
-                nsplit = rows > ds->unit_rows ? 1 : 0;
-                if (nsplit) { /* page indexes of every column we read */
-                    gf__rgplan *pl;
-                    gf__pidx *pilot;
-                    int64_t pg;
-                    if (ds->nplans == pcap) {
-                        int32_t nc = pcap ? pcap * 2 : 8;
-                        gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, plans, (size_t)nc * sizeof *np);
-                        if (!np) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                        plans = np; pcap = nc;
-                    }
-                    pl = &plans[ds->nplans];
-                    pl->file = i; pl->rg = rg;
-                    pl->idx = (gf__pidx *)gf__arena_get(&ds->arena, (size_t)nb * sizeof(gf__pidx));
-                    if (!pl->idx) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                    for (j = 0; j < nb; j++) {
-                        r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
-                        if (r) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__seterr(err, r, "%s", e2.message); gf__dataset_free(ds); return r; }
-                    }
-                    /* Cut where few pages straddle: a page that straddles a
-                       cut is read and decompressed by both units. Candidate
-                       cuts are the page boundaries of every column; from each
-                       start the cheapest candidate in [start + unit_rows/2,
-                       start + 2 unit_rows] wins (ties: nearest to
-                       start + unit_rows). Without a candidate, a page holding
-                       more rows is cut inside, into at most 8 pieces. */
-                    {
-                        int64_t cand_n = 0, ci, lo_c = 0;
-                        int64_t *cand;
-                        for (j = 0; j < nb; j++) cand_n += pl->idx[j].n;
-                        cand = (int64_t *)gf__alloc(&ds->alloc, (size_t)(cand_n + 1) * sizeof(int64_t));
-                        if (!cand) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                        cand_n = 0;
-                        for (j = 0; j < nb; j++) for (pg = 0; pg < pl->idx[j].n; pg++) if (pl->idx[j].first_row[pg] > 0 && pl->idx[j].first_row[pg] < rows) cand[cand_n++] = pl->idx[j].first_row[pg];
-                        qsort(cand, (size_t)cand_n, sizeof(int64_t), gf__cmp_i64);
-                        { int64_t w2 = 0; for (ci = 0; ci < cand_n; ci++) if (!w2 || cand[ci] != cand[w2 - 1]) cand[w2++] = cand[ci]; cand_n = w2; }
-                        start = 0;
-                        while (rows - start > ds->unit_rows) {
-                            int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 2 * ds->unit_rows, target = start + ds->unit_rows;
-                            int64_t best = -1;
-                            uint64_t best_cost = UINT64_MAX;
-                            while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
-                            for (ci = lo_c; ci < cand_n && cand[ci] <= hi; ci++) {
-                                uint64_t cost = 0;
-                                for (j = 0; j < nb; j++) cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, cand[ci]);
-                                if (cost < best_cost || (cost == best_cost && (cand[ci] > target ? cand[ci] - target : target - cand[ci]) < (best > target ? best - target : target - best))) { best_cost = cost; best = cand[ci]; }
-                            }
-                            if (best < 0) {
-                                /* no page boundary near: the next boundary, or cut inside a big page */
-                                int64_t nxt = lo_c < cand_n ? cand[lo_c] : rows;
-                                int64_t seg = 0; /* the boundary the current page run starts at */
-                                for (ci = lo_c; ci > 0; ci--) if (cand[ci - 1] <= start) { seg = cand[ci - 1]; break; }
-                                if (nxt - start <= 8 * ds->unit_rows) best = nxt;
-                                else {
-                                    int64_t piece = (nxt - seg + 7) / 8;
-                                    best = start + (piece > ds->unit_rows ? piece : ds->unit_rows);
-                                    if (nxt - best < ds->unit_rows) best = nxt;
-                                }
-                            }
-                            if (best >= rows) break;
-                            if (ds->nunits == cap) {
-                                gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                                if (!nu) { gf__free(&ds->alloc, cand); gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                                units = nu; cap *= 2;
-                            }
-                            units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
-                            units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = best - start;
-                            units[ds->nunits].plan = ds->nplans;
-                            ds->nunits++;
-                            start = best;
-                        }
-                        gf__free(&ds->alloc, cand);
-                    }
-                    (void)pilot;
-                    ds->nplans++;
-                }
-                if (start < rows || !nsplit) {
-                    if (!nsplit) start = 0;
-                    if (ds->nunits == cap) {
-                        gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                        if (!nu) { gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans); gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                        units = nu; cap *= 2;
-                    }
-                    units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
-                    units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = rows - start;
-                    units[ds->nunits].plan = nsplit ? ds->nplans - 1 : -1;
-                    ds->nunits++;
-                }
-            }
-        }
-        /* move the plan into the arena (one allocation freed with it) */
-        ds->units = (gf__unitx *)gf__arena_get(&ds->arena, (size_t)(ds->nunits ? ds->nunits : 1) * sizeof *units);
-        ds->plans = (gf__rgplan *)gf__arena_get(&ds->arena, (size_t)(ds->nplans ? ds->nplans : 1) * sizeof *plans);
-        if (ds->units && ds->nunits) memcpy(ds->units, units, (size_t)ds->nunits * sizeof *units);
-        if (ds->plans && ds->nplans) memcpy(ds->plans, plans, (size_t)ds->nplans * sizeof *plans);
-        gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans);
-        if (!ds->units || !ds->plans) { gf__dataset_free(ds); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    r = gf__dataset_open_files(ds, desc, err);
+    if (!r) r = gf__dataset_open_features(ds, desc, err);
+    if (!r) r = gf__dataset_open_predicates(ds, desc, err);
+    if (!r) r = gf__dataset_open_bind(ds, err);
+    if (!r) r = gf__dataset_open_plan(ds, err);
+    if (r) {
+        gf__dataset_free(ds);
+        return r;
     }
     if (ds->total_rows == 0) {
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: the %d file(s) hold no rows (first: %s)", ds->nfiles, ds->paths[0]);
         gf__dataset_free(ds); return r;
     }
-    (void)k;
 #if !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_DONTNEED)
-    for (i = 0; i < ds->nfiles; i++) /* the plan's page walk touched the files: nothing of them is needed yet */
-        if (ds->files[i]->map) (void)madvise((void *)(uintptr_t)ds->files[i]->map, (size_t)ds->files[i]->map_len, GF__MADV_DONTNEED);
+    {
+        int32_t i;
+        for (i = 0; i < ds->nfiles; i++) /* the plan's page walk touched the files: nothing of them is needed yet */
+            if (ds->files[i]->map) (void)madvise((void *)(uintptr_t)ds->files[i]->map, (size_t)ds->files[i]->map_len, GF__MADV_DONTNEED);
+    }
 #endif
     *out = ds;
     return GPUFEED_OK;
@@ -8243,7 +9291,9 @@ GPUFEED_API void gpufeed_dataset_get_info(const gpufeed_dataset *ds, gpufeed_dat
 {
     memset(info, 0, sizeof *info);
     if (!ds) return;
-    info->num_files = ds->nfiles; info->num_features = ds->nfeat; info->num_units = ds->nunits;
+    info->num_files = ds->nfiles;
+    info->num_features = ds->nfeat;
+    info->num_units = ds->nunits;
     info->num_rows = ds->num_rows; info->total_rows = ds->total_rows;
     info->row_groups = ds->rgs; info->row_groups_pruned = ds->rgs_pruned;
     info->row_bytes = ds->row_bytes; info->layout = ds->layout;
@@ -8315,12 +9365,19 @@ static gpufeed_result gf__col_init_buffers(gpufeed_column *c, const gpufeed_allo
 }
 static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
 {
-    gf__free(a, c->win); gf__free(a, c->dbuf); gf__free(a, c->dict_buf); gf__free(a, c->dict_own);
-    gf__free(a, c->out); gf__free(a, c->valid); gf__free(a, c->lv); gf__free(a, c->crc); gf__free(a, c->tbuf);
+    gf__free(a, c->win);
+    gf__free(a, c->dbuf);
+    gf__free(a, c->dict_buf);
+    gf__free(a, c->dict_own);
+    gf__free(a, c->out);
+    gf__free(a, c->valid);
+    gf__free(a, c->lv);
+    gf__free(a, c->crc);
+    gf__free(a, c->tbuf);
     gf__nest_free(c, a);
 }
 
-GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
+GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s)
 {
     int32_t i;
     const gpufeed_allocator *a;
@@ -8332,19 +9389,29 @@ GPUFEED_API void gpufeed_scratch_destroy(gpufeed_scratch *s)
         gf__free(a, s->dc[i].dconv); gf__free(a, s->dc[i].dbad);
     }
     if (s->pc) for (i = 0; i < s->ds->npred; i++) if (s->pc[i]) { gf__col_free_buffers(s->pc[i], a); gf__free(a, s->pc[i]); }
-    gf__free(a, s->dc); gf__free(a, s->pc); gf__free(a, s->stage); gf__free(a, s->wr);
+    gf__free(a, s->dc);
+    gf__free(a, s->pc);
+    gf__free(a, s->stage);
+    gf__free(a, s->wr);
     gf__free(a, s);
 }
 
-static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out);
-GPUFEED_API gpufeed_result gpufeed_scratch_create(gpufeed_dataset *ds, gpufeed_scratch **out)
+static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out);
+GPUFEED_API gpufeed_result gpufeed_scratch_open(gpufeed_scratch **out, gpufeed_dataset *ds, gpufeed_error *err)
 {
-    if (!out) return GPUFEED_ERR_INVALID_ARG;
+    gpufeed_result r;
+    if (err) {
+        err->code = GPUFEED_OK;
+        err->message[0] = 0;
+    }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_scratch_open: out is NULL");
     *out = NULL;
-    if (!ds) return GPUFEED_ERR_INVALID_ARG;
-    return gf__scratch_create_range(ds, 0, ds->nfeat, out);
+    if (!ds) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_scratch_open: dataset is NULL");
+    r = gf__scratch_open_range(ds, 0, ds->nfeat, out);
+    if (r) return gf__seterr(err, r, "scratch: out of memory");
+    return GPUFEED_OK;
 }
-static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out)
+static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, int32_t j1, gpufeed_scratch **out)
 {
     gpufeed_scratch *s;
     int32_t i;
@@ -8355,14 +9422,24 @@ static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, 
     s->ds = ds; s->unit = -1;
     s->dc = (gf__dcol *)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(gf__dcol));
     s->pc = (gpufeed_column **)gf__alloc(&ds->alloc, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
-    if (!s->dc || !s->pc) { gf__free(&ds->alloc, s->dc); gf__free(&ds->alloc, s->pc); s->dc = NULL; s->pc = NULL; gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    if (!s->dc || !s->pc) {
+        gf__free(&ds->alloc, s->dc);
+        gf__free(&ds->alloc, s->pc);
+        s->dc = NULL;
+        s->pc = NULL;
+        gpufeed_scratch_close(s);
+        return GPUFEED_ERR_OUT_OF_MEMORY;
+    }
     memset(s->dc, 0, (size_t)ds->nfeat * sizeof(gf__dcol));
     memset(s->pc, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
     s->j0 = j0; s->j1 = j1;
     for (i = 0; i < ds->nfeat; i++) {
-        s->dc[i].dent = -1; s->dc[i].feat = i; s->dc[i].dcp = NULL; s->dc[i].da = &ds->alloc; /* gf__scratch_share */
+        s->dc[i].dent = -1;
+        s->dc[i].feat = i;
+        s->dc[i].dcp = NULL;
+        s->dc[i].da = &ds->alloc; /* gf__scratch_share */
         if (i < j0 || i >= j1) continue; /* another scratch's feature */
-        if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     }
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
         size_t w = gpufeed_feature_bytes(&ds->feats[j0]);
@@ -8370,15 +9447,15 @@ static gpufeed_result gf__scratch_create_range(gpufeed_dataset *ds, int32_t j0, 
         for (i = j0; i < j1 && same; i++) same = gpufeed_feature_bytes(&ds->feats[i]) == w && ds->offs[i] - ds->offs[j0] == (int64_t)(w * (size_t)(i - j0));
         if (same && w * (size_t)(j1 - j0) * GF__TILE <= ((size_t)4 << 20)) {
             s->stage = (uint8_t *)gf__alloc(&ds->alloc, w * (size_t)(j1 - j0) * GF__TILE);
-            if (!s->stage) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+            if (!s->stage) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
             s->stage_w = (int32_t)w;
         }
     }
     for (i = 0; i < ds->npred; i++) {
         s->pc[i] = (gpufeed_column *)gf__alloc(&ds->alloc, sizeof(gpufeed_column));
-        if (!s->pc[i]) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        if (!s->pc[i]) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
         memset(s->pc[i], 0, sizeof(gpufeed_column));
-        if (gf__col_init_buffers(s->pc[i], &ds->alloc, ds->flags)) { gpufeed_scratch_destroy(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        if (gf__col_init_buffers(s->pc[i], &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     }
     *out = s;
     return GPUFEED_OK;
@@ -8450,9 +9527,15 @@ static void gf__scratch_will_read(gpufeed_scratch *s, const gf__unitx *ux, gpufe
             lo = pi->offset[b0];
             if (e < pi->n && pi->offset[e] > lo && pi->offset[e] <= en) hi = pi->offset[e];
             if (lo < st || lo > hi) { lo = st; hi = en; }
-            if (pi->offset[0] > st && lo > st) { off[n] = st; len[n] = pi->offset[0] - st; n++; } /* dictionary */
+            if (pi->offset[0] > st && lo > st) {
+                off[n] = st;
+                len[n] = pi->offset[0] - st;
+                n++;
+            } /* dictionary */
         }
-        off[n] = lo; len[n] = hi - lo; n++;
+        off[n] = lo;
+        len[n] = hi - lo;
+        n++;
     }
     for (a = 1; a < n; a++) { /* insertion sort by offset */
         uint64_t o = off[a], l = len[a];
@@ -8463,7 +9546,11 @@ static void gf__scratch_will_read(gpufeed_scratch *s, const gf__unitx *ux, gpufe
         if (b > 0 && off[a] <= off[b - 1] + len[b - 1]) {
             uint64_t e = off[a] + len[a];
             if (e > off[b - 1] + len[b - 1]) len[b - 1] = e - off[b - 1];
-        } else { off[b] = off[a]; len[b] = len[a]; b++; }
+        } else {
+            off[b] = off[a];
+            len[b] = len[a];
+            b++;
+        }
     }
     if (b > 0) f->src.will_read(f->src.ctx, off, len, b);
 }
@@ -8494,11 +9581,15 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
         if (j < ds->nfeat) {
             gf__dcol *d = &s->dc[j];
             d->conv = bind[j].conv;
-            d->decimal_bytes = bind[j].decimal_bytes; d->f16 = bind[j].f16; d->uint32_src = bind[j].uint32_src;
+            d->decimal_bytes = bind[j].decimal_bytes;
+            d->f16 = bind[j].f16;
+            d->uint32_src = bind[j].uint32_src;
             d->dec_scale = bind[j].dec_scale; d->dec_int = bind[j].dec_int;
             d->name = ds->feats[j].column;
             d->seed = ds->feats[j].hash_seed;
-            d->width = ds->feats[j].width; d->list_policy = ds->feats[j].list_policy; d->lengths = ds->feats[j].list_lengths;
+            d->width = ds->feats[j].width;
+            d->list_policy = ds->feats[j].list_policy;
+            d->lengths = ds->feats[j].list_lengths;
             if (!c->has_dict) { /* another chunk: let go of its dictionary */
                 d->dconv_ok = 0;
                 gf__dcache_release(gf__dcache_load(&ds->dcache), d->dent);
@@ -8553,6 +9644,7 @@ static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t sca
             }
             return dv < y ? -1 : dv > y;
         }
+
         /* an integer column vs a double constant: exact */
         y = cv->d;
         if (y != y) return 2;
@@ -8587,7 +9679,10 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     const gpufeed_schema_node *n = &c->f->md.nodes[c->ci->node];
     int present = !b->valid || b->valid[i];
     int kind; /* 0 int, 1 uint, 2 double, 3 bytes */
-    int64_t iv = 0; uint64_t uv = 0; double dv = 0; gpufeed_bytes bv;
+    int64_t iv = 0;
+    uint64_t uv = 0;
+    double dv = 0;
+    gpufeed_bytes bv;
     int32_t k, nv, scale = 0;
     int cmp[2] = { 0, 0 };
     bv.ptr = NULL; bv.len = 0;
@@ -8595,7 +9690,10 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
     if (p->op == GPUFEED_OP_IS_NOT_NULL) return present;
     if (!present) return 0;
     switch (c->ci->physical) {
-    case GPUFEED_BOOLEAN: kind = 0; iv = ((const uint8_t *)b->values)[i]; break;
+    case GPUFEED_BOOLEAN:
+        kind = 0;
+        iv = ((const uint8_t *)b->values)[i];
+        break;
     case GPUFEED_INT32: {
         int32_t x = ((const int32_t *)b->values)[i];
         if (n->logical == GPUFEED_LT_INTEGER && !n->int_signed) { kind = 1; uv = (uint32_t)x; }
@@ -8608,14 +9706,25 @@ static int gf__match_value(const gpufeed_column *c, const gpufeed_column_batch *
         else { kind = 0; iv = x; }
         break;
     }
-    case GPUFEED_FLOAT: kind = 2; dv = ((const float *)b->values)[i]; break;
-    case GPUFEED_DOUBLE: kind = 2; dv = ((const double *)b->values)[i]; break;
+    case GPUFEED_FLOAT:
+        kind = 2;
+        dv = ((const float *)b->values)[i];
+        break;
+    case GPUFEED_DOUBLE:
+        kind = 2;
+        dv = ((const double *)b->values)[i];
+        break;
     default:
         bv = ((const gpufeed_bytes *)b->values)[i];
         if (n->logical == GPUFEED_LT_FLOAT16 && bv.len == 2) { kind = 2; dv = gpufeed_half_to_float(gf__ld16(bv.ptr)); }
         else if (n->logical == GPUFEED_LT_DECIMAL) {
             if (gf__be_to_i64(bv.ptr, bv.len, &iv)) kind = 0;
-            else { kind = 2; dv = gf__be_to_double(bv.ptr, bv.len); while (scale < n->scale) { dv /= 10.0; scale++; } scale = 0; }
+            else {
+                kind = 2;
+                dv = gf__be_to_double(bv.ptr, bv.len);
+                while (scale < n->scale) { dv /= 10.0; scale++; }
+                scale = 0;
+            }
         }
         else kind = 3;
         break;
@@ -8739,6 +9848,7 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
     int32_t j;
     gpufeed_result r;
     int64_t i, w;
+
     /* the predicates first: null and cast checks apply to kept rows only */
     if (ds->npred) {
         memset(s->mask, 1, (size_t)k);
@@ -8777,6 +9887,7 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
         gf__transpose((uint8_t *)data + at * ds->row_bytes + ds->offs[s->j0], (size_t)ds->row_bytes, s->stage, k, s->j1 - s->j0, s->stage_w);
     s->left -= k;
     if (ds->npred == 0) { *kept = k; return GPUFEED_OK; }
+
     /* compact the kept rows (this scratch's features: row bytes [b0, b1)) */
     {
         const int64_t b0 = s->j0 < s->j1 ? ds->offs[s->j0] : 0;
@@ -8841,7 +9952,9 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
     return r;
 }
 
-/* ---- the single-threaded batch reader ---- */
+/* >>reader --------------------------------------------------------------- */
+/* The single-threaded batch reader (with optional helper threads that
+   split the features): batches of B rows over all units in dataset order. */
 
 /* A threaded reader's helper: its scratch decodes features [j0, j1) of the
    same rows as every other helper (the predicates too, so every one keeps
@@ -8870,7 +9983,9 @@ struct gpufeed_reader {
     uint64_t gen;                      /* batches handed out */
     int32_t finished, quit, sync;      /* sync: mu, go and finish exist */
 #endif
-    void *cdata; void *const *cfeat; uint8_t *const *cvalid; /* the batch being filled */
+    void *cdata;
+    void *const *cfeat;
+    uint8_t *const *cvalid; /* the batch being filled */
     int64_t next_unit;
     int64_t index;
     int done;
@@ -8882,7 +9997,11 @@ struct gpufeed_reader {
     char err[GPUFEED_ERROR_MAX];
 };
 
-static size_t gf__align_up(size_t v) { return (v + (GPUFEED_ALIGN - 1)) & ~(size_t)(GPUFEED_ALIGN - 1); }
+static size_t gf__align_up(size_t v)
+{
+    GPUFEED_ASSERT((GPUFEED_ALIGN & (GPUFEED_ALIGN - 1)) == 0); /* the mask needs a power of two */
+    return (v + (GPUFEED_ALIGN - 1)) & ~(size_t)(GPUFEED_ALIGN - 1);
+}
 
 /* One batch of B rows in one slab: the row-major data (or each feature's
    array), then each validity mask, every part GPUFEED_ALIGN-aligned. */
@@ -8971,7 +10090,7 @@ static int gf__reader_parts(gpufeed_reader *r)
     if (!r->part) return 1;
     memset(r->part, 0, (size_t)r->T * sizeof(gf__rpart));
     if (r->T == 1) {
-        if (gpufeed_scratch_create(ds, &r->s)) return 1;
+        if (gpufeed_scratch_open(&r->s, ds, NULL)) return 1;
         r->part[0].r = r; r->part[0].s = r->s;
         return 0;
     }
@@ -8993,7 +10112,7 @@ static int gf__reader_parts(gpufeed_reader *r)
             j = best > j0 ? best : j0 + 1;
         }
         r->part[t].r = r;
-        if (gf__scratch_create_range(ds, j0, j, &r->part[t].s)) return 1;
+        if (gf__scratch_open_range(ds, j0, j, &r->part[t].s)) return 1;
     }
     r->s = r->part[0].s;
 #if !defined(GPUFEED_NO_THREADS)
@@ -9019,13 +10138,17 @@ GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dat
     *out = NULL;
     if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_reader_open: dataset or desc is NULL");
     if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
-    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: unknown last_batch %d", desc->last_batch);
+    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: unknown last_batch %d", desc->last_batch);
     if (!gf__mul_ok_u64((uint64_t)desc->batch_rows, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat * (GPUFEED_ALIGN + 1), &chk) || chk > ((uint64_t)1 << 40))
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch of %lld rows x %lld bytes is too large", (long long)desc->batch_rows, (long long)ds->row_bytes);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch of %lld rows x %lld bytes is too large", (long long)desc->batch_rows,
+                          (long long)ds->row_bytes);
     r = (gpufeed_reader *)gf__alloc(&ds->alloc, sizeof *r);
     if (!r) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory");
     memset(r, 0, sizeof *r);
-    r->ds = ds; r->B = desc->batch_rows; r->drop_last = desc->last_batch;
+    r->ds = ds;
+    r->B = desc->batch_rows;
+    r->drop_last = desc->last_batch;
     if (desc->threads < 0 || desc->threads > GPUFEED_MAX_WORKERS) {
         gpufeed_reader_close(r);
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: threads must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->threads);
@@ -9039,10 +10162,14 @@ GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dat
     r->features = (void **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(void *));
     r->valid = (uint8_t **)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(uint8_t *));
     if (!r->features || !r->valid) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory"); }
+
     /* one slab: data (row-major) or each feature, then the masks */
     total = gf__batch_bytes(ds, r->B);
     r->buf = gf__alloc(&ds->alloc, total + GPUFEED_ALIGN);
-    if (!r->buf) { gpufeed_reader_close(r); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory for a %llu-byte batch", (unsigned long long)total); }
+    if (!r->buf) {
+        gpufeed_reader_close(r);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "reader: out of memory for a %llu-byte batch", (unsigned long long)total);
+    }
     off = gf__align_up((size_t)(uintptr_t)r->buf) - (size_t)(uintptr_t)r->buf;
     gf__batch_layout(ds, r->B, (uint8_t *)r->buf + off, &r->data, r->features, r->valid);
     *out = r;
@@ -9062,13 +10189,19 @@ GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *dat
     if (r->done) return GPUFEED_DONE;
     if (r->T <= 1) {
         res = gf__reader_fill(r, r->s, &r->next_unit, data, features, valid, &filled);
-        if (res) { gf__fmt(r->err, sizeof r->err, "%s", r->s->err); r->failed = res; return res; }
+        if (res) {
+            gf__fmt(r->err, sizeof r->err, "%s", r->s->err);
+            r->failed = res;
+            return res;
+        }
     }
 #if !defined(GPUFEED_NO_THREADS)
     else { /* every part fills its features of the batch; the first failure (by part) wins */
         int32_t t;
         pthread_mutex_lock(&r->mu);
-        r->cdata = data; r->cfeat = features; r->cvalid = valid;
+        r->cdata = data;
+        r->cfeat = features;
+        r->cvalid = valid;
         r->finished = 0;
         r->gen++;
         pthread_cond_broadcast(&r->go);
@@ -9084,7 +10217,8 @@ GPUFEED_API gpufeed_result gpufeed_reader_next_into(gpufeed_reader *r, void *dat
             }
         for (t = 1; t < r->T; t++)
             if (r->part[t].filled != r->part[0].filled) {
-                gf__fmt(r->err, sizeof r->err, "reader: internal error: its threads filled %lld and %lld rows", (long long)r->part[0].filled, (long long)r->part[t].filled);
+                gf__fmt(r->err, sizeof r->err, "reader: internal error: its threads filled %lld and %lld rows", (long long)r->part[0].filled,
+                        (long long)r->part[t].filled);
                 return r->failed = GPUFEED_ERR_PLATFORM;
             }
         filled = r->part[0].filled;
@@ -9130,13 +10264,17 @@ GPUFEED_API void gpufeed_reader_close(gpufeed_reader *r)
         pthread_cond_broadcast(&r->go);
         pthread_mutex_unlock(&r->mu);
         for (t = 1; t < r->T; t++) if (r->part[t].started) pthread_join(r->part[t].th, NULL);
-        pthread_mutex_destroy(&r->mu); pthread_cond_destroy(&r->go); pthread_cond_destroy(&r->finish);
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->go);
+        pthread_cond_destroy(&r->finish);
     }
 #endif
-    if (r->part) for (t = 0; t < r->T; t++) if (r->part[t].s != r->s) gpufeed_scratch_destroy(r->part[t].s);
+    if (r->part) for (t = 0; t < r->T; t++) if (r->part[t].s != r->s) gpufeed_scratch_close(r->part[t].s);
     gf__free(a, r->part);
-    gpufeed_scratch_destroy(r->s);
-    gf__free(a, r->buf); gf__free(a, r->features); gf__free(a, r->valid);
+    gpufeed_scratch_close(r->s);
+    gf__free(a, r->buf);
+    gf__free(a, r->features);
+    gf__free(a, r->valid);
     gf__free(a, r);
 }
 
@@ -9157,14 +10295,18 @@ GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_b
     z = gpufeed_feature_bytes(f);
     if (b->data) { out->base = (const uint8_t *)b->data + b->feature_offset[feature]; out->stride = (size_t)b->row_bytes; }
     else if (b->features && b->features[feature]) { out->base = (const uint8_t *)b->features[feature]; out->stride = z; }
-    else return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature %d ('%s'): the batch holds no host data (a device-resident batch?)", feature, f->column ? f->column : "?");
+    else return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature %d ('%s'): the batch holds no host data (a device-resident batch?)", feature,
+                           f->column ? f->column : "?");
     out->rows = b->num_rows;
     out->width = f->width > 0 ? f->width : 1;
     out->dtype = dtype;
     return GPUFEED_OK;
 }
 
-/* >>queues --------------------------------------------------------------- */
+/* >>plan ----------------------------------------------------------------- */
+/* The loader's state and its plan (pure functions of seed, epoch, rank
+   and world), the window shuffle and the layout of unit slots: what the
+   tensor cache (>>cache) and the running loader (>>loader) both use. */
 /* The loader: the epoch's units are permuted by (seed, epoch); this rank
    takes every world-th of them; the unit at stream position g is decoded
    by worker g mod N into its own single-producer/single-consumer ring; the
@@ -9226,7 +10368,10 @@ static void gf__epoch_perm(int64_t *perm, int64_t n, uint64_t seed, int64_t epoc
 }
 
 typedef struct gf__cache gf__cache;
-typedef struct gf__piece { uint64_t off, len; uint8_t *ptr; } gf__piece;
+typedef struct gf__piece {
+    uint64_t off, len;
+    uint8_t *ptr;
+} gf__piece;
 typedef struct gf__cidx { uint64_t off, rows, bytes, sum; } gf__cidx;
 
 /* A decoded unit in a worker's ring (its buffers, or pointers into the
@@ -9243,7 +10388,11 @@ typedef struct gf__uslot {
 
 /* trace event kinds (per thread, Chrome trace names in gf__write_trace) */
 enum { GF__EV_DECODE = 0, GF__EV_WAIT = 1, GF__EV_IDLE = 2, GF__EV_ASSEMBLE = 3 };
-typedef struct gf__tev { uint64_t ts, dur; int64_t arg; int32_t kind; } gf__tev;
+typedef struct gf__tev {
+    uint64_t ts, dur;
+    int64_t arg;
+    int32_t kind;
+} gf__tev;
 
 /* One worker's ring of decoded units: the worker publishes (head), the
    release frontier frees them in stream order (tail). */
@@ -9317,7 +10466,10 @@ struct gpufeed_loader {
     int elastic;
     gpufeed_loader **inner;            /* partitioned elastic mode: one per partition served */
     int32_t ninner;
-    uint8_t *omem; void *odata; void **ofeat; uint8_t **ovalid; /* its batch */
+    uint8_t *omem;
+    void *odata;
+    void **ofeat;
+    uint8_t **ovalid; /* its batch */
     int64_t G, s0;                     /* rows a batch index spans in the plan (the
                                           global batch, else B), this rank's start in it */
     int64_t B, U, M, NW;               /* batch rows, units, units and windows per epoch on this rank */
@@ -9355,7 +10507,9 @@ struct gpufeed_loader {
     int64_t claim;                     /* atomic: the next batch no worker has claimed */
     int holding;
     gf__eplan cplan, aplan;            /* the consumer's epoch; gpufeed_loader_epoch_batches */
-    void *dst_data; void **dst_feat; uint8_t **dst_valid; /* the uploader's slot (NULL: none) */
+    void *dst_data;
+    void **dst_feat;
+    uint8_t **dst_valid; /* the uploader's slot (NULL: none) */
     int64_t delivered;
     uint64_t t_first, wait_us, copy_us, batches, rows, dropped, repeated;
     double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS], asm_s[GPUFEED_MAX_WORKERS];
@@ -9371,21 +10525,6 @@ struct gpufeed_loader {
 };
 
 
-/* the tensor cache (section >>cache below) */
-static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd);
-static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd);
-static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows);
-static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc);
-static void gf__cache_finalize(gf__cache *c);
-static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc);
-static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g);
-static void gf__cache_close(gf__cache *c);
-static void gf__cache_free(gf__cache *c);
-static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
-static int32_t gf__cache_state(const gf__cache *c);
-static uint64_t gf__cache_count(const gf__cache *c, int which);
-static const gf__cidx *gf__cache_index(const gf__cache *c);
-
 static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const gpufeed_allocator *a, int32_t kind, uint64_t ts, uint64_t dur, int64_t arg)
 {
     if (max <= 0 || *n >= max) return;
@@ -9397,7 +10536,10 @@ static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const
         if (!ne) return;
         *ev = ne; *cap = nc;
     }
-    (*ev)[*n].kind = kind; (*ev)[*n].ts = ts; (*ev)[*n].dur = dur; (*ev)[*n].arg = arg;
+    (*ev)[*n].kind = kind;
+    (*ev)[*n].ts = ts;
+    (*ev)[*n].dur = dur;
+    (*ev)[*n].arg = arg;
     (*n)++;
 }
 #define GF__TRACE_W(w, kind, t0, t1, arg) \
@@ -9407,8 +10549,12 @@ static void gf__trace(gf__tev **ev, int64_t *n, int64_t *cap, int64_t max, const
 
 static void gf__eplan_free(gf__eplan *p, const gpufeed_allocator *a)
 {
-    gf__free(a, p->perm); gf__free(a, p->pre); gf__free(a, p->rank_rows);
-    p->perm = NULL; p->pre = NULL; p->rank_rows = NULL;
+    gf__free(a, p->perm);
+    gf__free(a, p->pre);
+    gf__free(a, p->rank_rows);
+    p->perm = NULL;
+    p->pre = NULL;
+    p->rank_rows = NULL;
 }
 static int gf__eplan_alloc(gpufeed_loader *l, gf__eplan *p)
 {
@@ -9557,7 +10703,10 @@ static int gf__advance(const gpufeed_loader *l, gf__eplan *p, int64_t *e, int64_
    two holding n, walked until the value falls below n (a cycle walk, so
    the result is a permutation of [0, n)). Any thread computes any row's
    source on its own: no shared permutation table. */
-typedef struct gf__bij { uint64_t n, mask, k0, k1, k2; int sh; } gf__bij;
+typedef struct gf__bij {
+    uint64_t n, mask, k0, k1, k2;
+    int sh;
+} gf__bij;
 static void gf__bij_init(gf__bij *b, uint64_t n, uint64_t key)
 {
     int bits = 1;
@@ -9620,6 +10769,1334 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
     return t;
 }
 
+/* >>cache ---------------------------------------------------------------- */
+/* File layout (little-endian):
+     [0, 4096)      header: magic, version, key, unit count, bytes per row
+                    of a unit image, offsets, sizes, index checksum, dataset
+                    identity, builder, description, header checksum
+     [4096, ...)    index: per unit {offset, rows, bytes, checksum} (32 bytes)
+     data           unit images, each 4 KiB-aligned: the row-major data (or
+                    each feature's array), then each validity mask.
+   Header fields (byte offset): 0 magic "GPUFEEDC" (complete) or "GPUFEEDB"
+   (being built: only the dataset identity, description, builder pid and
+   progress mean anything), 8 version, 12 header size, 16 key (16 bytes),
+   32 units, 40 bytes per image row, 48 index offset, 56 data offset, 64 file
+   size, 72 rows, 80 index checksum, 88 dataset identity (16 bytes),
+   104 builder pid, 112 units written, 120 creation time (Unix seconds),
+   128 description length, 132 description ("dataset\nfeatures\nplan"),
+   4088 header checksum.
+   Offsets follow from the row counts, so workers write units in parallel
+   with positioned writes. The checksum is gpufeed_hash64 chained over the
+   image's pieces in order.
+
+   Names and locks: DIR/gpufeed-<key>.gfc, built as DIR/gpufeed-<key>.gfc.tmp.
+   A builder holds the .tmp with an exclusive flock (a second builder finds
+   it busy); every process using a cache file holds a shared flock on it
+   while it is open. Removing a file (an older version of the dataset, the
+   directory's byte budget, gpufeed_cache_prune) takes the exclusive lock
+   without waiting and skips the file when that fails: a file in use is
+   never removed. The kernel drops the locks of a process that dies; there
+   are no lock files.
+
+   Identity. The dataset identity is what the user asked for: each file's
+   canonical path (realpath: the same file however it is spelled; for an
+   open_source dataset, the name), the features, predicates, layout and
+   unit_rows. The key adds what the files hold: each file's size,
+   modification time (with nanoseconds) and a hash of its footer bytes (an
+   open_source file: its identity string instead of size and time), and the
+   unit plan. chmod, a copy renamed over the file with the same bytes and
+   times, cp -p and rsync -a keep the key; any change of size, of the
+   modification time or of a footer byte changes it. The one limit: a
+   change that keeps the size, the modification time (as the file system
+   records it) and every byte of the footer is not seen. A new complete
+   cache removes the older caches of its dataset that no process uses. */
+
+#ifndef GPUFEED_NO_STDIO
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <sys/file.h>
+#include <sys/select.h>
+#include <sys/time.h>
+#include <dirent.h>
+#include <time.h>
+#ifndef __cplusplus
+extern ssize_t pwrite(int, const void *, size_t, off_t);
+extern int ftruncate(int, off_t);
+#endif
+#if !defined(GPUFEED_NO_THREADS)       /* struct timespec comes with pthread.h */
+#define GF__CACHE_TOUCH 1
+#ifndef __cplusplus
+extern int futimens(int, const struct timespec[2]);
+#endif
+#ifndef UTIME_NOW
+#define UTIME_NOW ((1l << 30) - 1l)
+#define UTIME_OMIT ((1l << 30) - 2l)
+#endif
+#endif
+#endif
+
+#if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
+#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
+#else
+#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
+#endif
+
+#define GF__CACHE_VERSION 2u
+#define GF__CACHE_HDR 4096u
+#define GF__CACHE_DESC_OFF 132u
+#define GF__CACHE_DESC_MAX (GF__CACHE_HDR - 8u - GF__CACHE_DESC_OFF)
+
+struct gf__cache {
+    int32_t state;                     /* GPUFEED_CACHE_*, atomic */
+    char dir[1024], path[1100], tmp[1110];
+    void (*log)(void *user, const char *msg);
+    void *log_user;
+    uint64_t key[2], dsid[2];
+    char descr[GF__CACHE_DESC_MAX];
+    uint64_t img_row, data_off, size;
+    int64_t U;
+    gf__cidx *idx;
+    uint8_t *ust;                      /* per unit: 0 unchecked, 1 good, 2 bad, 3 being written (atomic) */
+    int64_t written;                   /* atomic */
+    int fd;                            /* the cache (shared lock) or the .tmp being built (exclusive lock) */
+    uint8_t *map; uint64_t map_len;
+    uint8_t *ram;
+    int use_pread;
+    int32_t failed;                    /* atomic: the file part of the build was abandoned */
+    uint64_t served, bad;              /* atomics */
+    int32_t verify;                    /* GPUFEED_CACHE_VERIFY_* */
+    uint64_t sig;                      /* atomic: the file's size, time and inode when last checked */
+    int32_t shrunk;                    /* atomic: the file shrank under us: read nothing more from it */
+    uint64_t dir_budget;               /* gpufeed_cache_desc.dir_max_bytes */
+    int64_t *first_idx;                /* a build's waits: each unit's index in the stream's first epoch */
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;
+    pthread_cond_t cv;                 /* a unit stored, the build finished or failed */
+    int mu_init;
+    int32_t waiters;                   /* atomic */
+#endif
+    const gpufeed_allocator *a;
+};
+
+static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
+static void gf__cache_log(gf__cache *c, const char *fmt, ...)
+{
+    char msg[GPUFEED_ERROR_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    gf__vfmt(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->log) c->log(c->log_user, msg);
+#ifndef GPUFEED_NO_STDIO
+    else fprintf(stderr, "gpufeed: %s\n", msg);
+#endif
+}
+
+#ifndef GPUFEED_NO_STDIO
+static void gf__st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+#endif
+
+/* compare-and-swap on the cache's shared words (plain stores without threads) */
+static int gf__cas_u8(uint8_t *p, uint8_t from, uint8_t to)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+#else
+    if (*p != from) return 0;
+    *p = to;
+    return 1;
+#endif
+}
+#ifndef GPUFEED_NO_STDIO
+static int gf__cas_u64(uint64_t *p, uint64_t from, uint64_t to)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+#else
+    if (*p != from) return 0;
+    *p = to;
+    return 1;
+#endif
+}
+#endif
+
+/* ---- identity (dataset identity, key, description) ---- */
+
+typedef struct gf__h2 { uint64_t h[2]; } gf__h2;
+static void gf__h2_feed(gf__h2 *k, const void *p, size_t n)
+{
+    k->h[0] = gpufeed_hash64(p, n, k->h[0]);
+    k->h[1] = gpufeed_hash64(p, n, k->h[1] ^ 0x9E3779B97F4A7C15ull);
+}
+static void gf__h2_u64(gf__h2 *k, uint64_t v) { gf__h2_feed(k, &v, 8); }
+static void gf__h2_str(gf__h2 *k, const char *s)
+{
+    s = s ? s : "";
+    gf__h2_u64(k, (uint64_t)strlen(s));
+    gf__h2_feed(k, s, strlen(s));
+}
+
+/* file i's name in the identity: its canonical path (or its open_source name) */
+static void gf__cache_file_name(const gpufeed_dataset *ds, int32_t i, char *out, size_t cap)
+{
+#ifndef GPUFEED_NO_STDIO
+    if (!ds->ident && gf__canon_path(ds->paths[i], out, cap) == 0) return;
+#endif
+    gf__fmt(out, cap, "%s", ds->paths[i]);
+}
+
+/* the dataset identity: canonical paths, features, predicates, unit plan
+   options; never what the files hold (the older caches of a dataset share it) */
+static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
+{
+    gf__h2 k;
+    int32_t i, j;
+    char name[4096];
+    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6461746173657431ull;
+    gf__h2_u64(&k, GF__CACHE_VERSION);
+    gf__h2_u64(&k, (uint64_t)ds->nfiles);
+    for (i = 0; i < ds->nfiles; i++) { gf__cache_file_name(ds, i, name, sizeof name); gf__h2_str(&k, name); }
+    gf__h2_u64(&k, (uint64_t)ds->nfeat);
+    for (i = 0; i < ds->nfeat; i++) {
+        const gpufeed_feature *f = &ds->feats[i];
+        gf__h2_str(&k, f->column);
+        gf__h2_u64(&k, (uint64_t)f->dtype);
+        gf__h2_u64(&k, (uint64_t)f->null_policy);
+        gf__h2_feed(&k, &f->fill, 8);
+        gf__h2_u64(&k, (uint64_t)f->validity);
+        gf__h2_u64(&k, (uint64_t)f->cast);
+        gf__h2_u64(&k, f->hash_buckets);
+        gf__h2_u64(&k, f->hash_seed);
+        gf__h2_u64(&k, (uint64_t)f->width);
+        gf__h2_u64(&k, (uint64_t)f->list_policy); gf__h2_u64(&k, (uint64_t)f->list_lengths);
+    }
+    gf__h2_u64(&k, (uint64_t)ds->npred);
+    for (i = 0; i < ds->npred; i++) {
+        const gpufeed_predicate *p = &ds->preds[i];
+        int32_t nv = p->op == GPUFEED_OP_IN ? p->set_size : 2;
+        gf__h2_str(&k, p->column); gf__h2_u64(&k, (uint64_t)p->op);
+        for (j = 0; j < nv; j++) {
+            const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[j] : j ? &p->b : &p->a;
+            gf__h2_u64(&k, (uint64_t)v->kind);
+            gf__h2_u64(&k, (uint64_t)v->i);
+            gf__h2_u64(&k, v->u);
+            gf__h2_feed(&k, &v->d, 8);
+            gf__h2_u64(&k, (uint64_t)v->len);
+            if (v->kind == GPUFEED_VAL_STRING && v->s) gf__h2_feed(&k, v->s, v->len);
+        }
+    }
+    gf__h2_u64(&k, (uint64_t)ds->layout); gf__h2_u64(&k, (uint64_t)ds->unit_rows);
+    id[0] = k.h[0]; id[1] = k.h[1];
+}
+
+/* the key: the dataset identity, what each file holds (size, modification
+   time, footer bytes; or its open_source identity), the unit plan */
+static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], uint64_t key[2])
+{
+    gf__h2 k;
+    int32_t i;
+    int64_t u;
+    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6b65792d68696768ull;
+    gf__h2_u64(&k, dsid[0]); gf__h2_u64(&k, dsid[1]);
+    for (i = 0; i < ds->nfiles; i++) {
+        size_t flen;
+        const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
+        gf__h2_u64(&k, ds->files[i]->size);
+        if (ds->ident) gf__h2_str(&k, ds->ident[i]);
+#ifndef GPUFEED_NO_STDIO
+        else {
+            struct stat st;
+            if (stat(ds->paths[i], &st) == 0) { gf__h2_u64(&k, (uint64_t)st.st_mtime); gf__h2_u64(&k, GF__MTIME_NS(st)); }
+            else gf__h2_u64(&k, 0x676f6e65ull); /* gone: no cache will match */
+        }
+#endif
+        gf__h2_u64(&k, gpufeed_hash64(foot, flen, 0));
+    }
+    gf__h2_u64(&k, (uint64_t)ds->nunits);
+    for (u = 0; u < ds->nunits; u++) {
+        gf__h2_u64(&k, (uint64_t)ds->units[u].u.file); gf__h2_u64(&k, (uint64_t)ds->units[u].u.row_group);
+        gf__h2_u64(&k, (uint64_t)ds->units[u].u.first_row); gf__h2_u64(&k, (uint64_t)ds->units[u].u.num_rows);
+    }
+    key[0] = k.h[0]; key[1] = k.h[1];
+}
+
+/* appends to out[*n] what gf__fmt makes of the arguments (truncating at cap) */
+static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...) GF__PRINTF(4, 5);
+static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    if (*n + 1 >= cap) return;
+    va_start(ap, fmt);
+    gf__vfmt(out + *n, cap - *n, fmt, ap);
+    va_end(ap);
+    *n += strlen(out + *n);
+}
+
+/* What the header records for `gpufeed-cache ls`: the dataset (its first
+   file and how many more), the features in the tools' --feature syntax
+   (column:dtype[:hash=N][:seed=S][:fill=V][:null=error][:valid]
+   [:cast=unsafe][:width=W][:ragged=pad|truncate][:lengths]) and the plan. */
+static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
+{
+    static const char *const ragged[] = { "error", "pad", "truncate" };
+    char name[4096];
+    size_t n = 0;
+    int32_t i;
+    gf__cache_file_name(ds, 0, name, sizeof name);
+    gf__cat(out, cap, &n, "%s", name);
+    if (ds->nfiles > 1) gf__cat(out, cap, &n, " (and %d more files)", ds->nfiles - 1);
+    gf__cat(out, cap, &n, "\n");
+    for (i = 0; i < ds->nfeat; i++) {
+        const gpufeed_feature *f = &ds->feats[i];
+        gf__cat(out, cap, &n, "%s%s:%s", i ? " " : "", f->column, gpufeed_dtype_name(f->dtype));
+        if (f->hash_buckets) gf__cat(out, cap, &n, ":hash=%llu", (unsigned long long)f->hash_buckets);
+        if (f->hash_seed) gf__cat(out, cap, &n, ":seed=%llu", (unsigned long long)f->hash_seed);
+        if (f->fill != 0) gf__cat(out, cap, &n, ":fill=%.17g", f->fill);
+        if (f->null_policy == GPUFEED_NULL_ERROR) gf__cat(out, cap, &n, ":null=error");
+        if (f->validity) gf__cat(out, cap, &n, ":valid");
+        if (f->cast == GPUFEED_CAST_UNSAFE) gf__cat(out, cap, &n, ":cast=unsafe");
+        if (f->width) gf__cat(out, cap, &n, ":width=%d", f->width);
+        if (f->list_policy > 0 && f->list_policy <= 2) gf__cat(out, cap, &n, ":ragged=%s", ragged[f->list_policy]);
+        if (f->list_lengths) gf__cat(out, cap, &n, ":lengths");
+    }
+    gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)ds->unit_rows,
+            ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? "per-feature" : "row-major", ds->npred);
+    if (n + 1 >= cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* cut: say so */
+}
+
+static uint64_t gf__cache_img_row(const gpufeed_dataset *ds)
+{
+    uint64_t r = (uint64_t)ds->row_bytes;
+    int32_t j;
+    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) r++;
+    return r;
+}
+
+/* the pieces of a unit image: (offset in the image, length, slot pointer) */
+static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
+{
+    int32_t n = 0, j;
+    uint64_t off = 0;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) {
+        pc[n].off = 0;
+        pc[n].len = rows * (uint64_t)ds->row_bytes;
+        pc[n].ptr = (uint8_t *)data;
+        off = pc[n].len;
+        n++;
+    }
+    else for (j = 0; j < ds->nfeat; j++) {
+        pc[n].off = off;
+        pc[n].len = rows * gpufeed_feature_bytes(&ds->feats[j]);
+        pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL;
+        off += pc[n].len;
+        n++;
+    }
+    for (j = 0; j < ds->nfeat; j++)
+        if (ds->feats[j].validity) {
+            pc[n].off = off;
+            pc[n].len = rows;
+            pc[n].ptr = valid ? valid[j] : NULL;
+            off += rows;
+            n++;
+        }
+    return n;
+}
+
+static uint64_t gf__pieces_sum(const gf__piece *pc, int32_t n, const uint8_t *base)
+{
+    uint64_t h = 0x63616368652d7631ull;
+    int32_t i;
+    for (i = 0; i < n; i++) h = gpufeed_hash64(base ? base + pc[i].off : pc[i].ptr, (size_t)pc[i].len, h);
+    return h;
+}
+
+static void gf__cache_free(gf__cache *c)
+{
+    if (!c) return;
+#ifndef GPUFEED_NO_STDIO
+    if (c->map) munmap(c->map, (size_t)c->map_len);
+    if (c->fd >= 0) close(c->fd); /* releases its lock */
+#endif
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) { pthread_mutex_destroy(&c->mu); pthread_cond_destroy(&c->cv); }
+#endif
+    gf__free(c->a, c->ram);
+    gf__free(c->a, c->idx);
+    gf__free(c->a, c->ust);
+    gf__free(c->a, c->first_idx);
+    gf__free(c->a, c);
+}
+
+/* the layout for the given unit rows: offsets, sizes */
+static void gf__cache_layout(gf__cache *c, const int64_t *unit_rows)
+{
+    int64_t u;
+    uint64_t off;
+    c->data_off = ((uint64_t)GF__CACHE_HDR + (uint64_t)c->U * 32 + 4095) & ~(uint64_t)4095;
+    off = c->data_off;
+    for (u = 0; u < c->U; u++) {
+        c->idx[u].off = off; c->idx[u].rows = (uint64_t)unit_rows[u];
+        c->idx[u].bytes = (uint64_t)unit_rows[u] * c->img_row;
+        off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
+    }
+    c->size = off;
+}
+
+/* wakes the workers waiting for a unit of the build (stored, or the build over) */
+static void gf__cache_wake(gf__cache *c)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init && GF__LOAD_SC(&c->waiters)) {
+        pthread_mutex_lock(&c->mu);
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+    }
+#else
+    (void)c;
+#endif
+}
+
+/* ---- file I/O, header, checks, locks ---- */
+#ifndef GPUFEED_NO_STDIO
+static int gf__read_full(int fd, void *buf, size_t len, uint64_t off)
+{
+    gf__fdsrc s;
+    s.fd = fd;
+    return gf__fd_read(&s, off, buf, len);
+}
+static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const uint8_t *p = (const uint8_t *)buf;
+    while (len) {
+        ssize_t w = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+        if (w < 0) { if (errno == EINTR) continue; return -1; }
+        if (w == 0) { errno = ENOSPC; return -1; }
+        p += w;
+        off += (uint64_t)w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* a file's size, modification time and inode, in one word */
+static uint64_t gf__stat_sig(const struct stat *st)
+{
+    uint64_t v[5];
+    v[0] = (uint64_t)st->st_size;
+    v[1] = (uint64_t)st->st_mtime;
+    v[2] = GF__MTIME_NS(*st);
+    v[3] = (uint64_t)st->st_ino; v[4] = (uint64_t)st->st_dev;
+    return gpufeed_hash64(v, sizeof v, 0x7369676e6174ull) | 1; /* never 0: 0 is "not recorded" */
+}
+
+/* the file was used now: its access time (the directory's least-recently-
+   used order); the modification time stays. Without threads (no struct
+   timespec in strict C99) the kernel's own access time stands in. */
+static void gf__cache_touch(int fd)
+{
+#ifdef GF__CACHE_TOUCH
+    struct timespec ts[2];
+    memset(ts, 0, sizeof ts);
+    ts[0].tv_nsec = UTIME_NOW; ts[1].tv_nsec = UTIME_OMIT;
+    (void)futimens(fd, ts);
+#else
+    (void)fd;
+#endif
+}
+
+static void gf__sleep_ms(int ms)
+{
+    struct timeval tv;
+    tv.tv_sec = ms / 1000; tv.tv_usec = (long)(ms % 1000) * 1000;
+    select(0, NULL, NULL, NULL, &tv);
+}
+
+/* the header of a complete cache (magic GPUFEEDC) or of a build (GPUFEEDB) */
+static void gf__cache_header(const gf__cache *c, uint8_t *hdr, int complete, uint64_t isum)
+{
+    uint32_t v = GF__CACHE_VERSION, hs = GF__CACHE_HDR, dl;
+    uint64_t rows = 0;
+    int64_t u;
+    memset(hdr, 0, GF__CACHE_HDR);
+    memcpy(hdr, complete ? "GPUFEEDC" : "GPUFEEDB", 8);
+    memcpy(hdr + 8, &v, 4); memcpy(hdr + 12, &hs, 4);
+    gf__st64(hdr + 16, c->key[0]);
+    gf__st64(hdr + 24, c->key[1]);
+    gf__st64(hdr + 32, (uint64_t)c->U);
+    gf__st64(hdr + 40, c->img_row);
+    gf__st64(hdr + 48, GF__CACHE_HDR);
+    gf__st64(hdr + 56, c->data_off);
+    for (u = 0; u < c->U; u++) rows += c->idx[u].rows;
+    gf__st64(hdr + 64, c->size);
+    gf__st64(hdr + 72, rows);
+    gf__st64(hdr + 80, isum);
+    gf__st64(hdr + 88, c->dsid[0]); gf__st64(hdr + 96, c->dsid[1]);
+    gf__st64(hdr + 104, complete ? 0 : (uint64_t)getpid());
+    gf__st64(hdr + 112, complete ? (uint64_t)c->U : 0);
+    gf__st64(hdr + 120, (uint64_t)time(NULL));
+    dl = (uint32_t)strlen(c->descr);
+    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
+    memcpy(hdr + 128, &dl, 4); memcpy(hdr + GF__CACHE_DESC_OFF, c->descr, dl);
+    gf__st64(hdr + GF__CACHE_HDR - 8, gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0));
+}
+
+/* Checks the cache file open on fd: header, key, index (and every unit
+   when `verify_all`). Fills c->idx from it. 0 valid, else a reason. */
+static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
+{
+    uint8_t hdr[GF__CACHE_HDR];
+    struct stat st;
+    uint64_t v, nunits, img, doff, size, isum;
+    int64_t u;
+    *file_bytes = 0;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < GF__CACHE_HDR || gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) {
+        gf__fmt(why, cap, "%s: truncated header", c->path); return 2;
+    }
+    *file_bytes = (uint64_t)st.st_size;
+    if (memcmp(hdr, "GPUFEEDC", 8) != 0) { gf__fmt(why, cap, "%s: not a gpufeed cache (bad magic)", c->path); return 2; }
+    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) {
+        gf__fmt(why, cap, "%s: header checksum mismatch", c->path);
+        return 2;
+    }
+    v = gf__ld32(hdr + 8);
+    if (v != GF__CACHE_VERSION) { gf__fmt(why, cap, "%s: format version %llu, expected %u", c->path, (unsigned long long)v, GF__CACHE_VERSION); return 2; }
+    if (gf__ld64(hdr + 16) != c->key[0] || gf__ld64(hdr + 24) != c->key[1]) { gf__fmt(why, cap, "%s: key differs (stale cache)", c->path); return 2; }
+    nunits = gf__ld64(hdr + 32);
+    img = gf__ld64(hdr + 40);
+    doff = gf__ld64(hdr + 56);
+    size = gf__ld64(hdr + 64);
+    isum = gf__ld64(hdr + 80);
+    if (nunits != (uint64_t)c->U || img != c->img_row || size != (uint64_t)st.st_size
+        || doff != (((uint64_t)GF__CACHE_HDR + nunits * 32 + 4095) & ~(uint64_t)4095)) {
+        gf__fmt(why, cap, "%s: layout differs from the dataset's (units %llu, file size %llu of %llu)", c->path,
+                (unsigned long long)nunits, (unsigned long long)st.st_size, (unsigned long long)size);
+        return 2;
+    }
+    {
+        uint8_t *ib = (uint8_t *)gf__alloc(c->a, (size_t)nunits * 32);
+        uint64_t off = doff;
+        if (!ib) { gf__fmt(why, cap, "out of memory"); return 2; }
+        if (gf__read_full(fd, ib, (size_t)nunits * 32, GF__CACHE_HDR) || gpufeed_hash64(ib, (size_t)nunits * 32, 0) != isum) {
+            gf__free(c->a, ib);
+            gf__fmt(why, cap, "%s: index checksum mismatch", c->path);
+            return 2;
+        }
+        for (u = 0; u < c->U; u++) {
+            c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
+            c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
+            if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
+                gf__free(c->a, ib);
+                gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u);
+                return 2;
+            }
+            off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
+        }
+        gf__free(c->a, ib);
+        if (off != size) { gf__fmt(why, cap, "%s: index does not cover the file", c->path); return 2; }
+    }
+    c->size = size; c->data_off = doff;
+    if (verify_all) {
+        uint8_t *buf = NULL;
+        size_t cap2 = 0;
+        gf__piece *pc = (gf__piece *)gf__alloc(c->a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
+        int64_t bad = 0;
+        if (!pc) { gf__fmt(why, cap, "out of memory"); return 2; }
+        for (u = 0; u < c->U; u++) {
+            int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+            if (!gf__grow(c->a, &buf, &cap2, (size_t)c->idx[u].bytes + 1) || gf__read_full(fd, buf, (size_t)c->idx[u].bytes, c->idx[u].off) ||
+                gf__pieces_sum(pc, np, buf) != c->idx[u].sum) { c->ust[u] = 2; bad++; }
+            else c->ust[u] = 1;
+        }
+        gf__free(c->a, buf); gf__free(c->a, pc);
+        if (bad) { gf__fmt(why, cap, "%s: %lld of %lld units fail their checksum", c->path, (long long)bad, (long long)c->U); return 3; }
+    }
+    return 0;
+}
+
+/* the same for c->path, opened here (no lock): 1 when there is no file */
+static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
+{
+    int fd = open(c->path, O_RDONLY | O_NONBLOCK), r;
+    *file_bytes = 0;
+    if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
+    r = gf__cache_check_fd(c, ds, fd, verify_all, why, cap, file_bytes);
+    close(fd);
+    return r;
+}
+
+static int gf__mkdir_p(const char *dir)
+{
+    char tmp[1024];
+    size_t i, n = strlen(dir);
+    struct stat st;
+    if (n == 0 || n >= sizeof tmp) return -1;
+    memcpy(tmp, dir, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == 0) {
+            char ch = tmp[i];
+            tmp[i] = 0;
+            if (stat(tmp, &st) != 0 && mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
+            tmp[i] = ch;
+        }
+    }
+    return (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
+}
+
+/* Removes path unless a process uses it: takes its lock exclusively without
+   waiting, checks the name still leads to the locked file, unlinks. 1
+   removed, 0 in use (or already gone). */
+static int gf__unlink_unused(const char *path)
+{
+    struct stat a, b;
+    int fd = open(path, O_RDONLY | O_NONBLOCK), ok = 0;
+    if (fd < 0) return 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
+        a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        ok = unlink(path) == 0;
+    close(fd);
+    return ok;
+}
+
+/* ---- the directory (listing, budget, older versions) ---- */
+
+typedef struct gf__cent {
+    gpufeed_cache_entry e;
+    char name[256];
+    uint64_t dsid[2];
+    uint64_t mtime_ns;                 /* the file's modification time: which version is newer */
+    int32_t kind;                      /* 0 .gfc, 1 .gfc.tmp, 2 legacy .gfc.lock */
+    int32_t removed;
+} gf__cent;
+
+static int gf__ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* what a cache file's header says (any magic), into e */
+static void gf__cache_read_entry(int fd, gf__cent *ce)
+{
+    uint8_t hdr[GF__CACHE_HDR];
+    gpufeed_cache_entry *e = &ce->e;
+    uint32_t dl;
+    char *nl;
+    if (gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) {
+        gf__fmt(e->reason, sizeof e->reason, "truncated header");
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
+    if (memcmp(hdr, ce->kind == 1 ? "GPUFEEDB" : "GPUFEEDC", 8) != 0) {
+        gf__fmt(e->reason, sizeof e->reason, ce->kind == 1 || memcmp(hdr, "GPUFEEDB", 8) ? "bad magic" : "an unfinished build under the final name");
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
+    if (gf__ld32(hdr + 8) != GF__CACHE_VERSION) {
+        gf__fmt(e->reason, sizeof e->reason, "format version %u (this gpufeed reads %u)", gf__ld32(hdr + 8), GF__CACHE_VERSION);
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
+    if (ce->kind == 0 && gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) {
+        gf__fmt(e->reason, sizeof e->reason, "header checksum mismatch");
+        e->state = GPUFEED_CACHE_ENTRY_INVALID;
+        return;
+    }
+    gf__fmt(e->key, sizeof e->key, "%016llx%016llx", (unsigned long long)gf__ld64(hdr + 16), (unsigned long long)gf__ld64(hdr + 24));
+    ce->dsid[0] = gf__ld64(hdr + 88); ce->dsid[1] = gf__ld64(hdr + 96);
+    gf__fmt(e->dataset_id, sizeof e->dataset_id, "%016llx%016llx", (unsigned long long)ce->dsid[0], (unsigned long long)ce->dsid[1]);
+    e->units = (int64_t)gf__ld64(hdr + 32); e->rows = (int64_t)gf__ld64(hdr + 72);
+    e->pid = (int64_t)gf__ld64(hdr + 104); e->units_done = (int64_t)gf__ld64(hdr + 112);
+    e->created = (int64_t)gf__ld64(hdr + 120);
+    dl = gf__ld32(hdr + 128);
+    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
+    hdr[GF__CACHE_DESC_OFF + dl] = 0;
+    {
+        char *d = (char *)hdr + GF__CACHE_DESC_OFF;
+        nl = strchr(d, '\n');
+        if (nl) *nl = 0;
+        gf__fmt(e->dataset, sizeof e->dataset, "%s", d);
+        if (nl) {
+            char *f = nl + 1, *nl2 = strchr(f, '\n');
+            if (nl2) *nl2 = 0;
+            gf__fmt(e->features, sizeof e->features, "%s", f);
+            if (nl2) gf__fmt(e->plan, sizeof e->plan, "%s", nl2 + 1);
+        }
+    }
+}
+
+/* one directory entry; 0 when it is not one of ours */
+static int gf__cache_scan_one(const char *dir, const char *name, gf__cent *ce)
+{
+    struct stat st;
+    int fd;
+    gpufeed_cache_entry *e = &ce->e;
+    memset(ce, 0, sizeof *ce);
+    if (strncmp(name, "gpufeed-", 8) != 0 || strlen(name) >= sizeof ce->name) return 0;
+    if (gf__ends_with(name, ".gfc")) ce->kind = 0;
+    else if (gf__ends_with(name, ".gfc.tmp")) ce->kind = 1;
+    else if (gf__ends_with(name, ".gfc.lock")) ce->kind = 2;
+    else return 0;
+    memcpy(ce->name, name, strlen(name) + 1);
+    gf__fmt(e->path, sizeof e->path, "%s/%s", dir, name);
+    if (stat(e->path, &st) != 0 || !S_ISREG(st.st_mode)) return 0; /* a fifo, a directory... is not ours */
+    fd = open(e->path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { if (fd >= 0) close(fd); return 0; }
+    e->bytes = (uint64_t)st.st_size;
+    e->last_use = (int64_t)st.st_atime;
+    ce->mtime_ns = (uint64_t)st.st_mtime * 1000000000u + GF__MTIME_NS(st);
+    if (ce->kind == 2) { /* an older gpufeed's build lock (fcntl): held while it builds */
+        struct flock fl;
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET;
+        e->state = GPUFEED_CACHE_ENTRY_LOCK;
+        e->in_use = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+        close(fd);
+        return 1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) e->in_use = 1;
+    else flock(fd, LOCK_UN);
+    e->state = ce->kind == 1 ? (e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED) : GPUFEED_CACHE_ENTRY_READY;
+    gf__cache_read_entry(fd, ce);
+    if (ce->kind == 1 && e->state == GPUFEED_CACHE_ENTRY_INVALID) /* a build not yet started writing */
+        e->state = e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED;
+    close(fd);
+    return 1;
+}
+
+/* every cache file of dir; *out from the allocator (NULL when none) */
+static int gf__cache_scan(const char *dir, const gpufeed_allocator *a, gf__cent **out, int64_t *n, char *why, size_t cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    gf__cent *v = NULL;
+    int64_t k = 0, vcap = 0;
+    *out = NULL; *n = 0;
+    if (!d) { gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, strerror(errno)); return -1; }
+    while ((de = readdir(d)) != NULL) {
+        gf__cent ce;
+        if (!gf__cache_scan_one(dir, de->d_name, &ce)) continue;
+        if (k == vcap) {
+            int64_t nc = vcap ? vcap * 2 : 16;
+            gf__cent *nv = (gf__cent *)gf__realloc(a, v, (size_t)nc * sizeof *nv);
+            if (!nv) {
+                gf__free(a, v);
+                closedir(d);
+                gf__fmt(why, cap, "out of memory listing '%s'", dir);
+                return -1;
+            }
+            v = nv; vcap = nc;
+        }
+        v[k++] = ce;
+    }
+    closedir(d);
+    *out = v; *n = k;
+    return 0;
+}
+
+static int gf__cent_lru(const void *x, const void *y)
+{
+    const gf__cent *a = (const gf__cent *)x, *b = (const gf__cent *)y;
+    if (a->e.last_use != b->e.last_use) return a->e.last_use < b->e.last_use ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+enum {
+    GF__SWEEP_OLDER = 1,               /* complete caches of dataset `dsid` other than `keep` */
+    GF__SWEEP_LEFTOVERS = 2,           /* abandoned .tmp, unreadable files, old lock files, superseded versions */
+    GF__SWEEP_BUDGET = 4               /* least recently used first, down to the budget */
+};
+
+static void gf__cent_remove(gf__cent *ce, gpufeed_cache_prune_info *pi)
+{
+    int ok;
+    if (ce->kind == 2) { /* an old build lock: free when no fcntl lock is held on it */
+        ok = !ce->e.in_use && unlink(ce->e.path) == 0;
+    } else ok = gf__unlink_unused(ce->e.path);
+    if (ok) {
+        ce->removed = 1;
+        pi->removed++;
+        pi->bytes_removed += ce->e.bytes;
+    }
+    else pi->skipped_in_use++;
+}
+
+/* Removes what `mode` says from dir, never a file in use nor the one named
+   `keep`; with a budget, least recently used complete caches go until the
+   directory (plus `reserve` bytes to come) fits it. pi->bytes_kept: what
+   the directory holds afterwards. 0, or -1 when dir cannot be read. */
+static int gf__cache_sweep(const char *dir, const gpufeed_allocator *a, int mode, const uint64_t *dsid, const char *keep,
+                           uint64_t budget, uint64_t reserve, gpufeed_cache_prune_info *pi, char *why, size_t cap)
+{
+    gf__cent *v;
+    int64_t n, i, j;
+    uint64_t total = 0;
+    memset(pi, 0, sizeof *pi);
+    if (gf__cache_scan(dir, a, &v, &n, why, cap)) return -1;
+    for (i = 0; i < n; i++) {
+        gf__cent *ce = &v[i];
+        int go = 0;
+        if (keep && strcmp(ce->name, keep) == 0) continue;
+        if (ce->kind == 1 && ce->e.state == GPUFEED_CACHE_ENTRY_ABANDONED) go = 1; /* nobody builds it */
+        if ((mode & GF__SWEEP_OLDER) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY && dsid &&
+            ce->dsid[0] == dsid[0] && ce->dsid[1] == dsid[1]) go = 1;
+        if ((mode & GF__SWEEP_LEFTOVERS) && (ce->e.state == GPUFEED_CACHE_ENTRY_INVALID || ce->kind == 2)) go = 1;
+        if ((mode & GF__SWEEP_LEFTOVERS) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY)
+            for (j = 0; j < n; j++) /* a newer complete cache of the same dataset supersedes it */
+                if (j != i && v[j].kind == 0 && v[j].e.state == GPUFEED_CACHE_ENTRY_READY && v[j].dsid[0] == ce->dsid[0] &&
+                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created
+                                                                                       && v[j].mtime_ns > ce->mtime_ns))) go = 1;
+        if (go) gf__cent_remove(ce, pi);
+    }
+    for (i = 0; i < n; i++) if (!v[i].removed) total += v[i].e.bytes;
+    if ((mode & GF__SWEEP_BUDGET) && budget && total + reserve > budget) {
+        if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
+        for (i = 0; i < n && total + reserve > budget; i++) {
+            gf__cent *ce = &v[i];
+            if (ce->removed || ce->kind != 0 || (keep && strcmp(ce->name, keep) == 0)) continue;
+            if (ce->e.in_use) { pi->skipped_in_use++; continue; }
+            gf__cent_remove(ce, pi);
+            if (ce->removed) total -= ce->e.bytes;
+        }
+    }
+    pi->bytes_kept = total;
+    gf__free(a, v);
+    return 0;
+}
+
+static const char *gf__basename(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+#endif
+
+/* ---- open, build, serve ---- */
+
+/* Opens the cache for a dataset: READY when a valid file exists (unit rows
+   come from its index), BUILDING when this process may build it (the
+   caller provides unit rows first via gf__cache_begin_build), else OFF. */
+static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
+{
+    gf__cache *c = (gf__cache *)gf__alloc(&ds->alloc, sizeof *c);
+    if (!c) return NULL;
+    memset(c, 0, sizeof *c);
+    c->a = &ds->alloc;
+    c->fd = -1;
+    c->U = ds->nunits;
+    c->log = cd->log; c->log_user = cd->log_user;
+    c->verify = cd->verify;
+    c->dir_budget = cd->dir_max_bytes;
+    c->img_row = gf__cache_img_row(ds);
+    c->idx = (gf__cidx *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
+    c->ust = (uint8_t *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1));
+    if (!c->idx || !c->ust) { gf__cache_free(c); return NULL; }
+    memset(c->idx, 0, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
+    memset(c->ust, 0, (size_t)(c->U ? c->U : 1));
+#if !defined(GPUFEED_NO_THREADS)
+    if (pthread_mutex_init(&c->mu, NULL) == 0) {
+        if (pthread_cond_init(&c->cv, NULL) == 0) c->mu_init = 1;
+        else pthread_mutex_destroy(&c->mu);
+    }
+#endif
+    gf__cache_dataset_id(ds, c->dsid);
+    gf__cache_key(ds, c->dsid, c->key);
+    gf__cache_describe(ds, c->descr, sizeof c->descr);
+    if (cd->dir && *cd->dir) {
+        size_t n = strlen(cd->dir);
+        if (n >= sizeof c->dir - 1) { gf__cache_free(c); return NULL; }
+        memcpy(c->dir, cd->dir, n + 1);
+        while (n > 1 && c->dir[n - 1] == '/') c->dir[--n] = 0;
+        gf__fmt(c->path, sizeof c->path, "%s/gpufeed-%016llx%016llx.gfc", c->dir, (unsigned long long)c->key[0], (unsigned long long)c->key[1]);
+        gf__fmt(c->tmp, sizeof c->tmp, "%s.tmp", c->path);
+    }
+    return c;
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* maps the cache (fd) unless it is larger than half the memory: then pread */
+static void gf__cache_map(gf__cache *c)
+{
+    long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
+    uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
+    void *m;
+    if (mem && c->size > mem / 2) { c->use_pread = 1; return; }
+    m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
+    if (m == MAP_FAILED) c->use_pread = 1;
+    else { c->map = (uint8_t *)m; c->map_len = c->size; }
+}
+
+/* a cache found bad: removed unless another process uses it (we hold a
+   shared lock on fd: made exclusive without waiting, or left alone) */
+static void gf__cache_drop_bad(gf__cache *c, int fd)
+{
+    struct stat a, b;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(c->path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        unlink(c->path);
+}
+#endif
+
+/* 1 READY from the file, 0 not there or not valid */
+static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
+{
+#ifndef GPUFEED_NO_STDIO
+    char why[512];
+    uint64_t fbytes;
+    int r, fd, tries;
+    struct stat st;
+    if (!c->path[0]) return 0;
+    for (tries = 0; ; tries++) {
+        fd = open(c->path, O_RDONLY | O_NONBLOCK);
+        if (fd < 0) return 0;
+        if (flock(fd, LOCK_SH) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0) break;
+        close(fd); /* removed between our open and our lock */
+        if (tries == 2) return 0;
+    }
+    r = gf__cache_check_fd(c, ds, fd, cd->verify == GPUFEED_CACHE_VERIFY_OPEN, why, sizeof why, &fbytes);
+    if (r != 0) {
+        gf__cache_log(c, "warning: cache not used: %s; %s", why, cd->no_build ? "reading the source" : "rebuilding it");
+        gf__cache_drop_bad(c, fd);
+        close(fd);
+        return 0;
+    }
+    c->fd = fd;
+    gf__cache_map(c);
+    if (cd->verify != GPUFEED_CACHE_VERIFY_OPEN) memset(c->ust, 0, (size_t)c->U);
+    GF__STORE(&c->sig, gf__stat_sig(&st));
+    gf__cache_touch(fd);
+    c->state = GPUFEED_CACHE_READY;
+    return 1;
+#else
+    (void)c;
+    (void)ds;
+    (void)cd;
+    return 0;
+#endif
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* Opens and locks c->tmp for a build: 1 ours, 0 another process builds it
+   (its lock is held), -1 an error (errno). */
+static int gf__cache_lock_tmp(gf__cache *c)
+{
+    int tries;
+    for (tries = 0; tries < 4; tries++) {
+        struct stat a, b;
+        int fd = open(c->tmp, O_RDWR | O_CREAT, 0666);
+        if (fd < 0) return -1;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK) return 0;
+            errno = e;
+            return -1;
+        }
+        if (fstat(fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) { c->fd = fd; return 1; }
+        close(fd); /* renamed or removed under us: the name now leads elsewhere */
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+/* the directory's byte budget, before a build of c->size bytes: 1 it fits */
+static int gf__cache_make_room(gf__cache *c)
+{
+    gpufeed_cache_prune_info pi;
+    char why[GPUFEED_ERROR_MAX];
+    if (!c->dir_budget) return 1;
+    if (c->size > c->dir_budget) {
+        gf__cache_log(c, "warning: the cache would take %llu bytes, more than the directory's budget dir_max_bytes %llu: not caching",
+                      (unsigned long long)c->size, (unsigned long long)c->dir_budget);
+        return 0;
+    }
+    if (gf__cache_sweep(c->dir, c->a, GF__SWEEP_BUDGET, NULL, gf__basename(c->path), c->dir_budget, c->size, &pi, why, sizeof why) != 0) return 1;
+    if (pi.bytes_kept + c->size > c->dir_budget) {
+        gf__cache_log(c,
+                      "warning: cache directory '%s' keeps %llu bytes in use or being built; with this cache (%llu bytes) it would exceed dir_max_bytes "
+                      "%llu: not caching",
+                      c->dir, (unsigned long long)pi.bytes_kept, (unsigned long long)c->size, (unsigned long long)c->dir_budget);
+        return 0;
+    }
+    return 1;
+}
+#endif
+
+/* Starts a build for the given unit rows: 1 BUILDING, 0 not possible
+   (warned), -1 another process completed it meanwhile. */
+static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows)
+{
+    gf__cache_layout(c, unit_rows);
+    if (cd->max_bytes && c->size > cd->max_bytes) {
+        gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size,
+                      (unsigned long long)cd->max_bytes);
+        return 0;
+    }
+    if (cd->ram_bytes && c->size <= cd->ram_bytes) {
+        c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
+        if (!c->ram) gf__cache_log(c, "warning: no memory for a %llu-byte in-RAM cache", (unsigned long long)c->size);
+    }
+#ifndef GPUFEED_NO_STDIO
+    if (c->path[0]) {
+        struct statvfs sv;
+        struct stat fst;
+        int lk;
+        uint8_t *hdr;
+        if (gf__mkdir_p(c->dir) != 0) {
+            gf__cache_log(c, "warning: cache directory '%s' cannot be created: %s; reading the source%s", c->dir, strerror(errno),
+                          c->ram ? " (RAM cache only)" : "");
+            goto no_file;
+        }
+        if (statvfs(c->dir, &sv) == 0 && (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < c->size + (c->size >> 6) + 4096) {
+            gf__cache_log(c, "warning: '%s' has %llu bytes free, the cache needs %llu: not caching", c->dir,
+                          (unsigned long long)((uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize), (unsigned long long)c->size);
+            goto no_file;
+        }
+        if (!gf__cache_make_room(c)) goto no_file;
+        lk = gf__cache_lock_tmp(c);
+        if (lk < 0) {
+            gf__cache_log(c, "warning: cache directory '%s' is not writable (%s): reading the source", c->dir, strerror(errno));
+            goto no_file;
+        }
+        if (lk == 0) { /* the kernel drops a dead builder's lock */
+            gf__cache_log(c, "warning: another process is building the cache %s: reading the source this time", c->path);
+            goto no_file;
+        }
+        if (stat(c->path, &fst) == 0) { /* finished by another process between our check and the lock */
+            close(c->fd); c->fd = -1;
+            gf__free(c->a, c->ram); c->ram = NULL;
+            return -1;
+        }
+        hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR);
+        if (hdr) gf__cache_header(c, hdr, 0, 0); /* "being built": who, what, how far */
+        if (!hdr || ftruncate(c->fd, 0) != 0 || ftruncate(c->fd, (off_t)c->size) != 0 || gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) != 0) {
+            gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, hdr ? strerror(errno) : "out of memory");
+            gf__free(c->a, hdr);
+            unlink(c->tmp);
+            close(c->fd);
+            c->fd = -1;
+            goto no_file;
+        }
+        gf__free(c->a, hdr);
+        if (!c->ram) gf__cache_map(c); /* units stored by the build are served from it at once */
+    }
+no_file:
+#endif
+    if (c->fd < 0 && !c->ram) return 0;
+    c->state = GPUFEED_CACHE_BUILDING;
+    return 1;
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* Abandons the file part of a build (disk full...): nothing half-written stays. */
+static void gf__cache_abandon(gf__cache *c, const char *why)
+{
+    int32_t expected = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    if (!__atomic_compare_exchange_n(&c->failed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+#else
+    if (c->failed) return;
+    c->failed = 1; (void)expected;
+#endif
+    gf__cache_log(c, "warning: writing the cache failed (%s): continuing from the source; the partial file is removed", why);
+    unlink(c->tmp); /* the descriptor stays open until close: other workers may be writing or reading */
+    gf__cache_wake(c);
+}
+#endif
+
+/* The last unit is in: write index + header, fsync, rename; the older
+   caches of the dataset go (unless in use) and the directory's budget is
+   kept; then serve it. */
+static void gf__cache_finalize(gf__cache *c)
+{
+#ifndef GPUFEED_NO_STDIO
+    if (c->fd >= 0 && !GF__LOAD(&c->failed)) {
+        uint8_t *hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR), *ib = (uint8_t *)gf__alloc(c->a, (size_t)c->U * 32 + 1);
+        int64_t u;
+        int ok = hdr && ib;
+        if (ok) {
+            for (u = 0; u < c->U; u++) {
+                gf__st64(ib + u * 32, c->idx[u].off);
+                gf__st64(ib + u * 32 + 8, c->idx[u].rows);
+                gf__st64(ib + u * 32 + 16, c->idx[u].bytes);
+                gf__st64(ib + u * 32 + 24, c->idx[u].sum);
+            }
+            gf__cache_header(c, hdr, 1, gpufeed_hash64(ib, (size_t)c->U * 32, 0));
+            ok = gf__write_full(c->fd, ib, (size_t)c->U * 32, GF__CACHE_HDR) == 0 && fsync(c->fd) == 0 &&
+                 gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) == 0 && fsync(c->fd) == 0 && rename(c->tmp, c->path) == 0;
+        }
+        gf__free(c->a, hdr); gf__free(c->a, ib);
+        if (!ok) gf__cache_abandon(c, hdr && ib ? strerror(errno) : "out of memory");
+        else {
+            int dfd = open(c->dir, O_RDONLY);
+            struct stat st;
+            gpufeed_cache_prune_info pi;
+            char why[GPUFEED_ERROR_MAX];
+            if (dfd >= 0) { fsync(dfd); close(dfd); }
+            flock(c->fd, LOCK_SH); /* from builder to user */
+            if (fstat(c->fd, &st) == 0) GF__STORE(&c->sig, gf__stat_sig(&st));
+            gf__cache_touch(c->fd);
+            gf__cache_sweep(c->dir, c->a, GF__SWEEP_OLDER | (c->dir_budget ? GF__SWEEP_BUDGET : 0), c->dsid, gf__basename(c->path),
+                            c->dir_budget, 0, &pi, why, sizeof why);
+            if (c->ram) { close(c->fd); c->fd = -1; } /* served from RAM: the file is not in use here */
+        }
+    }
+    if (c->ram || ((c->map || c->use_pread) && c->fd >= 0 && !GF__LOAD(&c->failed))) GF__STORE(&c->state, GPUFEED_CACHE_READY);
+    else GF__STORE(&c->state, GPUFEED_CACHE_OFF);
+#else
+    GF__STORE(&c->state, c->ram ? GPUFEED_CACHE_READY : GPUFEED_CACHE_OFF);
+#endif
+    gf__cache_wake(c);
+}
+
+/* After a unit was decoded from the source (slot pointers), during a build. */
+static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid,
+                           gf__piece *pc)
+{
+    int32_t np, i;
+    int64_t n;
+    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
+    if (!gf__cas_u8(&c->ust[u], 0, 3)) return 0;
+    np = gf__image_pieces(ds, (uint64_t)rows, data, feat, valid, pc);
+    c->idx[u].sum = gf__pieces_sum(pc, np, NULL);
+    for (i = 0; i < np; i++) {
+        if (c->ram) memcpy(c->ram + c->idx[u].off + pc[i].off, pc[i].ptr, (size_t)pc[i].len);
+#ifndef GPUFEED_NO_STDIO
+        if (c->fd >= 0 && !GF__LOAD(&c->failed) && gf__write_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off) != 0)
+            gf__cache_abandon(c, strerror(errno));
+#endif
+    }
+    GF__STORE_SC(&c->ust[u], (uint8_t)1);
+#if defined(__GNUC__) || defined(__clang__)
+    n = __atomic_fetch_add(&c->written, 1, __ATOMIC_ACQ_REL) + 1; /* the last one sees every unit's index entry */
+#else
+    n = ++c->written;
+#endif
+#ifndef GPUFEED_NO_STDIO
+    if (c->fd >= 0 && !GF__LOAD(&c->failed)) { /* progress, for a process waiting on this build */
+        uint64_t done = (uint64_t)n;
+        (void)gf__write_full(c->fd, &done, 8, 112);
+    }
+#endif
+    gf__cache_wake(c);
+    return n == c->U; /* the caller finalizes, after handing its unit on */
+}
+
+/* the index of unit u in the stream's first epoch (computed once) */
+static int64_t gf__cache_first_index(gf__cache *c, const gpufeed_loader *l, int64_t u)
+{
+    int64_t r = -1;
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) pthread_mutex_lock(&c->mu);
+#endif
+    if (!c->first_idx) {
+        int64_t *perm = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
+        c->first_idx = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
+        if (perm && c->first_idx) {
+            int64_t i;
+            gf__epoch_perm(perm, l->U, l->d.seed, l->first_epoch, !l->d.no_unit_shuffle);
+            for (i = 0; i < l->U; i++) c->first_idx[perm[i]] = i;
+        } else { gf__free(c->a, c->first_idx); c->first_idx = NULL; }
+        gf__free(c->a, perm);
+    }
+    if (c->first_idx) r = c->first_idx[u];
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->mu_init) pthread_mutex_unlock(&c->mu);
+#endif
+    return r;
+}
+
+/* During a build: unit u at stream position g is not in the cache yet, but
+   an earlier position decodes and stores it (every unit of the stream's
+   first epoch that the stream does not skip). 1: come back once it is
+   stored (the worker assembles batches or decodes other units meanwhile,
+   so nothing waits on a later position), and epochs after the first read
+   no source bytes however far ahead the workers run. 0: decode it here. */
+static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g)
+{
+    int64_t epoch, i, u0 = l->base_ua - l->first_epoch * l->M;
+    uint8_t st;
+    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
+    st = GF__LOAD_SC(&c->ust[u]);
+    if (st == 1 || st == 2) return 0;
+    if (GF__LOAD(&c->failed) && !c->ram) return 0;
+    gf__pos(l, g, &epoch, &i);
+    if (epoch == l->first_epoch) return 0; /* its first (and only) position of the epoch */
+    if (epoch == l->first_epoch + 1 && u0 > 0 && gf__cache_first_index(c, l, u) < u0) return 0; /* skipped by the resume */
+    return 1;
+}
+
+#ifndef GPUFEED_NO_STDIO
+/* READY from a file: has it changed on disk since it was checked (size,
+   modification time, inode)? Then every unit is checked again before its
+   next use, this one now; a file that shrank is not read any more. */
+static int gf__cache_changed(gf__cache *c)
+{
+    struct stat st;
+    uint64_t sig, old;
+    int64_t k;
+    if (fstat(c->fd, &st) != 0) return 0;
+    sig = gf__stat_sig(&st);
+    old = GF__LOAD(&c->sig);
+    if (sig == old) return 0;
+    if ((uint64_t)st.st_size < c->size) GF__STORE(&c->shrunk, 1);
+    if (gf__cas_u64(&c->sig, old, sig)) {
+        for (k = 0; k < c->U; k++) (void)gf__cas_u8(&c->ust[k], 1, 0);
+        gf__cache_log(c, "warning: cache %s changed on disk during the run%s: every unit is checked again before its next use",
+                      c->path, GF__LOAD(&c->shrunk) ? " (it shrank: reading the source from now on)" : "");
+    }
+    return 1;
+}
+#endif
+
+/* Serves unit u (stream position g) into the slot: pointers into the
+   mapping or the RAM copy, or a read into the slot's buffers. Also during
+   a build, for units already stored. Checksums: at a unit's first use,
+   again after the file changed, or at every use (GPUFEED_CACHE_VERIFY_EVERY_USE).
+   0 served, 1 the unit must come from the source. */
+static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc)
+{
+    const gpufeed_dataset *ds = l->ds;
+    int32_t np, i, k, state = GF__LOAD(&c->state);
+    uint8_t st;
+    int check;
+    const uint8_t *base;
+    if (state == GPUFEED_CACHE_OFF) return 1;
+    st = GF__LOAD(&c->ust[u]);
+    if (st == 2) return 1;
+    if (state == GPUFEED_CACHE_BUILDING && st != 1) return 1; /* not stored (yet): gf__cache_pending tells the caller */
+    if (GF__LOAD(&c->failed) && !c->ram) return 1; /* the file part of the build was given up */
+    check = st != 1 || c->verify == GPUFEED_CACHE_VERIFY_EVERY_USE;
+#ifndef GPUFEED_NO_STDIO
+    if (!c->ram && c->map && GF__LOAD(&c->state) == GPUFEED_CACHE_READY && gf__cache_changed(c)) check = 1;
+    if (GF__LOAD(&c->shrunk)) return 1;
+#endif
+    if (c->ram || c->map) {
+        base = (c->ram ? c->ram : c->map) + c->idx[u].off;
+        np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+        if (check) {
+            if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;
+            (void)gf__cas_u8(&c->ust[u], 0, 1);
+        }
+
+        /* point the slot at the image */
+        k = 0;
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
+        else for (i = 0; i < ds->nfeat; i++) s->feat[i] = (void *)(base + pc[k++].off);
+        for (i = 0; i < ds->nfeat; i++) s->valid[i] = ds->feats[i].validity ? (uint8_t *)(base + pc[k++].off) : NULL;
+        s->rows = (int64_t)c->idx[u].rows;
+        GF__ADD(&c->served, 1);
+        return 0;
+    }
+#ifndef GPUFEED_NO_STDIO
+    /* positioned reads into the slot's own buffers: checked every time */
+    gf__slot_layout(l, s);
+    np = gf__image_pieces(ds, c->idx[u].rows, s->data, s->feat, s->valid, pc);
+    for (i = 0; i < np; i++)
+        if (gf__read_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off)) goto bad;
+    if (gf__pieces_sum(pc, np, NULL) != c->idx[u].sum) goto bad;
+    (void)gf__cas_u8(&c->ust[u], 0, 1);
+    s->rows = (int64_t)c->idx[u].rows;
+    GF__ADD(&c->served, 1);
+    return 0;
+#endif
+bad:
+    GF__STORE_SC(&c->ust[u], (uint8_t)2);
+    GF__ADD(&c->bad, 1);
+    gf__cache_wake(c);
+    gf__cache_log(c, "warning: cache %s: unit %lld fails its checksum: decoding it from the source; the cache will be rebuilt",
+                  c->path[0] ? c->path : "(RAM)", (long long)u);
+    return 1;
+}
+
+/* Loader close: drop an unfinished build, and a cache found corrupt
+   (unless another process uses it). */
+static void gf__cache_close(gf__cache *c)
+{
+    if (!c) return;
+#ifndef GPUFEED_NO_STDIO
+    if (GF__LOAD(&c->state) == GPUFEED_CACHE_BUILDING && c->fd >= 0) {
+        struct stat a, b;
+        if (!GF__LOAD(&c->failed) && fstat(c->fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino) unlink(c->tmp);
+        if (c->map) { munmap(c->map, (size_t)c->map_len); c->map = NULL; }
+        close(c->fd); c->fd = -1;
+    }
+    if (GF__LOAD(&c->bad) > 0 && c->path[0] && c->fd >= 0) gf__cache_drop_bad(c, c->fd);
+#endif
+    gf__cache_free(c);
+}
+
+static int32_t gf__cache_state(const gf__cache *c) { return GF__LOAD(&c->state); }
+static uint64_t gf__cache_count(const gf__cache *c, int which) { return which ? GF__GET(&c->bad) : GF__GET(&c->served); }
+static const gf__cidx *gf__cache_index(const gf__cache *c) { return c->idx; }
+
+
+/* ---- directory API (list, prune) ---- */
+
+GPUFEED_API gpufeed_result gpufeed_cache_list(gpufeed_cache_entry **out, int64_t *count, const char *dir, gpufeed_error *err)
+{
+#ifndef GPUFEED_NO_STDIO
+    gpufeed_allocator a;
+    gf__cent *v;
+    gpufeed_cache_entry *e;
+    int64_t n, i;
+    char why[GPUFEED_ERROR_MAX];
+#endif
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (out) *out = NULL;
+    if (count) *count = 0;
+    if (!out || !count || !dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_list: out, count or dir is NULL");
+#ifndef GPUFEED_NO_STDIO
+    memset(&a, 0, sizeof a);
+    if (gf__cache_scan(dir, &a, &v, &n, why, sizeof why)) return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
+    if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
+    e = (gpufeed_cache_entry *)gf__alloc(&a, (size_t)(n ? n : 1) * sizeof *e);
+    if (!e) { gf__free(&a, v); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "gpufeed_cache_list: out of memory"); }
+    for (i = 0; i < n; i++) e[i] = v[i].e;
+    gf__free(&a, v);
+    *out = e; *count = n;
+    return GPUFEED_OK;
+#else
+    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_list: cache files are compiled out (GPUFEED_NO_STDIO)");
+#endif
+}
+
+GPUFEED_API void gpufeed_cache_list_free(gpufeed_cache_entry *list)
+{
+    gpufeed_allocator a;
+    memset(&a, 0, sizeof a);
+    gf__free(&a, list);
+}
+
+GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, const char *dir, uint64_t max_bytes, gpufeed_error *err)
+{
+    gpufeed_cache_prune_info pi;
+#ifndef GPUFEED_NO_STDIO
+    gpufeed_allocator a;
+    char why[GPUFEED_ERROR_MAX];
+#endif
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    memset(&pi, 0, sizeof pi);
+    if (out) *out = pi;
+    if (!dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_prune: dir is NULL or empty");
+#ifndef GPUFEED_NO_STDIO
+    memset(&a, 0, sizeof a);
+    if (gf__cache_sweep(dir, &a, GF__SWEEP_LEFTOVERS | GF__SWEEP_BUDGET, NULL, NULL, max_bytes, 0, &pi, why, sizeof why))
+        return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
+    if (out) *out = pi;
+    if (max_bytes && pi.bytes_kept > max_bytes)
+        return gf__seterr(err, GPUFEED_ERR_LIMIT, "cache directory '%s' still holds %llu bytes, more than %llu: the rest is in use or being built",
+                          dir, (unsigned long long)pi.bytes_kept, (unsigned long long)max_bytes);
+    return GPUFEED_OK;
+#else
+    (void)max_bytes;
+    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_prune: cache files are compiled out (GPUFEED_NO_STDIO)");
+#endif
+}
+
+/* >>loader --------------------------------------------------------------- */
+/* The running loader: workers decode units into their rings (from the
+   source, or served by the tensor cache), any worker assembles any batch,
+   the consumer takes them in order; open, next, stats, close. */
+
 /* decodes the unit at stream position g into slot s */
 static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
 {
@@ -9629,7 +12106,10 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     GF__NVTX_PUSH("gpufeed decode unit");
     gf__pos(l, g, &epoch, &i);
     unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
-    s->g = g; s->unit = unit; s->err[0] = 0; s->res = GPUFEED_OK;
+    s->g = g;
+    s->unit = unit;
+    s->err[0] = 0;
+    s->res = GPUFEED_OK;
     if (l->d.debug_jitter_us > 0) { /* timing noise for determinism tests: a slow decode */
 #if !defined(GPUFEED_NO_THREADS)
         struct timeval tv;
@@ -9882,7 +12362,8 @@ static void gf__pad_batch(gpufeed_loader *l, gf__bslot *bs, int64_t filled)
     }
     for (i = filled; i < l->B; i++) {
         int64_t src = i % filled;
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memcpy((uint8_t *)bs->data + i * ds->row_bytes, (uint8_t *)bs->data + src * ds->row_bytes, (size_t)ds->row_bytes);
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
+            memcpy((uint8_t *)bs->data + i * ds->row_bytes, (uint8_t *)bs->data + src * ds->row_bytes, (size_t)ds->row_bytes);
         else for (j = 0; j < ds->nfeat; j++) {
             size_t z = gpufeed_feature_bytes(&ds->feats[j]);
             memcpy((uint8_t *)bs->feat[j] + (size_t)i * z, (uint8_t *)bs->feat[j] + (size_t)src * z, z);
@@ -9908,7 +12389,11 @@ static int gf__claim(gf__worker *w)
         break;
 #endif
     }
-    if (w->gqlast < 0) { w->ge = l->first_epoch; w->gk = l->bidx0; w->gqlast = 0; }
+    if (w->gqlast < 0) {
+        w->ge = l->first_epoch;
+        w->gk = l->bidx0;
+        w->gqlast = 0;
+    }
     if (!gf__advance(l, &w->gp, &w->ge, &w->gk, q - w->gqlast)) { w->gend = 1; return 0; }
     w->gqlast = q;
     w->gq = q;
@@ -9983,7 +12468,11 @@ static int gf__help(gpufeed_loader *l)
     if (!h || h->gend) return 0;
     q = GF__LOAD_SC(&l->claim);
     if (q >= GF__LOAD_SC(&l->released) + l->S) return 0;
-    if (h->gqlast < 0) { h->ge = l->first_epoch; h->gk = l->bidx0; h->gqlast = 0; }
+    if (h->gqlast < 0) {
+        h->ge = l->first_epoch;
+        h->gk = l->bidx0;
+        h->gqlast = 0;
+    }
     if (q < h->gqlast) return 0;
     if (!gf__advance(l, &h->gp, &h->ge, &h->gk, q - h->gqlast)) { h->gend = 1; return 0; }
     h->gqlast = q;
@@ -9999,7 +12488,10 @@ static int gf__help(gpufeed_loader *l)
 #else
     l->claim = q + 1;
 #endif
-    h->gq = q; h->glo = lo; h->ghi = hi; h->gat = lo;
+    h->gq = q;
+    h->glo = lo;
+    h->ghi = hi;
+    h->gat = lo;
     while (h->gq >= 0) gf__gather_step(h);
     return 1;
 }
@@ -10027,7 +12519,11 @@ static int gf__decode_step(gf__worker *w)
         p = gf__eplan_at(l, &w->dp, epoch);
         if (gf__window_pieces(l, p, i / l->step, epoch == l->first_epoch ? l->bidx0 : 0) == 0) {
             gf__uslot *s = &r->slot[head % (uint64_t)r->depth];
-            s->g = w->gd; s->unit = -1; s->rows = 0; s->res = GPUFEED_OK; s->err[0] = 0;
+            s->g = w->gd;
+            s->unit = -1;
+            s->rows = 0;
+            s->res = GPUFEED_OK;
+            s->err[0] = 0;
             GF__STORE_SC(&r->head, head + 1);
             w->gd += l->N;
             gf__notify(l);
@@ -10142,11 +12638,13 @@ static void gf__write_trace(gpufeed_loader *l)
     fprintf(f, "{\"traceEvents\": [\n");
     fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"gpufeed loader\"}}");
     fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"consumer\"}}");
-    for (i = 0; i < l->N; i++) fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"worker %d\"}}", i + 1, i);
+    for (i = 0; i < l->N; i++)
+        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"worker %d\"}}", i + 1, i);
     first = 0;
     for (k = 0; k < l->nev; k++)
         fprintf(f, "%s{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": %llu, \"dur\": %llu, \"args\": {\"batch\": %lld}}",
-                first ? "" : ",\n", names[l->ev[k].kind], (unsigned long long)(l->ev[k].ts - l->t_open), (unsigned long long)l->ev[k].dur, (long long)l->ev[k].arg);
+                first ? "" : ",\n", names[l->ev[k].kind], (unsigned long long)(l->ev[k].ts - l->t_open), (unsigned long long)l->ev[k].dur,
+                (long long)l->ev[k].arg);
     for (i = 0; i < l->N; i++)
         for (k = 0; k < l->w[i].nev; k++)
             fprintf(f, ",\n{\"name\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %llu, \"dur\": %llu, \"args\": {\"%s\": %lld}}",
@@ -10167,7 +12665,10 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     a = &l->ds->alloc;
     if (l->inner) { /* partitioned: the partitions' loaders */
         for (i = 0; i < l->ninner; i++) gpufeed_loader_close(l->inner[i]);
-        gf__free(a, l->inner); gf__free(a, l->omem); gf__free(a, l->ofeat); gf__free(a, l->ovalid);
+        gf__free(a, l->inner);
+        gf__free(a, l->omem);
+        gf__free(a, l->ofeat);
+        gf__free(a, l->ovalid);
         gf__free(a, l);
         return;
     }
@@ -10178,23 +12679,49 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
         for (i = 0; i < l->N; i++) {
             gf__worker *w = &l->w[i];
             if (w->ring.slot) for (k = 0; k < w->ring.depth; k++) {
-                gf__free(a, w->ring.slot[k].mem); gf__free(a, w->ring.slot[k].feat); gf__free(a, w->ring.slot[k].valid);
+                gf__free(a, w->ring.slot[k].mem);
+                gf__free(a, w->ring.slot[k].feat);
+                gf__free(a, w->ring.slot[k].valid);
             }
             gf__free(a, w->ring.slot);
-            gpufeed_scratch_destroy(w->s);
-            gf__free(a, w->perm); gf__free(a, w->ev); gf__free(a, w->pc);
+            gpufeed_scratch_close(w->s);
+            gf__free(a, w->perm);
+            gf__free(a, w->ev);
+            gf__free(a, w->pc);
             gf__free(a, (void *)w->wu); gf__free(a, w->woff);
             gf__eplan_free(&w->gp, a);
             gf__eplan_free(&w->dp, a);
         }
     }
-    if (l->hw) { gf__free(a, (void *)l->hw->wu); gf__free(a, l->hw->woff); gf__free(a, l->hw->ev); gf__eplan_free(&l->hw->gp, a); gf__free(a, l->hw); }
-    if (l->bs) for (i = 0; i < l->S; i++) { gf__free(a, l->bs[i].mem); gf__free(a, l->bs[i].feat); gf__free(a, l->bs[i].valid); }
+    if (l->hw) {
+        gf__free(a, (void *)l->hw->wu);
+        gf__free(a, l->hw->woff);
+        gf__free(a, l->hw->ev);
+        gf__eplan_free(&l->hw->gp, a);
+        gf__free(a, l->hw);
+    }
+    if (l->bs)
+        for (i = 0; i < l->S; i++) {
+            gf__free(a, l->bs[i].mem);
+            gf__free(a, l->bs[i].feat);
+            gf__free(a, l->bs[i].valid);
+        }
 #if !defined(GPUFEED_NO_THREADS)
-    if (l->threads) { pthread_mutex_destroy(&l->mu); pthread_cond_destroy(&l->cv); pthread_mutex_destroy(&l->fmu); }
+    if (l->threads) {
+        pthread_mutex_destroy(&l->mu);
+        pthread_cond_destroy(&l->cv);
+        pthread_mutex_destroy(&l->fmu);
+    }
 #endif
-    gf__eplan_free(&l->fplan, a); gf__eplan_free(&l->cplan, a); gf__eplan_free(&l->aplan, a);
-    gf__free(a, l->w); gf__free(a, l->bs); gf__free(a, l->unit_rows); gf__free(a, l->unit_base); gf__free(a, l->wdone); gf__free(a, l->ev);
+    gf__eplan_free(&l->fplan, a);
+    gf__eplan_free(&l->cplan, a);
+    gf__eplan_free(&l->aplan, a);
+    gf__free(a, l->w);
+    gf__free(a, l->bs);
+    gf__free(a, l->unit_rows);
+    gf__free(a, l->unit_base);
+    gf__free(a, l->wdone);
+    gf__free(a, l->ev);
     gf__free(a, l);
 }
 
@@ -10211,46 +12738,12 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
     return gf__loader_open_ex(out, ds, desc, err, NULL);
 }
 
-/* rows_override: the rows of every unit are known (the index loader of the
-   device-resident mode): no counting pass, no cache */
-static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
-                                         gpufeed_error *err, const int64_t *rows_override)
+/* gf__loader_open_ex, its phases. Each sets *err and returns the code on
+   failure; the caller closes the loader then. */
+
+/* the stream's geometry: workers, world, batch rows, windows, ring depth */
+static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
-    gpufeed_loader *l;
-    const gpufeed_allocator *a;
-    int64_t i;
-    int32_t j;
-    size_t slotb, bbytes;
-    uint64_t bytes;
-    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
-    *out = NULL;
-    if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
-    a = &ds->alloc;
-    if (desc->global_batch_rows < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative global_batch_rows (%lld)", (long long)desc->global_batch_rows);
-    if (desc->partitions < 0 || (desc->partitions > 1 && desc->global_batch_rows == 0))
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: partitions %d needs global_batch_rows (elastic mode)", desc->partitions);
-    if (desc->global_batch_rows > 0) { /* elastic mode: batch_rows follows from G and the world */
-        int64_t wd = desc->world > 0 ? desc->world : 1;
-        if (desc->global_batch_rows % wd != 0)
-            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: global_batch_rows %lld is not a multiple of world %lld (every rank takes an equal slice)",
-                              (long long)desc->global_batch_rows, (long long)wd);
-        if (desc->batch_rows != 0 && desc->batch_rows != desc->global_batch_rows / wd)
-            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %lld = %lld (leave it 0)",
-                              (long long)desc->batch_rows, (long long)desc->global_batch_rows, (long long)wd, (long long)(desc->global_batch_rows / wd));
-    } else if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
-    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
-    if (desc->ring_depth < 0 || desc->ring_depth > 1024) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
-    if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
-    if (desc->world < 0 || desc->rank < 0 || (desc->world > 0 && desc->rank >= desc->world) || (desc->world == 0 && desc->rank != 0))
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
-    if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
-    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
-    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
-    if (ds->nunits == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: the dataset has no rows to load (every row group was pruned)");
-    l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
-    if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
-    memset(l, 0, sizeof *l);
     l->ds = ds; l->d = *desc;
     l->t_open = gf__now_us();
     l->N = desc->workers ? desc->workers : 1;
@@ -10274,8 +12767,8 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
     if (l->U < l->world) {
         int32_t world = l->world;
-        gpufeed_loader_close(l);
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits, world);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld units cannot be shared by %d ranks (use smaller unit_rows)", (long long)ds->nunits,
+                          world);
     }
     l->M = (l->U - l->prank + l->pworld - 1) / l->pworld;
     if (l->W > l->M) l->W = (int32_t)l->M; /* a window beyond the epoch is the epoch */
@@ -10285,10 +12778,10 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         uint64_t bb;
         if (!gf__mul_ok_u64((uint64_t)l->B, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat + 1, &bb) || bb > ((uint64_t)1 << 40)) {
             int64_t rows = l->B;
-            gpufeed_loader_close(l);
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch of %lld rows x %lld bytes is too large", (long long)rows, (long long)ds->row_bytes);
         }
     }
+
     /* units held per worker: a window's share, twice (one being read while
        the next decodes) */
     l->D = desc->ring_depth ? desc->ring_depth : 2;
@@ -10300,12 +12793,23 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
 #if !defined(GPUFEED_NO_THREADS)
     l->threads = 1;
 #endif
+    return GPUFEED_OK;
+}
+
+/* rows of every unit: the dataset's, the override's, the cache's index or
+   one counting pass through the predicates; the cache opened or built */
+static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_loader_desc *desc, const int64_t *rows_override,
+                                          gpufeed_error *err)
+{
+    gpufeed_dataset *ds = l->ds;
+    const gpufeed_allocator *a = &ds->alloc;
+    int64_t i;
     l->unit_rows = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
     l->w = (gf__worker *)gf__alloc(a, (size_t)l->N * sizeof(gf__worker));
-    if (!l->unit_rows || !l->w) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->unit_rows || !l->w) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->w, 0, (size_t)l->N * sizeof(gf__worker));
     if (!gf__eplan_alloc(l, &l->fplan) || !gf__eplan_alloc(l, &l->cplan) || !gf__eplan_alloc(l, &l->aplan)) {
-        gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
     }
     for (i = 0; i < l->U; i++) {
         l->unit_rows[i] = rows_override ? rows_override[i] : ds->units[i].u.num_rows;
@@ -10314,12 +12818,12 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     if (rows_override) { /* the index loader: unit u holds rows unit_base[u] .. + unit_rows[u] */
         l->index_mode = 1;
         l->unit_base = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
-        if (!l->unit_base) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        if (!l->unit_base) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
         for (i = 0; i < l->U; i++) l->unit_base[i] = i ? l->unit_base[i - 1] + l->unit_rows[i - 1] : 0;
     }
     if (desc->cache && !rows_override) {
         l->cache = gf__cache_new(ds, desc->cache);
-        if (!l->cache) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for the cache"); }
+        if (!l->cache) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for the cache"); }
         if (gf__cache_try_ready(l->cache, ds, desc->cache)) { /* rows from the cache's index */
             l->max_unit_rows = 0;
             for (i = 0; i < l->U; i++) {
@@ -10329,17 +12833,21 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             for (i = 0; i < l->U; i++) if (ds->units[i].u.num_rows > l->max_unit_rows) l->max_unit_rows = ds->units[i].u.num_rows;
         }
     }
-    if (ds->npred > 0 && !rows_override && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY)) { /* rows that pass the predicates: one counting pass */
+    if (ds->npred > 0 && !rows_override && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_READY)) {
+        /* rows that pass the predicates: one counting pass */
         gpufeed_scratch *s;
         gf__uslot tmp;
         memset(&tmp, 0, sizeof tmp);
-        if (gpufeed_scratch_create(ds, &s)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        if (gpufeed_scratch_open(&s, ds, NULL)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
         tmp.mem = (uint8_t *)gf__alloc(a, gf__slot_bytes(l));
         tmp.feat = (void **)gf__alloc(a, (size_t)ds->nfeat * sizeof(void *));
         tmp.valid = (uint8_t **)gf__alloc(a, (size_t)ds->nfeat * sizeof(uint8_t *));
         if (!tmp.mem || !tmp.feat || !tmp.valid) {
-            gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
-            gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+            gf__free(a, tmp.mem);
+            gf__free(a, tmp.feat);
+            gf__free(a, tmp.valid);
+            gpufeed_scratch_close(s);
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__slot_layout(l, &tmp);
         for (i = 0; i < l->U; i++) {
@@ -10347,17 +12855,25 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             gpufeed_result r = gpufeed_dataset_decode_unit(ds, s, i, tmp.data, tmp.feat, tmp.valid, &rows);
             if (r) {
                 gf__seterr(err, r, "%s", gpufeed_scratch_error(s));
-                gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
-                gpufeed_loader_close(l); return r;
+                gf__free(a, tmp.mem);
+                gf__free(a, tmp.feat);
+                gf__free(a, tmp.valid);
+                gpufeed_scratch_close(s);
+                return r;
             }
             l->unit_rows[i] = rows;
         }
-        gf__free(a, tmp.mem); gf__free(a, tmp.feat); gf__free(a, tmp.valid); gpufeed_scratch_destroy(s);
+        gf__free(a, tmp.mem);
+        gf__free(a, tmp.feat);
+        gf__free(a, tmp.valid);
+        gpufeed_scratch_close(s);
     }
     if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_OFF) {
         if (desc->cache->no_build) { gf__cache_free(l->cache); l->cache = NULL; }
         else if (l->world > 1) {
-            gf__cache_log(l->cache, "warning: with world %d no rank builds the cache while training (each decodes only its share): build it ahead of time (gpufeed_cache_build, gpufeed-cache build); reading the source", l->world);
+            gf__cache_log(l->cache,
+                          "warning: with world %d no rank builds the cache while training (each decodes only its share): build it ahead of time "
+                          "(gpufeed_cache_build, gpufeed-cache build); reading the source", l->world);
             gf__cache_free(l->cache); l->cache = NULL;
         } else {
             int b = gf__cache_begin_build(l->cache, desc->cache, l->unit_rows);
@@ -10365,14 +12881,22 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             if (b <= 0) { gf__cache_free(l->cache); l->cache = NULL; }
         }
     }
+    return GPUFEED_OK;
+}
+
+/* where the stream starts (batch start_batch of start_epoch, the window of
+   its first row), its length, and the consumer's cursor */
+static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
     if (desc->epochs == 0) { /* an endless stream needs batches */
         int64_t e, any = 0;
         for (e = desc->start_epoch; e < desc->start_epoch + 64 && !any; e++) any = gf__eplan_at(l, &l->aplan, e)->nb > 0;
         if (!any) {
-            gpufeed_loader_close(l);
-            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: no batches: %lld rows per batch is more than this rank's rows in every epoch", (long long)desc->batch_rows);
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: no batches: %lld rows per batch is more than this rank's rows in every epoch",
+                              (long long)desc->batch_rows);
         }
     }
+
     /* where the stream starts: batch start_batch of start_epoch (the next
        epoch past its end), decoding from the window of its first row */
     {
@@ -10397,6 +12921,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
     l->fA = l->first_epoch * l->NW + l->w0;
     l->fdoneA = l->fA;
     l->fexp = -1;
+
     /* the consumer's cursor */
     l->ce = l->first_epoch; l->ck = l->bidx0;
     for (;;) {
@@ -10407,10 +12932,22 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         if (p->R > p->take) l->dropped += (uint64_t)(p->R - p->take);
         l->ce++; l->ck = 0;
     }
+    return GPUFEED_OK;
+}
+
+/* windows in flight, batch slots, and each worker's ring of unit slots */
+static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *err)
+{
+    gpufeed_dataset *ds = l->ds;
+    const gpufeed_allocator *a = &ds->alloc;
+    int32_t j;
+    size_t slotb, bbytes;
+    uint64_t bytes;
+
     /* windows in flight (their piece counters), batch slots */
     l->WR = (int64_t)l->N * l->D + 2;
     l->wdone = (int64_t *)gf__alloc(a, (size_t)l->WR * sizeof(int64_t));
-    if (!l->wdone) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->wdone) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->wdone, 0, (size_t)l->WR * sizeof(int64_t));
     bbytes = gf__batch_bytes(ds, l->B);
     l->S = l->N + 4; /* a slot a worker, one the trainer holds, slack for the one it assembles and readiness */
@@ -10419,7 +12956,7 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         l->S = s < 3 ? 3 : (int32_t)s;
     }
     l->bs = (gf__bslot *)gf__alloc(a, (size_t)l->S * sizeof(gf__bslot));
-    if (!l->bs) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
+    if (!l->bs) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
     memset(l->bs, 0, (size_t)l->S * sizeof(gf__bslot));
     for (j = 0; j < l->S; j++) {
         gf__bslot *b = &l->bs[j];
@@ -10429,21 +12966,26 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         b->mem = (uint8_t *)gf__alloc(a, bbytes + GPUFEED_ALIGN);
         b->feat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
         b->valid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-        if (!b->mem || !b->feat || !b->valid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches (%llu bytes each)", (unsigned long long)bbytes); }
+        if (!b->mem || !b->feat || !b->valid) {
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches (%llu bytes each)", (unsigned long long)bbytes);
+        }
         memset(b->mem, 0, bbytes + GPUFEED_ALIGN);
         off = gf__align_up((size_t)(uintptr_t)b->mem) - (size_t)(uintptr_t)b->mem;
         gf__batch_layout(ds, l->B, b->mem + off, &data, b->feat, b->valid);
         b->data = data;
     }
+
     /* workers: rings of unit slots, allocated once */
     slotb = gf__slot_bytes(l);
     if (!gf__mul_ok_u64((uint64_t)slotb, (uint64_t)l->N * (uint64_t)l->D, &bytes) || bytes > ((uint64_t)1 << 42)) {
-        gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %d workers x %d slots x %llu bytes is too much memory", l->N, l->D, (unsigned long long)slotb);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %d workers x %d slots x %llu bytes is too much memory", l->N, l->D, (unsigned long long)slotb);
     }
     for (j = 0; j < l->N; j++) {
         gf__worker *w = &l->w[j];
         int32_t k;
-        w->l = l; w->id = j; w->perm_epoch = -1;
+        w->l = l;
+        w->id = j;
+        w->perm_epoch = -1;
         w->gp.epoch = -1;
         w->ring.depth = l->D;
         w->ring.slot = (gf__uslot *)gf__alloc(a, (size_t)l->D * sizeof(gf__uslot));
@@ -10452,8 +12994,9 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         w->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
         w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
         w->dp.epoch = -1;
-        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp) || gpufeed_scratch_create(ds, &w->s)) {
-            gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp)
+            || gpufeed_scratch_open(&w->s, ds, NULL)) {
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__scratch_share(w->s);
         memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
@@ -10462,26 +13005,40 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             s->mem = (uint8_t *)gf__alloc(a, slotb);
             s->feat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
             s->valid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-            if (!s->mem || !s->feat || !s->valid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for unit slots (%llu bytes each)", (unsigned long long)slotb); }
+            if (!s->mem || !s->feat || !s->valid) {
+                return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for unit slots (%llu bytes each)", (unsigned long long)slotb);
+            }
             gf__slot_layout(l, s);
         }
         w->gd = j;
         w->gq = -1; w->gqlast = -1;
     }
+    return GPUFEED_OK;
+}
+
 #if !defined(GPUFEED_NO_THREADS)
+/* the helper worker, the locks, the worker threads; with prefill, the
+   first batches assembled before the call returns */
+static gpufeed_result gf__loader_open_threads(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    const gpufeed_allocator *a = &l->ds->alloc;
+    int32_t j;
     l->hw = (gf__worker *)gf__alloc(a, sizeof(gf__worker));
-    if (!l->hw) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->hw) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->hw, 0, sizeof *l->hw);
-    l->hw->l = l; l->hw->id = -1; l->hw->gq = -1; l->hw->gqlast = -1; l->hw->gp.epoch = -1;
+    l->hw->l = l;
+    l->hw->id = -1;
+    l->hw->gq = -1;
+    l->hw->gqlast = -1;
+    l->hw->gp.epoch = -1;
     l->hw->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
     l->hw->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
-    if (!l->hw->wu || !l->hw->woff || !gf__eplan_alloc(l, &l->hw->gp)) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->hw->wu || !l->hw->woff || !gf__eplan_alloc(l, &l->hw->gp)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     pthread_mutex_init(&l->fmu, NULL);
     for (j = 0; j < l->N; j++) {
         if (pthread_create(&l->w[j].th, NULL, gf__worker_main, &l->w[j]) != 0) {
-            gpufeed_loader_close(l);
             return gf__seterr(err, GPUFEED_ERR_PLATFORM, "loader: cannot start worker thread %d", j);
         }
         l->w[j].started = 1;
@@ -10493,7 +13050,65 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
             gf__wait_for(l, gf__batch_ready, q);
         }
     }
+    return GPUFEED_OK;
+}
 #endif
+
+/* rows_override: the rows of every unit are known (the index loader of the
+   device-resident mode): no counting pass, no cache */
+static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
+                                         gpufeed_error *err, const int64_t *rows_override)
+{
+    gpufeed_loader *l;
+    const gpufeed_allocator *a;
+    gpufeed_result r;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
+    *out = NULL;
+    if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
+    a = &ds->alloc;
+    if (desc->global_batch_rows < 0)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative global_batch_rows (%lld)", (long long)desc->global_batch_rows);
+    if (desc->partitions < 0 || (desc->partitions > 1 && desc->global_batch_rows == 0))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: partitions %d needs global_batch_rows (elastic mode)", desc->partitions);
+    if (desc->global_batch_rows > 0) { /* elastic mode: batch_rows follows from G and the world */
+        int64_t wd = desc->world > 0 ? desc->world : 1;
+        if (desc->global_batch_rows % wd != 0)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: global_batch_rows %lld is not a multiple of world %lld (every rank takes an equal slice)",
+                              (long long)desc->global_batch_rows, (long long)wd);
+        if (desc->batch_rows != 0 && desc->batch_rows != desc->global_batch_rows / wd)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %lld = %lld (leave it 0)",
+                              (long long)desc->batch_rows, (long long)desc->global_batch_rows, (long long)wd, (long long)(desc->global_batch_rows / wd));
+    } else if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows must be positive (got %lld)",
+                                                        (long long)desc->batch_rows);
+    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
+    if (desc->ring_depth < 0 || desc->ring_depth > 1024)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
+    if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
+    if (desc->world < 0 || desc->rank < 0 || (desc->world > 0 && desc->rank >= desc->world) || (desc->world == 0 && desc->rank != 0))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
+    if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
+    if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
+    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
+    if (ds->nunits == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: the dataset has no rows to load (every row group was pruned)");
+    l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
+    if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+    memset(l, 0, sizeof *l);
+    r = gf__loader_open_plan(l, ds, desc, err);
+    if (!r) r = gf__loader_open_rows(l, desc, rows_override, err);
+    if (!r) r = gf__loader_open_start(l, desc, err);
+    if (!r) r = gf__loader_open_slots(l, err);
+#if !defined(GPUFEED_NO_THREADS)
+    if (!r) r = gf__loader_open_threads(l, desc, err);
+#endif
+    if (r) {
+        gpufeed_loader_close(l);
+        return r;
+    }
     *out = l;
     return GPUFEED_OK;
 }
@@ -10519,15 +13134,21 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
     if (desc->batch_rows != 0 && desc->batch_rows != G / W)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch_rows %lld does not match global_batch_rows %lld / world %d = %lld (leave it 0)",
                           (long long)desc->batch_rows, (long long)G, W, (long long)(G / W));
-    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
+    if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
     a = &ds->alloc;
     l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
     if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
     memset(l, 0, sizeof *l);
     l->ds = ds; l->d = *desc;
     l->t_open = gf__now_us();
-    l->world = W; l->rank = desc->rank; l->elastic = 1;
-    l->G = G; l->B = G / W; l->s0 = (int64_t)desc->rank * l->B; l->d.batch_rows = l->B;
+    l->world = W;
+    l->rank = desc->rank;
+    l->elastic = 1;
+    l->G = G;
+    l->B = G / W;
+    l->s0 = (int64_t)desc->rank * l->B;
+    l->d.batch_rows = l->B;
     per = P / W;
     N = desc->workers ? desc->workers : 1;
     l->inner = (gpufeed_loader **)gf__alloc(a, (size_t)per * sizeof(gpufeed_loader *));
@@ -10543,7 +13164,11 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
         if (in.workers < 1) in.workers = 1;
         in.trace_path = NULL;
         r = gf__loader_open_ex(&l->inner[j], ds, &in, err, NULL);
-        if (r) { l->ninner = j; gpufeed_loader_close(l); return r; }
+        if (r) {
+            l->ninner = j;
+            gpufeed_loader_close(l);
+            return r;
+        }
         l->ninner = j + 1;
         l->N += l->inner[j]->N;
     }
@@ -10551,7 +13176,10 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
     l->omem = (uint8_t *)gf__alloc(a, bb + GPUFEED_ALIGN);
     l->ofeat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
     l->ovalid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
-    if (!l->omem || !l->ofeat || !l->ovalid) { gpufeed_loader_close(l); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches"); }
+    if (!l->omem || !l->ofeat || !l->ovalid) {
+        gpufeed_loader_close(l);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for batches");
+    }
     memset(l->omem, 0, bb + GPUFEED_ALIGN);
     off = gf__align_up((size_t)(uintptr_t)l->omem) - (size_t)(uintptr_t)l->omem;
     gf__batch_layout(ds, l->B, l->omem + off, &l->odata, l->ofeat, l->ovalid);
@@ -10577,7 +13205,10 @@ static gpufeed_result gf__next_parts(gpufeed_loader *l, gpufeed_batch *out)
         r = gpufeed_loader_next(l->inner[j], &b);
         if (r == GPUFEED_DONE && j == 0) break;
         if (r) {
-            if (r == GPUFEED_DONE) { gf__fmt(l->err, sizeof l->err, "loader: internal error: partition %d ended before the others", j); r = GPUFEED_ERR_PLATFORM; }
+            if (r == GPUFEED_DONE) {
+                gf__fmt(l->err, sizeof l->err, "loader: internal error: partition %d ended before the others", j);
+                r = GPUFEED_ERR_PLATFORM;
+            }
             else gf__fmt(l->err, sizeof l->err, "%s", gpufeed_loader_error(l->inner[j]));
             return l->failed = r;
         }
@@ -10708,6 +13339,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     l->batches++;
     l->rows += (uint64_t)bs->rows;
     l->repeated += (uint64_t)bs->repeated;
+
     /* the cursor moves to the next batch (past epochs without any) */
     e_prev = l->ce;
     l->ck++;
@@ -10778,6 +13410,7 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
         st->units_from_cache = gf__cache_count(cache, 0);
         st->cache_bad_units = gf__cache_count(cache, 1);
     }
+
     /* the trainer's own assembly while it waited is work done and capacity added */
     busy = life > 0 && k > 0 ? (dec + asmb + help) / (life * k + help) : 0;
     asmb += help;
@@ -10789,26 +13422,36 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
         if (dpart < 0) dpart = 0;
         if (!threads) {
             st->bottleneck = GPUFEED_STAGE_DECODE;
-            gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time", wall > 0 ? 100 * (dec + asmb < wall ? dec + asmb : wall) / wall : 0.0);
+            gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time",
+                    wall > 0 ? 100 * (dec + asmb < wall ? dec + asmb : wall) / wall : 0.0);
         } else if (wf < 0.05) {
             st->bottleneck = GPUFEED_STAGE_CONSUMER;
-            gf__fmt(st->verdict, sizeof st->verdict, "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): not input-bound",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): not input-bound",
                     100 * wf, 100 * busy);
         } else if (busy < 0.6) {
             st->bottleneck = GPUFEED_STAGE_NONE;
-            gf__fmt(st->verdict, sizeof st->verdict, "the trainer waited %.0f%% of the time while workers were only %.0f%% busy: raise ring_depth and set prefill; with fewer cores than workers, fewer workers",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "the trainer waited %.0f%% of the time while workers were only %.0f%% busy: raise ring_depth and set prefill; with fewer cores than "
+                    "workers, fewer workers",
                     100 * wf, 100 * busy);
         } else if (rd >= dpart && rd >= asmb) {
             st->bottleneck = GPUFEED_STAGE_READ;
-            gf__fmt(st->verdict, sizeof st->verdict, "reading is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it reading the source: local or mapped files (GPUFEED_OPEN_MMAP), a will_read source, or the tensor cache",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "reading is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it reading the source: local or mapped files "
+                    "(GPUFEED_OPEN_MMAP), a will_read source, or the tensor cache",
                     100 * wf, 100 * busy, 100 * rd / (dec + asmb));
         } else if (dpart >= asmb) {
             st->bottleneck = GPUFEED_STAGE_DECODE;
-            gf__fmt(st->verdict, sizeof st->verdict, "decoding is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it decoding: add workers (up to the free cores) or use the tensor cache",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "decoding is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it decoding: add workers (up to the free cores) "
+                    "or use the tensor cache",
                     100 * wf, 100 * busy, 100 * dpart / (dec + asmb));
         } else {
             st->bottleneck = GPUFEED_STAGE_ASSEMBLY;
-            gf__fmt(st->verdict, sizeof st->verdict, "batch assembly is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it assembling batches: add workers, or a smaller shuffle_window or fewer features",
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "batch assembly is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it assembling batches: add workers, or a "
+                    "smaller shuffle_window or fewer features",
                     100 * wf, 100 * busy, 100 * asmb / (dec + asmb));
         }
     }
@@ -10853,1177 +13496,15 @@ GPUFEED_API uint64_t gpufeed_batch_hash(const gpufeed_dataset *ds, const gpufeed
     return h;
 }
 
-/* >>cache ---------------------------------------------------------------- */
-/* File layout (little-endian):
-     [0, 4096)      header: magic, version, key, unit count, bytes per row
-                    of a unit image, offsets, sizes, index checksum, dataset
-                    identity, builder, description, header checksum
-     [4096, ...)    index: per unit {offset, rows, bytes, checksum} (32 bytes)
-     data           unit images, each 4 KiB-aligned: the row-major data (or
-                    each feature's array), then each validity mask.
-   Header fields (byte offset): 0 magic "GPUFEEDC" (complete) or "GPUFEEDB"
-   (being built: only the dataset identity, description, builder pid and
-   progress mean anything), 8 version, 12 header size, 16 key (16 bytes),
-   32 units, 40 bytes per image row, 48 index offset, 56 data offset, 64 file
-   size, 72 rows, 80 index checksum, 88 dataset identity (16 bytes),
-   104 builder pid, 112 units written, 120 creation time (Unix seconds),
-   128 description length, 132 description ("dataset\nfeatures\nplan"),
-   4088 header checksum.
-   Offsets follow from the row counts, so workers write units in parallel
-   with positioned writes. The checksum is gpufeed_hash64 chained over the
-   image's pieces in order.
+/* >>cachebuild ----------------------------------------------------------- */
+/* The tensor cache ahead of time: gpufeed_cache_build drives a loader
+   over one epoch; verify, info and remove open the cache only. */
 
-   Names and locks: DIR/gpufeed-<key>.gfc, built as DIR/gpufeed-<key>.gfc.tmp.
-   A builder holds the .tmp with an exclusive flock (a second builder finds
-   it busy); every process using a cache file holds a shared flock on it
-   while it is open. Removing a file (an older version of the dataset, the
-   directory's byte budget, gpufeed_cache_prune) takes the exclusive lock
-   without waiting and skips the file when that fails: a file in use is
-   never removed. The kernel drops the locks of a process that dies; there
-   are no lock files.
-
-   Identity. The dataset identity is what the user asked for: each file's
-   canonical path (realpath: the same file however it is spelled; for an
-   open_source dataset, the name), the features, predicates, layout and
-   unit_rows. The key adds what the files hold: each file's size,
-   modification time (with nanoseconds) and a hash of its footer bytes (an
-   open_source file: its identity string instead of size and time), and the
-   unit plan. chmod, a copy renamed over the file with the same bytes and
-   times, cp -p and rsync -a keep the key; any change of size, of the
-   modification time or of a footer byte changes it. The one limit: a
-   change that keeps the size, the modification time (as the file system
-   records it) and every byte of the footer is not seen. A new complete
-   cache removes the older caches of its dataset that no process uses. */
-
-#ifndef GPUFEED_NO_STDIO
-#include <sys/mman.h>
-#include <sys/statvfs.h>
-#include <sys/file.h>
-#include <sys/select.h>
-#include <sys/time.h>
-#include <dirent.h>
-#include <time.h>
-#ifndef __cplusplus
-extern ssize_t pwrite(int, const void *, size_t, off_t);
-extern int ftruncate(int, off_t);
-#endif
-#if !defined(GPUFEED_NO_THREADS)       /* struct timespec comes with pthread.h */
-#define GF__CACHE_TOUCH 1
-#ifndef __cplusplus
-extern int futimens(int, const struct timespec[2]);
-#endif
-#ifndef UTIME_NOW
-#define UTIME_NOW ((1l << 30) - 1l)
-#define UTIME_OMIT ((1l << 30) - 2l)
-#endif
-#endif
-#endif
-
-#if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
-#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
-#else
-#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
-#endif
-
-#define GF__CACHE_VERSION 2u
-#define GF__CACHE_HDR 4096u
-#define GF__CACHE_DESC_OFF 132u
-#define GF__CACHE_DESC_MAX (GF__CACHE_HDR - 8u - GF__CACHE_DESC_OFF)
-
-struct gf__cache {
-    int32_t state;                     /* GPUFEED_CACHE_*, atomic */
-    char dir[1024], path[1100], tmp[1110];
-    void (*log)(void *user, const char *msg);
-    void *log_user;
-    uint64_t key[2], dsid[2];
-    char descr[GF__CACHE_DESC_MAX];
-    uint64_t img_row, data_off, size;
-    int64_t U;
-    gf__cidx *idx;
-    uint8_t *ust;                      /* per unit: 0 unchecked, 1 good, 2 bad, 3 being written (atomic) */
-    int64_t written;                   /* atomic */
-    int fd;                            /* the cache (shared lock) or the .tmp being built (exclusive lock) */
-    uint8_t *map; uint64_t map_len;
-    uint8_t *ram;
-    int use_pread;
-    int32_t failed;                    /* atomic: the file part of the build was abandoned */
-    uint64_t served, bad;              /* atomics */
-    int32_t verify;                    /* GPUFEED_CACHE_VERIFY_* */
-    uint64_t sig;                      /* atomic: the file's size, time and inode when last checked */
-    int32_t shrunk;                    /* atomic: the file shrank under us: read nothing more from it */
-    uint64_t dir_budget;               /* gpufeed_cache_desc.dir_max_bytes */
-    int64_t *first_idx;                /* a build's waits: each unit's index in the stream's first epoch */
-#if !defined(GPUFEED_NO_THREADS)
-    pthread_mutex_t mu;
-    pthread_cond_t cv;                 /* a unit stored, the build finished or failed */
-    int mu_init;
-    int32_t waiters;                   /* atomic */
-#endif
-    const gpufeed_allocator *a;
-};
-
-static void gf__cache_log(gf__cache *c, const char *fmt, ...) GF__PRINTF(2, 3);
-static void gf__cache_log(gf__cache *c, const char *fmt, ...)
-{
-    char msg[GPUFEED_ERROR_MAX + 256];
-    va_list ap;
-    va_start(ap, fmt); gf__vfmt(msg, sizeof msg, fmt, ap); va_end(ap);
-    if (c->log) c->log(c->log_user, msg);
-#ifndef GPUFEED_NO_STDIO
-    else fprintf(stderr, "gpufeed: %s\n", msg);
-#endif
-}
-
-#ifndef GPUFEED_NO_STDIO
-static void gf__st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-#endif
-
-/* compare-and-swap on the cache's shared words (plain stores without threads) */
-static int gf__cas_u8(uint8_t *p, uint8_t from, uint8_t to)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-#else
-    if (*p != from) return 0;
-    *p = to;
-    return 1;
-#endif
-}
-#ifndef GPUFEED_NO_STDIO
-static int gf__cas_u64(uint64_t *p, uint64_t from, uint64_t to)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-#else
-    if (*p != from) return 0;
-    *p = to;
-    return 1;
-#endif
-}
-#endif
-
-/* >>cache: identity (dataset identity, key, description) */
-
-typedef struct gf__h2 { uint64_t h[2]; } gf__h2;
-static void gf__h2_feed(gf__h2 *k, const void *p, size_t n)
-{
-    k->h[0] = gpufeed_hash64(p, n, k->h[0]);
-    k->h[1] = gpufeed_hash64(p, n, k->h[1] ^ 0x9E3779B97F4A7C15ull);
-}
-static void gf__h2_u64(gf__h2 *k, uint64_t v) { gf__h2_feed(k, &v, 8); }
-static void gf__h2_str(gf__h2 *k, const char *s)
-{
-    s = s ? s : "";
-    gf__h2_u64(k, (uint64_t)strlen(s));
-    gf__h2_feed(k, s, strlen(s));
-}
-
-/* file i's name in the identity: its canonical path (or its open_source name) */
-static void gf__cache_file_name(const gpufeed_dataset *ds, int32_t i, char *out, size_t cap)
-{
-#ifndef GPUFEED_NO_STDIO
-    if (!ds->ident && gf__canon_path(ds->paths[i], out, cap) == 0) return;
-#endif
-    gf__fmt(out, cap, "%s", ds->paths[i]);
-}
-
-/* the dataset identity: canonical paths, features, predicates, unit plan
-   options; never what the files hold (the older caches of a dataset share it) */
-static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
-{
-    gf__h2 k;
-    int32_t i, j;
-    char name[4096];
-    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6461746173657431ull;
-    gf__h2_u64(&k, GF__CACHE_VERSION);
-    gf__h2_u64(&k, (uint64_t)ds->nfiles);
-    for (i = 0; i < ds->nfiles; i++) { gf__cache_file_name(ds, i, name, sizeof name); gf__h2_str(&k, name); }
-    gf__h2_u64(&k, (uint64_t)ds->nfeat);
-    for (i = 0; i < ds->nfeat; i++) {
-        const gpufeed_feature *f = &ds->feats[i];
-        gf__h2_str(&k, f->column); gf__h2_u64(&k, (uint64_t)f->dtype); gf__h2_u64(&k, (uint64_t)f->null_policy);
-        gf__h2_feed(&k, &f->fill, 8); gf__h2_u64(&k, (uint64_t)f->validity); gf__h2_u64(&k, (uint64_t)f->cast);
-        gf__h2_u64(&k, f->hash_buckets); gf__h2_u64(&k, f->hash_seed); gf__h2_u64(&k, (uint64_t)f->width);
-        gf__h2_u64(&k, (uint64_t)f->list_policy); gf__h2_u64(&k, (uint64_t)f->list_lengths);
-    }
-    gf__h2_u64(&k, (uint64_t)ds->npred);
-    for (i = 0; i < ds->npred; i++) {
-        const gpufeed_predicate *p = &ds->preds[i];
-        int32_t nv = p->op == GPUFEED_OP_IN ? p->set_size : 2;
-        gf__h2_str(&k, p->column); gf__h2_u64(&k, (uint64_t)p->op);
-        for (j = 0; j < nv; j++) {
-            const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[j] : j ? &p->b : &p->a;
-            gf__h2_u64(&k, (uint64_t)v->kind); gf__h2_u64(&k, (uint64_t)v->i); gf__h2_u64(&k, v->u); gf__h2_feed(&k, &v->d, 8);
-            gf__h2_u64(&k, (uint64_t)v->len);
-            if (v->kind == GPUFEED_VAL_STRING && v->s) gf__h2_feed(&k, v->s, v->len);
-        }
-    }
-    gf__h2_u64(&k, (uint64_t)ds->layout); gf__h2_u64(&k, (uint64_t)ds->unit_rows);
-    id[0] = k.h[0]; id[1] = k.h[1];
-}
-
-/* the key: the dataset identity, what each file holds (size, modification
-   time, footer bytes; or its open_source identity), the unit plan */
-static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], uint64_t key[2])
-{
-    gf__h2 k;
-    int32_t i;
-    int64_t u;
-    k.h[0] = 0x6770756665656430ull; k.h[1] = 0x6b65792d68696768ull;
-    gf__h2_u64(&k, dsid[0]); gf__h2_u64(&k, dsid[1]);
-    for (i = 0; i < ds->nfiles; i++) {
-        size_t flen;
-        const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
-        gf__h2_u64(&k, ds->files[i]->size);
-        if (ds->ident) gf__h2_str(&k, ds->ident[i]);
-#ifndef GPUFEED_NO_STDIO
-        else {
-            struct stat st;
-            if (stat(ds->paths[i], &st) == 0) { gf__h2_u64(&k, (uint64_t)st.st_mtime); gf__h2_u64(&k, GF__MTIME_NS(st)); }
-            else gf__h2_u64(&k, 0x676f6e65ull); /* gone: no cache will match */
-        }
-#endif
-        gf__h2_u64(&k, gpufeed_hash64(foot, flen, 0));
-    }
-    gf__h2_u64(&k, (uint64_t)ds->nunits);
-    for (u = 0; u < ds->nunits; u++) {
-        gf__h2_u64(&k, (uint64_t)ds->units[u].u.file); gf__h2_u64(&k, (uint64_t)ds->units[u].u.row_group);
-        gf__h2_u64(&k, (uint64_t)ds->units[u].u.first_row); gf__h2_u64(&k, (uint64_t)ds->units[u].u.num_rows);
-    }
-    key[0] = k.h[0]; key[1] = k.h[1];
-}
-
-/* appends to out[*n] what gf__fmt makes of the arguments (truncating at cap) */
-static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...) GF__PRINTF(4, 5);
-static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...)
-{
-    va_list ap;
-    if (*n + 1 >= cap) return;
-    va_start(ap, fmt); gf__vfmt(out + *n, cap - *n, fmt, ap); va_end(ap);
-    *n += strlen(out + *n);
-}
-
-/* What the header records for `gpufeed-cache ls`: the dataset (its first
-   file and how many more), the features in the tools' --feature syntax
-   (column:dtype[:hash=N][:seed=S][:fill=V][:null=error][:valid]
-   [:cast=unsafe][:width=W][:ragged=pad|truncate][:lengths]) and the plan. */
-static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
-{
-    static const char *const ragged[] = { "error", "pad", "truncate" };
-    char name[4096];
-    size_t n = 0;
-    int32_t i;
-    gf__cache_file_name(ds, 0, name, sizeof name);
-    gf__cat(out, cap, &n, "%s", name);
-    if (ds->nfiles > 1) gf__cat(out, cap, &n, " (and %d more files)", ds->nfiles - 1);
-    gf__cat(out, cap, &n, "\n");
-    for (i = 0; i < ds->nfeat; i++) {
-        const gpufeed_feature *f = &ds->feats[i];
-        gf__cat(out, cap, &n, "%s%s:%s", i ? " " : "", f->column, gpufeed_dtype_name(f->dtype));
-        if (f->hash_buckets) gf__cat(out, cap, &n, ":hash=%llu", (unsigned long long)f->hash_buckets);
-        if (f->hash_seed) gf__cat(out, cap, &n, ":seed=%llu", (unsigned long long)f->hash_seed);
-        if (f->fill != 0) gf__cat(out, cap, &n, ":fill=%.17g", f->fill);
-        if (f->null_policy == GPUFEED_NULL_ERROR) gf__cat(out, cap, &n, ":null=error");
-        if (f->validity) gf__cat(out, cap, &n, ":valid");
-        if (f->cast == GPUFEED_CAST_UNSAFE) gf__cat(out, cap, &n, ":cast=unsafe");
-        if (f->width) gf__cat(out, cap, &n, ":width=%d", f->width);
-        if (f->list_policy > 0 && f->list_policy <= 2) gf__cat(out, cap, &n, ":ragged=%s", ragged[f->list_policy]);
-        if (f->list_lengths) gf__cat(out, cap, &n, ":lengths");
-    }
-    gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)ds->unit_rows,
-            ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? "per-feature" : "row-major", ds->npred);
-    if (n + 1 >= cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* cut: say so */
-}
-
-static uint64_t gf__cache_img_row(const gpufeed_dataset *ds)
-{
-    uint64_t r = (uint64_t)ds->row_bytes;
-    int32_t j;
-    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) r++;
-    return r;
-}
-
-/* the pieces of a unit image: (offset in the image, length, slot pointer) */
-static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
-{
-    int32_t n = 0, j;
-    uint64_t off = 0;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { pc[n].off = 0; pc[n].len = rows * (uint64_t)ds->row_bytes; pc[n].ptr = (uint8_t *)data; off = pc[n].len; n++; }
-    else for (j = 0; j < ds->nfeat; j++) {
-        pc[n].off = off; pc[n].len = rows * gpufeed_feature_bytes(&ds->feats[j]); pc[n].ptr = feat ? (uint8_t *)feat[j] : NULL; off += pc[n].len; n++;
-    }
-    for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) { pc[n].off = off; pc[n].len = rows; pc[n].ptr = valid ? valid[j] : NULL; off += rows; n++; }
-    return n;
-}
-
-static uint64_t gf__pieces_sum(const gf__piece *pc, int32_t n, const uint8_t *base)
-{
-    uint64_t h = 0x63616368652d7631ull;
-    int32_t i;
-    for (i = 0; i < n; i++) h = gpufeed_hash64(base ? base + pc[i].off : pc[i].ptr, (size_t)pc[i].len, h);
-    return h;
-}
-
-static void gf__cache_free(gf__cache *c)
-{
-    if (!c) return;
-#ifndef GPUFEED_NO_STDIO
-    if (c->map) munmap(c->map, (size_t)c->map_len);
-    if (c->fd >= 0) close(c->fd); /* releases its lock */
-#endif
-#if !defined(GPUFEED_NO_THREADS)
-    if (c->mu_init) { pthread_mutex_destroy(&c->mu); pthread_cond_destroy(&c->cv); }
-#endif
-    gf__free(c->a, c->ram); gf__free(c->a, c->idx); gf__free(c->a, c->ust); gf__free(c->a, c->first_idx);
-    gf__free(c->a, c);
-}
-
-/* the layout for the given unit rows: offsets, sizes */
-static void gf__cache_layout(gf__cache *c, const int64_t *unit_rows)
-{
-    int64_t u;
-    uint64_t off;
-    c->data_off = ((uint64_t)GF__CACHE_HDR + (uint64_t)c->U * 32 + 4095) & ~(uint64_t)4095;
-    off = c->data_off;
-    for (u = 0; u < c->U; u++) {
-        c->idx[u].off = off; c->idx[u].rows = (uint64_t)unit_rows[u];
-        c->idx[u].bytes = (uint64_t)unit_rows[u] * c->img_row;
-        off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
-    }
-    c->size = off;
-}
-
-/* wakes the workers waiting for a unit of the build (stored, or the build over) */
-static void gf__cache_wake(gf__cache *c)
-{
-#if !defined(GPUFEED_NO_THREADS)
-    if (c->mu_init && GF__LOAD_SC(&c->waiters)) {
-        pthread_mutex_lock(&c->mu);
-        pthread_cond_broadcast(&c->cv);
-        pthread_mutex_unlock(&c->mu);
-    }
-#else
-    (void)c;
-#endif
-}
-
-/* >>cache: file I/O, header, checks, locks */
-#ifndef GPUFEED_NO_STDIO
-static int gf__read_full(int fd, void *buf, size_t len, uint64_t off)
-{
-    gf__fdsrc s;
-    s.fd = fd;
-    return gf__fd_read(&s, off, buf, len);
-}
-static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-    const uint8_t *p = (const uint8_t *)buf;
-    while (len) {
-        ssize_t w = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
-        if (w < 0) { if (errno == EINTR) continue; return -1; }
-        if (w == 0) { errno = ENOSPC; return -1; }
-        p += w; off += (uint64_t)w; len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* a file's size, modification time and inode, in one word */
-static uint64_t gf__stat_sig(const struct stat *st)
-{
-    uint64_t v[5];
-    v[0] = (uint64_t)st->st_size; v[1] = (uint64_t)st->st_mtime; v[2] = GF__MTIME_NS(*st);
-    v[3] = (uint64_t)st->st_ino; v[4] = (uint64_t)st->st_dev;
-    return gpufeed_hash64(v, sizeof v, 0x7369676e6174ull) | 1; /* never 0: 0 is "not recorded" */
-}
-
-/* the file was used now: its access time (the directory's least-recently-
-   used order); the modification time stays. Without threads (no struct
-   timespec in strict C99) the kernel's own access time stands in. */
-static void gf__cache_touch(int fd)
-{
-#ifdef GF__CACHE_TOUCH
-    struct timespec ts[2];
-    memset(ts, 0, sizeof ts);
-    ts[0].tv_nsec = UTIME_NOW; ts[1].tv_nsec = UTIME_OMIT;
-    (void)futimens(fd, ts);
-#else
-    (void)fd;
-#endif
-}
-
-static void gf__sleep_ms(int ms)
-{
-    struct timeval tv;
-    tv.tv_sec = ms / 1000; tv.tv_usec = (long)(ms % 1000) * 1000;
-    select(0, NULL, NULL, NULL, &tv);
-}
-
-/* the header of a complete cache (magic GPUFEEDC) or of a build (GPUFEEDB) */
-static void gf__cache_header(const gf__cache *c, uint8_t *hdr, int complete, uint64_t isum)
-{
-    uint32_t v = GF__CACHE_VERSION, hs = GF__CACHE_HDR, dl;
-    uint64_t rows = 0;
-    int64_t u;
-    memset(hdr, 0, GF__CACHE_HDR);
-    memcpy(hdr, complete ? "GPUFEEDC" : "GPUFEEDB", 8);
-    memcpy(hdr + 8, &v, 4); memcpy(hdr + 12, &hs, 4);
-    gf__st64(hdr + 16, c->key[0]); gf__st64(hdr + 24, c->key[1]); gf__st64(hdr + 32, (uint64_t)c->U);
-    gf__st64(hdr + 40, c->img_row); gf__st64(hdr + 48, GF__CACHE_HDR); gf__st64(hdr + 56, c->data_off);
-    for (u = 0; u < c->U; u++) rows += c->idx[u].rows;
-    gf__st64(hdr + 64, c->size); gf__st64(hdr + 72, rows); gf__st64(hdr + 80, isum);
-    gf__st64(hdr + 88, c->dsid[0]); gf__st64(hdr + 96, c->dsid[1]);
-    gf__st64(hdr + 104, complete ? 0 : (uint64_t)getpid());
-    gf__st64(hdr + 112, complete ? (uint64_t)c->U : 0);
-    gf__st64(hdr + 120, (uint64_t)time(NULL));
-    dl = (uint32_t)strlen(c->descr);
-    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
-    memcpy(hdr + 128, &dl, 4); memcpy(hdr + GF__CACHE_DESC_OFF, c->descr, dl);
-    gf__st64(hdr + GF__CACHE_HDR - 8, gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0));
-}
-
-/* Checks the cache file open on fd: header, key, index (and every unit
-   when `verify_all`). Fills c->idx from it. 0 valid, else a reason. */
-static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
-{
-    uint8_t hdr[GF__CACHE_HDR];
-    struct stat st;
-    uint64_t v, nunits, img, doff, size, isum;
-    int64_t u;
-    *file_bytes = 0;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < GF__CACHE_HDR || gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) {
-        gf__fmt(why, cap, "%s: truncated header", c->path); return 2;
-    }
-    *file_bytes = (uint64_t)st.st_size;
-    if (memcmp(hdr, "GPUFEEDC", 8) != 0) { gf__fmt(why, cap, "%s: not a gpufeed cache (bad magic)", c->path); return 2; }
-    if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { gf__fmt(why, cap, "%s: header checksum mismatch", c->path); return 2; }
-    v = gf__ld32(hdr + 8);
-    if (v != GF__CACHE_VERSION) { gf__fmt(why, cap, "%s: format version %llu, expected %u", c->path, (unsigned long long)v, GF__CACHE_VERSION); return 2; }
-    if (gf__ld64(hdr + 16) != c->key[0] || gf__ld64(hdr + 24) != c->key[1]) { gf__fmt(why, cap, "%s: key differs (stale cache)", c->path); return 2; }
-    nunits = gf__ld64(hdr + 32); img = gf__ld64(hdr + 40); doff = gf__ld64(hdr + 56); size = gf__ld64(hdr + 64); isum = gf__ld64(hdr + 80);
-    if (nunits != (uint64_t)c->U || img != c->img_row || size != (uint64_t)st.st_size || doff != (((uint64_t)GF__CACHE_HDR + nunits * 32 + 4095) & ~(uint64_t)4095)) {
-        gf__fmt(why, cap, "%s: layout differs from the dataset's (units %llu, file size %llu of %llu)", c->path,
-                (unsigned long long)nunits, (unsigned long long)st.st_size, (unsigned long long)size);
-        return 2;
-    }
-    {
-        uint8_t *ib = (uint8_t *)gf__alloc(c->a, (size_t)nunits * 32);
-        uint64_t off = doff;
-        if (!ib) { gf__fmt(why, cap, "out of memory"); return 2; }
-        if (gf__read_full(fd, ib, (size_t)nunits * 32, GF__CACHE_HDR) || gpufeed_hash64(ib, (size_t)nunits * 32, 0) != isum) {
-            gf__free(c->a, ib); gf__fmt(why, cap, "%s: index checksum mismatch", c->path); return 2;
-        }
-        for (u = 0; u < c->U; u++) {
-            c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
-            c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
-            if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
-                gf__free(c->a, ib); gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u); return 2;
-            }
-            off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
-        }
-        gf__free(c->a, ib);
-        if (off != size) { gf__fmt(why, cap, "%s: index does not cover the file", c->path); return 2; }
-    }
-    c->size = size; c->data_off = doff;
-    if (verify_all) {
-        uint8_t *buf = NULL;
-        size_t cap2 = 0;
-        gf__piece *pc = (gf__piece *)gf__alloc(c->a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
-        int64_t bad = 0;
-        if (!pc) { gf__fmt(why, cap, "out of memory"); return 2; }
-        for (u = 0; u < c->U; u++) {
-            int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
-            if (!gf__grow(c->a, &buf, &cap2, (size_t)c->idx[u].bytes + 1) || gf__read_full(fd, buf, (size_t)c->idx[u].bytes, c->idx[u].off) ||
-                gf__pieces_sum(pc, np, buf) != c->idx[u].sum) { c->ust[u] = 2; bad++; }
-            else c->ust[u] = 1;
-        }
-        gf__free(c->a, buf); gf__free(c->a, pc);
-        if (bad) { gf__fmt(why, cap, "%s: %lld of %lld units fail their checksum", c->path, (long long)bad, (long long)c->U); return 3; }
-    }
-    return 0;
-}
-
-/* the same for c->path, opened here (no lock): 1 when there is no file */
-static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int verify_all, char *why, size_t cap, uint64_t *file_bytes)
-{
-    int fd = open(c->path, O_RDONLY | O_NONBLOCK), r;
-    *file_bytes = 0;
-    if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
-    r = gf__cache_check_fd(c, ds, fd, verify_all, why, cap, file_bytes);
-    close(fd);
-    return r;
-}
-
-static int gf__mkdir_p(const char *dir)
-{
-    char tmp[1024];
-    size_t i, n = strlen(dir);
-    struct stat st;
-    if (n == 0 || n >= sizeof tmp) return -1;
-    memcpy(tmp, dir, n + 1);
-    for (i = 1; i <= n; i++) {
-        if (tmp[i] == '/' || tmp[i] == 0) {
-            char ch = tmp[i];
-            tmp[i] = 0;
-            if (stat(tmp, &st) != 0 && mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
-            tmp[i] = ch;
-        }
-    }
-    return (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
-}
-
-/* Removes path unless a process uses it: takes its lock exclusively without
-   waiting, checks the name still leads to the locked file, unlinks. 1
-   removed, 0 in use (or already gone). */
-static int gf__unlink_unused(const char *path)
-{
-    struct stat a, b;
-    int fd = open(path, O_RDONLY | O_NONBLOCK), ok = 0;
-    if (fd < 0) return 0;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
-        a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-        ok = unlink(path) == 0;
-    close(fd);
-    return ok;
-}
-
-/* >>cache: the directory (listing, budget, older versions) */
-
-typedef struct gf__cent {
-    gpufeed_cache_entry e;
-    char name[256];
-    uint64_t dsid[2];
-    uint64_t mtime_ns;                 /* the file's modification time: which version is newer */
-    int32_t kind;                      /* 0 .gfc, 1 .gfc.tmp, 2 legacy .gfc.lock */
-    int32_t removed;
-} gf__cent;
-
-static int gf__ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* what a cache file's header says (any magic), into e */
-static void gf__cache_read_entry(int fd, gf__cent *ce)
-{
-    uint8_t hdr[GF__CACHE_HDR];
-    gpufeed_cache_entry *e = &ce->e;
-    uint32_t dl;
-    char *nl;
-    if (gf__read_full(fd, hdr, GF__CACHE_HDR, 0)) { gf__fmt(e->reason, sizeof e->reason, "truncated header"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return; }
-    if (memcmp(hdr, ce->kind == 1 ? "GPUFEEDB" : "GPUFEEDC", 8) != 0) {
-        gf__fmt(e->reason, sizeof e->reason, ce->kind == 1 || memcmp(hdr, "GPUFEEDB", 8) ? "bad magic" : "an unfinished build under the final name");
-        e->state = GPUFEED_CACHE_ENTRY_INVALID;
-        return;
-    }
-    if (gf__ld32(hdr + 8) != GF__CACHE_VERSION) {
-        gf__fmt(e->reason, sizeof e->reason, "format version %u (this gpufeed reads %u)", gf__ld32(hdr + 8), GF__CACHE_VERSION);
-        e->state = GPUFEED_CACHE_ENTRY_INVALID;
-        return;
-    }
-    if (ce->kind == 0 && gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) {
-        gf__fmt(e->reason, sizeof e->reason, "header checksum mismatch"); e->state = GPUFEED_CACHE_ENTRY_INVALID; return;
-    }
-    gf__fmt(e->key, sizeof e->key, "%016llx%016llx", (unsigned long long)gf__ld64(hdr + 16), (unsigned long long)gf__ld64(hdr + 24));
-    ce->dsid[0] = gf__ld64(hdr + 88); ce->dsid[1] = gf__ld64(hdr + 96);
-    gf__fmt(e->dataset_id, sizeof e->dataset_id, "%016llx%016llx", (unsigned long long)ce->dsid[0], (unsigned long long)ce->dsid[1]);
-    e->units = (int64_t)gf__ld64(hdr + 32); e->rows = (int64_t)gf__ld64(hdr + 72);
-    e->pid = (int64_t)gf__ld64(hdr + 104); e->units_done = (int64_t)gf__ld64(hdr + 112);
-    e->created = (int64_t)gf__ld64(hdr + 120);
-    dl = gf__ld32(hdr + 128);
-    if (dl > GF__CACHE_DESC_MAX - 1) dl = GF__CACHE_DESC_MAX - 1;
-    hdr[GF__CACHE_DESC_OFF + dl] = 0;
-    {
-        char *d = (char *)hdr + GF__CACHE_DESC_OFF;
-        nl = strchr(d, '\n');
-        if (nl) *nl = 0;
-        gf__fmt(e->dataset, sizeof e->dataset, "%s", d);
-        if (nl) {
-            char *f = nl + 1, *nl2 = strchr(f, '\n');
-            if (nl2) *nl2 = 0;
-            gf__fmt(e->features, sizeof e->features, "%s", f);
-            if (nl2) gf__fmt(e->plan, sizeof e->plan, "%s", nl2 + 1);
-        }
-    }
-}
-
-/* one directory entry; 0 when it is not one of ours */
-static int gf__cache_scan_one(const char *dir, const char *name, gf__cent *ce)
-{
-    struct stat st;
-    int fd;
-    gpufeed_cache_entry *e = &ce->e;
-    memset(ce, 0, sizeof *ce);
-    if (strncmp(name, "gpufeed-", 8) != 0 || strlen(name) >= sizeof ce->name) return 0;
-    if (gf__ends_with(name, ".gfc")) ce->kind = 0;
-    else if (gf__ends_with(name, ".gfc.tmp")) ce->kind = 1;
-    else if (gf__ends_with(name, ".gfc.lock")) ce->kind = 2;
-    else return 0;
-    memcpy(ce->name, name, strlen(name) + 1);
-    gf__fmt(e->path, sizeof e->path, "%s/%s", dir, name);
-    if (stat(e->path, &st) != 0 || !S_ISREG(st.st_mode)) return 0; /* a fifo, a directory... is not ours */
-    fd = open(e->path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { if (fd >= 0) close(fd); return 0; }
-    e->bytes = (uint64_t)st.st_size;
-    e->last_use = (int64_t)st.st_atime;
-    ce->mtime_ns = (uint64_t)st.st_mtime * 1000000000u + GF__MTIME_NS(st);
-    if (ce->kind == 2) { /* an older gpufeed's build lock (fcntl): held while it builds */
-        struct flock fl;
-        memset(&fl, 0, sizeof fl);
-        fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET;
-        e->state = GPUFEED_CACHE_ENTRY_LOCK;
-        e->in_use = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
-        close(fd);
-        return 1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) e->in_use = 1;
-    else flock(fd, LOCK_UN);
-    e->state = ce->kind == 1 ? (e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED) : GPUFEED_CACHE_ENTRY_READY;
-    gf__cache_read_entry(fd, ce);
-    if (ce->kind == 1 && e->state == GPUFEED_CACHE_ENTRY_INVALID) /* a build not yet started writing */
-        e->state = e->in_use ? GPUFEED_CACHE_ENTRY_BUILDING : GPUFEED_CACHE_ENTRY_ABANDONED;
-    close(fd);
-    return 1;
-}
-
-/* every cache file of dir; *out from the allocator (NULL when none) */
-static int gf__cache_scan(const char *dir, const gpufeed_allocator *a, gf__cent **out, int64_t *n, char *why, size_t cap)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    gf__cent *v = NULL;
-    int64_t k = 0, vcap = 0;
-    *out = NULL; *n = 0;
-    if (!d) { gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, strerror(errno)); return -1; }
-    while ((de = readdir(d)) != NULL) {
-        gf__cent ce;
-        if (!gf__cache_scan_one(dir, de->d_name, &ce)) continue;
-        if (k == vcap) {
-            int64_t nc = vcap ? vcap * 2 : 16;
-            gf__cent *nv = (gf__cent *)gf__realloc(a, v, (size_t)nc * sizeof *nv);
-            if (!nv) { gf__free(a, v); closedir(d); gf__fmt(why, cap, "out of memory listing '%s'", dir); return -1; }
-            v = nv; vcap = nc;
-        }
-        v[k++] = ce;
-    }
-    closedir(d);
-    *out = v; *n = k;
-    return 0;
-}
-
-static int gf__cent_lru(const void *x, const void *y)
-{
-    const gf__cent *a = (const gf__cent *)x, *b = (const gf__cent *)y;
-    if (a->e.last_use != b->e.last_use) return a->e.last_use < b->e.last_use ? -1 : 1;
-    return strcmp(a->name, b->name);
-}
-
-enum {
-    GF__SWEEP_OLDER = 1,               /* complete caches of dataset `dsid` other than `keep` */
-    GF__SWEEP_LEFTOVERS = 2,           /* abandoned .tmp, unreadable files, old lock files, superseded versions */
-    GF__SWEEP_BUDGET = 4               /* least recently used first, down to the budget */
-};
-
-static void gf__cent_remove(gf__cent *ce, gpufeed_cache_prune_info *pi)
-{
-    int ok;
-    if (ce->kind == 2) { /* an old build lock: free when no fcntl lock is held on it */
-        ok = !ce->e.in_use && unlink(ce->e.path) == 0;
-    } else ok = gf__unlink_unused(ce->e.path);
-    if (ok) { ce->removed = 1; pi->removed++; pi->bytes_removed += ce->e.bytes; }
-    else pi->skipped_in_use++;
-}
-
-/* Removes what `mode` says from dir, never a file in use nor the one named
-   `keep`; with a budget, least recently used complete caches go until the
-   directory (plus `reserve` bytes to come) fits it. pi->bytes_kept: what
-   the directory holds afterwards. 0, or -1 when dir cannot be read. */
-static int gf__cache_sweep(const char *dir, const gpufeed_allocator *a, int mode, const uint64_t *dsid, const char *keep,
-                           uint64_t budget, uint64_t reserve, gpufeed_cache_prune_info *pi, char *why, size_t cap)
-{
-    gf__cent *v;
-    int64_t n, i, j;
-    uint64_t total = 0;
-    memset(pi, 0, sizeof *pi);
-    if (gf__cache_scan(dir, a, &v, &n, why, cap)) return -1;
-    for (i = 0; i < n; i++) {
-        gf__cent *ce = &v[i];
-        int go = 0;
-        if (keep && strcmp(ce->name, keep) == 0) continue;
-        if (ce->kind == 1 && ce->e.state == GPUFEED_CACHE_ENTRY_ABANDONED) go = 1; /* nobody builds it */
-        if ((mode & GF__SWEEP_OLDER) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY && dsid &&
-            ce->dsid[0] == dsid[0] && ce->dsid[1] == dsid[1]) go = 1;
-        if ((mode & GF__SWEEP_LEFTOVERS) && (ce->e.state == GPUFEED_CACHE_ENTRY_INVALID || ce->kind == 2)) go = 1;
-        if ((mode & GF__SWEEP_LEFTOVERS) && ce->kind == 0 && ce->e.state == GPUFEED_CACHE_ENTRY_READY)
-            for (j = 0; j < n; j++) /* a newer complete cache of the same dataset supersedes it */
-                if (j != i && v[j].kind == 0 && v[j].e.state == GPUFEED_CACHE_ENTRY_READY && v[j].dsid[0] == ce->dsid[0] &&
-                    v[j].dsid[1] == ce->dsid[1] && (v[j].e.created > ce->e.created || (v[j].e.created == ce->e.created && v[j].mtime_ns > ce->mtime_ns))) go = 1;
-        if (go) gf__cent_remove(ce, pi);
-    }
-    for (i = 0; i < n; i++) if (!v[i].removed) total += v[i].e.bytes;
-    if ((mode & GF__SWEEP_BUDGET) && budget && total + reserve > budget) {
-        if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
-        for (i = 0; i < n && total + reserve > budget; i++) {
-            gf__cent *ce = &v[i];
-            if (ce->removed || ce->kind != 0 || (keep && strcmp(ce->name, keep) == 0)) continue;
-            if (ce->e.in_use) { pi->skipped_in_use++; continue; }
-            gf__cent_remove(ce, pi);
-            if (ce->removed) total -= ce->e.bytes;
-        }
-    }
-    pi->bytes_kept = total;
-    gf__free(a, v);
-    return 0;
-}
-
-static const char *gf__basename(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-#endif
-
-/* >>cache: open, build, serve */
-
-/* Opens the cache for a dataset: READY when a valid file exists (unit rows
-   come from its index), BUILDING when this process may build it (the
-   caller provides unit rows first via gf__cache_begin_build), else OFF. */
-static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
-{
-    gf__cache *c = (gf__cache *)gf__alloc(&ds->alloc, sizeof *c);
-    if (!c) return NULL;
-    memset(c, 0, sizeof *c);
-    c->a = &ds->alloc;
-    c->fd = -1;
-    c->U = ds->nunits;
-    c->log = cd->log; c->log_user = cd->log_user;
-    c->verify = cd->verify;
-    c->dir_budget = cd->dir_max_bytes;
-    c->img_row = gf__cache_img_row(ds);
-    c->idx = (gf__cidx *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
-    c->ust = (uint8_t *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1));
-    if (!c->idx || !c->ust) { gf__cache_free(c); return NULL; }
-    memset(c->idx, 0, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
-    memset(c->ust, 0, (size_t)(c->U ? c->U : 1));
-#if !defined(GPUFEED_NO_THREADS)
-    if (pthread_mutex_init(&c->mu, NULL) == 0) {
-        if (pthread_cond_init(&c->cv, NULL) == 0) c->mu_init = 1;
-        else pthread_mutex_destroy(&c->mu);
-    }
-#endif
-    gf__cache_dataset_id(ds, c->dsid);
-    gf__cache_key(ds, c->dsid, c->key);
-    gf__cache_describe(ds, c->descr, sizeof c->descr);
-    if (cd->dir && *cd->dir) {
-        size_t n = strlen(cd->dir);
-        if (n >= sizeof c->dir - 1) { gf__cache_free(c); return NULL; }
-        memcpy(c->dir, cd->dir, n + 1);
-        while (n > 1 && c->dir[n - 1] == '/') c->dir[--n] = 0;
-        gf__fmt(c->path, sizeof c->path, "%s/gpufeed-%016llx%016llx.gfc", c->dir, (unsigned long long)c->key[0], (unsigned long long)c->key[1]);
-        gf__fmt(c->tmp, sizeof c->tmp, "%s.tmp", c->path);
-    }
-    return c;
-}
-
-#ifndef GPUFEED_NO_STDIO
-/* maps the cache (fd) unless it is larger than half the memory: then pread */
-static void gf__cache_map(gf__cache *c)
-{
-    long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
-    uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
-    void *m;
-    if (mem && c->size > mem / 2) { c->use_pread = 1; return; }
-    m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
-    if (m == MAP_FAILED) c->use_pread = 1;
-    else { c->map = (uint8_t *)m; c->map_len = c->size; }
-}
-
-/* a cache found bad: removed unless another process uses it (we hold a
-   shared lock on fd: made exclusive without waiting, or left alone) */
-static void gf__cache_drop_bad(gf__cache *c, int fd)
-{
-    struct stat a, b;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && stat(c->path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-        unlink(c->path);
-}
-#endif
-
-/* 1 READY from the file, 0 not there or not valid */
-static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
-{
-#ifndef GPUFEED_NO_STDIO
-    char why[512];
-    uint64_t fbytes;
-    int r, fd, tries;
-    struct stat st;
-    if (!c->path[0]) return 0;
-    for (tries = 0; ; tries++) {
-        fd = open(c->path, O_RDONLY | O_NONBLOCK);
-        if (fd < 0) return 0;
-        if (flock(fd, LOCK_SH) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0) break;
-        close(fd); /* removed between our open and our lock */
-        if (tries == 2) return 0;
-    }
-    r = gf__cache_check_fd(c, ds, fd, cd->verify == GPUFEED_CACHE_VERIFY_OPEN, why, sizeof why, &fbytes);
-    if (r != 0) {
-        gf__cache_log(c, "warning: cache not used: %s; %s", why, cd->no_build ? "reading the source" : "rebuilding it");
-        gf__cache_drop_bad(c, fd);
-        close(fd);
-        return 0;
-    }
-    c->fd = fd;
-    gf__cache_map(c);
-    if (cd->verify != GPUFEED_CACHE_VERIFY_OPEN) memset(c->ust, 0, (size_t)c->U);
-    GF__STORE(&c->sig, gf__stat_sig(&st));
-    gf__cache_touch(fd);
-    c->state = GPUFEED_CACHE_READY;
-    return 1;
-#else
-    (void)c; (void)ds; (void)cd;
-    return 0;
-#endif
-}
-
-#ifndef GPUFEED_NO_STDIO
-/* Opens and locks c->tmp for a build: 1 ours, 0 another process builds it
-   (its lock is held), -1 an error (errno). */
-static int gf__cache_lock_tmp(gf__cache *c)
-{
-    int tries;
-    for (tries = 0; tries < 4; tries++) {
-        struct stat a, b;
-        int fd = open(c->tmp, O_RDWR | O_CREAT, 0666);
-        if (fd < 0) return -1;
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) { int e = errno; close(fd); if (e == EWOULDBLOCK) return 0; errno = e; return -1; }
-        if (fstat(fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) { c->fd = fd; return 1; }
-        close(fd); /* renamed or removed under us: the name now leads elsewhere */
-    }
-    errno = EAGAIN;
-    return -1;
-}
-
-/* the directory's byte budget, before a build of c->size bytes: 1 it fits */
-static int gf__cache_make_room(gf__cache *c)
-{
-    gpufeed_cache_prune_info pi;
-    char why[GPUFEED_ERROR_MAX];
-    if (!c->dir_budget) return 1;
-    if (c->size > c->dir_budget) {
-        gf__cache_log(c, "warning: the cache would take %llu bytes, more than the directory's budget dir_max_bytes %llu: not caching",
-                      (unsigned long long)c->size, (unsigned long long)c->dir_budget);
-        return 0;
-    }
-    if (gf__cache_sweep(c->dir, c->a, GF__SWEEP_BUDGET, NULL, gf__basename(c->path), c->dir_budget, c->size, &pi, why, sizeof why) != 0) return 1;
-    if (pi.bytes_kept + c->size > c->dir_budget) {
-        gf__cache_log(c, "warning: cache directory '%s' keeps %llu bytes in use or being built; with this cache (%llu bytes) it would exceed dir_max_bytes %llu: not caching",
-                      c->dir, (unsigned long long)pi.bytes_kept, (unsigned long long)c->size, (unsigned long long)c->dir_budget);
-        return 0;
-    }
-    return 1;
-}
-#endif
-
-/* Starts a build for the given unit rows: 1 BUILDING, 0 not possible
-   (warned), -1 another process completed it meanwhile. */
-static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows)
-{
-    gf__cache_layout(c, unit_rows);
-    if (cd->max_bytes && c->size > cd->max_bytes) {
-        gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size, (unsigned long long)cd->max_bytes);
-        return 0;
-    }
-    if (cd->ram_bytes && c->size <= cd->ram_bytes) {
-        c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
-        if (!c->ram) gf__cache_log(c, "warning: no memory for a %llu-byte in-RAM cache", (unsigned long long)c->size);
-    }
-#ifndef GPUFEED_NO_STDIO
-    if (c->path[0]) {
-        struct statvfs sv;
-        struct stat fst;
-        int lk;
-        uint8_t *hdr;
-        if (gf__mkdir_p(c->dir) != 0) {
-            gf__cache_log(c, "warning: cache directory '%s' cannot be created: %s; reading the source%s", c->dir, strerror(errno), c->ram ? " (RAM cache only)" : "");
-            goto no_file;
-        }
-        if (statvfs(c->dir, &sv) == 0 && (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < c->size + (c->size >> 6) + 4096) {
-            gf__cache_log(c, "warning: '%s' has %llu bytes free, the cache needs %llu: not caching", c->dir,
-                          (unsigned long long)((uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize), (unsigned long long)c->size);
-            goto no_file;
-        }
-        if (!gf__cache_make_room(c)) goto no_file;
-        lk = gf__cache_lock_tmp(c);
-        if (lk < 0) {
-            gf__cache_log(c, "warning: cache directory '%s' is not writable (%s): reading the source", c->dir, strerror(errno));
-            goto no_file;
-        }
-        if (lk == 0) { /* the kernel drops a dead builder's lock */
-            gf__cache_log(c, "warning: another process is building the cache %s: reading the source this time", c->path);
-            goto no_file;
-        }
-        if (stat(c->path, &fst) == 0) { /* finished by another process between our check and the lock */
-            close(c->fd); c->fd = -1;
-            gf__free(c->a, c->ram); c->ram = NULL;
-            return -1;
-        }
-        hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR);
-        if (hdr) gf__cache_header(c, hdr, 0, 0); /* "being built": who, what, how far */
-        if (!hdr || ftruncate(c->fd, 0) != 0 || ftruncate(c->fd, (off_t)c->size) != 0 || gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) != 0) {
-            gf__cache_log(c, "warning: cannot create '%s' (%s): reading the source", c->tmp, hdr ? strerror(errno) : "out of memory");
-            gf__free(c->a, hdr);
-            unlink(c->tmp); close(c->fd); c->fd = -1;
-            goto no_file;
-        }
-        gf__free(c->a, hdr);
-        if (!c->ram) gf__cache_map(c); /* units stored by the build are served from it at once */
-    }
-no_file:
-#endif
-    if (c->fd < 0 && !c->ram) return 0;
-    c->state = GPUFEED_CACHE_BUILDING;
-    return 1;
-}
-
-#ifndef GPUFEED_NO_STDIO
-/* Abandons the file part of a build (disk full...): nothing half-written stays. */
-static void gf__cache_abandon(gf__cache *c, const char *why)
-{
-    int32_t expected = 0;
-#if defined(__GNUC__) || defined(__clang__)
-    if (!__atomic_compare_exchange_n(&c->failed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
-#else
-    if (c->failed) return;
-    c->failed = 1; (void)expected;
-#endif
-    gf__cache_log(c, "warning: writing the cache failed (%s): continuing from the source; the partial file is removed", why);
-    unlink(c->tmp); /* the descriptor stays open until close: other workers may be writing or reading */
-    gf__cache_wake(c);
-}
-#endif
-
-/* The last unit is in: write index + header, fsync, rename; the older
-   caches of the dataset go (unless in use) and the directory's budget is
-   kept; then serve it. */
-static void gf__cache_finalize(gf__cache *c)
-{
-#ifndef GPUFEED_NO_STDIO
-    if (c->fd >= 0 && !GF__LOAD(&c->failed)) {
-        uint8_t *hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR), *ib = (uint8_t *)gf__alloc(c->a, (size_t)c->U * 32 + 1);
-        int64_t u;
-        int ok = hdr && ib;
-        if (ok) {
-            for (u = 0; u < c->U; u++) { gf__st64(ib + u * 32, c->idx[u].off); gf__st64(ib + u * 32 + 8, c->idx[u].rows); gf__st64(ib + u * 32 + 16, c->idx[u].bytes); gf__st64(ib + u * 32 + 24, c->idx[u].sum); }
-            gf__cache_header(c, hdr, 1, gpufeed_hash64(ib, (size_t)c->U * 32, 0));
-            ok = gf__write_full(c->fd, ib, (size_t)c->U * 32, GF__CACHE_HDR) == 0 && fsync(c->fd) == 0 &&
-                 gf__write_full(c->fd, hdr, GF__CACHE_HDR, 0) == 0 && fsync(c->fd) == 0 && rename(c->tmp, c->path) == 0;
-        }
-        gf__free(c->a, hdr); gf__free(c->a, ib);
-        if (!ok) gf__cache_abandon(c, hdr && ib ? strerror(errno) : "out of memory");
-        else {
-            int dfd = open(c->dir, O_RDONLY);
-            struct stat st;
-            gpufeed_cache_prune_info pi;
-            char why[GPUFEED_ERROR_MAX];
-            if (dfd >= 0) { fsync(dfd); close(dfd); }
-            flock(c->fd, LOCK_SH); /* from builder to user */
-            if (fstat(c->fd, &st) == 0) GF__STORE(&c->sig, gf__stat_sig(&st));
-            gf__cache_touch(c->fd);
-            gf__cache_sweep(c->dir, c->a, GF__SWEEP_OLDER | (c->dir_budget ? GF__SWEEP_BUDGET : 0), c->dsid, gf__basename(c->path),
-                            c->dir_budget, 0, &pi, why, sizeof why);
-            if (c->ram) { close(c->fd); c->fd = -1; } /* served from RAM: the file is not in use here */
-        }
-    }
-    if (c->ram || ((c->map || c->use_pread) && c->fd >= 0 && !GF__LOAD(&c->failed))) GF__STORE(&c->state, GPUFEED_CACHE_READY);
-    else GF__STORE(&c->state, GPUFEED_CACHE_OFF);
-#else
-    GF__STORE(&c->state, c->ram ? GPUFEED_CACHE_READY : GPUFEED_CACHE_OFF);
-#endif
-    gf__cache_wake(c);
-}
-
-/* After a unit was decoded from the source (slot pointers), during a build. */
-static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
-{
-    int32_t np, i;
-    int64_t n;
-    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
-    if (!gf__cas_u8(&c->ust[u], 0, 3)) return 0;
-    np = gf__image_pieces(ds, (uint64_t)rows, data, feat, valid, pc);
-    c->idx[u].sum = gf__pieces_sum(pc, np, NULL);
-    for (i = 0; i < np; i++) {
-        if (c->ram) memcpy(c->ram + c->idx[u].off + pc[i].off, pc[i].ptr, (size_t)pc[i].len);
-#ifndef GPUFEED_NO_STDIO
-        if (c->fd >= 0 && !GF__LOAD(&c->failed) && gf__write_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off) != 0)
-            gf__cache_abandon(c, strerror(errno));
-#endif
-    }
-    GF__STORE_SC(&c->ust[u], (uint8_t)1);
-#if defined(__GNUC__) || defined(__clang__)
-    n = __atomic_fetch_add(&c->written, 1, __ATOMIC_ACQ_REL) + 1; /* the last one sees every unit's index entry */
-#else
-    n = ++c->written;
-#endif
-#ifndef GPUFEED_NO_STDIO
-    if (c->fd >= 0 && !GF__LOAD(&c->failed)) { /* progress, for a process waiting on this build */
-        uint64_t done = (uint64_t)n;
-        (void)gf__write_full(c->fd, &done, 8, 112);
-    }
-#endif
-    gf__cache_wake(c);
-    return n == c->U; /* the caller finalizes, after handing its unit on */
-}
-
-/* the index of unit u in the stream's first epoch (computed once) */
-static int64_t gf__cache_first_index(gf__cache *c, const gpufeed_loader *l, int64_t u)
-{
-    int64_t r = -1;
-#if !defined(GPUFEED_NO_THREADS)
-    if (c->mu_init) pthread_mutex_lock(&c->mu);
-#endif
-    if (!c->first_idx) {
-        int64_t *perm = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
-        c->first_idx = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
-        if (perm && c->first_idx) {
-            int64_t i;
-            gf__epoch_perm(perm, l->U, l->d.seed, l->first_epoch, !l->d.no_unit_shuffle);
-            for (i = 0; i < l->U; i++) c->first_idx[perm[i]] = i;
-        } else { gf__free(c->a, c->first_idx); c->first_idx = NULL; }
-        gf__free(c->a, perm);
-    }
-    if (c->first_idx) r = c->first_idx[u];
-#if !defined(GPUFEED_NO_THREADS)
-    if (c->mu_init) pthread_mutex_unlock(&c->mu);
-#endif
-    return r;
-}
-
-/* During a build: unit u at stream position g is not in the cache yet, but
-   an earlier position decodes and stores it (every unit of the stream's
-   first epoch that the stream does not skip). 1: come back once it is
-   stored (the worker assembles batches or decodes other units meanwhile,
-   so nothing waits on a later position), and epochs after the first read
-   no source bytes however far ahead the workers run. 0: decode it here. */
-static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g)
-{
-    int64_t epoch, i, u0 = l->base_ua - l->first_epoch * l->M;
-    uint8_t st;
-    if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
-    st = GF__LOAD_SC(&c->ust[u]);
-    if (st == 1 || st == 2) return 0;
-    if (GF__LOAD(&c->failed) && !c->ram) return 0;
-    gf__pos(l, g, &epoch, &i);
-    if (epoch == l->first_epoch) return 0; /* its first (and only) position of the epoch */
-    if (epoch == l->first_epoch + 1 && u0 > 0 && gf__cache_first_index(c, l, u) < u0) return 0; /* skipped by the resume */
-    return 1;
-}
-
-#ifndef GPUFEED_NO_STDIO
-/* READY from a file: has it changed on disk since it was checked (size,
-   modification time, inode)? Then every unit is checked again before its
-   next use, this one now; a file that shrank is not read any more. */
-static int gf__cache_changed(gf__cache *c)
-{
-    struct stat st;
-    uint64_t sig, old;
-    int64_t k;
-    if (fstat(c->fd, &st) != 0) return 0;
-    sig = gf__stat_sig(&st);
-    old = GF__LOAD(&c->sig);
-    if (sig == old) return 0;
-    if ((uint64_t)st.st_size < c->size) GF__STORE(&c->shrunk, 1);
-    if (gf__cas_u64(&c->sig, old, sig)) {
-        for (k = 0; k < c->U; k++) (void)gf__cas_u8(&c->ust[k], 1, 0);
-        gf__cache_log(c, "warning: cache %s changed on disk during the run%s: every unit is checked again before its next use",
-                      c->path, GF__LOAD(&c->shrunk) ? " (it shrank: reading the source from now on)" : "");
-    }
-    return 1;
-}
-#endif
-
-/* Serves unit u (stream position g) into the slot: pointers into the
-   mapping or the RAM copy, or a read into the slot's buffers. Also during
-   a build, for units already stored. Checksums: at a unit's first use,
-   again after the file changed, or at every use (GPUFEED_CACHE_VERIFY_EVERY_USE).
-   0 served, 1 the unit must come from the source. */
-static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc)
-{
-    const gpufeed_dataset *ds = l->ds;
-    int32_t np, i, k, state = GF__LOAD(&c->state);
-    uint8_t st;
-    int check;
-    const uint8_t *base;
-    if (state == GPUFEED_CACHE_OFF) return 1;
-    st = GF__LOAD(&c->ust[u]);
-    if (st == 2) return 1;
-    if (state == GPUFEED_CACHE_BUILDING && st != 1) return 1; /* not stored (yet): gf__cache_pending tells the caller */
-    if (GF__LOAD(&c->failed) && !c->ram) return 1; /* the file part of the build was given up */
-    check = st != 1 || c->verify == GPUFEED_CACHE_VERIFY_EVERY_USE;
-#ifndef GPUFEED_NO_STDIO
-    if (!c->ram && c->map && GF__LOAD(&c->state) == GPUFEED_CACHE_READY && gf__cache_changed(c)) check = 1;
-    if (GF__LOAD(&c->shrunk)) return 1;
-#endif
-    if (c->ram || c->map) {
-        base = (c->ram ? c->ram : c->map) + c->idx[u].off;
-        np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
-        if (check) {
-            if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;
-            (void)gf__cas_u8(&c->ust[u], 0, 1);
-        }
-        /* point the slot at the image */
-        k = 0;
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
-        else for (i = 0; i < ds->nfeat; i++) s->feat[i] = (void *)(base + pc[k++].off);
-        for (i = 0; i < ds->nfeat; i++) s->valid[i] = ds->feats[i].validity ? (uint8_t *)(base + pc[k++].off) : NULL;
-        s->rows = (int64_t)c->idx[u].rows;
-        GF__ADD(&c->served, 1);
-        return 0;
-    }
-#ifndef GPUFEED_NO_STDIO
-    /* positioned reads into the slot's own buffers: checked every time */
-    gf__slot_layout(l, s);
-    np = gf__image_pieces(ds, c->idx[u].rows, s->data, s->feat, s->valid, pc);
-    for (i = 0; i < np; i++)
-        if (gf__read_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off)) goto bad;
-    if (gf__pieces_sum(pc, np, NULL) != c->idx[u].sum) goto bad;
-    (void)gf__cas_u8(&c->ust[u], 0, 1);
-    s->rows = (int64_t)c->idx[u].rows;
-    GF__ADD(&c->served, 1);
-    return 0;
-#endif
-bad:
-    GF__STORE_SC(&c->ust[u], (uint8_t)2);
-    GF__ADD(&c->bad, 1);
-    gf__cache_wake(c);
-    gf__cache_log(c, "warning: cache %s: unit %lld fails its checksum: decoding it from the source; the cache will be rebuilt",
-                  c->path[0] ? c->path : "(RAM)", (long long)u);
-    return 1;
-}
-
-/* Loader close: drop an unfinished build, and a cache found corrupt
-   (unless another process uses it). */
-static void gf__cache_close(gf__cache *c)
-{
-    if (!c) return;
-#ifndef GPUFEED_NO_STDIO
-    if (GF__LOAD(&c->state) == GPUFEED_CACHE_BUILDING && c->fd >= 0) {
-        struct stat a, b;
-        if (!GF__LOAD(&c->failed) && fstat(c->fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino) unlink(c->tmp);
-        if (c->map) { munmap(c->map, (size_t)c->map_len); c->map = NULL; }
-        close(c->fd); c->fd = -1;
-    }
-    if (GF__LOAD(&c->bad) > 0 && c->path[0] && c->fd >= 0) gf__cache_drop_bad(c, c->fd);
-#endif
-    gf__cache_free(c);
-}
-
-static int32_t gf__cache_state(const gf__cache *c) { return GF__LOAD(&c->state); }
-static uint64_t gf__cache_count(const gf__cache *c, int which) { return which ? GF__GET(&c->bad) : GF__GET(&c->served); }
-static const gf__cidx *gf__cache_index(const gf__cache *c) { return c->idx; }
-
-
-/* >>cache: ahead of time (build, verify, info, remove) */
-
-typedef struct gf__logcap { void (*log)(void *, const char *); void *user; char last[GPUFEED_ERROR_MAX + 256]; } gf__logcap;
+typedef struct gf__logcap {
+    void (*log)(void *, const char *);
+    void *user;
+    char last[GPUFEED_ERROR_MAX + 256];
+} gf__logcap;
 static void gf__logcap_fn(void *user, const char *msg)
 {
     gf__logcap *lc = (gf__logcap *)user;
@@ -12044,7 +13525,9 @@ static int gf__cache_builder(const gf__cache *c, int64_t *done, int64_t *total, 
     if (fd < 0) return 0;
     busy = flock(fd, LOCK_EX | LOCK_NB) != 0;
     if (busy && gf__read_full(fd, h, sizeof h, 0) == 0 && memcmp(h, "GPUFEEDB", 8) == 0) {
-        *total = (int64_t)gf__ld64(h + 32); *pid = (int64_t)gf__ld64(h + 104); *done = (int64_t)gf__ld64(h + 112);
+        *total = (int64_t)gf__ld64(h + 32);
+        *pid = (int64_t)gf__ld64(h + 104);
+        *done = (int64_t)gf__ld64(h + 112);
     }
     close(fd);
     return busy;
@@ -12090,9 +13573,17 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     if (!ds || !c || (!c->dir && !c->ram_bytes)) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_build: no dataset or no cache directory");
     memset(&lc, 0, sizeof lc);
     lc.log = c->log; lc.user = c->log_user;
-    cd = *c; cd.log = gf__logcap_fn; cd.log_user = &lc; cd.no_build = 0;
+    cd = *c;
+    cd.log = gf__logcap_fn;
+    cd.log_user = &lc;
+    cd.no_build = 0;
     memset(&ld, 0, sizeof ld);
-    ld.batch_rows = 65536; ld.workers = workers > 0 ? workers : 1; ld.no_unit_shuffle = 1; ld.epochs = 1; ld.cache = &cd;
+    ld.batch_rows = 65536;
+    ld.workers = workers > 0 ? workers : 1;
+    ld.no_unit_shuffle = 1;
+    ld.epochs = 1;
+    ld.cache = &cd;
+
     /* another process building the same cache: wait for it (progress
        lines through the log), or with no_wait fail; then build, or find it
        complete */
@@ -12148,7 +13639,8 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     return r;
 }
 
-static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache_desc *cd, int verify, gpufeed_cache_info *info, int64_t *bad, gpufeed_error *err)
+static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache_desc *cd, int verify, gpufeed_cache_info *info, int64_t *bad,
+                                        gpufeed_error *err)
 {
     gf__cache *c;
     gpufeed_cache_desc q;
@@ -12169,7 +13661,11 @@ static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache
         info->bytes = fb;
         info->units = c->U;
         if (r == 0) { int64_t u; for (u = 0; u < c->U; u++) info->rows += (int64_t)c->idx[u].rows; }
-        if (bad) { int64_t u; *bad = 0; if (r == 3) for (u = 0; u < c->U; u++) *bad += c->ust[u] == 2; }
+        if (bad) {
+            int64_t u;
+            *bad = 0;
+            if (r == 3) for (u = 0; u < c->U; u++) *bad += c->ust[u] == 2;
+        }
         if (r == 1) gf__fmt(info->reason, sizeof info->reason, "no cache file %s", c->path);
     }
 #else
@@ -12179,7 +13675,7 @@ static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache
     return GPUFEED_OK;
 }
 
-GPUFEED_API gpufeed_result gpufeed_cache_info_get(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err)
+GPUFEED_API gpufeed_result gpufeed_cache_get_info(gpufeed_dataset *ds, const gpufeed_cache_desc *c, gpufeed_cache_info *info, gpufeed_error *err)
 {
     return gf__cache_inspect(ds, c, 0, info, NULL, err);
 }
@@ -12210,70 +13706,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
     return GPUFEED_OK;
 }
 
-/* >>cache: directory API (list, prune) */
-
-GPUFEED_API gpufeed_result gpufeed_cache_list(gpufeed_cache_entry **out, int64_t *count, const char *dir, gpufeed_error *err)
-{
-#ifndef GPUFEED_NO_STDIO
-    gpufeed_allocator a;
-    gf__cent *v;
-    gpufeed_cache_entry *e;
-    int64_t n, i;
-    char why[GPUFEED_ERROR_MAX];
-#endif
-    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    if (out) *out = NULL;
-    if (count) *count = 0;
-    if (!out || !count || !dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_list: out, count or dir is NULL");
-#ifndef GPUFEED_NO_STDIO
-    memset(&a, 0, sizeof a);
-    if (gf__cache_scan(dir, &a, &v, &n, why, sizeof why)) return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
-    if (n > 1) qsort(v, (size_t)n, sizeof *v, gf__cent_lru);
-    e = (gpufeed_cache_entry *)gf__alloc(&a, (size_t)(n ? n : 1) * sizeof *e);
-    if (!e) { gf__free(&a, v); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "gpufeed_cache_list: out of memory"); }
-    for (i = 0; i < n; i++) e[i] = v[i].e;
-    gf__free(&a, v);
-    *out = e; *count = n;
-    return GPUFEED_OK;
-#else
-    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_list: cache files are compiled out (GPUFEED_NO_STDIO)");
-#endif
-}
-
-GPUFEED_API void gpufeed_cache_list_free(gpufeed_cache_entry *list)
-{
-    gpufeed_allocator a;
-    memset(&a, 0, sizeof a);
-    gf__free(&a, list);
-}
-
-GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, const char *dir, uint64_t max_bytes, gpufeed_error *err)
-{
-    gpufeed_cache_prune_info pi;
-#ifndef GPUFEED_NO_STDIO
-    gpufeed_allocator a;
-    char why[GPUFEED_ERROR_MAX];
-#endif
-    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    memset(&pi, 0, sizeof pi);
-    if (out) *out = pi;
-    if (!dir || !*dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_cache_prune: dir is NULL or empty");
-#ifndef GPUFEED_NO_STDIO
-    memset(&a, 0, sizeof a);
-    if (gf__cache_sweep(dir, &a, GF__SWEEP_LEFTOVERS | GF__SWEEP_BUDGET, NULL, NULL, max_bytes, 0, &pi, why, sizeof why))
-        return gf__seterr(err, GPUFEED_ERR_IO, "%s", why);
-    if (out) *out = pi;
-    if (max_bytes && pi.bytes_kept > max_bytes)
-        return gf__seterr(err, GPUFEED_ERR_LIMIT, "cache directory '%s' still holds %llu bytes, more than %llu: the rest is in use or being built",
-                          dir, (unsigned long long)pi.bytes_kept, (unsigned long long)max_bytes);
-    return GPUFEED_OK;
-#else
-    (void)max_bytes;
-    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "gpufeed_cache_prune: cache files are compiled out (GPUFEED_NO_STDIO)");
-#endif
-}
-
-/* >>upload --------------------------------------------------------------- */
+/* >>uploader ------------------------------------------------------------- */
 /* A ring of batch slots, each a pinned host slab (the loader assembles the
    batch straight into it) and a device slab. One cudaMemcpyAsync per piece
    on a non-blocking copy stream; events without timing. Before a slot is
@@ -12288,9 +13721,16 @@ GF__PEDANTIC_ON
 #endif
 
 typedef struct gf__dslot {
-    uint8_t *hmem; uint8_t *host; int pinned;  /* 0 pageable, 1 registered, 2 cudaHostAlloc */
-    void *hdata; void **hfeat; uint8_t **hvalid;
-    void *dmem; void *ddata; void **dfeat; uint8_t **dvalid;
+    uint8_t *hmem;
+    uint8_t *host;
+    int pinned; /* 0 pageable, 1 registered, 2 cudaHostAlloc */
+    void *hdata;
+    void **hfeat;
+    uint8_t **hvalid;
+    void *dmem;
+    void *ddata;
+    void **dfeat;
+    uint8_t **dvalid;
     void *didx;                        /* resident mode: the batch's row ids, on the device */
     void *hidx;                        /* ... and in pinned host memory */
 #ifdef GF__CUDA
@@ -12303,7 +13743,7 @@ typedef struct gf__dslot {
 
 struct gpufeed_uploader {
     gpufeed_loader *l;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     int on_device;
     int32_t n;
     size_t slab;
@@ -12356,7 +13796,12 @@ __global__ void gf__gather_kernel(const unsigned char *src, const long long *idx
 
 #ifdef GF__CUDA
 /* switch to our device, remembering the caller's */
-static int gf__dev_enter(int32_t dev) { int prev = 0; cudaGetDevice(&prev); if (prev != dev) cudaSetDevice(dev); return prev; }
+static int gf__dev_enter(int32_t dev) {
+    int prev = 0;
+    cudaGetDevice(&prev);
+    if (prev != dev) cudaSetDevice(dev);
+    return prev;
+}
 static void gf__dev_leave(int32_t dev, int prev) { if (prev != dev) cudaSetDevice(prev); }
 #endif
 
@@ -12382,7 +13827,9 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
 {
     int defer;
     if (!u) return;
-    u->l->dst_data = NULL; u->l->dst_feat = NULL; u->l->dst_valid = NULL; /* the loader hands out its own slots again */
+    u->l->dst_data = NULL;
+    u->l->dst_feat = NULL;
+    u->l->dst_valid = NULL; /* the loader hands out its own slots again */
     gpufeed_loader_close(u->il); u->il = NULL;
     GF__ULOCK(u);
     defer = u->live_refs > 0;
@@ -12409,7 +13856,11 @@ static void gf__uploader_free(gpufeed_uploader *u)
             if (s->pinned == 2) { cudaFreeHost(s->hmem); s->hmem = NULL; }
         }
 #endif
-        gf__free(a, s->hmem); gf__free(a, s->hfeat); gf__free(a, s->hvalid); gf__free(a, s->dfeat); gf__free(a, s->dvalid);
+        gf__free(a, s->hmem);
+        gf__free(a, s->hfeat);
+        gf__free(a, s->hvalid);
+        gf__free(a, s->dfeat);
+        gf__free(a, s->dvalid);
     }
 #ifdef GF__CUDA
     if (u->on_device) {
@@ -12458,6 +13909,7 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
                 (unsigned long long)bytes, (unsigned long long)u->d.resident_bytes);
         return GPUFEED_OK;
     }
+
     /* the index plan: the same units, one int64 feature (the row id) */
     u->ids = (gpufeed_dataset *)gf__alloc(a, sizeof *u->ids);
     u->dmask = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
@@ -12468,30 +13920,49 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     memset(&u->idfeat, 0, sizeof u->idfeat);
     u->idfeat.column = "row id"; u->idfeat.dtype = GPUFEED_DT_I64;
     u->idoff = 0;
-    u->ids->feats = &u->idfeat; u->ids->nfeat = 1; u->ids->offs = &u->idoff; u->ids->row_bytes = 8;
-    u->ids->layout = GPUFEED_LAYOUT_ROW_MAJOR; u->ids->npred = 0; u->ids->preds = NULL;
-    ld = l->d; ld.cache = NULL; ld.trace_path = NULL; ld.workers = 1; ld.prefill = 0;
+    u->ids->feats = &u->idfeat;
+    u->ids->nfeat = 1;
+    u->ids->offs = &u->idoff;
+    u->ids->row_bytes = 8;
+    u->ids->layout = GPUFEED_LAYOUT_ROW_MAJOR;
+    u->ids->npred = 0;
+    u->ids->preds = NULL;
+    ld = l->d;
+    ld.cache = NULL;
+    ld.trace_path = NULL;
+    ld.workers = 1;
+    ld.prefill = 0;
     r = gf__loader_open_ex(&u->il, u->ids, &ld, err, l->unit_rows);
     if (r) { gf__free(a, hvalid); return r; }
     gf__stop_workers(l); /* the decoding loader has nothing left to do */
     /* every row, once */
     e = cudaMalloc(&u->drows, (size_t)(u->total_rows ? u->total_rows : 1) * (size_t)ds->row_bytes);
-    for (j = 0; j < ds->nfeat && e == cudaSuccess; j++) if (ds->feats[j].validity) e = cudaMalloc((void **)&u->dmask[j], (size_t)(u->total_rows ? u->total_rows : 1));
-    if (e != cudaSuccess) { gf__free(a, hvalid); return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy of %llu bytes: %s", (unsigned long long)bytes, cudaGetErrorString(e)); }
+    for (j = 0; j < ds->nfeat && e == cudaSuccess; j++)
+        if (ds->feats[j].validity) e = cudaMalloc((void **)&u->dmask[j], (size_t)(u->total_rows ? u->total_rows : 1));
+    if (e != cudaSuccess) {
+        gf__free(a, hvalid);
+        return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy of %llu bytes: %s", (unsigned long long)bytes, cudaGetErrorString(e));
+    }
     hdata = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows * (size_t)ds->row_bytes + 1);
     for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) hvalid[j] = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows + 1);
-    if (!hdata || gpufeed_scratch_create(ds, &sc)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
+    if (!hdata || gpufeed_scratch_open(&sc, ds, NULL)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
     for (i = 0; i < l->U && !r; i++) {
         int64_t rows = 0;
         r = gpufeed_dataset_decode_unit(ds, sc, i, hdata, NULL, hvalid, &rows);
         if (r) { gf__seterr(err, r, "%s", gpufeed_scratch_error(sc)); break; }
-        if (rows != l->unit_rows[i]) { r = gf__seterr(err, GPUFEED_ERR_CORRUPT, "uploader: unit %lld decoded to %lld rows, planned %lld", (long long)i, (long long)rows, (long long)l->unit_rows[i]); break; }
-        if (rows) e = cudaMemcpy((uint8_t *)u->drows + (size_t)base * (size_t)ds->row_bytes, hdata, (size_t)rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice);
-        for (j = 0; j < ds->nfeat && e == cudaSuccess && rows; j++) if (hvalid[j]) e = cudaMemcpy(u->dmask[j] + base, hvalid[j], (size_t)rows, cudaMemcpyHostToDevice);
+        if (rows != l->unit_rows[i]) {
+            r = gf__seterr(err, GPUFEED_ERR_CORRUPT, "uploader: unit %lld decoded to %lld rows, planned %lld", (long long)i, (long long)rows,
+                           (long long)l->unit_rows[i]);
+            break;
+        }
+        if (rows)
+            e = cudaMemcpy((uint8_t *)u->drows + (size_t)base * (size_t)ds->row_bytes, hdata, (size_t)rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice);
+        for (j = 0; j < ds->nfeat && e == cudaSuccess && rows; j++)
+            if (hvalid[j]) e = cudaMemcpy(u->dmask[j] + base, hvalid[j], (size_t)rows, cudaMemcpyHostToDevice);
         if (e != cudaSuccess) { r = gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy: %s", cudaGetErrorString(e)); break; }
         base += rows;
     }
-    gpufeed_scratch_destroy(sc);
+    gpufeed_scratch_close(sc);
     gf__free(a, hdata);
     for (j = 0; j < ds->nfeat; j++) gf__free(a, hvalid[j]);
     gf__free(a, hvalid);
@@ -12527,25 +13998,36 @@ static gpufeed_result gf__resident_next(gpufeed_uploader *u, gf__dslot *s, gpufe
         unsigned blocks = (unsigned)((rows * (size_t)ds->row_bytes / 4 + 255) / 256);
         if (blocks > 4096) blocks = 4096;
         if (blocks == 0) blocks = 1;
-        gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->drows, (const long long *)s->didx, (long long)rows, (long long)ds->row_bytes, (unsigned char *)s->ddata);
+        gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->drows, (const long long *)s->didx, (long long)rows, (long long)ds->row_bytes,
+                                                       (unsigned char *)s->ddata);
         for (j = 0; j < ds->nfeat; j++)
-            if (u->dmask[j]) gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->dmask[j], (const long long *)s->didx, (long long)rows, 1, (unsigned char *)s->dvalid[j]);
+            if (u->dmask[j])
+                gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->dmask[j], (const long long *)s->didx, (long long)rows, 1,
+                                                               (unsigned char *)s->dvalid[j]);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
     GF__NVTX_POP();
     gf__dev_leave(u->d.device, prev);
-    if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: resident gather of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
-    b->host.data = NULL; b->host.row_bytes = ds->row_bytes; b->host.feature_offset = ds->offs;
+    if (e != cudaSuccess) {
+        gf__fmt(u->err, sizeof u->err, "uploader: resident gather of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e));
+        return GPUFEED_ERR_CUDA;
+    }
+    b->host.data = NULL;
+    b->host.row_bytes = ds->row_bytes;
+    b->host.feature_offset = ds->offs;
     b->host.feature_info = ds->feats; b->host.num_features = ds->nfeat;
     b->host.features = NULL; b->host.valid = NULL;
-    b->data = s->ddata; b->features = s->dfeat; b->valid = s->dvalid; b->ready = (void *)s->copied;
+    b->data = s->ddata;
+    b->features = s->dfeat;
+    b->valid = s->dvalid;
+    b->ready = (void *)s->copied;
     b->on_device = 1; b->resident = 1;
     return GPUFEED_OK;
 }
 #endif
 
-GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l, const gpufeed_device_desc *desc, gpufeed_error *err)
+GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l, const gpufeed_uploader_desc *desc, gpufeed_error *err)
 {
     gpufeed_uploader *u;
     const gpufeed_allocator *a;
@@ -12556,7 +14038,8 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_uploader_open: out is NULL");
     *out = NULL;
     if (!l || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_uploader_open: loader or desc is NULL");
-    if (desc->slots < 0 || desc->slots > 16 || desc->slots == 1) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "uploader: slots must be 2..16 (got %d)", desc->slots);
+    if (desc->slots < 0 || desc->slots > 16 || desc->slots == 1)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "uploader: slots must be 2..16 (got %d)", desc->slots);
     a = &l->ds->alloc;
     nf = l->ds->nfeat ? l->ds->nfeat : 1;
     u = (gpufeed_uploader *)gf__alloc(a, sizeof *u);
@@ -12583,7 +14066,12 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
         u->caller_dev = gf__dev_enter(desc->device);
         e = cudaGetLastError();
         e = cudaStreamCreateWithFlags(&u->copy, cudaStreamNonBlocking);
-        if (e != cudaSuccess) { gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d: %s", desc->device, cudaGetErrorString(e)); u->copy = NULL; gpufeed_uploader_close(u); return GPUFEED_ERR_CUDA; }
+        if (e != cudaSuccess) {
+            gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d: %s", desc->device, cudaGetErrorString(e));
+            u->copy = NULL;
+            gpufeed_uploader_close(u);
+            return GPUFEED_ERR_CUDA;
+        }
     }
 #endif
     for (i = 0; i < u->n; i++) {
@@ -12592,18 +14080,26 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
         s->hvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
         s->dfeat = (void **)gf__alloc(a, (size_t)nf * sizeof(void *));
         s->dvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
-        if (!s->hfeat || !s->hvalid || !s->dfeat || !s->dvalid) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
+        if (!s->hfeat || !s->hvalid || !s->dfeat || !s->dvalid) {
+            gpufeed_uploader_close(u);
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
+        }
         memset(s->dfeat, 0, (size_t)nf * sizeof(void *)); memset(s->dvalid, 0, (size_t)nf * sizeof(uint8_t *));
+
         /* host slab: allocate, touch, register (pinning once, never per batch) */
         s->hmem = (uint8_t *)gf__alloc(a, u->slab + GPUFEED_ALIGN);
-        if (!s->hmem) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory for a %llu-byte slot", (unsigned long long)u->slab); }
+        if (!s->hmem) {
+            gpufeed_uploader_close(u);
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory for a %llu-byte slot", (unsigned long long)u->slab);
+        }
         memset(s->hmem, 0, u->slab + GPUFEED_ALIGN);
         s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
 #ifdef GF__CUDA
         if (u->on_device) {
             cudaError_t e;
             if (desc->max_pinned_bytes && pinned + u->slab + GPUFEED_ALIGN > desc->max_pinned_bytes) {
-                fprintf(stderr, "gpufeed: warning: slot %d stays pageable (max_pinned_bytes %llu reached): its copies are synchronous\n", i, (unsigned long long)desc->max_pinned_bytes);
+                fprintf(stderr, "gpufeed: warning: slot %d stays pageable (max_pinned_bytes %llu reached): its copies are synchronous\n", i,
+                        (unsigned long long)desc->max_pinned_bytes);
             } else if (cudaHostRegister(s->hmem, u->slab + GPUFEED_ALIGN, cudaHostRegisterDefault) == cudaSuccess) {
                 s->pinned = 1; pinned += u->slab + GPUFEED_ALIGN;
             } else {
@@ -12611,7 +14107,9 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
                 cudaGetLastError();
                 if (cudaHostAlloc(&hp, u->slab + GPUFEED_ALIGN, cudaHostAllocDefault) == cudaSuccess) {
                     gf__free(a, s->hmem);
-                    s->hmem = (uint8_t *)hp; s->pinned = 2; pinned += u->slab + GPUFEED_ALIGN;
+                    s->hmem = (uint8_t *)hp;
+                    s->pinned = 2;
+                    pinned += u->slab + GPUFEED_ALIGN;
                     s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
                 } else {
                     cudaGetLastError();
@@ -12621,7 +14119,11 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
             e = cudaMalloc(&s->dmem, u->slab);
             if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming);
             if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->released, cudaEventDisableTiming);
-            if (e != cudaSuccess) { gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", desc->device, i, cudaGetErrorString(e)); gpufeed_uploader_close(u); return GPUFEED_ERR_CUDA; }
+            if (e != cudaSuccess) {
+                gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", desc->device, i, cudaGetErrorString(e));
+                gpufeed_uploader_close(u);
+                return GPUFEED_ERR_CUDA;
+            }
             {
                 void *dd;
                 gf__batch_layout(l->ds, l->B, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
@@ -12660,10 +14162,14 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
     {   /* the next free slot in ring order (releases may come in any order) */
         int32_t i, at = -1;
         GF__ULOCK(u);
-        for (i = 0; i < u->n; i++) { int32_t q = (int32_t)((u->k + (uint64_t)i) % (uint64_t)u->n); if (!u->s[q].held && !u->s[q].refs) { at = q; break; } }
+        for (i = 0; i < u->n; i++) {
+            int32_t q = (int32_t)((u->k + (uint64_t)i) % (uint64_t)u->n);
+            if (!u->s[q].held && !u->s[q].refs) { at = q; break; }
+        }
         GF__UUNLOCK(u);
         if (at < 0) {
-            gf__fmt(u->err, sizeof u->err, "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) and drop its DLPack tensors before taking another", u->n);
+            gf__fmt(u->err, sizeof u->err,
+                    "uploader: all %d slots are held: release a batch (gpufeed_uploader_release) and drop its DLPack tensors before taking another", u->n);
             return GPUFEED_ERR_INVALID_ARG;
         }
         s = &u->s[at];
@@ -12680,14 +14186,18 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
     if (u->resident) {
         r = gf__resident_next(u, s, b);
         if (r) return r;
-        s->used = 1; s->held = 1; s->release_recorded = 0;
+        s->used = 1;
+        s->held = 1;
+        s->release_recorded = 0;
         s->serial = b->serial = u->k;
         u->k++;
         return GPUFEED_OK;
     }
 #endif
     /* the loader's batch goes into this slot */
-    l->dst_data = s->hdata; l->dst_feat = s->hfeat; l->dst_valid = s->hvalid;
+    l->dst_data = s->hdata;
+    l->dst_feat = s->hfeat;
+    l->dst_valid = s->hvalid;
     {
         int32_t slot = b->slot;
         r = gpufeed_loader_next(l, &b->host);
@@ -12714,11 +14224,19 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
         GF__NVTX_POP();
         gf__dev_leave(u->d.device, prev);
-        if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: copy of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
-        b->data = s->ddata; b->features = s->dfeat; b->valid = s->dvalid; b->ready = (void *)s->copied;
+        if (e != cudaSuccess) {
+            gf__fmt(u->err, sizeof u->err, "uploader: copy of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e));
+            return GPUFEED_ERR_CUDA;
+        }
+        b->data = s->ddata;
+        b->features = s->dfeat;
+        b->valid = s->dvalid;
+        b->ready = (void *)s->copied;
     }
 #endif
-    s->used = 1; s->held = 1; s->release_recorded = 0;
+    s->used = 1;
+    s->held = 1;
+    s->release_recorded = 0;
     s->serial = b->serial = u->k;
     u->k++;
     return GPUFEED_OK;
@@ -12744,6 +14262,7 @@ static gpufeed_result gf__slot_record_release(gpufeed_uploader *u, gf__dslot *s,
     if (u->on_device) {
         int prev = gf__dev_enter(u->d.device);
         cudaError_t e = cudaSuccess;
+
         /* one event per slot: an earlier consumer's point must have passed
            before the event moves to another stream (rare: several tensors) */
         if (s->release_recorded) e = cudaEventSynchronize(s->released);
@@ -12753,7 +14272,9 @@ static gpufeed_result gf__slot_record_release(gpufeed_uploader *u, gf__dslot *s,
         s->release_recorded = 1;
     }
 #else
-    (void)u; (void)s; (void)stream;
+    (void)u;
+    (void)s;
+    (void)stream;
 #endif
     return GPUFEED_OK;
 }
@@ -12763,11 +14284,15 @@ GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const g
     gf__dslot *s;
     gpufeed_result r;
     if (!u || !b) return GPUFEED_ERR_INVALID_ARG;
-    if (b->slot < 0 || b->slot >= u->n) { gf__fmt(u->err, sizeof u->err, "uploader: release of slot %d: no such slot", b->slot); return GPUFEED_ERR_INVALID_ARG; }
+    if (b->slot < 0 || b->slot >= u->n) {
+        gf__fmt(u->err, sizeof u->err, "uploader: release of slot %d: no such slot", b->slot);
+        return GPUFEED_ERR_INVALID_ARG;
+    }
     GF__ULOCK(u);
     s = &u->s[b->slot];
     if (!s->held || s->serial != b->serial) {
-        gf__fmt(u->err, sizeof u->err, "uploader: release of batch %llu in slot %d: %s", (unsigned long long)b->serial, b->slot, s->held ? "the slot holds a newer batch" : "not held");
+        gf__fmt(u->err, sizeof u->err, "uploader: release of batch %llu in slot %d: %s", (unsigned long long)b->serial, b->slot,
+                s->held ? "the slot holds a newer batch" : "not held");
         GF__UUNLOCK(u);
         return GPUFEED_ERR_INVALID_ARG;
     }
@@ -12777,10 +14302,15 @@ GPUFEED_API gpufeed_result gpufeed_uploader_release(gpufeed_uploader *u, const g
     return r;
 }
 
-/* >>trainer: batches as DLPack tensors ----------------------------------- */
+GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u) { return u ? u->err : ""; }
+
+/* >>dlpack: batches as DLPack tensors ------------------------------------ */
 
 typedef struct gf__dlblock {           /* one exported tensor, one allocation */
-    union { gpufeed_dl_managed m; gpufeed_dl_managed_versioned v; } t;
+    union {
+        gpufeed_dl_managed m;
+        gpufeed_dl_managed_versioned v;
+    } t;
     int64_t shape[2], strides[2];
     gpufeed_uploader *u;
     int32_t slot;
@@ -12815,13 +14345,34 @@ static gpufeed_dl_dtype gf__dl_dtype(gpufeed_dtype t)
     gpufeed_dl_dtype d;
     d.lanes = 1;
     switch (t) {
-    case GPUFEED_DT_F32: d.code = GPUFEED_DL_FLOAT; d.bits = 32; break;
-    case GPUFEED_DT_F64: d.code = GPUFEED_DL_FLOAT; d.bits = 64; break;
-    case GPUFEED_DT_F16: d.code = GPUFEED_DL_FLOAT; d.bits = 16; break;
-    case GPUFEED_DT_BF16: d.code = GPUFEED_DL_BFLOAT; d.bits = 16; break;
-    case GPUFEED_DT_I32: d.code = GPUFEED_DL_INT; d.bits = 32; break;
-    case GPUFEED_DT_I64: d.code = GPUFEED_DL_INT; d.bits = 64; break;
-    default: d.code = GPUFEED_DL_UINT; d.bits = 8; break;
+    case GPUFEED_DT_F32:
+        d.code = GPUFEED_DL_FLOAT;
+        d.bits = 32;
+        break;
+    case GPUFEED_DT_F64:
+        d.code = GPUFEED_DL_FLOAT;
+        d.bits = 64;
+        break;
+    case GPUFEED_DT_F16:
+        d.code = GPUFEED_DL_FLOAT;
+        d.bits = 16;
+        break;
+    case GPUFEED_DT_BF16:
+        d.code = GPUFEED_DL_BFLOAT;
+        d.bits = 16;
+        break;
+    case GPUFEED_DT_I32:
+        d.code = GPUFEED_DL_INT;
+        d.bits = 32;
+        break;
+    case GPUFEED_DT_I64:
+        d.code = GPUFEED_DL_INT;
+        d.bits = 64;
+        break;
+    default:
+        d.code = GPUFEED_DL_UINT;
+        d.bits = 8;
+        break;
     }
     return d;
 }
@@ -12845,16 +14396,24 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     if (!u || !b || !out) return GPUFEED_ERR_INVALID_ARG;
     ds = u->l->ds;
     if (b->slot < 0 || b->slot >= u->n) { gf__fmt(u->err, sizeof u->err, "dlpack: batch slot %d: no such slot", b->slot); return GPUFEED_ERR_INVALID_ARG; }
-    if (feature < GPUFEED_DL_ALL || feature >= ds->nfeat) { gf__fmt(u->err, sizeof u->err, "dlpack: feature %d: the dataset has %d features", feature, ds->nfeat); return GPUFEED_ERR_INVALID_ARG; }
+    if (feature < GPUFEED_DL_ALL || feature >= ds->nfeat) {
+        gf__fmt(u->err, sizeof u->err, "dlpack: feature %d: the dataset has %d features", feature, ds->nfeat);
+        return GPUFEED_ERR_INVALID_ARG;
+    }
     if (mask && (feature < 0 || !ds->feats[feature].validity)) {
-        gf__fmt(u->err, sizeof u->err, "dlpack: feature %d has no validity mask (set validity in its gpufeed_feature)", feature); return GPUFEED_ERR_INVALID_ARG;
+        gf__fmt(u->err, sizeof u->err, "dlpack: feature %d has no validity mask (set validity in its gpufeed_feature)",
+                feature); return GPUFEED_ERR_INVALID_ARG;
     }
     if (feature == GPUFEED_DL_ALL) {
         int32_t j;
-        if (ds->layout != GPUFEED_LAYOUT_ROW_MAJOR) { gf__fmt(u->err, sizeof u->err, "dlpack: the whole batch as one tensor needs the row-major layout (use one tensor per feature)"); return GPUFEED_ERR_INVALID_ARG; }
+        if (ds->layout != GPUFEED_LAYOUT_ROW_MAJOR) {
+            gf__fmt(u->err, sizeof u->err, "dlpack: the whole batch as one tensor needs the row-major layout (use one tensor per feature)");
+            return GPUFEED_ERR_INVALID_ARG;
+        }
         for (j = 1; j < ds->nfeat; j++)
             if (ds->feats[j].dtype != ds->feats[0].dtype) {
-                gf__fmt(u->err, sizeof u->err, "dlpack: features 0 (%s) and %d (%s) differ in dtype: export them one by one", gpufeed_dtype_name(ds->feats[0].dtype), j, gpufeed_dtype_name(ds->feats[j].dtype));
+                gf__fmt(u->err, sizeof u->err, "dlpack: features 0 (%s) and %d (%s) differ in dtype: export them one by one",
+                        gpufeed_dtype_name(ds->feats[0].dtype), j, gpufeed_dtype_name(ds->feats[j].dtype));
                 return GPUFEED_ERR_INVALID_ARG;
             }
     }
@@ -12871,7 +14430,10 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     }
     s->refs++; u->live_refs++;
     GF__UUNLOCK(u);
-    k->u = u; k->slot = b->slot; k->serial = b->serial; k->stream = consumer_stream;
+    k->u = u;
+    k->slot = b->slot;
+    k->serial = b->serial;
+    k->stream = consumer_stream;
     on_dev = b->on_device;
     t = versioned ? &k->t.v.dl_tensor : &k->t.m.dl_tensor;
     t->device.device_type = on_dev ? GPUFEED_DL_CUDA : GPUFEED_DL_CPU;
@@ -12881,7 +14443,9 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     k->shape[0] = b->host.num_rows;
     if (mask) {
         t->data = on_dev ? (void *)b->valid[feature] : (void *)b->host.valid[feature];
-        t->ndim = 1; t->dtype = gf__dl_dtype(GPUFEED_DT_U8); k->strides[0] = 1;
+        t->ndim = 1;
+        t->dtype = gf__dl_dtype(GPUFEED_DT_U8);
+        k->strides[0] = 1;
     } else if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) {
         gpufeed_dtype dt = ds->feats[feature < 0 ? 0 : feature].dtype;
         int64_t es = (int64_t)gpufeed_dtype_size(dt);
@@ -12889,7 +14453,9 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
         t->dtype = gf__dl_dtype(dt);
         if (feature < 0) {
             t->data = base; t->ndim = 2;
-            k->shape[1] = ds->row_bytes / es; k->strides[0] = ds->row_bytes / es; k->strides[1] = 1;
+            k->shape[1] = ds->row_bytes / es;
+            k->strides[0] = ds->row_bytes / es;
+            k->strides[1] = 1;
         } else {
             /* a strided view: rows are row_bytes apart; DLPack strides count
                elements, so the feature's offset goes into byte_offset */
@@ -12898,7 +14464,10 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
             k->shape[1] = gf__feat_cols(ds, feature);
             if (ds->row_bytes % es != 0 || ds->offs[feature] % es != 0) {
                 /* cannot be expressed in elements: refuse rather than copy */
-                GF__ULOCK(u); s->refs--; u->live_refs--; GF__UUNLOCK(u);
+                GF__ULOCK(u);
+                s->refs--;
+                u->live_refs--;
+                GF__UUNLOCK(u);
                 gf__free(&u->alloc, k);
                 gf__fmt(u->err, sizeof u->err, "dlpack: feature %d (%s) is not aligned to its element size in the %lld-byte row: use the per-feature layout",
                         feature, gpufeed_dtype_name(dt), (long long)ds->row_bytes);
@@ -12916,7 +14485,9 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     }
     if (versioned) {
         k->t.v.version.major = 1; k->t.v.version.minor = 0;
-        k->t.v.manager_ctx = k; k->t.v.deleter = gf__dl_delete_v; k->t.v.flags = 0;
+        k->t.v.manager_ctx = k;
+        k->t.v.deleter = gf__dl_delete_v;
+        k->t.v.flags = 0;
     } else {
         k->t.m.manager_ctx = k; k->t.m.deleter = gf__dl_delete;
     }
@@ -12941,7 +14512,7 @@ GPUFEED_API size_t gpufeed_sizeof(const char *n)
     static const struct { const char *name; size_t size; } t[] = {
         { "gpufeed_feature", sizeof(gpufeed_feature) }, { "gpufeed_dataset_desc", sizeof(gpufeed_dataset_desc) },
         { "gpufeed_loader_desc", sizeof(gpufeed_loader_desc) }, { "gpufeed_cache_desc", sizeof(gpufeed_cache_desc) },
-        { "gpufeed_device_desc", sizeof(gpufeed_device_desc) }, { "gpufeed_device_batch", sizeof(gpufeed_device_batch) },
+        { "gpufeed_uploader_desc", sizeof(gpufeed_uploader_desc) }, { "gpufeed_device_batch", sizeof(gpufeed_device_batch) },
         { "gpufeed_batch", sizeof(gpufeed_batch) }, { "gpufeed_error", sizeof(gpufeed_error) },
         { "gpufeed_stats", sizeof(gpufeed_stats) }, { "gpufeed_predicate", sizeof(gpufeed_predicate) },
         { "gpufeed_value", sizeof(gpufeed_value) }, { "gpufeed_source", sizeof(gpufeed_source) },
@@ -12953,8 +14524,6 @@ GPUFEED_API size_t gpufeed_sizeof(const char *n)
     for (i = 0; i < sizeof t / sizeof t[0]; i++) if (strcmp(t[i].name, n) == 0) return t[i].size;
     return 0;
 }
-
-GPUFEED_API const char *gpufeed_uploader_error(const gpufeed_uploader *u) { return u ? u->err : ""; }
 
 #endif /* GPUFEED_IMPLEMENTATION_DONE */
 #endif /* GPUFEED_IMPLEMENTATION */

@@ -278,7 +278,7 @@ static int no_gpu(const char *path, const char *why)
     gpufeed_dataset *ds;
     gpufeed_loader *l;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_device_batch b;
     gpufeed_error err;
     gpufeed_result r;
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
     gpufeed_dataset *ds;
     gpufeed_loader *l;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_device_batch b;
     gpufeed_error err;
     gpufeed_result r;

@@ -106,7 +106,7 @@ static void matrix_free(void *p) { if (p) matrix_live--; free(p); }
 
 int main(int argc, char **argv)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f;
     gpufeed_error err;
     gpufeed_column *c;
@@ -135,7 +135,7 @@ int main(int argc, char **argv)
     d.data = buf; d.data_size = len;
     if (gpufeed_file_open(&f, &d, &err)) { printf("open: %s\n", err.message); return 1; }
     col = gpufeed_file_find_column(f, "i64");
-    if (col < 0 || gpufeed_column_open(f, 0, col, NULL, &c, &err)) { printf("column: %s\n", err.message); return 1; }
+    if (col < 0 || gpufeed_column_open(&c, f, 0, col, NULL, &err)) { printf("column: %s\n", err.message); return 1; }
     while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) rows += (long)b.num_rows;
 #ifdef GPUFEED_NO_SNAPPY
     want = GPUFEED_ERR_UNSUPPORTED;   /* the file is SNAPPY-compressed */
@@ -177,7 +177,7 @@ extern "C"
 int matrix_impl(void);
 int main(int argc, char **argv)
 {
-    gpufeed_open_desc d = {0};
+    gpufeed_file_desc d = {0};
     gpufeed_file *f;
     gpufeed_error err;
     const gpufeed_metadata *md;

@@ -12,7 +12,7 @@ or a message when gpufeed must refuse (a SAFE cast that cannot be done, a
 a missing column, a predicate that does not fit its column, ...). When
 `err` is set `mat` is None.
 
-Rules (the same as gpufeed's, see gpufeed.h >>dense (API)):
+Rules (the same as gpufeed's, see gpufeed.h >>dataset (API)):
   * default columns: every non-repeated leaf of the FIRST file that is
     BOOLEAN, FLOAT, DOUBLE, FLBA FLOAT16, or INT32/INT64 with no logical type
     or an INTEGER one, in schema order;

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
     for (a = 2; a < argc; a++) {
         FILE *in = fopen(argv[a], "rb");
         uint8_t *buf; long sz; int32_t g, k; int64_t np, i;
-        gpufeed_open_desc d; gpufeed_file *f = NULL; gpufeed_error err;
+        gpufeed_file_desc d; gpufeed_file *f = NULL; gpufeed_error err;
         const gpufeed_metadata *md;
         pqw_buf b = {0};
         size_t flen;
@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     pqw_buf b = {0};
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f = NULL;
     gpufeed_error err;
     gpufeed_result r;
@@ -380,7 +380,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pqw_schema nsch[6]; int nn = 0;
 #endif
     pqw_buf file = {0}, b0 = {0}, b1 = {0}, b2 = {0};
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f = NULL;
     gpufeed_column *c = NULL;
     gpufeed_column_desc cd;
@@ -476,7 +476,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r != GPUFEED_OK) { gff_message(err.message, r); goto done; }
     memset(&cd, 0, sizeof cd);
     cd.max_rows = 1 + (int64_t)(split % 700);
-    r = gpufeed_column_open(f, 0, 0, &cd, &c, &err);
+    r = gpufeed_column_open(&c, f, 0, 0, &cd, &err);
     if (r != GPUFEED_OK) { gff_message(err.message, r); goto done; }
     total = (int64_t)n * (1 + two);
 #if GFF_T == GFF_nested

@@ -330,7 +330,7 @@ static void gff_column(gpufeed_file *f, int32_t rg, int32_t col, int64_t max_row
     int64_t batches = 0;
     memset(&cd, 0, sizeof cd);
     cd.max_rows = max_rows; cd.flags = flags;
-    r = gpufeed_column_open(f, rg, col, &cd, &c, &err);
+    r = gpufeed_column_open(&c, f, rg, col, &cd, &err);
     gff_error(r, &err, "gpufeed_column_open");
     if (r != GPUFEED_OK) {
         if (c) GFF_FAIL("column_open failed but set *out");
@@ -458,7 +458,7 @@ static void gff_run(const uint8_t *data, size_t size, uint32_t h)
     gff_mem mem;
     gff_src src;
     gpufeed_source source;
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f = NULL;
     gpufeed_error err;
     gpufeed_result r, open_r;
@@ -509,7 +509,7 @@ static void gff_run(const uint8_t *data, size_t size, uint32_t h)
         {
             gpufeed_column *cc = NULL;
             int64_t n = 0;
-            r = gpufeed_column_open(f, md->num_row_groups, 0, NULL, &cc, &err);
+            r = gpufeed_column_open(&cc, f, md->num_row_groups, 0, NULL, &err);
             if (r != GPUFEED_ERR_INVALID_ARG || cc) GFF_FAIL("column_open(bad row group) = %d", (int)r);
             r = gpufeed_chunk_pages(f, 0, md->num_columns, NULL, 0, &n, &err);
             if (r != GPUFEED_ERR_INVALID_ARG) GFF_FAIL("chunk_pages(bad column) = %d", (int)r);

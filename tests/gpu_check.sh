@@ -6,7 +6,7 @@
 #
 # Steps: build and run tests/test_gpu.cu; run it again under
 # compute-sanitizer --tool memcheck and --tool racecheck (when installed);
-# build and run tests/test_upload_host.c and tests/test_cuda_streams.c with
+# build and run tests/test_uploader_host.c and tests/test_cuda_streams.c with
 # CUDA compiled in; build and run examples/train_mlp.cu for 2 epochs. Then a summary with the GPU, driver,
 # CUDA version and date. Each step is PASS, FAIL or SKIP; exit status 1 when
 # a step failed. Without a GPU the programs still build (for sm_90) and say
@@ -138,10 +138,10 @@ host_cuda_test() { # NAME
     fi
 }
 if [ -n "$NVCC" ] && [ -f "$CUDA_HOME/include/cuda_runtime.h" ] && have "$CC"; then
-    host_cuda_test test_upload_host
+    host_cuda_test test_uploader_host
     host_cuda_test test_cuda_streams
 else
-    record "test_upload_host, test_cuda_streams (CUDA)" SKIP "no CUDA headers or no $CC"
+    record "test_uploader_host, test_cuda_streams (CUDA)" SKIP "no CUDA headers or no $CC"
 fi
 
 # ---- summary -------------------------------------------------------------------

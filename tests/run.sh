@@ -11,7 +11,8 @@
 # no CUDA toolkit, no GPU; in --quick no .venv) is SKIPPED and counted as
 # skipped, never as passed. Logs: build/logs/<suite>.log.
 #
-# --quick: unit, bad input, the loader (ASan+UBSan; TSan), the committed
+# --quick: the header's layout (tests/test_layout.py), unit, bad input,
+# the loader (ASan+UBSan; TSan), the committed
 # corpus, the tensor cache, the tools, gpufeed-bench, and a replay of the
 # committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
 # drivers. Sanitizer builds at -O0 (seconds each, the full suite builds at
@@ -186,11 +187,11 @@ build_all() {
     build test_codec_zstd tests/test_codec_zstd.c -lzstd
     pjob "test_codec_zstd (GPUFEED_USE_LIBZSTD)" $CC -O2 -g $WARN -DGPUFEED_USE_LIBZSTD -I. tests/test_codec_zstd.c -o build/test_codec_zstd_libzstd -lpthread -lm -lzstd
   fi
-  if [ -f tests/test_upload_host.c ]; then  # the host fallback, and the CUDA build of it
-    build test_upload_host tests/test_upload_host.c -DGPUFEED_NO_CUDA
+  if [ -f tests/test_uploader_host.c ]; then  # the host fallback, and the CUDA build of it
+    build test_uploader_host tests/test_uploader_host.c -DGPUFEED_NO_CUDA
     if [ -n "$CUDA_HOME" ] && [ -f "$CUDA_HOME/include/cuda_runtime.h" ]; then
-      pjob "test_upload_host (GPUFEED_CUDA, -lcudart)" $CC -O2 $WARN -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_upload_host.c -o build/test_upload_host_cuda -L"$CUDA_HOME/lib64" -lcudart -lpthread -lm
-    else echo "SKIP build test_upload_host (GPUFEED_CUDA): no CUDA toolkit"; fi
+      pjob "test_uploader_host (GPUFEED_CUDA, -lcudart)" $CC -O2 $WARN -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_uploader_host.c -o build/test_uploader_host_cuda -L"$CUDA_HOME/lib64" -lcudart -lpthread -lm
+    else echo "SKIP build test_uploader_host (GPUFEED_CUDA): no CUDA toolkit"; fi
   fi
   if [ -f tests/test_cuda_streams.c ]; then  # CUDA stream semantics: the emulated runtime here, the real one on a GPU
     if [ -n "$CUDA_HOME" ] && [ -f "$CUDA_HOME/include/cuda_runtime_api.h" ]; then
@@ -395,6 +396,13 @@ fuzz_brief() {
 }
 
 
+# the header's layout (tests/test_layout.py, stdlib Python): function length,
+# statements a line, line width, anchors and table of contents, call order
+layout_suite() {
+  if command -v python3 > /dev/null 2>&1; then suite layout python3 tests/test_layout.py
+  else skip_suite layout "no python3 here"; fi
+}
+
 # ---- the quick suite -----------------------------------------------------------------
 
 if [ $QUICK = 1 ]; then
@@ -404,6 +412,7 @@ if [ $QUICK = 1 ]; then
   suite build build_quick
   [ "$SANQ" = "-g -O0" ] && skip_suite sanitizers "no compiler here links -fsanitize=address,undefined: the quick suites run unsanitized"
   CATBIN=$QB/asan/gpufeed-cat
+  layout_suite
   # the loader alone: its verdict checks time the workers, which other suites on the same cores would slow
   suite_if $QB/asan/test_loader loader $QB/asan/test_loader
   if [ -n "$TSANCC" ]; then suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 $QB/tsan_test_loader
@@ -427,6 +436,7 @@ fi
 CATBIN=build/asan/gpufeed-cat
 echo "gpufeed tests (make test; JOBS=$JOBS builds at a time; logs in build/logs/)"
 suite build              build_all
+layout_suite
 [ -f tests/compile_matrix.sh ] && suite compile_matrix bash tests/compile_matrix.sh
 suite_if build/asan/test_unit unit build/asan/test_unit
 suite_if build/test_unit unit_O2 build/test_unit
@@ -456,9 +466,9 @@ suite_if build/asan/test_dlpack dlpack build/asan/test_dlpack
 [ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh
 [ -f tests/test_http.sh ] && suite http bash tests/test_http.sh
 [ -f tests/test_aarch64.sh ] && suite aarch64 bash tests/test_aarch64.sh
-suite_if build/asan/test_upload_host upload_host build/asan/test_upload_host
+suite_if build/asan/test_uploader_host uploader_host build/asan/test_uploader_host
 suite_if build/asan/test_resident_cpu resident_plan build/asan/test_resident_cpu
-suite_if build/test_upload_host_cuda upload_host_cuda build/test_upload_host_cuda
+suite_if build/test_uploader_host_cuda uploader_host_cuda build/test_uploader_host_cuda
 suite_if build/asan/test_cuda_streams_emu cuda_streams_emu build/asan/test_cuda_streams_emu
 suite_if build/tsan_test_cuda_streams_emu cuda_streams_emu_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cuda_streams_emu
 suite_if build/test_cuda_streams cuda_streams build/test_cuda_streams

@@ -19,7 +19,7 @@ int static_b_read(const char *path, const char *column, int64_t *rows, int64_t *
    values. Returns 0, or prints the error and returns 1. */
 static int static_a_read(const char *path, const char *column, int64_t *rows, int64_t *nulls, uint64_t *sum)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f;
     gpufeed_error err;
     gpufeed_column *c;
@@ -39,7 +39,7 @@ static int static_a_read(const char *path, const char *column, int64_t *rows, in
         return 1;
     }
     for (g = 0; g < md->num_row_groups; g++) {
-        if (gpufeed_column_open(f, g, col, NULL, &c, &err) != GPUFEED_OK) {
+        if (gpufeed_column_open(&c, f, g, col, NULL, &err) != GPUFEED_OK) {
             fprintf(stderr, "static_a: %s\n", err.message); gpufeed_file_close(f); return 1;
         }
         while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) {

@@ -12,7 +12,7 @@ int static_b_read(const char *path, const char *column, int64_t *rows, int64_t *
    time reads instead (so the two units do not run identical code paths). */
 int static_b_read(const char *path, const char *column, int64_t *rows, int64_t *nulls, uint64_t *sum)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f;
     gpufeed_error err;
     gpufeed_column *c;
@@ -49,7 +49,7 @@ int static_b_read(const char *path, const char *column, int64_t *rows, int64_t *
     memset(&cd, 0, sizeof cd);
     cd.max_rows = 1;
     for (g = 0; g < md->num_row_groups; g++) {
-        if (gpufeed_column_open(f, g, col, &cd, &c, &err) != GPUFEED_OK) {
+        if (gpufeed_column_open(&c, f, g, col, &cd, &err) != GPUFEED_OK) {
             fprintf(stderr, "static_b: %s\n", err.message); gpufeed_file_close(f); free(buf); return 1;
         }
         while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) {

@@ -92,7 +92,7 @@ static void mem_report(int line)
             line, g_mem.peak, g_mem.limit, g_mem.refused, g_mem.biggest_refused, g_mem.cur, g_mem.live);
 }
 
-static void desc_init(gpufeed_open_desc *d, const void *data, size_t n)
+static void desc_init(gpufeed_file_desc *d, const void *data, size_t n)
 {
     memset(d, 0, sizeof *d);
     d->data = data ? data : ""; d->data_size = n; d->name = NAME;
@@ -128,7 +128,7 @@ static void walk_pages(gpufeed_file *f)
 
 /* opens (open flags `flags`) and reads every column of every row group until
    the first error */
-static void run_desc(const gpufeed_open_desc *d, outcome *o)
+static void run_desc(const gpufeed_file_desc *d, outcome *o)
 {
     gpufeed_file *f = NULL;
     gpufeed_error err;
@@ -151,7 +151,7 @@ static void run_desc(const gpufeed_open_desc *d, outcome *o)
             gpufeed_result r;
             memset(&cd, 0, sizeof cd);
             cd.max_rows = 4096;
-            r = gpufeed_column_open(f, g, c, &cd, &col, &err);
+            r = gpufeed_column_open(&col, f, g, c, &cd, &err);
             if (r != GPUFEED_OK) {
                 o->r = r; o->stage = 1; o->rg = g; o->col = c; strcpy(o->msg, err.message);
                 break;
@@ -170,7 +170,7 @@ static void run_desc(const gpufeed_open_desc *d, outcome *o)
 
 static void run_mem(const void *data, size_t n, uint32_t flags, outcome *o)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     desc_init(&d, data, n);
     d.flags = flags;
     mem_reset(n);
@@ -283,7 +283,7 @@ static char *page_off(sfile *s, int p)
    expected); returns 1 when all rows 0..nrows-1 came back right */
 static int reads_x(const pqw_buf *file, int64_t nrows, int rep, int64_t max_rows)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f = NULL;
     gpufeed_error err;
     gpufeed_column *c = NULL;
@@ -296,7 +296,7 @@ static int reads_x(const pqw_buf *file, int64_t nrows, int rep, int64_t max_rows
     mem_reset(file->n);
     if (gpufeed_file_open(&f, &d, &err)) { fprintf(stderr, "  open: %s\n", err.message); return 0; }
     memset(&cd, 0, sizeof cd); cd.max_rows = max_rows;
-    if (gpufeed_column_open(f, 0, 0, &cd, &c, &err)) { fprintf(stderr, "  column open: %s\n", err.message); gpufeed_file_close(f); return 0; }
+    if (gpufeed_column_open(&c, f, 0, 0, &cd, &err)) { fprintf(stderr, "  column open: %s\n", err.message); gpufeed_file_close(f); return 0; }
     while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) {
         int64_t i;
         for (i = 0; i < b.num_rows; i++, row++) {
@@ -379,7 +379,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 /* reads every column independently; returns the open result */
-static gpufeed_result digest_desc(const gpufeed_open_desc *d, digest dg[MAXRG][MAXCOL], int *nrg, int *ncol, char *msg)
+static gpufeed_result digest_desc(const gpufeed_file_desc *d, digest dg[MAXRG][MAXCOL], int *nrg, int *ncol, char *msg)
 {
     gpufeed_file *f = NULL;
     gpufeed_error err;
@@ -401,7 +401,7 @@ static gpufeed_result digest_desc(const gpufeed_open_desc *d, digest dg[MAXRG][M
             size_t esz = gf__elem_size(md->columns[c].physical);
             memset(&cd, 0, sizeof cd); cd.max_rows = 1000;
             x->h = 14695981039346656037ull; x->rows = 0;
-            x->r = gpufeed_column_open(f, g, c, &cd, &col, &err);
+            x->r = gpufeed_column_open(&col, f, g, c, &cd, &err);
             if (x->r) { if (msg) strcpy(msg, err.message); continue; }
             while ((x->r = gpufeed_column_read(col, &b)) == GPUFEED_OK) {
                 int64_t i;
@@ -448,7 +448,7 @@ typedef struct reference {
 
 static int load_reference(const char *path, reference *ref)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     int g, c, ok = 1;
     memset(ref, 0, sizeof *ref);
     if (!load_file(path, &ref->file) || ref->file.n < 12) { fprintf(stderr, "  cannot read %s\n", path); return 0; }
@@ -467,7 +467,7 @@ static int load_reference(const char *path, reference *ref)
 /* a variant of the reference file: every column either errors or reads the
    reference's values; returns the number of columns that errored, or -1 when
    a column read different values (or memory was not bounded) */
-static int compare_variant(const reference *ref, const gpufeed_open_desc *d, size_t size, gpufeed_result *first_err, char *msg)
+static int compare_variant(const reference *ref, const gpufeed_file_desc *d, size_t size, gpufeed_result *first_err, char *msg)
 {
     digest dg[MAXRG][MAXCOL];
     int nrg, ncol, g, c, errors = 0;
@@ -499,7 +499,7 @@ static void test_truncation(void)
        last 64 */
     for (i = 0; i <= 264; i++) {
         size_t cut = i < 200 ? n * i / 200 : n - 64 + (i - 200);
-        gpufeed_open_desc d;
+        gpufeed_file_desc d;
         gpufeed_result fe = GPUFEED_OK;
         uint8_t *copy;
         int e;
@@ -518,7 +518,7 @@ static void test_truncation(void)
     for (i = 0; i <= 264; i++) {
         size_t cut = i < 200 ? ref->data_end * i / 200 : ref->data_end - 64 + (i - 200);
         pqw_buf v = {0};
-        gpufeed_open_desc d;
+        gpufeed_file_desc d;
         gpufeed_result fe = GPUFEED_OK;
         char msg[GPUFEED_ERROR_MAX] = "";
         int e;
@@ -562,7 +562,7 @@ static void test_failing_source(void)
     int saw_io_in_data = 0, nerr = 0;
     if (!load_reference("tests/data/pyarrow_default.parquet", ref)) { CHECK(0); free(ref); return; }
     {   /* a source that works reads the same values */
-        failsrc fs; gpufeed_source src; gpufeed_open_desc d; gpufeed_result fe = GPUFEED_OK;
+        failsrc fs; gpufeed_source src; gpufeed_file_desc d; gpufeed_result fe = GPUFEED_OK;
         memset(&fs, 0, sizeof fs); fs.p = ref->file.p; fs.n = ref->file.n; fs.fail_from = UINT64_MAX;
         memset(&src, 0, sizeof src); src.read_at = fail_read; src.close = fail_close; src.ctx = &fs; src.size = ref->file.n;
         desc_init(&d, NULL, 0); d.data = NULL; d.data_size = 0; d.source = &src;
@@ -570,7 +570,7 @@ static void test_failing_source(void)
         CHECK(fs.reads > 0 && fs.closes == 1);
     }
     for (i = 0; i < 100; i++) {
-        failsrc fs; gpufeed_source src; gpufeed_open_desc d;
+        failsrc fs; gpufeed_source src; gpufeed_file_desc d;
         gpufeed_result fe = GPUFEED_OK;
         char msg[GPUFEED_ERROR_MAX] = "";
         int e;
@@ -601,7 +601,7 @@ static void test_footer_flips(void)
     if (!load_reference("tests/data/pyarrow_default.parquet", ref)) { CHECK(0); free(ref); return; }
     for (seed = 0; seed < 200; seed++) {
         uint8_t *copy = (uint8_t *)malloc(ref->file.n);
-        gpufeed_open_desc d;
+        gpufeed_file_desc d;
         outcome o;
         int k, nflips = 1 + seed % 4;
         memcpy(copy, ref->file.p, ref->file.n);
@@ -645,7 +645,7 @@ static void test_data_flips(void)
         if (!load_reference(files[fi], ref)) { CHECK_MSG(0, "%s", files[fi]); pqw_free(&ref->file); free(ref); continue; }
         for (seed = 0; seed < 60; seed++) {
             uint8_t *copy = (uint8_t *)malloc(ref->file.n);
-            gpufeed_open_desc d;
+            gpufeed_file_desc d;
             outcome o;
             int k;
             memcpy(copy, ref->file.p, ref->file.n);
@@ -1319,10 +1319,10 @@ static void test_levels(void)
         pg = pqw_data_page(&body, 8, PQW_PLAIN);
         out.n = 0; pqw_build(&f, &out);
         {
-            gpufeed_open_desc d; gpufeed_file *fp; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch bt;
+            gpufeed_file_desc d; gpufeed_file *fp; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch bt;
             desc_init(&d, out.p, out.n); mem_reset(out.n);
             if (gpufeed_file_open(&fp, &d, &e) == GPUFEED_OK) {
-                if (gpufeed_column_open(fp, 0, 0, NULL, &c, &e) == GPUFEED_OK) {
+                if (gpufeed_column_open(&c, fp, 0, 0, NULL, &e) == GPUFEED_OK) {
                     CHECK(gpufeed_column_read(c, &bt) == GPUFEED_OK && bt.num_rows == 8 && bt.null_count == 2);
                     CHECK(bt.valid && bt.valid[2] == 0 && bt.valid[3] == 0 && bt.valid[4] == 1);
                     CHECK(((const int32_t *)bt.values)[4] == 3 && ((const int32_t *)bt.values)[7] == 6);
@@ -1448,11 +1448,11 @@ static void test_crc(void)
     EXPECT_FAIL(&s.out, GPUFEED_OPEN_VERIFY_CRC, GPUFEED_ERR_CHECKSUM, "row group 0", "column 'x'", s.off, "12345678");
     CHECK(reads_x(&s.out, 20, PQW_OPTIONAL, 0));          /* accepted without the flag */
     {   /* the flag given per column */
-        gpufeed_open_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_column *c; gpufeed_column_desc cd; gpufeed_column_batch b;
+        gpufeed_file_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_column *c; gpufeed_column_desc cd; gpufeed_column_batch b;
         desc_init(&d, s.out.p, s.out.n); mem_reset(s.out.n);
         if (gpufeed_file_open(&f, &d, &e) == GPUFEED_OK) {
             memset(&cd, 0, sizeof cd); cd.flags = GPUFEED_OPEN_VERIFY_CRC;
-            if (gpufeed_column_open(f, 0, 0, &cd, &c, &e) == GPUFEED_OK) {
+            if (gpufeed_column_open(&c, f, 0, 0, &cd, &e) == GPUFEED_OK) {
                 CHECK(gpufeed_column_read(c, &b) == GPUFEED_ERR_CHECKSUM);
                 CHECK_HAS(gpufeed_column_error(c), "CRC");
                 gpufeed_column_close(c);
@@ -1517,7 +1517,7 @@ static void test_bad_arguments(void)
 {
     gpufeed_file *f = (gpufeed_file *)(uintptr_t)1;
     gpufeed_error e;
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_source src;
     gpufeed_column *c = NULL;
     gpufeed_column_batch b;
@@ -1547,15 +1547,15 @@ static void test_bad_arguments(void)
     mem_reset(s.out.n);
     CHECK(gpufeed_file_open(&f, &d, NULL) == GPUFEED_OK);
     if (f) {
-        CHECK(gpufeed_column_open(f, 1, 0, NULL, &c, &e) == GPUFEED_ERR_INVALID_ARG && c == NULL);
+        CHECK(gpufeed_column_open(&c, f, 1, 0, NULL, &e) == GPUFEED_ERR_INVALID_ARG && c == NULL);
         CHECK_HAS(e.message, NAME); CHECK_HAS(e.message, "row group 1");
-        CHECK(gpufeed_column_open(f, -1, 0, NULL, &c, &e) == GPUFEED_ERR_INVALID_ARG);
-        CHECK(gpufeed_column_open(f, 0, 1, NULL, &c, &e) == GPUFEED_ERR_INVALID_ARG);
+        CHECK(gpufeed_column_open(&c, f, -1, 0, NULL, &e) == GPUFEED_ERR_INVALID_ARG);
+        CHECK(gpufeed_column_open(&c, f, 0, 1, NULL, &e) == GPUFEED_ERR_INVALID_ARG);
         CHECK_HAS(e.message, "column 1");
-        CHECK(gpufeed_column_open(f, 0, -5, NULL, &c, &e) == GPUFEED_ERR_INVALID_ARG);
-        CHECK(gpufeed_column_open(f, 0, INT32_MAX, NULL, &c, NULL) == GPUFEED_ERR_INVALID_ARG);
-        CHECK(gpufeed_column_open(NULL, 0, 0, NULL, &c, &e) == GPUFEED_ERR_INVALID_ARG);
-        CHECK(gpufeed_column_open(f, 0, 0, NULL, NULL, &e) == GPUFEED_ERR_INVALID_ARG);
+        CHECK(gpufeed_column_open(&c, f, 0, -5, NULL, &e) == GPUFEED_ERR_INVALID_ARG);
+        CHECK(gpufeed_column_open(&c, f, 0, INT32_MAX, NULL, NULL) == GPUFEED_ERR_INVALID_ARG);
+        CHECK(gpufeed_column_open(&c, NULL, 0, 0, NULL, &e) == GPUFEED_ERR_INVALID_ARG);
+        CHECK(gpufeed_column_open(NULL, f, 0, 0, NULL, &e) == GPUFEED_ERR_INVALID_ARG);
         CHECK(gpufeed_chunk_pages(f, 0, 1, NULL, 0, &count, &e) == GPUFEED_ERR_INVALID_ARG);
         CHECK(gpufeed_chunk_pages(f, 0, 0, NULL, 4, &count, &e) == GPUFEED_ERR_INVALID_ARG);
         CHECK(gpufeed_chunk_pages(f, 0, 0, NULL, -1, &count, &e) == GPUFEED_ERR_INVALID_ARG);
@@ -1564,7 +1564,7 @@ static void test_bad_arguments(void)
         CHECK(gpufeed_file_find_column(f, "nope") == -1 && gpufeed_file_find_column(f, NULL) == -1 && gpufeed_file_find_column(NULL, "x") == -1);
         {   /* negative max_rows falls back to the default */
             gpufeed_column_desc cd; memset(&cd, 0, sizeof cd); cd.max_rows = -3;
-            CHECK(gpufeed_column_open(f, 0, 0, &cd, &c, &e) == GPUFEED_OK);
+            CHECK(gpufeed_column_open(&c, f, 0, 0, &cd, &e) == GPUFEED_OK);
             CHECK(gpufeed_column_read(c, NULL) == GPUFEED_ERR_INVALID_ARG);
             CHECK(gpufeed_column_read(c, &b) == GPUFEED_OK && b.num_rows == 10);
             CHECK(gpufeed_column_read(c, &b) == GPUFEED_DONE);
@@ -1586,7 +1586,7 @@ static void test_paths(void)
 {
     gpufeed_file *f = NULL;
     gpufeed_error e;
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     memset(&d, 0, sizeof d);
     d.path = "tests/data/no-such-file.parquet";
     CHECK(gpufeed_file_open(&f, &d, &e) == GPUFEED_ERR_IO && f == NULL);
@@ -1618,7 +1618,7 @@ static void test_source_failures(void)
     sfile s;
     failsrc fs;
     gpufeed_source src;
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     outcome o;
     s_init(&s, 2, PQW_REQUIRED);
     s_build(&s);
@@ -1677,11 +1677,11 @@ static void test_traps(void)
         s.ch[0].npages = 2;
         s_build(&s);
         {
-            gpufeed_open_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch bt;
+            gpufeed_file_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch bt;
             int i, ok = 0;
             desc_init(&d, s.out.p, s.out.n); mem_reset(s.out.n);
             if (gpufeed_file_open(&f, &d, &e) == GPUFEED_OK) {
-                if (gpufeed_column_open(f, 0, 0, NULL, &c, &e) == GPUFEED_OK) {
+                if (gpufeed_column_open(&c, f, 0, 0, NULL, &e) == GPUFEED_OK) {
                     if (gpufeed_column_read(c, &bt) == GPUFEED_OK && bt.num_rows == 10) {
                         ok = 1;
                         for (i = 0; i < 10; i++) ok &= ((const int32_t *)bt.values)[i] == one;
@@ -1736,7 +1736,7 @@ static void test_traps(void)
         s.ch[0].npages = 6;               /* data, 7, index, data, 7, data */
         CHECK(reads_x(s_build(&s), 30, PQW_REQUIRED, 0));
         {
-            gpufeed_open_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_page_info pi[8]; int64_t n = 0;
+            gpufeed_file_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_page_info pi[8]; int64_t n = 0;
             desc_init(&d, s.out.p, s.out.n); mem_reset(s.out.n);
             if (gpufeed_file_open(&f, &d, &e) == GPUFEED_OK) {
                 CHECK(gpufeed_chunk_pages(f, 0, 0, pi, 8, &n, &e) == GPUFEED_OK && n == 6);
@@ -1779,11 +1779,11 @@ static void test_traps(void)
         s.ch[0].codec = PQW_SNAPPY;
         s_build(&s);
         {
-            gpufeed_open_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch bt;
+            gpufeed_file_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch bt;
             int ok = 0, i;
             desc_init(&d, s.out.p, s.out.n); mem_reset(s.out.n);
             if (gpufeed_file_open(&f, &d, &e) == GPUFEED_OK) {
-                if (gpufeed_column_open(f, 0, 0, NULL, &c, &e) == GPUFEED_OK) {
+                if (gpufeed_column_open(&c, f, 0, 0, NULL, &e) == GPUFEED_OK) {
                     if (gpufeed_column_read(c, &bt) == GPUFEED_OK && bt.num_rows == 10 && bt.null_count == 3) ok = 1;
                     else fprintf(stderr, "  page 0: %s\n", gpufeed_column_error(c));
                     if (gpufeed_column_read(c, &bt) == GPUFEED_OK && bt.num_rows == 10 && bt.null_count == 10 && bt.valid) {
@@ -1846,7 +1846,7 @@ static void test_traps(void)
         pqw_simple(&f, sch, &rg, &ch, "flag", PQW_BOOLEAN, PQW_REQUIRED, pg, 1);
         pqw_build(&f, &out);
         {
-            gpufeed_open_desc d; gpufeed_file *fp; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch bt;
+            gpufeed_file_desc d; gpufeed_file *fp; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch bt;
             gpufeed_column_desc cd;
             int ok = 0, pass;
             for (pass = 0; pass < 2; pass++) {
@@ -1860,7 +1860,7 @@ static void test_traps(void)
                 ok = 0;
                 memset(&cd, 0, sizeof cd); cd.max_rows = 7;
                 if (gpufeed_file_open(&fp, &d, &e) == GPUFEED_OK) {
-                    if (gpufeed_column_open(fp, 0, 0, &cd, &c, &e) == GPUFEED_OK) {
+                    if (gpufeed_column_open(&c, fp, 0, 0, &cd, &e) == GPUFEED_OK) {
                         gpufeed_result r;
                         ok = 1;
                         while ((r = gpufeed_column_read(c, &bt)) == GPUFEED_OK) {
@@ -1963,7 +1963,7 @@ static int v_read(void *ctx, uint64_t off, void *buf, size_t len)
 static gpufeed_result run_virtual(vsrc *v, size_t mem_limit, outcome *o)
 {
     gpufeed_source src;
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     memset(&src, 0, sizeof src); src.read_at = v_read; src.ctx = v; src.size = v->size;
     desc_init(&d, NULL, 0); d.data = NULL; d.source = &src;
     memset(&g_mem, 0, sizeof g_mem); g_mem.limit = mem_limit;
@@ -2019,7 +2019,7 @@ static void test_virtual_sources(void)
 static void test_errors_sticky(void)
 {
     sfile s;
-    gpufeed_open_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch b;
+    gpufeed_file_desc d; gpufeed_file *f; gpufeed_error e; gpufeed_column *c; gpufeed_column_batch b;
     gpufeed_column_desc cd;
     s_init(&s, 3, PQW_REQUIRED);
     s.pages[1].crc = pqw_set(1);
@@ -2027,7 +2027,7 @@ static void test_errors_sticky(void)
     desc_init(&d, s.out.p, s.out.n); d.flags = GPUFEED_OPEN_VERIFY_CRC; mem_reset(s.out.n);
     memset(&cd, 0, sizeof cd);
     if (gpufeed_file_open(&f, &d, &e) == GPUFEED_OK) {
-        if (gpufeed_column_open(f, 0, 0, &cd, &c, &e) == GPUFEED_OK) {
+        if (gpufeed_column_open(&c, f, 0, 0, &cd, &e) == GPUFEED_OK) {
             gpufeed_result r1, r2, r3;
             CHECK(gpufeed_column_read(c, &b) == GPUFEED_OK && b.num_rows == 10);
             r1 = gpufeed_column_read(c, &b);
@@ -2051,7 +2051,7 @@ static void test_errors_sticky(void)
 
 static int read_bytes_column(const pqw_buf *file, const char *want0, const char *want1)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f = NULL;
     gpufeed_column *c = NULL;
     gpufeed_column_batch b;
@@ -2059,7 +2059,7 @@ static int read_bytes_column(const pqw_buf *file, const char *want0, const char 
     int ok = 0;
     memset(&d, 0, sizeof d);
     d.data = file->p; d.data_size = file->n; d.name = "delta.parquet";
-    if (gpufeed_file_open(&f, &d, &err) || gpufeed_column_open(f, 0, 0, NULL, &c, &err)) { fprintf(stderr, "  %s\n", err.message); goto out; }
+    if (gpufeed_file_open(&f, &d, &err) || gpufeed_column_open(&c, f, 0, 0, NULL, &err)) { fprintf(stderr, "  %s\n", err.message); goto out; }
     if (gpufeed_column_read(c, &b) == GPUFEED_OK && b.num_rows == 2) {
         const gpufeed_bytes *v = (const gpufeed_bytes *)b.values;
         ok = v[0].len == strlen(want0) && memcmp(v[0].ptr, want0, v[0].len) == 0 &&
@@ -2136,7 +2136,7 @@ static void n_free(nfile *s)
 /* reads column 0 (max_rows per read) and checks rows, levels and values */
 static int n_reads(const pqw_buf *file, int64_t rows, int64_t levels, int64_t values, int64_t max_rows)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f = NULL;
     gpufeed_error err;
     gpufeed_column *c = NULL;
@@ -2149,7 +2149,7 @@ static int n_reads(const pqw_buf *file, int64_t rows, int64_t levels, int64_t va
     mem_reset(file->n);
     if (gpufeed_file_open(&f, &d, &err)) { fprintf(stderr, "  open: %s\n", err.message); return 0; }
     memset(&cd, 0, sizeof cd); cd.max_rows = max_rows;
-    if (gpufeed_column_open(f, 0, 0, &cd, &c, &err)) { fprintf(stderr, "  column open: %s\n", err.message); gpufeed_file_close(f); return 0; }
+    if (gpufeed_column_open(&c, f, 0, 0, &cd, &err)) { fprintf(stderr, "  column open: %s\n", err.message); gpufeed_file_close(f); return 0; }
     while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) {
         int64_t rs = 0;
         if (b.first_row != nr || !b.rep_levels || !b.def_levels || b.valid || b.num_levels < b.num_rows || b.rep_levels[0] != 0) ok = 0;
@@ -2416,7 +2416,7 @@ static void test_footer_binary_one_past_end(void)
         /* the value's true length, the structs closed: a valid footer */
         claim_footer(&s, &foot, kind, 0, 1);
         {
-            gpufeed_open_desc d;
+            gpufeed_file_desc d;
             gpufeed_file *f = NULL;
             gpufeed_error e;
             exact = (uint8_t *)malloc(s.out.n);
@@ -2460,7 +2460,7 @@ static void test_footer_length_overlaps_magic(void)
     pqw_build(&f, &b);
     CHECK(f.footer_at == 4 && (size_t)f.footer_size == b.n - 12);
     {   /* length size - 12: the footer right after the head magic */
-        gpufeed_open_desc d;
+        gpufeed_file_desc d;
         gpufeed_file *fp = NULL;
         gpufeed_error e;
         desc_init(&d, b.p, b.n);

@@ -56,7 +56,7 @@ static int64_t read_sequence(gpufeed_file *f, int64_t expect_rows, const char *w
     memset(&cd, 0, sizeof cd);
     cd.max_rows = 1000;
     cd.flags = GPUFEED_OPEN_VERIFY_CRC;
-    r = gpufeed_column_open(f, 0, 0, &cd, &c, &err);
+    r = gpufeed_column_open(&c, f, 0, 0, &cd, &err);
     CHECK_MSG(r == GPUFEED_OK, "%s: %s", what, err.message);
     if (r) return -1;
     while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) {
@@ -78,7 +78,7 @@ static void test_more_than_32767_pages(void)
     pqw_page *pg;
     const int npages = 40000;
     int64_t rows = build_many_pages(&file, npages, 1, &pg, &bodies), count = -1;
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_file *f = NULL;
     gpufeed_error err;
     memset(&d, 0, sizeof d);
@@ -106,7 +106,7 @@ static void test_more_than_32767_pages(void)
         d.data = file.p; d.data_size = file.n; d.name = "many_pages";
         CHECK(gpufeed_file_open(&f, &d, &err) == GPUFEED_OK);
         memset(&cd, 0, sizeof cd); cd.flags = GPUFEED_OPEN_VERIFY_CRC;
-        CHECK(gpufeed_column_open(f, 0, 0, &cd, &c, &err) == GPUFEED_OK);
+        CHECK(gpufeed_column_open(&c, f, 0, 0, &cd, &err) == GPUFEED_OK);
         while ((r = gpufeed_column_read(c, &b)) == GPUFEED_OK) {}
         CHECK(r == GPUFEED_ERR_CHECKSUM);
         CHECK_HAS(gpufeed_column_error(c), "page 39998");
@@ -173,7 +173,7 @@ static void test_offsets_beyond_4gb(void)
         int64_t rows = 0, count = 0;
         shifted sh;
         gpufeed_source src;
-        gpufeed_open_desc d;
+        gpufeed_file_desc d;
         gpufeed_file *f = NULL;
         gpufeed_error err;
         gpufeed_page_info pi[4];

@@ -126,7 +126,7 @@ static int build_cache(gpufeed_dataset *ds, const char *dir, gpufeed_cache_info 
     memset(&cd, 0, sizeof cd);
     cd.dir = dir;
     if (gpufeed_cache_build(ds, &cd, 2, NULL, NULL, &err)) { fprintf(stderr, "  build: %s\n", err.message); return -1; }
-    if (info && gpufeed_cache_info_get(ds, &cd, info, &err)) return -1;
+    if (info && gpufeed_cache_get_info(ds, &cd, info, &err)) return -1;
     return 0;
 }
 
@@ -312,7 +312,7 @@ static void test_build_waits(void)
     if (!ds) { CHECK(0); return; }
     subdir(dir, sizeof dir, "wait");
     memset(&cd, 0, sizeof cd); cd.dir = dir;
-    CHECK(gpufeed_cache_info_get(ds, &cd, &info, &err) == GPUFEED_OK);
+    CHECK(gpufeed_cache_get_info(ds, &cd, &info, &err) == GPUFEED_OK);
     snprintf(tmp, sizeof tmp, "%s.tmp", info.path);
     fd = open(tmp, O_RDWR | O_CREAT, 0666);
     CHECK(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0);
@@ -356,7 +356,7 @@ static void test_dir_budget(void)
     subdir(dir, sizeof dir, "budget");
     memset(&cd, 0, sizeof cd); cd.dir = dir;
     CHECK(build_cache(a, dir, &ia) == 0);
-    CHECK(gpufeed_cache_info_get(b, &cd, &ib, &err) == GPUFEED_OK);
+    CHECK(gpufeed_cache_get_info(b, &cd, &ib, &err) == GPUFEED_OK);
     /* room for one of them (b's is the larger, f64), not both */
     memset(&lb, 0, sizeof lb); lb.needle = "dir_max_bytes";
     cd.dir_max_bytes = ia.bytes * 5 / 2; cd.log = log_fn; cd.log_user = &lb;

@@ -940,7 +940,7 @@ static void test_parquet_pages(void)
     pqw_chunk ch;
     pqw_file f;
     pqw_page pg[2];
-    gpufeed_open_desc od;
+    gpufeed_file_desc od;
     gpufeed_file *file = NULL;
     gpufeed_column *col = NULL;
     gpufeed_column_batch b;
@@ -964,7 +964,7 @@ static void test_parquet_pages(void)
     r = gpufeed_file_open(&file, &od, &err);
     CHECK_MSG(r == GPUFEED_OK, "open: %s", err.message);
     if (r == GPUFEED_OK) {
-        r = gpufeed_column_open(file, 0, 0, NULL, &col, &err);
+        r = gpufeed_column_open(&col, file, 0, 0, NULL, &err);
         CHECK_MSG(r == GPUFEED_OK, "column: %s", err.message);
         if (r == GPUFEED_OK) {
             while ((r = gpufeed_column_read(col, &b)) == GPUFEED_OK)
@@ -986,7 +986,7 @@ static void test_parquet_pages(void)
     r = gpufeed_file_open(&file, &od, &err);
     CHECK(r == GPUFEED_OK);
     if (r == GPUFEED_OK) {
-        if (gpufeed_column_open(file, 0, 0, NULL, &col, &err) == GPUFEED_OK) {
+        if (gpufeed_column_open(&col, file, 0, 0, NULL, &err) == GPUFEED_OK) {
             while ((r = gpufeed_column_read(col, &b)) == GPUFEED_OK) {}
             CHECK_MSG(r == GPUFEED_ERR_CODEC, "read gave %d: %s", (int)r, gpufeed_column_error(col));
             CHECK_HAS(gpufeed_column_error(col), "truncated");

@@ -211,7 +211,7 @@ static int mirror_batch(cudaStream_t st, const pipe_t *p, const gpufeed_device_b
 static gpufeed_uploader *open_uploader(pipe_t *p, int32_t device, int32_t slots, uint64_t max_pinned)
 {
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_error err;
     memset(&d, 0, sizeof d);
     d.device = device; d.slots = slots; d.max_pinned_bytes = max_pinned;
@@ -537,7 +537,7 @@ static void test_fail_device_alloc(void)
 {
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_error err;
     snap s;
     snap_take(&s);
@@ -622,7 +622,7 @@ static void test_no_device(void)
 {
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_device_batch b;
     gpufeed_error err;
     snap s;

@@ -1,4 +1,4 @@
-/* DLPack export (>>trainer) on host batches (the uploader's host fallback;
+/* DLPack export (>>dlpack) on host batches (the uploader's host fallback;
    tests/test_gpu.cu covers device batches on a GPU): the struct layouts
    match dlpack.h's, tensors describe exactly the batch bytes (whole matrix,
    strided feature views, per-feature arrays, masks), a slot stays held
@@ -29,7 +29,7 @@ static int rig_open(rig *r, int mixed, int layout, int slots)
     gpufeed_feature ft[3];
     gpufeed_dataset_desc dd;
     gpufeed_loader_desc ld;
-    gpufeed_device_desc dv;
+    gpufeed_uploader_desc dv;
     gpufeed_error err;
     memset(r, 0, sizeof *r);
     memset(ft, 0, sizeof ft);

@@ -141,7 +141,7 @@ static std::vector<uint64_t> reference(int layout, uint64_t seed, int64_t epochs
 static gpufeed_uploader *open_uploader(pipe_t *p, int32_t device, int32_t slots)
 {
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_error err;
     memset(&d, 0, sizeof d);
     d.device = device; d.slots = slots; d.host_fallback = 0;
@@ -239,7 +239,7 @@ static void test_a_resident_equals_host(void)
     std::vector<uint64_t> ref = reference(GPUFEED_LAYOUT_ROW_MAJOR, 2024, epochs, B);
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_device_batch b;
     gpufeed_error err;
     gpufeed_result r;

@@ -1,4 +1,4 @@
-/* Tests of the deterministic parallel loader (>>queues): the batch stream is
+/* Tests of the deterministic parallel loader (>>loader): the batch stream is
    a pure function of (dataset, features, batch_rows, seed, shuffle options,
    epoch, rank, world); workers, ring depth and timing never change it.
 
@@ -1200,7 +1200,7 @@ static int write_corrupt(int64_t *bad_row)
     uint8_t *buf;
     long n;
     gpufeed_file *pf;
-    gpufeed_open_desc od;
+    gpufeed_file_desc od;
     gpufeed_error err;
     gpufeed_page_info pages[64];
     int64_t np = 0, at = -1, i;

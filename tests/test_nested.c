@@ -302,7 +302,7 @@ static void test_reader_batches(void)
     snprintf(path, sizeof path, "%s/batches.parquet", g_dir);
     CHECK(write_file(path, &c.out));
     for (mr = 1; mr <= 6; mr++) {
-        gpufeed_open_desc od;
+        gpufeed_file_desc od;
         gpufeed_file *f = NULL;
         gpufeed_column *col = NULL;
         gpufeed_column_desc cd;
@@ -311,7 +311,7 @@ static void test_reader_batches(void)
         int64_t rows = 0, lev = 0, nv = 0, i;
         memset(&od, 0, sizeof od); od.path = path;
         memset(&cd, 0, sizeof cd); cd.max_rows = mr;
-        if (gpufeed_file_open(&f, &od, &err) || gpufeed_column_open(f, 0, 0, &cd, &col, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_file_close(f); break; }
+        if (gpufeed_file_open(&f, &od, &err) || gpufeed_column_open(&col, f, 0, 0, &cd, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_file_close(f); break; }
         ok = 1;
         while (gpufeed_column_read(col, &b) == GPUFEED_OK) {
             if (b.first_row != rows || b.num_rows > mr || b.rep_levels[0] != 0) ok = 0;
@@ -594,7 +594,7 @@ static void test_dense_seek(void)
         if (r) { craft_free(&c); continue; }
         gpufeed_dataset_get_info(ds, &info);
         CHECK_MSG(info.num_units == 2, "%lld units", (long long)info.num_units);
-        CHECK(gpufeed_scratch_create(ds, &sc) == GPUFEED_OK);
+        CHECK(gpufeed_scratch_open(&sc, ds, NULL) == GPUFEED_OK);
         r = gpufeed_dataset_decode_unit(ds, sc, 1, data, NULL, NULL, &n);
         if (aligned) {
             static const float want[] = { 3, -1, -1, -1,   4, 6, -1, 7,   5, 9, 10, 11 };
@@ -606,7 +606,7 @@ static void test_dense_seek(void)
             CHECK_HAS(gpufeed_scratch_error(sc), "page 1");
             CHECK_HAS(gpufeed_scratch_error(sc), "repetition level 1 where a row must start (the first entry of a page found through the page index)");
         }
-        gpufeed_scratch_destroy(sc);
+        gpufeed_scratch_close(sc);
         gpufeed_dataset_close(ds);
         craft_free(&c);
     }

@@ -1,4 +1,4 @@
-/* Remote-source hooks of the dataset layer (>>source, >>dense, >>cache),
+/* Remote-source hooks of the dataset layer (>>source, >>dataset, >>unit, >>cache),
    without a network: gpufeed_dataset_desc.open_source hands out in-memory
    sources with a will_read hook, standing in for HTTP/S3 objects.
    Checks: the same batches as the local file; every read a unit makes
@@ -250,7 +250,7 @@ static void test_open_source_misuse(void)
    failure, argument errors included */
 static void test_file_open_closes_source(void)
 {
-    gpufeed_open_desc od;
+    gpufeed_file_desc od;
     gpufeed_source src;
     gpufeed_file *f = NULL;
     gpufeed_error err;

@@ -52,7 +52,7 @@ static int check_plan(int world, int rank, int even, int window, uint64_t seed, 
     masks = (uint8_t *)malloc((size_t)total + 1);
     tmp = (uint8_t *)malloc((size_t)ld.batch_rows * (size_t)ds->row_bytes);
     tmask = (uint8_t *)malloc((size_t)ld.batch_rows);
-    if (!rows || !masks || !tmp || !tmask || gpufeed_scratch_create(ds, &sc)) { bad++; goto done; }
+    if (!rows || !masks || !tmp || !tmask || gpufeed_scratch_open(&sc, ds, NULL)) { bad++; goto done; }
     for (u = 0; u < l->U; u++) { /* decode needs room for the unit's planned rows, then copy the kept ones */
         int64_t n = 0, cap = ds->units[u].u.num_rows;
         uint8_t *valid[3], *ud = (uint8_t *)malloc((size_t)(cap + 1) * (size_t)ds->row_bytes), *um = (uint8_t *)malloc((size_t)cap + 1);
@@ -86,7 +86,7 @@ done:
     if (bad) fprintf(stderr, "  world %d rank %d even %d window %d seed %llu where %d: %d of %lld batches differ\n",
                      world, rank, even, window, (unsigned long long)seed, with_where, bad, (long long)nb);
     free(rows); free(masks); free(tmp); free(tmask);
-    gpufeed_scratch_destroy(sc);
+    gpufeed_scratch_close(sc);
     gpufeed_loader_close(il);
     gpufeed_loader_close(l);
     gpufeed_dataset_close(ds);

@@ -253,7 +253,7 @@ static int check_proof_file(const pqw_buf *file, int64_t max_rows)
 {
     gpufeed_file *f = NULL;
     gpufeed_error err;
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     const gpufeed_metadata *md;
     int bad = 0, g, c;
     memset(&d, 0, sizeof d);
@@ -277,7 +277,7 @@ static int check_proof_file(const pqw_buf *file, int64_t max_rows)
             size_t esz = gf__elem_size((gpufeed_physical_type)proof_cols[c].type);
             memset(&cd, 0, sizeof cd);
             cd.max_rows = max_rows;
-            if (gpufeed_column_open(f, g, c, &cd, &col, &err) != GPUFEED_OK) {
+            if (gpufeed_column_open(&col, f, g, c, &cd, &err) != GPUFEED_OK) {
                 fprintf(stderr, "  column_open %d/%d: %s\n", g, c, err.message);
                 bad++;
                 continue;
@@ -315,7 +315,7 @@ static void test_writer_roundtrip(void)
     CHECK(check_proof_file(&out, 7) == 0);   /* batches that end mid-page */
     CHECK(check_proof_file(&out, 1) == 0);
     {   /* a few metadata facts */
-        gpufeed_file *f; gpufeed_error err; gpufeed_open_desc d;
+        gpufeed_file *f; gpufeed_error err; gpufeed_file_desc d;
         memset(&d, 0, sizeof d); d.data = out.p; d.data_size = out.n;
         if (gpufeed_file_open(&f, &d, &err) == GPUFEED_OK) {
             const gpufeed_metadata *md = gpufeed_file_metadata(f);
@@ -908,7 +908,7 @@ static void test_tc_mismatched_optional(void)
     build_proof(pf, &out, tweak_mismatch);
     CHECK(check_proof_file(&out, 0) == 0);
     {
-        gpufeed_file *f; gpufeed_error err; gpufeed_open_desc d;
+        gpufeed_file *f; gpufeed_error err; gpufeed_file_desc d;
         memset(&d, 0, sizeof d); d.data = out.p; d.data_size = out.n;
         if (gpufeed_file_open(&f, &d, &err) == GPUFEED_OK) {
             const gpufeed_metadata *md = gpufeed_file_metadata(f);
@@ -933,7 +933,7 @@ static void test_tc_unknown_fields(void)
     build_proof(pf, &out, tweak_unknown);
     CHECK(check_proof_file(&out, 0) == 0);
     {
-        gpufeed_file *f; gpufeed_error err; gpufeed_open_desc d;
+        gpufeed_file *f; gpufeed_error err; gpufeed_file_desc d;
         memset(&d, 0, sizeof d); d.data = out.p; d.data_size = out.n;
         if (gpufeed_file_open(&f, &d, &err) == GPUFEED_OK) {
             const gpufeed_metadata *md = gpufeed_file_metadata(f);

@@ -295,7 +295,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, %.2f s\n", (long long)p->done, (long long)p->total,
                     (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el);
         if (gpufeed_cache_verify(ds, &cd, &bad, &err)) { fprintf(stderr, "gpufeed-cache: built, but verify failed: %s\n", err.message); rc = 1; goto done; }
-        gpufeed_cache_info_get(ds, &cd, &info, &err);
+        gpufeed_cache_get_info(ds, &cd, &info, &err);
         printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified\n", info.path, (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows, gf_cli_now() - p->pg.t0);
     } else if (!strcmp(cmd, "verify")) {
         int64_t bad = 0;
@@ -304,7 +304,7 @@ int main(int argc, char **argv)
         printf("ok: every unit matches its checksum\n");
     } else if (!strcmp(cmd, "info")) {
         gpufeed_cache_info info;
-        if (gpufeed_cache_info_get(ds, &cd, &info, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+        if (gpufeed_cache_get_info(ds, &cd, &info, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
         printf("path:   %s\nkey:    %s\nexists: %s\nvalid:  %s%s%s%s\nbytes:  %llu\nunits:  %lld\nrows:   %lld\n", info.path, info.key,
                info.exists ? "yes" : "no", info.valid ? "yes" : "no", info.valid ? "" : " (", info.valid ? "" : info.reason, info.valid ? "" : ")",
                (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows);

@@ -694,7 +694,7 @@ static int cat_row_group(FILE *o, gpufeed_file *f, const char *path, int32_t rg,
     memset(&line, 0, sizeof line);
     memset(&cell, 0, sizeof cell);
     for (i = 0; i < ncols; i++) {
-        if (gpufeed_column_open(f, rg, cols[i].col, NULL, &cols[i].rd, &err)) {
+        if (gpufeed_column_open(&cols[i].rd, f, rg, cols[i].col, NULL, &err)) {
             fprintf(stderr, "gpufeed-cat: %s\n", err.message);
             return 1;
         }
@@ -736,7 +736,7 @@ static int cat_row_group(FILE *o, gpufeed_file *f, const char *path, int32_t rg,
    stderr. */
 static int cat_file(FILE *o, const char *path, const cat_opts *op, cat_run *run)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_error err;
     gpufeed_file *f;
     const gpufeed_metadata *md;

@@ -343,13 +343,13 @@ int main(int argc, char **argv)
             /* open the first matched file through a tiny dataset to expand dirs/globs */
             probe.features = &one; probe.num_features = 0;
             if (gpufeed_dataset_open(&pd, &probe, &err) == GPUFEED_OK) {
-                gpufeed_open_desc od;
+                gpufeed_file_desc od;
                 memset(&od, 0, sizeof od);
                 od.path = gpufeed_dataset_file_path(pd, 0);
                 gpufeed_file_open(&first, &od, NULL);
                 gpufeed_dataset_close(pd);
             } else {
-                gpufeed_open_desc od;
+                gpufeed_file_desc od;
                 memset(&od, 0, sizeof od);
                 od.path = files[0];
                 gpufeed_file_open(&first, &od, NULL);

@@ -423,7 +423,7 @@ static void path_list_add(void *user, const char *file)
 
 static gpufeed_file *open_file(const char *path)
 {
-    gpufeed_open_desc d;
+    gpufeed_file_desc d;
     gpufeed_error err;
     gpufeed_file *f;
     memset(&d, 0, sizeof d);

@@ -133,7 +133,7 @@ class _LoaderDesc(ctypes.Structure):
                 ("cache", ctypes.POINTER(_CacheDesc)), ("global_batch_rows", ctypes.c_int64), ("partitions", ctypes.c_int32)]
 
 
-class _DeviceDesc(ctypes.Structure):
+class _UploaderDesc(ctypes.Structure):
     _fields_ = [("device", ctypes.c_int32), ("slots", ctypes.c_int32), ("max_pinned_bytes", ctypes.c_uint64),
                 ("host_fallback", ctypes.c_int32), ("resident_bytes", ctypes.c_uint64)]
 
@@ -246,7 +246,7 @@ def load(cuda=False):
         lib.gpufeed_sizeof.argtypes = [ctypes.c_char_p]
         for name, st in (("gpufeed_feature", _Feature), ("gpufeed_dataset_desc", _DatasetDesc),
                          ("gpufeed_loader_desc", _LoaderDesc), ("gpufeed_cache_desc", _CacheDesc),
-                         ("gpufeed_device_desc", _DeviceDesc), ("gpufeed_batch", _Batch),
+                         ("gpufeed_uploader_desc", _UploaderDesc), ("gpufeed_batch", _Batch),
                          ("gpufeed_device_batch", _DeviceBatch), ("gpufeed_error", _Error)):
             want = lib.gpufeed_sizeof(name.encode())
             if want != ctypes.sizeof(st):
@@ -260,7 +260,7 @@ def load(cuda=False):
             "gpufeed_loader_close": (None, [ctypes.c_void_p]),
             "gpufeed_loader_error": (ctypes.c_char_p, [ctypes.c_void_p]),
             "gpufeed_loader_epoch_batches": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_int64]),
-            "gpufeed_uploader_open": (ctypes.c_int, [P(ctypes.c_void_p), ctypes.c_void_p, P(_DeviceDesc), P(_Error)]),
+            "gpufeed_uploader_open": (ctypes.c_int, [P(ctypes.c_void_p), ctypes.c_void_p, P(_UploaderDesc), P(_Error)]),
             "gpufeed_uploader_next": (ctypes.c_int, [ctypes.c_void_p, P(_DeviceBatch)]),
             "gpufeed_uploader_release": (ctypes.c_int, [ctypes.c_void_p, P(_DeviceBatch), ctypes.c_void_p]),
             "gpufeed_uploader_error": (ctypes.c_char_p, [ctypes.c_void_p]),
@@ -633,7 +633,7 @@ class Loader:
             self.close()
             raise GpufeedError(err.message.decode(errors="replace"))
         self._l = lo
-        dv = _DeviceDesc()
+        dv = _UploaderDesc()
         dv.device = self.device if self.device is not None else 0
         dv.slots = slots
         dv.host_fallback = 1 if self.device is None else 0

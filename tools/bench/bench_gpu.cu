@@ -3,7 +3,7 @@
 
    Build (from the repository root; no GPU needed to build):
        nvcc -O2 -arch=sm_90 -I. tools/bench/bench_gpu.cu -o build/bench_gpu -lpthread
-   add -DHAVE_RESIDENT when gpufeed.h has gpufeed_device_desc.resident_bytes
+   add -DHAVE_RESIDENT when gpufeed.h has gpufeed_uploader_desc.resident_bytes
    (tools/bench/bench_gpu.py does: `grep -q resident_bytes gpufeed.h`).
    Usually run through `python3 tools/bench/bench_gpu.py`, which also writes the
    dataset and runs the PyTorch DataLoader reference on the same file.
@@ -39,7 +39,7 @@
         cache     the same with the tensor cache in --cache DIR, built by a
                   warm-up epoch before the timed run (loader with desc.cache,
                   drained on the host)
-        resident  the same with gpufeed_device_desc.resident_bytes = half the
+        resident  the same with gpufeed_uploader_desc.resident_bytes = half the
                   free device memory (only with -DHAVE_RESIDENT)
       figures over the measured epochs:
         steps/s, samples/s over the event window (start of the first
@@ -425,7 +425,7 @@ static int build_cache(ctx *c, const gpufeed_cache_desc *cd)
     double t0 = now_s();
     mkdir(cd->dir, 0777);
     memset(&ci, 0, sizeof ci);
-    if (gpufeed_cache_info_get(c->ds, cd, &ci, &err) == GPUFEED_OK && ci.exists && ci.valid) {
+    if (gpufeed_cache_get_info(c->ds, cd, &ci, &err) == GPUFEED_OK && ci.exists && ci.valid) {
         printf("cache: %s already built (%llu bytes)\n", ci.path, (unsigned long long)ci.bytes);
         return 0;
     }
@@ -436,10 +436,10 @@ static int build_cache(ctx *c, const gpufeed_cache_desc *cd)
     if (r != GPUFEED_DONE) { fprintf(stderr, "bench_gpu: cache warm-up: %s\n", gpufeed_loader_error(l)); gpufeed_loader_close(l); return -1; }
     gpufeed_loader_close(l);
     memset(&ci, 0, sizeof ci);
-    if (gpufeed_cache_info_get(c->ds, cd, &ci, &err) != GPUFEED_OK || !ci.exists || !ci.valid) {
+    if (gpufeed_cache_get_info(c->ds, cd, &ci, &err) != GPUFEED_OK || !ci.exists || !ci.valid) {
         printf("cache: not valid after the warm-up epoch (%s): gpufeed_cache_build\n", ci.reason[0] ? ci.reason : err.message);
         if (gpufeed_cache_build(c->ds, cd, c->o->workers, NULL, NULL, &err)) { fprintf(stderr, "bench_gpu: cache build: %s\n", err.message); return -1; }
-        gpufeed_cache_info_get(c->ds, cd, &ci, &err);
+        gpufeed_cache_get_info(c->ds, cd, &ci, &err);
     }
     printf("cache: %s built in %.2f s (warm-up epoch, %d workers), %llu bytes\n", ci.path, now_s() - t0, c->o->workers,
            (unsigned long long)ci.bytes);
@@ -455,7 +455,7 @@ static int run_config(ctx *c, const char *name, double step_ms, double step_meas
     gpufeed_loader *l;
     gpufeed_uploader *u;
     gpufeed_loader_desc ld;
-    gpufeed_device_desc dd;
+    gpufeed_uploader_desc dd;
     gpufeed_device_batch b;
     gpufeed_error err;
     gpufeed_result r;
@@ -652,7 +652,7 @@ int main(int argc, char **argv)
     }
     CK(cudaFree(dbuf));
     if (o.do_resident && !have_resident)
-        printf("device-resident: skipped (built without -DHAVE_RESIDENT: gpufeed.h has no gpufeed_device_desc.resident_bytes)\n");
+        printf("device-resident: skipped (built without -DHAVE_RESIDENT: gpufeed.h has no gpufeed_uploader_desc.resident_bytes)\n");
 
     memset(&cd, 0, sizeof cd);
     cd.dir = o.cache_dir;

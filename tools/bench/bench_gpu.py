@@ -16,7 +16,7 @@ cupy: no venv needed. Steps:
      (8 float32, 8 float64, 8 int32, 8 int64; every 4th column 1% nulls),
      SNAPPY, row groups of 262,144 rows, pyarrow defaults otherwise;
   2. builds build/bench_gpu with nvcc (-arch=sm_90, or $GPU_ARCH), adding
-     -DHAVE_RESIDENT when gpufeed.h has gpufeed_device_desc.resident_bytes;
+     -DHAVE_RESIDENT when gpufeed.h has gpufeed_uploader_desc.resident_bytes;
   3. runs it: the pinned H2D ceiling for one batch and the copy-engine count,
      then gpufeed decode / cache / device-resident at each step time
      (see the top of tools/bench/bench_gpu.cu for every figure's definition);

@@ -1,13 +1,13 @@
-/* test_upload_host.c -- the uploader's host path (no GPU needed).
+/* test_uploader_host.c -- the uploader's host path (no GPU needed).
 
    Build and run from the repository root:
-       cc -O2 -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_NO_CUDA -I. tests/test_upload_host.c -o build/test_upload_host -lpthread -lm
-       build/test_upload_host [PARQUET]      (default examples/data/flights.parquet)
+       cc -O2 -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o build/test_uploader_host -lpthread -lm
+       build/test_uploader_host [PARQUET]      (default examples/data/flights.parquet)
    Also with CUDA compiled in (on a machine without a usable device the
    uploader falls back the same way; with a device the checks that need
    "no device" are skipped):
-       cc -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_CUDA -I. -I$CUDA/include tests/test_upload_host.c \
-          -o build/test_upload_host_cuda -L$CUDA/lib64 -lcudart -lpthread -lm
+       cc -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_CUDA -I. -I$CUDA/include tests/test_uploader_host.c \
+          -o build/test_uploader_host_cuda -L$CUDA/lib64 -lcudart -lpthread -lm
 
    Checks: with host_fallback = 1 the uploader's batches (host content) hash
    equal to a plain loader's stream for the same seed (both layouts,
@@ -87,9 +87,9 @@ static int64_t reference_hashes(int layout, uint64_t seed, int64_t epochs, uint6
     return n;
 }
 
-static gpufeed_device_desc fallback_desc(int32_t slots)
+static gpufeed_uploader_desc fallback_desc(int32_t slots)
 {
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     memset(&d, 0, sizeof d);
     d.slots = slots; d.host_fallback = 1;
     return d;
@@ -103,7 +103,7 @@ static void check_stream(int layout)
     int64_t nref, rows_ref, n = 0, rows = 0;
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d = fallback_desc(3);
+    gpufeed_uploader_desc d = fallback_desc(3);
     gpufeed_device_batch b;
     gpufeed_error err;
     gpufeed_result r;
@@ -151,7 +151,7 @@ static void test_held_batches_intact_and_loader_restored(void)
     int64_t nref, rows_ref, n = 0;
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d = fallback_desc(4);
+    gpufeed_uploader_desc d = fallback_desc(4);
     gpufeed_device_batch b[4];
     uint64_t h[4];
     gpufeed_batch lb;
@@ -194,7 +194,7 @@ static void test_no_fallback_is_no_device(void)
 {
     pipe_t p;
     gpufeed_uploader *u = (gpufeed_uploader *)&p; /* must be reset to NULL */
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_error err;
     gpufeed_result r;
     char why[256];
@@ -223,7 +223,7 @@ static void test_more_than_slots_held(void)
 {
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d = fallback_desc(2);
+    gpufeed_uploader_desc d = fallback_desc(2);
     gpufeed_device_batch b[3];
     gpufeed_error err;
     gpufeed_result r;
@@ -252,7 +252,7 @@ static void test_bad_release(void)
 {
     pipe_t p;
     gpufeed_uploader *u = NULL;
-    gpufeed_device_desc d = fallback_desc(3);
+    gpufeed_uploader_desc d = fallback_desc(3);
     gpufeed_device_batch b, bad;
     gpufeed_error err;
     gpufeed_result r;
@@ -287,7 +287,7 @@ static void test_slot_counts(void)
     static const int32_t good[] = { 0, 2, 3, 16 };
     pipe_t p;
     gpufeed_uploader *u;
-    gpufeed_device_desc d;
+    gpufeed_uploader_desc d;
     gpufeed_error err;
     gpufeed_result r;
     size_t i;
@@ -326,7 +326,7 @@ int main(int argc, char **argv)
     FILE *f;
     if (argc > 1) g_path = argv[1];
     f = fopen(g_path, "rb");
-    if (!f) { fprintf(stderr, "test_upload_host: cannot open %s (run from the repository root)\n", g_path); return 2; }
+    if (!f) { fprintf(stderr, "test_uploader_host: cannot open %s (run from the repository root)\n", g_path); return 2; }
     fclose(f);
     g_cuda = gpufeed_cuda_available(0, g_why, sizeof g_why);
     printf("CUDA: %s\n", g_cuda ? "a device is usable (fallback-only checks are skipped)" : g_why);
