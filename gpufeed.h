@@ -13438,8 +13438,8 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
         } else if (rd >= dpart && rd >= asmb) {
             st->bottleneck = GPUFEED_STAGE_READ;
             gf__fmt(st->verdict, sizeof st->verdict,
-                    "reading is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it reading the source: local or mapped files "
-                    "(GPUFEED_OPEN_MMAP), a will_read source, or the tensor cache",
+                    "reading is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it reading the source: local files, "
+                    "mapped (without GPUFEED_OPEN_PREAD), a will_read source, or the tensor cache",
                     100 * wf, 100 * busy, 100 * rd / (dec + asmb));
         } else if (dpart >= asmb) {
             st->bottleneck = GPUFEED_STAGE_DECODE;

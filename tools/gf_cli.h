@@ -695,7 +695,7 @@ GF_CLI_FN void gf_cli_translate(const gf_cli *c, const char *msg, char *out, siz
         { "hash_buckets applies to byte columns only", "hash=N applies to byte columns only" },
         { "set the feature's width", "give the feature a width (--feature COLUMN:DTYPE:width=W)" },
         { "raise ring_depth and set prefill", "raise --ring-depth and give --prefill" },
-        { "local or mapped files (GPUFEED_OPEN_MMAP)", "local mapped files (leave out --pread)" },
+        { "mapped (without GPUFEED_OPEN_PREAD)", "mapped (leave out --pread)" },
         { "(gpufeed_cache_build, gpufeed-cache build)", "(gpufeed-cache build)" },
         { "dir_max_bytes", "--max-bytes" },
         { "batch_rows", "--batch" },
