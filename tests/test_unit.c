@@ -1923,6 +1923,139 @@ static void test_dense_plain_null_fill(void)
     free(m);
 }
 
+/* ---- issue 19: exact boundaries of the Thrift decoder's checks ----------- */
+
+/* The bytes in an allocation of exactly n bytes (ASan sees a read past
+   them), decoded by one gf__tc call chosen by `op`; the decoder's state
+   after it in *t. */
+enum { TB_UVAR, TB_FIELD, TB_BIN, TB_LIST, TB_SKIP_STRUCT, TB_SKIP_MAP, TB_INT };
+typedef struct tb_out { uint64_t u; int type, id; uint32_t n; int64_t v; size_t left; gpufeed_result err; char msg[GPUFEED_ERROR_MAX]; } tb_out;
+static tb_out tb_run(int op, const uint8_t *bytes, size_t n, int last)
+{
+    uint8_t *buf = (uint8_t *)malloc(n ? n : 1);
+    gf__tc t;
+    tb_out o;
+    memset(&o, 0, sizeof o);
+    if (n) memcpy(buf, bytes, n);
+    gf__tc_init(&t, buf, n, 0, "T");
+    switch (op) {
+    case TB_UVAR: o.u = gf__tc_uvar(&t); break;
+    case TB_FIELD: o.type = gf__tc_field(&t, &o.id, &last); break;
+    case TB_BIN: { const uint8_t *p; gf__tc_bin(&t, 1, GF__T_BINARY, &p, &o.n); break; }
+    case TB_LIST: gf__tc_list_hdr(&t, &o.type, &o.n); break;
+    case TB_SKIP_STRUCT: gf__tc_skip(&t, GF__T_STRUCT, 0); break;
+    case TB_SKIP_MAP: gf__tc_skip(&t, GF__T_MAP, 0); break;
+    case TB_INT: o.v = gf__tc_int(&t, 1, GF__T_I32, 0, 5); break;
+    }
+    o.left = (size_t)(t.end - t.p);
+    o.err = t.err;
+    memcpy(o.msg, t.msg, sizeof o.msg);
+    free(buf);
+    return o;
+}
+#define TB_OK(o) CHECK_MSG((o).err == GPUFEED_OK, "unexpected error: %s", (o).msg)
+#define TB_FAILS(o, code, needle) do { CHECK((o).err == (code)); CHECK_HAS((o).msg, needle); } while (0)
+
+/* Each check sits on both sides of a limit: the largest value a check
+   allows decodes, one more fails with the check's own message (another
+   check failing later would name something else); input that ends early
+   fails without a read past the bytes. */
+static void test_thrift_boundaries(void)
+{
+    static const uint8_t v10[10] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01 };
+    static const uint8_t v10_over[10] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02 };
+    static const uint8_t v11[11] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+    static const uint8_t cont[1] = { 0x80 };
+    uint8_t b[200];
+    tb_out o;
+    int k;
+    /* varints: 10 bytes reach bit 63; a 10th byte above 1 overflows; 11 are overlong */
+    o = tb_run(TB_UVAR, v10, 10, 0); TB_OK(o); CHECK(o.u == UINT64_MAX && o.left == 0);
+    o = tb_run(TB_UVAR, v10_over, 10, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "varint overflows 64 bits");
+    o = tb_run(TB_UVAR, v11, 11, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "overlong varint");
+    o = tb_run(TB_UVAR, cont, 1, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "truncated varint");
+    o = tb_run(TB_UVAR, cont, 0, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "truncated varint");
+    /* field headers: ids up to 32767 by delta and in full, types 1..12 */
+    b[0] = 0x15;                                         /* delta 1, i32 */
+    o = tb_run(TB_FIELD, b, 1, 32766); TB_OK(o); CHECK(o.type == GF__T_I32 && o.id == 32767);
+    o = tb_run(TB_FIELD, b, 1, 32767); TB_FAILS(o, GPUFEED_ERR_THRIFT, "field id beyond 32767");
+    b[0] = 0x05; b[1] = 0xFE; b[2] = 0xFF; b[3] = 0x03; /* id in full: zigzag(32767) */
+    o = tb_run(TB_FIELD, b, 4, 0); TB_OK(o); CHECK(o.type == GF__T_I32 && o.id == 32767);
+    b[1] = 0xFF;                                         /* zigzag(-32768) */
+    o = tb_run(TB_FIELD, b, 4, 0); TB_OK(o); CHECK(o.id == -32768);
+    b[1] = 0x80; b[2] = 0x80; b[3] = 0x04;              /* zigzag(32768) */
+    o = tb_run(TB_FIELD, b, 4, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "field id 32768 out of range");
+    b[0] = 0x1C; o = tb_run(TB_FIELD, b, 1, 0); TB_OK(o); CHECK(o.type == GF__T_STRUCT && o.id == 1);
+    b[0] = 0x1D; o = tb_run(TB_FIELD, b, 1, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "invalid field type 13");
+    o = tb_run(TB_FIELD, b, 0, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)");
+    /* a binary's length: exactly the bytes left, or one more */
+    b[0] = 3; b[1] = 'a'; b[2] = 'b'; b[3] = 'c';
+    o = tb_run(TB_BIN, b, 4, 0); TB_OK(o); CHECK(o.n == 3 && o.left == 0);
+    b[0] = 4; o = tb_run(TB_BIN, b, 4, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "length 4 runs past the end");
+    /* list headers: a count equal to the bytes left, element types 1..12 */
+    b[0] = 0x33; b[1] = 1; b[2] = 2; b[3] = 3;           /* 3 x i8 */
+    o = tb_run(TB_LIST, b, 4, 0); TB_OK(o); CHECK(o.n == 3 && o.type == GF__T_I8);
+    o = tb_run(TB_LIST, b, 3, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "list of 3 elements cannot fit in the 2 bytes left");
+    b[0] = 0x1C; b[1] = 0;
+    o = tb_run(TB_LIST, b, 2, 0); TB_OK(o); CHECK(o.n == 1 && o.type == GF__T_STRUCT);
+    b[0] = 0x1D; o = tb_run(TB_LIST, b, 2, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "invalid list element type 13");
+    o = tb_run(TB_LIST, b, 0, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "truncated list header");
+    /* structs skipped: nesting of exactly GPUFEED_MAX_THRIFT_DEPTH, and one deeper */
+    for (k = 0; k < 2; k++) {
+        int inner = GPUFEED_MAX_THRIFT_DEPTH - 1 + k, i, n = 0;
+        for (i = 0; i < inner; i++) b[n++] = 0x1C;       /* field 1: a struct */
+        for (i = 0; i <= inner; i++) b[n++] = 0x00;      /* the STOPs */
+        o = tb_run(TB_SKIP_STRUCT, b, (size_t)n, 0);
+        if (k == 0) { TB_OK(o); CHECK(o.left == 0); }
+        else TB_FAILS(o, GPUFEED_ERR_LIMIT, "nesting deeper than GPUFEED_MAX_THRIFT_DEPTH");
+    }
+    /* maps skipped: one i8 -> i8 entry in exactly 3 bytes (the count check
+       refuses fewer than 2); key and value types 1..12 */
+    b[0] = 1; b[1] = 0x33; b[2] = 7; b[3] = 8;
+    o = tb_run(TB_SKIP_MAP, b, 4, 0); TB_OK(o); CHECK(o.left == 0);
+    o = tb_run(TB_SKIP_MAP, b, 2, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "map of 1 entries cannot fit");
+    b[1] = 0x3C; o = tb_run(TB_SKIP_MAP, b, 4, 0); CHECK(o.err == GPUFEED_ERR_THRIFT); /* a struct value of byte 8: no STOP */
+    b[1] = 0x3D; o = tb_run(TB_SKIP_MAP, b, 4, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "invalid map types 3/13");
+    b[1] = 0xD3; o = tb_run(TB_SKIP_MAP, b, 4, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "invalid map types 13/3");
+    /* integers in [lo, hi]: hi decodes, hi + 1 fails */
+    b[0] = 10; o = tb_run(TB_INT, b, 1, 0); TB_OK(o); CHECK(o.v == 5);
+    b[0] = 12; o = tb_run(TB_INT, b, 1, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "field 1 value 6 out of range");
+    b[0] = 0; o = tb_run(TB_INT, b, 1, 0); TB_OK(o); CHECK(o.v == 0);
+    b[0] = 1; o = tb_run(TB_INT, b, 1, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "field 1 value -1 out of range");
+}
+
+/* The memory source reads [off, off + len) of its bytes and nothing else:
+   the last byte, an empty read at the end, one byte past it refused. */
+static void test_mem_source_bounds(void)
+{
+    uint8_t *data = (uint8_t *)malloc(10), out[8];
+    gf__memsrc m;
+    int i;
+    for (i = 0; i < 10; i++) data[i] = (uint8_t)(i + 1);
+    m.data = data; m.size = 10;
+    CHECK(gf__mem_read(&m, 6, out, 4) == 0 && out[0] == 7 && out[3] == 10);
+    CHECK(gf__mem_read(&m, 7, out, 4) == -1);
+    CHECK(gf__mem_read(&m, 0, out, 8) == 0 && out[7] == 8);
+    CHECK(gf__mem_read(&m, 10, out, 0) == 0);
+    CHECK(gf__mem_read(&m, 11, out, 0) == -1);
+    CHECK(gf__mem_read(&m, 9, out, 2) == -1);
+    CHECK(gf__mem_read(&m, UINT64_MAX, out, 1) == -1);
+    free(data);
+}
+
+/* gpufeed_hash64 is XXH64 (the hashing trick and the cache's checksums
+   depend on its values staying the same): the reference values of the
+   xxhash package */
+static void test_hash64_is_xxh64(void)
+{
+    static const char long_s[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    CHECK(gpufeed_hash64("", 0, 0) == 0xEF46DB3751D8E999ull);
+    CHECK(gpufeed_hash64("a", 1, 0) == 0xD24EC4F1A98C6E5Bull);
+    CHECK(gpufeed_hash64("abc", 3, 0) == 0x44BC2CF5AD770999ull);
+    CHECK(gpufeed_hash64(long_s, sizeof long_s - 1, 0) == 0x7639D419DE614EEDull);
+    CHECK(gpufeed_hash64("gpufeed", 7, 42) == 0x1B77F28B20834D5Bull);
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -1955,5 +2088,8 @@ int main(void)
     RUN(test_delta_wide_int32);
     RUN(test_lz4);
     RUN(test_dense_plain_null_fill);
+    RUN(test_thrift_boundaries);
+    RUN(test_mem_source_bounds);
+    RUN(test_hash64_is_xxh64);
     return TEST_SUMMARY();
 }
