@@ -1,7 +1,7 @@
 # gpufeed -- build, test and demo targets.
 #   make demo    the main job: inspect + print the committed flights dataset
 #   make check   the quick suite, for the edit-test loop (about 3 minutes from a
-#                fresh clone: unit, bad input, loader, cache, uploader, DLPack,
+#                fresh clone: unit, bad input, nested, loader, cache, uploader, DLPack,
 #                tools, fuzz replay;
 #                no apt-get, no pip, no network, no .venv needed)
 #   make test    everything CI runs (installs what it needs on a fresh machine)

@@ -11,8 +11,8 @@
 # no CUDA toolkit, no GPU; in --quick no .venv) is SKIPPED and counted as
 # skipped, never as passed. Logs: build/logs/<suite>.log.
 #
-# --quick: unit, bad input, the loader (ASan+UBSan; TSan), the committed
-# corpus, the tensor cache (its API and the tool), the uploader's host
+# --quick: unit, bad input, nested columns and lists, the loader
+# (ASan+UBSan; TSan), the committed corpus, the tensor cache (its API and the tool), the uploader's host
 # fallback, DLPack export, the tools, gpufeed-bench, and a replay of the
 # committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
 # drivers. Sanitizer builds at -O0 (seconds each, the full suite builds at
@@ -289,7 +289,7 @@ build_quick() {
   local t
   pjobs_start
   mkdir -p $QB/asan
-  for t in test_unit test_bad_input test_loader test_cache_api test_dlpack; do
+  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
   pjob "test_upload_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_upload_host.c -o $QB/asan/test_upload_host -lpthread -lm
@@ -440,6 +440,7 @@ fuzz_brief() {
 quick_short() {
   suite_if $QB/asan/test_unit unit $QB/asan/test_unit
   suite_if $QB/asan/test_bad_input bad_input $QB/asan/test_bad_input
+  suite_if $QB/asan/test_nested nested $QB/asan/test_nested
   suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
   suite_if $QB/asan/test_upload_host upload_host $QB/asan/test_upload_host
   suite_if $QB/asan/test_dlpack dlpack $QB/asan/test_dlpack
