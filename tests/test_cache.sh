@@ -477,7 +477,8 @@ else
       # a long run on version 4's cache holds it open while version 5 completes
       run fv4 $FD/x.parquet $FA --cache $FC
       $BENCH $FD/x.parquet $FA --epochs 40 --jitter-us 20000 --cache $FC --print-batches > $T/fvslow.out 2> $T/fvslow.err & slow=$!
-      sleep 0.3
+      # until it holds version 4's cache file open (a fixed sleep was too short on a loaded machine)
+      for _ in $(seq 1 300); do ls -l /proc/$slow/fd 2> /dev/null | grep -q '\.gfc' && break; sleep 0.1; done
       continue
     fi
     run fref$v $FD/x.parquet $FA
