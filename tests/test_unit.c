@@ -2056,6 +2056,44 @@ static void test_hash64_is_xxh64(void)
     CHECK(gpufeed_hash64("gpufeed", 7, 42) == 0x1B77F28B20834D5Bull);
 }
 
+/* Row-group pruning by statistics at each comparison's exact boundary
+   (issue 19): tests/data/ids.parquet has 4 row groups of 5,000 rows whose
+   ids run 0..4999, 5000..9999, 10000..14999, 15000..19999. A constant equal
+   to a group's min or max decides whether that group can match. */
+static void test_prune_boundaries(void)
+{
+    static const struct { gpufeed_op op; int64_t a, b; int pruned; } cases[] = {
+        { GPUFEED_OP_LT, 5000, 0, 3 }, { GPUFEED_OP_LT, 5001, 0, 2 },
+        { GPUFEED_OP_LE, 4999, 0, 3 }, { GPUFEED_OP_LE, 5000, 0, 2 },
+        { GPUFEED_OP_GT, 14999, 0, 3 }, { GPUFEED_OP_GT, 14998, 0, 2 },
+        { GPUFEED_OP_GE, 15000, 0, 3 }, { GPUFEED_OP_GE, 14999, 0, 2 },
+        { GPUFEED_OP_EQ, 5000, 0, 3 }, { GPUFEED_OP_EQ, 4999, 0, 3 }, { GPUFEED_OP_EQ, 20000, 0, 4 },
+        { GPUFEED_OP_BETWEEN, 4999, 5000, 2 }, { GPUFEED_OP_BETWEEN, 5000, 9999, 3 }, { GPUFEED_OP_BETWEEN, 20000, 30000, 4 },
+    };
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        static const char *paths[] = { "tests/data/ids.parquet" };
+        gpufeed_feature ft;
+        gpufeed_predicate p;
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset_info info;
+        gpufeed_error err;
+        memset(&ft, 0, sizeof ft); memset(&p, 0, sizeof p); memset(&d, 0, sizeof d);
+        ft.column = "x"; ft.dtype = GPUFEED_DT_F32;
+        p.column = "id"; p.op = cases[k].op;
+        p.a.kind = GPUFEED_VAL_INT; p.a.i = cases[k].a;
+        p.b.kind = GPUFEED_VAL_INT; p.b.i = cases[k].b;
+        d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1; d.where = &p; d.num_where = 1;
+        if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "case %d: %s", (int)k, err.message); continue; }
+        gpufeed_dataset_get_info(ds, &info);
+        CHECK_MSG(info.row_groups == 4 && info.row_groups_pruned == cases[k].pruned && info.num_rows == 5000 * (4 - cases[k].pruned),
+                  "case %d (op %d, %lld, %lld): %d of %d row groups pruned, %lld rows; want %d pruned", (int)k, (int)cases[k].op,
+                  (long long)cases[k].a, (long long)cases[k].b, (int)info.row_groups_pruned, (int)info.row_groups, (long long)info.num_rows, cases[k].pruned);
+        gpufeed_dataset_close(ds);
+    }
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -2091,5 +2129,6 @@ int main(void)
     RUN(test_thrift_boundaries);
     RUN(test_mem_source_bounds);
     RUN(test_hash64_is_xxh64);
+    RUN(test_prune_boundaries);
     return TEST_SUMMARY();
 }
