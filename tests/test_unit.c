@@ -2094,6 +2094,83 @@ static void test_prune_boundaries(void)
     }
 }
 
+/* Conversions to integer dtypes at the edges of each range (issue 19):
+   doubles 2^63 and -2^63 - 2^11 (the neighbours of int64's range), -2^63
+   itself, 255 / 256 to u8, INT32_MAX / + 1 to i32: the SAFE cast returns
+   the index of the first value that does not fit, UNSAFE clamps. */
+static void test_convert_int_edges(void)
+{
+    gf__conv cv;
+    uint64_t in[2];
+    int64_t o64[2];
+    int32_t o32[2];
+    uint8_t o8[2];
+    double d;
+    memset(&cv, 0, sizeof cv);
+    cv.ck = GF__CK_F64; cv.dt = GPUFEED_DT_I64;
+    d = -9223372036854775808.0; memcpy(&in[0], &d, 8);
+    d = 9223372036854775808.0; memcpy(&in[1], &d, 8);   /* 2^63: one past INT64_MAX */
+    CHECK(gf__convert(&cv, in, o64, 1) == -1 && o64[0] == INT64_MIN);
+    CHECK(gf__convert(&cv, in, o64, 2) == 1);
+    cv.unsafe_cast = 1;
+    CHECK(gf__convert(&cv, in, o64, 2) == -1 && o64[0] == INT64_MIN && o64[1] == INT64_MAX);
+    d = -9223372036854777856.0; memcpy(&in[1], &d, 8);  /* the double below -2^63 */
+    cv.unsafe_cast = 0;
+    CHECK(gf__convert(&cv, in, o64, 2) == 1);
+    cv.ck = GF__CK_I64; cv.dt = GPUFEED_DT_U8;
+    in[0] = 255; in[1] = 256;
+    CHECK(gf__convert(&cv, in, o8, 1) == -1 && o8[0] == 255);
+    CHECK(gf__convert(&cv, in, o8, 2) == 1);
+    in[0] = 0; in[1] = (uint64_t)(int64_t)-1;
+    CHECK(gf__convert(&cv, in, o8, 2) == 1);
+    cv.dt = GPUFEED_DT_I32;
+    in[0] = (uint64_t)(int64_t)INT32_MAX; in[1] = (uint64_t)((int64_t)INT32_MAX + 1);
+    CHECK(gf__convert(&cv, in, o32, 1) == -1 && o32[0] == INT32_MAX);
+    CHECK(gf__convert(&cv, in, o32, 2) == 1);
+}
+
+/* Codec limits at their bounds (issue 19). ZSTD: a frame declaring a window
+   of exactly GPUFEED_MAX_ZSTD_WINDOW is accepted, one byte more (a single-
+   segment frame's content size) or the next descriptor step is a LIMIT
+   error. GZIP: a stored block whose NLEN is LEN's complement inflates, one
+   whose NLEN is off by one is refused. */
+static void test_codec_limits(void)
+{
+    static const uint8_t gz[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff,
+                                  0x01, 0x05, 0x00, 0xfa, 0xff, 'h', 'e', 'l', 'l', 'o',
+                                  0x86, 0xa6, 0x10, 0x36, 5, 0, 0, 0 };
+    uint8_t f[16], out[8], bad[sizeof gz];
+    char msg[GPUFEED_ERROR_MAX];
+    gf__zhdr h;
+    uint64_t fcs;
+    int k;
+    f[0] = 0x28; f[1] = 0xb5; f[2] = 0x2f; f[3] = 0xfd;
+    for (k = 0; k < 2; k++) {                  /* single segment, 8-byte content size */
+        f[4] = 0xE0;
+        fcs = (uint64_t)GPUFEED_MAX_ZSTD_WINDOW + (uint64_t)k;
+        memcpy(f + 5, &fcs, 8);
+        memset(&h, 0, sizeof h); msg[0] = 0;
+        if (k == 0) CHECK_MSG(gf__zstd_header(f, 13, &h, 0, 0, msg, sizeof msg) == GPUFEED_OK && h.window == fcs, "%s", msg);
+        else { CHECK(gf__zstd_header(f, 13, &h, 0, 0, msg, sizeof msg) == GPUFEED_ERR_LIMIT); CHECK_HAS(msg, "exceeds GPUFEED_MAX_ZSTD_WINDOW"); }
+    }
+    for (k = 0; k < 2; k++) {                  /* a window descriptor: 2^31, then 2^31 + 2^28 */
+        f[4] = 0x00; f[5] = (uint8_t)(((31 - 10) << 3) | k);
+        memset(&h, 0, sizeof h); msg[0] = 0;
+        if (k == 0) CHECK_MSG(gf__zstd_header(f, 6, &h, 0, 0, msg, sizeof msg) == GPUFEED_OK && h.window == (1ull << 31), "%s", msg);
+        else CHECK(gf__zstd_header(f, 6, &h, 0, 0, msg, sizeof msg) == GPUFEED_ERR_LIMIT);
+    }
+#ifndef GPUFEED_USE_ZLIB
+    msg[0] = 0;
+    CHECK_MSG(gf__gzip(gz, sizeof gz, out, 5, msg, sizeof msg) == GPUFEED_OK && memcmp(out, "hello", 5) == 0, "%s", msg);
+    memcpy(bad, gz, sizeof gz);
+    bad[13] = 0xfb;                            /* NLEN = ~4 */
+    CHECK(gf__gzip(bad, sizeof bad, out, 5, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+    CHECK_HAS(msg, "stored block length 5 does not match its complement");
+#else
+    (void)gz; (void)out; (void)bad;
+#endif
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -2130,5 +2207,7 @@ int main(void)
     RUN(test_mem_source_bounds);
     RUN(test_hash64_is_xxh64);
     RUN(test_prune_boundaries);
+    RUN(test_convert_int_edges);
+    RUN(test_codec_limits);
     return TEST_SUMMARY();
 }
