@@ -2171,6 +2171,28 @@ static void test_codec_limits(void)
 #endif
 }
 
+/* An RLE run's value must fit the bit width (issue 19): 2^bw - 1 decodes,
+   2^bw is corrupt (bit widths 1, 3, 12, 20) */
+static void test_rle_value_fits_width(void)
+{
+    static const int bws[] = { 1, 3, 12, 20 };   /* 2^bw fits the run's ceil(bw / 8) bytes */
+    size_t k;
+    int over;
+    for (k = 0; k < sizeof bws / sizeof bws[0]; k++) {
+        for (over = 0; over < 2; over++) {
+            int bw = bws[k], nb = (bw + 7) / 8, i;
+            uint32_t v = over ? (1u << bw) : (1u << bw) - 1, out[8];
+            uint8_t buf[8];
+            gf__rle r;
+            buf[0] = 8 << 1;                   /* an RLE run of 8 */
+            for (i = 0; i < nb; i++) buf[1 + i] = (uint8_t)(v >> (8 * i));
+            gf__rle_init(&r, buf, buf + 1 + nb, bw);
+            if (!over) CHECK_MSG(gf__rle_get(&r, out, 8) == 8 && !r.err && out[7] == v, "bw %d value %u", bw, v);
+            else CHECK_MSG(gf__rle_get(&r, out, 8) == 0 && r.err, "bw %d: value %u accepted", bw, v);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -2209,5 +2231,6 @@ int main(void)
     RUN(test_prune_boundaries);
     RUN(test_convert_int_edges);
     RUN(test_codec_limits);
+    RUN(test_rle_value_fits_width);
     return TEST_SUMMARY();
 }
