@@ -2582,6 +2582,36 @@ static void test_repetition_type_bounds(void)
     s_free(&s);
 }
 
+/* FileMetaData.num_rows that disagrees with the row groups (some writers
+   do): the row groups' sum is authoritative, in the metadata and in what
+   the file reads (issue 19) */
+static void test_num_rows_from_row_groups(void)
+{
+    static const int64_t claims[] = { 7, 11, 0, 1000 };
+    size_t k;
+    for (k = 0; k < sizeof claims / sizeof claims[0]; k++) {
+        sfile s;
+        gpufeed_open_desc d;
+        gpufeed_file *fp = NULL;
+        gpufeed_error e;
+        s_init(&s, 1, PQW_REQUIRED);
+        s.f.num_rows = pqw_set(claims[k]);
+        s_build(&s);
+        desc_init(&d, s.out.p, s.out.n);
+        mem_reset(s.out.n);
+        CHECK_MSG(gpufeed_file_open(&fp, &d, &e) == GPUFEED_OK, "num_rows %lld: %s", (long long)claims[k], e.message);
+        if (fp) {
+            const gpufeed_metadata *md = gpufeed_file_metadata(fp);
+            CHECK_MSG(md->num_rows == 10 && md->num_row_groups == 1 && md->row_groups[0].num_rows == 10,
+                      "footer num_rows %lld: metadata says %lld", (long long)claims[k], (long long)md->num_rows);
+            gpufeed_file_close(fp);
+        }
+        CHECK(mem_ok());
+        CHECK(reads_x(s_build(&s), 10, PQW_REQUIRED, 0));
+        s_free(&s);
+    }
+}
+
 int main(void)
 {
     RUN(test_tiny_and_magic);
@@ -2618,5 +2648,6 @@ int main(void)
     RUN(test_schema_depth_exact);
     RUN(test_schema_count_exact);
     RUN(test_repetition_type_bounds);
+    RUN(test_num_rows_from_row_groups);
     return TEST_SUMMARY();
 }
