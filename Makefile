@@ -1,11 +1,14 @@
 # gpufeed -- build, test and demo targets.
 #   make demo    the main job: inspect + print the committed flights dataset,
 #                then 3 shuffled epochs through the loader and its cache
-#   make check   the quick suite, for the edit-test loop (about 2.5 minutes:
-#                unit, bad input, loader, cache, tools, fuzz replay; no apt-get,
+#   make check   the quick suite, for the edit-test loop (about 3 minutes: layout,
+#                unit, bad input, nested, loader, cache, uploader, DLPack, tools,
+#                fuzz replay; no apt-get,
 #                no pip, no network, no .venv needed)
 #   make test    everything CI runs (installs what it needs on a fresh machine)
-#   make mutation      single mutations of gpufeed.h against make check: the score
+#   make mutation      make check on each of 78 one-token mutants of gpufeed.h (in a
+#                copy, build/mutation/work): the score and the survivors (about
+#                an hour; not part of make test)
 #   make tools   build/gpufeed-inspect, -cat, -dense, -bench and -cache
 #   make bench-dense   Parquet -> dense float32 vs pyarrow -> NumPy
 #   make bench-loader  the loader: workers, shuffled vs sequential, vs PyTorch DataLoader, ranks
@@ -28,7 +31,7 @@ FUZZ_JOBS ?= 2
 
 TOOLS := build/gpufeed-inspect build/gpufeed-cat build/gpufeed-dense build/gpufeed-bench build/gpufeed-cache
 
-.PHONY: all tools demo check test deps venv fixtures fuzz fuzz-all fuzz-gzip bench-codecs bench-dense bench-loader bench-cache bench-gpu gpu-check clean
+.PHONY: all tools demo check test mutation deps venv fixtures fuzz fuzz-all fuzz-gzip bench-codecs bench-dense bench-loader bench-cache bench-gpu gpu-check clean
 
 all: tools
 
@@ -78,6 +81,11 @@ check:
 
 test: deps venv
 	@bash tests/run.sh
+
+# one-token mutants of gpufeed.h, each under make check (GF_FAIL_FAST=1) in
+# a copy of the tree; fails under 90% caught or on an unexplained survivor
+mutation:
+	@$(PYTHON) tests/mutation.py
 
 fuzz: deps
 	@mkdir -p build/fuzz-corpus

@@ -12,8 +12,9 @@
 # skipped, never as passed. Logs: build/logs/<suite>.log.
 #
 # --quick: the header's layout (tests/test_layout.py), unit, bad input,
-# the loader (ASan+UBSan; TSan), the committed
-# corpus, the tensor cache, the tools, gpufeed-bench, and a replay of the
+# nested columns and lists, the loader (ASan+UBSan; TSan), the committed
+# corpus, the tensor cache (its API and the tool), the uploader's host
+# fallback, DLPack export, the tools, gpufeed-bench, and a replay of the
 # committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
 # drivers. Sanitizer builds at -O0 (seconds each, the full suite builds at
 # -O1), under build/quick/, in parallel; the suites run two or more at a
@@ -22,6 +23,9 @@
 # -fsanitize=address the quick suites run unsanitized (one counted SKIP),
 # without TSan the TSan suite is SKIPPED.
 # JOBS=N: builds and quick suites at a time (default: the online cores, at least 2).
+# GF_FAIL_FAST=1: once a suite reports a failure, start no more suites, stop
+# the ones still running and exit 1 (tests/mutation.py runs `make check` so);
+# the default runs every suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
@@ -46,6 +50,9 @@ JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 exec 3>&1   # the terminal: progress lines while a suite's output goes to its log
 SUITES=()
 rm -f build/logs/*.count
+FAIL_FAST=${GF_FAIL_FAST:-0}
+FF_MARK=build/logs/fail-fast.first
+rm -f "$FF_MARK"
 
 # ---- suites --------------------------------------------------------------
 
@@ -53,7 +60,32 @@ elapsed() { echo "t=$((SECONDS - T0))s"; }
 
 # waits until fewer than $1 background jobs run
 wait_slot() {
-  while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do wait -n 2> /dev/null || true; done
+  while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do wait -n 2> /dev/null || true; ff_check; done
+}
+
+# kill_tree PID: PID and every process under it (children first)
+kill_tree() {
+  local c
+  for c in $(pgrep -P "$1" 2> /dev/null); do kill_tree "$c"; done
+  kill "$1" 2> /dev/null
+}
+
+# GF_FAIL_FAST=1: when a suite has failed, stop the running suites (each by
+# its process id), add up the suites that ended and exit 1
+ff_check() {
+  [ "$FAIL_FAST" = 1 ] && [ -s "$FF_MARK" ] || return 0
+  local j n c
+  for j in $(jobs -p); do kill_tree "$j"; done
+  wait 2> /dev/null
+  echo "fail-fast (GF_FAIL_FAST=1): $(head -1 "$FF_MARK") failed; no more suites started, the running ones stopped"
+  for n in "${SUITES[@]}"; do
+    c=$(cat "build/logs/$n.count" 2> /dev/null) || { echo "$n stopped"; continue; }
+    set -- $c
+    PASS=$((PASS + $1)); FAIL=$((FAIL + $2)); SKIP=$((SKIP + $3))
+  done
+  echo "($(elapsed) in all)"
+  echo "$PASS passed, $FAIL failed, $SKIP skipped"
+  exit 1
 }
 
 # run_suite NAME CMD...: CMD's output into build/logs/NAME.log; its counts
@@ -74,6 +106,7 @@ run_suite() {
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   if [ -z "$line" ] && [ "$rc" -eq 0 ]; then p=1; fi
   echo "$p $f $s" > "build/logs/$name.count"
+  [ "$FAIL_FAST" = 1 ] && [ "$f" -ne 0 ] && echo "$name" >> "$FF_MARK"
   {
     printf '%-22s %5d passed, %3d failed, %3d skipped  (%ds, %s)\n' "$name" "$p" "$f" "$s" $((SECONDS - start)) "$(elapsed)"
     if [ "$f" -ne 0 ]; then
@@ -89,11 +122,12 @@ run_suite() {
 PARALLEL=1
 suite() {
   local name=$1
+  ff_check
   SUITES+=("$name")
   [ "$PARALLEL" -gt 1 ] && wait_slot "$PARALLEL"
   printf '%-22s started (%s)\n' "$name" "$(elapsed)"
   if [ "$PARALLEL" -gt 1 ]; then run_suite "$@" &
-  else run_suite "$@"; fi
+  else run_suite "$@"; ff_check; fi
 }
 
 # skip_suite NAME WHY: a suite that cannot run here, counted as skipped
@@ -112,6 +146,10 @@ suite_if() {
 # the sum of every suite's counts, and the last line
 finish() {
   local n c
+  if [ "$FAIL_FAST" = 1 ]; then
+    while [ -n "$(jobs -rp)" ]; do wait -n 2> /dev/null || true; ff_check; done
+    ff_check
+  fi
   wait
   for n in "${SUITES[@]}"; do
     c=$(cat "build/logs/$n.count" 2> /dev/null || echo "0 1 0")
@@ -252,9 +290,10 @@ build_quick() {
   local t
   pjobs_start
   mkdir -p $QB/asan
-  for t in test_unit test_bad_input test_loader; do
+  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
+  pjob "test_uploader_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o $QB/asan/test_uploader_host -lpthread -lm
   [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O0 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm
   for t in cat inspect dense bench cache; do
     pjob "gpufeed-$t" $SANCC $SANQ $WARN -I. tools/gpufeed-$t.c -o $QB/asan/gpufeed-$t -lpthread -lm
@@ -405,6 +444,19 @@ layout_suite() {
 
 # ---- the quick suite -----------------------------------------------------------------
 
+# the quick suite's short suites (seconds each)
+quick_short() {
+  suite_if $QB/asan/test_unit unit $QB/asan/test_unit
+  suite_if $QB/asan/test_bad_input bad_input $QB/asan/test_bad_input
+  suite_if $QB/asan/test_nested nested $QB/asan/test_nested
+  suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
+  suite_if $QB/asan/test_uploader_host uploader_host $QB/asan/test_uploader_host
+  suite_if $QB/asan/test_dlpack dlpack $QB/asan/test_dlpack
+  suite committed_corpus committed_corpus
+  suite_if $QB/asan/fuzz_replay fuzz_replay $QB/asan/fuzz_replay tests/data tests/fuzz/*.parquet
+  suite fuzz_decoders_replay fuzz_committed_replay
+}
+
 if [ $QUICK = 1 ]; then
   echo "gpufeed quick tests (make check; JOBS=$JOBS; logs in build/logs/)"
   quick_tools
@@ -413,6 +465,8 @@ if [ $QUICK = 1 ]; then
   [ "$SANQ" = "-g -O0" ] && skip_suite sanitizers "no compiler here links -fsanitize=address,undefined: the quick suites run unsanitized"
   CATBIN=$QB/asan/gpufeed-cat
   layout_suite
+  # with GF_FAIL_FAST=1 the short suites go first (a failure shows sooner)
+  if [ "$FAIL_FAST" = 1 ]; then PARALLEL=$JOBS; quick_short; wait_slot 1; PARALLEL=1; fi
   # the loader alone: its verdict checks time the workers, which other suites on the same cores would slow
   suite_if $QB/asan/test_loader loader $QB/asan/test_loader
   if [ -n "$TSANCC" ]; then suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 $QB/tsan_test_loader
@@ -421,12 +475,8 @@ if [ $QUICK = 1 ]; then
   PARALLEL=$JOBS
   suite cache env GPUFEED_BENCH=$QB/gpufeed-bench GPUFEED_CACHE_TOOL=$QB/gpufeed-cache bash tests/test_cache.sh
   suite tools env BIN=$QB/asan bash tests/test_tools.sh
-  suite_if $QB/asan/test_unit unit $QB/asan/test_unit
-  suite_if $QB/asan/test_bad_input bad_input $QB/asan/test_bad_input
-  suite committed_corpus committed_corpus
+  [ "$FAIL_FAST" = 1 ] || quick_short
   suite bench_cli env BENCH=$QB/gpufeed-bench DENSE=$QB/gpufeed-dense bash tests/test_bench.sh
-  suite_if $QB/asan/fuzz_replay fuzz_replay $QB/asan/fuzz_replay tests/data tests/fuzz/*.parquet
-  suite fuzz_decoders_replay fuzz_committed_replay
   finish
   exit
 fi

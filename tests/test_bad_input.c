@@ -2493,6 +2493,125 @@ static void test_footer_length_overlaps_magic(void)
     s_free(&s);
 }
 
+/* ---- issue 19: the schema's depth limit and element count at their bounds */
+
+/* A leaf at depth GPUFEED_MAX_SCHEMA_DEPTH (the root at 0, groups between)
+   opens; one level deeper is the depth error, naming the element. */
+static void test_schema_depth_exact(void)
+{
+    enum { D = GPUFEED_MAX_SCHEMA_DEPTH };
+    pqw_schema sch[D + 2];
+    pqw_file f;
+    pqw_buf out = {0};
+    int k, i;
+    for (k = 0; k < 2; k++) {
+        int groups = D - 1 + k;
+        memset(&f, 0, sizeof f);
+        sch[0] = pqw_root(1);
+        for (i = 1; i <= groups; i++) sch[i] = pqw_group("g", 1, PQW_OPTIONAL);
+        sch[groups + 1] = pqw_leaf("x", PQW_INT32, PQW_OPTIONAL);
+        f.schema = sch; f.nschema = groups + 2; f.nrgs = 0;
+        out.n = 0;
+        pqw_build(&f, &out);
+        if (k == 0) {
+            gpufeed_open_desc d;
+            gpufeed_file *fp = NULL;
+            gpufeed_error e;
+            desc_init(&d, out.p, out.n);
+            mem_reset(out.n);
+            CHECK_MSG(gpufeed_file_open(&fp, &d, &e) == GPUFEED_OK, "a leaf at depth %d: %s", D, e.message);
+            if (fp) {
+                const gpufeed_metadata *md = gpufeed_file_metadata(fp);
+                CHECK(md->num_columns == 1 && md->columns[0].max_def == D);
+                gpufeed_file_close(fp);
+            }
+            CHECK(mem_ok());
+        } else {
+            char msg[96];
+            sprintf(msg, "deeper than GPUFEED_MAX_SCHEMA_DEPTH (%d) at element %d", D, D + 1);
+            EXPECT_FAIL(&out, 0, GPUFEED_ERR_SCHEMA, msg);
+        }
+    }
+    pqw_free(&out);
+}
+
+/* A footer whose schema list comes last and holds n elements of the
+   smallest size, 3 bytes ({4: name ""} and STOP), in exactly the 3n bytes
+   before FileMetaData's STOP: the count check lets it through (the schema
+   it makes is then refused for what it is: a root without children), and a
+   count one larger is refused by the count check. */
+static void test_schema_count_exact(void)
+{
+    int k;
+    for (k = 0; k < 2; k++) {
+        sfile s;
+        pqw_buf foot = {0};
+        int n = 3, i;
+        s_init(&s, 1, PQW_REQUIRED);
+        pqw_u8(&foot, 0x15); pqw_u8(&foot, 2);          /* 1: version = 1 */
+        pqw_u8(&foot, 0x26); pqw_u8(&foot, 0);          /* 3: num_rows = 0 */
+        pqw_u8(&foot, 0x19); pqw_u8(&foot, 0x0C);       /* 4: row_groups = [] */
+        pqw_u8(&foot, 0x09); pqw_u8(&foot, 4);          /* 2: schema, its id in full */
+        pqw_u8(&foot, (uint8_t)(((n + k) << 4) | 0x0C)); /* n (+ 1) structs */
+        for (i = 0; i < n; i++) { pqw_u8(&foot, 0x48); pqw_u8(&foot, 0); pqw_u8(&foot, 0); }
+        pqw_u8(&foot, 0);                               /* FileMetaData's STOP */
+        s.f.footer_raw = foot.p; s.f.footer_raw_len = foot.n;
+        s_build(&s);
+        s.f.footer_raw = NULL;
+        if (k == 0) EXPECT_FAIL(&s.out, 0, GPUFEED_ERR_SCHEMA, "the root's children cover 1 of 3 elements");
+        else EXPECT_FAIL(&s.out, 0, GPUFEED_ERR_THRIFT, "4 schema elements cannot fit in the 10 bytes left");
+        pqw_free(&foot);
+        s_free(&s);
+    }
+}
+
+/* repetition_type: 3, one past REPEATED (2), is refused naming the
+   element, as are -1 and none; the same file with REQUIRED reads */
+static void test_repetition_type_bounds(void)
+{
+    sfile s;
+    s_init(&s, 1, PQW_REQUIRED);
+    s.sch[1].repetition = pqw_set(3);
+    SFAIL(&s, 0, GPUFEED_ERR_SCHEMA, "schema element 'x' has an invalid repetition_type");
+    s.sch[1].repetition = pqw_set(-1);
+    SFAIL(&s, 0, GPUFEED_ERR_SCHEMA, "schema element 'x' has an invalid repetition_type");
+    s.sch[1].repetition = pqw_omit();
+    SFAIL(&s, 0, GPUFEED_ERR_SCHEMA, "schema element 'x' has no repetition_type");
+    s.sch[1].repetition = pqw_set(PQW_REQUIRED);
+    CHECK(reads_x(s_build(&s), 10, PQW_REQUIRED, 0));
+    s_free(&s);
+}
+
+/* FileMetaData.num_rows that disagrees with the row groups (some writers
+   do): the row groups' sum is authoritative, in the metadata and in what
+   the file reads (issue 19) */
+static void test_num_rows_from_row_groups(void)
+{
+    static const int64_t claims[] = { 7, 11, 0, 1000 };
+    size_t k;
+    for (k = 0; k < sizeof claims / sizeof claims[0]; k++) {
+        sfile s;
+        gpufeed_open_desc d;
+        gpufeed_file *fp = NULL;
+        gpufeed_error e;
+        s_init(&s, 1, PQW_REQUIRED);
+        s.f.num_rows = pqw_set(claims[k]);
+        s_build(&s);
+        desc_init(&d, s.out.p, s.out.n);
+        mem_reset(s.out.n);
+        CHECK_MSG(gpufeed_file_open(&fp, &d, &e) == GPUFEED_OK, "num_rows %lld: %s", (long long)claims[k], e.message);
+        if (fp) {
+            const gpufeed_metadata *md = gpufeed_file_metadata(fp);
+            CHECK_MSG(md->num_rows == 10 && md->num_row_groups == 1 && md->row_groups[0].num_rows == 10,
+                      "footer num_rows %lld: metadata says %lld", (long long)claims[k], (long long)md->num_rows);
+            gpufeed_file_close(fp);
+        }
+        CHECK(mem_ok());
+        CHECK(reads_x(s_build(&s), 10, PQW_REQUIRED, 0));
+        s_free(&s);
+    }
+}
+
 int main(void)
 {
     RUN(test_tiny_and_magic);
@@ -2526,5 +2645,9 @@ int main(void)
     RUN(test_nested_levels);
     RUN(test_footer_binary_one_past_end);
     RUN(test_footer_length_overlaps_magic);
+    RUN(test_schema_depth_exact);
+    RUN(test_schema_count_exact);
+    RUN(test_repetition_type_bounds);
+    RUN(test_num_rows_from_row_groups);
     return TEST_SUMMARY();
 }

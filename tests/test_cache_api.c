@@ -540,6 +540,100 @@ static void test_superseded_versions(void)
     gpufeed_dataset_close(v1);
 }
 
+/* The key covers every field of every feature that changes the tensors
+   (issue 19): a dataset differing from the base in one of them has another
+   key (and so never reads the base's cache); the same dataset opened again
+   has the same key. */
+static void test_key_fields(void)
+{
+    enum { NV = 9 };
+    static const char *paths[] = { DATA };
+    char dir[128], keys[NV][33];
+    int v, w;
+    subdir(dir, sizeof dir, "keys");
+    for (v = 0; v < NV; v++) {
+        gpufeed_feature ft[2];
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_cache_desc cd;
+        gpufeed_cache_info info;
+        gpufeed_error err;
+        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d); memset(&cd, 0, sizeof cd);
+        ft[0].column = "id"; ft[0].dtype = GPUFEED_DT_F32;
+        ft[1].column = "y"; ft[1].dtype = GPUFEED_DT_F32; ft[1].validity = 1;
+        d.paths = paths; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = 1000;
+        switch (v) {
+        case 1: ft[0].dtype = GPUFEED_DT_F64; break;          /* dtype */
+        case 2: ft[1].fill = -1; break;                       /* fill */
+        case 3: ft[1].validity = 0; break;                    /* mask */
+        case 4: ft[1].null_policy = GPUFEED_NULL_ERROR; break; /* null policy */
+        case 5: ft[0].dtype = GPUFEED_DT_I32; ft[0].cast = GPUFEED_CAST_UNSAFE; break;
+        case 6: ft[0].dtype = GPUFEED_DT_I32; break;          /* the cast's base: i32, safe */
+        case 7: d.unit_rows = 999; break;                     /* unit plan */
+        case 8: ft[0].column = "k"; break;                    /* column */
+        }
+        memset(keys[v], 0, sizeof keys[v]);
+        if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "variant %d: %s", v, err.message); continue; }
+        cd.dir = dir;
+        if (gpufeed_cache_info_get(ds, &cd, &info, &err)) CHECK_MSG(0, "variant %d: %s", v, err.message);
+        else memcpy(keys[v], info.key, sizeof keys[v]);
+        if (v == 0) { /* the same dataset again: the same key */
+            gpufeed_dataset *again = NULL;
+            gpufeed_cache_info i2;
+            CHECK(gpufeed_dataset_open(&again, &d, &err) == GPUFEED_OK);
+            if (again) {
+                CHECK(gpufeed_cache_info_get(again, &cd, &i2, &err) == GPUFEED_OK && strcmp(i2.key, info.key) == 0);
+                gpufeed_dataset_close(again);
+            }
+        }
+        gpufeed_dataset_close(ds);
+    }
+    for (v = 0; v < NV; v++)
+        for (w = v + 1; w < NV; w++)
+            CHECK_MSG(keys[v][0] && strcmp(keys[v], keys[w]) != 0, "variants %d and %d share the key %s", v, w, keys[v]);
+}
+
+/* A cache file of another format version whose header is otherwise intact
+   (its checksum recomputed, its key this dataset's): refused, naming the
+   version, and rebuilt by a loader rather than read (issue 19). */
+static void test_format_version(void)
+{
+    char dir[128];
+    gpufeed_dataset *ds = open_ds(1000, GPUFEED_DT_F32);
+    gpufeed_cache_info info;
+    gpufeed_cache_desc cd;
+    gpufeed_error err;
+    uint8_t hdr[4096];
+    uint32_t ver;
+    uint64_t sum;
+    int fd, k;
+    if (!ds) { CHECK(0); return; }
+    subdir(dir, sizeof dir, "version");
+    CHECK(build_cache(ds, dir, &info) == 0 && info.valid);
+    memset(&cd, 0, sizeof cd); cd.dir = dir;
+    for (k = 0; k < 2; k++) {
+        uint32_t want = k == 0 ? 1u : 3u;   /* older, newer */
+        fd = open(info.path, O_RDWR);
+        CHECK(fd >= 0 && pread(fd, hdr, sizeof hdr, 0) == (ssize_t)sizeof hdr);
+        memcpy(&ver, hdr + 8, 4);
+        CHECK(k > 0 || ver == 2);
+        memcpy(hdr + 8, &want, 4);
+        sum = gpufeed_hash64(hdr, sizeof hdr - 8, 0);
+        memcpy(hdr + sizeof hdr - 8, &sum, 8);
+        CHECK(fd >= 0 && pwrite(fd, hdr, sizeof hdr, 0) == (ssize_t)sizeof hdr);
+        if (fd >= 0) close(fd);
+        {
+            gpufeed_cache_info i2;
+            char msg[64];
+            CHECK(gpufeed_cache_info_get(ds, &cd, &i2, &err) == GPUFEED_OK);
+            snprintf(msg, sizeof msg, "format version %u", (unsigned)want);
+            CHECK_MSG(i2.exists && !i2.valid, "version %u: exists %d valid %d", (unsigned)want, i2.exists, i2.valid);
+            CHECK_HAS(i2.reason, msg);
+        }
+    }
+    gpufeed_dataset_close(ds);
+}
+
 int main(void)
 {
     char cmd[128];
@@ -552,6 +646,8 @@ int main(void)
     RUN(test_dir_budget);
     RUN(test_list_and_prune);
     RUN(test_superseded_versions);
+    RUN(test_key_fields);
+    RUN(test_format_version);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_root);
     return TEST_SUMMARY();

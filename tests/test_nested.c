@@ -693,6 +693,85 @@ static void test_dense_loader(void)
     craft_free(&c);
 }
 
+/* DLPack views (issue 19): every dtype's code and bits, a list feature as a
+   2-D tensor (shape rows x width, row stride width in the per-feature
+   layout, the row's elements in the row-major one) whose elements are the
+   batch's, a one-column feature as 1-D. Host batches (the uploader's
+   fallback). */
+static void test_dlpack_dtypes_and_lists(void)
+{
+    static const gpufeed_dtype dts[7] = { GPUFEED_DT_F32, GPUFEED_DT_F64, GPUFEED_DT_F16, GPUFEED_DT_BF16, GPUFEED_DT_I32, GPUFEED_DT_I64, GPUFEED_DT_U8 };
+    static const int codes[7] = { GPUFEED_DL_FLOAT, GPUFEED_DL_FLOAT, GPUFEED_DL_FLOAT, GPUFEED_DL_BFLOAT, GPUFEED_DL_INT, GPUFEED_DL_INT, GPUFEED_DL_UINT };
+    static const int bits[7] = { 32, 64, 16, 16, 32, 64, 8 };
+    craft c;
+    char path[256];
+    int layout;
+    dense_file(&c, "dlpack.parquet", 0, -1, path, sizeof path);
+    for (layout = 0; layout < 2; layout++) {
+        gpufeed_feature ft[8];
+        gpufeed_dataset_desc dd;
+        gpufeed_loader_desc ld;
+        gpufeed_device_desc dv;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_loader *l = NULL;
+        gpufeed_uploader *u = NULL;
+        gpufeed_device_batch b;
+        gpufeed_error err;
+        const char *paths[1];
+        int nf = layout == GPUFEED_LAYOUT_PER_FEATURE ? 8 : 2, j, lf = nf - 1;
+        memset(ft, 0, sizeof ft);
+        for (j = 0; j < nf - 1; j++) { ft[j].column = "id"; ft[j].dtype = layout == GPUFEED_LAYOUT_PER_FEATURE ? dts[j] : GPUFEED_DT_F32; }
+        ft[lf].column = "l.list.element"; ft[lf].dtype = GPUFEED_DT_F32; ft[lf].width = 3; ft[lf].fill = -1; ft[lf].list_policy = GPUFEED_LIST_TRUNCATE;
+        paths[0] = path;
+        memset(&dd, 0, sizeof dd);
+        dd.paths = paths; dd.num_paths = 1; dd.features = ft; dd.num_features = nf; dd.layout = layout;
+        memset(&ld, 0, sizeof ld);
+        ld.batch_rows = 6; ld.workers = 1; ld.epochs = 1; ld.no_unit_shuffle = 1;
+        memset(&dv, 0, sizeof dv);
+        dv.host_fallback = 1; dv.slots = 2;
+        if (gpufeed_dataset_open(&ds, &dd, &err) || gpufeed_loader_open(&l, ds, &ld, &err) || gpufeed_uploader_open(&u, l, &dv, &err)) {
+            CHECK_MSG(0, "%s", err.message);
+            if (l) gpufeed_loader_close(l);
+            if (ds) gpufeed_dataset_close(ds);
+            continue;
+        }
+        CHECK(gpufeed_uploader_next(u, &b) == GPUFEED_OK && b.host.num_rows == 6);
+        for (j = 0; j < nf; j++) {
+            gpufeed_dl_managed *t = NULL;
+            const gpufeed_dl_tensor *x;
+            int64_t i, w = j == lf ? 3 : 1, bad = 0;
+            if (gpufeed_batch_dlpack(u, &b, j, 0, NULL, 0, (void **)&t) != GPUFEED_OK || !t) { CHECK_MSG(0, "layout %d feature %d: %s", layout, j, gpufeed_uploader_error(u)); continue; }
+            x = &t->dl_tensor;
+            if (j < 7 && layout == GPUFEED_LAYOUT_PER_FEATURE)
+                CHECK_MSG(x->dtype.code == codes[j] && x->dtype.bits == bits[j] && x->dtype.lanes == 1, "%s: code %d bits %d, want %d %d",
+                          gpufeed_dtype_name(dts[j]), x->dtype.code, x->dtype.bits, codes[j], bits[j]);
+            CHECK_MSG(x->ndim == (w > 1 ? 2 : 1) && x->shape[0] == 6 && (w == 1 || x->shape[1] == w), "layout %d feature %d: ndim %d", layout, j, x->ndim);
+            if (layout == GPUFEED_LAYOUT_PER_FEATURE) CHECK_MSG(x->strides[0] == w && (w == 1 || x->strides[1] == 1), "feature %d: row stride %lld, want %lld", j, (long long)x->strides[0], (long long)w);
+            else CHECK(x->strides[0] == b.host.row_bytes / 4 && (w == 1 || x->strides[1] == 1));
+            if (x->dtype.code == GPUFEED_DL_FLOAT && x->dtype.bits == 32) {
+                for (i = 0; i < 6; i++) {
+                    int64_t e;
+                    for (e = 0; e < w; e++) {
+                        float want, got;
+                        const char *src = layout == GPUFEED_LAYOUT_PER_FEATURE ? (const char *)b.host.features[j] + (size_t)(i * w + e) * 4
+                                                                             : (const char *)b.host.data + (size_t)i * (size_t)b.host.row_bytes + (size_t)b.host.feature_offset[j] + (size_t)e * 4;
+                        memcpy(&want, src, 4);
+                        memcpy(&got, (const char *)x->data + x->byte_offset + (size_t)(i * x->strides[0] + e * (w > 1 ? x->strides[1] : 0)) * 4, 4);
+                        if (want != got) bad++;
+                    }
+                }
+                CHECK_MSG(bad == 0, "layout %d feature %d: %lld elements differ from the batch", layout, j, (long long)bad);
+            }
+            t->deleter(t);
+        }
+        CHECK(gpufeed_uploader_release(u, &b, NULL) == GPUFEED_OK);
+        gpufeed_uploader_close(u);
+        gpufeed_loader_close(l);
+        gpufeed_dataset_close(ds);
+    }
+    craft_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--write")) {
@@ -707,6 +786,7 @@ int main(int argc, char **argv)
     RUN(test_dense_lists);
     RUN(test_dense_seek);
     RUN(test_dense_loader);
+    RUN(test_dlpack_dtypes_and_lists);
     {   /* remove the directory and its files */
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

@@ -1923,6 +1923,276 @@ static void test_dense_plain_null_fill(void)
     free(m);
 }
 
+/* ---- issue 19: exact boundaries of the Thrift decoder's checks ----------- */
+
+/* The bytes in an allocation of exactly n bytes (ASan sees a read past
+   them), decoded by one gf__tc call chosen by `op`; the decoder's state
+   after it in *t. */
+enum { TB_UVAR, TB_FIELD, TB_BIN, TB_LIST, TB_SKIP_STRUCT, TB_SKIP_MAP, TB_INT };
+typedef struct tb_out { uint64_t u; int type, id; uint32_t n; int64_t v; size_t left; gpufeed_result err; char msg[GPUFEED_ERROR_MAX]; } tb_out;
+static tb_out tb_run(int op, const uint8_t *bytes, size_t n, int last)
+{
+    uint8_t *buf = (uint8_t *)malloc(n ? n : 1);
+    gf__tc t;
+    tb_out o;
+    memset(&o, 0, sizeof o);
+    if (n) memcpy(buf, bytes, n);
+    gf__tc_init(&t, buf, n, 0, "T");
+    switch (op) {
+    case TB_UVAR: o.u = gf__tc_uvar(&t); break;
+    case TB_FIELD: o.type = gf__tc_field(&t, &o.id, &last); break;
+    case TB_BIN: { const uint8_t *p; gf__tc_bin(&t, 1, GF__T_BINARY, &p, &o.n); break; }
+    case TB_LIST: gf__tc_list_hdr(&t, &o.type, &o.n); break;
+    case TB_SKIP_STRUCT: gf__tc_skip(&t, GF__T_STRUCT, 0); break;
+    case TB_SKIP_MAP: gf__tc_skip(&t, GF__T_MAP, 0); break;
+    case TB_INT: o.v = gf__tc_int(&t, 1, GF__T_I32, 0, 5); break;
+    }
+    o.left = (size_t)(t.end - t.p);
+    o.err = t.err;
+    memcpy(o.msg, t.msg, sizeof o.msg);
+    free(buf);
+    return o;
+}
+#define TB_OK(o) CHECK_MSG((o).err == GPUFEED_OK, "unexpected error: %s", (o).msg)
+#define TB_FAILS(o, code, needle) do { CHECK((o).err == (code)); CHECK_HAS((o).msg, needle); } while (0)
+
+/* Each check sits on both sides of a limit: the largest value a check
+   allows decodes, one more fails with the check's own message (another
+   check failing later would name something else); input that ends early
+   fails without a read past the bytes. */
+static void test_thrift_boundaries(void)
+{
+    static const uint8_t v10[10] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01 };
+    static const uint8_t v10_over[10] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02 };
+    static const uint8_t v11[11] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+    static const uint8_t cont[1] = { 0x80 };
+    uint8_t b[200];
+    tb_out o;
+    int k;
+    /* varints: 10 bytes reach bit 63; a 10th byte above 1 overflows; 11 are overlong */
+    o = tb_run(TB_UVAR, v10, 10, 0); TB_OK(o); CHECK(o.u == UINT64_MAX && o.left == 0);
+    o = tb_run(TB_UVAR, v10_over, 10, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "varint overflows 64 bits");
+    o = tb_run(TB_UVAR, v11, 11, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "overlong varint");
+    o = tb_run(TB_UVAR, cont, 1, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "truncated varint");
+    o = tb_run(TB_UVAR, cont, 0, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "truncated varint");
+    /* field headers: ids up to 32767 by delta and in full, types 1..12 */
+    b[0] = 0x15;                                         /* delta 1, i32 */
+    o = tb_run(TB_FIELD, b, 1, 32766); TB_OK(o); CHECK(o.type == GF__T_I32 && o.id == 32767);
+    o = tb_run(TB_FIELD, b, 1, 32767); TB_FAILS(o, GPUFEED_ERR_THRIFT, "field id beyond 32767");
+    b[0] = 0x05; b[1] = 0xFE; b[2] = 0xFF; b[3] = 0x03; /* id in full: zigzag(32767) */
+    o = tb_run(TB_FIELD, b, 4, 0); TB_OK(o); CHECK(o.type == GF__T_I32 && o.id == 32767);
+    b[1] = 0xFF;                                         /* zigzag(-32768) */
+    o = tb_run(TB_FIELD, b, 4, 0); TB_OK(o); CHECK(o.id == -32768);
+    b[1] = 0x80; b[2] = 0x80; b[3] = 0x04;              /* zigzag(32768) */
+    o = tb_run(TB_FIELD, b, 4, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "field id 32768 out of range");
+    b[0] = 0x1C; o = tb_run(TB_FIELD, b, 1, 0); TB_OK(o); CHECK(o.type == GF__T_STRUCT && o.id == 1);
+    b[0] = 0x1D; o = tb_run(TB_FIELD, b, 1, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "invalid field type 13");
+    o = tb_run(TB_FIELD, b, 0, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "truncated struct (no STOP)");
+    /* a binary's length: exactly the bytes left, or one more */
+    b[0] = 3; b[1] = 'a'; b[2] = 'b'; b[3] = 'c';
+    o = tb_run(TB_BIN, b, 4, 0); TB_OK(o); CHECK(o.n == 3 && o.left == 0);
+    b[0] = 4; o = tb_run(TB_BIN, b, 4, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "length 4 runs past the end");
+    /* list headers: a count equal to the bytes left, element types 1..12 */
+    b[0] = 0x33; b[1] = 1; b[2] = 2; b[3] = 3;           /* 3 x i8 */
+    o = tb_run(TB_LIST, b, 4, 0); TB_OK(o); CHECK(o.n == 3 && o.type == GF__T_I8);
+    o = tb_run(TB_LIST, b, 3, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "list of 3 elements cannot fit in the 2 bytes left");
+    b[0] = 0x1C; b[1] = 0;
+    o = tb_run(TB_LIST, b, 2, 0); TB_OK(o); CHECK(o.n == 1 && o.type == GF__T_STRUCT);
+    b[0] = 0x1D; o = tb_run(TB_LIST, b, 2, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "invalid list element type 13");
+    o = tb_run(TB_LIST, b, 0, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "truncated list header");
+    /* structs skipped: nesting of exactly GPUFEED_MAX_THRIFT_DEPTH, and one deeper */
+    for (k = 0; k < 2; k++) {
+        int inner = GPUFEED_MAX_THRIFT_DEPTH - 1 + k, i, n = 0;
+        for (i = 0; i < inner; i++) b[n++] = 0x1C;       /* field 1: a struct */
+        for (i = 0; i <= inner; i++) b[n++] = 0x00;      /* the STOPs */
+        o = tb_run(TB_SKIP_STRUCT, b, (size_t)n, 0);
+        if (k == 0) { TB_OK(o); CHECK(o.left == 0); }
+        else TB_FAILS(o, GPUFEED_ERR_LIMIT, "nesting deeper than GPUFEED_MAX_THRIFT_DEPTH");
+    }
+    /* maps skipped: one i8 -> i8 entry in exactly 3 bytes (the count check
+       refuses fewer than 2); key and value types 1..12 */
+    b[0] = 1; b[1] = 0x33; b[2] = 7; b[3] = 8;
+    o = tb_run(TB_SKIP_MAP, b, 4, 0); TB_OK(o); CHECK(o.left == 0);
+    o = tb_run(TB_SKIP_MAP, b, 2, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "map of 1 entries cannot fit");
+    b[1] = 0x3C; o = tb_run(TB_SKIP_MAP, b, 4, 0); CHECK(o.err == GPUFEED_ERR_THRIFT); /* a struct value of byte 8: no STOP */
+    b[1] = 0x3D; o = tb_run(TB_SKIP_MAP, b, 4, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "invalid map types 3/13");
+    b[1] = 0xD3; o = tb_run(TB_SKIP_MAP, b, 4, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "invalid map types 13/3");
+    /* integers in [lo, hi]: hi decodes, hi + 1 fails */
+    b[0] = 10; o = tb_run(TB_INT, b, 1, 0); TB_OK(o); CHECK(o.v == 5);
+    b[0] = 12; o = tb_run(TB_INT, b, 1, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "field 1 value 6 out of range");
+    b[0] = 0; o = tb_run(TB_INT, b, 1, 0); TB_OK(o); CHECK(o.v == 0);
+    b[0] = 1; o = tb_run(TB_INT, b, 1, 0); TB_FAILS(o, GPUFEED_ERR_THRIFT, "field 1 value -1 out of range");
+}
+
+/* The memory source reads [off, off + len) of its bytes and nothing else:
+   the last byte, an empty read at the end, one byte past it refused. */
+static void test_mem_source_bounds(void)
+{
+    uint8_t *data = (uint8_t *)malloc(10), out[8];
+    gf__memsrc m;
+    int i;
+    for (i = 0; i < 10; i++) data[i] = (uint8_t)(i + 1);
+    m.data = data; m.size = 10;
+    CHECK(gf__mem_read(&m, 6, out, 4) == 0 && out[0] == 7 && out[3] == 10);
+    CHECK(gf__mem_read(&m, 7, out, 4) == -1);
+    CHECK(gf__mem_read(&m, 0, out, 8) == 0 && out[7] == 8);
+    CHECK(gf__mem_read(&m, 10, out, 0) == 0);
+    CHECK(gf__mem_read(&m, 11, out, 0) == -1);
+    CHECK(gf__mem_read(&m, 9, out, 2) == -1);
+    CHECK(gf__mem_read(&m, UINT64_MAX, out, 1) == -1);
+    free(data);
+}
+
+/* gpufeed_hash64 is XXH64 (the hashing trick and the cache's checksums
+   depend on its values staying the same): the reference values of the
+   xxhash package */
+static void test_hash64_is_xxh64(void)
+{
+    static const char long_s[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    CHECK(gpufeed_hash64("", 0, 0) == 0xEF46DB3751D8E999ull);
+    CHECK(gpufeed_hash64("a", 1, 0) == 0xD24EC4F1A98C6E5Bull);
+    CHECK(gpufeed_hash64("abc", 3, 0) == 0x44BC2CF5AD770999ull);
+    CHECK(gpufeed_hash64(long_s, sizeof long_s - 1, 0) == 0x7639D419DE614EEDull);
+    CHECK(gpufeed_hash64("gpufeed", 7, 42) == 0x1B77F28B20834D5Bull);
+}
+
+/* Row-group pruning by statistics at each comparison's exact boundary
+   (issue 19): tests/data/ids.parquet has 4 row groups of 5,000 rows whose
+   ids run 0..4999, 5000..9999, 10000..14999, 15000..19999. A constant equal
+   to a group's min or max decides whether that group can match. */
+static void test_prune_boundaries(void)
+{
+    static const struct { gpufeed_op op; int64_t a, b; int pruned; } cases[] = {
+        { GPUFEED_OP_LT, 5000, 0, 3 }, { GPUFEED_OP_LT, 5001, 0, 2 },
+        { GPUFEED_OP_LE, 4999, 0, 3 }, { GPUFEED_OP_LE, 5000, 0, 2 },
+        { GPUFEED_OP_GT, 14999, 0, 3 }, { GPUFEED_OP_GT, 14998, 0, 2 },
+        { GPUFEED_OP_GE, 15000, 0, 3 }, { GPUFEED_OP_GE, 14999, 0, 2 },
+        { GPUFEED_OP_EQ, 5000, 0, 3 }, { GPUFEED_OP_EQ, 4999, 0, 3 }, { GPUFEED_OP_EQ, 20000, 0, 4 },
+        { GPUFEED_OP_BETWEEN, 4999, 5000, 2 }, { GPUFEED_OP_BETWEEN, 5000, 9999, 3 }, { GPUFEED_OP_BETWEEN, 20000, 30000, 4 },
+    };
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        static const char *paths[] = { "tests/data/ids.parquet" };
+        gpufeed_feature ft;
+        gpufeed_predicate p;
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset_info info;
+        gpufeed_error err;
+        memset(&ft, 0, sizeof ft); memset(&p, 0, sizeof p); memset(&d, 0, sizeof d);
+        ft.column = "x"; ft.dtype = GPUFEED_DT_F32;
+        p.column = "id"; p.op = cases[k].op;
+        p.a.kind = GPUFEED_VAL_INT; p.a.i = cases[k].a;
+        p.b.kind = GPUFEED_VAL_INT; p.b.i = cases[k].b;
+        d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1; d.where = &p; d.num_where = 1;
+        if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "case %d: %s", (int)k, err.message); continue; }
+        gpufeed_dataset_get_info(ds, &info);
+        CHECK_MSG(info.row_groups == 4 && info.row_groups_pruned == cases[k].pruned && info.num_rows == 5000 * (4 - cases[k].pruned),
+                  "case %d (op %d, %lld, %lld): %d of %d row groups pruned, %lld rows; want %d pruned", (int)k, (int)cases[k].op,
+                  (long long)cases[k].a, (long long)cases[k].b, (int)info.row_groups_pruned, (int)info.row_groups, (long long)info.num_rows, cases[k].pruned);
+        gpufeed_dataset_close(ds);
+    }
+}
+
+/* Conversions to integer dtypes at the edges of each range (issue 19):
+   doubles 2^63 and -2^63 - 2^11 (the neighbours of int64's range), -2^63
+   itself, 255 / 256 to u8, INT32_MAX / + 1 to i32: the SAFE cast returns
+   the index of the first value that does not fit, UNSAFE clamps. */
+static void test_convert_int_edges(void)
+{
+    gf__conv cv;
+    uint64_t in[2];
+    int64_t o64[2];
+    int32_t o32[2];
+    uint8_t o8[2];
+    double d;
+    memset(&cv, 0, sizeof cv);
+    cv.ck = GF__CK_F64; cv.dt = GPUFEED_DT_I64;
+    d = -9223372036854775808.0; memcpy(&in[0], &d, 8);
+    d = 9223372036854775808.0; memcpy(&in[1], &d, 8);   /* 2^63: one past INT64_MAX */
+    CHECK(gf__convert(&cv, in, o64, 1) == -1 && o64[0] == INT64_MIN);
+    CHECK(gf__convert(&cv, in, o64, 2) == 1);
+    cv.unsafe_cast = 1;
+    CHECK(gf__convert(&cv, in, o64, 2) == -1 && o64[0] == INT64_MIN && o64[1] == INT64_MAX);
+    d = -9223372036854777856.0; memcpy(&in[1], &d, 8);  /* the double below -2^63 */
+    cv.unsafe_cast = 0;
+    CHECK(gf__convert(&cv, in, o64, 2) == 1);
+    cv.ck = GF__CK_I64; cv.dt = GPUFEED_DT_U8;
+    in[0] = 255; in[1] = 256;
+    CHECK(gf__convert(&cv, in, o8, 1) == -1 && o8[0] == 255);
+    CHECK(gf__convert(&cv, in, o8, 2) == 1);
+    in[0] = 0; in[1] = (uint64_t)(int64_t)-1;
+    CHECK(gf__convert(&cv, in, o8, 2) == 1);
+    cv.dt = GPUFEED_DT_I32;
+    in[0] = (uint64_t)(int64_t)INT32_MAX; in[1] = (uint64_t)((int64_t)INT32_MAX + 1);
+    CHECK(gf__convert(&cv, in, o32, 1) == -1 && o32[0] == INT32_MAX);
+    CHECK(gf__convert(&cv, in, o32, 2) == 1);
+}
+
+/* Codec limits at their bounds (issue 19). ZSTD: a frame declaring a window
+   of exactly GPUFEED_MAX_ZSTD_WINDOW is accepted, one byte more (a single-
+   segment frame's content size) or the next descriptor step is a LIMIT
+   error. GZIP: a stored block whose NLEN is LEN's complement inflates, one
+   whose NLEN is off by one is refused. */
+static void test_codec_limits(void)
+{
+    static const uint8_t gz[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff,
+                                  0x01, 0x05, 0x00, 0xfa, 0xff, 'h', 'e', 'l', 'l', 'o',
+                                  0x86, 0xa6, 0x10, 0x36, 5, 0, 0, 0 };
+    uint8_t f[16], out[8], bad[sizeof gz];
+    char msg[GPUFEED_ERROR_MAX];
+    gf__zhdr h;
+    uint64_t fcs;
+    int k;
+    f[0] = 0x28; f[1] = 0xb5; f[2] = 0x2f; f[3] = 0xfd;
+    for (k = 0; k < 2; k++) {                  /* single segment, 8-byte content size */
+        f[4] = 0xE0;
+        fcs = (uint64_t)GPUFEED_MAX_ZSTD_WINDOW + (uint64_t)k;
+        memcpy(f + 5, &fcs, 8);
+        memset(&h, 0, sizeof h); msg[0] = 0;
+        if (k == 0) CHECK_MSG(gf__zstd_header(f, 13, &h, 0, 0, msg, sizeof msg) == GPUFEED_OK && h.window == fcs, "%s", msg);
+        else { CHECK(gf__zstd_header(f, 13, &h, 0, 0, msg, sizeof msg) == GPUFEED_ERR_LIMIT); CHECK_HAS(msg, "exceeds GPUFEED_MAX_ZSTD_WINDOW"); }
+    }
+    for (k = 0; k < 2; k++) {                  /* a window descriptor: 2^31, then 2^31 + 2^28 */
+        f[4] = 0x00; f[5] = (uint8_t)(((31 - 10) << 3) | k);
+        memset(&h, 0, sizeof h); msg[0] = 0;
+        if (k == 0) CHECK_MSG(gf__zstd_header(f, 6, &h, 0, 0, msg, sizeof msg) == GPUFEED_OK && h.window == (1ull << 31), "%s", msg);
+        else CHECK(gf__zstd_header(f, 6, &h, 0, 0, msg, sizeof msg) == GPUFEED_ERR_LIMIT);
+    }
+#ifndef GPUFEED_USE_ZLIB
+    msg[0] = 0;
+    CHECK_MSG(gf__gzip(gz, sizeof gz, out, 5, msg, sizeof msg) == GPUFEED_OK && memcmp(out, "hello", 5) == 0, "%s", msg);
+    memcpy(bad, gz, sizeof gz);
+    bad[13] = 0xfb;                            /* NLEN = ~4 */
+    CHECK(gf__gzip(bad, sizeof bad, out, 5, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+    CHECK_HAS(msg, "stored block length 5 does not match its complement");
+#else
+    (void)gz; (void)out; (void)bad;
+#endif
+}
+
+/* An RLE run's value must fit the bit width (issue 19): 2^bw - 1 decodes,
+   2^bw is corrupt (bit widths 1, 3, 12, 20) */
+static void test_rle_value_fits_width(void)
+{
+    static const int bws[] = { 1, 3, 12, 20 };   /* 2^bw fits the run's ceil(bw / 8) bytes */
+    size_t k;
+    int over;
+    for (k = 0; k < sizeof bws / sizeof bws[0]; k++) {
+        for (over = 0; over < 2; over++) {
+            int bw = bws[k], nb = (bw + 7) / 8, i;
+            uint32_t v = over ? (1u << bw) : (1u << bw) - 1, out[8];
+            uint8_t buf[8];
+            gf__rle r;
+            buf[0] = 8 << 1;                   /* an RLE run of 8 */
+            for (i = 0; i < nb; i++) buf[1 + i] = (uint8_t)(v >> (8 * i));
+            gf__rle_init(&r, buf, buf + 1 + nb, bw);
+            if (!over) CHECK_MSG(gf__rle_get(&r, out, 8) == 8 && !r.err && out[7] == v, "bw %d value %u", bw, v);
+            else CHECK_MSG(gf__rle_get(&r, out, 8) == 0 && r.err, "bw %d: value %u accepted", bw, v);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -1955,5 +2225,12 @@ int main(void)
     RUN(test_delta_wide_int32);
     RUN(test_lz4);
     RUN(test_dense_plain_null_fill);
+    RUN(test_thrift_boundaries);
+    RUN(test_mem_source_bounds);
+    RUN(test_hash64_is_xxh64);
+    RUN(test_prune_boundaries);
+    RUN(test_convert_int_edges);
+    RUN(test_codec_limits);
+    RUN(test_rle_value_fits_width);
     return TEST_SUMMARY();
 }
