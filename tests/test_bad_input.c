@@ -2514,7 +2514,7 @@ static void test_schema_depth_exact(void)
         out.n = 0;
         pqw_build(&f, &out);
         if (k == 0) {
-            gpufeed_open_desc d;
+            gpufeed_file_desc d;
             gpufeed_file *fp = NULL;
             gpufeed_error e;
             desc_init(&d, out.p, out.n);
@@ -2591,7 +2591,7 @@ static void test_num_rows_from_row_groups(void)
     size_t k;
     for (k = 0; k < sizeof claims / sizeof claims[0]; k++) {
         sfile s;
-        gpufeed_open_desc d;
+        gpufeed_file_desc d;
         gpufeed_file *fp = NULL;
         gpufeed_error e;
         s_init(&s, 1, PQW_REQUIRED);

@@ -575,14 +575,14 @@ static void test_key_fields(void)
         memset(keys[v], 0, sizeof keys[v]);
         if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "variant %d: %s", v, err.message); continue; }
         cd.dir = dir;
-        if (gpufeed_cache_info_get(ds, &cd, &info, &err)) CHECK_MSG(0, "variant %d: %s", v, err.message);
+        if (gpufeed_cache_get_info(ds, &cd, &info, &err)) CHECK_MSG(0, "variant %d: %s", v, err.message);
         else memcpy(keys[v], info.key, sizeof keys[v]);
         if (v == 0) { /* the same dataset again: the same key */
             gpufeed_dataset *again = NULL;
             gpufeed_cache_info i2;
             CHECK(gpufeed_dataset_open(&again, &d, &err) == GPUFEED_OK);
             if (again) {
-                CHECK(gpufeed_cache_info_get(again, &cd, &i2, &err) == GPUFEED_OK && strcmp(i2.key, info.key) == 0);
+                CHECK(gpufeed_cache_get_info(again, &cd, &i2, &err) == GPUFEED_OK && strcmp(i2.key, info.key) == 0);
                 gpufeed_dataset_close(again);
             }
         }
@@ -625,7 +625,7 @@ static void test_format_version(void)
         {
             gpufeed_cache_info i2;
             char msg[64];
-            CHECK(gpufeed_cache_info_get(ds, &cd, &i2, &err) == GPUFEED_OK);
+            CHECK(gpufeed_cache_get_info(ds, &cd, &i2, &err) == GPUFEED_OK);
             snprintf(msg, sizeof msg, "format version %u", (unsigned)want);
             CHECK_MSG(i2.exists && !i2.valid, "version %u: exists %d valid %d", (unsigned)want, i2.exists, i2.valid);
             CHECK_HAS(i2.reason, msg);

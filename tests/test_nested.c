@@ -711,7 +711,7 @@ static void test_dlpack_dtypes_and_lists(void)
         gpufeed_feature ft[8];
         gpufeed_dataset_desc dd;
         gpufeed_loader_desc ld;
-        gpufeed_device_desc dv;
+        gpufeed_uploader_desc dv;
         gpufeed_dataset *ds = NULL;
         gpufeed_loader *l = NULL;
         gpufeed_uploader *u = NULL;
