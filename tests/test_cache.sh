@@ -476,9 +476,15 @@ else
     if [ $v = 4 ]; then
       # a long run on version 4's cache holds it open while version 5 completes
       run fv4 $FD/x.parquet $FA --cache $FC
-      $BENCH $FD/x.parquet $FA --epochs 40 --jitter-us 20000 --cache $FC --print-batches > $T/fvslow.out 2> $T/fvslow.err & slow=$!
+      # its batch lines go to a reader that reads nothing until told: once the pipe is
+      # full the run blocks, holding version 4's cache open however fast the machine
+      rm -f $T/fvslow.go
+      { $BENCH $FD/x.parquet $FA --epochs 1000 --cache $FC --print-batches 2> $T/fvslow.err; echo $? > $T/fvslow.rc; } |
+        $PY -c 'import os, sys, time
+while not os.path.exists(sys.argv[1]): time.sleep(0.05)
+sys.stdout.write(sys.stdin.read())' $T/fvslow.go > $T/fvslow.out & slow=$!
       # until it holds version 4's cache file open (a loaded machine may take a while to start it)
-      for i in $(seq 300); do ls -l /proc/$slow/fd 2> /dev/null | grep -q '\.gfc$' && break; sleep 0.1; done
+      for i in $(seq 300); do ls -l /proc/[0-9]*/fd 2> /dev/null | grep -q "$FC/.*\.gfc\$" && break; sleep 0.1; done
       continue
     fi
     run fref$v $FD/x.parquet $FA
@@ -488,8 +494,8 @@ else
     n=$(ngfc $FC); [ "$n" -gt "$most" ] && most=$n
     if [ $v = 5 ]; then
       check "version 4's cache in use by a running loader: kept (2 files) while version 5's is complete" test "$n" = 2
-      wait $slow; rs=$?
-      check "the long run on version 4 ends well (its cache was never removed under it)" eval '[ $rs = 0 ] && all_zero $T/fvslow.err 0 39'
+      touch $T/fvslow.go; wait $slow; rs=$(cat $T/fvslow.rc 2> /dev/null || echo missing)
+      check "the long run on version 4 ends well (its cache was never removed under it)" eval '[ "$rs" = 0 ] && all_zero $T/fvslow.err 0 39 && [ "$(wc -l < $T/fvslow.out)" -gt 1000 ]'
     fi
   done
   check "five content changes: at most 2 cache files at any time ($most), 1 at the end" eval '[ "$most" -le 2 ] && [ "$(ngfc $FC)" = 1 ]'
