@@ -135,7 +135,11 @@ MUTATIONS = [
     M("pages-crc", "pages", "a data page's CRC mismatch ignored",
       at="if (got != (uint32_t)h.crc) return gf__col_fail(c, GPUFEED_ERR_CHECKSUM,", old="got != (uint32_t)h.crc", new="got != (uint32_t)h.crc && 0"),
     M("pages-dict-past-region", "pages", "a dictionary page ending exactly where the column data ends refused (> -> >=)",
-      at="(uint64_t)h.csize > c->region_end - c->pos - hlen)", old="(uint64_t)h.csize >", new="(uint64_t)h.csize >="),
+      at="(uint64_t)h.csize > c->region_end - c->pos - hlen)", old="(uint64_t)h.csize >", new="(uint64_t)h.csize >=",
+      equivalent="equivalent on every file whose pages do not overlap: this check runs only after a seek, when the data "
+                 "page sought (inside the column data, after the dictionary page) needs the dictionary, so the dictionary "
+                 "page ends before the column data does and > and >= agree; they differ only when an offset index points "
+                 "a data page into the dictionary page's own bytes (the original reads on, the mutant reports an error)"),
     # ---- codecs
     M("codec-snappy-offset", "codecs", "snappy: a copy offset one past the bytes produced accepted",
       at="if (off == 0 || off > (size_t)(op - dst)) { gf__fmt(msg, cap, \"snappy: copy offset", old="off > (size_t)(op - dst)", new="off > (size_t)(op - dst) + 1"),
