@@ -2193,6 +2193,43 @@ static void test_rle_value_fits_width(void)
     }
 }
 
+/* LZ4 block bounds at their exact limits (issue 19), input and output in
+   allocations of exactly their size: a match offset equal to the bytes
+   produced decodes, one more is an error (never a read before the output);
+   literals exactly filling the input decode, one more than the input holds
+   is "truncated" (never a read past the input). */
+static void test_lz4_bounds(void)
+{
+    static const uint8_t ok_off[] = { 0x10, 'a', 0x01, 0x00, 0x50, 'b', 'c', 'd', 'e', 'f' };
+    char msg[GPUFEED_ERROR_MAX];
+    uint8_t *src, *dst;
+    size_t produced = 0;
+    int k;
+    for (k = 0; k < 2; k++) {   /* 'a', a match of 4 at offset 1 (+ k), then 5 literals */
+        src = (uint8_t *)malloc(sizeof ok_off); dst = (uint8_t *)malloc(10);
+        memcpy(src, ok_off, sizeof ok_off);
+        src[2] = (uint8_t)(1 + k);
+        msg[0] = 0;
+        if (k == 0) CHECK_MSG(gf__lz4_block(src, sizeof ok_off, dst, 10, &produced, msg, sizeof msg) == GPUFEED_OK &&
+                              produced == 10 && memcmp(dst, "aaaaabcdef", 10) == 0, "%s", msg);
+        else { CHECK(gf__lz4_block(src, sizeof ok_off, dst, 10, &produced, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+               CHECK_HAS(msg, "match offset 2 outside the 1 bytes produced"); }
+        free(src); free(dst);
+    }
+    for (k = 0; k < 2; k++) {   /* one sequence of literals only: 5 of them, the token claiming 5 (+ k) */
+        static const uint8_t lits[] = { 0x50, 'v', 'w', 'x', 'y', 'z' };
+        src = (uint8_t *)malloc(sizeof lits); dst = (uint8_t *)malloc(6);
+        memcpy(src, lits, sizeof lits);
+        src[0] = (uint8_t)((5 + k) << 4);
+        msg[0] = 0;
+        if (k == 0) CHECK_MSG(gf__lz4_block(src, sizeof lits, dst, 6, &produced, msg, sizeof msg) == GPUFEED_OK &&
+                              produced == 5 && memcmp(dst, "vwxyz", 5) == 0, "%s", msg);
+        else { CHECK(gf__lz4_block(src, sizeof lits, dst, 6, &produced, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+               CHECK_HAS(msg, "lz4: block truncated at input byte 1"); }
+        free(src); free(dst);
+    }
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -2232,5 +2269,6 @@ int main(void)
     RUN(test_convert_int_edges);
     RUN(test_codec_limits);
     RUN(test_rle_value_fits_width);
+    RUN(test_lz4_bounds);
     return TEST_SUMMARY();
 }
