@@ -170,7 +170,13 @@ MUTATIONS = [
       at="if (bw > 64) { gf__fmt(msg, cap, \"DELTA_BINARY_PACKED miniblock bit width", old="bw > 64", new="bw > 65"),
     # ---- column: the public reader
     M("column-values-count", "column", "a chunk with fewer values than its metadata says ends without an error",
-      at="if (c->rows_done != c->ch->num_values) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, \"chunk ended after %lld of %lld values\"", old="c->rows_done != c->ch->num_values", new="c->rows_done > c->ch->num_values"),
+      at="if (c->rows_done != c->ch->num_values) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, \"chunk ended after %lld of %lld values\"", old="c->rows_done != c->ch->num_values", new="c->rows_done > c->ch->num_values",
+      equivalent="rows_done < num_values cannot happen at DONE from the start of a chunk: each data page adds its "
+                 "num_values to what the reader must deliver and DONE comes only when every page is delivered (fewer "
+                 "values in the pages than the chunk claims stop earlier, with 'the column data ends after N of M "
+                 "values'); only after a seek by a lying offset index (the dense layer's predicate columns) can it "
+                 "differ, and there both forms fail with GPUFEED_ERR_CORRUPT (the mutant's message comes from the "
+                 "caller: 'chunk ended early')"),
     M("column-dict-after-data", "column", "a dictionary page after data pages accepted",
       at="if (c->data_pages > 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, \"dictionary page after data pages\");", old="c->data_pages > 0", new="c->data_pages > 1"),
     # ---- dense: conversions
