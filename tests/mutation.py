@@ -135,7 +135,11 @@ MUTATIONS = [
     M("pages-crc", "pages", "a data page's CRC mismatch ignored",
       at="if (got != (uint32_t)h.crc) return gf__col_fail(c, GPUFEED_ERR_CHECKSUM,", old="got != (uint32_t)h.crc", new="got != (uint32_t)h.crc && 0"),
     M("pages-dict-past-region", "pages", "a dictionary page ending exactly where the column data ends refused (> -> >=)",
-      at="(uint64_t)h.csize > c->region_end - c->pos - hlen)", old="(uint64_t)h.csize >", new="(uint64_t)h.csize >="),
+      at="(uint64_t)h.csize > c->region_end - c->pos - hlen)", old="(uint64_t)h.csize >", new="(uint64_t)h.csize >=",
+      equivalent="equivalent on every file whose pages do not overlap: this check runs only after a seek, when the data "
+                 "page sought (inside the column data, after the dictionary page) needs the dictionary, so the dictionary "
+                 "page ends before the column data does and > and >= agree; they differ only when an offset index points "
+                 "a data page into the dictionary page's own bytes (the original reads on, the mutant reports an error)"),
     # ---- codecs
     M("codec-snappy-offset", "codecs", "snappy: a copy offset one past the bytes produced accepted",
       at="if (off == 0 || off > (size_t)(op - dst)) { gf__fmt(msg, cap, \"snappy: copy offset", old="off > (size_t)(op - dst)", new="off > (size_t)(op - dst) + 1"),
@@ -166,7 +170,13 @@ MUTATIONS = [
       at="if (bw > 64) { gf__fmt(msg, cap, \"DELTA_BINARY_PACKED miniblock bit width", old="bw > 64", new="bw > 65"),
     # ---- column: the public reader
     M("column-values-count", "column", "a chunk with fewer values than its metadata says ends without an error",
-      at="if (c->rows_done != c->ch->num_values) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, \"chunk ended after %lld of %lld values\"", old="c->rows_done != c->ch->num_values", new="c->rows_done > c->ch->num_values"),
+      at="if (c->rows_done != c->ch->num_values) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, \"chunk ended after %lld of %lld values\"", old="c->rows_done != c->ch->num_values", new="c->rows_done > c->ch->num_values",
+      equivalent="rows_done < num_values cannot happen at DONE from the start of a chunk: each data page adds its "
+                 "num_values to what the reader must deliver and DONE comes only when every page is delivered (fewer "
+                 "values in the pages than the chunk claims stop earlier, with 'the column data ends after N of M "
+                 "values'); only after a seek by a lying offset index (the dense layer's predicate columns) can it "
+                 "differ, and there both forms fail with GPUFEED_ERR_CORRUPT (the mutant's message comes from the "
+                 "caller: 'chunk ended early')"),
     M("column-dict-after-data", "column", "a dictionary page after data pages accepted",
       at="if (c->data_pages > 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, \"dictionary page after data pages\");", old="c->data_pages > 0", new="c->data_pages > 1"),
     # ---- dense: conversions

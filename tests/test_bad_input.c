@@ -1138,6 +1138,8 @@ static void test_snappy_pages(void)
     s_add_double(&s, 10);
     s.pages[0].csize = pqw_set((int64_t)s.bodies[0].n + 8);
     SFAIL(&s, 0, GPUFEED_ERR_PAGE, "column 'x'", s.off, "runs past the column data");
+    s.pages[0].csize = pqw_set((int64_t)s.bodies[0].n + 1);   /* one byte past: the same (issue 19) */
+    SFAIL(&s, 0, GPUFEED_ERR_PAGE, "column 'x'", s.off, "runs past the column data");
     s.pages[0].csize.mode = 0;
     CHECK(reads_x(s_build(&s), 10, PQW_REQUIRED, 0));
     /* an empty page body under SNAPPY */

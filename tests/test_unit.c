@@ -2193,6 +2193,166 @@ static void test_rle_value_fits_width(void)
     }
 }
 
+/* LZ4 block bounds at their exact limits (issue 19), input and output in
+   allocations of exactly their size: a match offset equal to the bytes
+   produced decodes, one more is an error (never a read before the output);
+   literals exactly filling the input decode, one more than the input holds
+   is "truncated" (never a read past the input). */
+static void test_lz4_bounds(void)
+{
+    static const uint8_t ok_off[] = { 0x10, 'a', 0x01, 0x00, 0x50, 'b', 'c', 'd', 'e', 'f' };
+    char msg[GPUFEED_ERROR_MAX];
+    uint8_t *src, *dst;
+    size_t produced = 0;
+    int k;
+    for (k = 0; k < 2; k++) {   /* 'a', a match of 4 at offset 1 (+ k), then 5 literals */
+        src = (uint8_t *)malloc(sizeof ok_off); dst = (uint8_t *)malloc(10);
+        memcpy(src, ok_off, sizeof ok_off);
+        src[2] = (uint8_t)(1 + k);
+        msg[0] = 0;
+        if (k == 0) CHECK_MSG(gf__lz4_block(src, sizeof ok_off, dst, 10, &produced, msg, sizeof msg) == GPUFEED_OK &&
+                              produced == 10 && memcmp(dst, "aaaaabcdef", 10) == 0, "%s", msg);
+        else { CHECK(gf__lz4_block(src, sizeof ok_off, dst, 10, &produced, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+               CHECK_HAS(msg, "match offset 2 outside the 1 bytes produced"); }
+        free(src); free(dst);
+    }
+    for (k = 0; k < 2; k++) {   /* one sequence of literals only: 5 of them, the token claiming 5 (+ k) */
+        static const uint8_t lits[] = { 0x50, 'v', 'w', 'x', 'y', 'z' };
+        src = (uint8_t *)malloc(sizeof lits); dst = (uint8_t *)malloc(6);
+        memcpy(src, lits, sizeof lits);
+        src[0] = (uint8_t)((5 + k) << 4);
+        msg[0] = 0;
+        if (k == 0) CHECK_MSG(gf__lz4_block(src, sizeof lits, dst, 6, &produced, msg, sizeof msg) == GPUFEED_OK &&
+                              produced == 5 && memcmp(dst, "vwxyz", 5) == 0, "%s", msg);
+        else { CHECK(gf__lz4_block(src, sizeof lits, dst, 6, &produced, msg, sizeof msg) == GPUFEED_ERR_CODEC);
+               CHECK_HAS(msg, "lz4: block truncated at input byte 1"); }
+        free(src); free(dst);
+    }
+}
+
+/* A file of one INT32 column "v" (OPTIONAL when opt) in memory: row groups
+   of rg_rows[g] rows, pages of page_rows rows (the values their row
+   numbers); null_rg: a row group whose every value is null, with
+   statistics null_count = its rows (the others: null_count 0, min, max). */
+typedef struct u19_file { pqw_schema sch[2]; pqw_page pg[4][16]; pqw_buf body[4][16]; pqw_chunk ch[4]; pqw_rowgroup rg[4];
+                          pqw_stats st[4]; int32_t mn[4], mx[4]; pqw_file f; pqw_buf out; } u19_file;
+static void u19_build(u19_file *m, const int64_t *rg_rows, int nrg, int page_rows, int opt, int null_rg)
+{
+    int g;
+    int64_t r0 = 0;
+    memset(m, 0, sizeof *m);
+    m->sch[0] = pqw_root(1);
+    m->sch[1] = pqw_leaf("v", PQW_INT32, opt ? PQW_OPTIONAL : PQW_REQUIRED);
+    for (g = 0; g < nrg; g++) {
+        int np = 0;
+        int64_t done = 0;
+        while (done < rg_rows[g]) {
+            int n = (int)(rg_rows[g] - done < page_rows ? rg_rows[g] - done : page_rows), k;
+            pqw_buf *b = &m->body[g][np];
+            uint32_t lv[4096];
+            for (k = 0; k < n; k++) lv[k] = g != null_rg;
+            if (opt) pqw_levels_v1(b, lv, (size_t)n, 1);
+            if (g != null_rg) for (k = 0; k < n; k++) { int32_t v = (int32_t)(r0 + done + k); pqw_plain_i32(b, &v, 1); }
+            m->pg[g][np] = pqw_data_page(b, n, PQW_PLAIN);
+            done += n; np++;
+        }
+        m->mn[g] = (int32_t)r0; m->mx[g] = (int32_t)(r0 + rg_rows[g] - 1);
+        memset(&m->st[g], 0, sizeof m->st[g]);
+        m->st[g].null_count = pqw_set(g == null_rg ? rg_rows[g] : 0);
+        if (g != null_rg) { m->st[g].min = &m->mn[g]; m->st[g].max = &m->mx[g]; m->st[g].min_len = m->st[g].max_len = 4; m->st[g].has_min = m->st[g].has_max = 1; }
+        m->ch[g].pages = m->pg[g]; m->ch[g].npages = np; m->ch[g].physical = PQW_INT32; m->ch[g].path = "v"; m->ch[g].stats = &m->st[g];
+        m->rg[g].chunks = &m->ch[g]; m->rg[g].nchunks = 1;
+        r0 += rg_rows[g];
+    }
+    m->f.schema = m->sch; m->f.nschema = 2; m->f.rgs = m->rg; m->f.nrgs = nrg;
+    pqw_build(&m->f, &m->out);
+}
+static void u19_free(u19_file *m)
+{
+    int g, p;
+    for (g = 0; g < 4; g++) for (p = 0; p < 16; p++) pqw_free(&m->body[g][p]);
+    pqw_free(&m->out);
+}
+static gpufeed_dataset *u19_open(u19_file *m, int64_t unit_rows, const gpufeed_predicate *where)
+{
+    static const char *path = "u19.parquet";
+    gpufeed_feature ft;
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+    ft.column = "v"; ft.dtype = GPUFEED_DT_I32;
+    d.paths = &path; d.num_paths = 1; d.features = &ft; d.num_features = 1; d.unit_rows = unit_rows;
+    d.where = where; d.num_where = where ? 1 : 0;
+    d.open_source = fn_open_source; d.source_user = &m->out;
+    if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); return NULL; }
+    return ds;
+}
+
+/* Units at the split rule's boundary (issue 19): a row group is cut while
+   more than unit_rows rows are left, so a remainder of exactly unit_rows
+   is one unit even where page boundaries would allow another cut (2,000
+   rows, pages of 250, unit_rows 1,000: two units of 1,000); 2,001 rows are
+   cut once more. */
+static void test_units_exact_remainder(void)
+{
+    u19_file *m = (u19_file *)calloc(1, sizeof *m);
+    int k;
+    for (k = 0; k < 2; k++) {
+        int64_t rows = 2000 + k, i, covered = 0;
+        gpufeed_dataset *ds;
+        gpufeed_dataset_info info;
+        u19_build(m, &rows, 1, 250, 0, -1);
+        ds = u19_open(m, 1000, NULL);
+        if (ds) {
+            gpufeed_dataset_get_info(ds, &info);
+            if (k == 0) {
+                CHECK_MSG(info.num_units == 2, "%lld units", (long long)info.num_units);
+                for (i = 0; i < info.num_units && i < 2; i++) {
+                    const gpufeed_unit *u = gpufeed_dataset_unit(ds, i);
+                    CHECK_MSG(u->first_row == 1000 * i && u->num_rows == 1000, "unit %lld: rows %lld + %lld", (long long)i, (long long)u->first_row, (long long)u->num_rows);
+                }
+            } else CHECK_MSG(info.num_units == 3, "%lld units for 2001 rows", (long long)info.num_units);
+            for (i = 0; i < info.num_units; i++) {
+                const gpufeed_unit *u = gpufeed_dataset_unit(ds, i);
+                CHECK(u->first_row == covered && u->num_rows > 0 && u->num_rows <= 2000);
+                covered += u->num_rows;
+            }
+            CHECK(covered == rows);
+            gpufeed_dataset_close(ds);
+        }
+        u19_free(m);
+    }
+    free(m);
+}
+
+/* A row group whose column is all null (statistics: null_count = rows, no
+   min or max) cannot match a comparison: pruned; the row group with
+   values is kept (issue 19) */
+static void test_prune_all_null(void)
+{
+    static const int64_t rows[2] = { 10, 10 };
+    u19_file *m = (u19_file *)calloc(1, sizeof *m);
+    static const gpufeed_op ops[4] = { GPUFEED_OP_GT, GPUFEED_OP_LT, GPUFEED_OP_EQ, GPUFEED_OP_IS_NOT_NULL };
+    int k;
+    u19_build(m, rows, 2, 10, 1, 0);
+    for (k = 0; k < 4; k++) {
+        gpufeed_predicate p;
+        gpufeed_dataset *ds;
+        gpufeed_dataset_info info;
+        memset(&p, 0, sizeof p);
+        p.column = "v"; p.op = ops[k]; p.a.kind = GPUFEED_VAL_INT; p.a.i = ops[k] == GPUFEED_OP_EQ ? 15 : ops[k] == GPUFEED_OP_LT ? 100 : -100;
+        ds = u19_open(m, 1000, &p);
+        if (!ds) continue;
+        gpufeed_dataset_get_info(ds, &info);
+        CHECK_MSG(info.row_groups == 2 && info.row_groups_pruned == 1 && info.num_rows == 10,
+                  "op %d: %d of %d row groups pruned, %lld rows", (int)ops[k], (int)info.row_groups_pruned, (int)info.row_groups, (long long)info.num_rows);
+        gpufeed_dataset_close(ds);
+    }
+    u19_free(m);
+    free(m);
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -2232,5 +2392,8 @@ int main(void)
     RUN(test_convert_int_edges);
     RUN(test_codec_limits);
     RUN(test_rle_value_fits_width);
+    RUN(test_lz4_bounds);
+    RUN(test_units_exact_remainder);
+    RUN(test_prune_all_null);
     return TEST_SUMMARY();
 }
