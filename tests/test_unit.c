@@ -2353,6 +2353,55 @@ static void test_prune_all_null(void)
     free(m);
 }
 
+/* The batch reader's batch sizes (issue 19): over tests/data/ids.parquet
+   (20,000 rows, units of 2,500), every batch but the last holds exactly B
+   rows, the last the rest (none with DROP_LAST), the ids in file order,
+   with one thread and with two. */
+static void test_reader_batch_sizes(void)
+{
+    static const int64_t bs[] = { 1, 7, 64, 2500, 2501, 4999, 20000, 30000 };
+    static const char *paths[] = { "tests/data/ids.parquet" };
+    size_t k;
+    int th, drop;
+    for (k = 0; k < sizeof bs / sizeof bs[0]; k++)
+        for (th = 1; th <= 2; th++)
+            for (drop = 0; drop < 2; drop++) {
+                gpufeed_feature ft[2];
+                gpufeed_dataset_desc d;
+                gpufeed_reader_desc rd;
+                gpufeed_dataset *ds = NULL;
+                gpufeed_reader *r = NULL;
+                gpufeed_error err;
+                gpufeed_batch b;
+                gpufeed_result res;
+                int64_t B = bs[k], rows = 0, nb = 0, bad = 0, i, want_rows;
+                memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d); memset(&rd, 0, sizeof rd);
+                ft[0].column = "id"; ft[0].dtype = GPUFEED_DT_I64;
+                ft[1].column = "x"; ft[1].dtype = GPUFEED_DT_F32;
+                d.paths = paths; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = 2500;
+                d.layout = GPUFEED_LAYOUT_PER_FEATURE;
+                rd.batch_rows = B; rd.threads = th; rd.last_batch = drop ? GPUFEED_DROP_LAST : GPUFEED_KEEP_LAST;
+                if (gpufeed_dataset_open(&ds, &d, &err) || gpufeed_reader_open(&r, ds, &rd, &err)) {
+                    CHECK_MSG(0, "B %lld: %s", (long long)B, err.message);
+                    if (ds) gpufeed_dataset_close(ds);
+                    continue;
+                }
+                want_rows = drop ? 20000 / B * B : 20000;
+                while ((res = gpufeed_reader_next(r, &b)) == GPUFEED_OK) {
+                    const int64_t *id = (const int64_t *)b.features[0];
+                    int64_t want = rows + B <= want_rows ? B : want_rows - rows;
+                    if (b.num_rows != want) bad++;
+                    for (i = 0; i < b.num_rows; i++) if (id[i] != rows + i) { bad++; break; }
+                    rows += b.num_rows; nb++;
+                    if (nb > 20001) break;
+                }
+                CHECK_MSG(res == GPUFEED_DONE && bad == 0 && rows == want_rows && nb == (want_rows + B - 1) / B,
+                          "B %lld threads %d drop %d: %lld rows in %lld batches, %lld bad", (long long)B, th, drop, (long long)rows, (long long)nb, (long long)bad);
+                gpufeed_reader_close(r);
+                gpufeed_dataset_close(ds);
+            }
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -2395,5 +2444,6 @@ int main(void)
     RUN(test_lz4_bounds);
     RUN(test_units_exact_remainder);
     RUN(test_prune_all_null);
+    RUN(test_reader_batch_sizes);
     return TEST_SUMMARY();
 }
