@@ -17,7 +17,7 @@
    reader calls) in alternation: a warm-up, then --reps rounds (default 7);
    each round times all buffers of one codec. Prints the median throughput
    (uncompressed MB/s), the spread (min-max over the rounds) and the ratio
-   ours / system, against the target from BENCH.md. Every gpufeed output is
+   ours / system, against the target from tools/bench/README.md. Every gpufeed output is
    compared with the original bytes first. */
 #define _POSIX_C_SOURCE 200809L
 #define GPUFEED_IMPLEMENTATION

@@ -25,7 +25,7 @@ Then, in the same run, median of --runs timed runs after one warm-up:
             preallocated buffers: the time the codec alone needs.
   peak RSS  each tool in a fresh process (ru_maxrss of the child), on the
             1x and the BIG_FACTOR x SNAPPY file.
-Prints the table, the hardware and the command. See ../shared/BENCH.md.
+Prints the table, the hardware and the command. See tools/bench/README.md.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-/* bench_gpu.cu -- the GPU side of ../shared/BENCH.md for gpufeed: how well
+/* bench_gpu.cu -- the GPU side of tools/bench/README.md for gpufeed: how well
    gpufeed keeps a (simulated) training step fed.
 
    Build (from the repository root; no GPU needed to build):

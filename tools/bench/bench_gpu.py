@@ -1,5 +1,5 @@
 """GPU benchmark of gpufeed against a PyTorch DataLoader, the whole protocol of
-../shared/BENCH.md ("GPU side") in one command.
+tools/bench/README.md ("GPU side") in one command.
 
 On the GPU machine run both, from the repository root:
     bash tests/gpu_check.sh          # correctness of the uploader first
@@ -38,7 +38,7 @@ cupy: no venv needed. Steps:
      .cuda() returned; CPU s/batch = user+sys of this process and its live
      worker processes (/proc) plus RUSAGE_CHILDREN over the measured steps;
   5. prints one combined markdown table with the ratio of each gpufeed row to
-     the best PyTorch configuration at the same step time, the BENCH.md
+     the best PyTorch configuration at the same step time, the tools/bench/README.md
      targets (busy >= 95% where PyTorch < 50%; H2D >= 90% of the ceiling at
      the smallest step time; >= 5x the best PyTorch samples/s at the smallest
      step time, gpufeed with cores-1 decode workers vs PyTorch with up to 16
@@ -455,7 +455,7 @@ def fmt_row(r, best):
 def report(args, info, g, trows, cmdline, build_cmd, pyver):
     out = []
     p = out.append
-    p("# gpufeed GPU benchmark (../shared/BENCH.md, GPU side)\n")
+    p("# gpufeed GPU benchmark (tools/bench/README.md, GPU side)\n")
     p(f"- date: {info['date']}")
     p(f"- GPU: {info['gpu']} (name, driver, memory, PCIe gen, width); CUDA (driver): {info['cuda_driver']}; nvcc: {info['nvcc']}")
     p(f"- CPU: {info['cpu']}, {info['cores']} cores; {pyver}")

@@ -51,7 +51,7 @@ Figures (median of --runs runs after one warm-up; spread = min..max):
      opened the dataset.
 Prints one table per figure with the commands, the hardware and the load;
 ~3-5 minutes on 2 cores (more when the machine is busy). See
-../shared/BENCH.md.
+tools/bench/README.md.
 """
 from __future__ import annotations
 
