@@ -673,6 +673,21 @@ static void test_resume(void)
             CHECK_MSG(s.st.units_decoded == (uint64_t)units_n, "full epoch decoded %llu units", (unsigned long long)s.st.units_decoded);
             stream_free(&s);
         }
+        /* one past epoch 0's last batch is epoch 1's first: the same
+           batches as starting there, and not one unit of epoch 0 decoded (issue 19) */
+        {
+            stream s1;
+            d.start_epoch = 0; d.start_batch = nb0; d.epochs = 2; d.workers = 2; d.debug_jitter_us = 0;
+            run_stream(ds, &d, &s, -1);
+            d.start_epoch = 1; d.start_batch = 0; d.epochs = 1;
+            run_stream(ds, &d, &s1, -1);
+            snprintf(what, sizeof what, "W=%d resume one past epoch 0", windows[wi]);
+            CHECK_MSG(s.res == GPUFEED_DONE && s.nb == s1.nb && s.nb == full.epoch_nb[1], "%s: %lld batches", what, (long long)s.nb);
+            CHECK_MSG(s.st.units_decoded == (uint64_t)units_n && s1.st.units_decoded == (uint64_t)units_n,
+                      "%s: decoded %llu units (from epoch 1's start %llu), want %lld", what, (unsigned long long)s.st.units_decoded,
+                      (unsigned long long)s1.st.units_decoded, (long long)units_n);
+            stream_free(&s); stream_free(&s1);
+        }
         stream_free(&full);
     }
     /* DROP_LAST: resume at the (dropped) last batch goes on with the next epoch */
