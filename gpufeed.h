@@ -1018,6 +1018,11 @@ typedef struct gpufeed_cache_desc {
     int32_t no_wait;                   /* gpufeed_cache_build: fail at once when another
                                           process builds the same cache (default: wait
                                           for it, with progress lines through log) */
+    int32_t no_map;                    /* 1: serve units by positioned reads into the
+                                          batch slots, never mapping the file (for file
+                                          systems where mapped reads fault slowly).
+                                          Default: mapped, unless the file is larger
+                                          than half the memory */
 } gpufeed_cache_desc;
 
 /* When unit checksums are checked. Whatever the mode, a cache file that
@@ -10861,7 +10866,7 @@ struct gf__cache {
     int fd;                            /* the cache (shared lock) or the .tmp being built (exclusive lock) */
     uint8_t *map; uint64_t map_len;
     uint8_t *ram;
-    int use_pread;
+    int use_pread;                     /* serve by pread: no_map, or too large to map */
     int32_t failed;                    /* atomic: the file part of the build was abandoned */
     uint64_t served, bad;              /* atomics */
     int32_t verify;                    /* GPUFEED_CACHE_VERIFY_* */
@@ -11585,6 +11590,7 @@ static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *c
     c->U = ds->nunits;
     c->log = cd->log; c->log_user = cd->log_user;
     c->verify = cd->verify;
+    c->use_pread = cd->no_map != 0;
     c->dir_budget = cd->dir_max_bytes;
     c->img_row = gf__cache_img_row(ds);
     c->idx = (gf__cidx *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
@@ -11613,12 +11619,14 @@ static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *c
 }
 
 #ifndef GPUFEED_NO_STDIO
-/* maps the cache (fd) unless it is larger than half the memory: then pread */
+/* maps the cache (fd) unless no_map asks for pread or it is larger than
+   half the memory: then pread */
 static void gf__cache_map(gf__cache *c)
 {
     long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
     uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
     void *m;
+    if (c->use_pread) return;
     if (mem && c->size > mem / 2) { c->use_pread = 1; return; }
     m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
     if (m == MAP_FAILED) c->use_pread = 1;

@@ -220,7 +220,9 @@ MUTATIONS = [
       at='if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { gf__fmt(why, cap, "%s: header checksum mismatch"', old="!= gf__ld64(hdr + GF__CACHE_HDR - 8)", new="!= gf__ld64(hdr + GF__CACHE_HDR - 8) && 0"),
     M("cache-version", "cache", "an older format version accepted at open (v != VERSION -> v > VERSION)",
       at="if (v != GF__CACHE_VERSION) { gf__fmt(why, cap,", old="v != GF__CACHE_VERSION", new="v > GF__CACHE_VERSION"),
-    M("cache-unit-sum", "cache", "a served unit's checksum not verified",
+    M("cache-unit-sum-map", "cache", "a mapped unit's checksum not verified at its first use",
+      at="if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;", old="!= c->idx[u].sum", new="!= c->idx[u].sum && 0"),
+    M("cache-unit-sum", "cache", "a unit read by pread (no_map) served without its checksum",
       at="if (gf__pieces_sum(pc, np, NULL) != c->idx[u].sum) goto bad;", old="!= c->idx[u].sum", new="!= c->idx[u].sum && 0"),
     # ---- upload
     M("upload-slot-refs", "upload", "a slot whose DLPack tensors are alive is reused",

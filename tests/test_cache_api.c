@@ -634,6 +634,51 @@ static void test_format_version(void)
     gpufeed_dataset_close(ds);
 }
 
+/* no_map: units are read into the slots by pread and checked at every
+   read. A good cache serves the reference stream (shuffled) with 0 source
+   bytes; a byte flipped in a unit (modification
+   time put back) is caught at its first read, decoded from the source, and
+   the stream stays the reference. */
+static void test_no_map(void)
+{
+    char dir[128];
+    gpufeed_dataset *ds = open_ds(1000, GPUFEED_DT_F32);
+    gpufeed_loader_desc ld;
+    gpufeed_cache_desc cd;
+    gpufeed_cache_info info;
+    gpufeed_stats st;
+    static uint64_t ref[256], got[256];
+    int nref, n, flip;
+    uint64_t before, read;
+    if (!ds) { CHECK(0); return; }
+    subdir(dir, sizeof dir, "nomap");
+    loader_desc(&ld, 2, 2, 1);
+    nref = run_hashes(ds, &ld, NULL, ref, 256, NULL);
+    CHECK(nref > 0 && build_cache(ds, dir, &info) == 0 && info.units == 20);
+    for (flip = 0; flip < 2; flip++) {
+        if (flip) CHECK(flip_unit_byte(info.path, 7, 1) == 0);
+        memset(&cd, 0, sizeof cd); cd.dir = dir; cd.no_map = 1; cd.log = log_fn;
+        {
+            logbox lb;
+            memset(&lb, 0, sizeof lb); lb.needle = "fails its checksum";
+            cd.log_user = &lb;
+            memset(&st, 0, sizeof st);
+            before = gpufeed_dataset_bytes_read(ds);
+            n = run_hashes(ds, &ld, &cd, got, 256, &st);
+            read = gpufeed_dataset_bytes_read(ds) - before;
+            CHECK_MSG(n == nref && memcmp(ref, got, (size_t)n * 8) == 0, "flip %d: stream differs from the reference (%d of %d batches)", flip, n, nref);
+            if (!flip) CHECK_MSG(read == 0 && st.cache_bad_units == 0, "source bytes read %llu, bad units %llu",
+                                 (unsigned long long)read, (unsigned long long)st.cache_bad_units);
+            else {
+                CHECK_MSG(st.cache_bad_units >= 1 && lb.hits >= 1, "bad units %llu, warnings %d", (unsigned long long)st.cache_bad_units, lb.hits);
+                CHECK_MSG(read > 0, "the bad unit was not decoded from the source");
+                CHECK_MSG(!file_exists(info.path), "the corrupt cache file is still there after close");
+            }
+        }
+    }
+    gpufeed_dataset_close(ds);
+}
+
 int main(void)
 {
     char cmd[128];
@@ -641,6 +686,7 @@ int main(void)
     if (!mkdtemp(g_root)) { perror("mkdtemp"); return 1; }
     RUN(test_flip_mid_run);
     RUN(test_verify_every_use);
+    RUN(test_no_map);
     RUN(test_serve_while_building);
     RUN(test_build_waits);
     RUN(test_dir_budget);

@@ -242,6 +242,10 @@ static void test_more_than_slots_held(void)
     CHECK(gpufeed_uploader_next(u, &b[2]) == GPUFEED_OK);
     CHECK(b[2].host.index == 2);
     CHECK(b[2].slot == b[0].slot);
+    /* a stale copy of b[0] names the slot b[2] now holds: refused, b[2] stays held */
+    CHECK(gpufeed_uploader_release(u, &b[0], NULL) == GPUFEED_ERR_INVALID_ARG);
+    CHECK_HAS(gpufeed_uploader_error(u), "newer batch");
+    CHECK(gpufeed_uploader_next(u, &b[0]) == GPUFEED_ERR_INVALID_ARG);
     CHECK(gpufeed_uploader_release(u, &b[1], NULL) == GPUFEED_OK);
     CHECK(gpufeed_uploader_release(u, &b[2], NULL) == GPUFEED_OK);
     gpufeed_uploader_close(u);

@@ -120,7 +120,8 @@ class _CacheDesc(ctypes.Structure):
     _fields_ = [("dir", ctypes.c_char_p), ("max_bytes", ctypes.c_uint64), ("ram_bytes", ctypes.c_uint64),
                 ("no_build", ctypes.c_int32), ("verify", ctypes.c_int32),
                 ("log", ctypes.c_void_p), ("log_user", ctypes.c_void_p),
-                ("dir_max_bytes", ctypes.c_uint64), ("no_wait", ctypes.c_int32)]
+                ("dir_max_bytes", ctypes.c_uint64), ("no_wait", ctypes.c_int32),
+                ("no_map", ctypes.c_int32)]
 
 
 class _LoaderDesc(ctypes.Structure):
