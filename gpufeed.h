@@ -13384,7 +13384,7 @@ static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_
 
 GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
 {
-    int32_t i, k = 0, threads;
+    int32_t i, k = 0, threads, cores = 0;
     double dec = 0, asmb = 0, help = 0, rd = 0, wall, life, wait, cons, busy;
     const gf__cache *cache;
     memset(st, 0, sizeof *st);
@@ -13405,6 +13405,12 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     else k = gf__stats_workers(l, l, 0, st, &dec, &asmb, &help);
     st->workers = k;
     threads = l->ninner ? l->inner[0]->threads : l->threads;
+#if !defined(GPUFEED_NO_THREADS)
+    {
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        cores = nc > 0 && nc < 4096 ? (int32_t)nc : 0;
+    }
+#endif
     cache = l->ninner ? l->inner[0]->cache : l->cache;
     rd = (double)gpufeed_dataset_read_us(l->ds) * 1e-6;
     st->worker_busy_s = l->busy_s;
@@ -13437,6 +13443,15 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
             gf__fmt(st->verdict, sizeof st->verdict,
                     "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): not input-bound",
                     100 * wf, 100 * busy);
+        } else if (cores > 0 && life > 0 && (dec + asmb) / life >= 0.8 * cores) {
+            /* every core works for the loader: more workers or a deeper ring cannot help */
+            st->bottleneck = rd >= dpart && rd >= asmb - help ? GPUFEED_STAGE_READ : asmb >= dpart ? GPUFEED_STAGE_ASSEMBLY : GPUFEED_STAGE_DECODE;
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "%s is the bottleneck and the cores are the limit: the loader kept %.1f of %d cores busy (%.0f%% assembling batches, %.0f%% "
+                    "decoding) while the trainer waited %.0f%%: %s, or more cores",
+                    st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "batch assembly" : st->bottleneck == GPUFEED_STAGE_READ ? "reading" : "decoding",
+                    (dec + asmb) / life, cores, 100 * asmb / (dec + asmb), 100 * dec / (dec + asmb), 100 * wf,
+                    st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "a smaller shuffle_window or fewer features" : "the tensor cache or fewer features");
         } else if (busy < 0.6) {
             st->bottleneck = GPUFEED_STAGE_NONE;
             gf__fmt(st->verdict, sizeof st->verdict,

@@ -1778,7 +1778,7 @@ static void test_shuffle_epochs_differ(void)
         for (e = 0; e < EP; e++)
             for (e2 = e + 1; e2 < EP; e2++) {
                 int64_t n = hi[e] - lo[e], w, k;
-                char wp[192];
+                char wp[224];
                 snprintf(wp, sizeof wp, "%s epochs %d and %d", what, e, e2);
                 /* the same rows ... */
                 if (hi[e2] - lo[e2] != n) { CHECK_MSG(0, "%s: %lld vs %lld rows", wp, (long long)n, (long long)(hi[e2] - lo[e2])); continue; }
