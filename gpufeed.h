@@ -947,7 +947,10 @@ typedef struct gpufeed_stats {
     double read_s;                     /* all workers' time in source reads (part of busy) */
     double consumer_s;                 /* the trainer's own time between next() calls */
     double life_s;                     /* since open: the workers' lifetime */
-    double workers_busy;               /* (decode + assembly) / (workers x life_s), 0..1 */
+    double workers_busy;               /* 0..1: (decode + assembly) / (workers x life_s),
+                                          or the share of that time workers did not
+                                          sleep when it is larger (a loaded machine
+                                          keeps runnable workers off the cores) */
     gpufeed_stage bottleneck;          /* the stage the verdict names */
     uint64_t bytes_read;               /* source bytes */
     uint64_t units_decoded;
@@ -13427,6 +13430,13 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
 
     /* the trainer's own assembly while it waited is work done and capacity added */
     busy = life > 0 && k > 0 ? (dec + asmb + help) / (life * k + help) : 0;
+    if (life > 0 && k > 0) { /* a worker that never slept was busy, also when the
+                                machine's other work kept it off a core */
+        double idle = 0, awake;
+        for (i = 0; i < k; i++) idle += l->bp_s[i];
+        awake = 1 - idle / (life * k);
+        if (awake > busy) busy = awake;
+    }
     asmb += help;
     if (busy > 1) busy = 1;
     st->workers_busy = busy;
