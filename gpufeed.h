@@ -13408,7 +13408,7 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     else k = gf__stats_workers(l, l, 0, st, &dec, &asmb, &help);
     st->workers = k;
     threads = l->ninner ? l->inner[0]->threads : l->threads;
-#if !defined(GPUFEED_NO_THREADS)
+#if !defined(GPUFEED_NO_THREADS) && !defined(GPUFEED_NO_STDIO)
     {
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
         cores = nc > 0 && nc < 4096 ? (int32_t)nc : 0;
