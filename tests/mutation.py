@@ -492,7 +492,7 @@ def main():
         restore()
 
     with open(header) as f:
-        assert f.read() == src, "gpufeed.h changed during the run"
+        edited = f.read() != src  # this script writes only the copy: someone edited the real one
     caught = sum(1 for r in results if r[1] == "CAUGHT")
     survived = [r for r in results if r[1] == "SURVIVED"]
     errs = [r for r in results if r[1] == "ERROR"]
@@ -513,6 +513,8 @@ def main():
     print("%d survivors, %d unexplained" % (len(survived), unexplained))
     for m, _, d, _ in errs:
         print("!!! ERROR %s: %s" % (m["id"], d))
+    if edited:
+        print("note: the repository's gpufeed.h was edited during the run; the score is for the header as it was at the start")
     bad = pct < THRESHOLD or unexplained or errs
     if bad:
         print("mutation: FAILED (%s)" % "; ".join(x for x in [

@@ -14,7 +14,8 @@
    each window's rows are copied in a random order (a fixed permutation,
    computed before the clock starts), CHUNK_BYTES of rows at a time, each
    row prefetched 16 rows ahead. The same bytes as the plain copy, in the
-   order a window shuffle reads them.
+   order a window shuffle reads them. WINDOW_BYTES 0: the same row-by-row
+   copy with the rows in order (the in-order side of that comparison).
 
    @FILE instead of TOTAL_BYTES: the source is FILE mapped read-only (the
    page cache, as the loader reads a cache file; read once before timing),
@@ -53,6 +54,7 @@ int main(int argc, char **argv)
     int epochs = 3, runs = 7, r, e, huge = 0;
     unsigned char *src, *dst;
     unsigned long long row = 0, window = 0, nrows = 0, i;
+    int in_order = 0;
     unsigned int *perm = NULL;
     double *gbs;
     volatile unsigned char sink = 0;
@@ -72,6 +74,7 @@ int main(int argc, char **argv)
     if (argc > 3) epochs = atoi(argv[3]);
     if (argc > 4) runs = atoi(argv[4]);
     if (argc > 6) { row = strtoull(argv[5], NULL, 10); window = strtoull(argv[6], NULL, 10); }
+    if (row && !window) { window = total - total % row; in_order = 1; } /* WINDOW_BYTES 0: the rows in order */
     if (file && row && window) total -= total % window;
     if (!total || !chunk || chunk > total || epochs < 1 || runs < 1) {
         fprintf(stderr, "bench_memcpy: need 0 < CHUNK <= TOTAL, EPOCHS >= 1, RUNS >= 1\n");
@@ -103,7 +106,7 @@ int main(int argc, char **argv)
         perm = (unsigned int *)malloc((size_t)nrows * sizeof *perm);
         if (!perm) { fprintf(stderr, "bench_memcpy: out of memory\n"); return 1; }
         for (i = 0; i < nrows; i++) perm[i] = (unsigned int)i;
-        for (i = nrows - 1; i > 0; i--) {
+        for (i = nrows - 1; i > 0 && !in_order; i--) {
             unsigned long long j;
             unsigned int t;
             x ^= x << 13; x ^= x >> 7; x ^= x << 17;
@@ -141,7 +144,8 @@ int main(int argc, char **argv)
     qsort(gbs, (size_t)runs, sizeof *gbs, cmp_d);
     printf("median %.3f GB/s, min %.3f, max %.3f (%llu bytes x %d epochs in %llu-byte chunks; source %s)",
            gbs[runs / 2], gbs[0], gbs[runs - 1], total, epochs, chunk, file ? file : huge ? "MADV_HUGEPAGE" : "4 KiB pages");
-    if (row) printf("; %llu-byte rows in a random order within each %llu-byte window", row, window);
+    if (row && in_order) printf("; %llu-byte rows copied one by one, in order", row);
+    else if (row) printf("; %llu-byte rows in a random order within each %llu-byte window", row, window);
     printf("\n");
     munmap(src, (size_t)total); free(dst); free(gbs); free(perm);
     if (fd >= 0) close(fd);

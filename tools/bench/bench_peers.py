@@ -22,9 +22,10 @@ process start, the first touch of memory and, from a cache, the checksums):
   - the shuffled cached epoch vs one core's memcpy of the same bytes in
     batch-sized chunks (tools/bench/bench_memcpy.c);
   - the machine's ceiling for shuffled / sequential cached epochs: one
-    core copying the cache file (mapped, as the loader reads it) in the
-    window shuffle's order (random 128-byte rows within windows of 4
-    units), against the same copy in order (bench_memcpy @FILE);
+    core copying the cache file (mapped, as the loader reads it) row by
+    row in the window shuffle's order (random 128-byte rows within
+    windows of 4 units), against the same row-by-row copy in order
+    (bench_memcpy @FILE ... 128 WINDOW, and 128 0);
   - 2 workers vs 1 on the sequential decode path.
 Figure 6, the peers (same file, rows/s per steady-state epoch):
   gpufeed-bench (C) and tools/gpufeed.py (Python binding), decode path and
@@ -202,7 +203,7 @@ def fig_shuffle(path, runs, epochs, out):
     gfc = sorted(glob.glob(os.path.join(cache, "*.gfc")))
     file_cmds = {}
     if gfc:
-        file_cmds = {"in order": [MEMCPY, "@" + gfc[0], str(BATCH * 128), "1", "5"],
+        file_cmds = {"in order": [MEMCPY, "@" + gfc[0], str(BATCH * 128), "1", "5", "128", "0"],
                      "shuffled": [MEMCPY, "@" + gfc[0], str(BATCH * 128), "1", "5", "128", str(4 * 65536 * 128)]}
     rates = {k: [] for k in configs}
     mc = []
@@ -241,7 +242,7 @@ def fig_shuffle(path, runs, epochs, out):
         g_in, g_sh = statistics.median(fc["in order"]), statistics.median(fc["shuffled"])
         ceil = g_sh / g_in
         got = med["cache shuffled"] / med["cache sequential"]
-        lines.append("| the machine's ceiling: one core copying the cache file in the window shuffle's order / in order | "
+        lines.append("| the machine's ceiling: one core copying the cache file row by row in the window shuffle's order / in order | "
                      "%.2f GB/s | %.2f GB/s | %.2f | (the loader reaches %.0f%% of it) |" % (g_sh, g_in, ceil, 100 * got / ceil))
     cmds = ["    " + " ".join(c) for c in configs.values()] + ["    " + " ".join(memcpy_cmd)]
     cmds += ["    " + " ".join(c).replace(gfc[0], os.path.join(cache, "<the cache file>.gfc")) for c in file_cmds.values()]
