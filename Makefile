@@ -8,7 +8,7 @@
 #   make test    everything CI runs (installs what it needs on a fresh machine)
 #   make mutation      make check on each of 79 one-token mutants of gpufeed.h (in a
 #                copy, build/mutation/work): the score and the survivors (about
-#                an hour; not part of make test)
+#                two hours on 2 cores; not part of make test)
 #   make tools   build/gpufeed-inspect, -cat, -dense, -bench and -cache
 #   make bench-dense   Parquet -> dense float32 vs pyarrow -> NumPy
 #   make bench-loader  the loader: workers, shuffled vs sequential, vs PyTorch DataLoader, ranks

@@ -188,5 +188,22 @@ check "--rank 3 --world 3: exit 1, rank not in world" bash -c "[ \$(cat $T/rankw
 run toowide $IDS --batch 5 --unit-rows 700 --world $((NUNITS + 1))
 check "--world (units + 1): exit 1, cannot be shared" bash -c "[ \$(cat $T/toowide.rc) -eq 1 ] && grep -q 'units cannot be shared by $((NUNITS + 1)) ranks' $T/toowide.err"
 
+# bench_memcpy (the benchmarks' copy ceilings): its row modes, and bad arguments
+MC=$T/bench_memcpy
+if ${CC:-cc} -O2 -std=c99 tools/bench/bench_memcpy.c -o $MC; then
+  $MC 1048576 65536 1 1 128 262144 > $T/mc1.out 2>&1; rc=$?
+  check "bench_memcpy: rows in a shuffled order" bash -c "[ $rc -eq 0 ] && grep -q 'random order within each 262144-byte window' $T/mc1.out"
+  $MC 1048576 65536 1 1 128 0 > $T/mc2.out 2>&1; rc=$?
+  check "bench_memcpy: rows in order" bash -c "[ $rc -eq 0 ] && grep -q 'copied one by one, in order' $T/mc2.out"
+  $MC @$IDS 4096 1 1 > $T/mc3.out 2>&1; rc=$?
+  check "bench_memcpy: a mapped file as the source" bash -c "[ $rc -eq 0 ] && grep -q 'source $IDS' $T/mc3.out"
+  $MC 1048576 65536 1 1 100 262144 > $T/mc4.out 2>&1; rc=$?
+  check "bench_memcpy: a row size not dividing the chunk: exit 2 saying why" bash -c "[ $rc -eq 2 ] && grep -q 'ROW_BYTES dividing' $T/mc4.out"
+  $MC @$T/does-not-exist 4096 > $T/mc5.out 2>&1; rc=$?
+  check "bench_memcpy: a missing file: exit 1 naming it" bash -c "[ $rc -eq 1 ] && grep -q 'does-not-exist' $T/mc5.out"
+else
+  bad "building bench_memcpy"
+fi
+
 echo "$P passed, $F failed"
 [ $F -eq 0 ]
