@@ -5594,6 +5594,9 @@ struct gpufeed_column {
                                           bytes in dict_buf for fixed-width types */
     void *dict_own; size_t dict_cap;
     uint32_t dict_gen;                 /* bumped at every dictionary page */
+    uint8_t **spare; size_t *spare_cap; /* a dense reader's: the scratch's one raw
+                                          dictionary buffer, lent to the column that
+                                          loads a dictionary page (NULL: none) */
     int scan;                          /* header scan: no read-ahead */
     uint8_t *tbuf; size_t tbuf_cap;    /* BYTE_STREAM_SPLIT values, put back together */
     gpufeed_encoding enc_page;         /* the page's encoding as written */
@@ -5816,6 +5819,10 @@ static gpufeed_result gf__col_dict_page(gpufeed_column *c, const gf__ph *h, cons
 {
     const uint8_t *data = p;
     size_t len = (size_t)h->csize;
+    if (!c->dict_buf && c->spare && *c->spare) { /* the scratch's buffer: already touched memory */
+        c->dict_buf = *c->spare; c->dict_buf_cap = *c->spare_cap;
+        *c->spare = NULL; *c->spare_cap = 0;
+    }
     if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) { /* inflated straight into the dictionary's buffer */
         gpufeed_result r = gf__col_inflate_to(c, p, (size_t)h->csize, (size_t)h->usize, &c->dict_buf, &c->dict_buf_cap);
         if (r) return r;
@@ -6269,6 +6276,7 @@ static gpufeed_result gf__col_values(gpufeed_column *c, void *out, uint32_t n)
                 if (buf[i] >= c->dict_n)
                     return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", buf[i], c->dict_n);
             }
+            if (!out) { done += k; continue; } /* dropped: checked, not gathered (c->dict may be gone) */
             switch (es) {
             case 1: for (i = 0; i < k; i++) ((uint8_t *)out)[done + i] = ((const uint8_t *)c->dict)[buf[i]]; break;
             case 4: for (i = 0; i < k; i++) ((uint32_t *)out)[done + i] = ((const uint32_t *)c->dict)[buf[i]]; break;
@@ -6312,7 +6320,7 @@ static gpufeed_result gf__col_drop_values(gpufeed_column *c, uint32_t nn)
     }
     while (nn > 0) { /* decode and drop, at most max_rows at a time (the size of c->out) */
         uint32_t k = (int64_t)nn < c->max_rows ? nn : (uint32_t)c->max_rows;
-        gpufeed_result r = gf__col_values(c, c->out, k);
+        gpufeed_result r = gf__col_values(c, c->enc == GPUFEED_ENC_RLE_DICTIONARY || c->enc == GPUFEED_ENC_PLAIN_DICTIONARY ? NULL : c->out, k);
         if (r) return r;
         nn -= k;
     }
@@ -7352,26 +7360,20 @@ static void gf__dcache_release(gf__dcache *dc, int32_t at)
     dc->e[at].refs--;
     gf__dcache_unlock(dc);
 }
-/* a copy of conv (n entries, bytes in all) under the key, a reference
-   taken; -1 when it does not fit (the caller keeps its own copy) */
+/* *conv (n entries, bytes in all, allocated with `a`, at least bytes + 8
+   long) under the key, a reference taken: the entry takes the buffer
+   (*conv and *cap become 0: no copy). -1 when it does not fit, and 0 or
+   more, the buffer kept, when another reader was first. */
 static int32_t gf__dcache_put(gf__dcache *dc, const gpufeed_allocator *a, const void *file, int32_t rg, int32_t feat,
-                              const uint8_t *conv, uint32_t n, size_t bytes)
+                              uint8_t **conv, size_t *cap, uint32_t n, size_t bytes)
 {
     int32_t i, at = -1;
-    uint8_t *copy;
-    if (!dc || bytes > GPUFEED_DICT_CACHE_BYTES) return -1;
-    at = gf__dcache_get(dc, file, rg, feat); /* already there: no copy */
-    if (at >= 0) return at;
-    copy = (uint8_t *)gf__alloc(a, bytes + 8);
-    if (!copy) return -1;
-    memcpy(copy, conv, bytes);
-    memset(copy + bytes, 0, 8);
+    if (!dc || bytes > GPUFEED_DICT_CACHE_BYTES || *cap < bytes + 8) return -1;
     gf__dcache_lock(dc);
     for (i = 0; i < dc->used; i++) /* another reader was first */
         if (dc->e[i].conv && dc->e[i].file == file && dc->e[i].rg == rg && dc->e[i].feat == feat) {
             dc->e[i].refs++; dc->e[i].tick = ++dc->tick;
             gf__dcache_unlock(dc);
-            gf__free(a, copy);
             return i;
         }
     for (;;) { /* room: a free entry and the budget, evicting the least recently used idle ones */
@@ -7384,7 +7386,6 @@ static int32_t gf__dcache_put(gf__dcache *dc, const gpufeed_allocator *a, const 
             if (dc->e[i].conv && dc->e[i].refs == 0 && (lru < 0 || dc->e[i].tick < dc->e[lru].tick)) lru = i;
         if (lru < 0) {
             gf__dcache_unlock(dc);
-            gf__free(a, copy);
             return -1;
         }
         gf__free(a, dc->e[lru].conv);
@@ -7395,7 +7396,9 @@ static int32_t gf__dcache_put(gf__dcache *dc, const gpufeed_allocator *a, const 
     dc->e[at].file = file;
     dc->e[at].rg = rg;
     dc->e[at].feat = feat;
-    dc->e[at].conv = copy;
+    dc->e[at].conv = *conv;
+    memset(*conv + bytes, 0, 8);
+    *conv = NULL; *cap = 0;
     dc->e[at].n = n;
     dc->e[at].bytes = bytes;
     dc->e[at].refs = 1; dc->e[at].tick = ++dc->tick;
@@ -7633,6 +7636,25 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     uint32_t i, n = c->dict_n;
     const gpufeed_allocator *a = &c->f->alloc;
     if (d->dconv_ok && d->dgen == c->dict_gen) return GPUFEED_OK;
+    if (n && !c->nested && c->dict == c->dict_buf && c->dict_buf_cap >= (size_t)n * dsz + 8 && !d->conv.scale && !d->decimal_bytes &&
+        !d->dec_scale && !d->f16 && d->conv.ck == GF__CK_F64 &&
+        ((c->ci->physical == GPUFEED_FLOAT && d->conv.dt == GPUFEED_DT_F32) || (c->ci->physical == GPUFEED_DOUBLE && d->conv.dt == GPUFEED_DT_F64))) {
+        /* the entries are already the dtype: the page buffer becomes the
+           converted dictionary (no copy; the reader's c->dict follows it),
+           and no entry can be bad (dbad is read only when dbad_any) */
+        uint8_t *t = d->dconv;
+        size_t tc = d->dconv_cap;
+        d->dconv = c->dict_buf; d->dconv_cap = c->dict_buf_cap;
+        c->dict_buf = t; c->dict_buf_cap = tc;
+        c->dict = d->dconv;
+        memset(d->dconv + (size_t)n * dsz, 0, 8);
+        d->dbad_any = 0;
+        if (c->spare && !*c->spare && c->dict_buf) { /* the last dictionary's buffer: the next page's */
+            *c->spare = c->dict_buf; *c->spare_cap = c->dict_buf_cap;
+            c->dict_buf = NULL; c->dict_buf_cap = 0;
+        }
+        goto converted;
+    }
     if (!gf__grow(a, &d->dconv, &d->dconv_cap, (size_t)n * dsz + 8) || !gf__grow(a, &d->dbad, &d->dbad_cap, (size_t)n))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory converting the dictionary");
     if (n && !d->conv.scale && !d->uint32_src && !d->decimal_bytes && !d->dec_scale && !d->f16 &&
@@ -7687,11 +7709,22 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     n = c->dict_n;
     d->dbad_any = 0;
     for (i = 0; i < n; i++) d->dbad_any |= d->dbad[i];
+    if (!c->nested && !d->dbad_any && c->spare && !*c->spare && c->dict == c->dict_buf && c->dict_buf) {
+        /* fixed-width entries, all converted: the raw page is not read again
+           (dview serves every value; c->dict only explains a bad entry), so
+           its buffer goes back to the scratch for the next column's
+           dictionary page instead of staying with this column */
+        *c->spare = c->dict_buf; *c->spare_cap = c->dict_buf_cap;
+        c->dict_buf = NULL; c->dict_buf_cap = 0;
+        c->dict = NULL;
+    }
+converted:
+    n = c->dict_n;
     d->dgen = c->dict_gen;
     d->dconv_ok = 1;
-    d->dview = d->dconv;
+    d->dview = d->dconv; /* stays the entry's when the dataset's cache takes the buffer */
     if (!c->nested && !d->dbad_any && d->dcp && d->dent < 0) /* for the other readers of this chunk */
-        d->dent = gf__dcache_put(gf__dcache_of(d->dcp, d->da), d->da, c->f, c->rg, d->feat, d->dconv, n, (size_t)n * dsz);
+        d->dent = gf__dcache_put(gf__dcache_of(d->dcp, d->da), d->da, c->f, c->rg, d->feat, &d->dconv, &d->dconv_cap, n, (size_t)n * dsz);
     return GPUFEED_OK;
 }
 
@@ -9345,6 +9378,7 @@ struct gpufeed_scratch {
                                           transposed into the rows */
     int32_t stage_w;                   /* that width, 0: features go straight to rows */
     uint64_t *wr; size_t wr_cap;       /* a unit's byte ranges for will_read */
+    uint8_t *dspare; size_t dspare_cap; /* a raw dictionary page buffer, lent to columns */
     int32_t j0, j1;                    /* the features this scratch decodes (a threaded
                                           reader splits them; the predicates are every
                                           scratch's) */
@@ -9400,6 +9434,7 @@ GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s)
     gf__free(a, s->dc);
     gf__free(a, s->pc);
     gf__free(a, s->stage);
+    gf__free(a, s->dspare);
     gf__free(a, s->wr);
     gf__free(a, s);
 }
@@ -9448,6 +9483,7 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
         s->dc[i].da = &ds->alloc; /* gf__scratch_share */
         if (i < j0 || i >= j1) continue; /* another scratch's feature */
         if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        s->dc[i].c.spare = &s->dspare; s->dc[i].c.spare_cap = &s->dspare_cap;
     }
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
         size_t w = gpufeed_feature_bytes(&ds->feats[j0]);

@@ -2289,6 +2289,149 @@ static gpufeed_dataset *u19_open(u19_file *m, int64_t unit_rows, const gpufeed_p
     return ds;
 }
 
+/* Dictionaries whose entries are already the dtype (FLOAT as f32, DOUBLE
+   as f64) are used in place: the inflated page buffer becomes the
+   converted dictionary, and the loader's shared cache takes that buffer
+   instead of a copy; a converted dictionary's raw page buffer goes back to
+   the scratch for the next column. Two scratches decode the same units in
+   turn, move to the other file's chunk and back; then a 2-worker shuffled
+   loader (units of one chunk come back to either worker, the shared cache
+   hands them out) runs 4 epochs. Every row must equal the column reader's
+   value bits, nulls as +0.0. */
+typedef struct dict_row { uint64_t a, b; } dict_row;
+static int dict_row_cmp(const void *x, const void *y)
+{
+    const dict_row *p = (const dict_row *)x, *q = (const dict_row *)y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+/* the value bits of column col (f32 when !is_f64) of row group 0, 0 for a null */
+static int64_t dict_expect(const char *path, int32_t col, int is_f64, uint64_t *out, int64_t cap)
+{
+    gpufeed_file *f = NULL;
+    gpufeed_file_desc fd;
+    gpufeed_column *c = NULL;
+    gpufeed_column_desc cd;
+    gpufeed_column_batch b;
+    gpufeed_error err;
+    int64_t n = 0, i;
+    memset(&fd, 0, sizeof fd); memset(&cd, 0, sizeof cd);
+    fd.path = path;
+    if (gpufeed_file_open(&f, &fd, &err)) return -1;
+    if (gpufeed_column_open(&c, f, 0, col, &cd, &err)) { gpufeed_file_close(f); return -1; }
+    while (gpufeed_column_read(c, &b) == GPUFEED_OK)
+        for (i = 0; i < b.num_rows && n < cap; i++, n++) {
+            uint32_t u = 0;
+            out[n] = 0;
+            if (b.valid && !b.valid[i]) continue;
+            if (is_f64) memcpy(&out[n], (const double *)b.values + i, 8);
+            else { memcpy(&u, (const float *)b.values + i, 4); out[n] = u; }
+        }
+    gpufeed_column_close(c);
+    gpufeed_file_close(f);
+    return n;
+}
+static dict_row dict_row_at(const uint8_t *row)
+{
+    dict_row r;
+    uint32_t u;
+    memcpy(&u, row, 4); r.a = u;
+    memcpy(&r.b, row + 4, 8);
+    return r;
+}
+static void test_dict_in_place_shared(void)
+{
+    static const char *paths[] = { "tests/data/pyarrow_default.parquet", "tests/data/pyarrow_v2_snappy.parquet" };
+    static const int order[][2] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 0, 0 }, { 1, 0 }, { 0, 1 } };
+    gpufeed_feature ft[2];
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_dataset_info info;
+    gpufeed_scratch *sc[2] = { NULL, NULL };
+    gpufeed_loader_desc ld;
+    gpufeed_loader *l = NULL;
+    gpufeed_batch bt;
+    gpufeed_error err;
+    dict_row *want[2] = { NULL, NULL }, *all = NULL, *got = NULL;
+    int64_t nwant[2] = { 0, 0 }, ngot = 0, e, i;
+    int k, f;
+    memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+    ft[0].column = "f32"; ft[0].dtype = GPUFEED_DT_F32;
+    ft[1].column = "f64"; ft[1].dtype = GPUFEED_DT_F64;
+    d.paths = paths; d.num_paths = 2; d.features = ft; d.num_features = 2;
+    if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); return; }
+    gpufeed_dataset_get_info(ds, &info);
+    CHECK(info.num_units == 2 && info.row_bytes == 12);
+    for (f = 0; f < 2; f++) {
+        gpufeed_file *fl = NULL;
+        gpufeed_file_desc fd;
+        const gpufeed_metadata *md;
+        int32_t c32, c64;
+        uint64_t *x, *y;
+        memset(&fd, 0, sizeof fd);
+        fd.path = paths[f];
+        if (gpufeed_file_open(&fl, &fd, &err)) { CHECK_MSG(0, "%s: %s", paths[f], err.message); continue; }
+        md = gpufeed_file_metadata(fl);
+        c32 = gpufeed_file_find_column(fl, "f32"); c64 = gpufeed_file_find_column(fl, "f64");
+        /* the case under test: f64 dictionary-encoded in both files, f32 in the first */
+        CHECK(md->num_row_groups == 1 && c32 >= 0 && c64 >= 0 && md->row_groups[0].chunks[c64].dictionary_page_offset > 0 &&
+              (f == 1 || md->row_groups[0].chunks[c32].dictionary_page_offset > 0));
+        nwant[f] = md->num_rows;
+        gpufeed_file_close(fl);
+        x = (uint64_t *)calloc((size_t)nwant[f] + 1, 8); y = (uint64_t *)calloc((size_t)nwant[f] + 1, 8);
+        want[f] = (dict_row *)calloc((size_t)nwant[f] + 1, sizeof(dict_row));
+        CHECK(x && y && want[f] && dict_expect(paths[f], c32, 0, x, nwant[f]) == nwant[f] && dict_expect(paths[f], c64, 1, y, nwant[f]) == nwant[f]);
+        for (i = 0; x && y && want[f] && i < nwant[f]; i++) { want[f][i].a = x[i]; want[f][i].b = y[i]; }
+        free(x); free(y);
+    }
+    if (!want[0] || !want[1]) goto done;
+
+    /* scratches, in turn */
+    CHECK(gpufeed_scratch_open(&sc[0], ds, &err) == GPUFEED_OK && gpufeed_scratch_open(&sc[1], ds, &err) == GPUFEED_OK);
+    for (k = 0; k < (int)(sizeof order / sizeof order[0]) && sc[0] && sc[1]; k++) {
+        int s = order[k][0], u = order[k][1], bad = 0;
+        int64_t n = -1;
+        uint8_t *rows = (uint8_t *)calloc((size_t)nwant[u], 12);
+        if (!rows) { CHECK(0); break; }
+        CHECK_MSG(gpufeed_dataset_decode_unit(ds, sc[s], u, rows, NULL, NULL, &n) == GPUFEED_OK, "pass %d: %s", k, gpufeed_scratch_error(sc[s]));
+        CHECK(n == nwant[u]);
+        for (i = 0; i < nwant[u] && n == nwant[u]; i++) {
+            dict_row r = dict_row_at(rows + (size_t)i * 12);
+            bad += r.a != want[u][i].a || r.b != want[u][i].b;
+        }
+        CHECK_MSG(bad == 0, "pass %d (scratch %d, unit %d): %d rows differ from the column reader", k, s, u, bad);
+        free(rows);
+    }
+
+    /* the loader: each epoch delivers every row once, whichever worker decoded it */
+    all = (dict_row *)calloc((size_t)(nwant[0] + nwant[1]), sizeof(dict_row));
+    got = (dict_row *)calloc((size_t)(nwant[0] + nwant[1]), sizeof(dict_row));
+    if (!all || !got) { CHECK(0); goto done; }
+    memcpy(all, want[0], (size_t)nwant[0] * sizeof(dict_row));
+    memcpy(all + nwant[0], want[1], (size_t)nwant[1] * sizeof(dict_row));
+    qsort(all, (size_t)(nwant[0] + nwant[1]), sizeof(dict_row), dict_row_cmp);
+    memset(&ld, 0, sizeof ld);
+    ld.batch_rows = 40; ld.workers = 2; ld.seed = 7; ld.shuffle_window = 2; ld.epochs = 4;
+    if (gpufeed_loader_open(&l, ds, &ld, &err)) { CHECK_MSG(0, "loader: %s", err.message); goto done; }
+    for (e = 0; e < 4; e++) {
+        ngot = 0;
+        while (ngot < nwant[0] + nwant[1]) {
+            gpufeed_result r = gpufeed_loader_next(l, &bt);
+            if (r != GPUFEED_OK) { CHECK_MSG(0, "epoch %lld: result %d", (long long)e, (int)r); goto done; }
+            CHECK(bt.epoch == e && bt.row_bytes == 12);
+            for (i = 0; i < bt.num_rows && ngot < nwant[0] + nwant[1]; i++) got[ngot++] = dict_row_at((const uint8_t *)bt.data + (size_t)i * 12);
+        }
+        qsort(got, (size_t)ngot, sizeof(dict_row), dict_row_cmp);
+        CHECK_MSG(memcmp(got, all, (size_t)ngot * sizeof(dict_row)) == 0, "epoch %lld: the rows differ from the column reader's", (long long)e);
+    }
+    CHECK(gpufeed_loader_next(l, &bt) == GPUFEED_DONE);
+done:
+    gpufeed_loader_close(l);
+    gpufeed_scratch_close(sc[0]); gpufeed_scratch_close(sc[1]);
+    gpufeed_dataset_close(ds);
+    free(want[0]); free(want[1]); free(all); free(got);
+}
+
 /* Units at the split rule's boundary (issue 19): a row group is cut while
    more than unit_rows rows are left, so a remainder of exactly unit_rows
    is one unit even where page boundaries would allow another cut (2,000
@@ -2443,6 +2586,7 @@ int main(void)
     RUN(test_rle_value_fits_width);
     RUN(test_lz4_bounds);
     RUN(test_units_exact_remainder);
+    RUN(test_dict_in_place_shared);
     RUN(test_prune_all_null);
     RUN(test_reader_batch_sizes);
     return TEST_SUMMARY();
