@@ -9212,6 +9212,12 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
                         return r;
                     }
                 }
+#if !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_DONTNEED)
+                /* a walk of page headers (no page index) maps a little of every
+                   page: let it go per row group, so the resident set does not
+                   grow with the file (the page cache keeps the bytes) */
+                if (f->map) (void)madvise((void *)(uintptr_t)f->map, (size_t)f->map_len, GF__MADV_DONTNEED);
+#endif
 
                 /* Cut where few pages straddle: a page that straddles a
                    cut is read and decompressed by both units. Candidate
