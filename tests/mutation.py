@@ -179,6 +179,11 @@ MUTATIONS = [
                  "values'); only after a seek by a lying offset index (the dense layer's predicate columns) can it "
                  "differ, and there both forms fail with GPUFEED_ERR_CORRUPT (the mutant's message comes from the "
                  "caller: 'chunk ended early')"),
+    M("column-drop-dict-gather", "column", "skipped dictionary-encoded values gathered from the raw dictionary (NULL once lent back)",
+      at="gf__col_values(c, c->enc == GPUFEED_ENC_RLE_DICTIONARY || c->enc == GPUFEED_ENC_PLAIN_DICTIONARY ? NULL : c->out, k)",
+      old="? NULL : c->out", new="? c->out : c->out"),
+    M("dense-dict-spare-owner", "dense:conversions", "a converted dictionary's raw buffer lent to the scratch and kept by the column too",
+      at="c->dict_buf = NULL; c->dict_buf_cap = 0; c->dict = NULL;", old="c->dict_buf = NULL;", new=""),
     M("column-dict-after-data", "column", "a dictionary page after data pages accepted",
       at="if (c->data_pages > 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, \"dictionary page after data pages\");", old="c->data_pages > 0", new="c->data_pages > 1"),
     # ---- dense: conversions
