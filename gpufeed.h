@@ -5814,6 +5814,15 @@ static gpufeed_result gf__col_inflate(gpufeed_column *c, const uint8_t *src, siz
     return GPUFEED_OK;
 }
 
+/* A dense reader's column gives its raw dictionary buffer back to the
+   scratch, when the scratch has none, for the next dictionary page. */
+static void gf__col_lend_dict(gpufeed_column *c)
+{
+    if (!c->spare || *c->spare || !c->dict_buf) return;
+    *c->spare = c->dict_buf; *c->spare_cap = c->dict_buf_cap;
+    c->dict_buf = NULL; c->dict_buf_cap = 0;
+}
+
 /* A dictionary page's body (compressed or not) into the reader's dictionary. */
 static gpufeed_result gf__col_dict_page(gpufeed_column *c, const gf__ph *h, const uint8_t *p)
 {
@@ -6586,8 +6595,18 @@ static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
     }
 }
 static void gf__col_unmap_done(gpufeed_column *c) { gf__col_unmap_to(c, c->page_off); }
+/* A mapped file's pages all let go (after a walk of its page headers). */
+static void gf__file_unmap_all(gpufeed_file *f)
+{
+#ifdef GF__MADV_DONTNEED
+    if (f && f->map) (void)madvise((void *)(uintptr_t)f->map, (size_t)f->map_len, GF__MADV_DONTNEED);
+#else
+    (void)f;
+#endif
+}
 #else
 #define gf__col_unmap_to(c, upto) ((void)0)
+#define gf__file_unmap_all(f) ((void)0)
 #endif
 
 static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t row_group, int32_t column, gpufeed_error *err)
@@ -7649,10 +7668,7 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
         c->dict = d->dconv;
         memset(d->dconv + (size_t)n * dsz, 0, 8);
         d->dbad_any = 0;
-        if (c->spare && !*c->spare && c->dict_buf) { /* the last dictionary's buffer: the next page's */
-            *c->spare = c->dict_buf; *c->spare_cap = c->dict_buf_cap;
-            c->dict_buf = NULL; c->dict_buf_cap = 0;
-        }
+        gf__col_lend_dict(c); /* the last dictionary's buffer: the next page's */
         goto converted;
     }
     if (!gf__grow(a, &d->dconv, &d->dconv_cap, (size_t)n * dsz + 8) || !gf__grow(a, &d->dbad, &d->dbad_cap, (size_t)n))
@@ -7714,8 +7730,7 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
            (dview serves every value; c->dict only explains a bad entry), so
            its buffer goes back to the scratch for the next column's
            dictionary page instead of staying with this column */
-        *c->spare = c->dict_buf; *c->spare_cap = c->dict_buf_cap;
-        c->dict_buf = NULL; c->dict_buf_cap = 0;
+        gf__col_lend_dict(c);
         c->dict = NULL;
     }
 converted:
@@ -9212,12 +9227,10 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
                         return r;
                     }
                 }
-#if !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_DONTNEED)
                 /* a walk of page headers (no page index) maps a little of every
                    page: let it go per row group, so the resident set does not
                    grow with the file (the page cache keeps the bytes) */
-                if (f->map) (void)madvise((void *)(uintptr_t)f->map, (size_t)f->map_len, GF__MADV_DONTNEED);
-#endif
+                gf__file_unmap_all(f);
 
                 /* Cut where few pages straddle: a page that straddles a
                    cut is read and decompressed by both units. Candidate
@@ -9323,11 +9336,10 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: the %d file(s) hold no rows (first: %s)", ds->nfiles, ds->paths[0]);
         gf__dataset_free(ds); return r;
     }
-#if !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_DONTNEED)
+#if !defined(GPUFEED_NO_STDIO)
     {
         int32_t i;
-        for (i = 0; i < ds->nfiles; i++) /* the plan's page walk touched the files: nothing of them is needed yet */
-            if (ds->files[i]->map) (void)madvise((void *)(uintptr_t)ds->files[i]->map, (size_t)ds->files[i]->map_len, GF__MADV_DONTNEED);
+        for (i = 0; i < ds->nfiles; i++) gf__file_unmap_all(ds->files[i]); /* the plan's page walk touched the files: nothing of them is needed yet */
     }
 #endif
     *out = ds;

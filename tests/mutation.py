@@ -183,7 +183,7 @@ MUTATIONS = [
       at="gf__col_values(c, c->enc == GPUFEED_ENC_RLE_DICTIONARY || c->enc == GPUFEED_ENC_PLAIN_DICTIONARY ? NULL : c->out, k)",
       old="? NULL : c->out", new="? c->out : c->out"),
     M("dense-dict-spare-owner", "dense:conversions", "a converted dictionary's raw buffer lent to the scratch and kept by the column too",
-      at="c->dict_buf = NULL; c->dict_buf_cap = 0; c->dict = NULL;", old="c->dict_buf = NULL;", new=""),
+      at="*c->spare = c->dict_buf; *c->spare_cap = c->dict_buf_cap; c->dict_buf = NULL;", old="c->dict_buf = NULL;", new=""),
     M("column-dict-after-data", "column", "a dictionary page after data pages accepted",
       at="if (c->data_pages > 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, \"dictionary page after data pages\");", old="c->data_pages > 0", new="c->data_pages > 1"),
     # ---- dense: conversions
