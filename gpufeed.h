@@ -173,6 +173,12 @@
      GPUFEED_MAX_FEATURES          4096     features of one dataset
      GPUFEED_MAX_WORKERS           256      loader threads
      GPUFEED_ALIGN                 256      alignment of batch buffers
+     GPUFEED_RELEASE_BYTES         8 MiB    bytes of a mapped file a decoding
+                                            thread has read before it lets
+                                            them go at once (one madvise
+                                            per run of adjacent ranges, so
+                                            resident memory stays bounded
+                                            without a call per column)
 
    Byte order: Parquet is little-endian and so is every host gpufeed
    supports (x86-64, aarch64). The implementation checks this at compile
@@ -239,6 +245,9 @@
 #endif
 #ifndef GPUFEED_DICT_CACHE_BYTES
 #define GPUFEED_DICT_CACHE_BYTES (256u << 20)
+#endif
+#ifndef GPUFEED_RELEASE_BYTES
+#define GPUFEED_RELEASE_BYTES (8u << 20)
 #endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
@@ -5564,6 +5573,7 @@ typedef struct gf__blk {
     size_t cap, used;
 } gf__blk;
 
+struct gf__relq;
 struct gpufeed_column {
     gpufeed_file *f;
     int32_t rg, col;
@@ -5633,9 +5643,15 @@ struct gpufeed_column {
     uint64_t bytes_read;
     uint64_t read_us;                  /* time in the source's read_at */
     uint64_t unmapped_to;              /* a mapped file: bytes before this were let go */
+    struct gf__relq *relq;             /* a scratch's: let them go in batches (NULL: at once) */
     gpufeed_result failed;             /* sticky: the first error */
     char err[GPUFEED_ERROR_MAX];
 };
+
+/* a scratch's queue of mapped-file byte ranges to let go (gf__relq_flush) */
+#define GF__RELQ_N 128
+typedef struct gf__rel { const gpufeed_file *f; uint64_t lo, hi; } gf__rel;
+struct gf__relq { gf__rel r[GF__RELQ_N]; int32_t n; uint64_t bytes; };
 
 static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
 static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const char *fmt, ...)
@@ -6578,12 +6594,57 @@ static gpufeed_result gf__nest_read(gpufeed_column *c, gpufeed_column_batch *b)
 #endif
 /* A mapped file's pages before the column's current page are done with:
    let them go (the page cache keeps them), so a process's resident memory
-   does not grow with the data it reads. */
+   does not grow with the data it reads. A scratch's columns queue their
+   ranges and the scratch lets a batch go at once (gf__relq_flush): with a
+   call per column and unit, every call made the kernel interrupt the
+   other workers to flush their TLBs, about a thousand times an epoch on a
+   32-column file. A column read on its own lets go at once. */
+static int32_t gf__relq_flush(struct gf__relq *q) /* the calls it made */
+{
+    int32_t i, j, calls = 0;
+    for (i = 1; i < q->n; i++) { /* by file, then offset (at most GF__RELQ_N) */
+        gf__rel x = q->r[i];
+        for (j = i; j > 0 && ((uintptr_t)q->r[j - 1].f > (uintptr_t)x.f || (q->r[j - 1].f == x.f && q->r[j - 1].lo > x.lo)); j--) q->r[j] = q->r[j - 1];
+        q->r[j] = x;
+    }
+    for (i = 0; i < q->n; i = j) {
+        const gpufeed_file *f = q->r[i].f;
+        uint64_t lo = q->r[i].lo, hi = q->r[i].hi, ps = f->map_page;
+        for (j = i + 1; j < q->n && q->r[j].f == f && q->r[j].lo <= hi; j++) if (q->r[j].hi > hi) hi = q->r[j].hi;
+        /* whole pages, rounded outwards: a page another column still reads
+           comes back from the page cache at its next touch */
+        lo = lo / ps * ps;
+        hi = (hi + ps - 1) / ps * ps;
+#ifdef GF__MADV_DONTNEED
+        if (hi > lo) { (void)madvise((void *)(uintptr_t)(f->map + lo), (size_t)(hi - lo), GF__MADV_DONTNEED); calls++; }
+#else
+        (void)lo; (void)hi;
+#endif
+    }
+    q->n = 0;
+    q->bytes = 0;
+    return calls;
+}
+static void gf__relq_push(struct gf__relq *q, const gpufeed_file *f, uint64_t lo, uint64_t hi)
+{
+    if (q->n > 0 && q->r[q->n - 1].f == f && q->r[q->n - 1].hi == lo) q->r[q->n - 1].hi = hi; /* the common case: the next bytes */
+    else {
+        if (q->n == GF__RELQ_N) (void)gf__relq_flush(q);
+        q->r[q->n].f = f; q->r[q->n].lo = lo; q->r[q->n].hi = hi;
+        q->n++;
+    }
+    q->bytes += hi - lo;
+}
 static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
 {
     uint64_t ps, lo, hi;
     if (!c->f || !c->f->map || upto <= c->unmapped_to) return;
     if (upto > c->f->map_len) upto = c->f->map_len;
+    if (c->relq) {
+        gf__relq_push(c->relq, c->f, c->unmapped_to, upto);
+        c->unmapped_to = upto;
+        return;
+    }
     ps = c->f->map_page;
     lo = (c->unmapped_to + ps - 1) / ps * ps;
     hi = upto / ps * ps;
@@ -6594,7 +6655,13 @@ static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
         c->unmapped_to = hi;
     }
 }
-static void gf__col_unmap_done(gpufeed_column *c) { gf__col_unmap_to(c, c->page_off); }
+static void gf__col_unmap_done(gpufeed_column *c)
+{
+    /* a chunk read to its end: all of it (the bytes run on into the next
+       chunk's, so a scratch's queue merges a row group into one range) */
+    if (c->f && c->ch && c->rows_done >= c->f->md.row_groups[c->rg].num_rows) gf__col_unmap_to(c, c->region_end);
+    else gf__col_unmap_to(c, c->page_off);
+}
 /* A mapped file's pages all let go (after a walk of its page headers). */
 static void gf__file_unmap_all(gpufeed_file *f)
 {
@@ -6605,6 +6672,7 @@ static void gf__file_unmap_all(gpufeed_file *f)
 #endif
 }
 #else
+#define gf__relq_flush(q) ((void)0)
 #define gf__col_unmap_to(c, upto) ((void)0)
 #define gf__file_unmap_all(f) ((void)0)
 #endif
@@ -9406,6 +9474,7 @@ struct gpufeed_scratch {
     int64_t unit;                      /* unit positioned, -1 none */
     int64_t left;                      /* rows of the unit not yet read */
     uint64_t last_bytes;               /* source bytes of the last decode */
+    struct gf__relq relq;              /* mapped bytes done with, let go in batches */
     char err[GPUFEED_ERROR_MAX];
 };
 
@@ -9443,6 +9512,7 @@ GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s)
     const gpufeed_allocator *a;
     if (!s) return;
     a = &s->ds->alloc;
+    (void)gf__relq_flush(&s->relq);
     if (s->dc) for (i = 0; i < s->ds->nfeat; i++) {
         if (s->dc[i].dcp) gf__dcache_release(gf__dcache_load(&s->ds->dcache), s->dc[i].dent);
         gf__col_free_buffers(&s->dc[i].c, a);
@@ -9502,6 +9572,7 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
         if (i < j0 || i >= j1) continue; /* another scratch's feature */
         if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
         s->dc[i].c.spare = &s->dspare; s->dc[i].c.spare_cap = &s->dspare_cap;
+        s->dc[i].c.relq = &s->relq;
     }
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
         size_t w = gpufeed_feature_bytes(&ds->feats[j0]);
@@ -9518,6 +9589,7 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
         if (!s->pc[i]) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
         memset(s->pc[i], 0, sizeof(gpufeed_column));
         if (gf__col_init_buffers(s->pc[i], &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        s->pc[i]->relq = &s->relq;
     }
     *out = s;
     return GPUFEED_OK;
@@ -9979,6 +10051,7 @@ static void gf__scratch_account(gpufeed_scratch *s)
 #ifndef GPUFEED_NO_STDIO
     for (j = s->j0; j < s->j1; j++) gf__col_unmap_done(&s->dc[j].c);
     for (j = 0; j < s->ds->npred; j++) gf__col_unmap_done(s->pc[j]);
+    if (s->relq.bytes >= GPUFEED_RELEASE_BYTES) (void)gf__relq_flush(&s->relq);
 #endif
     for (j = 0; j < s->ds->nfeat; j++) {
         t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0;

@@ -184,6 +184,11 @@ MUTATIONS = [
       old="? NULL : c->out", new="? c->out : c->out"),
     M("dense-dict-spare-owner", "dense:conversions", "a converted dictionary's raw buffer lent to the scratch and kept by the column too",
       at="*c->spare = c->dict_buf; *c->spare_cap = c->dict_buf_cap; c->dict_buf = NULL;", old="c->dict_buf = NULL;", new=""),
+    M("column-release-whole-chunk", "column", "a chunk read to its end queued only up to its last page (a scratch's releases no longer merge)",
+      at="if (c->f && c->ch && c->rows_done >= c->f->md.row_groups[c->rg].num_rows) gf__col_unmap_to(c, c->region_end);",
+      old="gf__col_unmap_to(c, c->region_end)", new="gf__col_unmap_to(c, c->page_off)"),
+    M("column-release-merge-touching", "column", "touching ranges of a file let go one call each instead of one run",
+      at="for (j = i + 1; j < q->n && q->r[j].f == f && q->r[j].lo <= hi; j++)", old="q->r[j].lo <= hi", new="q->r[j].lo < hi"),
     M("column-dict-after-data", "column", "a dictionary page after data pages accepted",
       at="if (c->data_pages > 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, \"dictionary page after data pages\");", old="c->data_pages > 0", new="c->data_pages > 1"),
     # ---- dense: conversions
