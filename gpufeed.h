@@ -173,7 +173,7 @@
      GPUFEED_MAX_FEATURES          4096     features of one dataset
      GPUFEED_MAX_WORKERS           256      loader threads
      GPUFEED_ALIGN                 256      alignment of batch buffers
-     GPUFEED_RELEASE_BYTES         8 MiB    bytes of a mapped file a decoding
+     GPUFEED_RELEASE_BYTES         4 MiB    bytes of a mapped file a decoding
                                             thread has read before it lets
                                             them go at once (one madvise
                                             per run of adjacent ranges, so
@@ -247,7 +247,7 @@
 #define GPUFEED_DICT_CACHE_BYTES (256u << 20)
 #endif
 #ifndef GPUFEED_RELEASE_BYTES
-#define GPUFEED_RELEASE_BYTES (8u << 20)
+#define GPUFEED_RELEASE_BYTES (4u << 20)
 #endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
@@ -6611,10 +6611,11 @@ static int32_t gf__relq_flush(struct gf__relq *q) /* the calls it made */
         const gpufeed_file *f = q->r[i].f;
         uint64_t lo = q->r[i].lo, hi = q->r[i].hi, ps = f->map_page;
         for (j = i + 1; j < q->n && q->r[j].f == f && q->r[j].lo <= hi; j++) if (q->r[j].hi > hi) hi = q->r[j].hi;
-        /* whole pages, rounded outwards: a page another column still reads
-           comes back from the page cache at its next touch */
-        lo = lo / ps * ps;
-        hi = (hi + ps - 1) / ps * ps;
+        /* whole pages only: a page this range shares with bytes still being
+           read stays (letting it go would fault it back in, and the
+           kernel maps the pages around a fault, the ones let go included) */
+        lo = (lo + ps - 1) / ps * ps;
+        hi = hi / ps * ps;
 #ifdef GF__MADV_DONTNEED
         if (hi > lo) { (void)madvise((void *)(uintptr_t)(f->map + lo), (size_t)(hi - lo), GF__MADV_DONTNEED); calls++; }
 #else
@@ -6634,6 +6635,7 @@ static void gf__relq_push(struct gf__relq *q, const gpufeed_file *f, uint64_t lo
         q->n++;
     }
     q->bytes += hi - lo;
+    if (q->bytes >= GPUFEED_RELEASE_BYTES) (void)gf__relq_flush(q);
 }
 static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
 {
@@ -6641,8 +6643,12 @@ static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
     if (!c->f || !c->f->map || upto <= c->unmapped_to) return;
     if (upto > c->f->map_len) upto = c->f->map_len;
     if (c->relq) {
-        gf__relq_push(c->relq, c->f, c->unmapped_to, upto);
-        c->unmapped_to = upto;
+        /* up to the page the column reads on in (that page goes with the
+           next range), or to the chunk's end when it is done with it */
+        uint64_t to = upto == c->region_end ? upto : upto / c->f->map_page * c->f->map_page;
+        if (to <= c->unmapped_to) return;
+        gf__relq_push(c->relq, c->f, c->unmapped_to, to);
+        c->unmapped_to = to;
         return;
     }
     ps = c->f->map_page;
@@ -10051,7 +10057,6 @@ static void gf__scratch_account(gpufeed_scratch *s)
 #ifndef GPUFEED_NO_STDIO
     for (j = s->j0; j < s->j1; j++) gf__col_unmap_done(&s->dc[j].c);
     for (j = 0; j < s->ds->npred; j++) gf__col_unmap_done(s->pc[j]);
-    if (s->relq.bytes >= GPUFEED_RELEASE_BYTES) (void)gf__relq_flush(&s->relq);
 #endif
     for (j = 0; j < s->ds->nfeat; j++) {
         t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0;
