@@ -26,6 +26,8 @@ process start, the first touch of memory and, from a cache, the checksums):
     row in the window shuffle's order (random 128-byte rows within
     windows of 4 units), against the same row-by-row copy in order
     (bench_memcpy @FILE ... 128 WINDOW, and 128 0);
+  - the same ceiling at 2 cores: two such copies at once, one a core, their
+    GB/s added (random rows scale with cores, an in-order copy much less);
   - 2 workers vs 1 on the sequential decode path.
 Figure 6, the peers (same file, rows/s per steady-state epoch):
   gpufeed-bench (C) and tools/gpufeed.py (Python binding), decode path and
@@ -212,6 +214,13 @@ def fig_shuffle(path, runs, epochs, out):
     def gbs(cmd):
         m = re.search(r"median ([\d.]+) GB/s", sh(cmd).stdout)
         return float(m.group(1)) if m else None
+
+    def gbs2(cmd):
+        # two copies at once, one a core: their GB/s added (what 2 workers could reach)
+        ps = [subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for _ in range(2)]
+        ms = [re.search(r"median ([\d.]+) GB/s", p.communicate()[0]) for p in ps]
+        return sum(float(m.group(1)) for m in ms) if all(ms) else None
+    fc2 = {k: [] for k in file_cmds}
     for _ in range(runs):
         for k, cmd in configs.items():
             rates[k].append(steady(run_once(cmd)))
@@ -222,6 +231,9 @@ def fig_shuffle(path, runs, epochs, out):
             g = gbs(cmd)
             if g:
                 fc[k].append(g)
+            g = gbs2(cmd)
+            if g:
+                fc2[k].append(g)
     med = {k: statistics.median(v) for k, v in rates.items()}
     spread = {k: "%.1f..%.1f" % (min(v) / 1e6, max(v) / 1e6) for k, v in rates.items()}
     memcpy = statistics.median(mc) if mc else float("nan")
@@ -244,6 +256,16 @@ def fig_shuffle(path, runs, epochs, out):
         got = med["cache shuffled"] / med["cache sequential"]
         lines.append("| the machine's ceiling: one core copying the cache file row by row in the window shuffle's order / in order | "
                      "%.2f GB/s | %.2f GB/s | %.2f | (the loader reaches %.0f%% of it) |" % (g_sh, g_in, ceil, 100 * got / ceil))
+    if all(fc2.values()) and fc2:
+        # random rows are bound by memory latency and scale with cores; an
+        # in-order copy is bound by bandwidth and does not: the 2-worker
+        # loader's ceiling is this one
+        g_in, g_sh = statistics.median(fc2["in order"]), statistics.median(fc2["shuffled"])
+        ceil = g_sh / g_in
+        got = med["cache shuffled"] / med["cache sequential"]
+        lines.append("| the ceiling at 2 cores: two such copies at once, their GB/s added, shuffled order / in order | "
+                     "%.2f GB/s | %.2f GB/s | %.2f | (the loader reaches %.0f%% of it; shuffled alone: %.0f%% of the %.1f M rows/s two cores gather) |" % (
+                         g_sh, g_in, ceil, 100 * got / ceil, 100 * med["cache shuffled"] * 128 / 1e9 / g_sh, g_sh * 1e9 / 128 / 1e6))
     cmds = ["    " + " ".join(c) for c in configs.values()] + ["    " + " ".join(memcpy_cmd)]
     cmds += ["    " + " ".join(c).replace(gfc[0], os.path.join(cache, "<the cache file>.gfc")) for c in file_cmds.values()]
     shutil.rmtree(cache, ignore_errors=True)
