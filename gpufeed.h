@@ -6592,6 +6592,21 @@ static gpufeed_result gf__nest_read(gpufeed_column *c, gpufeed_column_batch *b)
 #elif defined(__linux__)
 #define GF__MADV_DONTNEED 4            /* hidden by strict C99 headers; Linux's value */
 #endif
+/* The whole pages of bytes [lo, hi) of a mapped file let go: 1 when there
+   was one. Only whole pages: a page the range shares with bytes still
+   being read stays (letting it go would fault it back in, and the kernel
+   maps the pages around a fault, the ones let go included). */
+static int gf__file_release(const gpufeed_file *f, uint64_t lo, uint64_t hi)
+{
+    const uint64_t ps = f->map_page;
+    lo = (lo + ps - 1) / ps * ps;
+    hi = hi / ps * ps;
+    if (hi <= lo) return 0;
+#ifdef GF__MADV_DONTNEED
+    (void)madvise((void *)(uintptr_t)(f->map + lo), (size_t)(hi - lo), GF__MADV_DONTNEED);
+#endif
+    return 1;
+}
 /* A mapped file's pages before the column's current page are done with:
    let them go (the page cache keeps them), so a process's resident memory
    does not grow with the data it reads. A scratch's columns queue their
@@ -6609,18 +6624,9 @@ static int32_t gf__relq_flush(struct gf__relq *q) /* the calls it made */
     }
     for (i = 0; i < q->n; i = j) {
         const gpufeed_file *f = q->r[i].f;
-        uint64_t lo = q->r[i].lo, hi = q->r[i].hi, ps = f->map_page;
+        uint64_t lo = q->r[i].lo, hi = q->r[i].hi;
         for (j = i + 1; j < q->n && q->r[j].f == f && q->r[j].lo <= hi; j++) if (q->r[j].hi > hi) hi = q->r[j].hi;
-        /* whole pages only: a page this range shares with bytes still being
-           read stays (letting it go would fault it back in, and the
-           kernel maps the pages around a fault, the ones let go included) */
-        lo = (lo + ps - 1) / ps * ps;
-        hi = hi / ps * ps;
-#ifdef GF__MADV_DONTNEED
-        if (hi > lo) { (void)madvise((void *)(uintptr_t)(f->map + lo), (size_t)(hi - lo), GF__MADV_DONTNEED); calls++; }
-#else
-        (void)lo; (void)hi;
-#endif
+        calls += gf__file_release(f, lo, hi);
     }
     q->n = 0;
     q->bytes = 0;
@@ -6639,27 +6645,20 @@ static void gf__relq_push(struct gf__relq *q, const gpufeed_file *f, uint64_t lo
 }
 static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
 {
-    uint64_t ps, lo, hi;
+    const uint64_t ps = c->f ? c->f->map_page : 1;
     if (!c->f || !c->f->map || upto <= c->unmapped_to) return;
     if (upto > c->f->map_len) upto = c->f->map_len;
     if (c->relq) {
-        /* up to the page the column reads on in (that page goes with the
-           next range), or to the chunk's end when it is done with it */
-        uint64_t to = upto == c->region_end ? upto : upto / c->f->map_page * c->f->map_page;
+        /* up to the start of the page the column still reads (that page
+           goes with its next range), or to the chunk's end when the
+           column is done with it */
+        uint64_t to = upto == c->region_end ? upto : upto / ps * ps;
         if (to <= c->unmapped_to) return;
         gf__relq_push(c->relq, c->f, c->unmapped_to, to);
         c->unmapped_to = to;
         return;
     }
-    ps = c->f->map_page;
-    lo = (c->unmapped_to + ps - 1) / ps * ps;
-    hi = upto / ps * ps;
-    if (hi > lo) {
-#ifdef GF__MADV_DONTNEED
-        (void)madvise((void *)(uintptr_t)(c->f->map + lo), (size_t)(hi - lo), GF__MADV_DONTNEED);
-#endif
-        c->unmapped_to = hi;
-    }
+    if (gf__file_release(c->f, c->unmapped_to, upto)) c->unmapped_to = upto / ps * ps;
 }
 static void gf__col_unmap_done(gpufeed_column *c)
 {

@@ -2432,6 +2432,88 @@ done:
     free(want[0]); free(want[1]); free(all); free(got);
 }
 
+/* A unit that starts inside a dictionary-encoded page skips the page's
+   first rows: their indices are checked, not gathered (issue 13). Column
+   v: one page of 2,000 indices into 10 entries; column w: PLAIN pages of
+   1,000 rows, so units of 1,000 rows are cut at w's page boundary, inside
+   v's page. An index of 12 at row 5, which unit 1 skips, is the same
+   clear error as when unit 0 reads it; without it unit 1 holds rows
+   1,000..1,999. */
+typedef struct dskip_file { pqw_schema sch[3]; pqw_page pg[2][2]; pqw_buf body[2][2]; pqw_chunk ch[2]; pqw_rowgroup rg[1]; pqw_file f; pqw_buf out; } dskip_file;
+static void dskip_free(dskip_file *m)
+{
+    int c, p;
+    for (c = 0; c < 2; c++) for (p = 0; p < 2; p++) pqw_free(&m->body[c][p]);
+    pqw_free(&m->out);
+}
+static void test_dict_skip_bad_index(void)
+{
+    static const char *path = "dskip.parquet";
+    dskip_file *m = (dskip_file *)calloc(1, sizeof *m);
+    uint32_t *idx = (uint32_t *)calloc(2000, sizeof(uint32_t));
+    int32_t *buf = (int32_t *)calloc(2 * 2000, sizeof(int32_t)), *wv = (int32_t *)calloc(1000, sizeof(int32_t));
+    int32_t dv[10];
+    int bad, u, i, p;
+    if (!m || !idx || !buf || !wv) { CHECK(0); free(m); free(idx); free(buf); free(wv); return; }
+    for (i = 0; i < 10; i++) dv[i] = 100 + i;
+    for (bad = 0; bad < 2; bad++) {
+        gpufeed_feature ft[2];
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset_info info;
+        gpufeed_error err;
+        memset(m, 0, sizeof *m);
+        m->sch[0] = pqw_root(2);
+        m->sch[1] = pqw_leaf("v", PQW_INT32, PQW_REQUIRED);
+        m->sch[2] = pqw_leaf("w", PQW_INT32, PQW_REQUIRED);
+        pqw_plain_i32(&m->body[0][0], dv, 10);
+        m->pg[0][0] = pqw_dict_page(&m->body[0][0], 10);
+        for (i = 0; i < 2000; i++) idx[i] = (uint32_t)(i % 10);
+        if (bad) idx[5] = 12;
+        pqw_dict_indices(&m->body[0][1], idx, 2000, 4);
+        m->pg[0][1] = pqw_data_page(&m->body[0][1], 2000, PQW_RLE_DICTIONARY);
+        for (p = 0; p < 2; p++) {
+            for (i = 0; i < 1000; i++) wv[i] = 1000 * p + i;
+            pqw_plain_i32(&m->body[1][p], wv, 1000);
+            m->pg[1][p] = pqw_data_page(&m->body[1][p], 1000, PQW_PLAIN);
+        }
+        m->ch[0].pages = m->pg[0]; m->ch[0].npages = 2; m->ch[0].physical = PQW_INT32; m->ch[0].path = "v";
+        m->ch[1].pages = m->pg[1]; m->ch[1].npages = 2; m->ch[1].physical = PQW_INT32; m->ch[1].path = "w";
+        m->rg[0].chunks = m->ch; m->rg[0].nchunks = 2;
+        m->f.schema = m->sch; m->f.nschema = 3; m->f.rgs = m->rg; m->f.nrgs = 1;
+        pqw_build(&m->f, &m->out);
+        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+        ft[0].column = "v"; ft[0].dtype = GPUFEED_DT_I32;
+        ft[1].column = "w"; ft[1].dtype = GPUFEED_DT_I32;
+        d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = 1000;
+        d.open_source = fn_open_source; d.source_user = &m->out;
+        if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); dskip_free(m); break; }
+        gpufeed_dataset_get_info(ds, &info);
+        CHECK_MSG(info.num_units == 2, "%lld units, want 2 (cut inside v's page)", (long long)info.num_units);
+        for (u = 1; u >= 0 && info.num_units == 2; u--) { /* unit 1 first: a fresh scratch skips v's rows 0..999 */
+            gpufeed_scratch *sc = NULL;
+            gpufeed_result r;
+            int64_t n = 0;
+            if (gpufeed_scratch_open(&sc, ds, &err)) { CHECK_MSG(0, "scratch: %s", err.message); break; }
+            r = gpufeed_dataset_decode_unit(ds, sc, u, buf, NULL, NULL, &n);
+            if (bad) {
+                CHECK_MSG(r == GPUFEED_ERR_DICTIONARY, "unit %d: result %d (%s), want a dictionary error", u, (int)r, gpufeed_scratch_error(sc));
+                CHECK_HAS(gpufeed_scratch_error(sc), "dictionary index 12 out of range");
+            } else {
+                int wrong = 0;
+                CHECK_MSG(r == GPUFEED_OK && n == 1000, "unit %d: result %d, %lld rows: %s", u, (int)r, (long long)n, gpufeed_scratch_error(sc));
+                for (i = 0; i < 1000 && r == GPUFEED_OK; i++)
+                    wrong += buf[2 * i] != 100 + (1000 * u + i) % 10 || buf[2 * i + 1] != 1000 * u + i;
+                CHECK_MSG(wrong == 0, "unit %d: %d rows wrong", u, wrong);
+            }
+            gpufeed_scratch_close(sc);
+        }
+        gpufeed_dataset_close(ds);
+        dskip_free(m);
+    }
+    free(m); free(idx); free(buf); free(wv);
+}
+
 /* A scratch lets go of mapped file bytes in batches (issue 13: a call per
    column and unit made the kernel flush the other workers' TLBs about a
    thousand times an epoch). The queue itself, on an anonymous private
@@ -2720,6 +2802,7 @@ int main(void)
     RUN(test_lz4_bounds);
     RUN(test_units_exact_remainder);
     RUN(test_dict_in_place_shared);
+    RUN(test_dict_skip_bad_index);
     RUN(test_release_batched);
     RUN(test_prune_all_null);
     RUN(test_reader_batch_sizes);
