@@ -223,6 +223,10 @@ MUTATIONS = [
       at="if ((p->nb > 0 && desc->start_batch >= p->nb) || (p->nb == 0 && desc->start_batch > 0))", old="desc->start_batch >= p->nb", new="desc->start_batch > p->nb"),
     M("loader-claim-slots", "loader", "workers claim one batch more than there are free slots",
       at="int64_t q = GF__LOAD_SC(&l->claim); for (;;) { if (q >= GF__LOAD_SC(&l->released) + l->S) return 0;", old="+ l->S", new="+ l->S + 1"),
+    M("loader-window-table-bucket", "loader", "the shuffled gather's unit table cut in buckets twice the shortest unit (a bucket can hold two unit starts)",
+      at="while (gg < 62 && ((int64_t)2 << gg) <= mn) gg++;", old="(int64_t)2 << gg", new="(int64_t)1 << gg"),
+    M("loader-window-table-cap", "loader", "a unit table of more buckets than it holds accepted",
+      at="if (nb > GF__WT_MAX) return 0;", old="nb > GF__WT_MAX", new="nb > 4 * GF__WT_MAX"),
     # ---- cache
     M("cache-key-dtype", "cache", "the dataset identity leaves out each feature's dtype",
       at="gf__h2_str(&k, f->column); gf__h2_u64(&k, (uint64_t)f->dtype);", old="gf__h2_u64(&k, (uint64_t)f->dtype);", new=";"),

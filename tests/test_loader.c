@@ -72,12 +72,14 @@ static long c_events(counter *c)
 
 /* id as i64 (the row's identity), x as f32, y as f64 with a validity mask */
 static gpufeed_feature FEATS[3];
+static int feats_no_validity;          /* 1: y without its mask (test_gather_paths) */
+static int64_t unit_rows_override;     /* > 0: units of this many rows, not UNIT_ROWS */
 static void init_feats(void)
 {
     memset(FEATS, 0, sizeof FEATS);
     FEATS[0].column = "id"; FEATS[0].dtype = GPUFEED_DT_I64;
     FEATS[1].column = "x"; FEATS[1].dtype = GPUFEED_DT_F32;
-    FEATS[2].column = "y"; FEATS[2].dtype = GPUFEED_DT_F64; FEATS[2].validity = 1;
+    FEATS[2].column = "y"; FEATS[2].dtype = GPUFEED_DT_F64; FEATS[2].validity = !feats_no_validity;
 }
 
 static gpufeed_dataset *open_ds_ex(const char *path, int layout, const gpufeed_predicate *where, int nwhere,
@@ -93,7 +95,7 @@ static gpufeed_dataset *open_ds_ex(const char *path, int layout, const gpufeed_p
     d.paths = paths; d.num_paths = 1;
     d.features = FEATS; d.num_features = 3;
     d.where = where; d.num_where = nwhere;
-    d.unit_rows = UNIT_ROWS;
+    d.unit_rows = unit_rows_override > 0 ? unit_rows_override : UNIT_ROWS;
     d.layout = layout;
     if (cnt) { d.allocator.alloc = c_alloc; d.allocator.realloc = c_realloc; d.allocator.free = c_free; d.allocator.user = cnt; }
     if (gpufeed_dataset_open(&ds, &d, errp ? errp : &err)) return NULL;
@@ -2200,6 +2202,69 @@ static void test_elastic_bad_options(void)
     gpufeed_dataset_close(ds);
 }
 
+/* The shuffled gather has three ways to a row's source: the fused loop
+   (row-major, no validity mask: sources worked out ahead and prefetched),
+   the chunked loop with the window's unit table (masks, or the per-feature
+   layout), and a binary search when the units are too uneven for the
+   table. All three must give the same stream, each row once an epoch.
+   Units of 700 rows in row groups of 5,000 leave a 100-row unit inside
+   windows (units are cut at pages of 512 rows: 392-row ones too); where
+   id >= 4990 leaves nine empty units and a 10-row one (empty units: the
+   search). test_unit.c's test_window_table checks the table itself. */
+static void test_gather_paths(void)
+{
+    static const struct { int64_t unit_rows, first_id; } cs[3] = {{700, 0}, {1024, 0}, {700, 4990}};
+    static const int32_t wins[5] = {1, 2, 3, 7, 40};
+    static uint8_t seen[NROWS];
+    int ci, wi, wk, k;
+    for (ci = 0; ci < 3; ci++) {
+        gpufeed_dataset *ds[3];
+        gpufeed_predicate pr;
+        gpufeed_error err;
+        const int64_t want = NROWS - cs[ci].first_id;
+        memset(&pr, 0, sizeof pr);
+        pr.column = "id"; pr.op = GPUFEED_OP_GE; pr.a.kind = GPUFEED_VAL_INT; pr.a.i = cs[ci].first_id;
+        unit_rows_override = cs[ci].unit_rows;
+        for (k = 0; k < 3; k++) {
+            feats_no_validity = k == 0;
+            ds[k] = open_ds_ex(IDS_PATH, k == 2 ? GPUFEED_LAYOUT_PER_FEATURE : GPUFEED_LAYOUT_ROW_MAJOR, &pr, cs[ci].first_id > 0, NULL, &err);
+            CHECK_MSG(ds[k] != NULL, "%s", err.message);
+        }
+        feats_no_validity = 0;
+        unit_rows_override = 0;
+        if (!ds[0] || !ds[1] || !ds[2]) { for (k = 0; k < 3; k++) if (ds[k]) gpufeed_dataset_close(ds[k]); return; }
+        for (wi = 0; wi < 5; wi++) for (wk = 1; wk <= 3; wk += 2) {
+            stream s[3];
+            gpufeed_loader_desc d = base_desc();
+            char what[160];
+            int64_t e, i, bad = -1;
+            d.shuffle_window = wins[wi]; d.workers = wk; d.epochs = 2; d.batch_rows = 1000;
+            snprintf(what, sizeof what, "units of %lld rows, ids from %lld, window %d, workers %d",
+                     (long long)cs[ci].unit_rows, (long long)cs[ci].first_id, wins[wi], wk);
+            for (k = 0; k < 3; k++) run_stream(ds[k], &d, &s[k], -1);
+            for (k = 0; k < 3; k++) CHECK_MSG(s[k].res == GPUFEED_DONE && s[k].n == 2 * want, "%s, path %d: %d %s, %lld rows",
+                                              what, k, s[k].res, s[k].err, (long long)s[k].n);
+            if (s[0].n == 2 * want && s[1].n == 2 * want && s[2].n == 2 * want) {
+                for (e = 0; e < 2; e++) for (k = 0; k < 3; k++) {
+                    int64_t dup = -1;
+                    memset(seen, 0, sizeof seen);
+                    for (i = e * want; i < (e + 1) * want && dup < 0; i++)
+                        if (s[k].id[i] < cs[ci].first_id || s[k].id[i] >= NROWS || seen[s[k].id[i]]++) dup = i;
+                    CHECK_MSG(dup < 0, "%s, path %d, epoch %lld: id %lld out of range or twice", what, k, (long long)e,
+                              (long long)(dup < 0 ? 0 : s[k].id[dup]));
+                }
+                for (i = 0; i < 2 * want && bad < 0; i++)
+                    if (s[0].id[i] != s[1].id[i] || s[0].id[i] != s[2].id[i] || s[0].x[i] != (float)s[0].id[i] * 0.25f) bad = i;
+                CHECK_MSG(bad < 0, "%s: row %lld: id %lld fused, %lld with masks, %lld per feature", what, (long long)bad,
+                          (long long)(bad < 0 ? 0 : s[0].id[bad]), (long long)(bad < 0 ? 0 : s[1].id[bad]), (long long)(bad < 0 ? 0 : s[2].id[bad]));
+                CHECK_MSG(wins[wi] == 1 || memcmp(s[0].id, s[0].id + want, (size_t)want * sizeof(int64_t)) != 0, "%s: both epochs in the same order", what);
+            }
+            for (k = 0; k < 3; k++) stream_free(&s[k]);
+        }
+        for (k = 0; k < 3; k++) gpufeed_dataset_close(ds[k]);
+    }
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* PASS lines survive a sanitizer abort */
@@ -2220,6 +2285,7 @@ int main(void)
     RUN(test_trace_stats_prefill);
     RUN(test_memory);
     RUN(test_shuffle_mixes);
+    RUN(test_gather_paths);
     RUN(test_batches_span_windows);
     RUN(test_verdict_names_bottleneck);
     RUN(test_pread_equals_map);

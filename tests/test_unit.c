@@ -2540,6 +2540,63 @@ static int64_t rel_runs(const struct gf__relq *q, uint64_t *lo, uint64_t *hi) /*
     }
     return runs;
 }
+/* The window's unit table (gf__wtable / gf__wunit, the shuffled gather's
+   look-up of the unit holding a row) against a linear search: even units,
+   a short last unit, a short unit inside, one unit; the cases it must turn
+   down (an empty unit, more buckets than GF__WT_MAX) leave the table as it
+   was, so the caller falls back to the binary search. */
+static void test_window_table(void)
+{
+    static const int64_t cases[][8] = {
+        /* number of units, then their rows */
+        {4, 65536, 65536, 65536, 65536},
+        {4, 65536, 65536, 65536, 16960},
+        {4, 65536, 16960, 65536, 65536},
+        {5, 512, 512, 392, 512, 1},
+        {3, 700, 100, 700},
+        {1, 5},
+        {2, 1, 1},
+        {3, 1000, 1, 1000},
+    };
+    gf__worker *w = (gf__worker *)calloc(1, sizeof *w);
+    int64_t woff[9];
+    size_t c;
+    int g, r;
+    if (!w) { CHECK(0); return; }
+    w->woff = woff;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t nu = cases[c][0], j, y, bad = -1, bad_want = 0;
+        woff[0] = 0;
+        for (j = 0; j < nu; j++) woff[j + 1] = woff[j] + cases[c][j + 1];
+        g = -1;
+        r = gf__wtable(w, nu, &g);
+        if (c == sizeof cases / sizeof cases[0] - 1) { /* 2001 rows in buckets of 1: more than GF__WT_MAX */
+            CHECK_MSG(r == 0 && g == -1, "case %d: table of %lld buckets accepted", (int)c, (long long)woff[nu]);
+            continue;
+        }
+        CHECK_MSG(r == 1 && g >= 0, "case %d: no table", (int)c);
+        if (r != 1) continue;
+        for (y = 0; y < woff[nu] && bad < 0; y++) {
+            int64_t want = 0;
+            while (woff[want + 1] <= y) want++;
+            if (gf__wunit(w, g, y) != want) { bad = y; bad_want = want; }
+        }
+        CHECK_MSG(bad < 0, "case %d: row %lld in unit %lld, table says %lld", (int)c, (long long)bad,
+                  (long long)bad_want, (long long)(bad < 0 ? 0 : gf__wunit(w, g, bad)));
+    }
+    /* an empty unit: turned down (a bucket could hold two unit starts) */
+    woff[0] = 0; woff[1] = 10; woff[2] = 10; woff[3] = 20;
+    g = -1;
+    CHECK(gf__wtable(w, 3, &g) == 0 && g == -1);
+    /* GF__WT_MAX buckets exactly: accepted; one more: not */
+    woff[0] = 0; woff[1] = 1; woff[2] = GF__WT_MAX;
+    CHECK(gf__wtable(w, 2, &g) == 1 && g == 0 && gf__wunit(w, g, GF__WT_MAX - 1) == 1 && gf__wunit(w, g, 0) == 0);
+    woff[2] = GF__WT_MAX + 1;
+    g = -1;
+    CHECK(gf__wtable(w, 2, &g) == 0 && g == -1);
+    free(w);
+}
+
 static void test_release_batched(void)
 {
     const uint64_t ps = 4096;
@@ -2804,6 +2861,7 @@ int main(void)
     RUN(test_dict_in_place_shared);
     RUN(test_dict_skip_bad_index);
     RUN(test_release_batched);
+    RUN(test_window_table);
     RUN(test_prune_all_null);
     RUN(test_reader_batch_sizes);
     return TEST_SUMMARY();
