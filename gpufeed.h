@@ -10602,7 +10602,7 @@ typedef struct gf__worker {
     int64_t *woff;                     /* [step + 1] their first rows in the window */
     uint32_t cu[GF__GCHUNK], cr[GF__GCHUNK];
     const uint8_t *src[GF__GCHUNK];    /* also the fused gather's ring of sources */
-    uint32_t wt[GF__WT_MAX];           /* the window's unit of each 2^wg-row bucket */
+    uint32_t wt[GF__WT_MAX];           /* the window's unit of each 2^g-row bucket */
     gf__tev *ev; int64_t nev, cap_ev;
 } gf__worker;
 
@@ -12376,8 +12376,6 @@ static void gf__frontier(gpufeed_loader *l)
 
 /* ---- batch assembly (any worker, any batch) ---- */
 
-/* copies n rows whose sources are src[] into dst (rows of rb bytes),
-   prefetching ahead; one loop per common row size */
 /* Shuffled rows come from anywhere in a window of tens of MiB: each copy
    waits on memory unless its lines were asked for well before. The gather
    prefetches GPUFEED_GATHER_AHEAD rows ahead into L2 (locality 2: prefetcht1
@@ -12397,15 +12395,18 @@ static void gf__frontier(gpufeed_loader *l)
         for (gf__o = 0; gf__o < (RB); gf__o += 64) GF__PREFETCH(gf__q + gf__o); \
         GF__PREFETCH(gf__q + (RB) - 1); /* a row that ends in one more line */ \
     } while (0)
+/* copies n rows whose sources are src[] into dst (rows of rb bytes),
+   prefetching ahead; one loop per common row size */
 #define GF__GATHER_LOOP(RB) \
-    for (i = 0; i < n && i < GF__AHEAD; i++) GF__PREFETCH_ROW(src[i], (RB)); \
+    for (i = 0; i < warm; i++) GF__PREFETCH_ROW(src[i], (RB)); \
     for (i = 0; i < n; i++) { \
         if (i + GF__AHEAD < n) GF__PREFETCH_ROW(src[i + GF__AHEAD], (RB)); \
         memcpy(dst + (size_t)i * (RB), src[i], (RB)); \
     }
 static void gf__gather_rows(uint8_t *dst, const uint8_t *const *src, uint32_t n, size_t rb)
 {
-    uint32_t i;
+    uint32_t i, warm = n;
+    if (warm > GF__AHEAD) warm = GF__AHEAD; /* the rows prefetched before the first copy */
     switch (rb) {
     case 4: GF__GATHER_LOOP(4) break;
     case 8: GF__GATHER_LOOP(8) break;

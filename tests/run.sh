@@ -253,6 +253,8 @@ build_all() {
     pjob "test_loader (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm
     # the loader without threads: workers' steps run on the caller's thread
     pjob "test_loader (GPUFEED_NO_THREADS)" clang $SAN $WARN -DGPUFEED_NO_THREADS -I. tests/test_loader.c -o build/asan/test_loader_nothreads -lpthread -lm
+    # the shuffled gather without its prefetch (GPUFEED_GATHER_AHEAD 0): the same streams
+    pjob "test_loader (GPUFEED_GATHER_AHEAD=0)" gcc $SAN $WARN -DGPUFEED_GATHER_AHEAD=0 -I. tests/test_loader.c -o build/asan/test_loader_noahead -lpthread -lm
   fi
   [ -f tests/test_cache_api.c ] && pjob "test_cache_api (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_cache_api.c -o build/tsan_test_cache_api -lpthread -lm
   # codecs against the system libraries, and the opt-in builds that use them
@@ -510,6 +512,7 @@ suite committed_corpus   committed_corpus
 suite_if build/asan/test_loader loader build/asan/test_loader
 suite_if build/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_loader
 suite_if build/asan/test_loader_nothreads loader_nothreads build/asan/test_loader_nothreads
+suite_if build/asan/test_loader_noahead loader_noahead build/asan/test_loader_noahead
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
 suite_if build/asan/test_cache_api cache_api build/asan/test_cache_api

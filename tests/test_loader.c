@@ -1606,7 +1606,10 @@ static void test_verdict_names_bottleneck(void)
                 if (c == 2) {
                     memset(&cd, 0, sizeof cd);
                     cd.ram_bytes = (uint64_t)64 << 20;
-                    d.cache = &cd; d.epochs = 300; d.shuffle_window = 1000; d.batch_rows = 2000;
+                    /* batches of a whole epoch: with the gather prefetching ahead, batches
+                       of 2,000 rows took a few microseconds and the threads' wake-ups
+                       between them, not the gather, set the workers' busy share */
+                    d.cache = &cd; d.epochs = 300; d.shuffle_window = 1000; d.batch_rows = NROWS;
                     d.workers = 1;   /* with the consumer, as many threads as 2 cores: each runs */
                 }
                 run_consumer(ds, &d, c == 1 ? 3000 : 0, &st, names[c]);
