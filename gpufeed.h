@@ -12395,8 +12395,17 @@ static void gf__frontier(gpufeed_loader *l)
         for (gf__o = 0; gf__o < (RB); gf__o += 64) GF__PREFETCH(gf__q + gf__o); \
         GF__PREFETCH(gf__q + (RB) - 1); /* a row that ends in one more line */ \
     } while (0)
+/* LOOP(RB) instantiated for the common row sizes (a constant RB lets the
+   compiler inline each row's memcpy), LOOP(rb) for the others */
+#define GF__ROW_SIZES(rb, LOOP) \
+    switch (rb) { \
+    case 4: LOOP(4) break; case 8: LOOP(8) break; case 12: LOOP(12) break; case 16: LOOP(16) break; \
+    case 20: LOOP(20) break; case 24: LOOP(24) break; case 32: LOOP(32) break; case 48: LOOP(48) break; \
+    case 64: LOOP(64) break; case 96: LOOP(96) break; case 128: LOOP(128) break; case 256: LOOP(256) break; \
+    default: LOOP(rb) break; \
+    }
 /* copies n rows whose sources are src[] into dst (rows of rb bytes),
-   prefetching ahead; one loop per common row size */
+   prefetching ahead */
 #define GF__GATHER_LOOP(RB) \
     for (i = 0; i < warm; i++) GF__PREFETCH_ROW(src[i], (RB)); \
     for (i = 0; i < n; i++) { \
@@ -12407,21 +12416,7 @@ static void gf__gather_rows(uint8_t *dst, const uint8_t *const *src, uint32_t n,
 {
     uint32_t i, warm = n;
     if (warm > GF__AHEAD) warm = GF__AHEAD; /* the rows prefetched before the first copy */
-    switch (rb) {
-    case 4: GF__GATHER_LOOP(4) break;
-    case 8: GF__GATHER_LOOP(8) break;
-    case 12: GF__GATHER_LOOP(12) break;
-    case 16: GF__GATHER_LOOP(16) break;
-    case 20: GF__GATHER_LOOP(20) break;
-    case 24: GF__GATHER_LOOP(24) break;
-    case 32: GF__GATHER_LOOP(32) break;
-    case 48: GF__GATHER_LOOP(48) break;
-    case 64: GF__GATHER_LOOP(64) break;
-    case 96: GF__GATHER_LOOP(96) break;
-    case 128: GF__GATHER_LOOP(128) break;
-    case 256: GF__GATHER_LOOP(256) break;
-    default: GF__GATHER_LOOP(rb) break;
-    }
+    GF__ROW_SIZES(rb, GF__GATHER_LOOP)
 }
 #undef GF__GATHER_LOOP
 
@@ -12475,17 +12470,11 @@ GF__INLINE int64_t gf__wunit(const gf__worker *w, int g, int64_t y)
 static void gf__gather_fused(gf__worker *w, const gf__bij *bj, int g, uint8_t *out, int64_t x0, int64_t x1, size_t rb)
 {
     int64_t x;
-    switch (rb) {
-    case 16: GF__FUSED_LOOP(16) break;
-    case 32: GF__FUSED_LOOP(32) break;
-    case 64: GF__FUSED_LOOP(64) break;
-    case 128: GF__FUSED_LOOP(128) break;
-    case 256: GF__FUSED_LOOP(256) break;
-    default: GF__FUSED_LOOP(rb) break;
-    }
+    GF__ROW_SIZES(rb, GF__FUSED_LOOP)
 }
 #undef GF__FUSED_LOOP
 #undef GF__FUSED_SRC
+#undef GF__ROW_SIZES
 
 /* Copies rows [a, b) of window w (epoch e, plan p) into batch slot bs from
    row d on. Row x of the window (0-based) is row bij(x) of the window's

@@ -281,39 +281,36 @@ job_prog() {
     if "$@" -o "$T/$name" > "$log" 2>&1 && "$T/$name" "$DATA" >> "$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
 }
 
+# a build that must stop with the #error: NAME, the error's words, the flags
+neg_build() {
+    local name=$1 msg=$2 log="$T/$1.log"
+    shift 2
+    if gcc -std=c99 -I. "$@" -c "$T/impl.c" -o "$T/$name.o" > "$log" 2>&1; then
+        echo "    (compiled, but it must not)" >> "$log"
+        bad "$name" "$log"
+    elif grep -q "$msg" "$log"; then
+        ok "$name"
+    else
+        echo "    (failed without the #error message)" >> "$log"
+        bad "$name" "$log"
+    fi
+}
+
 # some but not all of the three allocator macros must stop the build with the #error
 job_negative() {
-    local combo name log
+    local combo name
     for combo in "-DGPUFEED_MALLOC(s)=malloc(s)" \
                  "-DGPUFEED_FREE(p)=free(p)" \
                  "-DGPUFEED_MALLOC(s)=malloc(s) -DGPUFEED_REALLOC(p,s)=realloc(p,s)"; do
         name="neg-partial-malloc-$(echo "$combo" | sed -e 's/-DGPUFEED_//g; s/([^)]*)=[a-z]*([^)]*)//g; s/ /+/g')"
-        log="$T/$name.log"
         # shellcheck disable=SC2086
-        if gcc -std=c99 -I. $combo -c "$T/impl.c" -o "$T/$name.o" > "$log" 2>&1; then
-            echo "    (compiled, but it must not)" >> "$log"
-            bad "$name" "$log"
-        elif grep -q 'define all of GPUFEED_MALLOC, GPUFEED_REALLOC and GPUFEED_FREE, or none' "$log"; then
-            ok "$name"
-        else
-            echo "    (failed without the #error message)" >> "$log"
-            bad "$name" "$log"
-        fi
+        neg_build "$name" 'define all of GPUFEED_MALLOC, GPUFEED_REALLOC and GPUFEED_FREE, or none' $combo
     done
 }
 
 # GPUFEED_NO_GZIP with GPUFEED_USE_ZLIB must stop the build with the #error
 job_negative_gzip() {
-    local log="$T/neg-no-gzip-use-zlib.log"
-    if gcc -std=c99 -I. -DGPUFEED_NO_GZIP -DGPUFEED_USE_ZLIB -c "$T/impl.c" -o "$T/neg-gz.o" > "$log" 2>&1; then
-        echo "    (compiled, but it must not)" >> "$log"
-        bad neg-no-gzip-use-zlib "$log"
-    elif grep -q 'GPUFEED_NO_GZIP leaves GZIP out, GPUFEED_USE_ZLIB decodes it with zlib' "$log"; then
-        ok neg-no-gzip-use-zlib
-    else
-        echo "    (failed without the #error message)" >> "$log"
-        bad neg-no-gzip-use-zlib "$log"
-    fi
+    neg_build neg-no-gzip-use-zlib 'GPUFEED_NO_GZIP leaves GZIP out, GPUFEED_USE_ZLIB decodes it with zlib' -DGPUFEED_NO_GZIP -DGPUFEED_USE_ZLIB
 }
 
 # GPUFEED_USE_LIBZSTD needs zstd.h and -lzstd (after the sources)
@@ -328,16 +325,13 @@ job_libzstd() {
 
 # GPUFEED_NO_ZSTD with GPUFEED_USE_LIBZSTD must stop the build with the #error
 job_negative_zstd() {
-    local log="$T/neg-no-zstd-and-libzstd.log"
-    if gcc -std=c99 -I. -DGPUFEED_NO_ZSTD -DGPUFEED_USE_LIBZSTD -c "$T/impl.c" -o "$T/neg-zstd.o" > "$log" 2>&1; then
-        echo "    (compiled, but it must not)" >> "$log"
-        bad neg-no-zstd-and-libzstd "$log"
-    elif grep -q 'GPUFEED_NO_ZSTD and GPUFEED_USE_LIBZSTD contradict each other' "$log"; then
-        ok neg-no-zstd-and-libzstd
-    else
-        echo "    (failed without the #error message)" >> "$log"
-        bad neg-no-zstd-and-libzstd "$log"
-    fi
+    neg_build neg-no-zstd-and-libzstd 'GPUFEED_NO_ZSTD and GPUFEED_USE_LIBZSTD contradict each other' -DGPUFEED_NO_ZSTD -DGPUFEED_USE_LIBZSTD
+}
+
+# a shuffled gather's prefetch distance out of its range must stop the build with the #error
+job_negative_ahead() {
+    neg_build neg-gather-ahead-1024 'GPUFEED_GATHER_AHEAD must be in \[0, 1024)' -DGPUFEED_GATHER_AHEAD=1024
+    neg_build neg-gather-ahead-minus1 'GPUFEED_GATHER_AHEAD must be in \[0, 1024)' -DGPUFEED_GATHER_AHEAD=-1
 }
 
 job_static_gcc() {
@@ -429,6 +423,7 @@ add job_prog opt-no-zstd-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_ZS
 add job_libzstd opt-use-libzstd-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_USE_LIBZSTD -I. "$T/prog.c"
 add job_libzstd opt-use-libzstd-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_USE_LIBZSTD -I. -x c++ "$T/prog.c"
 add job_negative_zstd
+add job_negative_ahead
 add job_prog opt-custom-malloc-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. "$T/prog.c"
 add job_prog opt-custom-malloc-g++ g++ -std=c++17 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. -x c++ "$T/prog.c"
 add job_prog opt-custom-assert-clang clang -std=c99 "${WARN[@]}" "-DGPUFEED_ASSERT(x)=((void)0)" -I. "$T/prog.c"

@@ -23,7 +23,11 @@
    page cache, as the loader reads a cache file; read once before timing),
    its size cut down to a multiple of the window in the shuffled mode.
 
-   Usage: bench_memcpy TOTAL_BYTES|@FILE CHUNK_BYTES [EPOCHS (3)] [RUNS (7)] [ROW_BYTES WINDOW_BYTES]
+   AHEAD and LOCALITY (after WINDOW_BYTES) change the prefetch: rows ahead
+   (default 64, 0: none) and __builtin_prefetch's locality (default 2, into
+   L2; 0 is prefetchnta on x86-64, the loader's first version with AHEAD 16).
+
+   Usage: bench_memcpy TOTAL_BYTES|@FILE CHUNK_BYTES [EPOCHS (3)] [RUNS (7)] [ROW_BYTES WINDOW_BYTES [AHEAD LOCALITY]]
    Used by tools/bench/bench_cache.py (make bench-cache) and
    tools/bench/bench_peers.py. */
 #define _DEFAULT_SOURCE            /* madvise, MAP_ANONYMOUS */
@@ -37,7 +41,19 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#define AHEAD 64 /* rows prefetched ahead, the loader's GPUFEED_GATHER_AHEAD */
+/* the rows of one chunk in the shuffled order, each prefetched AHEAD rows
+   before its copy with locality LOC (a constant, as the builtin needs) */
+#define SHUFFLED_ROWS(LOC) \
+    for (k = 0; k < n; k++) { \
+        unsigned long long g = r0 + k, w0 = g / nrows * window; \
+        if (ahead && k + ahead < n) { \
+            unsigned long long h = g + ahead; \
+            const unsigned char *q = src + h / nrows * window + (unsigned long long)perm[h % nrows] * row; \
+            __builtin_prefetch(q, 0, LOC); \
+            if (row > 64) __builtin_prefetch(q + row - 1, 0, LOC); \
+        } \
+        memcpy(dst + k * row, src + w0 + (unsigned long long)perm[g % nrows] * row, (size_t)row); \
+    }
 
 static double now_s(void)
 {
@@ -58,6 +74,8 @@ int main(int argc, char **argv)
     int epochs = 3, runs = 7, r, e, huge = 0;
     unsigned char *src, *dst;
     unsigned long long row = 0, window = 0, nrows = 0, i;
+    unsigned long long ahead = 64;     /* the loader's GPUFEED_GATHER_AHEAD */
+    int locality = 2;
     int in_order = 0;
     unsigned int *perm = NULL;
     double *gbs;
@@ -78,6 +96,11 @@ int main(int argc, char **argv)
     if (argc > 3) epochs = atoi(argv[3]);
     if (argc > 4) runs = atoi(argv[4]);
     if (argc > 6) { row = strtoull(argv[5], NULL, 10); window = strtoull(argv[6], NULL, 10); }
+    if (argc > 8) { ahead = strtoull(argv[7], NULL, 10); locality = atoi(argv[8]); }
+    if (locality < 0 || locality > 3) {
+        fprintf(stderr, "bench_memcpy: LOCALITY must be 0..3\n");
+        return 2;
+    }
     if (row && !window) { window = total - total % row; in_order = 1; } /* WINDOW_BYTES 0: the rows in order */
     if (file && row && window) total -= total % window;
     if (!total || !chunk || chunk > total || epochs < 1 || runs < 1) {
@@ -127,15 +150,11 @@ int main(int argc, char **argv)
                 sink ^= dst[n - 1];
             } else for (off = 0; off < total; off += chunk) { /* rows off/row .. of the shuffled order */
                 unsigned long long k, n = (total - off < chunk ? total - off : chunk) / row, r0 = off / row;
-                for (k = 0; k < n; k++) {
-                    unsigned long long g = r0 + k, w0 = g / nrows * window;
-                    if (k + AHEAD < n) {
-                        unsigned long long h = g + AHEAD;
-                        const unsigned char *q = src + h / nrows * window + (unsigned long long)perm[h % nrows] * row;
-                        __builtin_prefetch(q, 0, 2);
-                        if (row > 64) __builtin_prefetch(q + row - 1, 0, 2);
-                    }
-                    memcpy(dst + k * row, src + w0 + (unsigned long long)perm[g % nrows] * row, (size_t)row);
+                switch (locality) { /* the switch outside the loop: a prefetch per row stays one instruction */
+                case 0: SHUFFLED_ROWS(0) break;
+                case 1: SHUFFLED_ROWS(1) break;
+                case 3: SHUFFLED_ROWS(3) break;
+                default: SHUFFLED_ROWS(2) break;
                 }
                 sink ^= dst[n * row - 1];
             }
