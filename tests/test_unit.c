@@ -2540,11 +2540,213 @@ static int64_t rel_runs(const struct gf__relq *q, uint64_t *lo, uint64_t *hi) /*
     }
     return runs;
 }
+/* SNAPPY pages decoded in steps (gf__col_z_need): a flat fixed-width
+   feature's page is decompressed as its tiles get there, across units.
+   Column v: INT32 with nulls (levels first in the page), a SNAPPY
+   dictionary and one RLE_DICTIONARY page; column w: FLOAT, two PLAIN
+   pages. Units of 1,000 rows read in order, then out of order; the page is
+   seen half decoded between units. Broken streams still fail with the
+   codec's error, also where the break is only reached at the page's end:
+   a stray element after the values, a stream short of its length (in the
+   values, or in bytes after them that no value needs), a copy reaching
+   before the page in the middle. */
+typedef struct zs_file { pqw_schema sch[3]; pqw_page pg[2][3]; pqw_buf body[2][3]; pqw_chunk ch[2]; pqw_rowgroup rg[1]; pqw_file f; pqw_buf out; } zs_file;
+enum { ZS_ROWS = 20000, ZS_HALF = ZS_ROWS / 2 };
+/* -1: null; rows before 17,000 all null, so the levels are read past the
+   first step of decoding before any index asks for bytes after them */
+static int32_t zs_v(int64_t r) { return r % 7 == 3 || r < 17000 ? -1 : (int32_t)(1000 + (r * 13) % 50); }
+static float zs_w(int64_t r) { return (float)((r % 300) * 0.5); }
+static void zs_build(zs_file *m, int brk)
+{
+    pqw_buf raw = {0};
+    uint32_t *lv = (uint32_t *)calloc(ZS_ROWS, sizeof(uint32_t)), *ix = (uint32_t *)calloc(ZS_ROWS, sizeof(uint32_t));
+    float *wv = (float *)calloc(ZS_HALF, sizeof(float));
+    int32_t dv[50];
+    int64_t r, n = 0;
+    int p, i;
+    if (!lv || !ix || !wv) abort();
+    memset(m, 0, sizeof *m);
+    m->sch[0] = pqw_root(2);
+    m->sch[1] = pqw_leaf("v", PQW_INT32, PQW_OPTIONAL);
+    m->sch[2] = pqw_leaf("w", PQW_FLOAT, PQW_REQUIRED);
+    for (i = 0; i < 50; i++) dv[i] = 1000 + i;
+    pqw_plain_i32(&raw, dv, 50);
+    pqw_snappy_compress(&m->body[0][0], raw.p, raw.n);
+    m->pg[0][0] = pqw_dict_page(&m->body[0][0], 50); m->pg[0][0].raw_len = raw.n;
+    raw.n = 0;
+    for (r = 0; r < ZS_ROWS; r++) { lv[r] = zs_v(r) >= 0; if (lv[r]) ix[n++] = (uint32_t)(zs_v(r) - 1000); }
+    pqw_le32(&raw, 0); /* levels in runs of 8 (about 5 KB: more than one step of decoding) */
+    for (r = 0; r < ZS_ROWS; r += 8) pqw_hybrid(&raw, lv + r, 8, 1);
+    pqw_set_le32(&raw, 0, (uint32_t)(raw.n - 4));
+    pqw_u8(&raw, 6); /* the indices' bit width, then runs of at most 64 (as pyarrow writes them) */
+    for (r = 0; r < n; r += 64) pqw_hybrid(&raw, ix + r, (size_t)(n - r < 64 ? n - r : 64), 6);
+    pqw_snappy_compress(&m->body[0][1], raw.p, raw.n);
+    m->pg[0][1] = pqw_data_page(&m->body[0][1], ZS_ROWS, PQW_RLE_DICTIONARY); m->pg[0][1].raw_len = raw.n;
+    for (p = 0; p < 2; p++) {
+        pqw_buf *b = &m->body[1][p];
+        for (i = 0; i < ZS_HALF; i++) wv[i] = zs_w((int64_t)p * ZS_HALF + i);
+        raw.n = 0;
+        pqw_plain_float(&raw, wv, ZS_HALF);
+        if (p == 1 && brk == 4) pqw_fill(&raw, 0, 8192); /* bytes after the values, more than a step */
+        if (p == 1 && brk == 1) { pqw_snappy_compress(b, raw.p, raw.n); pqw_snappy_lit(b, raw.p, 1); }         /* a stray element */
+        else if (p == 1 && (brk == 2 || brk == 4)) { /* 4 bytes short: of the values, or of the bytes after them */
+            size_t o;
+            pqw_uvarint(b, raw.n);
+            for (o = 0; o < raw.n - 4; o += 256) pqw_snappy_lit(b, raw.p + o, raw.n - 4 - o < 256 ? raw.n - 4 - o : 256);
+        }
+        else if (p == 1 && brk == 3) {                                                                       /* a copy from before the page */
+            pqw_uvarint(b, raw.n); pqw_snappy_lit(b, raw.p, raw.n / 2); pqw_snappy_copy(b, (uint32_t)raw.n, 8);
+            pqw_snappy_lit(b, raw.p + raw.n / 2 + 8, raw.n - raw.n / 2 - 8);
+        } else pqw_snappy_compress(b, raw.p, raw.n);
+        m->pg[1][p] = pqw_data_page(b, ZS_HALF, PQW_PLAIN); m->pg[1][p].raw_len = raw.n;
+    }
+    m->ch[0].pages = m->pg[0]; m->ch[0].npages = 2; m->ch[0].physical = PQW_INT32; m->ch[0].path = "v"; m->ch[0].codec = PQW_SNAPPY;
+    m->ch[1].pages = m->pg[1]; m->ch[1].npages = 2; m->ch[1].physical = PQW_FLOAT; m->ch[1].path = "w"; m->ch[1].codec = PQW_SNAPPY;
+    m->rg[0].chunks = m->ch; m->rg[0].nchunks = 2;
+    m->f.schema = m->sch; m->f.nschema = 3; m->f.rgs = m->rg; m->f.nrgs = 1;
+    pqw_build(&m->f, &m->out);
+    pqw_free(&raw); free(lv); free(ix); free(wv);
+}
+static void zs_free(zs_file *m)
+{
+    int c, p;
+    for (c = 0; c < 2; c++) for (p = 0; p < 3; p++) pqw_free(&m->body[c][p]);
+    pqw_free(&m->out);
+}
+static void test_snappy_stepwise(void)
+{
+    static const char *path = "zs.parquet";
+    zs_file *m = (zs_file *)calloc(1, sizeof *m);
+    float *buf = (float *)calloc(2 * ZS_ROWS, sizeof(float));
+    int brk;
+    if (!m || !buf) { CHECK(0); free(m); free(buf); return; }
+    for (brk = 0; brk < 5; brk++) {
+        gpufeed_feature ft[2];
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset_info info;
+        gpufeed_scratch *sc = NULL;
+        gpufeed_error err;
+        gpufeed_result r = GPUFEED_OK;
+        int64_t k, nu, order[64], fail_unit = -1, u15 = -1;
+        int wrong = 0, half_seen = 0, half_want = 0;
+        zs_build(m, brk);
+        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+        ft[0].column = "v"; ft[0].dtype = GPUFEED_DT_F32; ft[0].fill = -1;
+        ft[1].column = "w"; ft[1].dtype = GPUFEED_DT_F32;
+        d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = 1000;
+        d.open_source = fn_open_source; d.source_user = &m->out;
+        if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); zs_free(m); break; }
+        gpufeed_dataset_get_info(ds, &info);
+        nu = info.num_units;
+        CHECK_MSG(nu >= 4 && nu <= 20, "%lld units: want several inside each page", (long long)nu);
+        if (nu < 4 || nu > 20 || gpufeed_scratch_open(&sc, ds, &err)) { CHECK(0); gpufeed_dataset_close(ds); zs_free(m); break; }
+        for (k = 0; k < nu; k++) order[k] = k;                       /* in order, then some again out of order */
+        order[nu] = nu / 2; order[nu + 1] = 1; order[nu + 2] = nu - 1; order[nu + 3] = 0;
+        for (k = 0; k < nu; k++) {
+            const gpufeed_unit *un = gpufeed_dataset_unit(ds, k);
+            if (un->first_row + un->num_rows < ZS_HALF) half_want++;     /* units ending inside w's first page */
+            if (un->first_row + un->num_rows == ZS_ROWS) fail_unit = k;  /* the one that ends w's second page */
+            if (un->first_row <= 15000 && un->first_row + un->num_rows > 15000) u15 = k;
+        }
+        for (k = 0; k < nu + 4 && !r; k++) {
+            const gpufeed_unit *un = gpufeed_dataset_unit(ds, order[k]);
+            int64_t n = 0, i;
+            r = gpufeed_dataset_decode_unit(ds, sc, order[k], buf, NULL, NULL, &n);
+            if (r) break;
+            for (i = 0; i < n; i++) {
+                int64_t row = un->first_row + i;
+                wrong += buf[2 * i] != (float)zs_v(row) || buf[2 * i + 1] != zs_w(row);
+            }
+            wrong += n != un->num_rows;
+            if (k < nu && un->first_row + un->num_rows < ZS_HALF) /* w's first page part decoded, waiting for the next unit */
+                half_seen += sc->dc[1].c.z_on && sc->dc[1].c.z.op < sc->dc[1].c.z.oend;
+        }
+        if (brk == 0) {
+            CHECK_MSG(r == GPUFEED_OK, "%s", gpufeed_scratch_error(sc));
+            CHECK_MSG(wrong == 0, "%d rows or values wrong", wrong);
+            CHECK_MSG(half_want >= 2 && half_seen == half_want, "pages decoded in steps after %d of %d units, want all", half_seen, half_want);
+        } else {
+            const char *e = gpufeed_scratch_error(sc);
+            CHECK_MSG(r == GPUFEED_ERR_CODEC, "break %d: result %d, want a codec error (%s)", brk, (int)r, e);
+            if (brk != 3) CHECK_MSG(k == fail_unit, "break %d: failed in unit %lld, want %lld (the one that ends w's second page)", brk, (long long)k, (long long)fail_unit);
+            else CHECK_MSG(k <= u15 && k >= u15 - 1, "break %d: failed in unit %lld, want %lld or the one before (row 15,000)", brk, (long long)k, (long long)u15);
+            CHECK_HAS(e, "column 'w'"); CHECK_HAS(e, "page 1 ");
+            CHECK_HAS(e, brk == 1 ? "snappy: literal overruns" : brk == 3 ? "snappy: copy offset" : "snappy: stream produced");
+            CHECK_MSG(wrong == 0, "break %d: %d rows wrong before the error", brk, wrong);
+        }
+        gpufeed_scratch_close(sc);
+        gpufeed_dataset_close(ds);
+        zs_free(m);
+    }
+    free(m); free(buf);
+}
+
 /* The window's unit table (gf__wtable / gf__wunit, the shuffled gather's
    look-up of the unit holding a row) against a linear search: even units,
    a short last unit, a short unit inside, one unit; the cases it must turn
    down (an empty unit, more buckets than GF__WT_MAX) leave the table as it
    was, so the caller falls back to the binary search. */
+/* Which worker decodes each stream position: every position exactly once,
+   each worker's in order with ring indices 0, 1, 2, ...; a window of an
+   epoch needs no more of a worker's slots than its share; and a unit that
+   sits at the same place every epoch (the short last one) goes round the
+   workers instead of to the same one. */
+static void test_worker_rotation(void)
+{
+    static const int64_t cases[][3] = { /* units per epoch M, workers N, first position base_ua */
+        {16, 2, 0}, {16, 2, 5}, {16, 4, 0}, {15, 2, 0}, {18, 4, 7}, {6, 4, 0}, {1, 3, 0}, {3, 3, 2}, {7, 1, 0}, {12, 8, 30},
+    };
+    size_t c;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t M = cases[c][0], base = cases[c][2], T = 12 * M + 3; /* positions checked */
+        const int32_t N = (int32_t)cases[c][1];
+        gpufeed_loader *l = (gpufeed_loader *)calloc(1, sizeof *l);
+        int64_t *seen = (int64_t *)calloc((size_t)T, sizeof(int64_t)), last[8], g, e;
+        int32_t j, bad = 0;
+        if (!l || !seen || !(l->w = (gf__worker *)calloc((size_t)N, sizeof(gf__worker)))) { CHECK(0); return; }
+        l->M = M; l->N = N; l->base_ua = base;
+        l->L = gf__rotation(M, N);
+        CHECK_MSG(N == 1 ? l->L == 0 : (l->L % M == 0 && l->L % N == 0), "case %d: rotation length %lld", (int)c, (long long)l->L);
+        for (j = 0; j < N; j++) { /* as the loader starts its workers */
+            for (l->w[j].gd = 0; gf__owner(l, l->w[j].gd) != j; l->w[j].gd++) {}
+            l->w[j].off = l->L ? (l->base_ua + l->w[j].gd) / l->N : 0;
+        }
+        for (j = 0; j < N && !bad; j++) {
+            uint64_t k = 0;
+            for (g = l->w[j].gd; g < T && !bad; g = gf__next_of(l, j, g), k++) {
+                if (gf__owner(l, g) != j) bad = 1;
+                else if (gf__ridx(l, j, g) != k) bad = 2;
+                else if (seen[g]++) bad = 3;
+            }
+        }
+        CHECK_MSG(!bad, "case %d: %s", (int)c, bad == 1 ? "a worker walks onto another's position" : bad == 2 ? "ring indices skip" : "a position twice");
+        for (g = 0; g < T && !bad; g++) if (!seen[g]) bad = 4;
+        CHECK_MSG(bad != 4, "case %d: position %lld decoded by no worker", (int)c, (long long)g - 1);
+        for (e = 0; e < 12 && !bad; e++) { /* windows of w units inside epoch e: at most ceil(w / N) a worker */
+            int64_t w, i0, i;
+            for (w = 1; w <= M && !bad; w++)
+                for (i0 = 0; i0 + w <= M && !bad; i0 += w) {
+                    int64_t cnt[8] = {0};
+                    for (i = i0; i < i0 + w; i++) {
+                        int64_t gg = e * M + i - base;
+                        if (gg >= 0 && gg < T && ++cnt[gf__owner(l, gg)] > (w + N - 1) / N) bad = 5;
+                    }
+                }
+        }
+        CHECK_MSG(bad != 5, "case %d: a window needs more than a worker's share of slots", (int)c);
+        for (j = 0; j < 8; j++) last[j] = 0;
+        for (e = 1; e < 12; e++) { /* the last unit of epochs 1..11 */
+            g = e * M + M - 1 - base;
+            if (g >= 0 && g < T) last[gf__owner(l, g)]++;
+        }
+        if (N > 1 && M % N == 0) /* 11 epochs: every worker gets it, none more than its share + 1 */
+            for (j = 0; j < N; j++) CHECK_MSG(last[j] >= 1 && last[j] <= (11 + N - 1) / N + 1, "case %d: worker %d decodes the last unit in %lld of 11 epochs",
+                                              (int)c, j, (long long)last[j]);
+        free(l->w); free(l); free(seen);
+    }
+}
+
 static void test_window_table(void)
 {
     static const int64_t cases[][8] = {
@@ -2862,6 +3064,8 @@ int main(void)
     RUN(test_dict_skip_bad_index);
     RUN(test_release_batched);
     RUN(test_window_table);
+    RUN(test_worker_rotation);
+    RUN(test_snappy_stepwise);
     RUN(test_prune_all_null);
     RUN(test_reader_batch_sizes);
     return TEST_SUMMARY();
