@@ -151,7 +151,7 @@ MUTATIONS = [
       at="if (c->z_on && (r = gf__col_z_need(c, NULL)) != GPUFEED_OK) return r; /* the rest, checked */",
       old="if (c->z_on && (r = gf__col_z_need(c, NULL)) != GPUFEED_OK) return r;", new="if (0) return r;"),
     M("codec-snappy-step-levels", "codecs", "a SNAPPY page decoded in steps: the definition levels not decoded whole first",
-      at="if (c->z_on && (r = gf__col_z_need(c, lv_end)) != GPUFEED_OK) return r;", old="gf__col_z_need(c, lv_end)", new="gf__col_z_need(c, NULL) && 0"),
+      at="if (c->z_on && (r = gf__col_z_need(c, lv_end)) != GPUFEED_OK) return r;", old="gf__col_z_need(c, lv_end)", new="GPUFEED_OK"),
     M("codec-lz4-offset", "codecs", "lz4: a match offset one past the bytes produced accepted",
       at="if (off == 0 || off > (size_t)(op - dst)) { gf__fmt(msg, cap, \"lz4: match offset", old="off > (size_t)(op - dst)", new="off > (size_t)(op - dst) + 1"),
     M("codec-lz4-literals", "codecs", "lz4: literals one byte longer than the input left accepted",
