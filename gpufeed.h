@@ -3320,16 +3320,6 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
    line reads as one step, and the hot loops stay short enough to see whole.
    tests/test_layout.py exempts this section from one statement a line. */
 
-/* A SNAPPY stream decoded in steps (a page decoded as far as its reader
-   has got, so the bytes are read back while they are still in cache):
-   gf__snappy_begin, gf__snappy_run up to `stop` (NULL: to the end, where
-   the output must come out exactly full), each step ending on an element
-   boundary at or after stop. */
-typedef struct gf__snap {
-    const uint8_t *src, *ip, *iend;
-    uint8_t *dst, *op, *oend;
-} gf__snap;
-
 #if !defined(GPUFEED_NO_SNAPPY) && !defined(GPUFEED_USE_LIBSNAPPY)
 /* SNAPPY raw format: a varint length, then literals and back-references. */
 static int gf__snappy_length(const uint8_t *src, size_t n, uint64_t *len, size_t *hdr)
@@ -3341,25 +3331,19 @@ static int gf__snappy_length(const uint8_t *src, size_t n, uint64_t *len, size_t
     return 1;
 }
 
-static gpufeed_result gf__snappy_begin(gf__snap *z, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
 {
     uint64_t ulen;
     size_t hdr;
+    const uint8_t *ip, *iend = src + n;
+    uint8_t *op = dst, *oend = dst + dn;
     if (!gf__snappy_length(src, n, &ulen, &hdr)) { gf__fmt(msg, cap, "snappy: bad length header"); return GPUFEED_ERR_CODEC; }
     if (ulen != dn) {
         gf__fmt(msg, cap, "snappy: stream says %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn);
         return GPUFEED_ERR_CODEC;
     }
-    z->src = src; z->ip = src + hdr; z->iend = src + n;
-    z->dst = dst; z->op = dst; z->oend = dst + dn;
-    return GPUFEED_OK;
-}
-
-static gpufeed_result gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t cap)
-{
-    const uint8_t *ip = z->ip, *iend = z->iend, *src = z->src;
-    uint8_t *op = z->op, *oend = z->oend, *dst = z->dst;
-    while (ip < iend && (!stop || op < stop)) {
+    ip = src + hdr;
+    while (ip < iend) {
         uint32_t tag = *ip++, len, off;
         if ((tag & 3) == 0) {
             len = (tag >> 2) + 1;
@@ -3396,7 +3380,7 @@ static gpufeed_result gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg
             return GPUFEED_ERR_CODEC;
         }
         if ((size_t)(oend - op) < len) {
-            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)(oend - dst),
+            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)dn,
                     (unsigned long long)(ip - src));
             return GPUFEED_ERR_CODEC;
         }
@@ -3413,10 +3397,8 @@ static gpufeed_result gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg
             }
         }
     }
-    z->ip = ip; z->op = op;
-    if (stop && ip < iend) return GPUFEED_OK;
     if (op != oend) {
-        gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(op - dst), (unsigned long long)(oend - dst));
+        gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(op - dst), (unsigned long long)dn);
         return GPUFEED_ERR_CODEC;
     }
     return GPUFEED_OK;
@@ -3424,15 +3406,8 @@ trunc:
     gf__fmt(msg, cap, "snappy: stream truncated at input byte %llu", (unsigned long long)(ip - src));
     return GPUFEED_ERR_CODEC;
 bad_lit:
-    gf__fmt(msg, cap, "snappy: literal overruns the %llu-byte output (input byte %llu)", (unsigned long long)(oend - dst), (unsigned long long)(ip - src));
+    gf__fmt(msg, cap, "snappy: literal overruns the %llu-byte output (input byte %llu)", (unsigned long long)dn, (unsigned long long)(ip - src));
     return GPUFEED_ERR_CODEC;
-}
-
-static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
-{
-    gf__snap z;
-    gpufeed_result r = gf__snappy_begin(&z, src, n, dst, dn, msg, cap);
-    return r ? r : gf__snappy_run(&z, NULL, msg, cap);
 }
 #endif
 
@@ -5278,10 +5253,6 @@ typedef struct gf__rle {
     const uint8_t *lit;                /* start of the literal run */
     uint64_t lit_pos;                  /* index of the next literal value */
     int err;                           /* 1 corrupt */
-    /* reads a page still being decompressed: each run asks for its bytes
-       first (non-zero: they cannot be had) */
-    int (*need)(void *ctx, const uint8_t *want);
-    void *need_ctx;
 } gf__rle;
 
 static void gf__rle_init(gf__rle *r, const uint8_t *p, const uint8_t *end, int bw)
@@ -5316,16 +5287,13 @@ static uint64_t gf__ld_upto8(const uint8_t *q, const uint8_t *end)
 static int gf__rle_next_run(gf__rle *r)
 {
     uint64_t h = 0;
-    int got;
-    if (r->need && r->need(r->need_ctx, r->end - r->p > 16 ? r->p + 16 : r->end)) { r->err = 1; return 0; } /* a header and an RLE value */
-    got = gf__varint(&r->p, r->end, 6, &h);
+    int got = gf__varint(&r->p, r->end, 6, &h);
     if (got < 0) { r->err = 1; return 0; }
     if (got == 0) { r->p = r->end; return 0; }
     if (h & 1) {
         uint64_t groups = h >> 1, vals = groups * 8, bytes = groups * (uint64_t)r->bw;
         uint64_t have = (uint64_t)(r->end - r->p);
         if (vals > UINT32_MAX) { r->err = 1; return 0; }
-        if (r->need && r->need(r->need_ctx, have > bytes + 8 ? r->p + bytes + 8 : r->end)) { r->err = 1; return 0; }
         r->lit = r->p;
         r->lit_pos = 0;
         r->lit_left = (uint32_t)vals;
@@ -5635,9 +5603,6 @@ struct gpufeed_column {
     size_t win_len;
     /* decompressed page */
     uint8_t *dbuf; size_t dbuf_cap;
-    gf__snap z;                        /* the page's SNAPPY stream, decoded ... */
-    int z_on;                          /* ... up to z.op so far (1) */
-    int z_want;                        /* the reader asks for pages decoded so */
     /* dictionary */
     int has_dict;
     uint8_t *dict_buf; size_t dict_buf_cap;
@@ -5708,28 +5673,6 @@ static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const
     c->failed = code;
     return code;
 }
-
-/* A page decoded in steps (c->z_on): its bytes before `want` (NULL: all of
-   them) decompressed, a little more than asked for. The codec's errors fail
-   the column as a whole-page decode would. */
-#define GF__Z_STEP 4096
-static gpufeed_result gf__col_z_need(gpufeed_column *c, const uint8_t *want)
-{
-#if !defined(GPUFEED_NO_SNAPPY) && !defined(GPUFEED_USE_LIBSNAPPY)
-    char msg[GPUFEED_ERROR_MAX];
-    const uint8_t *stop = NULL;
-    gpufeed_result r;
-    if (!c->z_on || (want && want <= c->z.op)) return GPUFEED_OK;
-    if (want && want < c->z.oend && (size_t)(c->z.oend - want) > GF__Z_STEP) stop = want + GF__Z_STEP;
-    r = gf__snappy_run(&c->z, stop, msg, sizeof msg);
-    if (r || c->z.ip >= c->z.iend) c->z_on = 0;
-    if (r) return gf__col_fail(c, r, "%s", msg);
-#else
-    (void)c; (void)want;
-#endif
-    return GPUFEED_OK;
-}
-static int gf__col_z_hook(void *c, const uint8_t *want) { return (int)gf__col_z_need((gpufeed_column *)c, want); }
 
 /* Makes [off, off+len) available; returns a pointer into the window. */
 static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len, const uint8_t **out)
@@ -5872,40 +5815,22 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
 /* Decompresses a page body (n bytes at src, un bytes once inflated) into
    the reader's page buffer; *out points at the result. The claimed size is
    checked against what the codec can expand to before anything is allocated. */
-static gpufeed_result gf__col_page_room(gpufeed_column *c, size_t n, size_t un, uint8_t **buf, size_t *cap)
+static gpufeed_result gf__col_inflate_to(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, uint8_t **buf, size_t *cap)
 {
+    char msg[GPUFEED_ERROR_MAX];
+    gpufeed_result r;
     if ((uint64_t)un > gf__codec_max_expansion(c->ch->codec, (uint64_t)n))
         return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s",
                             (unsigned long long)un, (unsigned long long)n, gpufeed_codec_name(c->ch->codec));
     if (!gf__grow(&c->f->alloc, buf, cap, un ? un : 1))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)un);
-    return GPUFEED_OK;
-}
-static gpufeed_result gf__col_inflate_to(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, uint8_t **buf, size_t *cap)
-{
-    char msg[GPUFEED_ERROR_MAX];
-    gpufeed_result r = gf__col_page_room(c, n, un, buf, cap);
-    if (r) return r;
     r = gf__decompress(c->ch->codec, src, n, *buf, un, msg, sizeof msg);
     if (r) return gf__col_fail(c, r, "%s", msg);
     return GPUFEED_OK;
 }
 static gpufeed_result gf__col_inflate(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, const uint8_t **out)
 {
-    gpufeed_result r;
-#if !defined(GPUFEED_NO_SNAPPY) && !defined(GPUFEED_USE_LIBSNAPPY)
-    if (c->z_want && c->ch->codec == GPUFEED_CODEC_SNAPPY) { /* decoded as the reader gets there */
-        char msg[GPUFEED_ERROR_MAX];
-        r = gf__col_page_room(c, n, un, &c->dbuf, &c->dbuf_cap);
-        if (r) return r;
-        r = gf__snappy_begin(&c->z, src, n, c->dbuf, un, msg, sizeof msg);
-        if (r) return gf__col_fail(c, r, "%s", msg);
-        c->z_on = 1;
-        *out = c->dbuf;
-        return GPUFEED_OK;
-    }
-#endif
-    r = gf__col_inflate_to(c, src, n, un, &c->dbuf, &c->dbuf_cap);
+    gpufeed_result r = gf__col_inflate_to(c, src, n, un, &c->dbuf, &c->dbuf_cap);
     if (r) return r;
     *out = c->dbuf;
     return GPUFEED_OK;
@@ -6144,15 +6069,12 @@ static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, co
 
         /* v1: repetition levels, then definition levels, then values */
         if (c->ci->max_rep > 0) {
-            if (c->z_on && (r = gf__col_z_need(c, NULL)) != GPUFEED_OK) return r;
             r = gf__v1_levels(c, h->rep_enc, c->ci->max_rep, nv, "repetition", &vals, &vlen, &rl, &rl_end);
             if (r) return r;
         }
         if (c->ci->max_def > 0) {
-            if (c->z_on && (r = gf__col_z_need(c, vlen > 4 ? vals + 4 : vals + vlen)) != GPUFEED_OK) return r; /* the length */
             r = gf__v1_levels(c, h->def_enc, c->ci->max_def, nv, "definition", &vals, &vlen, &lv, &lv_end);
             if (r) return r;
-            if (c->z_on && (r = gf__col_z_need(c, lv_end)) != GPUFEED_OK) return r; /* the levels, whole */
         }
     }
     if (c->ci->max_def > 0) {
@@ -6178,9 +6100,6 @@ static gpufeed_result gf__col_page_values(gpufeed_column *c, const gf__ph *h, co
                                           uint64_t nv, int *again)
 {
     gpufeed_result r;
-    if (c->z_on && h->encoding != GPUFEED_ENC_PLAIN && h->encoding != GPUFEED_ENC_PLAIN_DICTIONARY && h->encoding != GPUFEED_ENC_RLE_DICTIONARY &&
-        (r = gf__col_z_need(c, NULL)) != GPUFEED_OK)
-        return r; /* rebuilt or read whole below: all of it first */
     switch (h->encoding) {
     case GPUFEED_ENC_PLAIN: break;
     case GPUFEED_ENC_DELTA_BINARY_PACKED: {
@@ -6267,7 +6186,6 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
         uint64_t hlen, body;
         const uint8_t *p;
         gpufeed_result r;
-        c->z_on = 0;
         if (c->values_left == 0) return GPUFEED_DONE;
         c->page_off = c->pos;
         c->cur_page = c->pages;
@@ -6788,7 +6706,6 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     c->esz = gf__elem_size(ci->physical);
     if (!same) { c->has_dict = 0; c->dict_n = 0; }
     c->in_page = 0;
-    c->z_on = 0;
     c->page_left = 0;
     c->dict_pending = 0;
     c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
@@ -7375,7 +7292,6 @@ static gpufeed_result gf__col_seek(gpufeed_column *c, uint64_t page_offset, int3
     c->values_left = c->ch->num_values - first_value;
     c->rows_done = first_row;
     c->in_page = 0;
-    c->z_on = 0;
     c->page_left = 0;
     if (c->nested) { /* the page must start a row: the page index says so */
         c->tpos = c->tcnt = 0;
@@ -7461,7 +7377,6 @@ static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
     while (n > 0) {
         uint32_t k, nn = 0;
         gpufeed_result r;
-        if (c->z_on && (r = gf__col_z_need(c, NULL)) != GPUFEED_OK) return r; /* a page the dense reader began */
         if (!c->in_page) {
             r = gf__col_next_page(c);
             if (r == GPUFEED_DONE) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended while skipping to row %lld", (long long)(c->rows_done + n));
@@ -8127,26 +8042,6 @@ static void gf__dcol_shared_dict(gf__dcol *d)
     }
 }
 
-/* The next page of a flat feature: fixed-width values in a SNAPPY page are
-   decompressed as the tiles get to them (gf__col_z_need), while still in
-   cache, instead of all at once. */
-static gpufeed_result gf__dcol_next_page(gpufeed_column *c)
-{
-    const gpufeed_physical_type pt = c->ci->physical;
-    gpufeed_result r;
-    c->z_want = !c->nested && c->ci->max_rep == 0 && (pt == GPUFEED_INT32 || pt == GPUFEED_INT64 || pt == GPUFEED_FLOAT || pt == GPUFEED_DOUBLE);
-    r = gf__col_next_page(c);
-    c->z_want = 0;
-    return r;
-}
-
-/* where the next nn fixed-width PLAIN values end (at most the page's end) */
-static const uint8_t *gf__dcol_plain_end(const gpufeed_column *c, uint32_t nn)
-{
-    const size_t need = (size_t)nn * gf__elem_size(c->ci->physical);
-    return (size_t)(c->vend - c->vp) > need ? c->vp + need : c->vend;
-}
-
 /* Reads k rows of the feature into dst (row stride `stride`), validity into
    vout (stride 1) when not NULL. */
 static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, uint8_t *dst, size_t stride,
@@ -8160,7 +8055,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
         if (!c->in_page && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp))
             gf__dcol_shared_dict(d);
         if (!c->in_page) {
-            r = gf__dcol_next_page(c);
+            r = gf__col_next_page(c);
             if (r == GPUFEED_DONE)
                 return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)c->rows_done, (long long)k);
             if (r) return r;
@@ -8181,11 +8076,9 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             if (!c->idx_ready && nn) {
                 int bw;
                 if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
-                if (c->z_on && (r = gf__col_z_need(c, c->vp + 1)) != GPUFEED_OK) return r;
                 bw = *c->vp;
                 if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
                 gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
-                if (c->z_on) { c->idx.need = gf__col_z_hook; c->idx.need_ctx = c; } /* each run asks for its bytes */
                 c->idx_ready = 1;
             }
             got = nn ? gf__rle_get(&c->idx, d->idx, nn) : 0;
@@ -8233,9 +8126,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             int64_t bad;
             const uint8_t *t = (const uint8_t *)d->tile;
             const int in_place = nn == n && stride == dsz; /* no nulls, a contiguous destination: write it there */
-            int direct;
-            if (c->z_on && (r = gf__col_z_need(c, gf__dcol_plain_end(c, nn))) != GPUFEED_OK) return r;
-            direct = c->enc == GPUFEED_ENC_PLAIN ? gf__plain_direct(d, nn, in_place ? dst : (uint8_t *)d->tile) : 0;
+            int direct = c->enc == GPUFEED_ENC_PLAIN ? gf__plain_direct(d, nn, in_place ? dst : (uint8_t *)d->tile) : 0;
             if (direct < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             r = direct ? GPUFEED_OK : gf__dcol_canon(d, nn);
             if (r) return r;
@@ -8290,10 +8181,7 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
         c->page_left -= n;
         c->rows_done += n;
         k -= n;
-        if (c->page_left == 0) {
-            if (c->z_on && (r = gf__col_z_need(c, NULL)) != GPUFEED_OK) return r; /* the rest, checked */
-            c->in_page = 0;
-        }
+        if (c->page_left == 0) c->in_page = 0;
     }
     return GPUFEED_OK;
 }
