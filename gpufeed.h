@@ -10454,8 +10454,10 @@ GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_b
    tensor cache (>>cache) and the running loader (>>loader) both use. */
 /* The loader: the epoch's units are permuted by (seed, epoch); this rank
    takes every world-th of them; the unit at stream position g is decoded
-   by worker g mod N into its own single-producer/single-consumer ring; the
-   consumer takes position g from ring g mod N. Nothing depends on timing. */
+   by worker gf__owner(g) (the workers in turn, one later each block of
+   lcm(units, N) positions) into its own single-producer/single-consumer
+   ring; the consumer takes position g from that ring. Nothing depends on
+   timing. */
 
 #if !defined(GPUFEED_NO_THREADS)
 #include <sys/select.h>
