@@ -1049,6 +1049,44 @@ static void test_rle_all_widths(void)
     }
 }
 
+/* definition levels of max 1 straight to 0/1 bytes (gf__rle_get01): a
+   byte of bit-packed levels becomes 8 rows at once, the rows before a
+   byte boundary one at a time; random reads must give the levels and the
+   count of ones exactly */
+static void test_rle_levels01(void)
+{
+    enum { N = 3000 };
+    uint32_t v[N], i;
+    uint8_t got[N + 8];
+    int round;
+    for (round = 0; round < 6; round++) {
+        pqw_buf b = {0};
+        gf__rle r;
+        uint32_t total = 0, ones = 0, want_ones = 0;
+        for (i = 0; i < N; i++) {
+            if ((i / 40) % 4 == 3) v[i] = i ? v[i - 1] : 1;      /* runs: RLE */
+            else v[i] = (uint32_t)(rnd() % 10 != 0);             /* ~10% nulls */
+            want_ones += v[i];
+        }
+        pqw_hybrid(&b, v, N, 1);
+        gf__rle_init(&r, b.p, b.p + b.n, 1);
+        memset(got, 7, sizeof got);
+        while (total < N) {
+            uint32_t want = round == 0 ? 1 : round == 1 ? 8 : (uint32_t)(rnd() % 97) + 1, g;
+            if (want > N - total) want = N - total;
+            g = gf__rle_get01(&r, got + total, want, &ones);
+            if (g != want) break;
+            total += g;
+        }
+        CHECK_MSG(total == N && !r.err, "round %d: %u levels", round, total);
+        for (i = 0; i < total && got[i] == v[i]; i++) {}
+        CHECK_MSG(i == N, "round %d: level %u is %u, want %u", round, i, i < N ? got[i] : 0u, i < N ? v[i] : 0u);
+        CHECK_MSG(ones == want_ones, "round %d: %u ones, want %u", round, ones, want_ones);
+        CHECK(got[N] == 7);  /* nothing written past the rows asked for */
+        pqw_free(&b);
+    }
+}
+
 static void test_rle_truncated(void)
 {
     pqw_buf b = {0};
@@ -1266,6 +1304,108 @@ static void test_snappy_roundtrip(void)
         }
         if (n >= 140000) CHECK(forms[1] > 0 && forms[2] > 0 && forms[3] > 0);
         pqw_free(&src); pqw_free(&z);
+    }
+}
+
+/* A SNAPPY stream of random elements, long enough for the fast loop:
+   literals of 1-80 bytes (some with length bytes), copies of every form
+   with lengths 1-64 from 1 byte back to far back (many from 1-20 and
+   exactly 8 or 16 back: the near-copy paths), overlapping ones among them.
+   The expected output is built element by element, byte by byte. With
+   bad_at >= 0, element bad_at becomes a copy from past the start of the
+   output or from offset 0; *bad_in gets the input offset the error names
+   (after its tag and offset bytes). */
+static void snappy_elements(pqw_buf *z, pqw_buf *want, size_t target, long bad_at, size_t *bad_in)
+{
+    pqw_buf body = {0};
+    long e = 0;
+    pqw_free(want);
+    while (want->n < target) {
+        unsigned kind = (unsigned)(rnd() % 8);
+        if (want->n == 0 || (kind < 3 && e != bad_at)) { /* a literal */
+            size_t len = 1 + (size_t)(rnd() % (kind == 0 ? 80 : 3)), i;
+            if (len <= 60) pqw_u8(&body, (unsigned)((len - 1) << 2));
+            else { pqw_u8(&body, 60 << 2); pqw_u8(&body, (unsigned)(len - 1)); }
+            for (i = 0; i < len; i++) { unsigned b = (unsigned)(rnd() & 0xFF); pqw_u8(&body, b); pqw_u8(want, b); }
+        } else {
+            size_t len, off, i, form = (size_t)(rnd() % 3);
+            unsigned r = (unsigned)(rnd() % 6);
+            off = r == 0 ? 8 : r == 1 ? 16 : r == 2 ? 1 + (size_t)(rnd() % 20) : 1 + (size_t)(rnd() % want->n);
+            if (off > want->n) off = want->n;
+            if (e == bad_at) off = rnd() % 4 ? want->n + 1 + (size_t)(rnd() % 3) : 0; /* past the start, or 0 */
+            if (form == 0 && off >= 2048) form = 1;  /* copy-1 reaches 2047 back, copy-2 65535 */
+            if (form == 1 && off > 65535) form = 2;
+            if (form == 0) len = 4 + (size_t)(rnd() % 8);
+            else len = 1 + (size_t)(rnd() % (rnd() % 2 ? 12 : 64));
+            if (form == 0) { pqw_u8(&body, (unsigned)(1 | ((len - 4) << 2) | ((off >> 8) << 5))); pqw_u8(&body, (unsigned)(off & 0xFF)); }
+            else if (form == 1) { pqw_u8(&body, (unsigned)(2 | ((len - 1) << 2))); pqw_u8(&body, (unsigned)(off & 0xFF)); pqw_u8(&body, (unsigned)(off >> 8)); }
+            else { pqw_u8(&body, (unsigned)(3 | ((len - 1) << 2))); pqw_le32(&body, (uint32_t)off); }
+            if (e == bad_at) { *bad_in = body.n; for (i = 0; i < len; i++) pqw_u8(want, 0); }
+            else for (i = 0; i < len; i++) pqw_u8(want, want->p[want->n - off]);
+        }
+        e++;
+    }
+    pqw_free(z);
+    pqw_uvarint(z, want->n);
+    *bad_in += z->n;
+    pqw_append(z, &body);
+    pqw_free(&body);
+}
+
+/* the fast loop against the element-by-element expectation: every copy
+   path, the slack at both ends, and a bad offset inside the fast loop's
+   reach named exactly as the careful step names it */
+static void test_snappy_elements(void)
+{
+    static const size_t sizes[] = { 30, 100, 1000, 70000 };
+    size_t k;
+    int rep;
+    for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        for (rep = 0; rep < 20; rep++) {
+            pqw_buf z = {0}, want = {0};
+            size_t bad_in = 0;
+            snappy_elements(&z, &want, sizes[k], -1, &bad_in);
+            CHECK_MSG(snappy_is(z.p, z.n, want.p, want.n), "%u bytes of random elements, round %d", (unsigned)want.n, rep);
+            pqw_free(&z); pqw_free(&want);
+        }
+    }
+    for (rep = 0; rep < 40; rep++) {
+        pqw_buf z = {0}, want = {0};
+        size_t bad_in = 0, produced;
+        long at = 1 + (long)(rnd() % (rep < 30 ? 400 : 8));
+        uint8_t *dst;
+        char msg[256], expect[64];
+        gpufeed_result r;
+        msg[0] = 0;
+        snappy_elements(&z, &want, 20000, at, &bad_in);
+        dst = guarded(want.n);
+        r = gf__snappy(z.p, z.n, dst, want.n, msg, sizeof msg);
+        CHECK_MSG(r == GPUFEED_ERR_CODEC, "a bad offset at element %ld decoded", at);
+        produced = 0;
+        {   /* the output before the bad element: every byte but the zeros it stands for */
+            size_t hdr = 0; uint64_t ul = 0; const uint8_t *p;
+            long e = 0;
+            gf__snappy_length(z.p, z.n, &ul, &hdr);
+            for (p = z.p + hdr; e < at; e++) {
+                unsigned tag = *p++;
+                if ((tag & 3) == 0) {
+                    size_t len = (tag >> 2) + 1;
+                    if (len > 60) { len = (size_t)*p + 1; p++; }
+                    p += len; produced += len;
+                } else {
+                    produced += (tag & 3) == 1 ? ((tag >> 2) & 7) + 4 : (tag >> 2) + 1;
+                    p += (tag & 3) == 1 ? 1 : (tag & 3) == 2 ? 2 : 4;
+                }
+            }
+        }
+        snprintf(expect, sizeof expect, "bytes produced (input byte %u)", (unsigned)bad_in);
+        CHECK_HAS(msg, expect);
+        snprintf(expect, sizeof expect, "outside the %u bytes", (unsigned)produced);
+        CHECK_HAS(msg, expect);
+        CHECK(memcmp(dst, want.p, produced) == 0);
+        CHECK(guard_intact(dst, want.n));
+        free(dst);
+        pqw_free(&z); pqw_free(&want);
     }
 }
 
@@ -2894,10 +3034,12 @@ int main(void)
     RUN(test_rle_runs);
     RUN(test_rle_boundaries);
     RUN(test_rle_all_widths);
+    RUN(test_rle_levels01);
     RUN(test_rle_truncated);
     RUN(test_rle_msb_known);
     RUN(test_snappy_vectors);
     RUN(test_snappy_roundtrip);
+    RUN(test_snappy_elements);
     RUN(test_snappy_malformed);
     RUN(test_plain_fixed);
     RUN(test_plain_boolean);
