@@ -182,6 +182,13 @@
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
+     GPUFEED_PAGE_WINDOW           256 KiB  a dense reader streams a larger
+                                            SNAPPY page of fixed-width or
+                                            dictionary-encoded values
+                                            through a window this size per
+                                            column, not a page-sized buffer
+                                            (>= 4096; it grows for a page
+                                            that needs more)
 
    Byte order: Parquet is little-endian and so is every host gpufeed
    supports (x86-64, aarch64). The implementation checks this at compile
@@ -254,6 +261,9 @@
 #endif
 #ifndef GPUFEED_GATHER_AHEAD
 #define GPUFEED_GATHER_AHEAD 64
+#endif
+#ifndef GPUFEED_PAGE_WINDOW
+#define GPUFEED_PAGE_WINDOW (256u << 10)
 #endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
@@ -3320,7 +3330,26 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
    line reads as one step, and the hot loops stay short enough to see whole.
    tests/test_layout.py exempts this section from one statement a line. */
 
+/* A SNAPPY stream decoded in steps (gf__snappy_begin, gf__snappy_run):
+   into a whole page's buffer, or into a window that keeps only the last
+   bytes a column reader has not consumed and the history copies reach back
+   into (the window is moved and grown by its owner between steps). buf is
+   the window's start, `base` the page offset of buf[0], `total` the bytes
+   the stream must produce. */
+typedef struct gf__snap {
+    const uint8_t *src, *ip, *iend;
+    uint8_t *buf, *op, *end;
+    uint64_t base, total;
+} gf__snap;
+
+/* what a step ends with besides GPUFEED_OK (stopped, or the stream done)
+   and GPUFEED_ERR_CODEC: the next element does not fit in the buffer; a
+   copy reaches back past the window's start (into bytes it let go) */
+#define GF__SNAP_ROOM 2
+#define GF__SNAP_HISTORY 3
+
 #if !defined(GPUFEED_NO_SNAPPY) && !defined(GPUFEED_USE_LIBSNAPPY)
+#define GF__SNAPPY_OWN 1
 /* SNAPPY raw format: a varint length, then literals and back-references. */
 static int gf__snappy_length(const uint8_t *src, size_t n, uint64_t *len, size_t *hdr)
 {
@@ -3331,27 +3360,42 @@ static int gf__snappy_length(const uint8_t *src, size_t n, uint64_t *len, size_t
     return 1;
 }
 
+static gpufeed_result gf__snappy_begin(gf__snap *z, const uint8_t *src, size_t n, uint64_t total, char *msg, size_t cap)
+{
+    uint64_t ulen;
+    size_t hdr;
+    if (!gf__snappy_length(src, n, &ulen, &hdr)) { gf__fmt(msg, cap, "snappy: bad length header"); return GPUFEED_ERR_CODEC; }
+    if (ulen != total) {
+        gf__fmt(msg, cap, "snappy: stream says %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)total);
+        return GPUFEED_ERR_CODEC;
+    }
+    z->src = src; z->ip = src + hdr; z->iend = src + n;
+    z->buf = z->op = z->end = NULL;
+    z->base = 0; z->total = total;
+    return GPUFEED_OK;
+}
+
 /* The fast loop of the SNAPPY decoder: the common elements while at least
-   GF__SNAPPY_IN_SLACK input and GF__SNAPPY_OUT_SLACK output bytes remain,
-   without bounds checks (the slack covers every read and write). Literals
-   of up to 16 bytes and copies of up to 16 from 16 or more bytes back move
-   16 bytes at once (the bytes past the element are written again by the
-   next). A copy from close behind (the last few elements' stores) reads
-   exactly its own bytes, two 4-byte loads combined into one 8-byte store:
-   a wider load would straddle two recent stores, and the processor then
-   waits for both to reach the cache before it can forward them (the
-   pattern of 8-byte integers and rounded doubles: a short literal, a copy
-   from 8 bytes back; 1.3x on such pages). Anything else (a long literal, a
-   bad offset) leaves the loop at its tag for the careful step. */
+   GF__SNAPPY_IN_SLACK input and GF__SNAPPY_OUT_SLACK output bytes remain
+   (and up to olim), without bounds checks (the slack covers every read and
+   write). Literals of up to 16 bytes and copies of up to 16 from 16 or
+   more bytes back move 16 bytes at once (the bytes past the element are
+   written again by the next). A copy from close behind (the last few
+   elements' stores) reads exactly its own bytes, two 4-byte loads combined
+   into one 8-byte store: a wider load would straddle two recent stores,
+   and the processor then waits for both to reach the cache before it can
+   forward them (the pattern of 8-byte integers and rounded doubles: a
+   short literal, a copy from 8 bytes back; 1.3x on such pages). Anything
+   else (a long literal, an offset before buf) leaves the loop at its tag
+   for the careful step. */
 #define GF__SNAPPY_IN_SLACK 24
 #define GF__SNAPPY_OUT_SLACK 64
-GF__INLINE void gf__snappy_fast(const uint8_t **pip, const uint8_t *iend, uint8_t **pop, uint8_t *dst, uint8_t *oend)
+GF__INLINE void gf__snappy_fast(const uint8_t **pip, const uint8_t *iend, uint8_t **pop, uint8_t *dst, uint8_t *olim)
 {
     const uint8_t *ip = *pip, *ilim;
-    uint8_t *op = *pop, *olim;
-    if (iend - ip <= GF__SNAPPY_IN_SLACK || oend - op <= GF__SNAPPY_OUT_SLACK) return;
+    uint8_t *op = *pop;
+    if (iend - ip <= GF__SNAPPY_IN_SLACK) return;
     ilim = iend - GF__SNAPPY_IN_SLACK;
-    olim = oend - GF__SNAPPY_OUT_SLACK;
     while (ip < ilim && op < olim) {
         const uint32_t tag = ip[0];
         uint32_t len, off, adv;
@@ -3385,24 +3429,29 @@ GF__INLINE void gf__snappy_fast(const uint8_t **pip, const uint8_t *iend, uint8_
     *pip = ip; *pop = op;
 }
 
-static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+/* Decodes elements until the output reaches `stop` (NULL: the stream's
+   end, where it must have produced exactly `total` bytes). An element is
+   never split: one that does not fit before z->end stops the step at its
+   tag (GF__SNAP_ROOM), unless it runs past `total` (an error). Errors name
+   page offsets (base + position), so a window names them as a whole page
+   would. */
+static int gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t cap)
 {
-    uint64_t ulen;
-    size_t hdr;
-    const uint8_t *ip, *iend = src + n;
-    uint8_t *op = dst, *oend = dst + dn;
-    if (!gf__snappy_length(src, n, &ulen, &hdr)) { gf__fmt(msg, cap, "snappy: bad length header"); return GPUFEED_ERR_CODEC; }
-    if (ulen != dn) {
-        gf__fmt(msg, cap, "snappy: stream says %llu bytes, page header says %llu", (unsigned long long)ulen, (unsigned long long)dn);
-        return GPUFEED_ERR_CODEC;
-    }
-    ip = src + hdr;
-    for (;;) {
+    const uint8_t *ip = z->ip, *iend = z->iend, *src = z->src;
+    uint8_t *op = z->op, *buf = z->buf, *oend = z->end;
+    const uint64_t base = z->base, total = z->total;
+    uint8_t *lend = total - base < (uint64_t)(oend - buf) ? buf + (total - base) : oend; /* the fast loop stays within the page */
+    uint8_t *olim = lend - buf > GF__SNAPPY_OUT_SLACK ? lend - GF__SNAPPY_OUT_SLACK : buf;
+    int r = GPUFEED_OK;
+    if (stop && stop < olim) olim = (uint8_t *)(uintptr_t)stop;
+    while (ip < iend && (!stop || op < stop)) {
+        const uint8_t *at;
         uint32_t tag, len, off;
-        gf__snappy_fast(&ip, iend, &op, dst, oend);
-        if (ip >= iend) break;
+        gf__snappy_fast(&ip, iend, &op, buf, olim);
+        if (ip >= iend || (stop && op >= stop)) break;
 
         /* the careful step: one element, every bound checked */
+        at = ip;
         tag = *ip++;
         if ((tag & 3) == 0) {
             len = (tag >> 2) + 1;
@@ -3416,7 +3465,8 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
                 ip += nb;
             }
             if ((size_t)(iend - ip) < len) goto trunc;
-            if ((size_t)(oend - op) < len) goto bad_lit;
+            if (total - base - (uint64_t)(op - buf) < len) goto bad_lit;
+            if ((size_t)(oend - op) < len) { ip = at; r = GF__SNAP_ROOM; break; }
             if (len <= 16 && iend - ip >= 16 && oend - op >= 16) memcpy(op, ip, 16);
             else memcpy(op, ip, len);
             op += len; ip += len;
@@ -3433,16 +3483,20 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
             if (iend - ip < 4) goto trunc;
             len = (tag >> 2) + 1; off = gf__ld32(ip); ip += 4;
         }
-        if (off == 0 || off > (size_t)(op - dst)) {
-            gf__fmt(msg, cap, "snappy: copy offset %u outside the %llu bytes produced (input byte %llu)", off, (unsigned long long)(op - dst),
-                    (unsigned long long)(ip - src));
-            return GPUFEED_ERR_CODEC;
+        if (off == 0 || off > base + (uint64_t)(op - buf)) {
+            gf__fmt(msg, cap, "snappy: copy offset %u outside the %llu bytes produced (input byte %llu)", off,
+                    (unsigned long long)(base + (uint64_t)(op - buf)), (unsigned long long)(ip - src));
+            r = (int)GPUFEED_ERR_CODEC;
+            break;
         }
-        if ((size_t)(oend - op) < len) {
-            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)dn,
+        if (total - base - (uint64_t)(op - buf) < len) {
+            gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)total,
                     (unsigned long long)(ip - src));
-            return GPUFEED_ERR_CODEC;
+            r = (int)GPUFEED_ERR_CODEC;
+            break;
         }
+        if (off > (size_t)(op - buf)) { ip = at; r = GF__SNAP_HISTORY; break; }
+        if ((size_t)(oend - op) < len) { ip = at; r = GF__SNAP_ROOM; break; }
         {
             const uint8_t *from = op - off;
             if (off >= 8 && (size_t)(oend - op) >= (size_t)len + 8) {
@@ -3456,17 +3510,38 @@ static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, siz
             }
         }
     }
-    if (op != oend) {
-        gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(op - dst), (unsigned long long)dn);
-        return GPUFEED_ERR_CODEC;
+    z->ip = ip; z->op = op;
+    if (r || ip < iend) return r;
+    if (base + (uint64_t)(op - buf) != total) {
+        gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(base + (uint64_t)(op - buf)),
+                (unsigned long long)total);
+        return (int)GPUFEED_ERR_CODEC;
     }
     return GPUFEED_OK;
 trunc:
+    z->ip = ip; z->op = op;
     gf__fmt(msg, cap, "snappy: stream truncated at input byte %llu", (unsigned long long)(ip - src));
-    return GPUFEED_ERR_CODEC;
+    return (int)GPUFEED_ERR_CODEC;
 bad_lit:
-    gf__fmt(msg, cap, "snappy: literal overruns the %llu-byte output (input byte %llu)", (unsigned long long)dn, (unsigned long long)(ip - src));
-    return GPUFEED_ERR_CODEC;
+    z->ip = ip; z->op = op;
+    gf__fmt(msg, cap, "snappy: literal overruns the %llu-byte output (input byte %llu)", (unsigned long long)total, (unsigned long long)(ip - src));
+    return (int)GPUFEED_ERR_CODEC;
+}
+
+/* A whole stream into dst (exactly dn bytes) */
+static gpufeed_result gf__snappy(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, char *msg, size_t cap)
+{
+    gf__snap z;
+    gpufeed_result r = gf__snappy_begin(&z, src, n, dn, msg, cap);
+    if (r) return r;
+    z.buf = z.op = dst; z.end = dst + dn;
+    switch (gf__snappy_run(&z, NULL, msg, cap)) {
+    case GPUFEED_OK: return GPUFEED_OK;
+    case GF__SNAP_ROOM: case GF__SNAP_HISTORY: /* cannot happen with the whole page in dst */
+        gf__fmt(msg, cap, "snappy: stream overruns its %llu-byte output", (unsigned long long)dn);
+        return GPUFEED_ERR_CODEC;
+    default: return GPUFEED_ERR_CODEC;
+    }
 }
 #endif
 
@@ -5312,6 +5387,11 @@ typedef struct gf__rle {
     const uint8_t *lit;                /* start of the literal run */
     uint64_t lit_pos;                  /* index of the next literal value */
     int err;                           /* 1 corrupt */
+    /* a page still being decompressed (a streamed page): each run first
+       asks for its bytes, `ahead` of p (non-zero: they cannot be had);
+       the hook may move the bytes and this reader's pointers with them */
+    int (*need)(void *ctx, size_t ahead);
+    void *need_ctx;
 } gf__rle;
 
 static void gf__rle_init(gf__rle *r, const uint8_t *p, const uint8_t *end, int bw)
@@ -5346,13 +5426,16 @@ static uint64_t gf__ld_upto8(const uint8_t *q, const uint8_t *end)
 static int gf__rle_next_run(gf__rle *r)
 {
     uint64_t h = 0;
-    int got = gf__varint(&r->p, r->end, 6, &h);
+    int got;
+    if (r->need && r->need(r->need_ctx, 16)) { r->err = 1; return 0; } /* a header and an RLE value */
+    got = gf__varint(&r->p, r->end, 6, &h);
     if (got < 0) { r->err = 1; return 0; }
     if (got == 0) { r->p = r->end; return 0; }
     if (h & 1) {
-        uint64_t groups = h >> 1, vals = groups * 8, bytes = groups * (uint64_t)r->bw;
-        uint64_t have = (uint64_t)(r->end - r->p);
+        uint64_t groups = h >> 1, vals = groups * 8, bytes = groups * (uint64_t)r->bw, have;
         if (vals > UINT32_MAX) { r->err = 1; return 0; }
+        if (r->need && bytes && r->need(r->need_ctx, (size_t)bytes + 8)) { r->err = 1; return 0; } /* and the group kernel's slack */
+        have = (uint64_t)(r->end - r->p);
         r->lit = r->p;
         r->lit_pos = 0;
         r->lit_left = (uint32_t)vals;
@@ -5671,6 +5754,13 @@ struct gpufeed_column {
     size_t win_len;
     /* decompressed page */
     uint8_t *dbuf; size_t dbuf_cap;
+    /* or a SNAPPY page streamed through a window (z_on; a dense reader
+       asks for it with z_want): the levels copied out to lbuf, the values
+       decoded as the reader gets to them */
+    gf__snap z;
+    int z_on, z_want;
+    uint8_t *zbuf; size_t zbuf_cap;
+    uint8_t *lbuf; size_t lbuf_cap;
     /* dictionary */
     int has_dict;
     uint8_t *dict_buf; size_t dict_buf_cap;
@@ -5904,6 +5994,175 @@ static gpufeed_result gf__col_inflate(gpufeed_column *c, const uint8_t *src, siz
     return GPUFEED_OK;
 }
 
+/* Streamed pages. A dense reader walks its columns a tile of rows at a
+   time, so every column's current page is in use at once: decompressed
+   whole, 32 columns of 1 MiB pages are 32 MiB of buffers, more than the
+   caches hold, and each page makes a round trip through memory between
+   the codec and the tile that reads it. A SNAPPY page of a flat column
+   with fixed-width PLAIN values or dictionary indices (of more than
+   GPUFEED_PAGE_WINDOW bytes) is instead decompressed into a window as the
+   reader gets there: its levels are copied out at the start, then the
+   window keeps the bytes the reader has not consumed and the 64 KiB
+   SNAPPY copies reach back into (writers compress in 64 KiB blocks). A
+   copy from further back (another writer) decodes the page again whole
+   (gf__col_z_whole); an error names the page offset a whole-page decode
+   names. The reader's pointers into the window (c->vp, c->vend, and the
+   dictionary indices' decoder c->idx) move with it. */
+#if GPUFEED_PAGE_WINDOW < 4096
+#error "GPUFEED_PAGE_WINDOW must be at least 4096"
+#endif
+#define GF__Z_HISTORY 65536u                   /* kept behind the decoder */
+#define GF__Z_AHEAD 16384u                     /* decoded past what is asked for */
+#define GF__Z_ROOM (64u + 4096u)               /* the least room a step starts with */
+
+#ifdef GF__SNAPPY_OWN
+static uint64_t gf__col_z_pos(const gpufeed_column *c, const uint8_t *p) { return c->z.base + (uint64_t)(p - c->z.buf); }
+
+/* the first window byte the reader still needs */
+static const uint8_t *gf__col_z_low(const gpufeed_column *c)
+{
+    if (!c->idx_ready) return c->vp;
+    return c->idx.lit_left ? c->idx.lit : c->idx.p;
+}
+
+/* the offset in the window of a reader pointer after the bytes from
+   offset keep on moved to the start (a pointer before keep is no longer
+   read: it goes to the start) */
+static size_t gf__z_moved(const gpufeed_column *c, const uint8_t *p, size_t keep)
+{
+    size_t o = (size_t)(p - c->z.buf);
+    return o < keep ? 0 : o - keep;
+}
+
+/* Moves the window's bytes from the first one still needed (by the reader,
+   or as SNAPPY history) to its start, or into a larger buffer when that
+   would free too little: room for at least `room` more bytes. */
+static gpufeed_result gf__col_z_room(gpufeed_column *c, size_t room)
+{
+    gf__snap *z = &c->z;
+    const size_t used = (size_t)(z->op - z->buf), cap = c->zbuf_cap;
+    const size_t hist = cap / 2 < GF__Z_HISTORY ? cap / 2 : GF__Z_HISTORY;
+    size_t keep = used > hist ? used - hist : 0, low = (size_t)(gf__col_z_low(c) - z->buf), live;
+    size_t o_vp, o_p = 0, o_lit = 0;
+    if (low < keep) keep = low;
+    live = used - keep;
+    o_vp = gf__z_moved(c, c->vp, keep);
+    if (c->idx_ready) { o_p = gf__z_moved(c, c->idx.p, keep); o_lit = c->idx.lit_left ? gf__z_moved(c, c->idx.lit, keep) : 0; }
+    if (cap - live < room + GF__SNAPPY_OUT_SLACK || keep < cap / 4) { /* grow */
+        size_t want = 2 * cap, most = (size_t)z->total + 2 * GF__SNAPPY_OUT_SLACK + 4096;
+        uint8_t *nb;
+        if (want < live + room + GF__SNAPPY_OUT_SLACK + cap / 2) want = live + room + GF__SNAPPY_OUT_SLACK + cap / 2;
+        if (want > most) want = most;
+        if (want < live + room + GF__SNAPPY_OUT_SLACK) want = live + room + GF__SNAPPY_OUT_SLACK;
+        nb = (uint8_t *)gf__realloc(&c->f->alloc, c->zbuf, want);
+        if (!nb) return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page window", (unsigned long long)want);
+        c->zbuf = nb; c->zbuf_cap = want;
+    }
+    if (live && keep) memmove(c->zbuf, c->zbuf + keep, live);
+    z->base += keep;
+    z->buf = c->zbuf; z->op = c->zbuf + live; z->end = c->zbuf + c->zbuf_cap;
+    c->vp = c->zbuf + o_vp;
+    c->vend = z->op;
+    if (c->idx_ready) {
+        c->idx.p = c->zbuf + o_p;
+        if (c->idx.lit_left) c->idx.lit = c->zbuf + o_lit;
+        c->idx.end = z->op;
+    }
+    return GPUFEED_OK;
+}
+
+/* The streamed page decoded whole into the page buffer after all (a copy
+   reaches back past the window): the reader's pointers follow, by page
+   offset. */
+static gpufeed_result gf__col_inflate_to(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, uint8_t **buf, size_t *cap);
+static gpufeed_result gf__col_z_whole(gpufeed_column *c)
+{
+    gf__snap *z = &c->z;
+    const uint64_t vp = gf__col_z_pos(c, c->vp);
+    uint64_t p = 0, lit = 0;
+    gpufeed_result r;
+    if (c->idx_ready) {
+        p = gf__col_z_pos(c, c->idx.p);
+        if (c->idx.lit_left) lit = gf__col_z_pos(c, c->idx.lit);
+    }
+    c->z_on = 0;
+    r = gf__col_inflate_to(c, z->src, (size_t)(z->iend - z->src), (size_t)z->total, &c->dbuf, &c->dbuf_cap);
+    if (r) return r;
+    c->vp = c->dbuf + vp;
+    c->vend = c->dbuf + z->total;
+    if (c->idx_ready) {
+        c->idx.p = c->dbuf + p;
+        if (c->idx.lit_left) c->idx.lit = c->dbuf + lit;
+        c->idx.end = c->vend;
+    }
+    return GPUFEED_OK;
+}
+
+/* Decodes the streamed page up to page offset `want` (and a little more),
+   making room in the window as it goes. */
+static gpufeed_result gf__col_z_need(gpufeed_column *c, uint64_t want)
+{
+    gf__snap *z = &c->z;
+    size_t room = GF__Z_ROOM;
+    if (!c->z_on) return GPUFEED_OK;
+    if (want > z->total) want = z->total;
+    while (gf__col_z_pos(c, z->op) < want && z->ip < z->iend) {
+        char msg[GPUFEED_ERROR_MAX];
+        uint64_t goal = want + GF__Z_AHEAD;
+        const uint8_t *stop;
+        int st;
+        if ((size_t)(z->end - z->op) < room) {
+            gpufeed_result r = gf__col_z_room(c, room);
+            if (r) return r;
+        }
+        if (goal > z->total) goal = z->total;
+        stop = goal - z->base < (uint64_t)(z->end - z->buf) ? z->buf + (goal - z->base) : z->end;
+        st = gf__snappy_run(z, stop, msg, sizeof msg);
+        if (st == GF__SNAP_ROOM) { room *= 2; continue; }     /* an element larger than the room */
+        if (st == GF__SNAP_HISTORY) return gf__col_z_whole(c);
+        if (st) { c->z_on = 0; return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg); }
+        room = GF__Z_ROOM;
+    }
+    c->vend = z->op;
+    if (c->idx_ready) c->idx.end = z->op;
+    return GPUFEED_OK;
+}
+
+/* the dictionary indices' decoder asks for bytes ahead of its position */
+static int gf__col_z_hook(void *ctx, size_t ahead)
+{
+    gpufeed_column *c = (gpufeed_column *)ctx;
+    if (!c->z_on) return 0;
+    return gf__col_z_need(c, gf__col_z_pos(c, c->idx.p) + ahead) != GPUFEED_OK;
+}
+
+/* the next n bytes from c->vp */
+static gpufeed_result gf__col_z_vals(gpufeed_column *c, uint64_t n)
+{
+    return c->z_on ? gf__col_z_need(c, gf__col_z_pos(c, c->vp) + n) : GPUFEED_OK;
+}
+
+/* the page's end: the rest of the stream decoded and checked, as a whole
+   page is */
+static gpufeed_result gf__col_z_finish(gpufeed_column *c)
+{
+    gpufeed_result r;
+    if (!c->z_on) return GPUFEED_OK;
+    r = gf__col_z_need(c, c->z.total);
+    if (!r && c->z_on && c->z.ip < c->z.iend) { /* bytes after the page's last: the error a whole page gives */
+        char msg[GPUFEED_ERROR_MAX];
+        if (gf__snappy_run(&c->z, NULL, msg, sizeof msg)) r = gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+    }
+    c->z_on = 0;
+    return r;
+}
+#else /* no SNAPPY decoder of our own: no page is streamed (gf__col_z_fits) */
+static gpufeed_result gf__col_z_whole(gpufeed_column *c) { (void)c; return GPUFEED_OK; }
+static int gf__col_z_hook(void *ctx, size_t ahead) { (void)ctx; (void)ahead; return 0; }
+static gpufeed_result gf__col_z_vals(gpufeed_column *c, uint64_t n) { (void)c; (void)n; return GPUFEED_OK; }
+static gpufeed_result gf__col_z_finish(gpufeed_column *c) { (void)c; return GPUFEED_OK; }
+#endif
+
 /* A dense reader's column gives its raw dictionary buffer back to the
    scratch, when the scratch has none, for the next dictionary page. */
 static void gf__col_lend_dict(gpufeed_column *c)
@@ -6098,6 +6357,76 @@ static gpufeed_result gf__v1_levels(gpufeed_column *c, int32_t enc, int16_t maxl
     return GPUFEED_OK;
 }
 
+/* A v1 SNAPPY data page to stream (gf__col_z_need): a dense reader's
+   flat column, its values fixed-width PLAIN or dictionary indices, the
+   page larger than the window. */
+static int gf__col_z_fits(const gpufeed_column *c, const gf__ph *h)
+{
+#ifdef GF__SNAPPY_OWN
+    const gpufeed_physical_type pt = c->ci->physical;
+    if (!c->z_want || c->nested || c->ci->max_rep > 0 || c->ci->max_def > 1 || c->ch->codec != GPUFEED_CODEC_SNAPPY) return 0;
+    if ((uint32_t)h->usize <= GPUFEED_PAGE_WINDOW) return 0;
+    if (h->encoding == GPUFEED_ENC_PLAIN_DICTIONARY || h->encoding == GPUFEED_ENC_RLE_DICTIONARY) return 1;
+    return h->encoding == GPUFEED_ENC_PLAIN && (pt == GPUFEED_INT32 || pt == GPUFEED_INT64 || pt == GPUFEED_FLOAT || pt == GPUFEED_DOUBLE);
+#else
+    (void)c; (void)h;
+    return 0;
+#endif
+}
+
+#ifdef GF__SNAPPY_OWN
+/* Starts streaming data page h (compressed bytes at p, nv level entries):
+   the definition levels decoded and copied out to lbuf (*lv, *lv_end);
+   *valsp, *vlenp: the values decoded so far. */
+static gpufeed_result gf__col_z_start(gpufeed_column *c, const gf__ph *h, const uint8_t *p, uint64_t nv, const uint8_t **lv,
+                                      const uint8_t **lv_end, const uint8_t **valsp, size_t *vlenp)
+{
+    char msg[GPUFEED_ERROR_MAX];
+    const uint8_t *vals;
+    size_t vlen = (size_t)h->usize;
+    gpufeed_result r;
+    c->z_on = 0;
+    if (gf__snappy_begin(&c->z, p, (size_t)h->csize, (uint64_t)h->usize, msg, sizeof msg)) return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+    if (!gf__grow(&c->f->alloc, &c->zbuf, &c->zbuf_cap, GPUFEED_PAGE_WINDOW))
+        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a page window");
+    c->z.buf = c->z.op = c->zbuf;
+    c->z.end = c->zbuf + c->zbuf_cap;
+    c->z_on = 1;
+    c->idx_ready = 0;
+    c->vp = c->zbuf; /* the levels are read from the start */
+    *lv = *lv_end = NULL;
+    if (c->ci->max_def > 0) {
+        uint64_t nb = (nv + 7) / 8; /* BIT_PACKED: a bit a level */
+        if (h->def_enc == GPUFEED_ENC_RLE) {
+            r = gf__col_z_vals(c, 4);
+            if (r) return r;
+            nb = c->vend - c->vp >= 4 ? 4 + (uint64_t)gf__ld32(c->vp) : 4;
+        }
+        r = gf__col_z_vals(c, nb);
+        if (r) return r;
+        vals = c->vp;
+        r = gf__v1_levels(c, h->def_enc, c->ci->max_def, nv, "definition", &vals, &vlen, lv, lv_end);
+        if (r) return r;
+        if (!gf__grow(&c->f->alloc, &c->lbuf, &c->lbuf_cap, (size_t)(*lv_end - *lv) + 8))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a page's levels");
+        memcpy(c->lbuf, *lv, (size_t)(*lv_end - *lv));
+        *lv_end = c->lbuf + (*lv_end - *lv);
+        *lv = c->lbuf;
+        c->vp = vals;
+    }
+    *valsp = c->vp;
+    *vlenp = (size_t)(c->z.op - c->vp);
+    return GPUFEED_OK;
+}
+#else
+static gpufeed_result gf__col_z_start(gpufeed_column *c, const gf__ph *h, const uint8_t *p, uint64_t nv, const uint8_t **lv,
+                                      const uint8_t **lv_end, const uint8_t **valsp, size_t *vlenp)
+{
+    (void)h; (void)p; (void)nv; (void)lv; (void)lv_end; (void)valsp; (void)vlenp;
+    return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "a streamed page without a SNAPPY decoder");
+}
+#endif
+
 /* The level sections of data page h (its bytes at p, nv level entries):
    a v2 page keeps them uncompressed before the values, a v1 page puts
    them before the values inside the compressed body. The decoders of
@@ -6127,6 +6456,9 @@ static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, co
 
         /* levels must stay valid: they live in the window, which the
            next fetch may move, but no fetch happens within a page */
+    } else if (gf__col_z_fits(c, h)) {
+        r = gf__col_z_start(c, h, p, nv, &lv, &lv_end, &vals, &vlen); /* decoded as the reader gets there */
+        if (r) return r;
     } else {
         vals = p; vlen = (size_t)h->csize;
         if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
@@ -6411,6 +6743,8 @@ static gpufeed_result gf__col_drop_values(gpufeed_column *c, uint32_t nn)
                 return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             c->vp += bits >> 3; c->bitpos = (uint32_t)(bits & 7);
         } else {
+            gpufeed_result r = gf__col_z_vals(c, (uint64_t)nn * w);
+            if (r) return r;
             if ((uint64_t)nn * w > (uint64_t)(c->vend - c->vp))
                 return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             c->vp += (size_t)nn * w;
@@ -6774,6 +7108,7 @@ static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t
     c->esz = gf__elem_size(ci->physical);
     if (!same) { c->has_dict = 0; c->dict_n = 0; }
     c->in_page = 0;
+    c->z_on = 0;
     c->page_left = 0;
     c->dict_pending = 0;
     c->data_pages = c->pages = c->cur_page = 0; c->rows_done = 0;
@@ -6888,6 +7223,7 @@ GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c, gpufeed_column
     memset(b, 0, sizeof *b);
     if (c->failed) return c->failed;
     if (c->nested) return gf__nest_read(c, b);
+    if (c->z_on && (r = gf__col_z_whole(c)) != GPUFEED_OK) return r; /* a page a dense reader streamed: whole from here on */
     if (!c->in_page) {
         r = gf__col_next_page(c);
         if (r == GPUFEED_DONE) {
@@ -6940,13 +7276,13 @@ GPUFEED_API gpufeed_result gpufeed_column_read(gpufeed_column *c, gpufeed_column
 GPUFEED_API const char *gpufeed_column_error(const gpufeed_column *c) { return c ? c->err : ""; }
 GPUFEED_API uint64_t gpufeed_column_bytes_read(const gpufeed_column *c) { return c ? c->bytes_read : 0; }
 
-GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
+/* every buffer a column reader holds (not the reader itself) */
+static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
 {
-    const gpufeed_allocator *a;
-    if (!c) return;
-    a = &c->f->alloc;
     gf__free(a, c->win);
     gf__free(a, c->dbuf);
+    gf__free(a, c->zbuf);
+    gf__free(a, c->lbuf);
     gf__free(a, c->dict_buf);
     gf__free(a, c->dict_own);
     gf__free(a, c->out);
@@ -6955,7 +7291,13 @@ GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
     gf__free(a, c->crc);
     gf__free(a, c->tbuf);
     gf__nest_free(c, a);
-    gf__free(a, c);
+}
+
+GPUFEED_API void gpufeed_column_close(gpufeed_column *c)
+{
+    if (!c) return;
+    gf__col_free_buffers(c, &c->f->alloc);
+    gf__free(&c->f->alloc, c);
 }
 
 
@@ -7360,6 +7702,7 @@ static gpufeed_result gf__col_seek(gpufeed_column *c, uint64_t page_offset, int3
     c->values_left = c->ch->num_values - first_value;
     c->rows_done = first_row;
     c->in_page = 0;
+    c->z_on = 0;
     c->page_left = 0;
     if (c->nested) { /* the page must start a row: the page index says so */
         c->tpos = c->tcnt = 0;
@@ -7470,7 +7813,10 @@ static gpufeed_result gf__col_skip(gpufeed_column *c, int64_t n)
         c->page_left -= k;
         c->rows_done += k;
         n -= k;
-        if (c->page_left == 0) c->in_page = 0;
+        if (c->page_left == 0) {
+            if ((r = gf__col_z_finish(c)) != GPUFEED_OK) return r; /* a page a dense reader streamed */
+            c->in_page = 0;
+        }
     }
     return GPUFEED_OK;
 }
@@ -8133,7 +8479,9 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
         if (!c->in_page && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp))
             gf__dcol_shared_dict(d);
         if (!c->in_page) {
+            c->z_want = 1; /* a large SNAPPY page streamed (gf__col_z_fits) */
             r = gf__col_next_page(c);
+            c->z_want = 0;
             if (r == GPUFEED_DONE)
                 return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)c->rows_done, (long long)k);
             if (r) return r;
@@ -8153,10 +8501,12 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             if (r) return r;
             if (!c->idx_ready && nn) {
                 int bw;
+                if ((r = gf__col_z_vals(c, 1)) != GPUFEED_OK) return r;
                 if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
                 bw = *c->vp;
                 if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
                 gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
+                if (c->z_on) { c->idx.need = gf__col_z_hook; c->idx.need_ctx = c; } /* each run asks for its bytes */
                 c->idx_ready = 1;
             }
             got = nn ? gf__rle_get(&c->idx, d->idx, nn) : 0;
@@ -8204,7 +8554,9 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             int64_t bad;
             const uint8_t *t = (const uint8_t *)d->tile;
             const int in_place = nn == n && stride == dsz; /* no nulls, a contiguous destination: write it there */
-            int direct = c->enc == GPUFEED_ENC_PLAIN ? gf__plain_direct(d, nn, in_place ? dst : (uint8_t *)d->tile) : 0;
+            int direct;
+            if ((r = gf__col_z_vals(c, (uint64_t)nn * c->esz)) != GPUFEED_OK) return r;
+            direct = c->enc == GPUFEED_ENC_PLAIN ? gf__plain_direct(d, nn, in_place ? dst : (uint8_t *)d->tile) : 0;
             if (direct < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "page holds fewer values than its levels say (PLAIN data ends)");
             r = direct ? GPUFEED_OK : gf__dcol_canon(d, nn);
             if (r) return r;
@@ -8259,7 +8611,10 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
         c->page_left -= n;
         c->rows_done += n;
         k -= n;
-        if (c->page_left == 0) c->in_page = 0;
+        if (c->page_left == 0) {
+            if ((r = gf__col_z_finish(c)) != GPUFEED_OK) return r;
+            c->in_page = 0;
+        }
     }
     return GPUFEED_OK;
 }
@@ -9580,19 +9935,6 @@ static gpufeed_result gf__col_init_buffers(gpufeed_column *c, const gpufeed_allo
     }
     if (!c->out || !c->valid || !c->lv || ((flags & GPUFEED_OPEN_VERIFY_CRC) && !c->crc)) return GPUFEED_ERR_OUT_OF_MEMORY;
     return GPUFEED_OK;
-}
-static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
-{
-    gf__free(a, c->win);
-    gf__free(a, c->dbuf);
-    gf__free(a, c->dict_buf);
-    gf__free(a, c->dict_own);
-    gf__free(a, c->out);
-    gf__free(a, c->valid);
-    gf__free(a, c->lv);
-    gf__free(a, c->crc);
-    gf__free(a, c->tbuf);
-    gf__nest_free(c, a);
 }
 
 GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s)

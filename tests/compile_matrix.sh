@@ -332,6 +332,8 @@ job_negative_zstd() {
 job_negative_ahead() {
     neg_build neg-gather-ahead-1024 'GPUFEED_GATHER_AHEAD must be in \[0, 1024)' -DGPUFEED_GATHER_AHEAD=1024
     neg_build neg-gather-ahead-minus1 'GPUFEED_GATHER_AHEAD must be in \[0, 1024)' -DGPUFEED_GATHER_AHEAD=-1
+    # and a page window too small for a SNAPPY element's slack
+    neg_build neg-page-window-1024 'GPUFEED_PAGE_WINDOW must be at least 4096' -DGPUFEED_PAGE_WINDOW=1024
 }
 
 job_static_gcc() {

@@ -12,7 +12,8 @@
      pqw_tc_*          Thrift Compact Protocol encoder
      pqw_rle_* etc.    RLE / bit-packed hybrid encoder, MSB BIT_PACKED
      pqw_plain_*       PLAIN encoders for all physical types
-     pqw_snappy_*      a literal-only and a real (greedy hash) SNAPPY encoder
+     pqw_snappy_*      a literal-only and a real (greedy hash) SNAPPY encoder,
+                       whole-stream or in 64 KiB blocks as writers compress
      pqw_crc32         CRC-32 (IEEE) for page CRCs
      pqw_build         PAR1 + column chunks + FileMetaData + length + PAR1
 
@@ -753,15 +754,15 @@ PQW_FN void pqw_snappy_literal(pqw_buf *b, const uint8_t *p, size_t n)
     pqw_uvarint(b, n);
     pqw_snappy_lit(b, p, n);
 }
-/* greedy compressor (hash of 4 bytes, any distance) */
-PQW_FN void pqw_snappy_compress(pqw_buf *b, const uint8_t *p, size_t n)
+/* greedy compressor (hash of 4 bytes): the elements of p[0, n), copies
+   from at most `reach` bytes back */
+PQW_FN void pqw_snappy_elements(pqw_buf *b, const uint8_t *p, size_t n, size_t reach)
 {
     enum { HBITS = 14 };
     int64_t *tab = (int64_t *)malloc(sizeof(int64_t) << HBITS);
     size_t i = 0, lit = 0, k;
     if (!tab) abort();
     for (k = 0; k < ((size_t)1 << HBITS); k++) tab[k] = -1;
-    pqw_uvarint(b, n);
     while (i + 4 <= n) {
         uint32_t w, h;
         int64_t cand;
@@ -769,7 +770,7 @@ PQW_FN void pqw_snappy_compress(pqw_buf *b, const uint8_t *p, size_t n)
         h = (w * 2654435761u) >> (32 - HBITS);
         cand = tab[h];
         tab[h] = (int64_t)i;
-        if (cand >= 0 && memcmp(p + cand, p + i, 4) == 0) {
+        if (cand >= 0 && i - (size_t)cand <= reach && memcmp(p + cand, p + i, 4) == 0) {
             size_t m = 4;
             while (i + m < n && p[(size_t)cand + m] == p[i + m]) m++;
             if (lit < i) pqw_snappy_lit(b, p + lit, i - lit);
@@ -779,6 +780,20 @@ PQW_FN void pqw_snappy_compress(pqw_buf *b, const uint8_t *p, size_t n)
     }
     if (lit < n) pqw_snappy_lit(b, p + lit, n - lit);
     free(tab);
+}
+/* a whole stream, copies from any distance */
+PQW_FN void pqw_snappy_compress(pqw_buf *b, const uint8_t *p, size_t n)
+{
+    pqw_uvarint(b, n);
+    pqw_snappy_elements(b, p, n, (size_t)-1);
+}
+/* a whole stream as real writers make it: 64 KiB blocks compressed on
+   their own, so no copy reaches into an earlier block */
+PQW_FN void pqw_snappy_compress_blocks(pqw_buf *b, const uint8_t *p, size_t n)
+{
+    size_t at;
+    pqw_uvarint(b, n);
+    for (at = 0; at < n; at += 65536) pqw_snappy_elements(b, p + at, n - at < 65536 ? n - at : 65536, 65536);
 }
 
 #endif /* PQ_WRITER_H */

@@ -255,7 +255,11 @@ build_all() {
     pjob "test_loader (GPUFEED_NO_THREADS)" clang $SAN $WARN -DGPUFEED_NO_THREADS -I. tests/test_loader.c -o build/asan/test_loader_nothreads -lpthread -lm
     # the shuffled gather without its prefetch (GPUFEED_GATHER_AHEAD 0): the same streams
     pjob "test_loader (GPUFEED_GATHER_AHEAD=0)" gcc $SAN $WARN -DGPUFEED_GATHER_AHEAD=0 -I. tests/test_loader.c -o build/asan/test_loader_noahead -lpthread -lm
+    # SNAPPY pages streamed through a 4 KiB window (GPUFEED_PAGE_WINDOW): every page but the smallest
+    pjob "test_loader (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tests/test_loader.c -o build/asan/test_loader_window -lpthread -lm
   fi
+  pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tests/test_unit.c -o build/asan/test_unit_window -lpthread -lm
+  pjob "gpufeed-dense (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tools/gpufeed-dense.c -o build/asan/gpufeed-dense-window -lpthread -lm
   [ -f tests/test_cache_api.c ] && pjob "test_cache_api (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_cache_api.c -o build/tsan_test_cache_api -lpthread -lm
   # codecs against the system libraries, and the opt-in builds that use them
   if [ -f tests/test_codec_ref.c ]; then
@@ -295,6 +299,7 @@ build_quick() {
   for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
+  pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
   pjob "test_uploader_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o $QB/asan/test_uploader_host -lpthread -lm
   [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O0 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm
   for t in cat inspect dense bench cache; do
@@ -452,6 +457,7 @@ layout_suite() {
 # the quick suite's short suites (seconds each)
 quick_short() {
   suite_if $QB/asan/test_unit unit $QB/asan/test_unit
+  suite_if $QB/asan/test_unit_window unit_window $QB/asan/test_unit_window
   suite_if $QB/asan/test_bad_input bad_input $QB/asan/test_bad_input
   suite_if $QB/asan/test_nested nested $QB/asan/test_nested
   suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
@@ -495,6 +501,7 @@ layout_suite
 [ -f tests/compile_matrix.sh ] && suite compile_matrix bash tests/compile_matrix.sh
 suite_if build/asan/test_unit unit build/asan/test_unit
 suite_if build/test_unit unit_O2 build/test_unit
+suite_if build/asan/test_unit_window unit_window build/asan/test_unit_window
 suite_if build/asan/test_codec_zstd codec_zstd build/asan/test_codec_zstd
 suite_if build/test_codec_zstd codec_zstd_O2 build/test_codec_zstd
 suite_if build/test_codec_zstd_libzstd codec_zstd_libzstd build/test_codec_zstd_libzstd
@@ -513,6 +520,7 @@ suite_if build/asan/test_loader loader build/asan/test_loader
 suite_if build/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_loader
 suite_if build/asan/test_loader_nothreads loader_nothreads build/asan/test_loader_nothreads
 suite_if build/asan/test_loader_noahead loader_noahead build/asan/test_loader_noahead
+suite_if build/asan/test_loader_window loader_window build/asan/test_loader_window
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
 suite_if build/asan/test_cache_api cache_api build/asan/test_cache_api
@@ -534,6 +542,8 @@ suite_if build/train_mlp example_train_mlp build/train_mlp
 if [ -x "$PY" ]; then
   suite generated_corpus generated_corpus
   [ -f tests/test_dense.py ] && suite dense $PY tests/test_dense.py --bin build/asan/gpufeed-dense --fixtures build/fixtures
+  # the same with SNAPPY pages streamed through a 4 KiB window: every writer's pages
+  [ -f tests/test_dense.py ] && suite dense_window $PY tests/test_dense.py --bin build/asan/gpufeed-dense-window --fixtures build/fixtures
   suite extended_corpus extended_corpus
   [ -f tests/test_python.py ] && suite python $PY tests/test_python.py --gpufeed-dense build/gpufeed-dense --gpufeed-bench build/gpufeed-bench
   [ -f tests/test_python_emu.py ] && suite python_cuda_emu $PY tests/test_python_emu.py

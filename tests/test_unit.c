@@ -2572,6 +2572,271 @@ done:
     free(want[0]); free(want[1]); free(all); free(got);
 }
 
+/* ---- streamed SNAPPY pages (gf__col_z_*) --------------------------------- */
+
+/* A file whose large SNAPPY pages a dense reader streams through its
+   window (GPUFEED_PAGE_WINDOW; the suite also runs with a 4 KiB window,
+   where every page but the smallest is streamed):
+     l  INT64 required, PLAIN, pages of 60000, 60000 and 30000 rows:
+        r * 7919 + r % 13 (a short literal, a copy from 8 bytes back)
+     d  DOUBLE optional (null when r % 13 == 5), PLAIN, two pages
+     f  FLOAT required, PLAIN, one page of hashed bits (long literals)
+     k  INT32 optional (~10% null), RLE_DICTIONARY over 40000 entries,
+        one page of 16-bit indices
+     x  DOUBLE required, PLAIN, one page repeating every 100000 bytes,
+        compressed with copies from that far back (past a window's
+        history: the page is decoded again whole)
+   l, d, f and k compress in 64 KiB blocks as writers do. corrupt: page 1
+   of l (rows 60000..119999) gets 1 a copy offset of 0 past its 300000th
+   byte, 2 forty 1-byte literals after its last element, 3 its last
+   element cut. */
+enum { SP_ROWS = 150000, SP_COLS = 5 };
+typedef struct sp_file { pqw_schema sch[SP_COLS + 1]; pqw_page pg[SP_COLS][4]; pqw_buf body[SP_COLS][4]; pqw_chunk ch[SP_COLS]; pqw_rowgroup rg; pqw_file f; pqw_buf out; } sp_file;
+static uint32_t sp_hash(int64_t r) { uint64_t x = (uint64_t)r * 0x9E3779B97F4A7C15ull; x ^= x >> 29; x *= 0xBF58476D1CE4E5B9ull; return (uint32_t)(x >> 32); }
+static int sp_null(int c, int64_t r) { return c == 1 ? r % 13 == 5 : c == 3 ? sp_hash(r) % 10 == 0 : 0; }
+static double sp_value(int c, int64_t r)
+{
+    switch (c) {
+    case 0: return (double)(r * 7919 + r % 13);
+    case 1: return (double)((r * 31) % 100003) / 8.0;
+    case 2: { uint32_t b = (sp_hash(r) & 0x3FFFFFFFu) | 0x10000000u; float f; memcpy(&f, &b, 4); return f; } /* finite */
+    case 3: return 1000.0 + 7.0 * (double)(sp_hash(r + 1) % 40000);
+    default: return (double)(r % 12500) * 1.5;
+    }
+}
+/* the byte offset of the first element of snappy stream z at or after `from`, and of its last element */
+static size_t sp_element_at(const pqw_buf *z, size_t from, int want_copy, size_t *last)
+{
+    size_t hdr = 0, at = 0, found = 0;
+    uint64_t ul = 0;
+    const uint8_t *p, *e = z->p + z->n;
+    gf__snappy_length(z->p, z->n, &ul, &hdr);
+    for (p = z->p + hdr; p < e;) {
+        unsigned tag = *p;
+        at = (size_t)(p - z->p);
+        if (!found && at >= from && (!want_copy || (tag & 3) != 0)) found = at;
+        p++;
+        if ((tag & 3) == 0) {
+            size_t len = (tag >> 2) + 1;
+            if (len > 60) { size_t nb = len - 60, j; len = 0; for (j = 0; j < nb; j++) len |= (size_t)p[j] << (8 * j); len++; p += nb; }
+            p += len;
+        } else p += (tag & 3) == 1 ? 1 : (tag & 3) == 2 ? 2 : 4;
+    }
+    *last = at;
+    return found;
+}
+static void sp_build(sp_file *m, int corrupt)
+{
+    static const char *const names[SP_COLS] = { "l", "d", "f", "k", "x" };
+    static const int32_t types[SP_COLS] = { PQW_INT64, PQW_DOUBLE, PQW_FLOAT, PQW_INT32, PQW_DOUBLE };
+    static const int32_t rows[SP_COLS][4] = { { 60000, 60000, 30000, 0 }, { 75000, 75000, 0, 0 }, { SP_ROWS, 0, 0, 0 }, { SP_ROWS, 0, 0, 0 }, { SP_ROWS, 0, 0, 0 } };
+    int c, p;
+    memset(m, 0, sizeof *m);
+    m->sch[0] = pqw_root(SP_COLS);
+    for (c = 0; c < SP_COLS; c++) {
+        int64_t r0 = 0;
+        int np = 0;
+        m->sch[c + 1] = pqw_leaf(names[c], types[c], c == 1 || c == 3 ? PQW_OPTIONAL : PQW_REQUIRED);
+        if (c == 3) { /* the dictionary page */
+            pqw_buf raw = {0};
+            int32_t i;
+            for (i = 0; i < 40000; i++) { int32_t v = 1000 + 7 * i; pqw_plain_i32(&raw, &v, 1); }
+            pqw_snappy_compress_blocks(&m->body[c][0], raw.p, raw.n);
+            m->pg[c][0] = pqw_dict_page(&m->body[c][0], 40000);
+            m->pg[c][0].raw_len = raw.n;
+            pqw_free(&raw);
+            np = 1;
+        }
+        for (p = 0; p < 3 && rows[c][p]; p++, np++) {
+            const int32_t n = rows[c][p];
+            uint32_t *lv = (uint32_t *)calloc((size_t)n, sizeof *lv), *idx = (uint32_t *)calloc((size_t)n, sizeof *idx);
+            pqw_buf raw = {0};
+            uint32_t nn = 0;
+            int32_t i;
+            for (i = 0; i < n; i++) {
+                int64_t r = r0 + i;
+                double v = sp_value(c, r);
+                lv[i] = (uint32_t)!sp_null(c, r);
+                if (!lv[i]) continue;
+                if (c == 3) { idx[nn++] = (uint32_t)((v - 1000.0) / 7.0); continue; }
+                if (types[c] == PQW_INT64) { int64_t x = (int64_t)v; pqw_plain_i64(&raw, &x, 1); }
+                else if (types[c] == PQW_FLOAT) { float x = (float)v; pqw_plain_float(&raw, &x, 1); }
+                else pqw_plain_double(&raw, &v, 1);
+            }
+            {
+                pqw_buf body = {0};
+                if (c == 1 || c == 3) pqw_levels_v1(&body, lv, (size_t)n, 1);
+                if (c == 3) pqw_dict_indices(&body, idx, nn, 16);
+                pqw_append(&body, &raw);
+                if (c == 4) pqw_snappy_compress(&m->body[c][np], body.p, body.n);
+                else pqw_snappy_compress_blocks(&m->body[c][np], body.p, body.n);
+                if (c == 0 && p == 1 && corrupt) {
+                    pqw_buf *z = &m->body[c][np];
+                    size_t last, at = sp_element_at(z, 300000, corrupt == 1, &last);
+                    if (corrupt == 1) { /* the copy's offset: 0 */
+                        if ((z->p[at] & 3) == 1) { z->p[at] &= 0x1F; z->p[at + 1] = 0; }
+                        else memset(z->p + at + 1, 0, (z->p[at] & 3) == 2 ? 2 : 4);
+                    } else if (corrupt == 2) { /* 1-byte literals after the end: past where the fast loop stops */
+                        int j;
+                        for (j = 0; j < 40; j++) { pqw_u8(z, 0); pqw_u8(z, (unsigned)('A' + j % 26)); }
+                    }
+                    else z->n = last;
+                }
+                m->pg[c][np] = pqw_data_page(&m->body[c][np], n, c == 3 ? PQW_RLE_DICTIONARY : PQW_PLAIN);
+                m->pg[c][np].raw_len = body.n;
+                pqw_free(&body);
+            }
+            pqw_free(&raw);
+            free(lv); free(idx);
+            r0 += n;
+        }
+        m->ch[c].pages = m->pg[c]; m->ch[c].npages = np; m->ch[c].physical = types[c]; m->ch[c].path = names[c];
+        m->ch[c].codec = PQW_SNAPPY;
+    }
+    m->rg.chunks = m->ch; m->rg.nchunks = SP_COLS;
+    m->f.schema = m->sch; m->f.nschema = SP_COLS + 1; m->f.rgs = &m->rg; m->f.nrgs = 1;
+    pqw_build(&m->f, &m->out);
+}
+static void sp_free(sp_file *m)
+{
+    int c, p;
+    for (c = 0; c < SP_COLS; c++) for (p = 0; p < 4; p++) pqw_free(&m->body[c][p]);
+    pqw_free(&m->out);
+}
+static gpufeed_dataset *sp_open(sp_file *m, int64_t unit_rows)
+{
+    static const char *path = "stream.parquet";
+    static const char *const names[SP_COLS] = { "l", "d", "f", "k", "x" };
+    gpufeed_feature ft[SP_COLS];
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    int c;
+    memset(ft, 0, sizeof ft);
+    for (c = 0; c < SP_COLS; c++) { ft[c].column = names[c]; ft[c].dtype = GPUFEED_DT_F64; ft[c].validity = 1; }
+    memset(&dd, 0, sizeof dd);
+    dd.paths = &path; dd.num_paths = 1; dd.features = ft; dd.num_features = SP_COLS;
+    dd.unit_rows = unit_rows;
+    dd.open_source = fn_open_source; dd.source_user = &m->out;
+    if (gpufeed_dataset_open(&ds, &dd, &err)) { CHECK_MSG(0, "dataset: %s", err.message); return NULL; }
+    return ds;
+}
+/* rows [r0, r0 + n) of a row-major batch (5 x f64) and its masks against the expected values */
+static int64_t sp_check_rows(const uint8_t *data, uint8_t *const *valid, int64_t r0, int64_t n, const char *what)
+{
+    int64_t i, bad = 0;
+    int c;
+    for (i = 0; i < n; i++)
+        for (c = 0; c < SP_COLS; c++) {
+            double got;
+            int isnull = sp_null(c, r0 + i);
+            memcpy(&got, data + (size_t)i * 8 * SP_COLS + (size_t)c * 8, 8);
+            if (valid[c][i] != !isnull || (!isnull && got != sp_value(c, r0 + i))) {
+                if (bad++ < 3) CHECK_MSG(0, "%s: row %lld column %d: %g (valid %d), want %g (valid %d)", what, (long long)(r0 + i), c, got, valid[c][i],
+                                         sp_value(c, r0 + i), !isnull);
+            }
+        }
+    return bad;
+}
+static void test_streamed_pages(void)
+{
+    sp_file *m = (sp_file *)calloc(1, sizeof *m);
+    gpufeed_dataset *ds;
+    gpufeed_error err;
+    if (!m) { CHECK(0); return; }
+    sp_build(m, 0);
+
+    /* the batch reader: pages streamed as its tiles reach them */
+    if ((ds = sp_open(m, 0)) != NULL) {
+        gpufeed_reader *rd = NULL;
+        gpufeed_reader_desc rdd;
+        gpufeed_batch b;
+        gpufeed_result r;
+        int64_t rows = 0, bad = 0;
+        memset(&rdd, 0, sizeof rdd); rdd.batch_rows = 4096;
+        if (gpufeed_reader_open(&rd, ds, &rdd, &err) == GPUFEED_OK) {
+            while ((r = gpufeed_reader_next(rd, &b)) == GPUFEED_OK) {
+                bad += sp_check_rows((const uint8_t *)b.data, b.valid, rows, b.num_rows, "reader");
+                rows += b.num_rows;
+            }
+            CHECK_MSG(r == GPUFEED_DONE, "reader: %s", gpufeed_reader_error(rd));
+            CHECK(rows == SP_ROWS && bad == 0);
+            gpufeed_reader_close(rd);
+        } else CHECK_MSG(0, "reader: %s", err.message);
+        gpufeed_dataset_close(ds);
+    }
+
+    /* units out of order (cut at some column's page boundary, so inside
+       the others' pages: skipped to, then streamed on), one scratch */
+    if ((ds = sp_open(m, 7777)) != NULL) {
+        gpufeed_scratch *sc = NULL;
+        gpufeed_dataset_info info;
+        uint8_t *rows = (uint8_t *)malloc((size_t)SP_ROWS * 8 * SP_COLS), *vbuf = (uint8_t *)malloc((size_t)SP_ROWS * SP_COLS);
+        uint8_t *vm[SP_COLS];
+        int64_t k, bad = 0, seen = 0;
+        int c;
+        gpufeed_dataset_get_info(ds, &info);
+        for (c = 0; c < SP_COLS; c++) vm[c] = vbuf + (size_t)c * SP_ROWS;
+        CHECK(info.num_units >= 3);
+        if (rows && vbuf && gpufeed_scratch_open(&sc, ds, &err) == GPUFEED_OK) {
+            for (k = 0; k < info.num_units; k++) {
+                int64_t u = (k * 7) % info.num_units, n = 0;
+                const gpufeed_unit *un = gpufeed_dataset_unit(ds, u);
+                if (gpufeed_dataset_decode_unit(ds, sc, u, rows, NULL, vm, &n)) { CHECK_MSG(0, "unit %lld: %s", (long long)u, gpufeed_scratch_error(sc)); break; }
+                CHECK(n == un->num_rows);
+                bad += sp_check_rows(rows, vm, un->first_row, n, "unit");
+                seen += n;
+            }
+            CHECK(seen == SP_ROWS && bad == 0);
+            gpufeed_scratch_close(sc);
+        } else CHECK(0);
+        free(rows); free(vbuf);
+        gpufeed_dataset_close(ds);
+    }
+    sp_free(m);
+
+    /* a corrupt stream: the dense reader stops with the codec's message for
+       the same page and input byte as the whole-page column reader */
+    {
+        int corrupt;
+        for (corrupt = 1; corrupt <= 3; corrupt++) {
+            gpufeed_file_desc fd;
+            gpufeed_file *f = NULL;
+            gpufeed_column *col = NULL;
+            gpufeed_column_batch cb;
+            gpufeed_result r = GPUFEED_OK;
+            char whole[GPUFEED_ERROR_MAX] = "", streamed[GPUFEED_ERROR_MAX] = "";
+            sp_build(m, corrupt);
+            memset(&fd, 0, sizeof fd);
+            fd.data = m->out.p; fd.data_size = m->out.n; fd.name = "stream.parquet";
+            if (gpufeed_file_open(&f, &fd, &err) == GPUFEED_OK && gpufeed_column_open(&col, f, 0, 0, NULL, &err) == GPUFEED_OK) {
+                while ((r = gpufeed_column_read(col, &cb)) == GPUFEED_OK) {}
+                snprintf(whole, sizeof whole, "%s", gpufeed_column_error(col));
+            }
+            CHECK_MSG(r < 0, "corruption %d: the column reader read the page", corrupt);
+            gpufeed_column_close(col);
+            gpufeed_file_close(f);
+            if ((ds = sp_open(m, 0)) != NULL) {
+                gpufeed_reader *rd = NULL;
+                gpufeed_reader_desc rdd;
+                gpufeed_batch b;
+                memset(&rdd, 0, sizeof rdd); rdd.batch_rows = 4096;
+                if (gpufeed_reader_open(&rd, ds, &rdd, &err) == GPUFEED_OK) {
+                    while ((r = gpufeed_reader_next(rd, &b)) == GPUFEED_OK) {}
+                    snprintf(streamed, sizeof streamed, "%s", gpufeed_reader_error(rd));
+                    gpufeed_reader_close(rd);
+                }
+                gpufeed_dataset_close(ds);
+            }
+            CHECK_MSG(r < 0, "corruption %d: the dense reader read the page", corrupt);
+            CHECK_MSG(strstr(whole, "snappy: ") && strstr(streamed, strstr(whole, "snappy: ")) && strstr(streamed, "column 'l', page 1"),
+                      "corruption %d: whole page \"%s\", streamed \"%s\"", corrupt, whole, streamed);
+            sp_free(m);
+        }
+    }
+    free(m);
+}
+
 /* A unit that starts inside a dictionary-encoded page skips the page's
    first rows: their indices are checked, not gathered (issue 13). Column
    v: one page of 2,000 indices into 10 entries; column w: PLAIN pages of
@@ -3062,6 +3327,7 @@ int main(void)
     RUN(test_units_exact_remainder);
     RUN(test_dict_in_place_shared);
     RUN(test_dict_skip_bad_index);
+    RUN(test_streamed_pages);
     RUN(test_release_batched);
     RUN(test_window_table);
     RUN(test_worker_rotation);
