@@ -8311,44 +8311,69 @@ static void gf__scatter(uint8_t *dst, size_t stride, const uint8_t *src, const u
     default: GF__SCATTER(uint64_t) break;
     }
 }
-/* Dictionary gathers: row i gets entry idx[j] (j counting present rows)
-   or the fill. Branch-free: an index past the dictionary (dn entries)
-   reads entry 0 and makes the result non-zero, for the caller to report;
-   dc holds at least 8 bytes. */
-#define GF__GATHER(T) { T f_, v_, m_; memcpy(&f_, fill, sizeof(T)); \
-    for (i = 0; i < n; i++) { uint32_t x_ = idx[j]; bad |= (uint32_t)(x_ >= dn) & valid[i]; x_ = x_ < dn ? x_ : 0; \
-        memcpy(&v_, dc + (size_t)x_ * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
-        v_ = (T)((v_ & m_) | (f_ & (T)~m_)); memcpy(dst + (size_t)i * stride, &v_, sizeof(T)); j += valid[i]; } }
-static uint32_t gf__gather(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, const uint8_t *valid, uint32_t n, const uint8_t *fill,
-                           size_t dsz, uint32_t dn)
+/* 1 when every one of the n indices is below dn (the dictionary's
+   entries): four at a time where there is SIMD */
+static int gf__idx_below(const uint32_t *idx, uint32_t n, uint32_t dn)
 {
-    uint32_t i, j = 0, bad = 0;
-    switch (dsz) {
-    case 1: GF__GATHER(uint8_t) break;
-    case 2: GF__GATHER(uint16_t) break;
-    case 4: GF__GATHER(uint32_t) break;
-    default: GF__GATHER(uint64_t) break;
+    uint32_t i = 0, over = 0;
+    if (dn == 0) return n == 0;
+#if defined(GF__SSE2)
+    {   /* unsigned compare as signed, both sides offset by 2^31 */
+        const __m128i flip = _mm_set1_epi32((int)0x80000000u), last = _mm_set1_epi32((int)((dn - 1) ^ 0x80000000u));
+        __m128i acc = _mm_setzero_si128();
+        for (; i + 4 <= n; i += 4)
+            acc = _mm_or_si128(acc, _mm_cmpgt_epi32(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(idx + i)), flip), last));
+        over = (uint32_t)_mm_movemask_epi8(acc);
     }
-    return bad;
+#elif defined(GF__NEON)
+    {
+        uint32x4_t m = vdupq_n_u32(0);
+        for (; i + 4 <= n; i += 4) m = vmaxq_u32(m, vld1q_u32(idx + i));
+        over = vmaxvq_u32(m) >= dn;
+    }
+#endif
+    for (; i < n; i++) over |= idx[i] >= dn;
+    return over == 0;
 }
-/* the same without nulls */
-#define GF__GATHER_DENSE(T) \
+
+/* Dictionary gathers: row i gets entry idx[i] (dsz bytes each, rows
+   stride apart). The indices are checked first, in one pass; then the
+   entries are copied four at a time, nothing checked in the loop. An index
+   past the dictionary (dn entries) reads entry 0 instead and makes the
+   result non-zero, for the caller to report. dc holds at least 8 bytes. */
+#define GF__GATHER4(T) { T a_, b_, c_, d_; \
+    for (; i + 4 <= n; i += 4) { \
+        memcpy(&a_, dc + (size_t)idx[i] * sizeof(T), sizeof(T)); memcpy(&b_, dc + (size_t)idx[i + 1] * sizeof(T), sizeof(T)); \
+        memcpy(&c_, dc + (size_t)idx[i + 2] * sizeof(T), sizeof(T)); memcpy(&d_, dc + (size_t)idx[i + 3] * sizeof(T), sizeof(T)); \
+        memcpy(dst + (size_t)i * stride, &a_, sizeof(T)); memcpy(dst + (size_t)(i + 1) * stride, &b_, sizeof(T)); \
+        memcpy(dst + (size_t)(i + 2) * stride, &c_, sizeof(T)); memcpy(dst + (size_t)(i + 3) * stride, &d_, sizeof(T)); } \
+    for (; i < n; i++) memcpy(dst + (size_t)i * stride, dc + (size_t)idx[i] * sizeof(T), sizeof(T)); }
+#define GF__GATHER_CHECKED(T) \
     for (i = 0; i < n; i++) { uint32_t x_ = idx[i]; bad |= x_ >= dn; x_ = x_ < dn ? x_ : 0; \
         memcpy(dst + (size_t)i * stride, dc + (size_t)x_ * sizeof(T), sizeof(T)); }
 static uint32_t gf__gather_dense(uint8_t *dst, size_t stride, const uint8_t *dc, const uint32_t *idx, uint32_t n, uint32_t dn, size_t dsz)
 {
-    uint32_t i, bad = 0;
+    uint32_t i = 0, bad = 0;
+    if (gf__idx_below(idx, n, dn)) {
+        switch (dsz) {
+        case 1: GF__GATHER4(uint8_t) break;
+        case 2: GF__GATHER4(uint16_t) break;
+        case 4: GF__GATHER4(uint32_t) break;
+        default: GF__GATHER4(uint64_t) break;
+        }
+        return 0;
+    }
     switch (dsz) {
-    case 1: GF__GATHER_DENSE(uint8_t) break;
-    case 2: GF__GATHER_DENSE(uint16_t) break;
-    case 4: GF__GATHER_DENSE(uint32_t) break;
-    default: GF__GATHER_DENSE(uint64_t) break;
+    case 1: GF__GATHER_CHECKED(uint8_t) break;
+    case 2: GF__GATHER_CHECKED(uint16_t) break;
+    case 4: GF__GATHER_CHECKED(uint32_t) break;
+    default: GF__GATHER_CHECKED(uint64_t) break;
     }
     return bad;
 }
 #undef GF__SCATTER
-#undef GF__GATHER
-#undef GF__GATHER_DENSE
+#undef GF__GATHER4
+#undef GF__GATHER_CHECKED
 
 /* PLAIN fixed-width values straight into the dtype (d->tile), when the
    conversion is a plain cast that cannot fail: FLOAT, DOUBLE, INT32 and
@@ -8541,9 +8566,9 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
             }
             dc = d->dview;
             if (nn == n) j = gf__gather_dense(dst, stride, dc, d->idx, n, c->dict_n, dsz);
-            else {
-                d->idx[nn] = 0; /* the spare slot read past the last present row */
-                j = gf__gather(dst, stride, dc, d->idx, c->valid, n, fill, dsz, c->dict_n);
+            else { /* the present rows' entries in a row, then spread to the rows with fills between */
+                j = gf__gather_dense((uint8_t *)d->tile, dsz, dc, d->idx, nn, c->dict_n, dsz);
+                if (!j) gf__scatter(dst, stride, (const uint8_t *)d->tile, c->valid, n, fill, dsz);
             }
             if (j) { /* an index out of range (it read entry 0): name it */
                 for (i = 0; i < nn && d->idx[i] < c->dict_n; i++) {}

@@ -1409,6 +1409,45 @@ static void test_snappy_elements(void)
     }
 }
 
+/* dictionary gathers: every entry size, lengths around the four-at-a-time
+   loop, the largest index allowed and the first one past it at each
+   position (entry 0 read instead, reported), against a plain loop */
+static void test_gather_dense(void)
+{
+    static const size_t sizes[4] = { 1, 2, 4, 8 };
+    uint8_t dict[8 * 300 + 8], dst[8 * 40], want[8 * 40];
+    uint32_t idx[41], n, k, i, pos;
+    size_t si;
+    for (i = 0; i < sizeof dict; i++) dict[i] = (uint8_t)(rnd() & 0xFF);
+    for (si = 0; si < 4; si++) {
+        const size_t z = sizes[si];
+        for (n = 0; n <= 40; n++) {
+            for (k = 0; k < n; k++) idx[k] = (uint32_t)(rnd() % 300);
+            if (n) idx[rnd() % n] = 299; /* the last entry: in range */
+            for (pos = 0; pos <= n; pos++) { /* pos == n: all in range */
+                uint32_t save = pos < n ? idx[pos] : 0, bad;
+                static const uint32_t past[3] = { 300, 0x80000000u, 0xFFFFFFFFu }; /* past the end, and far past (signs) */
+                if (pos < n) idx[pos] = past[rnd() % 3];
+                for (k = 0; k < n; k++) memcpy(want + k * z, dict + (idx[k] < 300 ? idx[k] : 0) * z, z);
+                memset(dst, 0xEE, sizeof dst);
+                bad = gf__gather_dense(dst, z, dict, idx, n, 300, z);
+                CHECK_MSG((bad != 0) == (pos < n), "size %u, %u indices, bad at %u: result %u", (unsigned)z, n, pos, bad);
+                CHECK_MSG(memcmp(dst, want, n * z) == 0, "size %u, %u indices, bad at %u: entries differ", (unsigned)z, n, pos);
+                CHECK(n == 40 || dst[n * z] == 0xEE);
+                if (pos < n) idx[pos] = save;
+            }
+        }
+        /* rows stride apart: the bytes between them untouched */
+        for (k = 0; k < 10; k++) idx[k] = (uint32_t)(rnd() % 300);
+        memset(dst, 0xEE, sizeof dst);
+        CHECK(gf__gather_dense(dst, 3 * z, dict, idx, 10, 300, z) == 0);
+        for (k = 0; k < 10; k++) CHECK(memcmp(dst + k * 3 * z, dict + idx[k] * z, z) == 0 && dst[k * 3 * z + z] == 0xEE);
+    }
+    CHECK(gf__idx_below(idx, 0, 0) == 1);
+    idx[0] = 0;
+    CHECK(gf__idx_below(idx, 1, 0) == 0); /* no entries: no index is in range */
+}
+
 static void test_snappy_malformed(void)
 {
     {   /* offset 0 */
@@ -3305,6 +3344,7 @@ int main(void)
     RUN(test_snappy_vectors);
     RUN(test_snappy_roundtrip);
     RUN(test_snappy_elements);
+    RUN(test_gather_dense);
     RUN(test_snappy_malformed);
     RUN(test_plain_fixed);
     RUN(test_plain_boolean);
