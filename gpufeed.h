@@ -83,12 +83,14 @@
      >>metadata         footer, FileMetaData, schema tree, row groups,
                         statistics; gpufeed_file_open
      >>pages            page headers
-     >>codecs           SNAPPY, LZ4_RAW and LZ4 (Hadoop framing or raw), GZIP
-                        (DEFLATE in gzip members or a zlib stream), ZSTD
+     >>codecs           SNAPPY (whole or in steps), LZ4_RAW and LZ4 (Hadoop
+                        framing or raw), GZIP (DEFLATE in gzip members or a
+                        zlib stream), ZSTD
      >>decode           RLE/bit-packed hybrid, levels, PLAIN, dictionary,
                         DELTA_*, BYTE_STREAM_SPLIT
      >>column           the column reader: the page walk of a chunk, pages
-                        decompressed and decoded, nested leaves, chunk pages
+                        decompressed (or streamed through a window) and
+                        decoded, nested leaves, chunk pages
      >>convert          dtypes, conversions to them, a feature's decoder
                         (gf__dcol) and the shared converted dictionaries
      >>dataset          the dataset's types, paths expanded, features bound
