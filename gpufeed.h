@@ -5996,6 +5996,107 @@ static gpufeed_result gf__col_inflate(gpufeed_column *c, const uint8_t *src, siz
     return GPUFEED_OK;
 }
 
+#ifndef GPUFEED_NO_STDIO
+#if defined(MADV_DONTNEED)
+#define GF__MADV_DONTNEED MADV_DONTNEED
+#elif defined(__linux__)
+#define GF__MADV_DONTNEED 4            /* hidden by strict C99 headers; Linux's value */
+#endif
+/* The whole pages of bytes [lo, hi) of a mapped file let go: 1 when there
+   was one. Only whole pages: a page the range shares with bytes still
+   being read stays (letting it go would fault it back in, and the kernel
+   maps the pages around a fault, the ones let go included). */
+static int gf__file_release(const gpufeed_file *f, uint64_t lo, uint64_t hi)
+{
+    const uint64_t ps = f->map_page;
+    lo = (lo + ps - 1) / ps * ps;
+    hi = hi / ps * ps;
+    if (hi <= lo) return 0;
+#ifdef GF__MADV_DONTNEED
+    (void)madvise((void *)(uintptr_t)(f->map + lo), (size_t)(hi - lo), GF__MADV_DONTNEED);
+#endif
+    return 1;
+}
+/* A mapped file's pages before the column's current page are done with:
+   let them go (the page cache keeps them), so a process's resident memory
+   does not grow with the data it reads. A scratch's columns queue their
+   ranges and the scratch lets a batch go at once (gf__relq_flush): with a
+   call per column and unit, every call made the kernel interrupt the
+   other workers to flush their TLBs, about a thousand times an epoch on a
+   32-column file. A column read on its own lets go at once. */
+static int32_t gf__relq_flush(struct gf__relq *q) /* the calls it made */
+{
+    int32_t i, j, calls = 0;
+    for (i = 1; i < q->n; i++) { /* by file, then offset (at most GF__RELQ_N) */
+        gf__rel x = q->r[i];
+        for (j = i; j > 0 && ((uintptr_t)q->r[j - 1].f > (uintptr_t)x.f || (q->r[j - 1].f == x.f && q->r[j - 1].lo > x.lo)); j--) q->r[j] = q->r[j - 1];
+        q->r[j] = x;
+    }
+    for (i = 0; i < q->n; i = j) {
+        const gpufeed_file *f = q->r[i].f;
+        uint64_t lo = q->r[i].lo, hi = q->r[i].hi;
+        for (j = i + 1; j < q->n && q->r[j].f == f && q->r[j].lo <= hi; j++) if (q->r[j].hi > hi) hi = q->r[j].hi;
+        calls += gf__file_release(f, lo, hi);
+    }
+    q->n = 0;
+    q->bytes = 0;
+    return calls;
+}
+static void gf__relq_push(struct gf__relq *q, const gpufeed_file *f, uint64_t lo, uint64_t hi)
+{
+    if (q->n > 0 && q->r[q->n - 1].f == f && q->r[q->n - 1].hi == lo) q->r[q->n - 1].hi = hi; /* the common case: the next bytes */
+    else {
+        if (q->n == GF__RELQ_N) (void)gf__relq_flush(q);
+        q->r[q->n].f = f; q->r[q->n].lo = lo; q->r[q->n].hi = hi;
+        q->n++;
+    }
+    q->bytes += hi - lo;
+    if (q->bytes >= GPUFEED_RELEASE_BYTES) (void)gf__relq_flush(q);
+}
+static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
+{
+    const uint64_t ps = c->f ? c->f->map_page : 1;
+    if (!c->f || !c->f->map || upto <= c->unmapped_to) return;
+    if (upto > c->f->map_len) upto = c->f->map_len;
+    if (c->relq) {
+        /* up to the start of the page the column still reads (that page
+           goes with its next range), or through the page the chunk ends
+           in when the column is done with it: that page is also the next
+           chunk's first, which its reader left (rounding its start up),
+           so without this neither would let it go */
+        uint64_t to = upto == c->region_end ? (upto + ps - 1) / ps * ps : upto / ps * ps;
+        if (to > c->f->map_len) to = c->f->map_len;
+        if (to <= c->unmapped_to) return;
+        gf__relq_push(c->relq, c->f, c->unmapped_to, to);
+        c->unmapped_to = to;
+        return;
+    }
+    if (gf__file_release(c->f, c->unmapped_to, upto)) c->unmapped_to = upto / ps * ps;
+}
+static void gf__col_unmap_done(gpufeed_column *c)
+{
+    /* a chunk read to its end: all of it (the bytes run on into the next
+       chunk's, so a scratch's queue merges a row group into one range) */
+    if (c->f && c->ch && c->rows_done >= c->f->md.row_groups[c->rg].num_rows) gf__col_unmap_to(c, c->region_end);
+    else if (c->z_on && c->f && c->f->map && c->z.ip > c->f->map + c->page_off)
+        gf__col_unmap_to(c, (uint64_t)(c->z.ip - c->f->map)); /* a streamed page: the bytes decoded so far */
+    else gf__col_unmap_to(c, c->page_off);
+}
+/* A mapped file's pages all let go (after a walk of its page headers). */
+static void gf__file_unmap_all(gpufeed_file *f)
+{
+#ifdef GF__MADV_DONTNEED
+    if (f && f->map) (void)madvise((void *)(uintptr_t)f->map, (size_t)f->map_len, GF__MADV_DONTNEED);
+#else
+    (void)f;
+#endif
+}
+#else
+#define gf__relq_flush(q) ((void)0)
+#define gf__col_unmap_to(c, upto) ((void)0)
+#define gf__file_unmap_all(f) ((void)0)
+#endif
+
 /* Streamed pages. A dense reader walks its columns a tile of rows at a
    time, so every column's current page is in use at once: decompressed
    whole, 32 columns of 1 MiB pages are 32 MiB of buffers, more than the
@@ -6467,6 +6568,7 @@ static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, co
             r = gf__col_inflate(c, p, (size_t)h->csize, (size_t)h->usize, &vals);
             if (r) return r;
             vlen = (size_t)h->usize;
+            gf__col_unmap_to(c, c->pos); /* inflated whole: its bytes are done with */
         }
 
         /* v1: repetition levels, then definition levels, then values */
@@ -6621,6 +6723,7 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             if (c->data_pages > 0) return gf__col_fail(c, GPUFEED_ERR_PAGE, "dictionary page after data pages");
             r = gf__col_dict_page(c, &h, p);
             if (r) return r;
+            if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) gf__col_unmap_to(c, c->pos); /* inflated: its bytes are done with */
             continue;
         }
 
@@ -6996,102 +7099,6 @@ static gpufeed_result gf__nest_read(gpufeed_column *c, gpufeed_column_batch *b)
 
 /* Points a column reader (buffers kept) at another chunk. Validates the
    chunk; messages go to err (may be NULL) and c->err. */
-#ifndef GPUFEED_NO_STDIO
-#if defined(MADV_DONTNEED)
-#define GF__MADV_DONTNEED MADV_DONTNEED
-#elif defined(__linux__)
-#define GF__MADV_DONTNEED 4            /* hidden by strict C99 headers; Linux's value */
-#endif
-/* The whole pages of bytes [lo, hi) of a mapped file let go: 1 when there
-   was one. Only whole pages: a page the range shares with bytes still
-   being read stays (letting it go would fault it back in, and the kernel
-   maps the pages around a fault, the ones let go included). */
-static int gf__file_release(const gpufeed_file *f, uint64_t lo, uint64_t hi)
-{
-    const uint64_t ps = f->map_page;
-    lo = (lo + ps - 1) / ps * ps;
-    hi = hi / ps * ps;
-    if (hi <= lo) return 0;
-#ifdef GF__MADV_DONTNEED
-    (void)madvise((void *)(uintptr_t)(f->map + lo), (size_t)(hi - lo), GF__MADV_DONTNEED);
-#endif
-    return 1;
-}
-/* A mapped file's pages before the column's current page are done with:
-   let them go (the page cache keeps them), so a process's resident memory
-   does not grow with the data it reads. A scratch's columns queue their
-   ranges and the scratch lets a batch go at once (gf__relq_flush): with a
-   call per column and unit, every call made the kernel interrupt the
-   other workers to flush their TLBs, about a thousand times an epoch on a
-   32-column file. A column read on its own lets go at once. */
-static int32_t gf__relq_flush(struct gf__relq *q) /* the calls it made */
-{
-    int32_t i, j, calls = 0;
-    for (i = 1; i < q->n; i++) { /* by file, then offset (at most GF__RELQ_N) */
-        gf__rel x = q->r[i];
-        for (j = i; j > 0 && ((uintptr_t)q->r[j - 1].f > (uintptr_t)x.f || (q->r[j - 1].f == x.f && q->r[j - 1].lo > x.lo)); j--) q->r[j] = q->r[j - 1];
-        q->r[j] = x;
-    }
-    for (i = 0; i < q->n; i = j) {
-        const gpufeed_file *f = q->r[i].f;
-        uint64_t lo = q->r[i].lo, hi = q->r[i].hi;
-        for (j = i + 1; j < q->n && q->r[j].f == f && q->r[j].lo <= hi; j++) if (q->r[j].hi > hi) hi = q->r[j].hi;
-        calls += gf__file_release(f, lo, hi);
-    }
-    q->n = 0;
-    q->bytes = 0;
-    return calls;
-}
-static void gf__relq_push(struct gf__relq *q, const gpufeed_file *f, uint64_t lo, uint64_t hi)
-{
-    if (q->n > 0 && q->r[q->n - 1].f == f && q->r[q->n - 1].hi == lo) q->r[q->n - 1].hi = hi; /* the common case: the next bytes */
-    else {
-        if (q->n == GF__RELQ_N) (void)gf__relq_flush(q);
-        q->r[q->n].f = f; q->r[q->n].lo = lo; q->r[q->n].hi = hi;
-        q->n++;
-    }
-    q->bytes += hi - lo;
-    if (q->bytes >= GPUFEED_RELEASE_BYTES) (void)gf__relq_flush(q);
-}
-static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
-{
-    const uint64_t ps = c->f ? c->f->map_page : 1;
-    if (!c->f || !c->f->map || upto <= c->unmapped_to) return;
-    if (upto > c->f->map_len) upto = c->f->map_len;
-    if (c->relq) {
-        /* up to the start of the page the column still reads (that page
-           goes with its next range), or to the chunk's end when the
-           column is done with it */
-        uint64_t to = upto == c->region_end ? upto : upto / ps * ps;
-        if (to <= c->unmapped_to) return;
-        gf__relq_push(c->relq, c->f, c->unmapped_to, to);
-        c->unmapped_to = to;
-        return;
-    }
-    if (gf__file_release(c->f, c->unmapped_to, upto)) c->unmapped_to = upto / ps * ps;
-}
-static void gf__col_unmap_done(gpufeed_column *c)
-{
-    /* a chunk read to its end: all of it (the bytes run on into the next
-       chunk's, so a scratch's queue merges a row group into one range) */
-    if (c->f && c->ch && c->rows_done >= c->f->md.row_groups[c->rg].num_rows) gf__col_unmap_to(c, c->region_end);
-    else gf__col_unmap_to(c, c->page_off);
-}
-/* A mapped file's pages all let go (after a walk of its page headers). */
-static void gf__file_unmap_all(gpufeed_file *f)
-{
-#ifdef GF__MADV_DONTNEED
-    if (f && f->map) (void)madvise((void *)(uintptr_t)f->map, (size_t)f->map_len, GF__MADV_DONTNEED);
-#else
-    (void)f;
-#endif
-}
-#else
-#define gf__relq_flush(q) ((void)0)
-#define gf__col_unmap_to(c, upto) ((void)0)
-#define gf__file_unmap_all(f) ((void)0)
-#endif
-
 static gpufeed_result gf__col_target(gpufeed_column *c, gpufeed_file *f, int32_t row_group, int32_t column, gpufeed_error *err)
 {
     const gpufeed_row_group_info *rg = &f->md.row_groups[row_group];
