@@ -207,8 +207,14 @@ MUTATIONS = [
       at="z->base += keep; z->buf = c->zbuf;", old="z->base += keep;", new="z->base += keep / 2;"),
     M("column-stream-levels", "column", "a streamed page's levels copied out half",
       at="memcpy(c->lbuf, *lv, (size_t)(*lv_end - *lv));", old="(size_t)(*lv_end - *lv)", new="(size_t)(*lv_end - *lv) / 2"),
-    M("column-stream-hook", "column", "a streamed page's dictionary indices read without asking for their bytes",
-      at="return gf__col_z_need(c, gf__col_z_pos(c, c->idx.p) + ahead) != GPUFEED_OK;", old="!= GPUFEED_OK", new="!= GPUFEED_OK && 0"),
+    M("column-stream-hook", "column", "a streamed page's dictionary indices told their bytes came when decoding them failed",
+      at="return gf__col_z_need(c, gf__col_z_pos(c, c->idx.p) + ahead) != GPUFEED_OK;", old="!= GPUFEED_OK", new="!= GPUFEED_OK && 0",
+      equivalent="gf__col_z_need fails before it moves the indices' end (c->idx.end) past the bytes it had: the bytes the "
+                 "run asked for are never handed over, so the run the hook answered for comes up short, the indices end "
+                 "early and the column fails anyway, with the codec's message (a column keeps its first error); the mutant "
+                 "only reaches that failure through the short run instead of at once"),
+    M("column-stream-hook-set", "column", "a streamed page's dictionary indices read with no hook (their runs never ask for their bytes)",
+      at="if (c->z_on) { c->idx.need = gf__col_z_hook; c->idx.need_ctx = c; }", old="if (c->z_on)", new="if (0)"),
     M("column-stream-trailing", "column", "bytes after a streamed page's last element not checked",
       at="if (!r && c->z_on && c->z.ip < c->z.iend) {", old="!r && c->z_on", new="!r && !c->z_on"),
     M("column-stream-history", "column", "a copy from past a streamed page's window called corrupt instead of decoding the page whole",

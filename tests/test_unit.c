@@ -2628,7 +2628,9 @@ done:
    l, d, f and k compress in 64 KiB blocks as writers do. corrupt: page 1
    of l (rows 60000..119999) gets 1 a copy offset of 0 past its 300000th
    byte, 2 forty 1-byte literals after its last element, 3 its last
-   element cut. */
+   element cut; 4: k's page ends in 100 bytes after its indices, the last
+   copy of them with offset 0 (no index needs those bytes: the error must
+   come from the decoding ahead that the indices' runs ask for). */
 enum { SP_ROWS = 150000, SP_COLS = 5 };
 typedef struct sp_file { pqw_schema sch[SP_COLS + 1]; pqw_page pg[SP_COLS][4]; pqw_buf body[SP_COLS][4]; pqw_chunk ch[SP_COLS]; pqw_rowgroup rg; pqw_file f; pqw_buf out; } sp_file;
 static uint32_t sp_hash(int64_t r) { uint64_t x = (uint64_t)r * 0x9E3779B97F4A7C15ull; x ^= x >> 29; x *= 0xBF58476D1CE4E5B9ull; return (uint32_t)(x >> 32); }
@@ -2706,10 +2708,17 @@ static void sp_build(sp_file *m, int corrupt)
                 pqw_buf body = {0};
                 if (c == 1 || c == 3) pqw_levels_v1(&body, lv, (size_t)n, 1);
                 if (c == 3) pqw_dict_indices(&body, idx, nn, 16);
+                if (c == 3 && corrupt == 4) pqw_fill(&body, 0, 100); /* bytes after the indices (as some writers leave) */
                 pqw_append(&body, &raw);
                 if (c == 4) pqw_snappy_compress(&m->body[c][np], body.p, body.n);
                 else pqw_snappy_compress_blocks(&m->body[c][np], body.p, body.n);
-                if (c == 0 && p == 1 && corrupt) {
+                if (c == 3 && corrupt == 4) { /* the padding's last copy: offset 0 */
+                    pqw_buf *z = &m->body[c][np];
+                    size_t last, at = sp_element_at(z, z->n - 12, 1, &last);
+                    if (at && (z->p[at] & 3) == 1) { z->p[at] &= 0x1F; z->p[at + 1] = 0; }
+                    else if (at) memset(z->p + at + 1, 0, (z->p[at] & 3) == 2 ? 2 : 4);
+                }
+                if (c == 0 && p == 1 && corrupt && corrupt < 4) {
                     pqw_buf *z = &m->body[c][np];
                     size_t last, at = sp_element_at(z, 300000, corrupt == 1, &last);
                     if (corrupt == 1) { /* the copy's offset: 0 */
@@ -2838,22 +2847,23 @@ static void test_streamed_pages(void)
        the same page and input byte as the whole-page column reader */
     {
         int corrupt;
-        for (corrupt = 1; corrupt <= 3; corrupt++) {
+        for (corrupt = 1; corrupt <= 4; corrupt++) {
+            const int32_t col = corrupt == 4 ? 3 : 0; /* 4: the dictionary indices' page of k */
             gpufeed_file_desc fd;
             gpufeed_file *f = NULL;
-            gpufeed_column *col = NULL;
+            gpufeed_column *colr = NULL;
             gpufeed_column_batch cb;
             gpufeed_result r = GPUFEED_OK;
             char whole[GPUFEED_ERROR_MAX] = "", streamed[GPUFEED_ERROR_MAX] = "";
             sp_build(m, corrupt);
             memset(&fd, 0, sizeof fd);
             fd.data = m->out.p; fd.data_size = m->out.n; fd.name = "stream.parquet";
-            if (gpufeed_file_open(&f, &fd, &err) == GPUFEED_OK && gpufeed_column_open(&col, f, 0, 0, NULL, &err) == GPUFEED_OK) {
-                while ((r = gpufeed_column_read(col, &cb)) == GPUFEED_OK) {}
-                snprintf(whole, sizeof whole, "%s", gpufeed_column_error(col));
+            if (gpufeed_file_open(&f, &fd, &err) == GPUFEED_OK && gpufeed_column_open(&colr, f, 0, col, NULL, &err) == GPUFEED_OK) {
+                while ((r = gpufeed_column_read(colr, &cb)) == GPUFEED_OK) {}
+                snprintf(whole, sizeof whole, "%s", gpufeed_column_error(colr));
             }
             CHECK_MSG(r < 0, "corruption %d: the column reader read the page", corrupt);
-            gpufeed_column_close(col);
+            gpufeed_column_close(colr);
             gpufeed_file_close(f);
             if ((ds = sp_open(m, 0)) != NULL) {
                 gpufeed_reader *rd = NULL;
@@ -2868,7 +2878,8 @@ static void test_streamed_pages(void)
                 gpufeed_dataset_close(ds);
             }
             CHECK_MSG(r < 0, "corruption %d: the dense reader read the page", corrupt);
-            CHECK_MSG(strstr(whole, "snappy: ") && strstr(streamed, strstr(whole, "snappy: ")) && strstr(streamed, "column 'l', page 1"),
+            CHECK_MSG(strstr(whole, "snappy: ") && strstr(streamed, strstr(whole, "snappy: ")) &&
+                      strstr(streamed, corrupt == 4 ? "column 'k', page 1" : "column 'l', page 1"),
                       "corruption %d: whole page \"%s\", streamed \"%s\"", corrupt, whole, streamed);
             sp_free(m);
         }
