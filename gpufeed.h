@@ -8194,11 +8194,11 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
         c->vp = (const uint8_t *)c->dict; c->vend = c->vp + (size_t)n * gf__elem_size(c->ci->physical);
         i = (uint32_t)gf__plain_direct(d, n, d->dconv);
         c->vp = save_vp; c->vend = save_end;
-        if (i == 1) {
-            memset(d->dbad, 0, n);
-            n = 0; /* converted */
+        if (i == 1) { /* no entry is bad: dbad is read only when dbad_any, but by the list reader always */
+            if (c->nested) memset(d->dbad, 0, n);
+            d->dbad_any = 0;
+            goto checked;
         }
-        else n = c->dict_n;
     }
     for (i = 0; i < n; i += GF__TILE) {
         uint32_t k = n - i < GF__TILE ? n - i : GF__TILE, j;
@@ -8237,6 +8237,7 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     n = c->dict_n;
     d->dbad_any = 0;
     for (i = 0; i < n; i++) d->dbad_any |= d->dbad[i];
+checked:
     if (!c->nested && !d->dbad_any && c->spare && !*c->spare && c->dict == c->dict_buf && c->dict_buf) {
         /* fixed-width entries, all converted: the raw page is not read again
            (dview serves every value; c->dict only explains a bad entry), so
