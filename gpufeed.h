@@ -156,6 +156,11 @@
                                 on by default under nvcc
      GPUFEED_NO_CUDA            host batches only, even under nvcc
      GPUFEED_NVTX               NVTX ranges around the pipeline's stages
+     GPUFEED_NO_SIMD            scalar code only (no SSE2 / NEON / AVX-512);
+                                the same bytes
+     GPUFEED_NO_AVX512          no AVX-512 kernels (x86-64 with gcc or clang
+                                chooses them at run time, when the CPU and
+                                the OS have AVX-512F and BW); the same bytes
      Limits (a hostile file hits a limit, not the allocator):
      GPUFEED_MAX_FOOTER_SIZE       256 MiB  serialized FileMetaData
      GPUFEED_MAX_THRIFT_DEPTH      64       nesting of Thrift structs/lists
@@ -1375,6 +1380,17 @@ GF__PEDANTIC_ON
 GF__PEDANTIC_OFF
 #include <arm_neon.h>
 GF__PEDANTIC_ON
+#endif
+
+/* AVX-512 (F and BW) kernels for the dense path, chosen at run time
+   (x86-64 with gcc or clang): built with the target attribute, used when
+   the CPU and the OS both have AVX-512, the SSE2 / scalar code otherwise
+   (the same bytes). GPUFEED_NO_AVX512 or GPUFEED_NO_SIMD leaves them out. */
+#if defined(GF__SSE2) && !defined(GPUFEED_NO_AVX512) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GF__AVX512 1
+#include <immintrin.h>
+#define GF__TARGET_AVX512 __attribute__((target("avx512f,avx512bw,popcnt")))
+static int gf__avx512(void) { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
 #endif
 
 #if defined(GPUFEED_NO_ZSTD) && defined(GPUFEED_USE_LIBZSTD)
@@ -8314,11 +8330,49 @@ short_page:
 /* Spreads compact values to rows: row i gets src[j] (j counting present
    rows) or the fill. Branch-free; src and idx have one spare slot. */
 #define GF__SCATTER(T) { T f_, v_, m_; memcpy(&f_, fill, sizeof(T)); \
-    for (i = 0; i < n; i++) { memcpy(&v_, src + (size_t)j * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
+    for (; i < n; i++) { memcpy(&v_, src + (size_t)j * sizeof(T), sizeof(T)); m_ = (T)(0 - (T)valid[i]); \
         v_ = (T)((v_ & m_) | (f_ & (T)~m_)); memcpy(dst + (size_t)i * stride, &v_, sizeof(T)); j += valid[i]; } }
+#if defined(GF__AVX512)
+/* The spread for 4- and 8-byte values into consecutive rows: 16 (or 8)
+   rows a step, the step's present values expanded into their rows over
+   the fill (an expanding load reads only the values it places). Returns
+   the rows done; *jp the values used. */
+GF__TARGET_AVX512 static uint32_t gf__scatter_avx512(uint8_t *dst, const uint8_t *src, const uint8_t *valid, uint32_t n, const uint8_t *fill,
+                                                     size_t dsz, uint32_t *jp)
+{
+    uint32_t i = 0, j = 0;
+    const __m128i z = _mm_setzero_si128();
+    if (dsz == 4) {
+        uint32_t f;
+        __m512i fv;
+        memcpy(&f, fill, 4);
+        fv = _mm512_set1_epi32((int)f);
+        for (; i + 16 <= n; i += 16) {
+            const uint32_t m = ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(valid + i)), z)) & 0xFFFFu;
+            _mm512_storeu_si512((void *)(dst + (size_t)i * 4), _mm512_mask_expandloadu_epi32(fv, (__mmask16)m, src + (size_t)j * 4));
+            j += (uint32_t)_mm_popcnt_u32(m);
+        }
+    } else {
+        uint64_t f;
+        __m512i fv;
+        memcpy(&f, fill, 8);
+        fv = _mm512_set1_epi64((long long)f);
+        for (; i + 8 <= n; i += 8) {
+            const uint32_t m = ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(valid + i)), z)) & 0xFFu;
+            _mm512_storeu_si512((void *)(dst + (size_t)i * 8), _mm512_mask_expandloadu_epi64(fv, (__mmask8)m, src + (size_t)j * 8));
+            j += (uint32_t)_mm_popcnt_u32(m);
+        }
+    }
+    *jp = j;
+    return i;
+}
+#endif
 static void gf__scatter(uint8_t *dst, size_t stride, const uint8_t *src, const uint8_t *valid, uint32_t n, const uint8_t *fill, size_t dsz)
 {
-    uint32_t i, j = 0;
+    uint32_t i = 0, j = 0;
+#if defined(GF__AVX512)
+    if ((dsz == 4 || dsz == 8) && stride == dsz && gf__avx512()) i = gf__scatter_avx512(dst, src, valid, n, fill, dsz, &j);
+#endif
     switch (dsz) {
     case 1: GF__SCATTER(uint8_t) break;
     case 2: GF__SCATTER(uint16_t) break;

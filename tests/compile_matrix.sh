@@ -429,6 +429,8 @@ add job_negative_ahead
 add job_prog opt-custom-malloc-gcc gcc -std=c99 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. "$T/prog.c"
 add job_prog opt-custom-malloc-g++ g++ -std=c++17 "${WARN[@]}" -DMATRIX_CUSTOM_ALLOC -I. -x c++ "$T/prog.c"
 add job_prog opt-custom-assert-clang clang -std=c99 "${WARN[@]}" "-DGPUFEED_ASSERT(x)=((void)0)" -I. "$T/prog.c"
+add job_prog opt-no-avx512-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_AVX512 -I. -x c++ "$T/prog.c"
+add job_prog opt-no-simd-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_SIMD -I. "$T/prog.c"
 add job_prog opt-small-limits-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_ERROR_MAX=64 -DGPUFEED_MAX_THRIFT_DEPTH=16 \
     -DGPUFEED_MAX_PAGE_HEADER_SIZE=4096 -I. "$T/prog.c"
 add job_negative

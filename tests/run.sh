@@ -260,6 +260,12 @@ build_all() {
   fi
   pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tests/test_unit.c -o build/asan/test_unit_window -lpthread -lm
   pjob "gpufeed-dense (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tools/gpufeed-dense.c -o build/asan/gpufeed-dense-window -lpthread -lm
+  # the fallbacks of the run-time AVX-512 kernels (SSE2 / NEON) and of all SIMD (scalar): the same bytes
+  for v in NO_AVX512 NO_SIMD; do
+    lc=$(echo $v | tr 'A-Z' 'a-z' | tr -d _)
+    pjob "test_unit (GPUFEED_$v)" clang $SAN $WARN -DGPUFEED_$v -I. tests/test_unit.c -o build/asan/test_unit_$lc -lpthread -lm
+    pjob "gpufeed-dense (GPUFEED_$v)" clang $SAN $WARN -DGPUFEED_$v -I. tools/gpufeed-dense.c -o build/asan/gpufeed-dense-$lc -lpthread -lm
+  done
   [ -f tests/test_cache_api.c ] && pjob "test_cache_api (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_cache_api.c -o build/tsan_test_cache_api -lpthread -lm
   # codecs against the system libraries, and the opt-in builds that use them
   if [ -f tests/test_codec_ref.c ]; then
@@ -300,6 +306,7 @@ build_quick() {
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
   pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
+  pjob "test_unit (GPUFEED_NO_AVX512)" $SANCC $SANQ $WARN -DGPUFEED_NO_AVX512 -I. tests/test_unit.c -o $QB/asan/test_unit_noavx512 -lpthread -lm
   pjob "test_uploader_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o $QB/asan/test_uploader_host -lpthread -lm
   [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O0 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm
   for t in cat inspect dense bench cache; do
@@ -458,6 +465,7 @@ layout_suite() {
 quick_short() {
   suite_if $QB/asan/test_unit unit $QB/asan/test_unit
   suite_if $QB/asan/test_unit_window unit_window $QB/asan/test_unit_window
+  suite_if $QB/asan/test_unit_noavx512 unit_noavx512 $QB/asan/test_unit_noavx512
   suite_if $QB/asan/test_bad_input bad_input $QB/asan/test_bad_input
   suite_if $QB/asan/test_nested nested $QB/asan/test_nested
   suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
@@ -502,6 +510,8 @@ layout_suite
 suite_if build/asan/test_unit unit build/asan/test_unit
 suite_if build/test_unit unit_O2 build/test_unit
 suite_if build/asan/test_unit_window unit_window build/asan/test_unit_window
+suite_if build/asan/test_unit_noavx512 unit_noavx512 build/asan/test_unit_noavx512
+suite_if build/asan/test_unit_nosimd unit_nosimd build/asan/test_unit_nosimd
 suite_if build/asan/test_codec_zstd codec_zstd build/asan/test_codec_zstd
 suite_if build/test_codec_zstd codec_zstd_O2 build/test_codec_zstd
 suite_if build/test_codec_zstd_libzstd codec_zstd_libzstd build/test_codec_zstd_libzstd
@@ -544,6 +554,9 @@ if [ -x "$PY" ]; then
   [ -f tests/test_dense.py ] && suite dense $PY tests/test_dense.py --bin build/asan/gpufeed-dense --fixtures build/fixtures
   # the same with SNAPPY pages streamed through a 4 KiB window: every writer's pages
   [ -f tests/test_dense.py ] && suite dense_window $PY tests/test_dense.py --bin build/asan/gpufeed-dense-window --fixtures build/fixtures
+  # and with the SIMD fallbacks: no AVX-512 kernels, then no SIMD at all
+  [ -f tests/test_dense.py ] && suite dense_noavx512 $PY tests/test_dense.py --bin build/asan/gpufeed-dense-noavx512 --fixtures build/fixtures
+  [ -f tests/test_dense.py ] && suite dense_nosimd $PY tests/test_dense.py --bin build/asan/gpufeed-dense-nosimd --fixtures build/fixtures
   suite extended_corpus extended_corpus
   [ -f tests/test_python.py ] && suite python $PY tests/test_python.py --gpufeed-dense build/gpufeed-dense --gpufeed-bench build/gpufeed-bench
   [ -f tests/test_python_emu.py ] && suite python_cuda_emu $PY tests/test_python_emu.py

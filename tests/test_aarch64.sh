@@ -68,6 +68,10 @@ echo "compiler: $($XCC --version | head -1); runner: ${RUN[*]:-native}"
 for t in test_unit test_bad_input test_nested test_remote test_dlpack test_loader; do
   xbuild "$t" -O2 "tests/$t.c" && xrun "$t"
 done
+# the scalar fallbacks of the NEON code (GPUFEED_NO_SIMD): the same results
+for t in test_unit test_loader; do
+  xbuild "${t}_nosimd" -O2 -DGPUFEED_NO_SIMD "tests/$t.c" && xrun "${t}_nosimd"
+done
 xbuild test_uploader_host -O2 -DGPUFEED_NO_CUDA tests/test_uploader_host.c && xrun test_uploader_host
 if [ -f "$CUDA_HOME/include/cuda_runtime_api.h" ]; then
   xbuild test_cuda_streams_emu -O2 -DGPUFEED_CUDA -DGF_CUDA_EMU -I"$CUDA_HOME/include" tests/test_cuda_streams.c tests/cuda_emu.c &&

@@ -1448,6 +1448,44 @@ static void test_gather_dense(void)
     CHECK(gf__idx_below(idx, 1, 0) == 0); /* no entries: no index is in range */
 }
 
+/* null spreads (gf__scatter): every value size, lengths around the
+   16- and 8-row AVX-512 steps and the scalar tail, no / all / random
+   nulls, consecutive rows and rows stride apart, against a plain loop;
+   the same test runs in the GPUFEED_NO_AVX512 and GPUFEED_NO_SIMD builds */
+static void test_scatter_nulls(void)
+{
+    static const size_t sizes[4] = { 1, 2, 4, 8 };
+    static uint8_t src[8 * (GF__TILE + 1)], dst[3 * 8 * GF__TILE + 8], want[3 * 8 * GF__TILE + 8], valid[GF__TILE];
+    static const uint32_t lens[] = { 0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, GF__TILE };
+    uint8_t fill[8];
+    size_t si, li, k;
+    int pat;
+    for (k = 0; k < sizeof src; k++) src[k] = (uint8_t)(rnd() & 0xFF);
+    for (k = 0; k < 8; k++) fill[k] = (uint8_t)(0xA0 + k);
+    for (si = 0; si < 4; si++) {
+        const size_t z = sizes[si];
+        for (li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            const uint32_t n = lens[li];
+            for (pat = 0; pat < 4; pat++) { /* none missing, all missing, 10% and 50% missing */
+                size_t stride;
+                for (k = 0; k < n; k++) valid[k] = (uint8_t)(pat == 0 ? 1 : pat == 1 ? 0 : pat == 2 ? (rnd() % 10 != 0) : (rnd() & 1));
+                for (stride = z; stride <= 3 * z; stride += 2 * z) {
+                    uint32_t j = 0, i;
+                    memset(dst, 0xEE, sizeof dst);
+                    memset(want, 0xEE, sizeof want);
+                    for (i = 0; i < n; i++) {
+                        memcpy(want + i * stride, valid[i] ? src + (size_t)j * z : fill, z);
+                        j += valid[i];
+                    }
+                    gf__scatter(dst, stride, src, valid, n, fill, z);
+                    CHECK_MSG(memcmp(dst, want, sizeof dst) == 0, "size %u, %u rows, pattern %d, stride %u: rows differ", (unsigned)z, n, pat,
+                              (unsigned)stride);
+                }
+            }
+        }
+    }
+}
+
 static void test_snappy_malformed(void)
 {
     {   /* offset 0 */
@@ -3359,6 +3397,7 @@ int main(void)
     RUN(test_snappy_roundtrip);
     RUN(test_snappy_elements);
     RUN(test_gather_dense);
+    RUN(test_scatter_nulls);
     RUN(test_snappy_malformed);
     RUN(test_plain_fixed);
     RUN(test_plain_boolean);
