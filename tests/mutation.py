@@ -226,9 +226,8 @@ MUTATIONS = [
     M("dense-scatter-avx512-count", "dense:conversions", "the AVX-512 null spread of 4-byte values counts one present row short per 16",
       at="_mm512_mask_expandloadu_epi32(fv, (__mmask16)m, src + (size_t)j * 4)); j += (uint32_t)_mm_popcnt_u32(m);",
       old="_mm_popcnt_u32(m)", new="_mm_popcnt_u32(m & 0x7FFFu)"),
-    M("dense-scatter-avx512-fill", "dense:conversions", "the AVX-512 null spread of 8-byte values writes 0, not the fill, for nulls",
-      at="_mm512_mask_expandloadu_epi64(fv, (__mmask8)m, src + (size_t)j * 8)", old="_mm512_mask_expandloadu_epi64(fv, (__mmask8)m,",
-      new="_mm512_maskz_expandloadu_epi64((__mmask8)m,"),
+    M("dense-scatter-avx512-fill", "dense:conversions", "the AVX-512 null spread of 8-byte values writes a wrong fill for nulls (f -> f >> 8)",
+      at="fv = _mm512_set1_epi64((long long)f);", old="(long long)f", new="(long long)(f >> 8)"),
     M("dense-gather-range", "dense:conversions", "a dictionary index equal to the entry count passes the gathers' check (dn - 1 -> dn)",
       at="last = _mm_set1_epi32((int)((dn - 1) ^ 0x80000000u));", old="(dn - 1)", new="(dn)"),
     # ---- dense: conversions
