@@ -30,7 +30,7 @@ Then, in the same run, median of --runs timed runs after one warm-up:
             is evicted from the page cache and read back once, so all are
             cached alike (a mapped file's resident pages depend on the
             cache's folio sizes, which depend on how the file got there).
-Prints the table, the hardware and the command. See tools/bench/README.md.
+Prints the table, the hardware, the load average and the command. See tools/bench/README.md.
 """
 from __future__ import annotations
 
@@ -218,6 +218,14 @@ def mib(b):
     return f"{b / 2**20:.0f} MiB"
 
 
+def load_line():
+    """The load average: on a shared machine, how busy it was."""
+    try:
+        return "load average %s" % " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "load average unknown"
+
+
 def hardware():
     model = "?"
     try:
@@ -282,7 +290,7 @@ def main():
     print("# gpufeed-dense vs pyarrow + numpy: Parquet -> dense float32 matrix")
     exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else "python3"
     print(f"# command: {exe} tools/bench/bench_dense.py {' '.join(sys.argv[1:])}".rstrip())
-    print(f"# hardware: {hardware()}")
+    print(f"# hardware: {hardware()}; {load_line()} at the start")
     print(f"# versions: pyarrow {pa.__version__}, numpy {np.__version__}, cramjam {__import__('cramjam').__version__}, "
           f"python {platform.python_version()}")
     print(f"# data: {a.rows} rows x {NCOLS} columns (8 x float32/float64/int32/int64, ~10% nulls in 8), "
@@ -395,7 +403,7 @@ def main():
     for r in rows:
         print("| " + " | ".join(r) + " |")
     print()
-    print(f"# total benchmark time {time.time() - t_start:.0f} s{big_note}")
+    print(f"# {load_line()} at the end; total benchmark time {time.time() - t_start:.0f} s{big_note}")
 
 
 if __name__ == "__main__":
