@@ -1369,9 +1369,9 @@ GF__PEDANTIC_ON
 #include <pthread.h>
 #endif
 
-/* SIMD: SSE2 on x86-64 and NEON on aarch64 (both baseline: no run-time
-   dispatch) for the dense path's transposes and casts; GPUFEED_NO_SIMD
-   keeps the scalar code, which gives the same bytes */
+/* SIMD: SSE2 on x86-64 and NEON on aarch64 (both baseline, no run-time
+   dispatch) for the dense path's transposes, casts and index checks;
+   GPUFEED_NO_SIMD keeps the scalar code, which gives the same bytes */
 #if !defined(GPUFEED_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64))
 #define GF__SSE2 1
 #include <emmintrin.h>
