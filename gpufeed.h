@@ -5477,7 +5477,7 @@ static int gf__rle_next_run(gf__rle *r)
 /* g groups of 8 values of a constant bit width (bit-packed runs), the
    width's kernel chosen once; needs 8 readable bytes beyond the groups. */
 /* the 8 values written out: compilers at -O2 keep a loop over them, and
-   its shifts by a variable cost 4-5x (1.0 against 0.2 ns a value) */
+   its shifts by a variable cost 4-5x (0.9-1.1 against 0.2 ns a value) */
 #define GF__UNPACK_ONE(J, BW) o[J] = (uint32_t)((gf__ld64(p + (((J) * (BW)) >> 3)) >> (((J) * (BW)) & 7)) & ((1ull << (BW)) - 1));
 #define GF__UNPACK_CASE(BW) case BW: for (k_ = 0; k_ < g; k_++, p += BW, o += 8) { \
     GF__UNPACK_ONE(0, BW) GF__UNPACK_ONE(1, BW) GF__UNPACK_ONE(2, BW) GF__UNPACK_ONE(3, BW) \

@@ -47,6 +47,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench_peers import load_line  # the load average, printed the same way
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NCOLS = 32
 CHUNK = 1_000_000
@@ -216,14 +218,6 @@ def spread(ts):
 
 def mib(b):
     return f"{b / 2**20:.0f} MiB"
-
-
-def load_line():
-    """The load average: on a shared machine, how busy it was."""
-    try:
-        return "load average %s" % " ".join(open("/proc/loadavg").read().split()[:3])
-    except OSError:
-        return "load average unknown"
 
 
 def hardware():
