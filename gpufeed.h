@@ -6165,9 +6165,15 @@ static gpufeed_result gf__col_z_room(gpufeed_column *c, size_t room)
 {
     gf__snap *z = &c->z;
     const size_t used = (size_t)(z->op - z->buf), cap = c->zbuf_cap;
-    const size_t hist = cap / 2 < GF__Z_HISTORY ? cap / 2 : GF__Z_HISTORY;
-    size_t keep = used > hist ? used - hist : 0, low = (size_t)(gf__col_z_low(c) - z->buf), live;
+    /* SNAPPY history back to the start of the current 64 KiB block only:
+       the compressors writers use (snappy, snap, Go's) compress 64 KiB
+       blocks apart, so no copy reaches past a block's start; one that does
+       decodes the page whole (gf__col_z_whole) */
+    size_t hist = (size_t)((z->base + used) & (GF__Z_HISTORY - 1));
+    size_t keep, low = (size_t)(gf__col_z_low(c) - z->buf), live;
     size_t o_vp, o_p = 0, o_lit = 0;
+    if (hist > cap / 2) hist = cap / 2;
+    keep = used > hist ? used - hist : 0;
     if (low < keep) keep = low;
     live = used - keep;
     o_vp = gf__z_moved(c, c->vp, keep);
@@ -6232,13 +6238,17 @@ static gpufeed_result gf__col_z_need(gpufeed_column *c, uint64_t want)
     if (want > z->total) want = z->total;
     while (gf__col_z_pos(c, z->op) < want && z->ip < z->iend) {
         char msg[GPUFEED_ERROR_MAX];
-        uint64_t goal = want + GF__Z_AHEAD;
+        const uint64_t at = gf__col_z_pos(c, z->op), next = (at | (GF__Z_HISTORY - 1)) + 1; /* the next block's start */
+        uint64_t goal = want + GF__Z_AHEAD, blk = z->total - at < GF__Z_HISTORY ? z->total - at : GF__Z_HISTORY;
         const uint8_t *stop;
         int st;
-        if ((size_t)(z->end - z->op) < room) {
+        /* room made where a block starts, when the block does not fit: no
+           history to keep then, only what the reader has not consumed */
+        if ((size_t)(z->end - z->op) < room || ((at & (GF__Z_HISTORY - 1)) == 0 && (size_t)(z->end - z->op) < blk + GF__SNAPPY_OUT_SLACK)) {
             gpufeed_result r = gf__col_z_room(c, room);
             if (r) return r;
         }
+        if (goal > next) goal = next; /* each step ends at a block's end (where its elements end) */
         if (goal > z->total) goal = z->total;
         stop = goal - z->base < (uint64_t)(z->end - z->buf) ? z->buf + (goal - z->base) : z->end;
         st = gf__snappy_run(z, stop, msg, sizeof msg);
