@@ -189,7 +189,7 @@
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
-     GPUFEED_PAGE_WINDOW           256 KiB  a dense reader streams a larger
+     GPUFEED_PAGE_WINDOW           128 KiB  a dense reader streams a larger
                                             SNAPPY page of fixed-width or
                                             dictionary-encoded values
                                             through a window this size per
@@ -270,7 +270,7 @@
 #define GPUFEED_GATHER_AHEAD 64
 #endif
 #ifndef GPUFEED_PAGE_WINDOW
-#define GPUFEED_PAGE_WINDOW (256u << 10)
+#define GPUFEED_PAGE_WINDOW (128u << 10)
 #endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
