@@ -6126,16 +6126,19 @@ static void gf__file_unmap_all(gpufeed_file *f)
    with fixed-width PLAIN values or dictionary indices (of more than
    GPUFEED_PAGE_WINDOW bytes) is instead decompressed into a window as the
    reader gets there: its levels are copied out at the start, then the
-   window keeps the bytes the reader has not consumed and the 64 KiB
-   SNAPPY copies reach back into (writers compress in 64 KiB blocks). A
-   copy from further back (another writer) decodes the page again whole
-   (gf__col_z_whole); an error names the page offset a whole-page decode
-   names. The reader's pointers into the window (c->vp, c->vend, and the
-   dictionary indices' decoder c->idx) move with it. */
+   window keeps the bytes the reader has not consumed and those of the
+   current 64 KiB SNAPPY block (writers compress in 64 KiB blocks, and no
+   copy reaches back past its block's start). Each decoding step ends
+   where a block ends, and room is made there when the next block does
+   not fit, so a move carries only the bytes the reader has not consumed.
+   A copy from further back (another compressor) decodes the page again
+   whole (gf__col_z_whole); an error names the page offset a whole-page
+   decode names. The reader's pointers into the window (c->vp, c->vend,
+   and the dictionary indices' decoder c->idx) move with it. */
 #if GPUFEED_PAGE_WINDOW < 4096
 #error "GPUFEED_PAGE_WINDOW must be at least 4096"
 #endif
-#define GF__Z_HISTORY 65536u                   /* kept behind the decoder */
+#define GF__Z_HISTORY 65536u                   /* a SNAPPY block: the most kept behind the decoder */
 #define GF__Z_AHEAD 16384u                     /* decoded past what is asked for */
 #define GF__Z_ROOM (64u + 4096u)               /* the least room a step starts with */
 
