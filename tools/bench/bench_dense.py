@@ -107,14 +107,19 @@ def generate(path, rows, seed, **kw):
 
 # ------------------------------------------------------------------ measurements
 
-def recache(binary, path):
-    """Evicts the file from the page cache and reads it back once (through
-    gpufeed-dense, mapped, as the measured runs read it)."""
+def evict(path):
+    """Drops the file's pages from the page cache."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
         os.close(fd)
+
+
+def recache(binary, path):
+    """Evicts the file from the page cache and reads it back once (through
+    gpufeed-dense, mapped, as the measured runs read it)."""
+    evict(path)
     run_gpufeed(binary, path)
 
 
@@ -124,9 +129,9 @@ def readback(path):
     folios for the file system (Linux 6.18, ext4 here) the cache then holds
     it in large folios, where reading it in column-interleaved faults (as a
     mapped gpufeed-dense does) leaves small ones."""
+    evict(path)
     fd = os.open(path, os.O_RDONLY)
     try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         while os.read(fd, 1 << 20):
             pass
     finally:
