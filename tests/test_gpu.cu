@@ -392,7 +392,6 @@ static void two_uploaders(int32_t dev_a, int32_t dev_b)
 static void test_c_two_uploaders_one_device(void) { two_uploaders(0, 0); }
 static void test_c_two_devices(void)
 {
-    if (g_ndev < 2) { printf("  SKIP: only one device\n"); return; }
     two_uploaders(0, 1);
 }
 
@@ -450,39 +449,95 @@ static void steady_state(int sync_each_step, double *frac_next, double *gpu_busy
     close_pipe(&p);
 }
 
-/* (e) DLPack on the device: tensors point at the device slot (kDLCUDA),
-   the consumer stream waits for the copy, and the bytes read on that
-   stream equal the host batch; the slot stays held until the deleter */
+/* (e) DLPack on the device. Per-feature layout: every feature and every
+   validity mask exported as a kDLCUDA tensor that points at the device slot;
+   the consumer stream waits for the copy, and the bytes read on that stream
+   equal the host batch; the slot stays held until the last deleter, which
+   runs after the release. Row-major layout with mixed dtypes (a 17-byte
+   row): a feature view that cannot be expressed in elements and the whole
+   batch as one tensor are refused with a message saying why, while the
+   masks (separate arrays) still export. */
+static size_t dl_bytes(const gpufeed_dl_tensor *t)
+{
+    size_t n = (size_t)t->dtype.bits / 8;
+    int32_t i;
+    for (i = 0; i < t->ndim; i++) n *= (size_t)t->shape[i];
+    return n;
+}
+
 static void test_e_dlpack_device(void)
 {
+    static const int has_mask[NF] = { 1, 0, 1, 0 };
     pipe_t p;
     gpufeed_uploader *u;
     gpufeed_device_batch b;
     cudaStream_t st;
-    int n = 0, bad = 0;
-    if (open_pipe(&p, GPUFEED_LAYOUT_ROW_MAJOR, 77, 1, 4096)) { CHECK(0); return; }
+    gpufeed_result r;
+    int n = 0, ntensors = 0, bad = 0;
+    if (open_pipe(&p, GPUFEED_LAYOUT_PER_FEATURE, 77, 1, 4096)) { CHECK(0); return; }
     u = open_uploader(&p, 0, 3);
     if (!u) { close_pipe(&p); return; }
     CK(cudaSetDevice(0));
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    while (gpufeed_uploader_next(u, &b) == GPUFEED_OK) {
-        gpufeed_dl_managed_versioned *t = NULL;
+    while ((r = gpufeed_uploader_next(u, &b)) == GPUFEED_OK) {
+        std::vector<gpufeed_dl_managed_versioned *> held;
         std::vector<uint8_t> back;
-        size_t bytes = (size_t)b.host.num_rows * (size_t)b.host.row_bytes;
-        CHECK(gpufeed_batch_dlpack(u, &b, 0, 0, st, 1, (void **)&t) == GPUFEED_OK);
-        if (!t) break;
-        CHECK(t->dl_tensor.device.device_type == GPUFEED_DL_CUDA && t->dl_tensor.device.device_id == 0);
-        CHECK(t->dl_tensor.data == b.data);
-        back.resize(bytes + 1);
-        CK(cudaMemcpyAsync(back.data(), t->dl_tensor.data, bytes, cudaMemcpyDeviceToHost, st));
-        CK(cudaStreamSynchronize(st));
-        if (memcmp(back.data(), b.host.data, bytes) != 0) bad++;
+        int j, m;
+        for (j = 0; j < NF; j++)
+            for (m = 0; m <= has_mask[j]; m++) {
+                gpufeed_dl_managed_versioned *t = NULL;
+                const void *host = m ? (const void *)b.host.valid[j] : (const void *)b.host.features[j];
+                const void *dev = m ? (const void *)b.valid[j] : (const void *)b.features[j];
+                size_t bytes;
+                gpufeed_result e = gpufeed_batch_dlpack(u, &b, j, m, st, 1, (void **)&t);
+                CHECK_MSG(e == GPUFEED_OK && t, "batch %d, feature %d%s: %s", n, j, m ? " mask" : "", gpufeed_uploader_error(u));
+                if (e != GPUFEED_OK || !t) { bad++; continue; }
+                held.push_back(t);
+                CHECK(t->dl_tensor.device.device_type == GPUFEED_DL_CUDA && t->dl_tensor.device.device_id == 0);
+                CHECK(t->dl_tensor.data == dev && t->dl_tensor.byte_offset == 0);
+                CHECK(t->dl_tensor.shape[0] == b.host.num_rows);
+                bytes = dl_bytes(&t->dl_tensor);
+                back.assign(bytes + 1, 0xEE);
+                CK(cudaMemcpyAsync(back.data(), t->dl_tensor.data, bytes, cudaMemcpyDeviceToHost, st));
+                CK(cudaStreamSynchronize(st));
+                if (memcmp(back.data(), host, bytes) != 0) bad++;
+                ntensors++;
+            }
         CHECK(gpufeed_uploader_release(u, &b, st) == GPUFEED_OK);
-        t->deleter(t); /* records the slot's release on st */
+        for (size_t i = 0; i < held.size(); i++) held[i]->deleter(held[i]); /* record the slot's release on st */
         n++;
     }
-    CHECK_MSG(bad == 0, "%d of %d batches differ when read through their DLPack tensor", bad, n);
-    printf("  %d batches exported as kDLCUDA tensors, bytes equal the host slots\n", n);
+    CHECK_MSG(r == GPUFEED_DONE, "uploader: %s", gpufeed_uploader_error(u));
+    CHECK(n > 0);
+    CHECK_MSG(bad == 0, "%d of %d tensors missing or differ when read through DLPack", bad, ntensors);
+    printf("  per-feature: %d batches, %d kDLCUDA tensors (features and masks), bytes equal the host slots\n", n, ntensors);
+    gpufeed_uploader_close(u);
+    close_pipe(&p);
+
+    if (open_pipe(&p, GPUFEED_LAYOUT_ROW_MAJOR, 77, 1, 4096)) { CHECK(0); CK(cudaStreamDestroy(st)); return; }
+    u = open_uploader(&p, 0, 3);
+    if (!u) { close_pipe(&p); CK(cudaStreamDestroy(st)); return; }
+    if ((r = gpufeed_uploader_next(u, &b)) == GPUFEED_OK) {
+        gpufeed_dl_managed_versioned *t = NULL;
+        std::vector<uint8_t> back;
+        CHECK(gpufeed_batch_dlpack(u, &b, 0, 0, st, 1, (void **)&t) == GPUFEED_ERR_INVALID_ARG && !t);
+        CHECK_MSG(strstr(gpufeed_uploader_error(u), "not aligned") != NULL, "%s", gpufeed_uploader_error(u));
+        CHECK(gpufeed_batch_dlpack(u, &b, GPUFEED_DL_ALL, 0, st, 1, (void **)&t) == GPUFEED_ERR_INVALID_ARG && !t);
+        CHECK_MSG(strstr(gpufeed_uploader_error(u), "differ in dtype") != NULL, "%s", gpufeed_uploader_error(u));
+        CHECK_MSG(gpufeed_batch_dlpack(u, &b, 2, 1, st, 1, (void **)&t) == GPUFEED_OK && t, "%s", gpufeed_uploader_error(u));
+        if (t) {
+            size_t bytes = dl_bytes(&t->dl_tensor);
+            CHECK(bytes == (size_t)b.host.num_rows && t->dl_tensor.data == (void *)b.valid[2]);
+            back.assign(bytes, 0xEE);
+            CK(cudaMemcpyAsync(back.data(), t->dl_tensor.data, bytes, cudaMemcpyDeviceToHost, st));
+            CK(cudaStreamSynchronize(st));
+            CHECK(memcmp(back.data(), b.host.valid[2], bytes) == 0);
+        }
+        CHECK(gpufeed_uploader_release(u, &b, st) == GPUFEED_OK);
+        if (t) t->deleter(t);
+        printf("  row-major 17-byte rows: feature views and the whole batch refused with a reason, masks exported\n");
+    }
+    CHECK_MSG(r == GPUFEED_OK, "uploader: %s", gpufeed_uploader_error(u));
     gpufeed_uploader_close(u);
     CK(cudaStreamDestroy(st));
     close_pipe(&p);
@@ -535,7 +590,8 @@ int main(int argc, char **argv)
     RUN(test_a_resident_equals_host);
     RUN(test_b_slot_reuse_under_slow_trainer);
     RUN(test_c_two_uploaders_one_device);
-    RUN(test_c_two_devices);
+    if (g_ndev >= 2) RUN(test_c_two_devices);
+    else printf("SKIP test_c_two_devices (one device: needs two)\n");
     RUN(test_d_host_does_not_block);
     RUN(test_e_dlpack_device);
     return TEST_SUMMARY();
