@@ -970,7 +970,8 @@ typedef enum gpufeed_stage {
 typedef struct gpufeed_stats {
     double wall_s;                     /* since the first next() */
     double trainer_wait_s;             /* next() waiting for batches */
-    double copy_s;                     /* next() copying batches (into an uploader's slot) */
+    double copy_s;                     /* next() copying batches into an uploader's slot
+                                          (0 where the uploader trades buffers instead) */
     int32_t workers;
     const double *worker_busy_s;       /* decode time per worker (source reads included) */
     const double *worker_backpressure_s; /* time each worker was idle: its ring full and
@@ -1152,7 +1153,11 @@ typedef struct gpufeed_uploader_desc {
     int32_t device;                    /* CUDA device ordinal (default 0) */
     int32_t slots;                     /* batches in flight, 2..16 (default 3) */
     uint64_t max_pinned_bytes;         /* cap on pinned host memory; slots beyond it
-                                          stay pageable, with a warning (0: no cap) */
+                                          stay pageable, with a warning (0: no cap).
+                                          The uploader also pins the loader's batch
+                                          slots (workers + 4, at most 256 MiB) so that
+                                          batches pass to it without a copy; a cap too
+                                          small for both keeps them pageable and copies */
     int32_t host_fallback;             /* 1: no CUDA (build or device) -> host batches;
                                           0: gpufeed_uploader_open fails */
     uint64_t resident_bytes;           /* device-resident mode: when this rank's dense
@@ -14037,6 +14042,23 @@ static void gf__deliver(gpufeed_loader *l, const gf__bslot *bs, gpufeed_batch *o
     }
 }
 
+/* The uploader's exchange, in place of gf__deliver's copy: the batch just
+   delivered keeps its memory, which passes to the caller, and its slot
+   takes `mem` (a buffer of the same size from the same allocator) in its
+   place. No worker touches the slot until the next gpufeed_loader_next
+   releases it, and that release publishes the new pointers. Returns the
+   batch's memory. Only for a loader without partitions. */
+static uint8_t *gf__loader_exchange(gpufeed_loader *l, uint8_t *mem)
+{
+    gf__bslot *bs = &l->bs[(l->q - 1) % l->S];
+    uint8_t *old = bs->mem;
+    void *data;
+    bs->mem = mem;
+    gf__batch_layout(l->ds, l->B, mem + (gf__align_up((size_t)(uintptr_t)mem) - (size_t)(uintptr_t)mem), &data, bs->feat, bs->valid);
+    bs->data = data;
+    return old;
+}
+
 /* failures in units no batch read: reported once the frontier passed them */
 static gpufeed_result gf__check_released(gpufeed_loader *l, int64_t upto_epoch)
 {
@@ -14494,8 +14516,13 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
 }
 
 /* >>uploader ------------------------------------------------------------- */
-/* A ring of batch slots, each a pinned host slab (the loader assembles the
-   batch straight into it) and a device slab. One cudaMemcpyAsync per piece
+/* A ring of batch slots, each a pinned host slab and a device slab. The
+   loader's workers assemble each batch in one of the loader's batch slots;
+   the uploader then trades its free slab for that slot's memory, so the
+   batch becomes the uploader slot's host slab without a copy (the loader's
+   batch slots are pinned at open for this). Where the buffers cannot be
+   alike (a pageable or cudaHostAlloc slab, max_pinned_bytes, a partitioned
+   loader) the batch is copied into the slab instead. One cudaMemcpyAsync per piece
    on a non-blocking copy stream; events without timing. Before a slot is
    refilled: the host waits for its previous copy (long done in the steady
    state) and the copy stream waits for the trainer's release event. */
@@ -14552,6 +14579,8 @@ struct gpufeed_uploader {
     gpufeed_allocator alloc;           /* the dataset's, kept for a deferred free */
     int32_t nfeat;
     int32_t live_refs;                 /* DLPack tensors alive, all slots */
+    int exchange;                      /* 1: slots trade memory with the loader's batch
+                                          slots instead of copying each batch */
     int closing;                       /* closed with tensors alive: freed by the last deleter */
 #if !defined(GPUFEED_NO_THREADS)
     pthread_mutex_t mu;                /* slot state: deleters may run on any thread */
@@ -14617,6 +14646,16 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
     u->l->dst_data = NULL;
     u->l->dst_feat = NULL;
     u->l->dst_valid = NULL; /* the loader hands out its own slots again */
+#ifdef GF__CUDA
+    if (u->exchange && u->on_device) { /* the buffers the loader holds now: pageable again */
+        int32_t i;
+        int prev = gf__dev_enter(u->d.device);
+        if (u->copy) cudaStreamSynchronize(u->copy);
+        for (i = 0; i < u->l->S; i++) cudaHostUnregister(u->l->bs[i].mem);
+        gf__dev_leave(u->d.device, prev);
+    }
+#endif
+    u->exchange = 0;
     gpufeed_loader_close(u->il); u->il = NULL;
     GF__ULOCK(u);
     defer = u->live_refs > 0;
@@ -14814,6 +14853,39 @@ static gpufeed_result gf__resident_next(gpufeed_uploader *u, gf__dslot *s, gpufe
 }
 #endif
 
+/* Exchange mode: each batch's memory passes from the loader's batch slot
+   to the uploader's slot, and the slot's free buffer goes back in its place,
+   so no batch is copied on the consumer's thread. It needs every buffer
+   alike: the same size, the dataset's allocator, and on a device all
+   pinned (the loader's batch slots are registered here, within
+   max_pinned_bytes). Otherwise each batch is copied into the slot. */
+static void gf__uploader_exchange_setup(gpufeed_uploader *u, uint64_t pinned)
+{
+    gpufeed_loader *l = u->l;
+    int32_t i;
+    u->exchange = 0;
+    if (l->ninner || u->resident || gf__batch_bytes(l->ds, l->B) != u->slab) return;
+    for (i = 0; i < u->n; i++) if (u->s[i].pinned != (u->on_device ? 1 : 0)) return;
+#ifdef GF__CUDA
+    if (u->on_device) {
+        int prev;
+        if (u->d.max_pinned_bytes && pinned + (uint64_t)l->S * (u->slab + GPUFEED_ALIGN) > u->d.max_pinned_bytes) return;
+        prev = gf__dev_enter(u->d.device);
+        for (i = 0; i < l->S; i++)
+            if (cudaHostRegister(l->bs[i].mem, u->slab + GPUFEED_ALIGN, cudaHostRegisterDefault) != cudaSuccess) break;
+        if (i < l->S) {
+            cudaGetLastError();
+            while (i-- > 0) cudaHostUnregister(l->bs[i].mem);
+            gf__dev_leave(u->d.device, prev);
+            return;
+        }
+        gf__dev_leave(u->d.device, prev);
+    }
+#endif
+    (void)pinned;
+    u->exchange = 1;
+}
+
 GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l, const gpufeed_uploader_desc *desc, gpufeed_error *err)
 {
     gpufeed_uploader *u;
@@ -14924,13 +14996,13 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
             s->hdata = hd;
         }
     }
-    (void)pinned;
 #ifdef GF__RESIDENT
     if (u->on_device && desc->resident_bytes) {
         gpufeed_result rr = gf__resident_setup(u, err);
         if (rr) { gpufeed_uploader_close(u); return rr; }
     }
 #endif
+    gf__uploader_exchange_setup(u, pinned);
 #ifdef GF__CUDA
     if (u->on_device) gf__dev_leave(desc->device, u->caller_dev);
 #endif
@@ -14981,16 +15053,27 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         return GPUFEED_OK;
     }
 #endif
-    /* the loader's batch goes into this slot */
-    l->dst_data = s->hdata;
-    l->dst_feat = s->hfeat;
-    l->dst_valid = s->hvalid;
+    /* the loader's batch goes into this slot: the slot's free memory is
+       traded for the batch slot's (no copy), or the batch is copied in */
+    l->dst_data = u->exchange ? NULL : s->hdata;
+    l->dst_feat = u->exchange ? NULL : s->hfeat;
+    l->dst_valid = u->exchange ? NULL : s->hvalid;
     {
         int32_t slot = b->slot;
         r = gpufeed_loader_next(l, &b->host);
         b->slot = slot;
     }
     if (r) { if (r != GPUFEED_DONE) gf__fmt(u->err, sizeof u->err, "%s", gpufeed_loader_error(l)); return r; }
+    if (u->exchange) {
+        void *hd;
+        s->hmem = gf__loader_exchange(l, s->hmem);
+        s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
+        gf__batch_layout(l->ds, l->B, s->host, &hd, s->hfeat, s->hvalid);
+        s->hdata = hd;
+        b->host.data = s->hdata;
+        b->host.features = s->hfeat;
+        b->host.valid = s->hvalid;
+    }
     b->on_device = u->on_device;
 #ifdef GF__CUDA
     if (u->on_device) {

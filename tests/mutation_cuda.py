@@ -35,6 +35,13 @@ MUTATIONS = [
      "(void)gf__slot_record_release(u, s, k->stream);", ";"),
     ("the uploader does not destroy its events",
      "if (s->copied) cudaEventDestroy(s->copied);", ";"),
+    ("the loader's batch slot keeps the traded batch's memory",
+     "    bs->mem = mem;\n    gf__batch_layout(", "    mem = old;\n    gf__batch_layout("),
+    ("the uploader's slot is not laid out on the buffer it traded for",
+     "        gf__batch_layout(l->ds, l->B, s->host, &hd, s->hfeat, s->hvalid);\n        s->hdata = hd;\n        b->host.data",
+     "        hd = s->hdata;\n        s->hdata = hd;\n        b->host.data"),
+    ("the loader's batch slots stay pinned after the uploader closes",
+     "for (i = 0; i < u->l->S; i++) cudaHostUnregister(u->l->bs[i].mem);", ";"),
     ("the caller's current device is not restored",
      "static void gf__dev_leave(int32_t dev, int prev) { if (prev != dev) cudaSetDevice(prev); }",
      "static void gf__dev_leave(int32_t dev, int prev) { (void)dev; (void)prev; }"),
@@ -89,6 +96,8 @@ def main():
                 continue
             r = subprocess.run([exe], capture_output=True, text=True, cwd=ROOT, timeout=600)
             fails = [l[5:] for l in r.stdout.splitlines() if l.startswith("FAIL ")]
+            if not fails and r.returncode != 0:  # a crash or an abort is a catch too
+                fails = ["a crash of the test program (exit %d, after %s)" % (r.returncode, ([l[5:] for l in r.stdout.splitlines() if l.startswith("PASS ")] or ["no test"])[-1])]
             print("| %s | %s |" % (name, "caught by " + ", ".join(fails) if fails else "SURVIVED"))
             survived += not fails
         survived += python_mutation(tmp)

@@ -222,13 +222,18 @@ static gpufeed_uploader *open_uploader(pipe_t *p, int32_t device, int32_t slots,
 /* The stream through a slow consumer, holding up to `hold` batches and
    releasing them in a scrambled order; every copy-back equals the plain
    loader's batch. Returns the batches checked. */
+static int g_host_buffers; /* distinct host buffers run_stream's batches arrived in */
+
 static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_pinned, const char *what)
 {
     static ref_t ref;
     static mirror mir[CAP];
+    const void *seen[64];
     pipe_t p;
     gpufeed_uploader *u;
     gpufeed_device_batch held[16], b;
+    int64_t held_n[16];
+    int64_t host_bad = 0;
     cudaStream_t st;
     slow_t slow;
     int nheld = 0, i;
@@ -242,23 +247,36 @@ static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_
     CK(cudaSetDevice(0));
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     slow.rng = 99; slow.max_us = 1500;
+    g_host_buffers = 0;
     while ((r = gpufeed_uploader_next(u, &b)) == GPUFEED_OK && n < CAP) {
+        const void *hp = layout == GPUFEED_LAYOUT_ROW_MAJOR ? b.host.data : b.host.features[0];
+        for (i = 0; i < g_host_buffers && seen[i] != hp; i++) {}
+        if (i == g_host_buffers && i < 64) seen[g_host_buffers++] = hp;
         CHECK(b.on_device == 1 && b.ready != NULL && (layout == GPUFEED_LAYOUT_ROW_MAJOR ? b.data != NULL : b.data == NULL && b.features != NULL));
         CHECK(gpufeed_device_batch_wait(&b, st) == GPUFEED_OK);
         CK(cudaLaunchHostFunc(st, slow_kernel, &slow));
         CHECK(mirror_batch(st, &p, &b, &mir[n]) == 0);
         rows += b.host.num_rows;
+        held_n[nheld] = n;
         n++;
         held[nheld++] = b;
         while (nheld >= hold) { /* release one of the held, not always the oldest */
             rng = rng * 1103515245u + 12345u;
             i = (int)((rng >> 8) % (unsigned)nheld);
+            /* the host side of a held batch stays intact until its release */
+            if (held_n[i] < ref.n && gpufeed_batch_hash(p.ds, &held[i].host) != ref.batch[held_n[i]]) host_bad++;
             CHECK_MSG(gpufeed_uploader_release(u, &held[i], st) == GPUFEED_OK, "%s", gpufeed_uploader_error(u));
             held[i] = held[--nheld];
+            held_n[i] = held_n[nheld];
         }
     }
     CHECK_MSG(r == GPUFEED_DONE, "%d: %s", (int)r, gpufeed_uploader_error(u));
-    while (nheld > 0) CHECK(gpufeed_uploader_release(u, &held[--nheld], st) == GPUFEED_OK);
+    while (nheld > 0) {
+        nheld--;
+        if (held_n[nheld] < ref.n && gpufeed_batch_hash(p.ds, &held[nheld].host) != ref.batch[held_n[nheld]]) host_bad++;
+        CHECK(gpufeed_uploader_release(u, &held[nheld], st) == GPUFEED_OK);
+    }
+    CHECK_MSG(host_bad == 0, "%s: %lld held batches changed on the host before their release", what, (long long)host_bad);
     CK(cudaStreamSynchronize(st));
     CHECK_MSG(n == ref.n, "%lld batches, the plain loader gave %lld", (long long)n, (long long)ref.n);
     for (i = 0; i < n && i < ref.n; i++) if (gpufeed_batch_hash(p.ds, &mir[i].meta) != ref.batch[i]) bad++;
@@ -267,7 +285,7 @@ static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_
     gpufeed_uploader_close(u);
     CK(cudaStreamDestroy(st));
     close_pipe(&p);
-    printf("  %s: %lld batches (%lld rows) through a slow consumer stream, equal to the loader's\n", what, (long long)n, (long long)rows);
+    printf("  %s: %lld batches (%lld rows) through a slow consumer stream, equal to the loader's; %d host buffers\n", what, (long long)n, (long long)rows, g_host_buffers);
     return n;
 }
 
@@ -275,6 +293,9 @@ static void test_stream_row_major_2_slots(void)
 {
     snap s; snap_take(&s);
     CHECK(run_stream(GPUFEED_LAYOUT_ROW_MAJOR, 2, 1, 0, "row-major, 2 slots") > 100);
+    /* every buffer pinned: the slots trade memory with the loader's batch
+       slots, so batches arrive in more buffers than there are slots */
+    CHECK_MSG(g_host_buffers > 2, "batches came in %d host buffers: copied into the slots, not exchanged", g_host_buffers);
     snap_check(&s, "row-major, 2 slots");
 }
 
@@ -282,6 +303,7 @@ static void test_stream_per_feature_held(void)
 {
     snap s; snap_take(&s);
     CHECK(run_stream(GPUFEED_LAYOUT_PER_FEATURE, 4, 3, 0, "per-feature, 4 slots, 3 held") > 100);
+    CHECK_MSG(g_host_buffers > 4, "batches came in %d host buffers: copied into the slots, not exchanged", g_host_buffers);
     snap_check(&s, "per-feature, 4 slots, 3 held");
 }
 
@@ -291,6 +313,8 @@ static void test_stream_partly_pageable(void)
 {
     snap s; snap_take(&s);
     CHECK(run_stream(GPUFEED_LAYOUT_ROW_MAJOR, 3, 2, 200000, "row-major, 3 slots, 1 pinned") > 100);
+    /* a pageable slot: each batch is copied into its slot (no exchange) */
+    CHECK_MSG(g_host_buffers == 3, "batches came in %d host buffers, want the 3 slots'", g_host_buffers);
     snap_check(&s, "partly pageable");
 #ifdef GF_CUDA_EMU
     {
@@ -299,6 +323,51 @@ static void test_stream_partly_pageable(void)
         CHECK_MSG(c.staged_copies > s.c.staged_copies, "no staged copy: every slot was pinned");
     }
 #endif
+}
+
+/* one batch held while the loader goes round its batch slots many times:
+   its host memory and its device copy stay the batch's own (the slot's
+   memory passed to the uploader, the loader took another buffer) */
+static void test_held_across_the_ring(void)
+{
+    static ref_t ref;
+    static mirror m0;
+    pipe_t p;
+    gpufeed_uploader *u;
+    gpufeed_device_batch b0, b;
+    cudaStream_t st;
+    int64_t n = 1;
+    int ok0;
+    snap s; snap_take(&s);
+    if (reference(GPUFEED_LAYOUT_ROW_MAJOR, 0, 4321, 2, &ref)) { CHECK(0); return; }
+    if (open_pipe(&p, GPUFEED_LAYOUT_ROW_MAJOR, 0, 4321, 2)) { CHECK(0); return; }
+    u = open_uploader(&p, 0, 3, 0);
+    if (!u) { close_pipe(&p); return; }
+    CK(cudaSetDevice(0));
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    ok0 = gpufeed_uploader_next(u, &b0) == GPUFEED_OK;
+    CHECK_MSG(ok0, "%s", gpufeed_uploader_error(u));
+    if (ok0) {
+        while (n < 60 && gpufeed_uploader_next(u, &b) == GPUFEED_OK) { /* the other two slots, round and round */
+            CHECK(gpufeed_device_batch_wait(&b, st) == GPUFEED_OK);
+            CHECK(gpufeed_uploader_release(u, &b, st) == GPUFEED_OK);
+            n++;
+        }
+        CHECK_MSG(n == 60 && ref.n >= 60, "%lld batches (the loader's stream has %lld)", (long long)n, (long long)ref.n);
+        CHECK_MSG(gpufeed_batch_hash(p.ds, &b0.host) == ref.batch[0], "the held batch changed on the host while the loader took %lld more", (long long)(n - 1));
+        CHECK(gpufeed_device_batch_wait(&b0, st) == GPUFEED_OK);
+        CHECK(mirror_batch(st, &p, &b0, &m0) == 0);
+        CK(cudaStreamSynchronize(st));
+        CHECK_MSG(gpufeed_batch_hash(p.ds, &m0.meta) == ref.batch[0], "the held batch read back from the device differs");
+        CK(cudaFreeHost(m0.mem));
+        CHECK(gpufeed_uploader_release(u, &b0, st) == GPUFEED_OK);
+    }
+    CK(cudaStreamSynchronize(st));
+    gpufeed_uploader_close(u);
+    CK(cudaStreamDestroy(st));
+    close_pipe(&p);
+    snap_check(&s, "held across the ring");
+    printf("  one batch held while %lld more went through the other slots: intact on the host and the device\n", (long long)(n - 1));
 }
 
 /* ---- DLPack ------------------------------------------------------------- */
@@ -567,6 +636,12 @@ static void test_fail_pinning(void)
     emu_fail("cudaHostRegister", 2);
     emu_fail("cudaHostAlloc", 1);
     CHECK(run_stream(GPUFEED_LAYOUT_PER_FEATURE, 3, 2, 0, "no pinned memory for one slot") > 100);
+    CHECK_MSG(g_host_buffers == 3, "a slot in cudaHostAlloc memory: batches came in %d host buffers, want the 3 slots'", g_host_buffers);
+    /* the slots pinned, the loader's second batch slot not: the uploader
+       copies into its slots and unpins the batch slot it had pinned */
+    emu_fail("cudaHostRegister", 5);
+    CHECK(run_stream(GPUFEED_LAYOUT_ROW_MAJOR, 3, 1, 0, "a loader batch slot not pinned") > 100);
+    CHECK_MSG(g_host_buffers == 3, "batches came in %d host buffers, want the 3 slots'", g_host_buffers);
     snap_check(&s, "failed pinning");
 }
 
@@ -670,6 +745,7 @@ int main(int argc, char **argv)
 #else
     printf("runtime: CUDA, %d device(s)\n", g_ndev);
 #endif
+    RUN(test_held_across_the_ring);
     RUN(test_stream_row_major_2_slots);
     RUN(test_stream_per_feature_held);
     RUN(test_stream_partly_pageable);

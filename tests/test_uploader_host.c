@@ -107,7 +107,8 @@ static void check_stream(int layout)
     gpufeed_device_batch b;
     gpufeed_error err;
     gpufeed_result r;
-    int mismatches = 0, bad_slot = 0, bad_dev = 0;
+    int mismatches = 0, bad_slot = 0, bad_dev = 0, nbuf = 0, i;
+    const void *seen[64];
     nref = reference_hashes(layout, 1234, EPOCHS, ref, CAP, &rows_ref);
     CHECK(nref > 0 && nref <= CAP);
     if (nref <= 0 || nref > CAP) return;
@@ -119,6 +120,11 @@ static void check_stream(int layout)
     while ((r = gpufeed_uploader_next(u, &b)) == GPUFEED_OK) {
         if (n < nref && gpufeed_batch_hash(p.ds, &b.host) != ref[n]) mismatches++;
         if (b.slot != (int32_t)(n % 3)) bad_slot++;
+        {   /* the host buffers batches arrive in */
+            const void *hp = layout == GPUFEED_LAYOUT_ROW_MAJOR ? b.host.data : (b.host.features ? b.host.features[0] : NULL);
+            for (i = 0; i < nbuf && seen[i] != hp; i++) {}
+            if (i == nbuf && i < 64) seen[nbuf++] = hp;
+        }
         if (!g_cuda && (b.on_device || b.data || b.features || b.valid || b.ready)) bad_dev++;
         if (layout == GPUFEED_LAYOUT_ROW_MAJOR) CHECK(b.host.data != NULL);
         else CHECK(b.host.features != NULL && b.host.features[0] != NULL && b.host.data == NULL);
@@ -134,6 +140,9 @@ static void check_stream(int layout)
     CHECK_MSG(mismatches == 0, "%d of %lld batches differ from the loader's own stream", mismatches, (long long)n);
     CHECK(bad_slot == 0);
     CHECK(bad_dev == 0);
+    /* no copy per batch: each slot trades its free buffer for the loader's
+       batch slot's, so batches arrive in more buffers than the 3 slots */
+    CHECK_MSG(nbuf > 3, "batches came in %d host buffers: copied into the slots, not exchanged", nbuf);
     CHECK(gpufeed_uploader_next(u, &b) == GPUFEED_DONE); /* stays done */
     gpufeed_uploader_close(u);
     close_pipe(&p);
