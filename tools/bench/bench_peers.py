@@ -28,7 +28,10 @@ process start, the first touch of memory and, from a cache, the checksums):
     (bench_memcpy @FILE ... 128 WINDOW, and 128 0);
   - the same ceiling at 2 cores: two such copies at once, one a core, their
     GB/s added (random rows scale with cores, an in-order copy much less);
-  - 2 workers vs 1 on the sequential decode path.
+  - 2 workers vs 1 on the sequential decode path, and the machine's
+    ceiling for it: two 1-worker runs at once as separate processes, their
+    steady rates added, against one alone (what two cores give when nothing
+    but the hardware is shared).
 Figure 6, the peers (same file, rows/s per steady-state epoch):
   gpufeed-bench (C) and tools/gpufeed.py (Python binding), decode path and
   cache; PyTorch DataLoader over pyarrow (num_workers 0 and 2, a Dataset of
@@ -221,9 +224,21 @@ def fig_shuffle(path, runs, epochs, out):
         ms = [re.search(r"median ([\d.]+) GB/s", p.communicate()[0]) for p in ps]
         return sum(float(m.group(1)) for m in ms) if all(ms) else None
     fc2 = {k: [] for k in file_cmds}
+
+    def pair_rate(cmd):
+        # two 1-worker decode runs at once, one a core, as separate processes:
+        # their steady rates added is what two decoding cores of this machine
+        # deliver with nothing shared but the hardware (caches, memory)
+        ps = [subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+        outs = [p.communicate()[0] for p in ps]
+        if any(p.returncode for p in ps):
+            sys.exit("failed: %s" % " ".join(cmd))
+        return sum(steady(epochs_of(o)) for o in outs)
+    pair = []
     for _ in range(runs):
         for k, cmd in configs.items():
             rates[k].append(steady(run_once(cmd)))
+        pair.append(pair_rate(configs["decode sequential, 1 worker"]))
         g = gbs(memcpy_cmd)
         if g:
             mc.append(g * 1e9 / 128)                             # rows/s of 128-byte rows
@@ -247,6 +262,13 @@ def fig_shuffle(path, runs, epochs, out):
         r = med[a] / med[b]
         lines.append("| %s | %.1f M rows/s (%s) | %s: %.1f M rows/s (%s) | %.2f | >= %.1f %s |" % (
             name, med[a] / 1e6, spread[a], b, med[b] / 1e6, spread[b], r, tgt, "met" if r >= tgt else "NOT met"))
+    if pair:
+        p2 = statistics.median(pair)
+        ceil = p2 / med["decode sequential, 1 worker"]
+        got = med["decode sequential"] / med["decode sequential, 1 worker"]
+        lines.append("| the machine's ceiling for 2 decoding cores: two 1-worker runs at once (separate processes), rows/s added / one alone | "
+                     "%.1f M rows/s (%.1f..%.1f) | %.1f M rows/s | %.2f | (the 2-worker loader reaches %.0f%% of it) |" % (
+                         p2 / 1e6, min(pair) / 1e6, max(pair) / 1e6, med["decode sequential, 1 worker"] / 1e6, ceil, 100 * got / ceil))
     r = med["cache shuffled"] / memcpy
     lines.append("| shuffled cached epoch / one core's memcpy of the same bytes | %.1f M rows/s (%.2f GB/s) | memcpy %.1f M rows/s (%.2f GB/s) | %.2f | >= 0.3 %s |" % (
         med["cache shuffled"] / 1e6, med["cache shuffled"] * 128 / 1e9, memcpy / 1e6, memcpy * 128 / 1e9, r, "met" if r >= 0.3 else "NOT met"))
