@@ -10985,11 +10985,11 @@ GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_b
    and world), the window shuffle and the layout of unit slots: what the
    tensor cache (>>cache) and the running loader (>>loader) both use. */
 /* The loader: the epoch's units are permuted by (seed, epoch); this rank
-   takes every world-th of them; the unit at stream position g is decoded
-   by worker gf__owner(g) (the workers in turn, one later each block of
-   lcm(units, N) positions) into its own single-producer/single-consumer
-   ring; the consumer takes position g from that ring. Nothing depends on
-   timing. */
+   takes every world-th of them; the workers claim stream positions in
+   order, each decoding the unit at its position g into slot g mod RS of
+   one ring, and batches are assembled from the slots in stream order.
+   Which worker decodes a unit depends on timing; what any batch holds
+   does not. */
 
 #if !defined(GPUFEED_NO_THREADS)
 #include <sys/select.h>
@@ -11061,6 +11061,7 @@ typedef struct gf__uslot {
     void **feat;
     uint8_t **valid;
     int64_t rows, unit, g;
+    int64_t pub;                       /* atomic: g + 1 once position g is decoded into it */
     gpufeed_result res;
     char err[GPUFEED_ERROR_MAX];
 } gf__uslot;
@@ -11073,12 +11074,11 @@ typedef struct gf__tev {
     int32_t kind;
 } gf__tev;
 
-/* One worker's ring of decoded units: the worker publishes (head), the
-   release frontier frees them in stream order (tail). */
+/* One worker's share of the loader's ring of unit slots (allocated with
+   the worker; any worker decodes into any slot, gf__slot_of). */
 typedef struct gf__ring {
     gf__uslot *slot;
     int32_t depth;
-    uint64_t head, tail;               /* atomics */
 } gf__ring;
 
 /* One epoch's plan on this rank: the unit permutation, the rank's rows
@@ -11124,8 +11124,7 @@ typedef struct gf__worker {
     int64_t *perm;
     gf__piece *pc;                     /* cache image pieces */
     int finalize;                      /* this worker wrote the cache's last unit */
-    int64_t gd;                        /* the next stream position to decode */
-    int64_t off;                       /* ring index of a position: gf__pidx - off */
+    int64_t gd;                        /* the stream position claimed to decode (-1: none) */
     /* the batch in hand: number, epoch, index, the rows it gathers [glo,
        ghi) of the epoch's row stream, the next one (gat), -1: none left */
     int64_t gq, ge, gk, glo, ghi, gat;
@@ -11161,8 +11160,6 @@ struct gpufeed_loader {
     int64_t *unit_rows;
     int64_t first_epoch, bidx0;        /* the first batch delivered */
     int64_t w0, base_ua;               /* the first window decoded, and its first unit (epoch * M + index) */
-    int64_t L;                         /* positions rotate between workers every L (lcm of M and
-                                          N, epoch-aligned); 0: position g is worker g mod N's */
     int64_t total;                     /* stream positions (units), -1 unbounded */
     int64_t max_unit_rows;
     gf__worker *w;
@@ -11192,6 +11189,9 @@ struct gpufeed_loader {
     int cend;                          /* the stream has no next batch */
     int64_t released;                  /* atomic: batches the consumer let go of */
     int64_t claim;                     /* atomic: the next batch no worker has claimed */
+    int64_t dnext;                     /* atomic: the next stream position no worker has claimed */
+    int64_t dtail;                     /* atomic: positions below it released (their slots free) */
+    int64_t RS;                        /* unit slots in the ring: N x D */
     int holding;
     gf__eplan cplan, aplan;            /* the consumer's epoch; gpufeed_loader_epoch_batches */
     void *dst_data;
@@ -11359,47 +11359,20 @@ static int64_t gf__unit_at(const gpufeed_loader *l, int64_t *perm, int64_t *perm
     return perm[i * l->pworld + l->prank];
 }
 
-/* Which worker decodes stream position g, and where in its ring. Within
-   each block of L positions (epoch-aligned) they go round the workers in
-   turn, each block starting one worker later: an epoch whose unit count
-   is a multiple of N would otherwise give its short last unit to the same
-   worker every epoch. A worker's own positions, in order, are p / N + 1
-   apart (p = base_ua + g), so its ring index is p / N - off. */
-static int64_t gf__rotation(int64_t M, int32_t N)
-{
-    int64_t a = M, b = N, t;
-    uint64_t L;
-    if (N < 2 || M < 1) return 0; /* one worker: nothing to rotate */
-    while (b) { t = a % b; a = b; b = t; }
-    return gf__mul_ok_u64((uint64_t)(M / a), (uint64_t)N, &L) && L <= ((uint64_t)1 << 40) ? (int64_t)L : 0; /* lcm(M, N), when it fits */
-}
-static int32_t gf__owner(const gpufeed_loader *l, int64_t g)
-{
-    int64_t p = l->base_ua + g;
-    return l->L ? (int32_t)((p + p / l->L) % l->N) : (int32_t)(g % l->N);
-}
-static uint64_t gf__ridx(const gpufeed_loader *l, int32_t w, int64_t g)
-{
-    return l->L ? (uint64_t)((l->base_ua + g) / l->N - l->w[w].off) : (uint64_t)(g / l->N);
-}
-/* worker w's next position after its position g */
-static int64_t gf__next_of(const gpufeed_loader *l, int32_t w, int64_t g)
-{
-    int64_t p = l->base_ua + g, q = p + l->N, b;
-    if (!l->L || q / l->L == p / l->L) return g + l->N;
-    b = q / l->L; /* the next block: its positions start at worker b mod N */
-    return b * l->L + ((w - b % l->N) % l->N + l->N) % l->N - l->base_ua;
-}
+/* The ring of unit slots: stream position g goes into slot g mod RS (RS =
+   N x D, each worker allocating D of them). Workers claim positions in
+   stream order, whichever is free next (gf__decode_step), so a worker
+   that runs faster decodes more units: the loader delivers the sum of its
+   workers' rates, not N times the slowest one's. What a position holds
+   never depends on which worker decoded it. */
 static gf__uslot *gf__slot_of(const gpufeed_loader *l, int64_t g)
 {
-    int32_t w = gf__owner(l, g);
-    gf__ring *r = &l->w[w].ring;
-    return &r->slot[gf__ridx(l, w, g) % (uint64_t)r->depth];
+    int64_t k = g % l->RS;
+    return &l->w[k / l->D].ring.slot[k % l->D];
 }
 static int gf__published(const gpufeed_loader *l, int64_t g)
 {
-    int32_t w = gf__owner(l, g);
-    return GF__LOAD(&l->w[w].ring.head) > gf__ridx(l, w, g);
+    return GF__LOAD(&gf__slot_of(l, g)->pub) == g + 1;
 }
 
 /* moves (e, k) `by` batches on; 0 at the end of the stream */
@@ -12930,7 +12903,7 @@ static void gf__frontier(gpufeed_loader *l)
                 l->ffail = s->res; l->ffail_epoch = e;
                 gf__fmt(l->ferr, sizeof l->ferr, "%s", s->err);
             }
-            GF__STORE_SC(&l->w[gf__owner(l, g)].ring.tail, gf__ridx(l, gf__owner(l, g), g) + 1);
+            GF__STORE_SC(&l->dtail, g + 1); /* its slot free for position g + RS */
         }
         GF__STORE(&l->wdone[slot], (int64_t)0);
         l->fA = A + 1;
@@ -13265,14 +13238,37 @@ static int gf__help(gpufeed_loader *l)
 }
 #endif
 
-/* one unit of decoding, when the worker's ring has room (1), else 0 */
+/* The next stream position no worker has claimed, into *g, once its
+   slot is free (it held position g - RS, which must be released): 1
+   claimed, 0 none now (the ring is full or the stream ends), -1 another
+   worker took it first (look again). */
+static int gf__claim_pos(gpufeed_loader *l, int64_t *g)
+{
+    int64_t p = GF__LOAD_SC(&l->dnext);
+    if (l->total >= 0 && p >= l->total) return 0;
+    if (p >= GF__LOAD_SC(&l->dtail) + l->RS) return 0;
+#if defined(__GNUC__) || defined(__clang__)
+    if (!__atomic_compare_exchange_n(&l->dnext, &p, p + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return -1;
+#else
+    l->dnext = p + 1;
+#endif
+    *g = p;
+    return 1;
+}
+
+/* one unit of decoding: the next stream position no worker has claimed,
+   once its slot is free (1), else 0. A claimed position stays this
+   worker's until it is decoded (a cache unit an earlier position is
+   storing: later, with the claim kept). */
 static int gf__decode_step(gf__worker *w)
 {
     gpufeed_loader *l = w->l;
-    gf__ring *r = &w->ring;
-    uint64_t head = GF__GET(&r->head);
-    if (l->total >= 0 && w->gd >= l->total) return 0;
-    if (head - GF__LOAD_SC(&r->tail) >= (uint64_t)r->depth) return 0;
+    gf__uslot *s;
+    if (w->gd < 0) {
+        int got = gf__claim_pos(l, &w->gd);
+        if (got <= 0) return -got; /* none: 0; taken first: 1, look again */
+    }
+    s = gf__slot_of(l, w->gd);
     if (l->cache && !l->index_mode) { /* a unit an earlier position is about to store in the cache: later */
         int64_t epoch, i;
         gf__pos(l, w->gd, &epoch, &i);
@@ -13286,22 +13282,21 @@ static int gf__decode_step(gf__worker *w)
         gf__pos(l, w->gd, &epoch, &i);
         p = gf__eplan_at(l, &w->dp, epoch);
         if (gf__window_pieces(l, p, i / l->step, epoch == l->first_epoch ? l->bidx0 : 0) == 0) {
-            gf__uslot *s = &r->slot[head % (uint64_t)r->depth];
             s->g = w->gd;
             s->unit = -1;
             s->rows = 0;
             s->res = GPUFEED_OK;
             s->err[0] = 0;
-            GF__STORE_SC(&r->head, head + 1);
-            w->gd = gf__next_of(l, w->id, w->gd);
+            GF__STORE_SC(&s->pub, w->gd + 1);
+            w->gd = -1;
             gf__notify(l);
             gf__frontier(l);
             return 1;
         }
     }
-    gf__decode_pos(w, w->gd, &r->slot[head % (uint64_t)r->depth]);
-    GF__STORE_SC(&r->head, head + 1);
-    w->gd = gf__next_of(l, w->id, w->gd);
+    gf__decode_pos(w, w->gd, s);
+    GF__STORE_SC(&s->pub, w->gd + 1);
+    w->gd = -1;
     gf__notify(l);
     gf__frontier(l); /* a window no batch reads is freed by its last unit */
     if (w->finalize) { w->finalize = 0; gf__cache_finalize(l->cache); } /* after the unit is handed on */
@@ -13318,7 +13313,7 @@ static int gf__worker_step(gf__worker *w)
 #if !defined(GPUFEED_NO_THREADS)
 static int gf__worker_done(const gf__worker *w)
 {
-    return w->gend && w->gq < 0 && w->l->total >= 0 && w->gd >= w->l->total;
+    return w->gend && w->gq < 0 && w->gd < 0 && w->l->total >= 0 && GF__LOAD_SC(&w->l->dnext) >= w->l->total;
 }
 
 static void *gf__worker_main(void *arg)
@@ -13681,7 +13676,6 @@ static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loa
         }
         l->base_ua = l->first_epoch * l->M + (l->w0 * l->step < l->M ? l->w0 * l->step : l->M);
     }
-    l->L = gf__rotation(l->M, l->N);
     if (desc->epochs > 0) {
         int64_t last = desc->start_epoch + desc->epochs; /* exclusive */
         l->total = last * l->M - l->base_ua;
@@ -13715,6 +13709,9 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
 
     /* windows in flight (their piece counters), batch slots */
     l->WR = (int64_t)l->N * l->D + 2;
+    l->RS = (int64_t)l->N * l->D;
+    l->dnext = 0;
+    l->dtail = 0;
     l->wdone = (int64_t *)gf__alloc(a, (size_t)l->WR * sizeof(int64_t));
     if (!l->wdone) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->wdone, 0, (size_t)l->WR * sizeof(int64_t));
@@ -13779,8 +13776,7 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
             }
             gf__slot_layout(l, s);
         }
-        for (w->gd = 0; gf__owner(l, w->gd) != j; w->gd++) {} /* its first position */
-        w->off = l->L ? (l->base_ua + w->gd) / l->N : 0;
+        w->gd = -1; /* no position claimed */
         w->gq = -1; w->gqlast = -1;
     }
     return GPUFEED_OK;

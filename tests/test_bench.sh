@@ -205,5 +205,25 @@ else
   bad "building bench_memcpy"
 fi
 
+# bench_threads (the ceiling of one process's decoding threads): rows checked,
+# the total the sum of its loaders, bad arguments, a missing or a cut file
+BT=$T/bench_threads
+if ${CC:-cc} -O2 -std=c99 -Wall -Wextra -Werror -pedantic -I. tools/bench/bench_threads.c -o $BT -lpthread -lm; then
+  $BT $IDS 2 3 512 > $T/bt1.out 2>&1; rc=$?
+  check "bench_threads: two loaders, every epoch's 20,000 rows" bash -c "[ $rc -eq 0 ] && [ \$(grep -c '^loader [01]: [0-9]* rows/s$' $T/bt1.out) -eq 2 ] && grep -q '^total: [0-9]* rows/s (2 loaders of 1 worker, one process, 3 epochs of 20000 rows each)$' $T/bt1.out"
+  check "bench_threads: the total is its loaders' rates added" bash -c "awk '/^loader/ { s += \$3 } /^total/ { t = \$2 } END { d = s - t; exit !(t > 0 && d < 2 && d > -2) }' $T/bt1.out"
+  $BT $IDS 0 > $T/bt2.out 2>&1; rc=$?
+  check "bench_threads: 0 loaders: exit 2 with the usage" bash -c "[ $rc -eq 2 ] && grep -q 'usage: bench_threads FILE LOADERS' $T/bt2.out"
+  $BT $IDS 1 1 > $T/bt3.out 2>&1; rc=$?
+  check "bench_threads: 1 epoch (no steady epoch): exit 2" bash -c "[ $rc -eq 2 ] && grep -q 'EPOCHS (2..' $T/bt3.out"
+  $BT $T/does-not-exist.parquet 2 > $T/bt4.out 2>&1; rc=$?
+  check "bench_threads: a missing file: exit 1 naming it, for each loader" bash -c "[ $rc -eq 1 ] && [ \$(grep -c 'loader [01]: .*does-not-exist.parquet' $T/bt4.out) -eq 2 ]"
+  head -c 3000 $IDS > $T/cut.parquet
+  $BT $T/cut.parquet 1 > $T/bt5.out 2>&1; rc=$?
+  check "bench_threads: a cut file: exit 1 naming it" bash -c "[ $rc -eq 1 ] && grep -q 'loader 0: .*cut.parquet' $T/bt5.out"
+else
+  bad "building bench_threads"
+fi
+
 echo "$P passed, $F failed"
 [ $F -eq 0 ]

@@ -3038,62 +3038,65 @@ static int64_t rel_runs(const struct gf__relq *q, uint64_t *lo, uint64_t *hi) /*
    a short last unit, a short unit inside, one unit; the cases it must turn
    down (an empty unit, more buckets than GF__WT_MAX) leave the table as it
    was, so the caller falls back to the binary search. */
-/* Which worker decodes each stream position: every position exactly once,
-   each worker's in order with ring indices 0, 1, 2, ...; a window of an
-   epoch needs no more of a worker's slots than its share; and a unit that
-   sits at the same place every epoch (the short last one) goes round the
-   workers instead of to the same one. */
-static void test_worker_rotation(void)
+/* The ring of unit slots and the workers' claims (gf__slot_of,
+   gf__decode_step's claim): any RS consecutive stream positions use RS
+   different slots, position g + RS the slot of g, each slot one of a
+   worker's D; a worker claims the next position only while its slot is
+   free (below dtail + RS), never past the stream's end, and a claim moves
+   dnext on by one. */
+static void test_unit_ring(void)
 {
-    static const int64_t cases[][3] = { /* units per epoch M, workers N, first position base_ua */
-        {16, 2, 0}, {16, 2, 5}, {16, 4, 0}, {15, 2, 0}, {18, 4, 7}, {6, 4, 0}, {1, 3, 0}, {3, 3, 2}, {7, 1, 0}, {12, 8, 30},
-    };
+    static const int32_t cases[][2] = { {1, 2}, {2, 2}, {3, 2}, {2, 5}, {4, 3}, {8, 1} }; /* workers N, slots each D */
     size_t c;
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const int64_t M = cases[c][0], base = cases[c][2], T = 12 * M + 3; /* positions checked */
-        const int32_t N = (int32_t)cases[c][1];
+        const int32_t N = cases[c][0], D = cases[c][1];
         gpufeed_loader *l = (gpufeed_loader *)calloc(1, sizeof *l);
-        int64_t *seen = (int64_t *)calloc((size_t)T, sizeof(int64_t)), last[8], g, e;
+        gf__uslot **seen;
+        int64_t g, h, RS = (int64_t)N * D;
         int32_t j, bad = 0;
-        if (!l || !seen || !(l->w = (gf__worker *)calloc((size_t)N, sizeof(gf__worker)))) { CHECK(0); return; }
-        l->M = M; l->N = N; l->base_ua = base;
-        l->L = gf__rotation(M, N);
-        CHECK_MSG(N == 1 ? l->L == 0 : (l->L % M == 0 && l->L % N == 0), "case %d: rotation length %lld", (int)c, (long long)l->L);
-        for (j = 0; j < N; j++) { /* as the loader starts its workers */
-            for (l->w[j].gd = 0; gf__owner(l, l->w[j].gd) != j; l->w[j].gd++) {}
-            l->w[j].off = l->L ? (l->base_ua + l->w[j].gd) / l->N : 0;
+        if (!l || !(l->w = (gf__worker *)calloc((size_t)N, sizeof(gf__worker))) || !(seen = (gf__uslot **)calloc((size_t)RS, sizeof *seen))) { CHECK(0); return; }
+        l->N = N; l->D = D; l->RS = RS;
+        for (j = 0; j < N; j++) {
+            l->w[j].ring.depth = D;
+            l->w[j].ring.slot = (gf__uslot *)calloc((size_t)D, sizeof(gf__uslot));
+            l->w[j].l = l;
+            l->w[j].gd = -1;
+            if (!l->w[j].ring.slot) { CHECK(0); return; }
         }
-        for (j = 0; j < N && !bad; j++) {
-            uint64_t k = 0;
-            for (g = l->w[j].gd; g < T && !bad; g = gf__next_of(l, j, g), k++) {
-                if (gf__owner(l, g) != j) bad = 1;
-                else if (gf__ridx(l, j, g) != k) bad = 2;
-                else if (seen[g]++) bad = 3;
-            }
+        for (g = 0; g < 5 * RS + 3 && !bad; g++) {
+            gf__uslot *s = gf__slot_of(l, g);
+            int in = 0;
+            for (j = 0; j < N; j++) in |= s >= l->w[j].ring.slot && s < l->w[j].ring.slot + D;
+            if (!in) bad = 1;
+            else if (s != gf__slot_of(l, g + RS)) bad = 2;
+            for (h = g + 1; h < g + RS && !bad; h++) if (gf__slot_of(l, h) == s) bad = 3;
+            if (g < RS) seen[g] = s;
         }
-        CHECK_MSG(!bad, "case %d: %s", (int)c, bad == 1 ? "a worker walks onto another's position" : bad == 2 ? "ring indices skip" : "a position twice");
-        for (g = 0; g < T && !bad; g++) if (!seen[g]) bad = 4;
-        CHECK_MSG(bad != 4, "case %d: position %lld decoded by no worker", (int)c, (long long)g - 1);
-        for (e = 0; e < 12 && !bad; e++) { /* windows of w units inside epoch e: at most ceil(w / N) a worker */
-            int64_t w, i0, i;
-            for (w = 1; w <= M && !bad; w++)
-                for (i0 = 0; i0 + w <= M && !bad; i0 += w) {
-                    int64_t cnt[8] = {0};
-                    for (i = i0; i < i0 + w; i++) {
-                        int64_t gg = e * M + i - base;
-                        if (gg >= 0 && gg < T && ++cnt[gf__owner(l, gg)] > (w + N - 1) / N) bad = 5;
-                    }
-                }
-        }
-        CHECK_MSG(bad != 5, "case %d: a window needs more than a worker's share of slots", (int)c);
-        for (j = 0; j < 8; j++) last[j] = 0;
-        for (e = 1; e < 12; e++) { /* the last unit of epochs 1..11 */
-            g = e * M + M - 1 - base;
-            if (g >= 0 && g < T) last[gf__owner(l, g)]++;
-        }
-        if (N > 1 && M % N == 0) /* 11 epochs: every worker gets it, none more than its share + 1 */
-            for (j = 0; j < N; j++) CHECK_MSG(last[j] >= 1 && last[j] <= (11 + N - 1) / N + 1, "case %d: worker %d decodes the last unit in %lld of 11 epochs",
-                                              (int)c, j, (long long)last[j]);
+        CHECK_MSG(!bad, "case %d: %s", (int)c, bad == 1 ? "a slot outside the workers' rings" : bad == 2 ? "position g + RS not in g's slot" : "two positions within RS share a slot");
+        /* publication: a slot marks the position it holds, not one RS earlier */
+        seen[0]->pub = 0;
+        CHECK(!gf__published(l, 0));
+        seen[0]->pub = 1;
+        CHECK(gf__published(l, 0) && !gf__published(l, RS));
+        /* claims: in stream order, RS of them while none is released, one
+           more per position released, none past the stream's end */
+        l->total = 2 * RS + 1;
+        l->dnext = 0; l->dtail = 0;
+        for (g = 0; g < RS && !bad; g++) if (gf__claim_pos(l, &h) != 1 || h != g) bad = 4;
+        CHECK_MSG(!bad, "case %d: the first RS claims not 0, 1, ... in order", (int)c);
+        h = -7;
+        CHECK_MSG(gf__claim_pos(l, &h) == 0 && h == -7 && l->dnext == RS, "case %d: a claim while every slot holds an unreleased position", (int)c);
+        l->dtail = 1;
+        CHECK_MSG(gf__claim_pos(l, &h) == 1 && h == RS && gf__slot_of(l, h) == seen[0], "case %d: position RS once position 0 is released, in its slot", (int)c);
+        CHECK(gf__claim_pos(l, &h) == 0);
+        l->dtail = RS + 1;
+        for (g = RS + 1; g <= 2 * RS && !bad; g++) if (gf__claim_pos(l, &h) != 1 || h != g) bad = 5;
+        CHECK_MSG(!bad, "case %d: claims after a release", (int)c);
+        l->dtail = 5 * RS;
+        CHECK_MSG(gf__claim_pos(l, &h) == 0 && l->dnext == l->total, "case %d: a claim past the stream's end", (int)c);
+        l->total = -1; /* unbounded: only the ring stops it */
+        CHECK(gf__claim_pos(l, &h) == 1 && h == 2 * RS + 1);
+        for (j = 0; j < N; j++) free(l->w[j].ring.slot);
         free(l->w); free(l); free(seen);
     }
 }
@@ -3423,7 +3426,7 @@ int main(void)
     RUN(test_streamed_pages);
     RUN(test_release_batched);
     RUN(test_window_table);
-    RUN(test_worker_rotation);
+    RUN(test_unit_ring);
     RUN(test_prune_all_null);
     RUN(test_reader_batch_sizes);
     return TEST_SUMMARY();

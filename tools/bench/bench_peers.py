@@ -31,7 +31,10 @@ process start, the first touch of memory and, from a cache, the checksums):
   - 2 workers vs 1 on the sequential decode path, and the machine's
     ceiling for it: two 1-worker runs at once as separate processes, their
     steady rates added, against one alone (what two cores give when nothing
-    but the hardware is shared).
+    but the hardware is shared); and two independent 1-worker loaders in
+    one process, one a thread (tools/bench/bench_threads.c): what two
+    decoding threads of one process give when they share its address space
+    but no queue.
 Figure 6, the peers (same file, rows/s per steady-state epoch):
   gpufeed-bench (C) and tools/gpufeed.py (Python binding), decode path and
   cache; PyTorch DataLoader over pyarrow (num_workers 0 and 2, a Dataset of
@@ -61,6 +64,7 @@ CC = os.environ.get("CC", "cc")
 PY = sys.executable
 BENCH = "build/gpufeed-bench"
 MEMCPY = "build/bench_memcpy"
+THREADS = "build/bench_threads"
 BATCH = 4096
 ROWS = 1_000_000
 GEN = dict(rows=ROWS, row_group=65536, seed=20261124, version=1)
@@ -78,7 +82,8 @@ def sh(cmd, **kw):
 
 def build():
     for cmd in ([CC, "-O2", "-std=c99", "-I.", "tools/gpufeed-bench.c", "-o", BENCH, "-lpthread", "-lm"],
-                [CC, "-O2", "-std=c99", "tools/bench/bench_memcpy.c", "-o", MEMCPY]):
+                [CC, "-O2", "-std=c99", "tools/bench/bench_memcpy.c", "-o", MEMCPY],
+                [CC, "-O2", "-std=c99", "-I.", "tools/bench/bench_threads.c", "-o", THREADS, "-lpthread", "-lm"]):
         r = sh(cmd)
         if r.returncode:
             sys.exit("build failed: %s\n%s" % (" ".join(cmd), r.stderr))
@@ -234,11 +239,21 @@ def fig_shuffle(path, runs, epochs, out):
         if any(p.returncode for p in ps):
             sys.exit("failed: %s" % " ".join(cmd))
         return sum(steady(epochs_of(o)) for o in outs)
+    def thread_rate():
+        # two independent 1-worker loaders in one process, one a thread
+        r = sh(threads_cmd)
+        m = re.search(r"^total: ([\d.]+) rows/s", r.stdout, re.M)
+        if r.returncode or not m:
+            sys.exit("failed: %s\n%s%s" % (" ".join(threads_cmd), r.stdout[-2000:], r.stderr[-2000:]))
+        return float(m.group(1))
+    threads_cmd = [THREADS, path, "2", str(max(epochs, 2)), str(BATCH)]
     pair = []
+    thr = []
     for _ in range(runs):
         for k, cmd in configs.items():
             rates[k].append(steady(run_once(cmd)))
         pair.append(pair_rate(configs["decode sequential, 1 worker"]))
+        thr.append(thread_rate())
         g = gbs(memcpy_cmd)
         if g:
             mc.append(g * 1e9 / 128)                             # rows/s of 128-byte rows
@@ -269,6 +284,13 @@ def fig_shuffle(path, runs, epochs, out):
         lines.append("| the machine's ceiling for 2 decoding cores: two 1-worker runs at once (separate processes), rows/s added / one alone | "
                      "%.1f M rows/s (%.1f..%.1f) | %.1f M rows/s | %.2f | (the 2-worker loader reaches %.0f%% of it) |" % (
                          p2 / 1e6, min(pair) / 1e6, max(pair) / 1e6, med["decode sequential, 1 worker"] / 1e6, ceil, 100 * got / ceil))
+    if thr:
+        t2 = statistics.median(thr)
+        ceil = t2 / med["decode sequential, 1 worker"]
+        got = med["decode sequential"] / med["decode sequential, 1 worker"]
+        lines.append("| the ceiling in one process: two independent 1-worker loaders at once, one a thread, rows/s added / one alone | "
+                     "%.1f M rows/s (%.1f..%.1f) | %.1f M rows/s | %.2f | (the 2-worker loader reaches %.0f%% of it) |" % (
+                         t2 / 1e6, min(thr) / 1e6, max(thr) / 1e6, med["decode sequential, 1 worker"] / 1e6, ceil, 100 * got / ceil))
     r = med["cache shuffled"] / memcpy
     lines.append("| shuffled cached epoch / one core's memcpy of the same bytes | %.1f M rows/s (%.2f GB/s) | memcpy %.1f M rows/s (%.2f GB/s) | %.2f | >= 0.3 %s |" % (
         med["cache shuffled"] / 1e6, med["cache shuffled"] * 128 / 1e9, memcpy / 1e6, memcpy * 128 / 1e9, r, "met" if r >= 0.3 else "NOT met"))
@@ -288,7 +310,7 @@ def fig_shuffle(path, runs, epochs, out):
         lines.append("| the ceiling at 2 cores: two such copies at once, their GB/s added, shuffled order / in order | "
                      "%.2f GB/s | %.2f GB/s | %.2f | (the loader reaches %.0f%% of it; shuffled alone: %.0f%% of the %.1f M rows/s two cores gather) |" % (
                          g_sh, g_in, ceil, 100 * got / ceil, 100 * med["cache shuffled"] * 128 / 1e9 / g_sh, g_sh * 1e9 / 128 / 1e6))
-    cmds = ["    " + " ".join(c) for c in configs.values()] + ["    " + " ".join(memcpy_cmd)]
+    cmds = ["    " + " ".join(c) for c in configs.values()] + ["    " + " ".join(memcpy_cmd), "    " + " ".join(threads_cmd)]
     cmds += ["    " + " ".join(c).replace(gfc[0], os.path.join(cache, "<the cache file>.gfc")) for c in file_cmds.values()]
     shutil.rmtree(cache, ignore_errors=True)
     return lines, cmds, med
