@@ -11,7 +11,7 @@
    (lists, maps, structs: repetition and definition levels), SNAPPY, LZ4,
    GZIP and ZSTD decoders, columnar-to-dense conversion over datasets of
    many files (features, statistics pruning, predicates, units, batches), the
-   deterministic parallel loader (per-worker rings, seeded shuffles, rank
+   deterministic parallel loader (a ring of unit slots, seeded shuffles, rank
    sharding, exact resume), the file-backed tensor cache, pinned CUDA
    uploads with a device-resident mode, DLPack export of batches (PyTorch,
    CuPy, JAX, NumPy without a copy) and hooks for remote sources.
@@ -106,7 +106,7 @@
      >>cache            the tensor cache: identity, file I/O, header, checks,
                         locks, the directory, open, build while training,
                         serve; list and prune
-     >>loader           the running loader: workers, rings, batch assembly,
+     >>loader           the running loader: workers, the slot ring, batch assembly,
                         open, next, stats, close
      >>cachebuild       the cache ahead of time: build (drives a loader),
                         verify, info, remove
@@ -915,7 +915,8 @@ enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1 };
 typedef struct gpufeed_loader_desc {
     int64_t batch_rows;                /* B: rows per batch on this rank */
     int32_t workers;                   /* decode threads (default 1) */
-    int32_t ring_depth;                /* decoded units queued per worker (default 2) */
+    int32_t ring_depth;                /* decoded units held per worker (default 2): the
+                                          ring has workers x ring_depth unit slots */
     uint64_t seed;
     int32_t no_unit_shuffle;           /* 1: units in dataset order every epoch */
     int32_t shuffle_window;            /* W >= 1: rows of W consecutive units are
@@ -974,8 +975,8 @@ typedef struct gpufeed_stats {
                                           (0 where the uploader trades buffers instead) */
     int32_t workers;
     const double *worker_busy_s;       /* decode time per worker (source reads included) */
-    const double *worker_backpressure_s; /* time each worker was idle: its ring full and
-                                          no batch to assemble */
+    const double *worker_backpressure_s; /* time each worker was idle: every unit slot
+                                          full and no batch to assemble */
     const double *worker_assembly_s;   /* time each worker assembled batches */
     double read_s;                     /* all workers' time in source reads (part of busy) */
     double consumer_s;                 /* the trainer's own time between next() calls */
@@ -11053,7 +11054,7 @@ typedef struct gf__piece {
 } gf__piece;
 typedef struct gf__cidx { uint64_t off, rows, bytes, sum; } gf__cidx;
 
-/* A decoded unit in a worker's ring (its buffers, or pointers into the
+/* A decoded unit in a slot of the loader's ring (its buffers, or pointers into the
    cache when the unit was served from it). */
 typedef struct gf__uslot {
     uint8_t *mem;
@@ -12789,8 +12790,9 @@ GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, co
 }
 
 /* >>loader --------------------------------------------------------------- */
-/* The running loader: workers decode units into their rings (from the
-   source, or served by the tensor cache), any worker assembles any batch,
+/* The running loader: workers claim stream positions in order and decode
+   their units into the ring's slots (from the source, or served by the
+   tensor cache), any worker assembles any batch,
    the consumer takes them in order; open, next, stats, close. */
 
 /* decodes the unit at stream position g into slot s */
@@ -13698,7 +13700,7 @@ static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loa
     return GPUFEED_OK;
 }
 
-/* windows in flight, batch slots, and each worker's ring of unit slots */
+/* windows in flight, batch slots, and the unit slots (D allocated by each worker) */
 static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *err)
 {
     gpufeed_dataset *ds = l->ds;
