@@ -1427,8 +1427,13 @@ static void test_trace_stats_prefill(void)
 
 /* No allocation per batch: after a warm-up (each worker's column readers
    grow their read windows the first time a unit needs more, a handful of
-   reallocs in all) the count of allocations stays flat for the rest of a
-   20-epoch run; and everything is freed at close. */
+   reallocs a worker) the count of allocations stays flat for the rest of
+   a 20-epoch run of 800 batches; and everything is freed at close. Which
+   worker meets a unit first depends on timing (workers claim units from
+   one ring), so the warm-up can run into the first epochs: after batch 10
+   at most 8 allocations a worker (30 runs: 1-12 in all, for 3 workers),
+   after batch 200 at most one a worker (30 runs: none). An allocation
+   per batch would be hundreds. */
 static void test_memory(void)
 {
     static counter cnt;
@@ -1453,8 +1458,8 @@ static void test_memory(void)
     at_end = c_events(&cnt);
     CHECK_MSG(r == GPUFEED_OK && i == 800, "%lld batches, %d", (long long)i, r);
     CHECK(gpufeed_loader_next(l, &b) == GPUFEED_DONE);
-    CHECK_MSG(at10 > 0 && at200 - at10 <= 2 * d.workers, "allocations at batch 10: %ld, at batch 200: %ld", at10, at200);
-    CHECK_MSG(at_end == at200, "allocations at batch 200: %ld, at batch 800: %ld", at200, at_end);
+    CHECK_MSG(at10 > 0 && at_end - at10 <= 8 * d.workers, "allocations at batch 10: %ld, at batch 800: %ld", at10, at_end);
+    CHECK_MSG(at200 > 0 && at_end - at200 <= d.workers, "allocations at batch 200: %ld, at batch 800: %ld", at200, at_end);
     gpufeed_loader_close(l);
     gpufeed_dataset_close(ds);
     CHECK_MSG(cnt.live == 0, "%ld allocations not freed", cnt.live);

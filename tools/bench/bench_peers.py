@@ -277,20 +277,17 @@ def fig_shuffle(path, runs, epochs, out):
         r = med[a] / med[b]
         lines.append("| %s | %.1f M rows/s (%s) | %s: %.1f M rows/s (%s) | %.2f | >= %.1f %s |" % (
             name, med[a] / 1e6, spread[a], b, med[b] / 1e6, spread[b], r, tgt, "met" if r >= tgt else "NOT met"))
+    def ceiling_row(what, rates):
+        # a ceiling for 2 decoding cores: its rows/s (median) over one 1-worker run, and how much of it the loader gets
+        one = med["decode sequential, 1 worker"]
+        c = statistics.median(rates)
+        got = med["decode sequential"] / one
+        lines.append("| %s, rows/s added / one alone | %.1f M rows/s (%.1f..%.1f) | %.1f M rows/s | %.2f | (the 2-worker loader reaches %.0f%% of it) |" % (
+            what, c / 1e6, min(rates) / 1e6, max(rates) / 1e6, one / 1e6, c / one, 100 * got * one / c))
     if pair:
-        p2 = statistics.median(pair)
-        ceil = p2 / med["decode sequential, 1 worker"]
-        got = med["decode sequential"] / med["decode sequential, 1 worker"]
-        lines.append("| the machine's ceiling for 2 decoding cores: two 1-worker runs at once (separate processes), rows/s added / one alone | "
-                     "%.1f M rows/s (%.1f..%.1f) | %.1f M rows/s | %.2f | (the 2-worker loader reaches %.0f%% of it) |" % (
-                         p2 / 1e6, min(pair) / 1e6, max(pair) / 1e6, med["decode sequential, 1 worker"] / 1e6, ceil, 100 * got / ceil))
+        ceiling_row("the machine's ceiling for 2 decoding cores: two 1-worker runs at once (separate processes)", pair)
     if thr:
-        t2 = statistics.median(thr)
-        ceil = t2 / med["decode sequential, 1 worker"]
-        got = med["decode sequential"] / med["decode sequential, 1 worker"]
-        lines.append("| the ceiling in one process: two independent 1-worker loaders at once, one a thread, rows/s added / one alone | "
-                     "%.1f M rows/s (%.1f..%.1f) | %.1f M rows/s | %.2f | (the 2-worker loader reaches %.0f%% of it) |" % (
-                         t2 / 1e6, min(thr) / 1e6, max(thr) / 1e6, med["decode sequential, 1 worker"] / 1e6, ceil, 100 * got / ceil))
+        ceiling_row("the ceiling in one process: two independent 1-worker loaders at once, one a thread", thr)
     r = med["cache shuffled"] / memcpy
     lines.append("| shuffled cached epoch / one core's memcpy of the same bytes | %.1f M rows/s (%.2f GB/s) | memcpy %.1f M rows/s (%.2f GB/s) | %.2f | >= 0.3 %s |" % (
         med["cache shuffled"] / 1e6, med["cache shuffled"] * 128 / 1e9, memcpy / 1e6, memcpy * 128 / 1e9, r, "met" if r >= 0.3 else "NOT met"))
