@@ -12604,8 +12604,9 @@ static int64_t gf__cache_first_index(gf__cache *c, const gpufeed_loader *l, int6
 /* During a build: unit u at stream position g is not in the cache yet, but
    an earlier position decodes and stores it (every unit of the stream's
    first epoch that the stream does not skip). 1: come back once it is
-   stored (the worker assembles batches or decodes other units meanwhile,
-   so nothing waits on a later position), and epochs after the first read
+   stored (the worker keeps its claim on position g and assembles batches
+   meanwhile; the earlier position was claimed first and is never itself
+   pending, so nothing waits in a circle), and epochs after the first read
    no source bytes however far ahead the workers run. 0: decode it here. */
 static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, int64_t g)
 {
