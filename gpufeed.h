@@ -182,10 +182,12 @@
      GPUFEED_ALIGN                 256      alignment of batch buffers
      GPUFEED_RELEASE_BYTES         4 MiB    bytes of a mapped file a decoding
                                             thread has read before it lets
-                                            them go at once (one madvise
-                                            per run of adjacent ranges, so
-                                            resident memory stays bounded
-                                            without a call per column)
+                                            them go at once, at the end of
+                                            a unit (within one: at 4x), one
+                                            madvise per run of adjacent
+                                            ranges, so resident memory
+                                            stays bounded without a call
+                                            per column
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
@@ -5844,7 +5846,7 @@ struct gpufeed_column {
 /* a scratch's queue of mapped-file byte ranges to let go (gf__relq_flush) */
 #define GF__RELQ_N 128
 typedef struct gf__rel { const gpufeed_file *f; uint64_t lo, hi; } gf__rel;
-struct gf__relq { gf__rel r[GF__RELQ_N]; int32_t n; uint64_t bytes; };
+struct gf__relq { gf__rel r[GF__RELQ_N]; int32_t n; uint64_t bytes, at; }; /* at: the flush size (0: GPUFEED_RELEASE_BYTES) */
 
 static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
 static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const char *fmt, ...)
@@ -6047,38 +6049,55 @@ static int gf__file_release(const gpufeed_file *f, uint64_t lo, uint64_t hi)
 /* A mapped file's pages before the column's current page are done with:
    let them go (the page cache keeps them), so a process's resident memory
    does not grow with the data it reads. A scratch's columns queue their
-   ranges and the scratch lets a batch go at once (gf__relq_flush): with a
-   call per column and unit, every call made the kernel interrupt the
-   other workers to flush their TLBs, about a thousand times an epoch on a
-   32-column file. A column read on its own lets go at once. */
-static int32_t gf__relq_flush(struct gf__relq *q) /* the calls it made */
+   ranges and the scratch lets them go at the end of a unit (or a batch of
+   the batch reader) once GPUFEED_RELEASE_BYTES are queued, within one only
+   at 4x that: every call makes the kernel interrupt the process's other
+   threads to flush their TLBs (a hypervisor exit each on a virtual
+   machine), and in the middle of a unit each column's range is apart from
+   the others (the bytes it still reads lie between), so a flush there
+   costs a call per column, where at a row group's end the chunks touch
+   and go in one. A column read on its own lets go at once. */
+static void gf__relq_compact(struct gf__relq *q) /* by file, then offset; touching ranges merged */
 {
-    int32_t i, j, calls = 0;
-    for (i = 1; i < q->n; i++) { /* by file, then offset (at most GF__RELQ_N) */
+    int32_t i, j, n = 0;
+    for (i = 1; i < q->n; i++) { /* insertion sort (at most GF__RELQ_N) */
         gf__rel x = q->r[i];
         for (j = i; j > 0 && ((uintptr_t)q->r[j - 1].f > (uintptr_t)x.f || (q->r[j - 1].f == x.f && q->r[j - 1].lo > x.lo)); j--) q->r[j] = q->r[j - 1];
         q->r[j] = x;
     }
     for (i = 0; i < q->n; i = j) {
-        const gpufeed_file *f = q->r[i].f;
-        uint64_t lo = q->r[i].lo, hi = q->r[i].hi;
-        for (j = i + 1; j < q->n && q->r[j].f == f && q->r[j].lo <= hi; j++) if (q->r[j].hi > hi) hi = q->r[j].hi;
-        calls += gf__file_release(f, lo, hi);
+        gf__rel x = q->r[i];
+        for (j = i + 1; j < q->n && q->r[j].f == x.f && q->r[j].lo <= x.hi; j++) if (q->r[j].hi > x.hi) x.hi = q->r[j].hi;
+        q->r[n++] = x;
     }
+    q->n = n;
+}
+static int32_t gf__relq_flush(struct gf__relq *q) /* the calls it made */
+{
+    int32_t i, calls = 0;
+    gf__relq_compact(q);
+    for (i = 0; i < q->n; i++) calls += gf__file_release(q->r[i].f, q->r[i].lo, q->r[i].hi);
     q->n = 0;
     q->bytes = 0;
     return calls;
 }
+static uint64_t gf__relq_at(const struct gf__relq *q) { return q->at ? q->at : (uint64_t)GPUFEED_RELEASE_BYTES; }
 static void gf__relq_push(struct gf__relq *q, const gpufeed_file *f, uint64_t lo, uint64_t hi)
 {
     if (q->n > 0 && q->r[q->n - 1].f == f && q->r[q->n - 1].hi == lo) q->r[q->n - 1].hi = hi; /* the common case: the next bytes */
     else {
+        if (q->n == GF__RELQ_N) gf__relq_compact(q); /* a column's pieces, interleaved with the others' */
         if (q->n == GF__RELQ_N) (void)gf__relq_flush(q);
         q->r[q->n].f = f; q->r[q->n].lo = lo; q->r[q->n].hi = hi;
         q->n++;
     }
     q->bytes += hi - lo;
-    if (q->bytes >= GPUFEED_RELEASE_BYTES) (void)gf__relq_flush(q);
+    if (q->bytes / 4 >= gf__relq_at(q)) (void)gf__relq_flush(q); /* within a unit: a bound on what is held */
+}
+/* at the end of a unit (or a batch): let go once enough is queued */
+static void gf__relq_unit_end(struct gf__relq *q)
+{
+    if (q->bytes >= gf__relq_at(q)) (void)gf__relq_flush(q);
 }
 static void gf__col_unmap_to(gpufeed_column *c, uint64_t upto)
 {
@@ -6120,6 +6139,7 @@ static void gf__file_unmap_all(gpufeed_file *f)
 }
 #else
 #define gf__relq_flush(q) ((void)0)
+#define gf__relq_unit_end(q) ((void)0)
 #define gf__col_unmap_to(c, upto) ((void)0)
 #define gf__file_unmap_all(f) ((void)0)
 #endif
@@ -10595,6 +10615,7 @@ static void gf__scratch_account(gpufeed_scratch *s)
 #ifndef GPUFEED_NO_STDIO
     for (j = s->j0; j < s->j1; j++) gf__col_unmap_done(&s->dc[j].c);
     for (j = 0; j < s->ds->npred; j++) gf__col_unmap_done(s->pc[j]);
+    gf__relq_unit_end(&s->relq);
 #endif
     for (j = 0; j < s->ds->nfeat; j++) {
         t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0;

@@ -3198,6 +3198,36 @@ static void test_release_batched(void)
     for (p = 0, bad = 0; p < 2 * (GF__RELQ_N + 1); p++) bad += rel_zero(m[0], ps, p) != (p % 2 == 0 && p < 2 * GF__RELQ_N);
     CHECK_MSG(bad == 0, "%d pages wrong after the queue filled", bad);
     CHECK(gf__relq_flush(q) == 1 && rel_zero(m[0], ps, 2 * GF__RELQ_N));
+
+    /* a full queue of two columns' pieces, pushed in turn (so no push
+       extends the one before): it merges each column's pieces instead of
+       letting them go, and the flush makes a call per column */
+    memset(m[0], 0xAA, (size_t)(np * ps));
+    for (p = 0; p < GF__RELQ_N + 8; p++) gf__relq_push(q, &f[0], (uint64_t)(p / 2 + (p % 2) * 150) * ps, (uint64_t)(p / 2 + 1 + (p % 2) * 150) * ps);
+    CHECK_MSG(q->n <= 10, "%d ranges queued, want the two columns' merged pieces and the few pushed after", (int)q->n);
+    for (p = 0, bad = 0; p < np; p++) bad += rel_zero(m[0], ps, p);
+    CHECK_MSG(bad == 0, "%d pages let go when the queue filled with pieces that merge", bad);
+    k = gf__relq_flush(q);
+    CHECK_MSG(k == 2, "%d calls, want one a column", k);
+    for (p = 0, bad = 0; p < np; p++) bad += rel_zero(m[0], ps, p) != ((p >= 0 && p < GF__RELQ_N / 2 + 4) || (p >= 150 && p < 150 + GF__RELQ_N / 2 + 4));
+    CHECK_MSG(bad == 0, "%d pages wrong after the merged flush", bad);
+
+    /* at a unit's end the queue goes once `at` bytes are queued; within a
+       unit only at 4x */
+    memset(m[0], 0xAA, (size_t)(np * ps));
+    q->at = 8 * ps;
+    gf__relq_push(q, &f[0], 0, 4 * ps);
+    gf__relq_unit_end(q);
+    CHECK(q->n == 1 && q->bytes == 4 * ps && !rel_zero(m[0], ps, 0)); /* under `at`: kept */
+    gf__relq_push(q, &f[0], 10 * ps, 14 * ps);
+    CHECK(q->n == 2 && q->bytes == 8 * ps && !rel_zero(m[0], ps, 10)); /* at `at` in a unit: kept */
+    gf__relq_unit_end(q);
+    CHECK(q->n == 0 && q->bytes == 0 && rel_zero(m[0], ps, 0) && rel_zero(m[0], ps, 13) && !rel_zero(m[0], ps, 14));
+    for (p = 0; p < 32; p += 2) gf__relq_push(q, &f[0], (uint64_t)(20 + p) * ps, (uint64_t)(21 + p) * ps); /* 16 pages: within a unit, not yet */
+    CHECK(q->n == 16 && !rel_zero(m[0], ps, 20));
+    gf__relq_push(q, &f[0], 60 * ps, 76 * ps); /* 32 pages = 4x: the bound within a unit */
+    CHECK(q->n == 0 && q->bytes == 0 && rel_zero(m[0], ps, 20) && rel_zero(m[0], ps, 75) && !rel_zero(m[0], ps, 21));
+    q->at = 0;
     for (k = 0; k < 2; k++) munmap(m[k], (size_t)(np * ps));
     free(q);
 
@@ -3240,12 +3270,33 @@ static void test_release_batched(void)
                     if (st < first) first = st;
                     if (lim > end) end = lim;
                 }
+            uint64_t umin = UINT64_MAX, umax = 0;
             for (u = 0; s && u < info.num_units; u++) {
                 int64_t n = 0;
+                uint64_t b0 = s->relq.bytes;
                 CHECK_MSG(gpufeed_dataset_decode_unit(ds, s, u, buf, NULL, NULL, &n) == GPUFEED_OK, "unit %lld: %s", (long long)u, gpufeed_scratch_error(s));
                 rows += n;
+                if (s->relq.bytes - b0 < umin) umin = s->relq.bytes - b0;
+                if (s->relq.bytes - b0 > umax) umax = s->relq.bytes - b0;
             }
             CHECK(rows == 20000 && info.num_units == (v ? 20 : 4));
+            if (s && v == 0) { /* the same units with a flush size of the smallest unit's bytes: no unit reaches 4x
+                                  (the bound within a unit), and each unit's end lets its bytes go */
+                gpufeed_scratch *s2 = NULL;
+                CHECK_MSG(umin > 0 && umax < 4 * umin, "units queued %llu to %llu bytes", (unsigned long long)umin, (unsigned long long)umax);
+                CHECK(gpufeed_scratch_open(&s2, ds, &err) == GPUFEED_OK);
+                if (s2) {
+                    int nonempty = 0;
+                    s2->relq.at = umin;
+                    for (u = 0; u < info.num_units; u++) {
+                        int64_t n = 0;
+                        CHECK(gpufeed_dataset_decode_unit(ds, s2, u, buf, NULL, NULL, &n) == GPUFEED_OK && n == 5000);
+                        nonempty += s2->relq.n != 0 || s2->relq.bytes != 0;
+                    }
+                    CHECK_MSG(nonempty == 0, "%d of 4 units left bytes queued at their end (flush size %llu bytes)", nonempty, (unsigned long long)umin);
+                    gpufeed_scratch_close(s2);
+                }
+            }
             if (s) {
                 CHECK(s->relq.bytes < GPUFEED_RELEASE_BYTES); /* a small file: nothing flushed yet */
                 runs = rel_runs(&s->relq, &lo, &hi);
