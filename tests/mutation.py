@@ -210,7 +210,7 @@ MUTATIONS = [
     M("column-release-bound", "column", "within a unit the queue goes at 8x the flush size, not 4x",
       at="if (q->bytes / 4 >= gf__relq_at(q)) (void)gf__relq_flush(q);", old="q->bytes / 4", new="q->bytes / 8"),
     M("dense-units-release-end", "dense:units", "a unit's end does not let the queued bytes go (only the bound within a unit does)",
-      at="for (j = 0; j < s->ds->npred; j++) gf__col_unmap_done(s->pc[j]); gf__relq_unit_end(&s->relq);", old="gf__relq_unit_end(&s->relq);", new=""),
+      at="for (j = 0; j < s->ds->npred; j++) gf__col_unmap_done(s->pc[j]); gf__relq_unit_end(&s->relq);", old="gf__relq_unit_end(&s->relq);", new="if (0) gf__relq_unit_end(&s->relq);"),
     M("column-stream-base", "column", "a streamed page's window moved without its page offset following",
       at="z->base += keep; z->buf = c->zbuf;", old="z->base += keep;", new="z->base += keep / 2;"),
     M("column-stream-levels", "column", "a streamed page's levels copied out half",
