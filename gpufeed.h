@@ -183,7 +183,8 @@
      GPUFEED_RELEASE_BYTES         4 MiB    bytes of a mapped file a decoding
                                             thread has read before it lets
                                             them go at once, at the end of
-                                            a unit (within one: at 4x), one
+                                            a unit (within one: as soon as
+                                            queued; a loader's worker: 4x), one
                                             madvise per run of adjacent
                                             ranges, so resident memory
                                             stays bounded without a call
@@ -5846,7 +5847,12 @@ struct gpufeed_column {
 /* a scratch's queue of mapped-file byte ranges to let go (gf__relq_flush) */
 #define GF__RELQ_N 128
 typedef struct gf__rel { const gpufeed_file *f; uint64_t lo, hi; } gf__rel;
-struct gf__relq { gf__rel r[GF__RELQ_N]; int32_t n; uint64_t bytes, at; }; /* at: the flush size (0: GPUFEED_RELEASE_BYTES) */
+struct gf__relq {
+    gf__rel r[GF__RELQ_N];
+    int32_t n;
+    int32_t hold;                      /* within a unit the queue goes at hold x `at` (0: 1x); a loader's worker: 4 */
+    uint64_t bytes, at;                /* at: the flush size (0: GPUFEED_RELEASE_BYTES) */
+};
 
 static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const char *fmt, ...) GF__PRINTF(3, 4);
 static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const char *fmt, ...)
@@ -6050,13 +6056,17 @@ static int gf__file_release(const gpufeed_file *f, uint64_t lo, uint64_t hi)
    let them go (the page cache keeps them), so a process's resident memory
    does not grow with the data it reads. A scratch's columns queue their
    ranges and the scratch lets them go at the end of a unit (or a batch of
-   the batch reader) once GPUFEED_RELEASE_BYTES are queued, within one only
-   at 4x that: every call makes the kernel interrupt the process's other
-   threads to flush their TLBs (a hypervisor exit each on a virtual
+   the batch reader) once GPUFEED_RELEASE_BYTES are queued, and within one
+   as soon as that many are. A loader's worker waits within a unit until
+   4x that (relq.hold): every call makes the kernel interrupt the process's
+   other threads to flush their TLBs (a hypervisor exit each on a virtual
    machine), and in the middle of a unit each column's range is apart from
    the others (the bytes it still reads lie between), so a flush there
    costs a call per column, where at a row group's end the chunks touch
-   and go in one. A column read on its own lets go at once. */
+   and go in one. A one-pass reader keeps the tighter bound: at a row
+   group's start every column maps its dictionary page at once, and 4x
+   would add that much to its peak. A column read on its own lets go at
+   once. */
 static void gf__relq_compact(struct gf__relq *q) /* by file, then offset; touching ranges merged */
 {
     int32_t i, j, n = 0;
@@ -6092,7 +6102,7 @@ static void gf__relq_push(struct gf__relq *q, const gpufeed_file *f, uint64_t lo
         q->n++;
     }
     q->bytes += hi - lo;
-    if (q->bytes / 4 >= gf__relq_at(q)) (void)gf__relq_flush(q); /* within a unit: a bound on what is held */
+    if (q->bytes / (uint64_t)(q->hold > 1 ? q->hold : 1) >= gf__relq_at(q)) (void)gf__relq_flush(q); /* within a unit: a bound on what is held */
 }
 /* at the end of a unit (or a batch): let go once enough is queued */
 static void gf__relq_unit_end(struct gf__relq *q)
@@ -7457,6 +7467,10 @@ GPUFEED_API gpufeed_result gpufeed_chunk_pages(gpufeed_file *f, int32_t row_grou
    truncation and the policies' errors. */
 
 #define GF__TILE 1024
+#ifndef GF__STAGE_BYTES
+#define GF__STAGE_BYTES (1u << 20)     /* a scratch's staging tile, at most (see gf__scratch_open_range) */
+#endif
+#define GF__STEP_MAX 16384
 
 GPUFEED_API size_t gpufeed_dtype_size(gpufeed_dtype t)
 {
@@ -10040,6 +10054,7 @@ struct gpufeed_scratch {
                                           tile's features column by column, then
                                           transposed into the rows */
     int32_t stage_w;                   /* that width, 0: features go straight to rows */
+    int64_t step;                      /* rows of a unit a pass over the features reads */
     uint64_t *wr; size_t wr_cap;       /* a unit's byte ranges for will_read */
     uint8_t *dspare; size_t dspare_cap; /* a raw dictionary page buffer, lent to columns */
     int32_t j0, j1;                    /* the features this scratch decodes (a threaded
@@ -10138,12 +10153,22 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
         s->dc[i].c.spare = &s->dspare; s->dc[i].c.spare_cap = &s->dspare_cap;
         s->dc[i].c.relq = &s->relq;
     }
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile (about 128 KiB: it stays in L2) */
+    s->step = GF__TILE;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile */
         size_t w = gpufeed_feature_bytes(&ds->feats[j0]);
-        int same = w == 4 || w == 8;
+        int same = w == 4 || w == 8, flat = ds->npred == 0;
         for (i = j0; i < j1 && same; i++) same = gpufeed_feature_bytes(&ds->feats[i]) == w && ds->offs[i] - ds->offs[j0] == (int64_t)(w * (size_t)(i - j0));
+        for (i = j0; i < j1 && flat; i++) flat = ds->feats[i].width == 0 && !ds->feats[i].list_lengths;
         if (same && w * (size_t)(j1 - j0) * GF__TILE <= ((size_t)4 << 20)) {
-            s->stage = (uint8_t *)gf__alloc(&ds->alloc, w * (size_t)(j1 - j0) * GF__TILE);
+            /* scalar features without predicates: as many rows a pass as fit
+               GF__STAGE_BYTES, so each column's dictionary and page bytes are
+               fetched into the core's cache once for that many rows, not once
+               for every GF__TILE */
+            if (flat) {
+                int64_t st = (int64_t)(GF__STAGE_BYTES / (w * (size_t)(j1 - j0))) / GF__TILE * GF__TILE;
+                s->step = st < GF__TILE ? GF__TILE : st > GF__STEP_MAX ? GF__STEP_MAX : st;
+            }
+            s->stage = (uint8_t *)gf__alloc(&ds->alloc, w * (size_t)(j1 - j0) * (size_t)s->step);
             if (!s->stage) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
             s->stage_w = (int32_t)w;
         }
@@ -10537,7 +10562,7 @@ static void gf__scratch_share(gpufeed_scratch *s)
     for (i = 0; i < s->ds->nfeat; i++) s->dc[i].dcp = &s->ds->dcache;
 }
 
-/* Reads k (<= GF__TILE) rows of the positioned unit into the destination
+/* Reads k (<= s->step) rows of the positioned unit into the destination
    at row `at`; drops rows failing the predicates; returns rows kept. */
 static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data, void *const *features,
                                        uint8_t *const *valid, int64_t at, int64_t *kept)
@@ -10641,7 +10666,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
         return GPUFEED_ERR_INVALID_ARG;
     r = gf__scratch_begin(s, unit);
     while (!r && s->left > 0) {
-        int64_t k = s->left < GF__TILE ? s->left : GF__TILE, kept = 0;
+        int64_t k = s->left < s->step ? s->left : s->step, kept = 0;
         r = gf__scratch_rows(s, k, data, features, valid, got, &kept);
         got += kept;
     }
@@ -10745,7 +10770,7 @@ static gpufeed_result gf__reader_fill(gpufeed_reader *r, gpufeed_scratch *s, int
         }
         k = r->B - filled;
         if (k > s->left) k = s->left;
-        if (k > GF__TILE) k = GF__TILE;
+        if (k > s->step) k = s->step;
         res = gf__scratch_rows(s, k, data, features, valid, filled, &kept);
         if (res) break;
         filled += kept;
@@ -13789,6 +13814,7 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
             return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
         gf__scratch_share(w->s);
+        w->s->relq.hold = 4; /* see gf__relq_push: a worker's calls interrupt the others */
         memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
         for (k = 0; k < l->D; k++) {
             gf__uslot *s = &w->ring.slot[k];

@@ -1937,7 +1937,8 @@ static void test_lz4(void)
    is not 0: every null row holds the fill's exact bits (NaN included), every
    other row its value, and the validity mask says which is which. Pages:
    a null every third row, all null, none null, then 2,500 rows (over two
-   decode tiles) with every other row null; dataset units of 1,000 target rows.
+   decode tiles) with every other row null; dataset units of 1,000 target rows,
+   and the whole file one unit.
    The values of the file are never 0 or a fill. */
 enum { FN_PAGES = 4, FN_ROWS = 100 + 37 + 50 + 2500, FN_FEATS = 13 };
 static const int fn_page_rows[FN_PAGES] = { 100, 37, 50, 2500 };
@@ -2067,7 +2068,10 @@ static void test_dense_plain_null_fill(void)
         { 1, 2, 4, 11, -1 },
         { 0, 3, 5, 9, -1 }
     };
-    static const int64_t brows[2] = { 64, 1000 };
+    /* the third: the whole file one unit (the default target) read in
+       batches larger than a decode tile, so a pass of the staging tile
+       covers more rows than GF__TILE and crosses every page boundary */
+    static const int64_t brows[3] = { 64, 1000, 4096 };
     fn_file *m = (fn_file *)calloc(1, sizeof *m);
     gpufeed_feature feats[FN_FEATS];
     const fn_feat *fs[FN_FEATS];
@@ -2082,7 +2086,7 @@ static void test_dense_plain_null_fill(void)
             feats[nf].fill = f->fill_bits == 0x7FF8000000000000ull || f->fill_bits == 0x7FC00000u || f->fill_bits == 0x7E00u ? (double)NAN : f->fill;
         }
         for (layout = GPUFEED_LAYOUT_ROW_MAJOR; layout <= GPUFEED_LAYOUT_PER_FEATURE; layout++)
-            for (bi = 0; bi < 2; bi++) {
+            for (bi = 0; bi < 3; bi++) {
                 gpufeed_dataset_desc dd;
                 gpufeed_dataset *ds = NULL;
                 gpufeed_reader *rd = NULL;
@@ -2095,7 +2099,7 @@ static void test_dense_plain_null_fill(void)
                 snprintf(what, sizeof what, "set %d layout %d B=%lld", set, layout, (long long)brows[bi]);
                 memset(&dd, 0, sizeof dd);
                 dd.paths = &path; dd.num_paths = 1; dd.features = feats; dd.num_features = nf;
-                dd.unit_rows = 1000; dd.layout = layout;
+                dd.unit_rows = bi < 2 ? 1000 : 0; dd.layout = layout;
                 dd.open_source = fn_open_source; dd.source_user = &m->out;
                 if (gpufeed_dataset_open(&ds, &dd, &err)) { CHECK_MSG(0, "%s: dataset: %s", what, err.message); continue; }
                 memset(&rdd, 0, sizeof rdd); rdd.batch_rows = brows[bi];
@@ -2135,6 +2139,65 @@ static void test_dense_plain_null_fill(void)
                 gpufeed_reader_close(rd);
                 gpufeed_dataset_close(ds);
             }
+    }
+    fn_free(m);
+    free(m);
+}
+
+/* A scratch's pass over the features: scalar features of one width in a
+   row-major batch are staged and read GF__STAGE_BYTES of rows a pass (more
+   than a tile), anything else a tile a pass; a whole unit decoded either way
+   holds the same cells as the per-feature layout (no staging). */
+static void test_scratch_step(void)
+{
+    fn_file *m = (fn_file *)calloc(1, sizeof *m);
+    const char *path = "fill.parquet";
+    static const char *const cols[3] = { "f", "i", "d" };
+    int variant;
+    fn_build(m);
+    for (variant = 0; variant < 3; variant++) { /* 0: f32 features, 1: and a predicate, 2: widths 4, 4, 8 */
+        gpufeed_feature feats[3];
+        gpufeed_predicate p;
+        gpufeed_dataset_desc dd;
+        gpufeed_dataset *ds[2] = { NULL, NULL };
+        gpufeed_scratch *sc[2] = { NULL, NULL };
+        gpufeed_error err;
+        int lay, j, nf = 3;
+        size_t off[3] = { 0, 4, 8 }, wz[3] = { 4, 4, 4 }, rb;
+        int64_t rows[2] = { 0, 0 }, i, bad = 0;
+        uint8_t *rm = NULL, *pf[3] = { NULL, NULL, NULL }, *vm[3] = { NULL, NULL, NULL };
+        memset(feats, 0, sizeof feats); memset(&p, 0, sizeof p);
+        for (j = 0; j < 3; j++) { feats[j].column = cols[j]; feats[j].dtype = GPUFEED_DT_F32; feats[j].fill = -1.0; }
+        if (variant == 2) { feats[2].dtype = GPUFEED_DT_F64; wz[2] = 8; }
+        rb = off[2] + wz[2];
+        p.column = "i"; p.op = GPUFEED_OP_GE; p.a.kind = GPUFEED_VAL_INT; p.a.i = 0; /* keeps the rows where i is not null */
+        for (lay = 0; lay < 2; lay++) {
+            memset(&dd, 0, sizeof dd);
+            dd.paths = &path; dd.num_paths = 1; dd.features = feats; dd.num_features = nf;
+            dd.layout = lay ? GPUFEED_LAYOUT_PER_FEATURE : GPUFEED_LAYOUT_ROW_MAJOR;
+            dd.open_source = fn_open_source; dd.source_user = &m->out;
+            if (variant == 1) { dd.where = &p; dd.num_where = 1; }
+            if (gpufeed_dataset_open(&ds[lay], &dd, &err) || gpufeed_scratch_open(&sc[lay], ds[lay], &err)) {
+                CHECK_MSG(0, "variant %d layout %d: %s", variant, lay, err.message);
+                goto next;
+            }
+        }
+        if (variant == 0) CHECK_MSG(sc[0]->stage && sc[0]->step > GF__TILE && sc[0]->step % GF__TILE == 0 && (size_t)sc[0]->step * 12 <= GF__STAGE_BYTES,
+                                    "uniform scalar features: a pass of %lld rows (tile %d)", (long long)sc[0]->step, GF__TILE);
+        else CHECK_MSG(sc[0]->step == GF__TILE, "variant %d: a pass of %lld rows, want a tile", variant, (long long)sc[0]->step);
+        CHECK(sc[1]->step == GF__TILE && !sc[1]->stage);
+        rm = (uint8_t *)calloc(FN_ROWS, rb);
+        for (j = 0; j < 3; j++) { pf[j] = (uint8_t *)calloc(FN_ROWS, wz[j]); vm[j] = (uint8_t *)calloc(FN_ROWS, 1); }
+        CHECK(gpufeed_dataset_decode_unit(ds[0], sc[0], 0, rm, NULL, NULL, &rows[0]) == GPUFEED_OK);
+        CHECK(gpufeed_dataset_decode_unit(ds[1], sc[1], 0, NULL, (void *const *)pf, vm, &rows[1]) == GPUFEED_OK);
+        CHECK_MSG(rows[0] == rows[1] && rows[0] > (variant == 1 ? GF__TILE : 2 * GF__TILE), "variant %d: %lld and %lld rows", variant, (long long)rows[0], (long long)rows[1]);
+        for (i = 0; i < rows[0] && i < rows[1]; i++)
+            for (j = 0; j < nf; j++) bad += memcmp(rm + (size_t)i * rb + off[j], pf[j] + wz[j] * (size_t)i, wz[j]) != 0;
+        CHECK_MSG(bad == 0, "variant %d: %lld cells differ between the staged rows and the per-feature layout", variant, (long long)bad);
+    next:
+        free(rm);
+        for (j = 0; j < 3; j++) { free(pf[j]); free(vm[j]); }
+        for (lay = 0; lay < 2; lay++) { if (sc[lay]) gpufeed_scratch_close(sc[lay]); if (ds[lay]) gpufeed_dataset_close(ds[lay]); }
     }
     fn_free(m);
     free(m);
@@ -3213,9 +3276,16 @@ static void test_release_batched(void)
     CHECK_MSG(bad == 0, "%d pages wrong after the merged flush", bad);
 
     /* at a unit's end the queue goes once `at` bytes are queued; within a
-       unit only at 4x */
+       unit as soon as they are (a one-pass reader's scratch), or only at
+       4x (a loader's worker: hold 4) */
     memset(m[0], 0xAA, (size_t)(np * ps));
     q->at = 8 * ps;
+    gf__relq_push(q, &f[0], 0, 4 * ps);
+    CHECK(q->n == 1 && q->bytes == 4 * ps && !rel_zero(m[0], ps, 0)); /* under `at`: kept */
+    gf__relq_push(q, &f[0], 10 * ps, 14 * ps);
+    CHECK_MSG(q->n == 0 && q->bytes == 0 && rel_zero(m[0], ps, 0) && rel_zero(m[0], ps, 13), "hold 1: `at` reached within a unit, the queue kept");
+    memset(m[0], 0xAA, (size_t)(np * ps));
+    q->hold = 4;
     gf__relq_push(q, &f[0], 0, 4 * ps);
     gf__relq_unit_end(q);
     CHECK(q->n == 1 && q->bytes == 4 * ps && !rel_zero(m[0], ps, 0)); /* under `at`: kept */
@@ -3227,7 +3297,7 @@ static void test_release_batched(void)
     CHECK(q->n == 16 && !rel_zero(m[0], ps, 20));
     gf__relq_push(q, &f[0], 60 * ps, 76 * ps); /* 32 pages = 4x: the bound within a unit */
     CHECK(q->n == 0 && q->bytes == 0 && rel_zero(m[0], ps, 20) && rel_zero(m[0], ps, 75) && !rel_zero(m[0], ps, 21));
-    q->at = 0;
+    q->at = 0; q->hold = 0;
     for (k = 0; k < 2; k++) munmap(m[k], (size_t)(np * ps));
     free(q);
 
@@ -3288,6 +3358,7 @@ static void test_release_batched(void)
                 if (s2) {
                     int nonempty = 0;
                     s2->relq.at = umin;
+                    s2->relq.hold = 4; /* as a loader's worker */
                     for (u = 0; u < info.num_units; u++) {
                         int64_t n = 0;
                         CHECK(gpufeed_dataset_decode_unit(ds, s2, u, buf, NULL, NULL, &n) == GPUFEED_OK && n == 5000);
@@ -3295,6 +3366,17 @@ static void test_release_batched(void)
                     }
                     CHECK_MSG(nonempty == 0, "%d of 4 units left bytes queued at their end (flush size %llu bytes)", nonempty, (unsigned long long)umin);
                     gpufeed_scratch_close(s2);
+                }
+                { /* the loader's workers wait within a unit (hold 4); a plain scratch does not */
+                    gpufeed_loader *l = NULL;
+                    gpufeed_loader_desc ld;
+                    int32_t i;
+                    memset(&ld, 0, sizeof ld);
+                    ld.batch_rows = 1000; ld.workers = 2; ld.epochs = 1;
+                    CHECK(s->relq.hold <= 1);
+                    CHECK(gpufeed_loader_open(&l, ds, &ld, &err) == GPUFEED_OK);
+                    for (i = 0; l && i < l->N; i++) CHECK_MSG(l->w[i].s && l->w[i].s->relq.hold == 4, "worker %d: hold %d", (int)i, l->w[i].s ? (int)l->w[i].s->relq.hold : -1);
+                    if (l) gpufeed_loader_close(l);
                 }
             }
             if (s) {
@@ -3463,6 +3545,7 @@ int main(void)
     RUN(test_delta_wide_int32);
     RUN(test_lz4);
     RUN(test_dense_plain_null_fill);
+    RUN(test_scratch_step);
     RUN(test_thrift_boundaries);
     RUN(test_mem_source_bounds);
     RUN(test_hash64_is_xxh64);
