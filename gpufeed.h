@@ -189,6 +189,17 @@
                                             ranges, so resident memory
                                             stays bounded without a call
                                             per column
+     GPUFEED_KEEP_BYTES            512 MiB  bytes of mapped files a loader
+                                            without a tensor cache keeps
+                                            mapped across epochs (the first
+                                            files' first bytes, in the
+                                            dataset's order): it reads
+                                            them every epoch, and mapping
+                                            them back costs a fault per
+                                            64 KiB; these pages are the
+                                            page cache's, shared and
+                                            reclaimable, but they count in
+                                            the process's RSS (0: none)
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
@@ -268,6 +279,9 @@
 #endif
 #ifndef GPUFEED_RELEASE_BYTES
 #define GPUFEED_RELEASE_BYTES (4u << 20)
+#endif
+#ifndef GPUFEED_KEEP_BYTES
+#define GPUFEED_KEEP_BYTES (512ull << 20)
 #endif
 #ifndef GPUFEED_GATHER_AHEAD
 #define GPUFEED_GATHER_AHEAD 64
@@ -2224,6 +2238,7 @@ struct gpufeed_file {
     uint8_t *footer;
     uint32_t footer_len;
     uint64_t *chunk_limit;             /* [rg * ncols + col]: where the next chunk starts */
+    uint64_t keep_to;                  /* a loader keeps the mapped bytes below this (GPUFEED_KEEP_BYTES) */
 };
 
 /* one SchemaElement as decoded, before the tree is built */
@@ -5851,6 +5866,7 @@ struct gf__relq {
     gf__rel r[GF__RELQ_N];
     int32_t n;
     int32_t hold;                      /* within a unit the queue goes at hold x `at` (0: 1x); a loader's worker: 4 */
+    int32_t keep;                      /* 1: bytes below each file's keep_to stay mapped (a loader's worker) */
     uint64_t bytes, at;                /* at: the flush size (0: GPUFEED_RELEASE_BYTES) */
 };
 
@@ -6065,8 +6081,12 @@ static int gf__file_release(const gpufeed_file *f, uint64_t lo, uint64_t hi)
    costs a call per column, where at a row group's end the chunks touch
    and go in one. A one-pass reader keeps the tighter bound: at a row
    group's start every column maps its dictionary page at once, and 4x
-   would add that much to its peak. A column read on its own lets go at
-   once. */
+   would add that much to its peak. A loader's worker without a tensor
+   cache leaves each file's bytes below keep_to mapped (GPUFEED_KEEP_BYTES
+   in all, set at the dataset's open): every epoch reads them again, and
+   bytes let go are mapped back a fault per 64 KiB (small page-cache
+   folios), 13-16% of a decode-path epoch on 1M x 32 rows; the loader's
+   close lets them go. A column read on its own lets go at once. */
 static void gf__relq_compact(struct gf__relq *q) /* by file, then offset; touching ranges merged */
 {
     int32_t i, j, n = 0;
@@ -6086,7 +6106,11 @@ static int32_t gf__relq_flush(struct gf__relq *q) /* the calls it made */
 {
     int32_t i, calls = 0;
     gf__relq_compact(q);
-    for (i = 0; i < q->n; i++) calls += gf__file_release(q->r[i].f, q->r[i].lo, q->r[i].hi);
+    for (i = 0; i < q->n; i++) {
+        uint64_t lo = q->r[i].lo;
+        if (q->keep && lo < q->r[i].f->keep_to) lo = q->r[i].f->keep_to; /* kept for the next epoch */
+        if (lo < q->r[i].hi) calls += gf__file_release(q->r[i].f, lo, q->r[i].hi);
+    }
     q->n = 0;
     q->bytes = 0;
     return calls;
@@ -9998,7 +10022,16 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
 #if !defined(GPUFEED_NO_STDIO)
     {
         int32_t i;
+        uint64_t left = (uint64_t)GPUFEED_KEEP_BYTES;
         for (i = 0; i < ds->nfiles; i++) gf__file_unmap_all(ds->files[i]); /* the plan's page walk touched the files: nothing of them is needed yet */
+        for (i = 0; i < ds->nfiles; i++) { /* what a loader keeps mapped: the first files' first bytes */
+            gpufeed_file *f = ds->files[i];
+            const uint64_t ps = f->map_page ? f->map_page : 4096;
+            uint64_t k = f->map ? (f->map_len < left ? f->map_len : left) : 0;
+            if (k < f->map_len) k = k / ps * ps; /* a partly kept file: whole pages */
+            f->keep_to = k;
+            left -= k;
+        }
     }
 #endif
     *out = ds;
@@ -13486,6 +13519,11 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     }
     gf__stop_workers(l);
     gf__write_trace(l);
+#ifndef GPUFEED_NO_STDIO
+    if (l->w && l->N > 0 && l->w[0].s && l->w[0].s->relq.keep) /* the kept bytes go with the loader */
+        for (i = 0; i < l->ds->nfiles; i++)
+            if (l->ds->files[i]->keep_to) (void)gf__file_release(l->ds->files[i], 0, l->ds->files[i]->keep_to);
+#endif
     gf__cache_close(l->cache);
     if (l->w) {
         for (i = 0; i < l->N; i++) {
@@ -13815,6 +13853,7 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         }
         gf__scratch_share(w->s);
         w->s->relq.hold = 4; /* see gf__relq_push: a worker's calls interrupt the others */
+        w->s->relq.keep = l->cache == NULL; /* every epoch reads the source again (GPUFEED_KEEP_BYTES) */
         memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
         for (k = 0; k < l->D; k++) {
             gf__uslot *s = &w->ring.slot[k];

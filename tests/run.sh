@@ -255,10 +255,11 @@ build_all() {
     pjob "test_loader (GPUFEED_NO_THREADS)" clang $SAN $WARN -DGPUFEED_NO_THREADS -I. tests/test_loader.c -o build/asan/test_loader_nothreads -lpthread -lm
     # the shuffled gather without its prefetch (GPUFEED_GATHER_AHEAD 0): the same streams
     pjob "test_loader (GPUFEED_GATHER_AHEAD=0)" gcc $SAN $WARN -DGPUFEED_GATHER_AHEAD=0 -I. tests/test_loader.c -o build/asan/test_loader_noahead -lpthread -lm
-    # SNAPPY pages streamed through a 4 KiB window (GPUFEED_PAGE_WINDOW): every page but the smallest
-    pjob "test_loader (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tests/test_loader.c -o build/asan/test_loader_window -lpthread -lm
+    # SNAPPY pages streamed through a 4 KiB window (GPUFEED_PAGE_WINDOW): every page but the smallest;
+    # and a loader that keeps only 300,000 bytes of its files mapped (GPUFEED_KEEP_BYTES): a file and a half of tests/data/ids.parquet
+    pjob "test_loader (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_loader.c -o build/asan/test_loader_window -lpthread -lm
   fi
-  pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tests/test_unit.c -o build/asan/test_unit_window -lpthread -lm
+  pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_unit.c -o build/asan/test_unit_window -lpthread -lm
   pjob "gpufeed-dense (GPUFEED_PAGE_WINDOW=4096)" clang $SAN $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tools/gpufeed-dense.c -o build/asan/gpufeed-dense-window -lpthread -lm
   # the fallbacks of the run-time AVX-512 kernels (SSE2 / NEON) and of all SIMD (scalar): the same bytes
   for v in NO_AVX512 NO_SIMD; do
@@ -305,7 +306,7 @@ build_quick() {
   for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
-  pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
+  pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
   pjob "test_unit (GPUFEED_NO_AVX512)" $SANCC $SANQ $WARN -DGPUFEED_NO_AVX512 -I. tests/test_unit.c -o $QB/asan/test_unit_noavx512 -lpthread -lm
   pjob "test_uploader_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o $QB/asan/test_uploader_host -lpthread -lm
   [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O0 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm

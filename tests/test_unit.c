@@ -2203,6 +2203,36 @@ static void test_scratch_step(void)
     free(m);
 }
 
+/* What a loader keeps mapped: the first files' first bytes, in the
+   dataset's order, GPUFEED_KEEP_BYTES in all, a partly kept file in whole
+   pages (the suite also builds this with a budget of 1.5 files). */
+static void test_keep_budget(void)
+{
+    static const char *paths[] = { "tests/data/ids.parquet", "tests/data/ids.parquet", "tests/data/ids.parquet" };
+    gpufeed_feature ft;
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    uint64_t left = (uint64_t)GPUFEED_KEEP_BYTES, sum = 0;
+    int32_t i;
+    memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+    ft.column = "x"; ft.dtype = GPUFEED_DT_F32;
+    d.paths = paths; d.num_paths = 3; d.features = &ft; d.num_features = 1;
+    if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); return; }
+    CHECK(ds->nfiles == 3);
+    for (i = 0; i < ds->nfiles; i++) {
+        const gpufeed_file *f = ds->files[i];
+        uint64_t want = f->map_len < left ? f->map_len : left;
+        if (want < f->map_len) want = want / f->map_page * f->map_page;
+        CHECK_MSG(f->map && f->keep_to == want, "file %d: keep_to %llu, want %llu (file %llu bytes, budget left %llu)", (int)i,
+                  (unsigned long long)f->keep_to, (unsigned long long)want, (unsigned long long)f->map_len, (unsigned long long)left);
+        left -= want;
+        sum += f->keep_to;
+    }
+    CHECK(sum <= (uint64_t)GPUFEED_KEEP_BYTES);
+    gpufeed_dataset_close(ds);
+}
+
 /* ---- issue 19: exact boundaries of the Thrift decoder's checks ----------- */
 
 /* The bytes in an allocation of exactly n bytes (ASan sees a read past
@@ -3298,6 +3328,25 @@ static void test_release_batched(void)
     gf__relq_push(q, &f[0], 60 * ps, 76 * ps); /* 32 pages = 4x: the bound within a unit */
     CHECK(q->n == 0 && q->bytes == 0 && rel_zero(m[0], ps, 20) && rel_zero(m[0], ps, 75) && !rel_zero(m[0], ps, 21));
     q->at = 0; q->hold = 0;
+
+    /* a loader's worker keeps each file's bytes below keep_to mapped (they
+       are read again next epoch); the rest of a range goes */
+    memset(m[0], 0xAA, (size_t)(np * ps));
+    memset(m[1], 0xAA, (size_t)(np * ps));
+    f[0].keep_to = 50 * ps; f[1].keep_to = 0;
+    q->keep = 1;
+    gf__relq_push(q, &f[0], 10 * ps, 80 * ps);
+    gf__relq_push(q, &f[1], 10 * ps, 20 * ps);
+    k = gf__relq_flush(q);
+    CHECK_MSG(k == 2, "%d calls with keep, want 2 (the first file's bytes past keep_to, the second's)", k);
+    for (p = 0, bad = 0; p < np; p++) bad += rel_zero(m[0], ps, p) != (p >= 50 && p < 80) || rel_zero(m[1], ps, p) != (p >= 10 && p < 20);
+    CHECK_MSG(bad == 0, "%d pages wrong with keep_to at page 50", bad);
+    gf__relq_push(q, &f[0], 20 * ps, 40 * ps); /* all of it kept: no call */
+    CHECK(gf__relq_flush(q) == 0 && !rel_zero(m[0], ps, 20) && !rel_zero(m[0], ps, 39));
+    q->keep = 0; /* a plain scratch lets go below keep_to too */
+    gf__relq_push(q, &f[0], 20 * ps, 40 * ps);
+    CHECK(gf__relq_flush(q) == 1 && rel_zero(m[0], ps, 20) && rel_zero(m[0], ps, 39));
+    f[0].keep_to = 0;
     for (k = 0; k < 2; k++) munmap(m[k], (size_t)(np * ps));
     free(q);
 
@@ -3367,16 +3416,27 @@ static void test_release_batched(void)
                     CHECK_MSG(nonempty == 0, "%d of 4 units left bytes queued at their end (flush size %llu bytes)", nonempty, (unsigned long long)umin);
                     gpufeed_scratch_close(s2);
                 }
-                { /* the loader's workers wait within a unit (hold 4); a plain scratch does not */
+                { /* the loader's workers wait within a unit (hold 4) and keep
+                     the files' first GPUFEED_KEEP_BYTES mapped (without a tensor
+                     cache); a plain scratch does neither */
                     gpufeed_loader *l = NULL;
                     gpufeed_loader_desc ld;
-                    int32_t i;
-                    memset(&ld, 0, sizeof ld);
-                    ld.batch_rows = 1000; ld.workers = 2; ld.epochs = 1;
-                    CHECK(s->relq.hold <= 1);
-                    CHECK(gpufeed_loader_open(&l, ds, &ld, &err) == GPUFEED_OK);
-                    for (i = 0; l && i < l->N; i++) CHECK_MSG(l->w[i].s && l->w[i].s->relq.hold == 4, "worker %d: hold %d", (int)i, l->w[i].s ? (int)l->w[i].s->relq.hold : -1);
-                    if (l) gpufeed_loader_close(l);
+                    gpufeed_cache_desc cd;
+                    int32_t i, withc;
+                    CHECK_MSG(fl->keep_to == fl->map_len && fl->map_len < (uint64_t)GPUFEED_KEEP_BYTES, "keep_to %llu of a %llu-byte file",
+                              (unsigned long long)fl->keep_to, (unsigned long long)fl->map_len);
+                    CHECK(s->relq.hold <= 1 && !s->relq.keep);
+                    for (withc = 0; withc < 2; withc++) {
+                        memset(&ld, 0, sizeof ld); memset(&cd, 0, sizeof cd);
+                        ld.batch_rows = 1000; ld.workers = 2; ld.epochs = 1;
+                        if (withc) { cd.dir = "build/test_unit_keep_cache"; ld.cache = &cd; }
+                        CHECK(gpufeed_loader_open(&l, ds, &ld, &err) == GPUFEED_OK);
+                        for (i = 0; l && i < l->N; i++)
+                            CHECK_MSG(l->w[i].s && l->w[i].s->relq.hold == 4 && l->w[i].s->relq.keep == !withc, "worker %d (cache %d): hold %d, keep %d", (int)i, withc,
+                                      l->w[i].s ? (int)l->w[i].s->relq.hold : -1, l->w[i].s ? (int)l->w[i].s->relq.keep : -1);
+                        if (l) gpufeed_loader_close(l);
+                        l = NULL;
+                    }
                 }
             }
             if (s) {
@@ -3546,6 +3606,7 @@ int main(void)
     RUN(test_lz4);
     RUN(test_dense_plain_null_fill);
     RUN(test_scratch_step);
+    RUN(test_keep_budget);
     RUN(test_thrift_boundaries);
     RUN(test_mem_source_bounds);
     RUN(test_hash64_is_xxh64);
