@@ -6,7 +6,7 @@
 #                fuzz replay; no apt-get,
 #                no pip, no network, no .venv needed)
 #   make test    everything CI runs (installs what it needs on a fresh machine)
-#   make mutation      make check on each of 112 one-token mutants of gpufeed.h (in a
+#   make mutation      make check on each of 113 one-token mutants of gpufeed.h (in a
 #                copy, build/mutation/work): the score and the survivors (about
 #                two hours on 2 cores; not part of make test)
 #   make tools   build/gpufeed-inspect, -cat, -dense, -bench and -cache

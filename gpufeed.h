@@ -10093,6 +10093,7 @@ struct gpufeed_scratch {
                                           transposed into the rows */
     int32_t stage_w;                   /* that width, 0: features go straight to rows */
     int64_t step;                      /* rows of a unit a pass over the features reads */
+    int share;                         /* a loader's worker: dictionaries of split row groups shared */
     uint64_t *wr; size_t wr_cap;       /* a unit's byte ranges for will_read */
     uint8_t *dspare; size_t dspare_cap; /* a raw dictionary page buffer, lent to columns */
     int32_t j0, j1;                    /* the features this scratch decodes (a threaded
@@ -10131,7 +10132,7 @@ GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s)
     a = &s->ds->alloc;
     (void)gf__relq_flush(&s->relq);
     if (s->dc) for (i = 0; i < s->ds->nfeat; i++) {
-        if (s->dc[i].dcp) gf__dcache_release(gf__dcache_load(&s->ds->dcache), s->dc[i].dent);
+        if (s->dc[i].dent >= 0) gf__dcache_release(gf__dcache_load(&s->ds->dcache), s->dc[i].dent);
         gf__col_free_buffers(&s->dc[i].c, a);
         gf__free(a, s->dc[i].dconv); gf__free(a, s->dc[i].dbad);
     }
@@ -10328,6 +10329,8 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
     gpufeed_error e;
     gpufeed_result r;
     int32_t j;
+    if (s->share)
+        for (j = s->j0; j < s->j1; j++) s->dc[j].dcp = ux->plan >= 0 ? &ds->dcache : NULL;
     gf__scratch_will_read(s, ux, f, bind, pl, nb);
     for (j = 0; j < nb; j++) {
         gpufeed_column *c = j < ds->nfeat ? &s->dc[j].c : s->pc[j - ds->nfeat];
@@ -10593,10 +10596,15 @@ static void gf__transpose(uint8_t *out, size_t rb, const uint8_t *in, int64_t k,
 
 /* The loader's workers share converted dictionaries (units of one chunk
    go to different workers, or come back to one out of order); a reader
-   that walks the chunks once keeps its own. */
+   that walks the chunks once keeps its own. Only the dictionaries of a
+   row group cut into several units are shared (gf__scratch_begin): a
+   unit that is a whole row group is the only reader of its dictionaries
+   in an epoch, and keeping them for the next epoch measured no faster
+   while the cache grew with the dataset (up to GPUFEED_DICT_CACHE_BYTES). */
 static void gf__scratch_share(gpufeed_scratch *s)
 {
     int32_t i;
+    s->share = 1;
     for (i = 0; i < s->ds->nfeat; i++) s->dc[i].dcp = &s->ds->dcache;
 }
 

@@ -219,6 +219,8 @@ MUTATIONS = [
       at="w->s->relq.keep = l->cache == NULL;", old="l->cache == NULL", new="1"),
     M("dense-units-step-tile", "dense:units", "a staged pass reads one tile of rows, whatever the staging tile holds",
       at="s->step = st < GF__TILE ? GF__TILE : st > GF__STEP_MAX ? GF__STEP_MAX : st;", old="s->step = st < GF__TILE ?", new="s->step = 1 ? GF__TILE : st < GF__TILE ?"),
+    M("dense-units-dict-share-whole", "dense:units", "a loader's worker shares the dictionaries of whole row groups too (the cache grows with the dataset)",
+      at="for (j = s->j0; j < s->j1; j++) s->dc[j].dcp = ux->plan >= 0 ? &ds->dcache : NULL;", old="ux->plan >= 0", new="ux->plan >= -1"),
     M("dense-units-step-pred", "dense:units", "a pass over more rows than a tile also with predicates (whose mask holds a tile)",
       at="int same = w == 4 || w == 8, flat = ds->npred == 0;", old="flat = ds->npred == 0", new="flat = 1"),
     M("dense-units-release-end", "dense:units", "a unit's end does not let the queued bytes go (only the bound within a unit does)",

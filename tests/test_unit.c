@@ -2234,6 +2234,43 @@ static void test_keep_budget(void)
     gpufeed_dataset_close(ds);
 }
 
+/* A loader's workers share converted dictionaries only for row groups cut
+   into several units: with whole row groups as units the dataset's cache
+   stays empty (it would grow with the dataset and measured no faster);
+   cut into 1,000-row units, the chunks' dictionaries are shared. The rows
+   are right either way. */
+static void test_dict_share(void)
+{
+    static const char *path = "tests/data/ids.parquet";
+    static const int64_t unit_rows[2] = { 0, 1000 };
+    int v;
+    for (v = 0; v < 2; v++) {
+        gpufeed_feature ft[2];
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_loader_desc ld;
+        gpufeed_loader *l = NULL;
+        gpufeed_error err;
+        gpufeed_batch b;
+        int64_t rows = 0;
+        int32_t i, entries = 0;
+        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d); memset(&ld, 0, sizeof ld);
+        ft[0].column = "y"; ft[0].dtype = GPUFEED_DT_F64;
+        ft[1].column = "k"; ft[1].dtype = GPUFEED_DT_F64;
+        d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = unit_rows[v];
+        if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); return; }
+        ld.batch_rows = 1000; ld.workers = 2; ld.epochs = 2; ld.seed = 3; ld.shuffle_window = 2;
+        if (gpufeed_loader_open(&l, ds, &ld, &err)) { CHECK_MSG(0, "loader: %s", err.message); gpufeed_dataset_close(ds); return; }
+        while (gpufeed_loader_next(l, &b) == GPUFEED_OK) rows += b.num_rows;
+        CHECK_MSG(rows == 2 * 20000, "unit_rows %lld: %lld rows", (long long)unit_rows[v], (long long)rows);
+        gpufeed_loader_close(l);
+        if (ds->dcache) for (i = 0; i < ds->dcache->used; i++) entries += ds->dcache->e[i].conv != NULL;
+        if (v == 0) CHECK_MSG(entries == 0, "whole row groups as units: %d dictionaries kept in the shared cache", (int)entries);
+        else CHECK_MSG(entries > 0, "row groups cut into units: no dictionary shared");
+        gpufeed_dataset_close(ds);
+    }
+}
+
 /* ---- issue 19: exact boundaries of the Thrift decoder's checks ----------- */
 
 /* The bytes in an allocation of exactly n bytes (ASan sees a read past
@@ -3609,6 +3646,7 @@ int main(void)
     RUN(test_dense_plain_null_fill);
     RUN(test_scratch_step);
     RUN(test_keep_budget);
+    RUN(test_dict_share);
     RUN(test_thrift_boundaries);
     RUN(test_mem_source_bounds);
     RUN(test_hash64_is_xxh64);
