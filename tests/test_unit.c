@@ -3138,6 +3138,88 @@ static void test_dict_skip_bad_index(void)
     free(m); free(idx); free(buf); free(wv);
 }
 
+/* Units are not cut through large pages (issue 13: every page a cut
+   straddles is read and decompressed up to the cut by two units; on a
+   file of 1 MiB pages in 262,144-row row groups that cost a third of an
+   epoch). One row group of 20,000 rows, unit_rows 5,000; column b: pages
+   of 1,000 rows (a candidate cut every 1,000), column a (INT64) in pages
+   of `apages` rows. a in one 160 KB page: every cut near 5,000 goes
+   through it, so the row group stays one unit (within 4 unit_rows); a in
+   pages of 15,000 + 5,000: the cut goes to a's boundary at 15,000; a in
+   pages of 5,000: cuts every 5,000 as before. Every unit decodes its
+   rows, each by a fresh scratch. */
+typedef struct bigpg_file { pqw_schema sch[3]; pqw_page pg[2][20]; pqw_buf body[2][20]; pqw_chunk ch[2]; pqw_rowgroup rg[1]; pqw_file f; pqw_buf out; } bigpg_file;
+static void test_plan_big_pages(void)
+{
+    static const char *path = "bigpages.parquet";
+    static const int32_t apages[3][5] = { { 20000 }, { 15000, 5000 }, { 5000, 5000, 5000, 5000 } };
+    static const int64_t want_first[3][5] = { { 0 }, { 0, 15000 }, { 0, 5000, 10000, 15000 } };
+    static const int64_t want_n[3] = { 1, 2, 4 };
+    bigpg_file *m = (bigpg_file *)calloc(1, sizeof *m);
+    int64_t *av = (int64_t *)calloc(20000, sizeof(int64_t)), *buf = (int64_t *)calloc(20000, 2 * sizeof(int64_t));
+    int32_t bv[1000];
+    int k, p, i;
+    if (!m || !av || !buf) { CHECK(0); free(m); free(av); free(buf); return; }
+    for (i = 0; i < 20000; i++) av[i] = 3 * (int64_t)i;
+    for (k = 0; k < 3; k++) {
+        gpufeed_feature ft[2];
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset_info info;
+        gpufeed_error err;
+        int32_t na = 0, at = 0;
+        int64_t u;
+        memset(m, 0, sizeof *m);
+        m->sch[0] = pqw_root(2);
+        m->sch[1] = pqw_leaf("a", PQW_INT64, PQW_REQUIRED);
+        m->sch[2] = pqw_leaf("b", PQW_INT32, PQW_REQUIRED);
+        for (p = 0; p < 5 && apages[k][p]; p++) {
+            pqw_plain_i64(&m->body[0][p], av + at, (size_t)apages[k][p]);
+            m->pg[0][p] = pqw_data_page(&m->body[0][p], apages[k][p], PQW_PLAIN);
+            at += apages[k][p];
+            na++;
+        }
+        for (p = 0; p < 20; p++) {
+            for (i = 0; i < 1000; i++) bv[i] = 1000 * p + i;
+            pqw_plain_i32(&m->body[1][p], bv, 1000);
+            m->pg[1][p] = pqw_data_page(&m->body[1][p], 1000, PQW_PLAIN);
+        }
+        m->ch[0].pages = m->pg[0]; m->ch[0].npages = na; m->ch[0].physical = PQW_INT64; m->ch[0].path = "a";
+        m->ch[1].pages = m->pg[1]; m->ch[1].npages = 20; m->ch[1].physical = PQW_INT32; m->ch[1].path = "b";
+        m->rg[0].chunks = m->ch; m->rg[0].nchunks = 2;
+        m->f.schema = m->sch; m->f.nschema = 3; m->f.rgs = m->rg; m->f.nrgs = 1;
+        pqw_build(&m->f, &m->out);
+        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+        ft[0].column = "a"; ft[0].dtype = GPUFEED_DT_I64;
+        ft[1].column = "b"; ft[1].dtype = GPUFEED_DT_I64;
+        d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = 5000;
+        d.open_source = fn_open_source; d.source_user = &m->out;
+        if (gpufeed_dataset_open(&ds, &d, &err)) CHECK_MSG(0, "case %d: dataset: %s", k, err.message);
+        else {
+            gpufeed_dataset_get_info(ds, &info);
+            CHECK_MSG(info.num_units == want_n[k], "case %d: %lld units, want %lld", k, (long long)info.num_units, (long long)want_n[k]);
+            for (u = 0; u < info.num_units && info.num_units == want_n[k]; u++) {
+                const gpufeed_unit *un = gpufeed_dataset_unit(ds, u);
+                gpufeed_scratch *sc = NULL;
+                int64_t n = 0, r0 = un->first_row, wrong = 0;
+                gpufeed_result r;
+                CHECK_MSG(r0 == want_first[k][u], "case %d unit %lld: first row %lld, want %lld", k, (long long)u, (long long)r0, (long long)want_first[k][u]);
+                if (gpufeed_scratch_open(&sc, ds, &err)) { CHECK_MSG(0, "scratch: %s", err.message); break; }
+                r = gpufeed_dataset_decode_unit(ds, sc, u, buf, NULL, NULL, &n);
+                CHECK_MSG(r == GPUFEED_OK && n == un->num_rows, "case %d unit %lld: result %d, %lld rows: %s", k, (long long)u, (int)r, (long long)n,
+                          gpufeed_scratch_error(sc));
+                for (i = 0; r == GPUFEED_OK && i < n; i++) wrong += buf[2 * i] != 3 * (r0 + i) || buf[2 * i + 1] != r0 + i;
+                CHECK_MSG(wrong == 0, "case %d unit %lld: %lld rows wrong", k, (long long)u, (long long)wrong);
+                gpufeed_scratch_close(sc);
+            }
+            gpufeed_dataset_close(ds);
+        }
+        for (p = 0; p < 20; p++) { pqw_free(&m->body[0][p]); pqw_free(&m->body[1][p]); }
+        pqw_free(&m->out);
+    }
+    free(m); free(av); free(buf);
+}
+
 /* A scratch lets go of mapped file bytes in batches (issue 13: a call per
    column and unit made the kernel flush the other workers' TLBs about a
    thousand times an epoch). The queue itself, on an anonymous private
@@ -3658,6 +3740,7 @@ int main(void)
     RUN(test_units_exact_remainder);
     RUN(test_dict_in_place_shared);
     RUN(test_dict_skip_bad_index);
+    RUN(test_plan_big_pages);
     RUN(test_streamed_pages);
     RUN(test_release_batched);
     RUN(test_window_table);
