@@ -9830,7 +9830,9 @@ static int gf__cut_cheap(uint64_t cost, uint64_t rg_bytes, int64_t rows, int64_t
 
 /* The next cut of file i's row group rg from `start`: the cheapest
    candidate in [start + unit_rows/2, start + 2 unit_rows] (ties: nearest to
-   start + unit_rows). When that cut goes through large pages (every page it
+   start + unit_rows), leaving no last unit under unit_rows / 2 rows
+   (a short unit costs its columns' seeks as a full one does). When that
+   cut goes through large pages (every page it
    straddles is read and decompressed up to the cut by two units), the
    first cheap candidate in (start + 2 unit_rows, start + 4 unit_rows] or
    the row group's end there instead: on a file whose pages hold more rows
@@ -9843,12 +9845,15 @@ static int64_t gf__plan_cut(const gpufeed_dataset *ds, const gf__rgplan *pl, int
                             const int64_t *cand, int64_t cand_n, int64_t *lo_cp, int64_t start, int64_t rows, uint64_t rg_bytes)
 {
     int64_t lo = start + (ds->unit_rows + 1) / 2, hi = start + 2 * ds->unit_rows, target = start + ds->unit_rows;
+    const int64_t tail = rows - (ds->unit_rows + 1) / 2; /* a cut after it leaves a short last unit */
     int64_t best = -1, ci, lo_c = *lo_cp;
     uint64_t best_cost = UINT64_MAX;
     while (lo_c < cand_n && cand[lo_c] < lo) lo_c++;
     for (ci = lo_c; ci < cand_n && cand[ci] <= hi; ci++) {
-        uint64_t cost = gf__cut_cost(ds, pl, i, rg, nb, cand[ci]);
+        uint64_t cost;
         int64_t dist, best_dist;
+        if (cand[ci] > tail) continue;
+        cost = gf__cut_cost(ds, pl, i, rg, nb, cand[ci]);
         dist = cand[ci] > target ? cand[ci] - target : target - cand[ci];
         best_dist = best > target ? best - target : target - best;
         if (cost < best_cost || (cost == best_cost && dist < best_dist)) {
@@ -9859,14 +9864,14 @@ static int64_t gf__plan_cut(const gpufeed_dataset *ds, const gf__rgplan *pl, int
     if (best >= 0 && !gf__cut_cheap(best_cost, rg_bytes, rows, start, best)) {
         /* a costly cut: a cheap one further on, up to 4 units' rows */
         const int64_t far = start + 4 * ds->unit_rows;
-        for (; ci < cand_n && cand[ci] <= far; ci++)
+        for (; ci < cand_n && cand[ci] <= far && cand[ci] <= tail; ci++)
             if (gf__cut_cheap(gf__cut_cost(ds, pl, i, rg, nb, cand[ci]), rg_bytes, rows, start, cand[ci])) break;
-        if (ci < cand_n && cand[ci] <= far) best = cand[ci];
+        if (ci < cand_n && cand[ci] <= far && cand[ci] <= tail) best = cand[ci];
         else if (rows <= far) best = rows;
     }
     if (best < 0) {
         /* no page boundary near: the next boundary, or cut inside a big page */
-        int64_t nxt = lo_c < cand_n ? cand[lo_c] : rows;
+        int64_t nxt = lo_c < cand_n && cand[lo_c] <= tail ? cand[lo_c] : rows;
         int64_t seg = 0; /* the boundary the current page run starts at */
         for (ci = lo_c; ci > 0; ci--) {
             if (cand[ci - 1] <= start) {
@@ -10268,8 +10273,13 @@ static void gf__col_hint(gpufeed_column *c, const gf__pidx *pi, int64_t r1)
     c->chunk_end_hint = (e < pi->n && pi->offset[e] > c->start) ? pi->offset[e] : gf__chunk_start(c->ch) + (uint64_t)c->ch->total_compressed_size;
 }
 
-/* positions column c at row r0 of its chunk using the page index */
-static gpufeed_result gf__col_position(gpufeed_column *c, const gf__pidx *pi, int64_t r0, int64_t r1)
+/* positions column c at row r0 of its chunk using the page index; d: the
+   feature's decoder (NULL for a predicate's column), whose shared
+   dictionary, when the dataset's cache has it, serves the skipped rows'
+   indices too (they are checked against its size, not gathered), so a
+   unit starting inside a page does not read, inflate and convert the
+   dictionary page again */
+static gpufeed_result gf__col_position(gpufeed_column *c, const gf__pidx *pi, int64_t r0, int64_t r1, gf__dcol *d)
 {
     int64_t lo = 0, hi, at;
     gpufeed_result r;
@@ -10286,6 +10296,7 @@ static gpufeed_result gf__col_position(gpufeed_column *c, const gf__pidx *pi, in
         r = gf__col_seek(c, pi->offset[at], pi->ordinal[at], pi->first_row[at], pi->first_value ? pi->first_value[at] : pi->first_row[at]);
         if (r) return r;
     }
+    if (d && r0 > c->rows_done && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp)) gf__dcol_shared_dict(d);
     return gf__col_skip(c, r0 - c->rows_done);
 }
 
@@ -10395,7 +10406,7 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
                 d->dent = -1;
             } /* else the converted dictionary (keyed by dict_gen) still holds */
         }
-        r = gf__col_position(c, pl ? &pl->idx[j] : NULL, ux->u.first_row, ux->u.first_row + ux->u.num_rows);
+        r = gf__col_position(c, pl ? &pl->idx[j] : NULL, ux->u.first_row, ux->u.first_row + ux->u.num_rows, j < ds->nfeat ? &s->dc[j] : NULL);
         if (r) return gf__scratch_fail_col(s, c, r);
     }
     s->unit = unit;

@@ -3132,6 +3132,43 @@ static void test_dict_skip_bad_index(void)
             }
             gpufeed_scratch_close(sc);
         }
+        {   /* a loader's worker (dictionaries shared): unit 1 after unit 0
+               takes v's converted dictionary from the dataset's cache, for
+               the rows it skips too, so it reads the dictionary page no more;
+               the skipped indices are still checked against its size */
+            gpufeed_scratch *s0 = NULL, *s1 = NULL;
+            uint64_t b0, shared_bytes, own_bytes;
+            int64_t n = 0;
+            gpufeed_result r;
+            if (gpufeed_scratch_open(&s0, ds, &err) || gpufeed_scratch_open(&s1, ds, &err)) CHECK_MSG(0, "scratch: %s", err.message);
+            else {
+                gf__scratch_share(s0); gf__scratch_share(s1);
+                (void)gpufeed_dataset_decode_unit(ds, s0, 0, buf, NULL, NULL, &n);
+                b0 = gpufeed_dataset_bytes_read(ds);
+                r = gpufeed_dataset_decode_unit(ds, s1, 1, buf, NULL, NULL, &n);
+                shared_bytes = gpufeed_dataset_bytes_read(ds) - b0;
+                if (bad) {
+                    CHECK_MSG(r == GPUFEED_ERR_DICTIONARY, "shared: result %d (%s), want a dictionary error", (int)r, gpufeed_scratch_error(s1));
+                    CHECK_HAS(gpufeed_scratch_error(s1), "dictionary index 12 out of range (dictionary has 10 entries)");
+                } else {
+                    int wrong = 0;
+                    CHECK_MSG(r == GPUFEED_OK && n == 1000, "shared: result %d, %lld rows: %s", (int)r, (long long)n, gpufeed_scratch_error(s1));
+                    for (i = 0; i < 1000 && r == GPUFEED_OK; i++) wrong += buf[2 * i] != 100 + (1000 + i) % 10 || buf[2 * i + 1] != 1000 + i;
+                    CHECK_MSG(wrong == 0, "shared: %d rows wrong", wrong);
+                    gpufeed_scratch_close(s1); s1 = NULL;
+                    if (gpufeed_scratch_open(&s1, ds, &err)) CHECK_MSG(0, "scratch: %s", err.message);
+                    else {
+                        b0 = gpufeed_dataset_bytes_read(ds);
+                        r = gpufeed_dataset_decode_unit(ds, s1, 1, buf, NULL, NULL, &n); /* not shared: reads the dictionary page */
+                        own_bytes = gpufeed_dataset_bytes_read(ds) - b0;
+                        CHECK(r == GPUFEED_OK && n == 1000);
+                        CHECK_MSG(shared_bytes + m->pg[0][0].body_len <= own_bytes, "unit 1 read %llu bytes with the shared dictionary, %llu without",
+                                  (unsigned long long)shared_bytes, (unsigned long long)own_bytes);
+                    }
+                }
+            }
+            gpufeed_scratch_close(s0); gpufeed_scratch_close(s1);
+        }
         gpufeed_dataset_close(ds);
         dskip_free(m);
     }
@@ -3146,22 +3183,25 @@ static void test_dict_skip_bad_index(void)
    of `apages` rows. a in one 160 KB page: every cut near 5,000 goes
    through it, so the row group stays one unit (within 4 unit_rows); a in
    pages of 15,000 + 5,000: the cut goes to a's boundary at 15,000; a in
-   pages of 5,000: cuts every 5,000 as before. Every unit decodes its
-   rows, each by a fresh scratch. */
+   pages of 5,000: cuts every 5,000 as before. And no short last unit:
+   unit_rows 8,000, a in pages of 9,000 + 10,000 + 1,000: after the cut
+   at 9,000 the free cut at 19,000 would leave 1,000 rows alone, every
+   other one goes through a's 80 KB page, so [9,000, 20,000) is one unit.
+   Every unit decodes its rows, each by a fresh scratch. */
 typedef struct bigpg_file { pqw_schema sch[3]; pqw_page pg[2][20]; pqw_buf body[2][20]; pqw_chunk ch[2]; pqw_rowgroup rg[1]; pqw_file f; pqw_buf out; } bigpg_file;
 static void test_plan_big_pages(void)
 {
     static const char *path = "bigpages.parquet";
-    static const int32_t apages[3][5] = { { 20000 }, { 15000, 5000 }, { 5000, 5000, 5000, 5000 } };
-    static const int64_t want_first[3][5] = { { 0 }, { 0, 15000 }, { 0, 5000, 10000, 15000 } };
-    static const int64_t want_n[3] = { 1, 2, 4 };
+    static const int32_t apages[4][5] = { { 20000 }, { 15000, 5000 }, { 5000, 5000, 5000, 5000 }, { 9000, 10000, 1000 } };
+    static const int64_t want_first[4][5] = { { 0 }, { 0, 15000 }, { 0, 5000, 10000, 15000 }, { 0, 9000 } };
+    static const int64_t want_n[4] = { 1, 2, 4, 2 };
     bigpg_file *m = (bigpg_file *)calloc(1, sizeof *m);
     int64_t *av = (int64_t *)calloc(20000, sizeof(int64_t)), *buf = (int64_t *)calloc(20000, 2 * sizeof(int64_t));
     int32_t bv[1000];
     int k, p, i;
     if (!m || !av || !buf) { CHECK(0); free(m); free(av); free(buf); return; }
     for (i = 0; i < 20000; i++) av[i] = 3 * (int64_t)i;
-    for (k = 0; k < 3; k++) {
+    for (k = 0; k < 4; k++) {
         gpufeed_feature ft[2];
         gpufeed_dataset_desc d;
         gpufeed_dataset *ds = NULL;
@@ -3192,7 +3232,7 @@ static void test_plan_big_pages(void)
         memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
         ft[0].column = "a"; ft[0].dtype = GPUFEED_DT_I64;
         ft[1].column = "b"; ft[1].dtype = GPUFEED_DT_I64;
-        d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = 5000;
+        d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = k == 3 ? 8000 : 5000;
         d.open_source = fn_open_source; d.source_user = &m->out;
         if (gpufeed_dataset_open(&ds, &d, &err)) CHECK_MSG(0, "case %d: dataset: %s", k, err.message);
         else {
