@@ -936,8 +936,9 @@ enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1 };
 typedef struct gpufeed_loader_desc {
     int64_t batch_rows;                /* B: rows per batch on this rank */
     int32_t workers;                   /* decode threads (default 1) */
-    int32_t ring_depth;                /* decoded units held per worker (default 2): the
-                                          ring has workers x ring_depth unit slots */
+    int32_t ring_depth;                /* decoded units held per worker (default 2, 4
+                                          with more than 4 workers): the ring has
+                                          workers x ring_depth unit slots */
     uint64_t seed;
     int32_t no_unit_shuffle;           /* 1: units in dataset order every epoch */
     int32_t shuffle_window;            /* W >= 1: rows of W consecutive units are
@@ -995,9 +996,14 @@ typedef struct gpufeed_stats {
     double copy_s;                     /* next() copying batches into an uploader's slot
                                           (0 where the uploader trades buffers instead) */
     int32_t workers;
+    int32_t ring_depth;                /* unit slots per worker in use (ring_depth, its
+                                          default, or twice a shuffle window's share) */
     const double *worker_busy_s;       /* decode time per worker (source reads included) */
-    const double *worker_backpressure_s; /* time each worker was idle: every unit slot
-                                          full and no batch to assemble */
+    const double *worker_backpressure_s; /* time each worker was idle: no batch to
+                                          assemble and no unit to decode (every unit
+                                          slot taken, or none left) */
+    double ring_full_s;                /* of that, all workers' time with every unit
+                                          slot taken and units left to decode */
     const double *worker_assembly_s;   /* time each worker assembled batches */
     double read_s;                     /* all workers' time in source reads (part of busy) */
     double consumer_s;                 /* the trainer's own time between next() calls */
@@ -11259,6 +11265,8 @@ typedef struct gf__worker {
     int started;
 #endif
     uint64_t busy_us, asm_us, idle_us, units, batches; /* atomics: read by stats */
+    uint64_t jitter_us;                /* of busy_us, asleep for debug_jitter_us */
+    uint64_t full_us;                  /* of idle_us, asleep with every unit slot taken */
     int64_t perm_epoch;                /* decode: the permutation in perm */
     int64_t *perm;
     gf__piece *pc;                     /* cache image pieces */
@@ -12950,9 +12958,10 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     if (l->d.debug_jitter_us > 0) { /* timing noise for determinism tests: a slow decode */
 #if !defined(GPUFEED_NO_THREADS)
         struct timeval tv;
-        uint64_t x = gf__mix64(gf__now_us() ^ ((uint64_t)w->id << 32) ^ (uint64_t)g);
+        uint64_t x = gf__mix64(gf__now_us() ^ ((uint64_t)w->id << 32) ^ (uint64_t)g), j0 = gf__now_us();
         tv.tv_sec = 0; tv.tv_usec = (long)(x % (uint64_t)l->d.debug_jitter_us);
         select(0, NULL, NULL, NULL, &tv);
+        GF__ADD(&w->jitter_us, gf__now_us() - j0);
 #endif
     }
     if (l->index_mode) { /* the unit's global row ids */
@@ -13463,11 +13472,16 @@ static void *gf__worker_main(void *arg)
     gpufeed_loader *l = w->l;
     while (!GF__LOAD(&l->stop) && !gf__worker_done(w)) {
         uint64_t seen = GF__LOAD_SC(&l->seq), t0, t1;
+        int64_t p;
+        int full;
         if (gf__worker_step(w)) continue;
+        p = GF__LOAD_SC(&l->dnext); /* a position left to decode, but its slot taken */
+        full = (l->total < 0 || p < l->total) && p >= GF__LOAD_SC(&l->dtail) + l->RS;
         t0 = gf__now_us();
         gf__sleep(l, seen);
         t1 = gf__now_us();
         GF__ADD(&w->idle_us, t1 - t0);
+        if (full) GF__ADD(&w->full_us, t1 - t0);
         GF__TRACE_W(w, GF__EV_IDLE, t0, t1, w->gq);
     }
     return NULL;
@@ -13692,8 +13706,11 @@ static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *d
     }
 
     /* units held per worker: a window's share, twice (one being read while
-       the next decodes) */
-    l->D = desc->ring_depth ? desc->ring_depth : 2;
+       the next decodes). The default is 2, and 4 with more than 4 workers:
+       units finish out of order, and with many workers the ring ran full
+       behind the oldest one (on 16 cores, 15 workers idle 21% of the time
+       at 2; an epoch took 0.061-0.067 s at 2, 0.049-0.051 s at 4) */
+    l->D = desc->ring_depth ? desc->ring_depth : l->N > 4 ? 4 : 2;
     {
         int32_t share = (l->step + l->N - 1) / l->N, need = 2 * share;
         if (need < 2) need = 2;
@@ -14076,6 +14093,7 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
         in.batch_rows = G / P;
         in.workers = N / per + (j < N % per ? 1 : 0); /* the workers shared out, one at least */
         if (in.workers < 1) in.workers = 1;
+        if (!in.ring_depth) in.ring_depth = N > 4 ? 4 : 2; /* the default of the loader's workers in all */
         in.trace_path = NULL;
         r = gf__loader_open_ex(&l->inner[j], ds, &in, err, NULL);
         if (r) {
@@ -14290,10 +14308,13 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
 
 /* loader l's workers into the arrays of `into` from entry k on, their
    decode and assembly seconds into *dec and *asmb; the next entry */
-static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_t k, gpufeed_stats *st, double *dec, double *asmb, double *help)
+static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_t k, gpufeed_stats *st, double *dec, double *asmb, double *help,
+                                  double *jit)
 {
     int32_t i;
     for (i = 0; i < l->N && k < GPUFEED_MAX_WORKERS; i++, k++) {
+        *jit += (double)GF__GET(&l->w[i].jitter_us) * 1e-6;
+        st->ring_full_s += (double)GF__GET(&l->w[i].full_us) * 1e-6;
         into->busy_s[k] = (double)GF__GET(&l->w[i].busy_us) * 1e-6;
         into->asm_s[k] = (double)GF__GET(&l->w[i].asm_us) * 1e-6;
         into->bp_s[k] = (double)GF__GET(&l->w[i].idle_us) * 1e-6;
@@ -14308,7 +14329,8 @@ static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_
 GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
 {
     int32_t i, k = 0, threads, cores = 0;
-    double dec = 0, asmb = 0, help = 0, rd = 0, wall, life, wait, cons, busy;
+    double dec = 0, asmb = 0, help = 0, rd = 0, wall, life, wait, cons, busy, idle = 0; /* idle: the workers' share asleep */
+    double jit = 0, cpu = 0;            /* cpu: the loader's cores kept busy (decode less waiting on reads or jitter) */
     const gf__cache *cache;
     memset(st, 0, sizeof *st);
     if (!l) return;
@@ -14324,9 +14346,10 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     st->trainer_wait_s = wait;
     st->consumer_s = cons;
     st->copy_s = (double)l->copy_us * 1e-6;
-    if (l->ninner) for (i = 0; i < l->ninner; i++) k = gf__stats_workers(l->inner[i], l, k, st, &dec, &asmb, &help); /* partitioned */
-    else k = gf__stats_workers(l, l, 0, st, &dec, &asmb, &help);
+    if (l->ninner) for (i = 0; i < l->ninner; i++) k = gf__stats_workers(l->inner[i], l, k, st, &dec, &asmb, &help, &jit); /* partitioned */
+    else k = gf__stats_workers(l, l, 0, st, &dec, &asmb, &help, &jit);
     st->workers = k;
+    st->ring_depth = l->ninner ? l->inner[0]->D : l->D;
     threads = l->ninner ? l->inner[0]->threads : l->threads;
 #if !defined(GPUFEED_NO_THREADS) && !defined(GPUFEED_NO_STDIO)
     {
@@ -14352,9 +14375,11 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     busy = life > 0 && k > 0 ? (dec + asmb + help) / (life * k + help) : 0;
     if (life > 0 && k > 0) { /* a worker that never slept was busy, also when the
                                 machine's other work kept it off a core */
-        double idle = 0, awake;
+        double awake;
         for (i = 0; i < k; i++) idle += l->bp_s[i];
-        awake = 1 - idle / (life * k);
+        idle /= life * k;
+        if (idle > 1) idle = 1;
+        awake = 1 - idle;
         if (awake > busy) busy = awake;
     }
     asmb += help;
@@ -14373,15 +14398,24 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
             gf__fmt(st->verdict, sizeof st->verdict,
                     "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): not input-bound",
                     100 * wf, 100 * busy);
-        } else if (cores > 0 && life > 0 && (dec + asmb) / life >= 0.8 * cores) {
+        } else if (cores > 0 && life > 0 && (cpu = (dec - rd - jit + asmb) / life) >= 0.8 * cores) {
             /* every core works for the loader: more workers or a deeper ring cannot help */
             st->bottleneck = rd >= dpart && rd >= asmb - help ? GPUFEED_STAGE_READ : asmb >= dpart ? GPUFEED_STAGE_ASSEMBLY : GPUFEED_STAGE_DECODE;
             gf__fmt(st->verdict, sizeof st->verdict,
                     "%s is the bottleneck and the cores are the limit: the loader kept %.1f of %d cores busy (%.0f%% assembling batches, %.0f%% "
                     "decoding) while the trainer waited %.0f%%: %s, or more cores",
                     st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "batch assembly" : st->bottleneck == GPUFEED_STAGE_READ ? "reading" : "decoding",
-                    (dec + asmb) / life, cores, 100 * asmb / (dec + asmb), 100 * dec / (dec + asmb), 100 * wf,
+                    cpu, cores, 100 * asmb / (dec + asmb), 100 * dec / (dec + asmb), 100 * wf,
                     st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "a smaller shuffle_window or fewer features" : "the tensor cache or fewer features");
+        } else if (wf >= 0.3 && life > 0 && k > 0 && st->ring_full_s >= 0.1 * life * k) {
+            /* workers slept with every unit slot taken while the trainer
+               waited: units finish out of order, and the ring ran full
+               behind the oldest one */
+            st->bottleneck = GPUFEED_STAGE_NONE;
+            gf__fmt(st->verdict, sizeof st->verdict,
+                    "the ring ran full: the trainer waited %.0f%% of the time while workers slept %.0f%% of theirs with every unit slot taken: "
+                    "raise ring_depth and set prefill (now %d a worker)",
+                    100 * wf, 100 * st->ring_full_s / (life * k), (int)st->ring_depth);
         } else if (busy < 0.6) {
             st->bottleneck = GPUFEED_STAGE_NONE;
             gf__fmt(st->verdict, sizeof st->verdict,

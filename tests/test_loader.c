@@ -1550,8 +1550,8 @@ static void test_batches_span_windows(void)
 
 /* The verdict names the stage that holds the trainer back: a slow decode
    (jitter counts as decoding), batch assembly (units served from a RAM
-   cache, rows shuffled over the whole epoch), a slow consumer. Busy
-   figures stay within 0..100%. */
+   cache, rows shuffled over the whole epoch), a slow consumer, a ring
+   too shallow for its workers. Busy figures stay within 0..100%. */
 static void check_fractions(const gpufeed_stats *st, const char *what)
 {
     int32_t i;
@@ -1597,11 +1597,12 @@ static void test_verdict_names_bottleneck(void)
 #endif
     {   /* the verdict reads timings: on a busy machine a run may mislead it, so
            each case gets three runs and must name its stage in one of them */
-        static const char *const names[3] = { "slow decode", "slow consumer", "assembly" };
-        static const gpufeed_stage want[3] = { GPUFEED_STAGE_DECODE, GPUFEED_STAGE_CONSUMER, GPUFEED_STAGE_ASSEMBLY };
-        static const char *const words[3] = { "decoding is the bottleneck", "consumer is the bottleneck", "assembly is the bottleneck" };
+        static const char *const names[4] = { "slow decode", "slow consumer", "assembly", "ring full" };
+        static const gpufeed_stage want[4] = { GPUFEED_STAGE_DECODE, GPUFEED_STAGE_CONSUMER, GPUFEED_STAGE_ASSEMBLY, GPUFEED_STAGE_NONE };
+        static const char *const words[4] = { "decoding is the bottleneck", "consumer is the bottleneck", "assembly is the bottleneck",
+                                               "the ring ran full" };
         int c, tries;
-        for (c = 0; c < 3; c++) {
+        for (c = 0; c < 4; c++) {
             char seen[3][300];
             int ok = 0;
             for (tries = 0; tries < 3 && !ok; tries++) {
@@ -1617,12 +1618,44 @@ static void test_verdict_names_bottleneck(void)
                     d.cache = &cd; d.epochs = 300; d.shuffle_window = 1000; d.batch_rows = NROWS;
                     d.workers = 1;   /* with the consumer, as many threads as 2 cores: each runs */
                 }
+                if (c == 3) { /* decodes of 0..20 ms (jitter, not CPU) finish out of order, and
+                                 2 slots a worker fill behind the slowest: the workers sleep
+                                 with units left to decode (17-23% of their time here) */
+                    d.epochs = 1; d.debug_jitter_us = 20000; d.shuffle_window = 0; d.ring_depth = 2; d.workers = 8;
+                }
                 run_consumer(ds, &d, c == 1 ? 3000 : 0, &st, names[c]);
                 snprintf(seen[tries], sizeof seen[tries], "%d %s", (int)st.bottleneck, st.verdict);
                 ok = st.bottleneck == want[c] && strstr(st.verdict, words[c]) != NULL;
             }
             CHECK_MSG(ok, "%s: the verdict never named it: %s | %s | %s", names[c], seen[0], tries > 1 ? seen[1] : "", tries > 2 ? seen[2] : "");
         }
+    }
+    gpufeed_dataset_close(ds);
+}
+
+/* ring_depth's default: 2 units a worker, 4 with more than 4 workers (with
+   15 workers on 16 cores, 2 left them asleep a fifth of the time behind
+   the oldest unit); a given depth stays, and a shuffle window's share,
+   twice, is the least. The stats say the depth in use. */
+static void test_ring_depth_default(void)
+{
+    static const struct { int workers, depth, window, want; } cases[] = {
+        { 1, 0, 0, 2 }, { 4, 0, 0, 2 }, { 5, 0, 0, 4 }, { 8, 0, 0, 4 }, { 8, 2, 0, 2 }, { 8, 3, 0, 3 }, { 2, 0, 3, 4 }, { 8, 0, 24, 6 },
+    };
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    size_t k;
+    if (!ds) return;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        gpufeed_loader_desc d = base_desc();
+        gpufeed_loader *l;
+        gpufeed_error err;
+        gpufeed_stats st;
+        d.workers = cases[k].workers; d.ring_depth = cases[k].depth; d.shuffle_window = cases[k].window; d.epochs = 1;
+        if (gpufeed_loader_open(&l, ds, &d, &err)) { CHECK_MSG(0, "case %d: %s", (int)k, err.message); continue; }
+        gpufeed_loader_stats(l, &st);
+        CHECK_MSG(st.ring_depth == cases[k].want, "case %d: %d workers, ring_depth %d, window %d: depth %d, want %d", (int)k, cases[k].workers,
+                  cases[k].depth, cases[k].window, (int)st.ring_depth, cases[k].want);
+        gpufeed_loader_close(l);
     }
     gpufeed_dataset_close(ds);
 }
@@ -2296,6 +2329,7 @@ int main(void)
     RUN(test_gather_paths);
     RUN(test_batches_span_windows);
     RUN(test_verdict_names_bottleneck);
+    RUN(test_ring_depth_default);
     RUN(test_pread_equals_map);
     RUN(test_rowmajor_transpose);
     RUN(test_shuffle_epochs_differ);

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
         { .name = "--start-epoch", .kind = GF_CLI_I64, .target = &ld.start_epoch, .meta = "e", .help = "resume at this epoch ..." },
         { .name = "--start-batch", .kind = GF_CLI_I64, .target = &ld.start_batch, .meta = "k", .help = "... and this batch" },
         { .name = "--ring-depth", .kind = GF_CLI_INT, .target = &ld.ring_depth, .meta = "D", .min = 1, .max = 1024,
-          .help = "decoded units queued per worker (default 2)" },
+          .help = "decoded units queued per worker (default 2; 4 with more than 4 workers)" },
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work (default 65536)" },
         { .name = "--prefill", .kind = GF_CLI_FLAG, .target = &ld.prefill, .help = "fill every worker's queue before the first batch" },

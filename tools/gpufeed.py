@@ -557,9 +557,10 @@ class Loader:
     verify_crc: check the page CRCs the files have (a mismatch is a
     GpufeedError naming the page). Other arguments as in
     gpufeed_loader_desc / gpufeed_cache_desc (see the README's options
-    table)."""
+    table); ring_depth 0 is the library's default (2, 4 with more than 4
+    workers)."""
 
-    def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=2, seed=0,
+    def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=0, seed=0,
                  shuffle_window=0, unit_shuffle=True, epochs=1, rank=0, world=1, even="drop",
                  drop_last=False, start_epoch=0, start_batch=0, unit_rows=0, layout="row",
                  cache_dir=None, device="auto", slots=3, verify_crc=False, global_batch_rows=0, partitions=0):

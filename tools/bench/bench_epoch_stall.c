@@ -264,9 +264,9 @@ int main(int argc, char **argv)
         if (un->num_rows > max_unit_rows) max_unit_rows = un->num_rows;
         if (un->num_rows < min_unit_rows) min_unit_rows = un->num_rows;
     }
-    /* the loader's ring depth: ring_depth (default 2), at least 2 without a
-       shuffle window (see gpufeed_loader_open) */
-    depth = ld.ring_depth ? ld.ring_depth : 2;
+    /* the loader's ring depth: ring_depth (default 2, 4 with more than 4
+       workers), at least 2 without a shuffle window (see gpufeed_loader_open) */
+    depth = ld.ring_depth ? ld.ring_depth : ld.workers > 4 ? 4 : 2;
     if (depth < 2) depth = 2;
     printf("rows %lld\n", (long long)info.num_rows);
     printf("units %lld\n", (long long)info.num_units);
