@@ -14407,10 +14407,11 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
                     st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "batch assembly" : st->bottleneck == GPUFEED_STAGE_READ ? "reading" : "decoding",
                     cpu, cores, 100 * asmb / (dec + asmb), 100 * dec / (dec + asmb), 100 * wf,
                     st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "a smaller shuffle_window or fewer features" : "the tensor cache or fewer features");
-        } else if (wf >= 0.3 && life > 0 && k > 0 && st->ring_full_s >= 0.1 * life * k) {
-            /* workers slept with every unit slot taken while the trainer
-               waited: units finish out of order, and the ring ran full
-               behind the oldest one */
+        } else if (wf >= 0.3 && life > 0 && k > 0 && st->ring_full_s >= 0.1 * life * k && dpart >= asmb) {
+            /* workers that mostly decode slept with every unit slot taken
+               while the trainer waited: units finish out of order, and the
+               ring ran full behind the oldest one (with assembly the larger
+               part, the slots wait for batches to be assembled instead) */
             st->bottleneck = GPUFEED_STAGE_NONE;
             gf__fmt(st->verdict, sizeof st->verdict,
                     "the ring ran full: the trainer waited %.0f%% of the time while workers slept %.0f%% of theirs with every unit slot taken: "
