@@ -749,7 +749,9 @@ typedef struct gpufeed_dataset_desc {
     int32_t num_features;
     const gpufeed_predicate *where;    /* ANDed */
     int32_t num_where;
-    int64_t unit_rows;                 /* target rows per unit (default 65536) */
+    int64_t unit_rows;                 /* target rows per unit (default 65536); a
+                                          unit grows up to 4x rather than cut
+                                          through pages larger than a quarter of it */
     int32_t layout;                    /* GPUFEED_LAYOUT_* */
     uint32_t flags;                    /* GPUFEED_OPEN_* */
     gpufeed_allocator allocator;
