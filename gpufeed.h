@@ -9845,7 +9845,7 @@ static int gf__cut_cheap(uint64_t cost, uint64_t rg_bytes, int64_t rows, int64_t
    first cheap candidate in (start + 2 unit_rows, start + 4 unit_rows] or
    the row group's end there instead: on a file whose pages hold more rows
    than a unit, cutting inside them costs a third of the decoding (a
-   2M-row file of 1 MiB pages: 1.35x an epoch's time at 1 worker).
+   2M-row file of 1 MiB pages: 1.35-1.37x an epoch's time at 1 worker).
    Without a candidate, the next boundary, or a cut inside a big page.
    *lo_cp: the first candidate not below the range, kept from call to
    call. */

@@ -1620,7 +1620,7 @@ static void test_verdict_names_bottleneck(void)
                 }
                 if (c == 3) { /* decodes of 0..20 ms (jitter, not CPU) finish out of order, and
                                  2 slots a worker fill behind the slowest: the workers sleep
-                                 with units left to decode (17-23% of their time here; 4 epochs, so
+                                 with units left to decode (17-23% of their time in 1-epoch runs here; 4 epochs, so
                                  that the last units, which leave workers nothing to claim, weigh little) */
                     d.epochs = 4; d.debug_jitter_us = 20000; d.shuffle_window = 0; d.ring_depth = 2; d.workers = 8;
                 }
