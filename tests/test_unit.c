@@ -3617,6 +3617,151 @@ static void test_release_batched(void)
     }
 }
 
+/* A split row group's mapped bytes go in one call, by the last of its
+   units to end (gf__scratch_rg_end): on 15 workers a call per column and
+   unit flushed every core's TLB tens of times a unit. tests/data/ids.parquet
+   at unit_rows 1000: four row groups of five units. A unit that ends while
+   another of its row group is being decoded (busy forced to 1) leaves
+   nothing of the row group queued, its seek included (before, a seek queued
+   the other units' bytes before its pages); the last one out queues the
+   whole row group as one range, at once when its columns are done with
+   the row group, else at the start of a unit that does not read on; a
+   loader's epoch leaves no unit counted as busy. */
+static gf__rgplan *rg_plan_of(gpufeed_dataset *ds, int32_t rg)
+{
+    int32_t p;
+    for (p = 0; p < ds->nplans; p++) if (ds->plans[p].file == 0 && ds->plans[p].rg == rg) return &ds->plans[p];
+    return NULL;
+}
+static int rg_queued_inside(const gpufeed_scratch *s, const gf__rgplan *pl, uint64_t ps) /* ranges queued within the row group's pages */
+{
+    int32_t i, n = 0;
+    uint64_t lo = pl->lo / ps * ps, hi = (pl->hi + ps - 1) / ps * ps;
+    for (i = 0; i < s->relq.n; i++) n += s->relq.r[i].lo < hi && s->relq.r[i].hi > lo;
+    return n;
+}
+static int rg_queued_whole(const gpufeed_scratch *s, const gf__rgplan *pl, uint64_t ps, uint64_t map_len) /* one range covers it */
+{
+    int32_t i;
+    uint64_t hi = (pl->hi + ps - 1) / ps * ps;
+    if (hi > map_len) hi = map_len;
+    for (i = 0; i < s->relq.n; i++) if (s->relq.r[i].lo <= pl->lo && s->relq.r[i].hi >= hi) return 1;
+    return 0;
+}
+static void test_release_row_group(void)
+{
+    static const char *path = "tests/data/ids.parquet";
+    static const char *cols[] = { "id", "x", "y", "k" };
+    gpufeed_feature ft[4];
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_dataset_info info;
+    gpufeed_scratch *s = NULL;
+    gpufeed_error err;
+    double *buf = (double *)calloc(5000 * 4, sizeof(double));
+    gf__rgplan *p0, *p1;
+    gpufeed_file *fl;
+    uint64_t ps, first = UINT64_MAX, end = 0;
+    int64_t n = 0;
+    int32_t k, c, p;
+    memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+    for (k = 0; k < 4; k++) { ft[k].column = cols[k]; ft[k].dtype = GPUFEED_DT_F64; }
+    d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 4; d.unit_rows = 1000;
+    if (!buf || gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); free(buf); return; }
+    gpufeed_dataset_get_info(ds, &info);
+    fl = ds->files[0];
+    ps = fl->map_page;
+    p0 = rg_plan_of(ds, 0); p1 = rg_plan_of(ds, 1);
+    CHECK_MSG(info.num_units == 20 && ds->nplans == 4 && p0 && p1 && fl->map, "%lld units, %d split row groups", (long long)info.num_units, (int)ds->nplans);
+    if (info.num_units != 20 || !p0 || !p1 || !fl->map) { gpufeed_dataset_close(ds); free(buf); return; }
+    for (c = 0; c < fl->md.num_columns; c++) { /* row group 0's span: its first chunk start to its last chunk's limit */
+        const gpufeed_chunk_info *ch = &fl->md.row_groups[0].chunks[c];
+        uint64_t st = (uint64_t)ch->data_page_offset, lim = fl->chunk_limit[c];
+        if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < st) st = (uint64_t)ch->dictionary_page_offset;
+        if (st < first) first = st;
+        if (lim > end) end = lim;
+    }
+    CHECK_MSG(p0->lo == first && p0->hi == end, "row group 0 spans [%llu, %llu), want [%llu, %llu)", (unsigned long long)p0->lo,
+              (unsigned long long)p0->hi, (unsigned long long)first, (unsigned long long)end);
+
+    /* another unit of the row group in flight: units 1 and 3 (3 seeks) leave it all */
+    CHECK(gpufeed_scratch_open(&s, ds, &err) == GPUFEED_OK);
+    p0->busy = 1;
+    for (k = 1; s && k <= 3; k += 2) {
+        const gpufeed_unit *un = gpufeed_dataset_unit(ds, k);
+        CHECK(gpufeed_dataset_decode_unit(ds, s, k, buf, NULL, NULL, &n) == GPUFEED_OK && n == un->num_rows);
+        CHECK_MSG(rg_queued_inside(s, p0, ps) == 0 && s->pend == NULL && p0->busy == 1, "unit %d: %d ranges of row group 0 queued, pending %d, busy %d",
+                  (int)k, rg_queued_inside(s, p0, ps), s->pend != NULL, (int)p0->busy);
+        for (p = 0; p < n; p++) if (buf[4 * p] != (double)(un->first_row + p)) break; /* id: the row's number */
+        CHECK_MSG(p == n && n > 0, "unit %d: row %d wrong", (int)k, (int)p);
+    }
+    gpufeed_scratch_close(s); s = NULL;
+
+    /* half way through unit 3 after its seek: nothing before its pages queued */
+    CHECK(gpufeed_scratch_open(&s, ds, &err) == GPUFEED_OK);
+    if (s) {
+        int64_t kept = 0;
+        p0->busy = 1;
+        s->rgmode = 1;
+        CHECK(gf__scratch_begin(s, 3) == GPUFEED_OK && gf__scratch_rows(s, 512, buf, NULL, NULL, 0, &kept) == GPUFEED_OK && kept == 512);
+        { /* only its own pages (those inflated whole go at once): each range starts at or after the current page of its column's chunk */
+            int32_t i, j, bad = 0;
+            for (i = 0; i < s->relq.n; i++) {
+                int own = 0;
+                for (j = 0; j < 4; j++) own |= s->relq.r[i].lo >= s->dc[j].c.page_off && s->relq.r[i].lo < s->dc[j].c.region_end;
+                bad += !own;
+            }
+            CHECK_MSG(bad == 0, "unit 3's seek queued %d ranges of the other units' bytes", (int)bad);
+        }
+        s->rgmode = 0;
+        s->unit = -1;
+        p0->busy = 0;
+    }
+    gpufeed_scratch_close(s); s = NULL;
+
+    /* the last one out, its columns still inside the row group: pending;
+       the next unit reads on (still pending); one of row group 1 lets row
+       group 0 go as one range, and leaves row group 1 pending */
+    p0->busy = 0;
+    CHECK(gpufeed_scratch_open(&s, ds, &err) == GPUFEED_OK);
+    if (s) {
+        CHECK(gpufeed_dataset_decode_unit(ds, s, 2, buf, NULL, NULL, &n) == GPUFEED_OK && n == gpufeed_dataset_unit(ds, 2)->num_rows);
+        CHECK_MSG(s->pend == p0 && rg_queued_inside(s, p0, ps) == 0, "unit 2: pending %d, %d ranges queued", s->pend == p0, rg_queued_inside(s, p0, ps));
+        CHECK(gpufeed_dataset_decode_unit(ds, s, 3, buf, NULL, NULL, &n) == GPUFEED_OK && n == gpufeed_dataset_unit(ds, 3)->num_rows);
+        CHECK_MSG(s->pend == p0 && rg_queued_inside(s, p0, ps) == 0, "unit 3 (reads on): pending %d, %d ranges queued", s->pend == p0, rg_queued_inside(s, p0, ps));
+        CHECK(gpufeed_dataset_decode_unit(ds, s, 5, buf, NULL, NULL, &n) == GPUFEED_OK && n == gpufeed_dataset_unit(ds, 5)->num_rows);
+        CHECK_MSG(s->pend == p1 && rg_queued_whole(s, p0, ps, fl->map_len) && rg_queued_inside(s, p1, ps) <= 1,
+                  "unit 5: pending row group 1 %d, row group 0 queued whole %d", s->pend == p1, rg_queued_whole(s, p0, ps, fl->map_len));
+        CHECK(p0->busy == 0 && p1->busy == 0);
+    }
+    gpufeed_scratch_close(s); s = NULL;
+
+    /* the last unit of the row group, alone: queued whole at its end */
+    CHECK(gpufeed_scratch_open(&s, ds, &err) == GPUFEED_OK);
+    if (s) {
+        CHECK(gpufeed_dataset_decode_unit(ds, s, 4, buf, NULL, NULL, &n) == GPUFEED_OK && n == gpufeed_dataset_unit(ds, 4)->num_rows);
+        CHECK_MSG(s->pend == NULL && rg_queued_whole(s, p0, ps, fl->map_len), "unit 4: pending %d, queued whole %d", s->pend != NULL,
+                  rg_queued_whole(s, p0, ps, fl->map_len));
+    }
+    gpufeed_scratch_close(s); s = NULL;
+
+    { /* a loader's epochs, shuffled, 3 workers: every unit's count undone */
+        gpufeed_loader *l = NULL;
+        gpufeed_loader_desc ld;
+        gpufeed_batch b;
+        int64_t rows = 0;
+        memset(&ld, 0, sizeof ld);
+        ld.batch_rows = 700; ld.workers = 3; ld.epochs = 2; ld.shuffle_window = 2; ld.seed = 5; ld.debug_jitter_us = 300;
+        CHECK(gpufeed_loader_open(&l, ds, &ld, &err) == GPUFEED_OK);
+        while (l && gpufeed_loader_next(l, &b) == GPUFEED_OK && b.num_rows > 0) rows += b.num_rows;
+        CHECK_MSG(rows == 40000, "%lld rows over 2 epochs", (long long)rows);
+        if (l) gpufeed_loader_close(l);
+        for (p = 0; p < ds->nplans; p++) CHECK_MSG(ds->plans[p].busy == 0, "row group %d: %d units still counted busy", (int)ds->plans[p].rg, (int)ds->plans[p].busy);
+    }
+    gpufeed_dataset_close(ds);
+    free(buf);
+}
+
 /* Units at the split rule's boundary (issue 19): a row group is cut while
    more than unit_rows rows are left, so a remainder of exactly unit_rows
    is one unit even where page boundaries would allow another cut (2,000
@@ -3783,6 +3928,7 @@ int main(void)
     RUN(test_plan_big_pages);
     RUN(test_streamed_pages);
     RUN(test_release_batched);
+    RUN(test_release_row_group);
     RUN(test_window_table);
     RUN(test_unit_ring);
     RUN(test_prune_all_null);
