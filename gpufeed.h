@@ -188,7 +188,10 @@
                                             madvise per run of adjacent
                                             ranges, so resident memory
                                             stays bounded without a call
-                                            per column
+                                            per column; a row group cut
+                                            into units goes in one call,
+                                            when the last of its units
+                                            being decoded ends
      GPUFEED_KEEP_BYTES            0        bytes of mapped files a loader
                                             without a tensor cache keeps
                                             mapped across epochs (the first
