@@ -3406,6 +3406,37 @@ static void test_window_table(void)
     free(w);
 }
 
+/* tests/data/ids.parquet (4 row groups of 5,000 rows), every column a
+   float64 feature, and the bytes of row groups [g0, g1): the first
+   chunk's start to the last chunk's limit */
+static gpufeed_dataset *ids_f64(int64_t unit_rows, gpufeed_error *err)
+{
+    static const char *path = "tests/data/ids.parquet";
+    static const char *cols[] = { "id", "x", "y", "k" };
+    gpufeed_feature ft[4];
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *ds = NULL;
+    int k;
+    memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+    for (k = 0; k < 4; k++) { ft[k].column = cols[k]; ft[k].dtype = GPUFEED_DT_F64; }
+    d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 4; d.unit_rows = unit_rows;
+    return gpufeed_dataset_open(&ds, &d, err) ? NULL : ds;
+}
+static void ids_span(const gpufeed_file *fl, int32_t g0, int32_t g1, uint64_t *first, uint64_t *end)
+{
+    const gpufeed_metadata *md = &fl->md;
+    int32_t g, c;
+    *first = UINT64_MAX; *end = 0;
+    for (g = g0; g < g1; g++)
+        for (c = 0; c < md->num_columns; c++) {
+            const gpufeed_chunk_info *ch = &md->row_groups[g].chunks[c];
+            uint64_t st = (uint64_t)ch->data_page_offset, lim = fl->chunk_limit[(size_t)g * (size_t)md->num_columns + (size_t)c];
+            if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < st) st = (uint64_t)ch->dictionary_page_offset;
+            if (st < *first) *first = st;
+            if (lim > *end) *end = lim;
+        }
+}
+
 static void test_release_batched(void)
 {
     const uint64_t ps = 4096;
@@ -3515,40 +3546,24 @@ static void test_release_batched(void)
        feature) come out as one run from the first chunk to the last chunk's
        end, whether units are whole row groups or pieces of them. */
     {
-        static const char *path = "tests/data/ids.parquet";
-        static const char *cols[] = { "id", "x", "y", "k" };
         static const int64_t unit_rows[] = { 0, 1000 };
         int v;
         for (v = 0; v < 2; v++) {
-            gpufeed_feature ft[4];
-            gpufeed_dataset_desc d;
-            gpufeed_dataset *ds = NULL;
+            gpufeed_dataset *ds;
             gpufeed_dataset_info info;
             gpufeed_scratch *s = NULL;
             gpufeed_error err;
-            uint64_t lo, hi, first = UINT64_MAX, end = 0;
+            uint64_t lo, hi, first, end;
             int64_t u, runs, rows = 0;
             double *buf = (double *)calloc(5000 * 4, sizeof(double));
-            const gpufeed_metadata *md;
             gpufeed_file *fl;
-            int32_t g, c;
-            memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
-            for (k = 0; k < 4; k++) { ft[k].column = cols[k]; ft[k].dtype = GPUFEED_DT_F64; }
-            d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 4; d.unit_rows = unit_rows[v];
-            if (!buf || gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); free(buf); return; }
+            ds = ids_f64(unit_rows[v], &err);
+            if (!buf || !ds) { CHECK_MSG(0, "dataset: %s", err.message); free(buf); return; }
             gpufeed_dataset_get_info(ds, &info);
             CHECK(gpufeed_scratch_open(&s, ds, &err) == GPUFEED_OK);
             fl = ds->files[0];
             CHECK(fl->map != NULL);
-            md = &fl->md;
-            for (g = 0; g < md->num_row_groups; g++)
-                for (c = 0; c < md->num_columns; c++) {
-                    const gpufeed_chunk_info *ch = &md->row_groups[g].chunks[c];
-                    uint64_t st = (uint64_t)ch->data_page_offset, lim = fl->chunk_limit[(size_t)g * (size_t)md->num_columns + (size_t)c];
-                    if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < st) st = (uint64_t)ch->dictionary_page_offset;
-                    if (st < first) first = st;
-                    if (lim > end) end = lim;
-                }
+            ids_span(fl, 0, fl->md.num_row_groups, &first, &end);
             uint64_t umin = UINT64_MAX, umax = 0;
             for (u = 0; s && u < info.num_units; u++) {
                 int64_t n = 0;
@@ -3650,37 +3665,25 @@ static int rg_queued_whole(const gpufeed_scratch *s, const gf__rgplan *pl, uint6
 }
 static void test_release_row_group(void)
 {
-    static const char *path = "tests/data/ids.parquet";
-    static const char *cols[] = { "id", "x", "y", "k" };
-    gpufeed_feature ft[4];
-    gpufeed_dataset_desc d;
-    gpufeed_dataset *ds = NULL;
+    gpufeed_dataset *ds;
     gpufeed_dataset_info info;
     gpufeed_scratch *s = NULL;
     gpufeed_error err;
     double *buf = (double *)calloc(5000 * 4, sizeof(double));
     gf__rgplan *p0, *p1;
     gpufeed_file *fl;
-    uint64_t ps, first = UINT64_MAX, end = 0;
+    uint64_t ps, first, end;
     int64_t n = 0;
-    int32_t k, c, p;
-    memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
-    for (k = 0; k < 4; k++) { ft[k].column = cols[k]; ft[k].dtype = GPUFEED_DT_F64; }
-    d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 4; d.unit_rows = 1000;
-    if (!buf || gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); free(buf); return; }
+    int32_t k, p;
+    ds = ids_f64(1000, &err);
+    if (!buf || !ds) { CHECK_MSG(0, "dataset: %s", err.message); free(buf); return; }
     gpufeed_dataset_get_info(ds, &info);
     fl = ds->files[0];
     ps = fl->map_page;
     p0 = rg_plan_of(ds, 0); p1 = rg_plan_of(ds, 1);
     CHECK_MSG(info.num_units == 20 && ds->nplans == 4 && p0 && p1 && fl->map, "%lld units, %d split row groups", (long long)info.num_units, (int)ds->nplans);
     if (info.num_units != 20 || !p0 || !p1 || !fl->map) { gpufeed_dataset_close(ds); free(buf); return; }
-    for (c = 0; c < fl->md.num_columns; c++) { /* row group 0's span: its first chunk start to its last chunk's limit */
-        const gpufeed_chunk_info *ch = &fl->md.row_groups[0].chunks[c];
-        uint64_t st = (uint64_t)ch->data_page_offset, lim = fl->chunk_limit[c];
-        if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < st) st = (uint64_t)ch->dictionary_page_offset;
-        if (st < first) first = st;
-        if (lim > end) end = lim;
-    }
+    ids_span(fl, 0, 1, &first, &end);
     CHECK_MSG(p0->lo == first && p0->hi == end, "row group 0 spans [%llu, %llu), want [%llu, %llu)", (unsigned long long)p0->lo,
               (unsigned long long)p0->hi, (unsigned long long)first, (unsigned long long)end);
 
