@@ -10790,7 +10790,8 @@ static void gf__scratch_rg_release(gpufeed_scratch *s, gf__rgplan *pl)
    theirs to it; so resident memory stays bounded by the row groups being
    decoded. When this scratch's columns are still inside the row group,
    its next unit may read on from their pages: the call waits for that
-   unit's start (gf__scratch_rg_pending). */
+   unit's start (gf__scratch_rg_pending), or for a loader's worker to
+   find no unit to start, when it goes before the worker sleeps. */
 static void gf__scratch_rg_end(gpufeed_scratch *s, gf__rgplan *pl)
 {
     struct gf__relq *q = &s->relq;
@@ -10829,6 +10830,7 @@ static void gf__scratch_rg_pending(gpufeed_scratch *s, const gf__rgplan *next)
     if (!s->pend || s->pend == next) return;
     gf__scratch_rg_release(s, s->pend);
     s->pend = NULL;
+    gf__relq_unit_end(&s->relq); /* before the next unit maps its pages */
 }
 #endif
 
@@ -13597,6 +13599,10 @@ static void *gf__worker_main(void *arg)
         if (gf__worker_step(w)) continue;
         p = GF__LOAD_SC(&l->dnext); /* a position left to decode, but its slot taken */
         full = (l->total < 0 || p < l->total) && p >= GF__LOAD_SC(&l->dtail) + l->RS;
+#ifndef GPUFEED_NO_STDIO
+        /* a row group left for a next unit that may read on: not held while asleep */
+        if (w->s->pend) gf__scratch_rg_pending(w->s, NULL);
+#endif
         t0 = gf__now_us();
         gf__sleep(l, seen);
         t1 = gf__now_us();
