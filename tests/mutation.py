@@ -241,6 +241,8 @@ MUTATIONS = [
       at="if (c->rgrel && page_offset > c->unmapped_to) c->unmapped_to = page_offset;", old="c->rgrel &&", new="0 &&"),
     M("dense-units-rg-busy", "dense:units", "a unit of a split row group not counted as being decoded",
       at="__atomic_fetch_add(&pl->busy, 1, __ATOMIC_ACQ_REL);", old="&pl->busy, 1,", new="&pl->busy, 0,"),
+    M("dense-units-rg-pending-flush", "dense:units", "a row group left pending stays queued while the next unit maps its pages",
+      at="gf__relq_unit_end(&s->relq); /* before the next unit maps its pages */", old="gf__relq_unit_end(&s->relq);", new="(void)s;"),
     M("dense-units-rg-pending", "dense:units", "the last unit of a split row group to end lets it go at once though its columns are still inside it",
       at="if (inside) s->pend = pl;", old="if (inside)", new="if (0)"),
     M("column-stream-base", "column", "a streamed page's window moved without its page offset following",

@@ -3748,6 +3748,22 @@ static void test_release_row_group(void)
     }
     gpufeed_scratch_close(s); s = NULL;
 
+    /* a row group left pending goes at the start of a unit of another
+       row group, flushed before that unit maps its pages (hold keeps the
+       queue's own bound out of it) */
+    CHECK(gpufeed_scratch_open(&s, ds, &err) == GPUFEED_OK);
+    if (s) {
+        s->relq.at = 1;
+        s->relq.hold = 1 << 30;
+        s->pend = p0;
+        gf__scratch_rg_pending(s, p0);
+        CHECK_MSG(s->pend == p0 && s->relq.n == 0, "the same row group next: pending %d, %d ranges queued", s->pend == p0, (int)s->relq.n);
+        gf__scratch_rg_pending(s, p1);
+        CHECK_MSG(s->pend == NULL && s->relq.n == 0 && s->relq.bytes == 0, "another row group next: pending %d, %d ranges (%llu bytes) still queued",
+                  s->pend != NULL, (int)s->relq.n, (unsigned long long)s->relq.bytes);
+    }
+    gpufeed_scratch_close(s); s = NULL;
+
     { /* a loader's epochs, shuffled, 3 workers: every unit's count undone */
         gpufeed_loader *l = NULL;
         gpufeed_loader_desc ld;
