@@ -243,6 +243,8 @@ MUTATIONS = [
       at="__atomic_fetch_add(&pl->busy, 1, __ATOMIC_ACQ_REL);", old="&pl->busy, 1,", new="&pl->busy, 0,"),
     M("dense-units-rg-pending-flush", "dense:units", "a row group left pending stays queued while the next unit maps its pages",
       at="gf__relq_unit_end(&s->relq); /* before the next unit maps its pages */", old="gf__relq_unit_end(&s->relq);", new="(void)s;"),
+    M("dense-units-rg-sleep", "dense:units", "a loader's worker sleeps on a full ring with its row group still pending",
+      at="if (w->s->pend) gf__scratch_rg_pending(w->s, NULL);", old="if (w->s->pend)", new="if (0)"),
     M("dense-units-rg-pending", "dense:units", "the last unit of a split row group to end lets it go at once though its columns are still inside it",
       at="if (inside) s->pend = pl;", old="if (inside)", new="if (0)"),
     M("column-stream-base", "column", "a streamed page's window moved without its page offset following",

@@ -3764,6 +3764,29 @@ static void test_release_row_group(void)
     }
     gpufeed_scratch_close(s); s = NULL;
 
+#if !defined(GPUFEED_NO_THREADS)
+    { /* a loader's worker whose ring is full lets its pending row group go
+         before it sleeps: units in order, 1 worker, 2 slots, prefilled,
+         batches of 300 rows: it stops after unit 2, its columns inside
+         row group 0 */
+        gpufeed_loader *l = NULL;
+        gpufeed_loader_desc ld;
+        int tries;
+        struct gf__rgplan *pend = p0;
+        memset(&ld, 0, sizeof ld);
+        ld.batch_rows = 300; ld.workers = 1; ld.ring_depth = 2; ld.epochs = 1; ld.no_unit_shuffle = 1; ld.prefill = 1;
+        CHECK(gpufeed_loader_open(&l, ds, &ld, &err) == GPUFEED_OK);
+        for (tries = 0; l && tries < 500; tries++) { /* asleep (no position claimed for 10 ms) with none pending; up to 5 s */
+            int64_t dn = __atomic_load_n(&l->dnext, __ATOMIC_ACQUIRE);
+            gf__sleep_ms(10);
+            pend = __atomic_load_n(&l->w[0].s->pend, __ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&l->dnext, __ATOMIC_ACQUIRE) == dn && !pend) break;
+        }
+        CHECK_MSG(l && pend == NULL, "a full ring's worker still holds row group %d pending", pend ? (int)pend->rg : -1);
+        if (l) gpufeed_loader_close(l);
+    }
+#endif
+
     { /* a loader's epochs, shuffled, 3 workers: every unit's count undone */
         gpufeed_loader *l = NULL;
         gpufeed_loader_desc ld;
