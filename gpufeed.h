@@ -8996,7 +8996,7 @@ typedef struct gf__rgplan {            /* a split row group: page index per colu
     int32_t file, rg;
     gf__pidx *idx;                     /* [nfeat + npred] */
     uint64_t lo, hi;                   /* the bytes of its chunks read (first page to chunk_limit) */
-    int32_t busy;                      /* its units being decoded now (atomic; gf__relq_rg_end) */
+    int32_t busy;                      /* its units being decoded now (atomic; gf__scratch_rg_end) */
 } gf__rgplan;
 
 typedef struct gf__unitx {
@@ -9039,6 +9039,18 @@ static void gf__atomic_add(uint64_t *p, uint64_t v)
     *p += v;
 #endif
 }
+#ifndef GPUFEED_NO_STDIO
+/* a count shared by threads (a split row group's units being decoded):
+   v added, the new value returned; v = 0 reads it */
+static int32_t gf__atomic_count(int32_t *p, int32_t v)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return v ? __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL) : __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#else
+    return *p += v;
+#endif
+}
+#endif
 
 #ifndef GPUFEED_NO_STDIO
 static int gf__is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
@@ -9956,9 +9968,7 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
                 pl->lo = UINT64_MAX; pl->hi = 0;
                 for (j = 0; j < nb; j++) {
                     int32_t col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].col;
-                    const gpufeed_chunk_info *ch = &g->chunks[col];
-                    uint64_t a = (uint64_t)ch->data_page_offset, b = f->chunk_limit[(size_t)rg * (size_t)f->md.num_columns + (size_t)col];
-                    if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < a) a = (uint64_t)ch->dictionary_page_offset;
+                    uint64_t a = gf__chunk_start(&g->chunks[col]), b = f->chunk_limit[(size_t)rg * (size_t)f->md.num_columns + (size_t)col];
                     if (a < pl->lo) pl->lo = a;
                     if (b > pl->hi) pl->hi = b;
                 }
@@ -10772,11 +10782,7 @@ static void gf__scratch_rg_release(gpufeed_scratch *s, gf__rgplan *pl)
     gpufeed_file *f = s->ds->files[pl->file];
     const uint64_t ps = f->map_page ? f->map_page : 1;
     uint64_t hi = (pl->hi + ps - 1) / ps * ps;
-#if defined(__GNUC__) || defined(__clang__)
-    if (__atomic_load_n(&pl->busy, __ATOMIC_ACQUIRE) > 0) return;
-#else
-    if (pl->busy > 0) return;
-#endif
+    if (gf__atomic_count(&pl->busy, 0) > 0) return;
     if (!f->map) return;
     if (hi > f->map_len) hi = f->map_len;
     if (hi > pl->lo) gf__relq_push(&s->relq, f, pl->lo, hi);
@@ -10798,12 +10804,8 @@ static void gf__scratch_rg_end(gpufeed_scratch *s, gf__rgplan *pl)
     gpufeed_file *f = s->ds->files[pl->file];
     const uint64_t ps = f->map_page ? f->map_page : 1;
     uint64_t lo = pl->lo / ps * ps, hi = (pl->hi + ps - 1) / ps * ps;
-    int32_t i, j, n = 0, left, inside = 0;
-#if defined(__GNUC__) || defined(__clang__)
-    left = __atomic_sub_fetch(&pl->busy, 1, __ATOMIC_ACQ_REL);
-#else
-    left = --pl->busy;
-#endif
+    int32_t i, j, n = 0, inside = 0;
+    const int32_t left = gf__atomic_count(&pl->busy, -1);
     if (!f->map) return;
     for (i = 0; i < q->n; i++) { /* this unit's ranges: they go with the row group */
         if (q->r[i].f == f && q->r[i].lo >= lo && q->r[i].hi <= hi) {
@@ -10871,13 +10873,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
         return GPUFEED_ERR_INVALID_ARG;
     pl = ds->units[unit].plan >= 0 ? &ds->plans[ds->units[unit].plan] : NULL;
 #ifndef GPUFEED_NO_STDIO
-    if (pl) {
-#if defined(__GNUC__) || defined(__clang__)
-        __atomic_fetch_add(&pl->busy, 1, __ATOMIC_ACQ_REL);
-#else
-        pl->busy++;
-#endif
-    }
+    if (pl) (void)gf__atomic_count(&pl->busy, 1);
 #endif
     s->rgmode = 1;
 #ifndef GPUFEED_NO_STDIO

@@ -240,7 +240,7 @@ MUTATIONS = [
     M("dense-units-rg-seek", "dense:units", "a unit's seek into a split row group queues the other units' bytes before its pages",
       at="if (c->rgrel && page_offset > c->unmapped_to) c->unmapped_to = page_offset;", old="c->rgrel &&", new="0 &&"),
     M("dense-units-rg-busy", "dense:units", "a unit of a split row group not counted as being decoded",
-      at="__atomic_fetch_add(&pl->busy, 1, __ATOMIC_ACQ_REL);", old="&pl->busy, 1,", new="&pl->busy, 0,"),
+      at="if (pl) (void)gf__atomic_count(&pl->busy, 1);", old="&pl->busy, 1)", new="&pl->busy, 0)"),
     M("dense-units-rg-pending-flush", "dense:units", "a row group left pending stays queued while the next unit maps its pages",
       at="gf__relq_unit_end(&s->relq); /* before the next unit maps its pages */", old="gf__relq_unit_end(&s->relq);", new="(void)s;"),
     M("dense-units-rg-sleep", "dense:units", "a loader's worker sleeps on a full ring with its row group still pending",

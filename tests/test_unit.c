@@ -3063,6 +3063,29 @@ static void test_streamed_pages(void)
    v's page. An index of 12 at row 5, which unit 1 skips, is the same
    clear error as when unit 0 reads it; without it unit 1 holds rows
    1,000..1,999. */
+/* A file of one row group with two required leaves (sch[1], sch[2], from
+   pqw_leaf) whose pages are pg0[n0] and pg1[n1], built into *out and
+   opened through fn_open_source as a dataset of both columns as dt. */
+static gpufeed_result pqw2_dataset(pqw_schema *sch, pqw_page *pg0, int n0, pqw_page *pg1, int n1, pqw_chunk *ch, pqw_rowgroup *rg,
+                                   pqw_file *f, pqw_buf *out, const char **path, gpufeed_dtype dt, int64_t unit_rows,
+                                   gpufeed_dataset **ds, gpufeed_error *err)
+{
+    gpufeed_feature ft[2];
+    gpufeed_dataset_desc d;
+    int k;
+    ch[0].pages = pg0; ch[0].npages = n0;
+    ch[1].pages = pg1; ch[1].npages = n1;
+    for (k = 0; k < 2; k++) { ch[k].physical = (int32_t)sch[k + 1].type.v; ch[k].path = sch[k + 1].name; }
+    rg->chunks = ch; rg->nchunks = 2;
+    f->schema = sch; f->nschema = 3; f->rgs = rg; f->nrgs = 1;
+    pqw_build(f, out);
+    memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+    for (k = 0; k < 2; k++) { ft[k].column = sch[k + 1].name; ft[k].dtype = dt; }
+    d.paths = path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = unit_rows;
+    d.open_source = fn_open_source; d.source_user = out;
+    return gpufeed_dataset_open(ds, &d, err);
+}
+
 typedef struct dskip_file { pqw_schema sch[3]; pqw_page pg[2][2]; pqw_buf body[2][2]; pqw_chunk ch[2]; pqw_rowgroup rg[1]; pqw_file f; pqw_buf out; } dskip_file;
 static void dskip_free(dskip_file *m)
 {
@@ -3081,8 +3104,6 @@ static void test_dict_skip_bad_index(void)
     if (!m || !idx || !buf || !wv) { CHECK(0); free(m); free(idx); free(buf); free(wv); return; }
     for (i = 0; i < 10; i++) dv[i] = 100 + i;
     for (bad = 0; bad < 2; bad++) {
-        gpufeed_feature ft[2];
-        gpufeed_dataset_desc d;
         gpufeed_dataset *ds = NULL;
         gpufeed_dataset_info info;
         gpufeed_error err;
@@ -3101,17 +3122,7 @@ static void test_dict_skip_bad_index(void)
             pqw_plain_i32(&m->body[1][p], wv, 1000);
             m->pg[1][p] = pqw_data_page(&m->body[1][p], 1000, PQW_PLAIN);
         }
-        m->ch[0].pages = m->pg[0]; m->ch[0].npages = 2; m->ch[0].physical = PQW_INT32; m->ch[0].path = "v";
-        m->ch[1].pages = m->pg[1]; m->ch[1].npages = 2; m->ch[1].physical = PQW_INT32; m->ch[1].path = "w";
-        m->rg[0].chunks = m->ch; m->rg[0].nchunks = 2;
-        m->f.schema = m->sch; m->f.nschema = 3; m->f.rgs = m->rg; m->f.nrgs = 1;
-        pqw_build(&m->f, &m->out);
-        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
-        ft[0].column = "v"; ft[0].dtype = GPUFEED_DT_I32;
-        ft[1].column = "w"; ft[1].dtype = GPUFEED_DT_I32;
-        d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = 1000;
-        d.open_source = fn_open_source; d.source_user = &m->out;
-        if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "dataset: %s", err.message); dskip_free(m); break; }
+        if (pqw2_dataset(m->sch, m->pg[0], 2, m->pg[1], 2, m->ch, m->rg, &m->f, &m->out, &path, GPUFEED_DT_I32, 1000, &ds, &err)) { CHECK_MSG(0, "dataset: %s", err.message); dskip_free(m); break; }
         gpufeed_dataset_get_info(ds, &info);
         CHECK_MSG(info.num_units == 2, "%lld units, want 2 (cut inside v's page)", (long long)info.num_units);
         for (u = 1; u >= 0 && info.num_units == 2; u--) { /* unit 1 first: a fresh scratch skips v's rows 0..999 */
@@ -3202,8 +3213,6 @@ static void test_plan_big_pages(void)
     if (!m || !av || !buf) { CHECK(0); free(m); free(av); free(buf); return; }
     for (i = 0; i < 20000; i++) av[i] = 3 * (int64_t)i;
     for (k = 0; k < 4; k++) {
-        gpufeed_feature ft[2];
-        gpufeed_dataset_desc d;
         gpufeed_dataset *ds = NULL;
         gpufeed_dataset_info info;
         gpufeed_error err;
@@ -3224,17 +3233,7 @@ static void test_plan_big_pages(void)
             pqw_plain_i32(&m->body[1][p], bv, 1000);
             m->pg[1][p] = pqw_data_page(&m->body[1][p], 1000, PQW_PLAIN);
         }
-        m->ch[0].pages = m->pg[0]; m->ch[0].npages = na; m->ch[0].physical = PQW_INT64; m->ch[0].path = "a";
-        m->ch[1].pages = m->pg[1]; m->ch[1].npages = 20; m->ch[1].physical = PQW_INT32; m->ch[1].path = "b";
-        m->rg[0].chunks = m->ch; m->rg[0].nchunks = 2;
-        m->f.schema = m->sch; m->f.nschema = 3; m->f.rgs = m->rg; m->f.nrgs = 1;
-        pqw_build(&m->f, &m->out);
-        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
-        ft[0].column = "a"; ft[0].dtype = GPUFEED_DT_I64;
-        ft[1].column = "b"; ft[1].dtype = GPUFEED_DT_I64;
-        d.paths = &path; d.num_paths = 1; d.features = ft; d.num_features = 2; d.unit_rows = k == 3 ? 8000 : 5000;
-        d.open_source = fn_open_source; d.source_user = &m->out;
-        if (gpufeed_dataset_open(&ds, &d, &err)) CHECK_MSG(0, "case %d: dataset: %s", k, err.message);
+        if (pqw2_dataset(m->sch, m->pg[0], na, m->pg[1], 20, m->ch, m->rg, &m->f, &m->out, &path, GPUFEED_DT_I64, k == 3 ? 8000 : 5000, &ds, &err)) CHECK_MSG(0, "case %d: dataset: %s", k, err.message);
         else {
             gpufeed_dataset_get_info(ds, &info);
             CHECK_MSG(info.num_units == want_n[k], "case %d: %lld units, want %lld", k, (long long)info.num_units, (long long)want_n[k]);
@@ -3429,9 +3428,7 @@ static void ids_span(const gpufeed_file *fl, int32_t g0, int32_t g1, uint64_t *f
     *first = UINT64_MAX; *end = 0;
     for (g = g0; g < g1; g++)
         for (c = 0; c < md->num_columns; c++) {
-            const gpufeed_chunk_info *ch = &md->row_groups[g].chunks[c];
-            uint64_t st = (uint64_t)ch->data_page_offset, lim = fl->chunk_limit[(size_t)g * (size_t)md->num_columns + (size_t)c];
-            if (ch->dictionary_page_offset > 0 && (uint64_t)ch->dictionary_page_offset < st) st = (uint64_t)ch->dictionary_page_offset;
+            uint64_t st = gf__chunk_start(&md->row_groups[g].chunks[c]), lim = fl->chunk_limit[(size_t)g * (size_t)md->num_columns + (size_t)c];
             if (st < *first) *first = st;
             if (lim > *end) *end = lim;
         }
