@@ -3392,11 +3392,14 @@ static void gf__parse_page_header(gf__tc *t, gf__ph *h)
    bytes a column reader has not consumed and the history copies reach back
    into (the window is moved and grown by its owner between steps). buf is
    the window's start, `base` the page offset of buf[0], `total` the bytes
-   the stream must produce. */
+   the stream must produce. The input may come in pieces too: src is then
+   the start of the piece at hand, `ibase` the stream offset of src[0],
+   and `more` says that bytes follow iend (its owner reads them in). */
 typedef struct gf__snap {
     const uint8_t *src, *ip, *iend;
     uint8_t *buf, *op, *end;
-    uint64_t base, total;
+    uint64_t base, total, ibase;
+    int more;
 } gf__snap;
 
 /* what a step ends with besides GPUFEED_OK (stopped, or the stream done)
@@ -3404,6 +3407,7 @@ typedef struct gf__snap {
    copy reaches back past the window's start (into bytes it let go) */
 #define GF__SNAP_ROOM 2
 #define GF__SNAP_HISTORY 3
+#define GF__SNAP_INPUT 4 /* the next element runs past the input at hand, and more follows */
 
 #if !defined(GPUFEED_NO_SNAPPY) && !defined(GPUFEED_USE_LIBSNAPPY)
 #define GF__SNAPPY_OWN 1
@@ -3428,7 +3432,7 @@ static gpufeed_result gf__snappy_begin(gf__snap *z, const uint8_t *src, size_t n
     }
     z->src = src; z->ip = src + hdr; z->iend = src + n;
     z->buf = z->op = z->end = NULL;
-    z->base = 0; z->total = total;
+    z->base = 0; z->total = total; z->ibase = 0; z->more = 0;
     return GPUFEED_OK;
 }
 
@@ -3495,20 +3499,21 @@ GF__INLINE void gf__snappy_fast(const uint8_t **pip, const uint8_t *iend, uint8_
 /* Decodes elements until the output reaches `stop` (NULL: the stream's
    end, where it must have produced exactly `total` bytes). An element is
    never split: one that does not fit before z->end stops the step at its
-   tag (GF__SNAP_ROOM), unless it runs past `total` (an error). Errors name
-   page offsets (base + position), so a window names them as a whole page
-   would. */
+   tag (GF__SNAP_ROOM), unless it runs past `total` (an error); one that
+   runs past the input at hand stops it there too when more input follows
+   (GF__SNAP_INPUT). Errors name page and stream offsets (base + position,
+   ibase + position), so a window names them as a whole page would. */
 static int gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t cap)
 {
     const uint8_t *ip = z->ip, *iend = z->iend, *src = z->src;
     uint8_t *op = z->op, *buf = z->buf, *oend = z->end;
-    const uint64_t base = z->base, total = z->total;
+    const uint64_t base = z->base, total = z->total, ibase = z->ibase;
     uint8_t *lend = total - base < (uint64_t)(oend - buf) ? buf + (total - base) : oend; /* the fast loop stays within the page */
     uint8_t *olim = lend - buf > GF__SNAPPY_OUT_SLACK ? lend - GF__SNAPPY_OUT_SLACK : buf;
+    const uint8_t *at = ip; /* the element being decoded: where a step stops */
     int r = GPUFEED_OK;
     if (stop && stop < olim) olim = (uint8_t *)(uintptr_t)stop;
     while (ip < iend && (!stop || op < stop)) {
-        const uint8_t *at;
         uint32_t tag, len, off;
         gf__snappy_fast(&ip, iend, &op, buf, olim);
         if (ip >= iend || (stop && op >= stop)) break;
@@ -3548,13 +3553,13 @@ static int gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t ca
         }
         if (off == 0 || off > base + (uint64_t)(op - buf)) {
             gf__fmt(msg, cap, "snappy: copy offset %u outside the %llu bytes produced (input byte %llu)", off,
-                    (unsigned long long)(base + (uint64_t)(op - buf)), (unsigned long long)(ip - src));
+                    (unsigned long long)(base + (uint64_t)(op - buf)), (unsigned long long)(ibase + (uint64_t)(ip - src)));
             r = (int)GPUFEED_ERR_CODEC;
             break;
         }
         if (total - base - (uint64_t)(op - buf) < len) {
             gf__fmt(msg, cap, "snappy: copy of %u bytes overruns the %llu-byte output (input byte %llu)", len, (unsigned long long)total,
-                    (unsigned long long)(ip - src));
+                    (unsigned long long)(ibase + (uint64_t)(ip - src)));
             r = (int)GPUFEED_ERR_CODEC;
             break;
         }
@@ -3575,6 +3580,7 @@ static int gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t ca
     }
     z->ip = ip; z->op = op;
     if (r || ip < iend) return r;
+    if (z->more) return GF__SNAP_INPUT;
     if (base + (uint64_t)(op - buf) != total) {
         gf__fmt(msg, cap, "snappy: stream produced %llu bytes, header said %llu", (unsigned long long)(base + (uint64_t)(op - buf)),
                 (unsigned long long)total);
@@ -3582,12 +3588,14 @@ static int gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t ca
     }
     return GPUFEED_OK;
 trunc:
+    if (z->more) { z->ip = at; z->op = op; return GF__SNAP_INPUT; }
     z->ip = ip; z->op = op;
-    gf__fmt(msg, cap, "snappy: stream truncated at input byte %llu", (unsigned long long)(ip - src));
+    gf__fmt(msg, cap, "snappy: stream truncated at input byte %llu", (unsigned long long)(ibase + (uint64_t)(ip - src)));
     return (int)GPUFEED_ERR_CODEC;
 bad_lit:
     z->ip = ip; z->op = op;
-    gf__fmt(msg, cap, "snappy: literal overruns the %llu-byte output (input byte %llu)", (unsigned long long)total, (unsigned long long)(ip - src));
+    gf__fmt(msg, cap, "snappy: literal overruns the %llu-byte output (input byte %llu)", (unsigned long long)total,
+            (unsigned long long)(ibase + (uint64_t)(ip - src)));
     return (int)GPUFEED_ERR_CODEC;
 }
 
@@ -5828,6 +5836,11 @@ struct gpufeed_column {
     gf__snap z;
     int z_on, z_want;
     uint8_t *zbuf; size_t zbuf_cap;
+    /* a streamed page of a file read with positioned reads (not mapped):
+       its compressed bytes (zin_len of them, at file offset zin_off; 0: the
+       page's bytes are all at hand) come into zin a piece at a time */
+    uint8_t *zin; size_t zin_cap;
+    uint64_t zin_off, zin_len;
     uint8_t *lbuf; size_t lbuf_cap;
     /* dictionary */
     int has_dict;
@@ -5933,7 +5946,7 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
         {   /* read ahead within the chunk (as stated), at least a little */
             uint64_t ahead = c->chunk_end_hint > off ? c->chunk_end_hint - off : 65536;
             if (ahead > GF__READ_AHEAD) ahead = GF__READ_AHEAD;
-            if (c->scan) ahead = 4096;
+            if (c->scan || c->z_want) ahead = 4096; /* a dense reader reads a page's bytes as it decodes them (zin) */
             if (ahead > want) want = ahead;
         }
         if (want > room) want = room;
@@ -6227,6 +6240,7 @@ static void gf__file_unmap_all(gpufeed_file *f)
 #define GF__Z_HISTORY 65536u                   /* a SNAPPY block: the most kept behind the decoder */
 #define GF__Z_AHEAD 16384u                     /* decoded past what is asked for */
 #define GF__Z_ROOM (64u + 4096u)               /* the least room a step starts with */
+#define GF__Z_IN 65536u                        /* compressed bytes read at a time (zin) */
 
 #ifdef GF__SNAPPY_OWN
 static uint64_t gf__col_z_pos(const gpufeed_column *c, const uint8_t *p) { return c->z.base + (uint64_t)(p - c->z.buf); }
@@ -6304,8 +6318,16 @@ static gpufeed_result gf__col_z_whole(gpufeed_column *c)
         p = gf__col_z_pos(c, c->idx.p);
         if (c->idx.lit_left) lit = gf__col_z_pos(c, c->idx.lit);
     }
+    const uint8_t *src = z->src;
+    size_t n = (size_t)(z->iend - z->src);
     c->z_on = 0;
-    r = gf__col_inflate_to(c, z->src, (size_t)(z->iend - z->src), (size_t)z->total, &c->dbuf, &c->dbuf_cap);
+    if (c->zin_len) { /* read in pieces: the whole page read again */
+        r = gf__col_fetch(c, c->zin_off, (size_t)c->zin_len, &src);
+        if (r) return r;
+        n = (size_t)c->zin_len;
+        c->zin_len = 0;
+    }
+    r = gf__col_inflate_to(c, src, n, (size_t)z->total, &c->dbuf, &c->dbuf_cap);
     if (r) return r;
     c->vp = c->dbuf + vp;
     c->vend = c->dbuf + z->total;
@@ -6317,6 +6339,72 @@ static gpufeed_result gf__col_z_whole(gpufeed_column *c)
     return GPUFEED_OK;
 }
 
+/* The next piece of a streamed page's compressed bytes, for a file read
+   with positioned reads: the bytes not yet decoded move to zin's start,
+   then up to GF__Z_IN more (as many again as are kept, for an element
+   longer than a piece) are read after them. The first piece takes what the
+   read window already holds of the page (its header's read got there). */
+static gpufeed_result gf__col_z_input(gpufeed_column *c, gf__snap *z, int first)
+{
+    const size_t left = first ? 0 : (size_t)(z->iend - z->ip);
+    const uint64_t have = first ? 0 : z->ibase + (uint64_t)(z->iend - z->src), piece = left > GF__Z_IN ? left : GF__Z_IN;
+    uint64_t n = c->zin_len - have, got = 0, at;
+    if (n > piece) n = piece;
+    if (left) memmove(c->zin, z->ip, left);
+    if (!gf__grow(&c->f->alloc, &c->zin, &c->zin_cap, left + (size_t)n))
+        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte read", (unsigned long long)(left + n));
+    at = c->zin_off + have;
+    if (c->win && at >= c->win_off && at < c->win_off + c->win_len) { /* already read */
+        got = c->win_off + c->win_len - at;
+        if (got > n) got = n;
+        memcpy(c->zin + left, c->win + (at - c->win_off), (size_t)got);
+    }
+    if (got < n) {
+        uint64_t t0 = gf__now_us();
+        int failed = c->f->src.read_at(c->f->src.ctx, at + got, c->zin + left + got, (size_t)(n - got));
+        c->read_us += gf__now_us() - t0;
+        if (failed)
+            return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(n - got),
+                                (unsigned long long)(at + got));
+        c->bytes_read += n - got;
+    }
+    if (!first) {
+        z->ibase += (uint64_t)(z->ip - z->src);
+        z->src = z->ip = c->zin;
+        z->iend = c->zin + left + n;
+        z->more = have + n < c->zin_len;
+    }
+    return GPUFEED_OK;
+}
+
+/* A SNAPPY dictionary page of a file read with positioned reads,
+   inflated into *buf (un bytes) as its compressed bytes come in a piece at
+   a time: no buffer of the whole compressed page. */
+static gpufeed_result gf__col_z_inflate(gpufeed_column *c, size_t un, uint8_t **buf, size_t *cap)
+{
+    char msg[GPUFEED_ERROR_MAX];
+    gf__snap z;
+    size_t n = c->zin_len < GF__Z_IN ? (size_t)c->zin_len : GF__Z_IN;
+    int st;
+    gpufeed_result r;
+    if ((uint64_t)un > gf__codec_max_expansion(c->ch->codec, c->zin_len))
+        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s",
+                            (unsigned long long)un, (unsigned long long)c->zin_len, gpufeed_codec_name(c->ch->codec));
+    if (!gf__grow(&c->f->alloc, buf, cap, un ? un : 1))
+        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)un);
+    if ((r = gf__col_z_input(c, &z, 1)) != GPUFEED_OK) return r;
+    if (gf__snappy_begin(&z, c->zin, n, (uint64_t)un, msg, sizeof msg)) return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+    z.more = n < c->zin_len;
+    z.buf = z.op = *buf;
+    z.end = *buf + un;
+    while ((st = gf__snappy_run(&z, NULL, msg, sizeof msg)) == GF__SNAP_INPUT)
+        if ((r = gf__col_z_input(c, &z, 0)) != GPUFEED_OK) return r;
+    c->zin_len = 0;
+    if (st == GF__SNAP_ROOM || st == GF__SNAP_HISTORY) /* cannot happen with the whole page in *buf */
+        gf__fmt(msg, sizeof msg, "snappy: stream overruns its %llu-byte output", (unsigned long long)un);
+    return st ? gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg) : GPUFEED_OK;
+}
+
 /* Decodes the streamed page up to page offset `want` (and a little more),
    making room in the window as it goes. */
 static gpufeed_result gf__col_z_need(gpufeed_column *c, uint64_t want)
@@ -6325,7 +6413,7 @@ static gpufeed_result gf__col_z_need(gpufeed_column *c, uint64_t want)
     size_t room = GF__Z_ROOM;
     if (!c->z_on) return GPUFEED_OK;
     if (want > z->total) want = z->total;
-    while (gf__col_z_pos(c, z->op) < want && z->ip < z->iend) {
+    while (gf__col_z_pos(c, z->op) < want && (z->ip < z->iend || z->more)) {
         char msg[GPUFEED_ERROR_MAX];
         const uint64_t at = gf__col_z_pos(c, z->op), next = (at | (GF__Z_HISTORY - 1)) + 1; /* the next block's start */
         uint64_t goal = want + GF__Z_AHEAD, blk = z->total - at < GF__Z_HISTORY ? z->total - at : GF__Z_HISTORY;
@@ -6342,6 +6430,11 @@ static gpufeed_result gf__col_z_need(gpufeed_column *c, uint64_t want)
         stop = goal - z->base < (uint64_t)(z->end - z->buf) ? z->buf + (goal - z->base) : z->end;
         st = gf__snappy_run(z, stop, msg, sizeof msg);
         if (st == GF__SNAP_ROOM) { room *= 2; continue; }     /* an element larger than the room */
+        if (st == GF__SNAP_INPUT) {                            /* the next piece of the page's bytes */
+            gpufeed_result r = gf__col_z_input(c, &c->z, 0);
+            if (r) { c->z_on = 0; return r; }
+            continue;
+        }
         if (st == GF__SNAP_HISTORY) return gf__col_z_whole(c);
         if (st) { c->z_on = 0; return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg); }
         room = GF__Z_ROOM;
@@ -6372,14 +6465,22 @@ static gpufeed_result gf__col_z_finish(gpufeed_column *c)
     gpufeed_result r;
     if (!c->z_on) return GPUFEED_OK;
     r = gf__col_z_need(c, c->z.total);
-    if (!r && c->z_on && c->z.ip < c->z.iend) { /* bytes after the page's last: the error a whole page gives */
+    while (!r && c->z_on && (c->z.ip < c->z.iend || c->z.more)) { /* bytes after the page's last: the error a whole page gives */
         char msg[GPUFEED_ERROR_MAX];
-        if (gf__snappy_run(&c->z, NULL, msg, sizeof msg)) r = gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+        int st = gf__snappy_run(&c->z, NULL, msg, sizeof msg);
+        if (st == GF__SNAP_INPUT) { r = gf__col_z_input(c, &c->z, 0); continue; }
+        if (st) r = gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+        break;
     }
     c->z_on = 0;
     return r;
 }
-#else /* no SNAPPY decoder of our own: no page is streamed (gf__col_z_fits) */
+#else /* no SNAPPY decoder of our own: no page is streamed (gf__col_z_fits) or read in pieces (gf__col_z_snappy) */
+static gpufeed_result gf__col_z_inflate(gpufeed_column *c, size_t un, uint8_t **buf, size_t *cap)
+{
+    (void)un; (void)buf; (void)cap;
+    return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "a page read in pieces without a SNAPPY decoder");
+}
 static gpufeed_result gf__col_z_whole(gpufeed_column *c) { (void)c; return GPUFEED_OK; }
 static int gf__col_z_hook(void *ctx, size_t ahead) { (void)ctx; (void)ahead; return 0; }
 static gpufeed_result gf__col_z_vals(gpufeed_column *c, uint64_t n) { (void)c; (void)n; return GPUFEED_OK; }
@@ -6405,7 +6506,8 @@ static gpufeed_result gf__col_dict_page(gpufeed_column *c, const gf__ph *h, cons
         *c->spare = NULL; *c->spare_cap = 0;
     }
     if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) { /* inflated straight into the dictionary's buffer */
-        gpufeed_result r = gf__col_inflate_to(c, p, (size_t)h->csize, (size_t)h->usize, &c->dict_buf, &c->dict_buf_cap);
+        gpufeed_result r = !p ? gf__col_z_inflate(c, (size_t)h->usize, &c->dict_buf, &c->dict_buf_cap) /* read in pieces (zin) */
+                              : gf__col_inflate_to(c, p, (size_t)h->csize, (size_t)h->usize, &c->dict_buf, &c->dict_buf_cap);
         if (r) return r;
         data = c->dict_buf;
         len = (size_t)h->usize;
@@ -6583,6 +6685,17 @@ static gpufeed_result gf__v1_levels(gpufeed_column *c, int32_t enc, int16_t maxl
 /* A v1 SNAPPY data page to stream (gf__col_z_need): a dense reader's
    flat column, its values fixed-width PLAIN or dictionary indices, the
    page larger than the window. */
+/* SNAPPY by our own decoder: a page it can take a piece at a time */
+static int gf__col_z_snappy(const gpufeed_column *c)
+{
+#ifdef GF__SNAPPY_OWN
+    return c->ch->codec == GPUFEED_CODEC_SNAPPY;
+#else
+    (void)c;
+    return 0;
+#endif
+}
+
 static int gf__col_z_fits(const gpufeed_column *c, const gf__ph *h)
 {
 #ifdef GF__SNAPPY_OWN
@@ -6608,8 +6721,16 @@ static gpufeed_result gf__col_z_start(gpufeed_column *c, const gf__ph *h, const 
     const uint8_t *vals;
     size_t vlen = (size_t)h->usize;
     gpufeed_result r;
+    size_t n = (size_t)h->csize;
     c->z_on = 0;
-    if (gf__snappy_begin(&c->z, p, (size_t)h->csize, (uint64_t)h->usize, msg, sizeof msg)) return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+    if (c->zin_len) { /* the page's first piece */
+        r = gf__col_z_input(c, &c->z, 1);
+        if (r) return r;
+        p = c->zin;
+        n = c->zin_len < GF__Z_IN ? (size_t)c->zin_len : GF__Z_IN;
+    }
+    if (gf__snappy_begin(&c->z, p, n, (uint64_t)h->usize, msg, sizeof msg)) return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+    c->z.more = n < (uint64_t)h->csize;
     if (!gf__grow(&c->f->alloc, &c->zbuf, &c->zbuf_cap, GPUFEED_PAGE_WINDOW))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a page window");
     c->z.buf = c->z.op = c->zbuf;
@@ -6831,8 +6952,14 @@ static gpufeed_result gf__col_next_page(gpufeed_column *c)
             char why[GPUFEED_ERROR_MAX];
             return gf__col_fail(c, GPUFEED_ERR_UNSUPPORTED, "%s", gf__codec_missing(c->ch->codec, why, sizeof why));
         }
-        r = gf__col_fetch(c, body, (size_t)h.csize, &p);
-        if (r) return r;
+        c->zin_len = 0;
+        p = NULL;
+        if (!c->f->map && !(c->crc && h.has_crc) && (uint64_t)h.csize > GF__Z_IN &&
+            (h.type == GF__PAGE_DATA ? gf__col_z_fits(c, &h) : h.type == GF__PAGE_DICT && c->z_want && gf__col_z_snappy(c))) {
+            c->zin_off = body; /* streamed, or a dictionary inflated, read a piece at a time as the decoder gets there */
+            c->zin_len = (uint64_t)h.csize;
+        } else if ((r = gf__col_fetch(c, body, (size_t)h.csize, &p)) != GPUFEED_OK)
+            return r;
         if (c->crc && h.has_crc) {
             uint32_t got = gf__crc_run(c->crc, 0, p, (size_t)h.csize);
             if (got != (uint32_t)h.crc)
@@ -7412,6 +7539,7 @@ static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
     gf__free(a, c->win);
     gf__free(a, c->dbuf);
     gf__free(a, c->zbuf);
+    gf__free(a, c->zin);
     gf__free(a, c->lbuf);
     gf__free(a, c->dict_buf);
     gf__free(a, c->dict_own);

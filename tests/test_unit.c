@@ -3056,6 +3056,89 @@ static void test_streamed_pages(void)
     free(m);
 }
 
+/* A file read through read_at (not mapped): a dense reader reads a
+   streamed page's compressed bytes, and a SNAPPY dictionary page's, a
+   piece at a time as it decodes them (gf__col_z_input), never the whole
+   page at once. The source counts the bytes and the reads larger than a
+   piece and a header's read, and can fail every read past fail_at. */
+typedef struct sp_src { const pqw_buf *b; uint64_t total, fail_at; int big; } sp_src;
+static int sp_read_at(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    sp_src *s = (sp_src *)ctx;
+    if (off > s->b->n || len > s->b->n - off || (s->fail_at && off + len > s->fail_at)) return -1;
+    memcpy(buf, s->b->p + off, len);
+    s->total += len;
+    s->big += len > 65536 + 4096;
+    return 0;
+}
+static int sp_open_source(void *user, const char *path, gpufeed_source *src, char *identity, size_t identity_cap, char *why, size_t why_cap)
+{
+    (void)why; (void)why_cap;
+    memset(src, 0, sizeof *src);
+    src->read_at = sp_read_at; src->ctx = user; src->size = ((sp_src *)user)->b->n;
+    snprintf(identity, identity_cap, "counted:%s", path);
+    return 0;
+}
+static void test_streamed_pieces(void)
+{
+    sp_file *m = (sp_file *)calloc(1, sizeof *m);
+    int fail;
+    if (!m) { CHECK(0); return; }
+    sp_build(m, 0);
+    for (fail = 0; fail < 2; fail++) {
+        static const char *path = "pieces.parquet";
+        static const char *const names[SP_COLS] = { "l", "d", "f", "k", "x" };
+        sp_src src;
+        gpufeed_feature ft[SP_COLS];
+        gpufeed_dataset_desc dd;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_reader *rd = NULL;
+        gpufeed_reader_desc rdd;
+        gpufeed_batch b;
+        gpufeed_error err;
+        gpufeed_result r = GPUFEED_OK;
+        int64_t rows = 0, bad = 0;
+        int c;
+        memset(&src, 0, sizeof src);
+        src.b = &m->out;
+        memset(ft, 0, sizeof ft);
+        for (c = 0; c < SP_COLS; c++) { ft[c].column = names[c]; ft[c].dtype = GPUFEED_DT_F64; ft[c].validity = 1; }
+        memset(&dd, 0, sizeof dd);
+        dd.paths = &path; dd.num_paths = 1; dd.features = ft; dd.num_features = SP_COLS;
+        dd.open_source = sp_open_source; dd.source_user = &src;
+        if (gpufeed_dataset_open(&ds, &dd, &err)) { CHECK_MSG(0, "dataset: %s", err.message); break; }
+        src.total = 0;
+        src.big = 0;
+        if (fail) src.fail_at = m->out.n / 2; /* inside some column's page: a piece's read fails */
+        memset(&rdd, 0, sizeof rdd); rdd.batch_rows = 4096;
+        if (gpufeed_reader_open(&rd, ds, &rdd, &err) == GPUFEED_OK) {
+            while ((r = gpufeed_reader_next(rd, &b)) == GPUFEED_OK) {
+                bad += sp_check_rows((const uint8_t *)b.data, b.valid, rows, b.num_rows, "pieces");
+                rows += b.num_rows;
+            }
+            if (!fail) {
+                CHECK_MSG(r == GPUFEED_DONE, "pieces: %s", gpufeed_reader_error(rd));
+                CHECK(rows == SP_ROWS && bad == 0);
+                /* every byte read once (a page's first bytes came with its header's read), but x's
+                   first piece: its far copies decode the page again whole (the one large read).
+                   A window smaller than a SNAPPY block keeps less history, and more pages go whole. */
+                CHECK_MSG(src.big == 1 || GPUFEED_PAGE_WINDOW < 2 * 65536, "%d reads larger than a piece", src.big);
+                CHECK_MSG((src.total <= m->out.n + 65536 || GPUFEED_PAGE_WINDOW < 2 * 65536) && src.total >= m->out.n - 4096,
+                          "%llu bytes read of a %llu-byte file (x's page %llu)", (unsigned long long)src.total, (unsigned long long)m->out.n,
+                          (unsigned long long)m->body[4][0].n);
+            } else {
+                CHECK_MSG(r == GPUFEED_ERR_IO && strstr(gpufeed_reader_error(rd), "read of ") && strstr(gpufeed_reader_error(rd), "failed"),
+                          "a failing read: %d \"%s\"", (int)r, gpufeed_reader_error(rd));
+                CHECK(bad == 0 && rows < SP_ROWS);
+            }
+            gpufeed_reader_close(rd);
+        } else CHECK_MSG(0, "reader: %s", err.message);
+        gpufeed_dataset_close(ds);
+    }
+    sp_free(m);
+    free(m);
+}
+
 /* A unit that starts inside a dictionary-encoded page skips the page's
    first rows: their indices are checked, not gathered (issue 13). Column
    v: one page of 2,000 indices into 10 entries; column w: PLAIN pages of
@@ -3966,6 +4049,7 @@ int main(void)
     RUN(test_dict_skip_bad_index);
     RUN(test_plan_big_pages);
     RUN(test_streamed_pages);
+    RUN(test_streamed_pieces);
     RUN(test_release_batched);
     RUN(test_release_row_group);
     RUN(test_window_table);
