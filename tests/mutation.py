@@ -272,7 +272,7 @@ MUTATIONS = [
     M("column-stream-hook-set", "column", "a streamed page's dictionary indices read with no hook (their runs never ask for their bytes)",
       at="if (c->z_on) { c->idx.need = gf__col_z_hook; c->idx.need_ctx = c; }", old="if (c->z_on)", new="if (0)"),
     M("column-stream-trailing", "column", "bytes after a streamed page's last element not checked",
-      at="if (!r && c->z_on && c->z.ip < c->z.iend) {", old="!r && c->z_on", new="!r && !c->z_on"),
+      at="while (!r && c->z_on && (c->z.ip < c->z.iend || c->z.more)) {", old="!r && c->z_on", new="!r && !c->z_on"),
     M("column-stream-history", "column", "a copy from past a streamed page's window called corrupt instead of decoding the page whole",
       at="if (st == GF__SNAP_HISTORY) return gf__col_z_whole(c);", old="return gf__col_z_whole(c);", new="{ c->z_on = 0; return gf__col_fail(c, GPUFEED_ERR_CODEC, \"history\"); }"),
     M("column-dict-after-data", "column", "a dictionary page after data pages accepted",
