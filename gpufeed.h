@@ -5946,7 +5946,8 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
         {   /* read ahead within the chunk (as stated), at least a little */
             uint64_t ahead = c->chunk_end_hint > off ? c->chunk_end_hint - off : 65536;
             if (ahead > GF__READ_AHEAD) ahead = GF__READ_AHEAD;
-            if (c->scan || c->z_want) ahead = 4096; /* a dense reader reads a page's bytes as it decodes them (zin) */
+            if (c->scan) ahead = 4096;
+            if (c->z_want && ahead > 4096) ahead = 4096; /* a dense reader reads a page's bytes as it decodes them (zin) */
             if (ahead > want) want = ahead;
         }
         if (want > room) want = room;
