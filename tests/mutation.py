@@ -251,6 +251,8 @@ MUTATIONS = [
       at="if (w->s->pend) gf__scratch_rg_pending(w->s, NULL);", old="if (w->s->pend)", new="if (0)"),
     M("dense-units-rg-pending", "dense:units", "the last unit of a split row group to end lets it go at once though its columns are still inside it",
       at="if (inside) s->pend = pl;", old="if (inside)", new="if (0)"),
+    M("column-pieces-hint", "column", "a dense reader's header read 4 KiB ahead even past the unit's announced ranges",
+      at="if (c->z_want && ahead > 4096) ahead = 4096;", old="c->z_want && ahead > 4096", new="c->z_want"),
     M("column-pieces-off", "column", "a streamed page of a file read through read_at read whole, not a piece at a time",
       at="(uint64_t)h.csize > GF__Z_IN &&", old="GF__Z_IN", new="GPUFEED_MAX_PAGE_SIZE"),
     M("column-pieces-window", "column", "a page's first piece read again though its header's read already brought those bytes",

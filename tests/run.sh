@@ -303,7 +303,7 @@ build_quick() {
   local t
   pjobs_start
   mkdir -p $QB/asan
-  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack; do
+  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack test_remote; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
   pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
@@ -472,6 +472,7 @@ quick_short() {
   suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
   suite_if $QB/asan/test_uploader_host uploader_host $QB/asan/test_uploader_host
   suite_if $QB/asan/test_dlpack dlpack $QB/asan/test_dlpack
+  suite_if $QB/asan/test_remote remote $QB/asan/test_remote
   suite committed_corpus committed_corpus
   suite_if $QB/asan/fuzz_replay fuzz_replay $QB/asan/fuzz_replay tests/data tests/fuzz/*.parquet
   suite fuzz_decoders_replay fuzz_committed_replay
