@@ -5923,6 +5923,19 @@ static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const
 }
 
 /* Makes [off, off+len) available; returns a pointer into the window. */
+/* len bytes at file offset off into buf through the source's read_at:
+   timed and counted for the column */
+static gpufeed_result gf__col_read_at(gpufeed_column *c, uint64_t off, uint8_t *buf, uint64_t len)
+{
+    uint64_t t0 = gf__now_us();
+    int failed = c->f->src.read_at(c->f->src.ctx, off, buf, (size_t)len);
+    c->read_us += gf__now_us() - t0;
+    if (failed)
+        return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)len, (unsigned long long)off);
+    c->bytes_read += len;
+    return GPUFEED_OK;
+}
+
 static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len, const uint8_t **out)
 {
     uint64_t want, room;
@@ -5954,6 +5967,7 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
         {
             /* keep what the window already holds from `off` on */
             size_t keep = 0;
+            gpufeed_result r;
             if (c->win && off >= c->win_off && off < c->win_off + c->win_len) {
                 keep = (size_t)(c->win_off + c->win_len - off);
                 if (keep > want) keep = (size_t)want;
@@ -5961,15 +5975,11 @@ static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len,
             }
             if (!gf__grow(&c->f->alloc, &c->win, &c->win_cap, (size_t)want))
                 return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte read", (unsigned long long)want);
-            uint64_t t0 = gf__now_us();
-            int failed = c->f->src.read_at(c->f->src.ctx, off + keep, c->win + keep, (size_t)want - keep);
-            c->read_us += gf__now_us() - t0;
-            if (failed) {
+            r = gf__col_read_at(c, off + keep, c->win + keep, want - keep);
+            if (r) {
                 c->win_len = 0;
-                return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(want - keep),
-                                    (unsigned long long)(off + keep));
+                return r;
             }
-            c->bytes_read += want - keep;
             c->win_off = off; c->win_len = (size_t)want;
         }
     }
@@ -6064,15 +6074,20 @@ static gpufeed_result gf__col_load_dict(gpufeed_column *c, const gf__ph *h, cons
 /* Decompresses a page body (n bytes at src, un bytes once inflated) into
    the reader's page buffer; *out points at the result. The claimed size is
    checked against what the codec can expand to before anything is allocated. */
-static gpufeed_result gf__col_inflate_to(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, uint8_t **buf, size_t *cap)
+static gpufeed_result gf__col_inflate_room(gpufeed_column *c, uint64_t n, size_t un, uint8_t **buf, size_t *cap)
 {
-    char msg[GPUFEED_ERROR_MAX];
-    gpufeed_result r;
-    if ((uint64_t)un > gf__codec_max_expansion(c->ch->codec, (uint64_t)n))
+    if ((uint64_t)un > gf__codec_max_expansion(c->ch->codec, n))
         return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s",
                             (unsigned long long)un, (unsigned long long)n, gpufeed_codec_name(c->ch->codec));
     if (!gf__grow(&c->f->alloc, buf, cap, un ? un : 1))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)un);
+    return GPUFEED_OK;
+}
+static gpufeed_result gf__col_inflate_to(gpufeed_column *c, const uint8_t *src, size_t n, size_t un, uint8_t **buf, size_t *cap)
+{
+    char msg[GPUFEED_ERROR_MAX];
+    gpufeed_result r = gf__col_inflate_room(c, (uint64_t)n, un, buf, cap);
+    if (r) return r;
     r = gf__decompress(c->ch->codec, src, n, *buf, un, msg, sizeof msg);
     if (r) return gf__col_fail(c, r, "%s", msg);
     return GPUFEED_OK;
@@ -6314,13 +6329,13 @@ static gpufeed_result gf__col_z_whole(gpufeed_column *c)
     gf__snap *z = &c->z;
     const uint64_t vp = gf__col_z_pos(c, c->vp);
     uint64_t p = 0, lit = 0;
+    const uint8_t *src = z->src;
+    size_t n = (size_t)(z->iend - z->src);
     gpufeed_result r;
     if (c->idx_ready) {
         p = gf__col_z_pos(c, c->idx.p);
         if (c->idx.lit_left) lit = gf__col_z_pos(c, c->idx.lit);
     }
-    const uint8_t *src = z->src;
-    size_t n = (size_t)(z->iend - z->src);
     c->z_on = 0;
     if (c->zin_len) { /* read in pieces: the whole page read again */
         r = gf__col_fetch(c, c->zin_off, (size_t)c->zin_len, &src);
@@ -6350,6 +6365,7 @@ static gpufeed_result gf__col_z_input(gpufeed_column *c, gf__snap *z, int first)
     const size_t left = first ? 0 : (size_t)(z->iend - z->ip);
     const uint64_t have = first ? 0 : z->ibase + (uint64_t)(z->iend - z->src), piece = left > GF__Z_IN ? left : GF__Z_IN;
     uint64_t n = c->zin_len - have, got = 0, at;
+    gpufeed_result r;
     if (n > piece) n = piece;
     if (left) memmove(c->zin, z->ip, left);
     if (!gf__grow(&c->f->alloc, &c->zin, &c->zin_cap, left + (size_t)n))
@@ -6360,15 +6376,7 @@ static gpufeed_result gf__col_z_input(gpufeed_column *c, gf__snap *z, int first)
         if (got > n) got = n;
         memcpy(c->zin + left, c->win + (at - c->win_off), (size_t)got);
     }
-    if (got < n) {
-        uint64_t t0 = gf__now_us();
-        int failed = c->f->src.read_at(c->f->src.ctx, at + got, c->zin + left + got, (size_t)(n - got));
-        c->read_us += gf__now_us() - t0;
-        if (failed)
-            return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)(n - got),
-                                (unsigned long long)(at + got));
-        c->bytes_read += n - got;
-    }
+    if (got < n && (r = gf__col_read_at(c, at + got, c->zin + left + got, n - got)) != GPUFEED_OK) return r;
     if (!first) {
         z->ibase += (uint64_t)(z->ip - z->src);
         z->src = z->ip = c->zin;
@@ -6387,13 +6395,8 @@ static gpufeed_result gf__col_z_inflate(gpufeed_column *c, size_t un, uint8_t **
     gf__snap z;
     size_t n = c->zin_len < GF__Z_IN ? (size_t)c->zin_len : GF__Z_IN;
     int st;
-    gpufeed_result r;
-    if ((uint64_t)un > gf__codec_max_expansion(c->ch->codec, c->zin_len))
-        return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s",
-                            (unsigned long long)un, (unsigned long long)c->zin_len, gpufeed_codec_name(c->ch->codec));
-    if (!gf__grow(&c->f->alloc, buf, cap, un ? un : 1))
-        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)un);
-    if ((r = gf__col_z_input(c, &z, 1)) != GPUFEED_OK) return r;
+    gpufeed_result r = gf__col_inflate_room(c, c->zin_len, un, buf, cap);
+    if (r || (r = gf__col_z_input(c, &z, 1)) != GPUFEED_OK) return r;
     if (gf__snappy_begin(&z, c->zin, n, (uint64_t)un, msg, sizeof msg)) return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
     z.more = n < c->zin_len;
     z.buf = z.op = *buf;
@@ -6683,9 +6686,6 @@ static gpufeed_result gf__v1_levels(gpufeed_column *c, int32_t enc, int16_t maxl
     return GPUFEED_OK;
 }
 
-/* A v1 SNAPPY data page to stream (gf__col_z_need): a dense reader's
-   flat column, its values fixed-width PLAIN or dictionary indices, the
-   page larger than the window. */
 /* SNAPPY by our own decoder: a page it can take a piece at a time */
 static int gf__col_z_snappy(const gpufeed_column *c)
 {
@@ -6697,6 +6697,9 @@ static int gf__col_z_snappy(const gpufeed_column *c)
 #endif
 }
 
+/* A v1 SNAPPY data page to stream (gf__col_z_need): a dense reader's
+   flat column, its values fixed-width PLAIN or dictionary indices, the
+   page larger than the window. */
 static int gf__col_z_fits(const gpufeed_column *c, const gf__ph *h)
 {
 #ifdef GF__SNAPPY_OWN

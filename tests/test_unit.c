@@ -2920,7 +2920,8 @@ static void sp_free(sp_file *m)
     for (c = 0; c < SP_COLS; c++) for (p = 0; p < 4; p++) pqw_free(&m->body[c][p]);
     pqw_free(&m->out);
 }
-static gpufeed_dataset *sp_open(sp_file *m, int64_t unit_rows)
+static gpufeed_dataset *sp_open_from(int (*open_source)(void *, const char *, gpufeed_source *, char *, size_t, char *, size_t), void *user,
+                                     int64_t unit_rows)
 {
     static const char *path = "stream.parquet";
     static const char *const names[SP_COLS] = { "l", "d", "f", "k", "x" };
@@ -2934,10 +2935,12 @@ static gpufeed_dataset *sp_open(sp_file *m, int64_t unit_rows)
     memset(&dd, 0, sizeof dd);
     dd.paths = &path; dd.num_paths = 1; dd.features = ft; dd.num_features = SP_COLS;
     dd.unit_rows = unit_rows;
-    dd.open_source = fn_open_source; dd.source_user = &m->out;
+    dd.open_source = open_source; dd.source_user = user;
     if (gpufeed_dataset_open(&ds, &dd, &err)) { CHECK_MSG(0, "dataset: %s", err.message); return NULL; }
     return ds;
 }
+/* the file from memory, through fn_open_source */
+static gpufeed_dataset *sp_open(sp_file *m, int64_t unit_rows) { return sp_open_from(fn_open_source, &m->out, unit_rows); }
 /* rows [r0, r0 + n) of a row-major batch (5 x f64) and its masks against the expected values */
 static int64_t sp_check_rows(const uint8_t *data, uint8_t *const *valid, int64_t r0, int64_t n, const char *what)
 {
@@ -3086,27 +3089,17 @@ static void test_streamed_pieces(void)
     if (!m) { CHECK(0); return; }
     sp_build(m, 0);
     for (fail = 0; fail < 2; fail++) {
-        static const char *path = "pieces.parquet";
-        static const char *const names[SP_COLS] = { "l", "d", "f", "k", "x" };
         sp_src src;
-        gpufeed_feature ft[SP_COLS];
-        gpufeed_dataset_desc dd;
-        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset *ds;
         gpufeed_reader *rd = NULL;
         gpufeed_reader_desc rdd;
         gpufeed_batch b;
         gpufeed_error err;
         gpufeed_result r = GPUFEED_OK;
         int64_t rows = 0, bad = 0;
-        int c;
         memset(&src, 0, sizeof src);
         src.b = &m->out;
-        memset(ft, 0, sizeof ft);
-        for (c = 0; c < SP_COLS; c++) { ft[c].column = names[c]; ft[c].dtype = GPUFEED_DT_F64; ft[c].validity = 1; }
-        memset(&dd, 0, sizeof dd);
-        dd.paths = &path; dd.num_paths = 1; dd.features = ft; dd.num_features = SP_COLS;
-        dd.open_source = sp_open_source; dd.source_user = &src;
-        if (gpufeed_dataset_open(&ds, &dd, &err)) { CHECK_MSG(0, "dataset: %s", err.message); break; }
+        if ((ds = sp_open_from(sp_open_source, &src, 0)) == NULL) break;
         src.total = 0;
         src.big = 0;
         if (fail) src.fail_at = m->out.n / 2; /* inside some column's page: a piece's read fails */
