@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds every libFuzzer target (one per decoder plus whole files), writes
+# Builds every libFuzzer target (one per decoder, whole files through the
+# column reader, whole files through the dense path), writes
 # seed corpora from real files, and runs each target for SECONDS (default
 # 1800), JOBS at a time (default 2). Prints one line per target:
 #   target  seconds  executions  result
@@ -10,7 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-1800}; JOBS=${2:-2}; shift 2 2>/dev/null || shift $#
 DEC="thrift levels plain rle_bool dict delta_bp delta_lba delta_ba bss snappy lz4 nested"
-ALL="$DEC gzip zstd file"
+ALL="$DEC gzip zstd file dense"
 TARGETS=${*:-$ALL}
 mkdir -p build/fz build/fuzz-corpora build/fuzz-findings build/fuzz-logs
 FZ="clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Itests"
@@ -18,6 +19,7 @@ for t in $TARGETS; do
   case $t in
     gzip|zstd) [ -f tests/fuzz_$t.c ] && $FZ tests/fuzz_$t.c -o build/fz/fuzz_$t ;;
     file) $FZ tests/fuzz_file.c -o build/fz/fuzz_file ;;
+    dense) $FZ tests/fuzz_dense.c -o build/fz/fuzz_dense ;;
     *) $FZ -DGFF_TARGET=$t tests/fuzz_decoders.c -o build/fz/fuzz_$t ;;
   esac || { echo "FAIL building fuzz_$t"; exit 1; }
 done
@@ -31,7 +33,7 @@ run_one() {
   local t=$1 c=build/fuzz-corpora/$1 dict=()
   mkdir -p "$c"
   case $t in
-    file) cp -n tests/data/*.parquet tests/fuzz/*.parquet "$c"/ 2>/dev/null; dict=(-dict=tests/fuzz.dict) ;;
+    file|dense) cp -n tests/data/*.parquet tests/fuzz/*.parquet "$c"/ 2>/dev/null; dict=(-dict=tests/fuzz.dict) ;;
     thrift) cp -n build/fuzz-seeds/thrift/* "$c"/ 2>/dev/null; dict=(-dict=tests/fuzz.dict) ;;
     gzip|zstd) cp -n tests/fuzz/$t/* "$c"/ 2>/dev/null ;;
     *) cp -n build/fuzz-seeds/$t/* "$c"/ 2>/dev/null ;;

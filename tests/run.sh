@@ -285,6 +285,7 @@ build_all() {
     pjob "fuzz seed writer" gcc -O1 $WARN -DGFF_SEEDS -I. -Itests tests/fuzz_decoders.c -o build/fuzz_seeds
   fi
   [ -f tests/fuzz_file.c ] && pjob "fuzz_replay" clang $SAN $WARN -DGF_FUZZ_MAIN -I. tests/fuzz_file.c -o build/asan/fuzz_replay
+  [ -f tests/fuzz_dense.c ] && pjob "fz_dense (replay, every variant)" clang $SAN $WARN -DGFD_EVERY_VARIANT -I. tests/fuzz_dense.c tests/fuzz_replay_main.c -o build/asan/fz_dense_replay -lpthread -lm
   pjobs_end
 }
 
@@ -317,6 +318,7 @@ build_quick() {
     pjob "gpufeed-$t (-O2)" $CC -O2 $WARN -I. tools/gpufeed-$t.c -o $QB/gpufeed-$t -lpthread -lm
   done
   pjob "fuzz_replay (whole files)" $SANCC $SANQ $WARN -DGF_FUZZ_MAIN -I. tests/fuzz_file.c -o $QB/asan/fuzz_replay
+  pjob "fz_dense (replay, every variant)" $SANCC $SANQ $WARN -DGFD_EVERY_VARIANT -I. tests/fuzz_dense.c tests/fuzz_replay_main.c -o $QB/asan/fz_dense -lpthread -lm
   for t in $DECODERS; do  # libFuzzer targets, linked with the plain replay driver (no libFuzzer runtime needed)
     pjob "fz_$t (replay)" $SANCC $SANQ $WARN -DGFF_TARGET=$t -I. -Itests tests/fuzz_decoders.c tests/fuzz_replay_main.c -o $QB/asan/fz_$t
   done
@@ -413,6 +415,21 @@ fuzz_replay() {
   build/asan/fuzz_replay "${dirs[@]}"
 }
 
+# the dense path's target (tests/fuzz_dense.c) over every file in 64 variants:
+# the committed files, its own findings (tests/fuzz/dense) and the fixtures
+fuzz_dense_dirs() {
+  local dirs=(tests/data tests/fuzz)
+  [ -d tests/fuzz/dense ] && dirs+=(tests/fuzz/dense)
+  [ "${1:-}" = all ] && [ -d build/fixtures ] && dirs+=(build/fixtures)
+  [ "${1:-}" = all ] && [ -d build/fixtures-ext ] && dirs+=(build/fixtures-ext)
+  echo "${dirs[@]}"
+}
+fuzz_dense_replay() {
+  local bin=$1; shift
+  # shellcheck disable=SC2046
+  "$bin" $(fuzz_dense_dirs "$@")
+}
+
 # every per-decoder fuzz target replays its committed corpus
 # (tests/fuzz/dec/<target>, minimized from the 30-minute runs) and seeds cut
 # from real files (or the codec's own seeds), under ASan+UBSan
@@ -475,6 +492,7 @@ quick_short() {
   suite_if $QB/asan/test_remote remote $QB/asan/test_remote
   suite committed_corpus committed_corpus
   suite_if $QB/asan/fuzz_replay fuzz_replay $QB/asan/fuzz_replay tests/data tests/fuzz/*.parquet
+  suite_if $QB/asan/fz_dense fuzz_dense_replay fuzz_dense_replay $QB/asan/fz_dense
   suite fuzz_decoders_replay fuzz_committed_replay
 }
 
@@ -568,6 +586,7 @@ else
   echo "generated_corpus       FAILED: no .venv (run make venv)"
 fi
 suite_if build/asan/fuzz_replay fuzz_replay fuzz_replay
+suite_if build/asan/fz_dense_replay fuzz_dense_replay fuzz_dense_replay build/asan/fz_dense_replay all
 suite_if build/fuzz_seeds fuzz_decoders_replay fuzz_decoders_replay
 [ -f tests/fuzz_file.c ] && suite fuzz_brief fuzz_brief
 finish
