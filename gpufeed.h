@@ -14178,6 +14178,7 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         w->gp.epoch = -1;
         w->ring.depth = l->D;
         w->ring.slot = (gf__uslot *)gf__alloc(a, (size_t)l->D * sizeof(gf__uslot));
+        if (w->ring.slot) memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot)); /* a failed open closes what it has */
         w->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
         w->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
         w->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
@@ -14190,7 +14191,6 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         gf__scratch_share(w->s);
         w->s->relq.hold = 4; /* see gf__relq_push: a worker's calls interrupt the others */
         w->s->relq.keep = l->cache == NULL; /* every epoch reads the source again (GPUFEED_KEEP_BYTES) */
-        memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));
         for (k = 0; k < l->D; k++) {
             gf__uslot *s = &w->ring.slot[k];
             s->mem = (uint8_t *)gf__alloc(a, slotb);

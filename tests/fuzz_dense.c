@@ -6,14 +6,16 @@
    Per input, a hash of it picks the variant: VERIFY_CRC, rows per unit,
    row-major or per-feature layout, rows per batch, the dtype (f32 for every
    numeric column, or the same columns as f64, i64 with unsafe casts, or f16
-   with validity masks), 1 or 2 reader threads, the batch reader or
-   gpufeed_dataset_decode_unit on each unit, and (1 input in 8) an
-   allocation failing from the k-th on. It checks the API's promises
+   with validity masks), 1 or 2 reader threads, the batch reader,
+   gpufeed_dataset_decode_unit on each unit, or a loader (2 workers, 1 or 2
+   epochs, shuffled or not), and (1 input in 8) an allocation failing from
+   the k-th on. It checks the API's promises
    (abort() on a violation):
      - every returned code is a known gpufeed_result and errors carry a message;
      - a batch holds 1..batch_rows rows, masks are 0/1, buffers are there;
      - a read that ends in GPUFEED_DONE delivered exactly the dataset's rows
-       (nothing dropped or repeated silently), a unit no more than planned;
+       (a loader: once an epoch; nothing dropped or repeated silently), a
+       unit no more than planned;
      - the library's live allocations stay under a bound set by the input's
        size and the buffers asked for, and all are freed at the end;
      - the source is closed exactly once.
@@ -233,6 +235,44 @@ static void gfd_units(gpufeed_dataset *ds, const gpufeed_dataset_info *info)
     gpufeed_scratch_close(s);
 }
 
+/* a loader with 2 workers (shuffled or not), 1 or 2 epochs, to its end or
+   the row budget (then closed mid-epoch) */
+static void gfd_loader(gpufeed_dataset *ds, const gpufeed_dataset_info *info, int64_t batch, uint32_t h, gfd_mem *mem)
+{
+    gpufeed_loader *l = NULL;
+    gpufeed_loader_desc ld;
+    gpufeed_error err;
+    gpufeed_batch b;
+    gpufeed_result r;
+    int64_t u, maxu = 0, rows = 0;
+    uint64_t need;
+    for (u = 0; u < info->num_units; u++) {
+        const gpufeed_unit *un = gpufeed_dataset_unit(ds, u);
+        if (un->num_rows > maxu) maxu = un->num_rows;
+    }
+    need = (uint64_t)(maxu + batch) * (uint64_t)(info->row_bytes + info->num_features + 64);
+    if (need > GFD_MAX_BUF / 4) return;
+    mem->limit += 16 * need; /* the unit slots of 2 workers x their rings, the batch slots */
+    memset(&ld, 0, sizeof ld);
+    ld.batch_rows = batch; ld.workers = 2; ld.epochs = 1 + ((h >> 20) & 1);
+    ld.seed = h; ld.shuffle_window = (h >> 21) & 1 ? 2 : 0;
+    r = gpufeed_loader_open(&l, ds, &ld, &err);
+    gfd_result(r, err.message, "gpufeed_loader_open");
+    if (r) { if (l) GFD_FAIL("loader_open failed but set *out"); return; }
+    while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
+        if (b.num_rows <= 0 || b.num_rows > batch) GFD_FAIL("a loader batch of %lld rows (batch size %lld)", (long long)b.num_rows, (long long)batch);
+        gfd_masks(b.valid, b.num_features, b.num_rows);
+        rows += b.num_rows;
+        if (rows >= GFD_MAX_ROWS) break;
+    }
+    if (r != GPUFEED_OK) {
+        gfd_result(r, gpufeed_loader_error(l), "gpufeed_loader_next");
+        if (r == GPUFEED_DONE && rows != ld.epochs * info->num_rows)
+            GFD_FAIL("the loader delivered %lld rows for %lld epochs of %lld", (long long)rows, (long long)ld.epochs, (long long)info->num_rows);
+    }
+    gpufeed_loader_close(l);
+}
+
 /* ---- the target ------------------------------------------------------------------- */
 
 static uint32_t gfd_hash(const uint8_t *p, size_t n)
@@ -303,7 +343,8 @@ static void gfd_run(const uint8_t *data, size_t size, uint32_t h)
         while (batch > 1 && (uint64_t)batch * (uint64_t)(info.row_bytes + info.num_features) > GFD_MAX_BUF) batch /= 8;
         need = (uint64_t)batch * (uint64_t)(info.row_bytes + info.num_features) + 4096 * (uint64_t)info.num_features;
         mem.limit += 2 * need; /* the reader's own batch buffers */
-        if ((h >> 18) & 1) gfd_units(ds, &info);
+        if ((h >> 19) & 1) gfd_loader(ds, &info, batch, h, &mem);
+        else if ((h >> 18) & 1) gfd_units(ds, &info);
         else gfd_reader(ds, &info, batch, (h >> 17) & 1 ? 2 : 1);
         gpufeed_dataset_close(ds);
     } else if (ds) GFD_FAIL("dataset_open failed but set *out");
@@ -321,7 +362,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t v;
     for (v = 0; v < 64; v++) {
         uint32_t h = (v & 1) | ((v >> 1) & 3) << 1 | ((v >> 3) & 1) << 3 | 1u << 4 | ((v >> 4) & 3) << 12 | ((v >> 2) & 3) << 14
-                     | ((v >> 5) & 1) << 17 | (((v >> 4) ^ v) & 1) << 18;
+                     | ((v >> 5) & 1) << 17 | (((v >> 4) ^ v) & 1) << 18 | (((v >> 1) ^ (v >> 5)) & 1) << 19
+                     | ((v >> 3) & 1) << 20 | ((v >> 2) & 1) << 21;
         gfd_run(data, size, h);
     }
 #endif

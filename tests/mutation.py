@@ -310,6 +310,8 @@ MUTATIONS = [
     M("dense-reader-batch", "dense:batch reader", "the batch reader fills batches one row short",
       at="int64_t filled = 0; while (filled < r->B) {", old="filled < r->B", new="filled < r->B - 1"),
     # ---- loader
+    M("loader-open-slot-zero", "loader", "a failed loader open closes a worker's unit-slot table before it is zeroed",
+      at="if (w->ring.slot) memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot));", old="if (w->ring.slot) memset", new="if (0) memset"),
     M("loader-epoch-perm", "loader", "the unit permutation ignores the epoch",
       at="r.s = gf__mix64(seed ^ gf__mix64((uint64_t)epoch ^ 0x6770756665656421ull));", old="(uint64_t)epoch ^", new="(uint64_t)epoch * 0 ^"),
     M("loader-pad-world2", "loader", "ranks of a world of 2 not padded (world > 1 -> world > 2)",

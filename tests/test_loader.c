@@ -28,14 +28,22 @@
 typedef struct counter {
     pthread_mutex_t mu;
     long allocs, reallocs, frees, live;
+    long fail_at;                      /* > 0: this call (allocs + reallocs) and later ones fail */
 } counter;
 
+static int c_fails(counter *c) { return c->fail_at > 0 && c->allocs + c->reallocs >= c->fail_at; } /* under mu */
 static void *c_alloc(void *u, size_t n)
 {
     counter *c = (counter *)u;
-    void *p = malloc(n ? n : 1);
+    void *p;
+    int fail;
     pthread_mutex_lock(&c->mu);
     c->allocs++;
+    fail = c_fails(c);
+    pthread_mutex_unlock(&c->mu);
+    if (fail) return NULL;
+    p = malloc(n ? n : 1);
+    pthread_mutex_lock(&c->mu);
     if (p) c->live++;
     pthread_mutex_unlock(&c->mu);
     return p;
@@ -43,9 +51,15 @@ static void *c_alloc(void *u, size_t n)
 static void *c_realloc(void *u, void *ptr, size_t n)
 {
     counter *c = (counter *)u;
-    void *p = realloc(ptr, n ? n : 1);
+    void *p;
+    int fail;
     pthread_mutex_lock(&c->mu);
     c->reallocs++;
+    fail = c_fails(c);
+    pthread_mutex_unlock(&c->mu);
+    if (fail) return NULL;
+    p = realloc(ptr, n ? n : 1);
+    pthread_mutex_lock(&c->mu);
     if (p && !ptr) c->live++;
     pthread_mutex_unlock(&c->mu);
     return p;
@@ -1466,6 +1480,59 @@ static void test_memory(void)
     pthread_mutex_destroy(&cnt.mu);
 }
 
+/* An allocation failing at each point of gpufeed_loader_open (and every
+   later one, until open returns): an out-of-memory error with a message
+   and no loader, and nothing leaked; once open gets all it asks for, a
+   loader that runs (or reports running out of memory, when a worker's
+   first allocations met the failing allocator). tests/fuzz_dense.c's
+   first finding was such an open closing a worker's unit-slot table
+   before it was zeroed. */
+static void test_open_out_of_memory(void)
+{
+    static counter cnt;
+    gpufeed_dataset *ds;
+    gpufeed_error err;
+    long k, live0 = 0;
+    int opened = 0, failed = 0;
+    pthread_mutex_init(&cnt.mu, NULL);
+    ds = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, NULL, 0, &cnt, &err);
+    CHECK_MSG(ds != NULL, "%s", err.message);
+    if (!ds) return;
+    for (k = 0; k < 4000 && !opened; k++) {
+        gpufeed_loader *l = NULL;
+        gpufeed_loader_desc d = base_desc();
+        gpufeed_batch b;
+        gpufeed_result r;
+        d.workers = 2; d.epochs = 1;
+        pthread_mutex_lock(&cnt.mu);
+        live0 = cnt.live;
+        cnt.fail_at = cnt.allocs + cnt.reallocs + 1 + k;
+        pthread_mutex_unlock(&cnt.mu);
+        memset(&err, 0, sizeof err);
+        r = gpufeed_loader_open(&l, ds, &d, &err);
+        pthread_mutex_lock(&cnt.mu);
+        cnt.fail_at = 0;
+        pthread_mutex_unlock(&cnt.mu);
+        if (r == GPUFEED_OK) {
+            opened = 1;
+            while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {}
+            CHECK_MSG(r == GPUFEED_DONE || (r == GPUFEED_ERR_OUT_OF_MEMORY && gpufeed_loader_error(l)[0]),
+                      "allocation %ld failing: the run ended with %d (%s)", k + 1, r, gpufeed_loader_error(l));
+            gpufeed_loader_close(l);
+        } else {
+            failed++;
+            CHECK_MSG(r == GPUFEED_ERR_OUT_OF_MEMORY && l == NULL && err.message[0], "allocation %ld failing: open gave %d (%s)",
+                      k + 1, r, err.message);
+        }
+        /* a run may leave the dataset holding shared dictionaries: checked at its close */
+        if (!opened) CHECK_MSG(cnt.live == live0, "allocation %ld failing: %ld allocations not freed", k + 1, cnt.live - live0);
+    }
+    CHECK_MSG(opened && failed >= 10, "open succeeded after %d failing allocations", failed);
+    gpufeed_dataset_close(ds);
+    CHECK_MSG(cnt.live == 0, "%ld allocations not freed", cnt.live);
+    pthread_mutex_destroy(&cnt.mu);
+}
+
 /* The window shuffle mixes rows: with the whole epoch as one window the
    position of a row says nothing of its place in the file (correlation
    near 0), rows next to each other in a batch are almost never next to
@@ -2326,6 +2393,7 @@ int main(void)
     RUN(test_errors_propagate);
     RUN(test_trace_stats_prefill);
     RUN(test_memory);
+    RUN(test_open_out_of_memory);
     RUN(test_shuffle_mixes);
     RUN(test_gather_paths);
     RUN(test_batches_span_windows);
