@@ -8,14 +8,14 @@
    numeric column, or the same columns as f64, i64 with unsafe casts, or f16
    with validity masks), 1 or 2 reader threads, the batch reader,
    gpufeed_dataset_decode_unit on each unit, or a loader (2 workers, 1 or 2
-   epochs, shuffled or not), and (1 input in 8) an allocation failing from
-   the k-th on. It checks the API's promises
+   epochs, shuffled or not), a predicate on the first column or none, and
+   (1 input in 8) an allocation failing from the k-th on. It checks the API's promises
    (abort() on a violation):
      - every returned code is a known gpufeed_result and errors carry a message;
      - a batch holds 1..batch_rows rows, masks are 0/1, buffers are there;
      - a read that ends in GPUFEED_DONE delivered exactly the dataset's rows
-       (a loader: once an epoch; nothing dropped or repeated silently), a
-       unit no more than planned;
+       (a loader: once an epoch; nothing dropped or repeated silently; with a
+       predicate, no more than them), a unit no more than planned;
      - the library's live allocations stay under a bound set by the input's
        size and the buffers asked for, and all are freed at the end;
      - the source is closed exactly once.
@@ -161,7 +161,7 @@ static void gfd_masks(uint8_t *const *valid, int32_t nfeat, int64_t rows)
 }
 
 /* the batch reader to its end (or the row budget) */
-static void gfd_reader(gpufeed_dataset *ds, const gpufeed_dataset_info *info, int64_t batch, int32_t threads)
+static void gfd_reader(gpufeed_dataset *ds, const gpufeed_dataset_info *info, int64_t batch, int32_t threads, int exact)
 {
     gpufeed_reader *rd = NULL;
     gpufeed_reader_desc rdd;
@@ -186,7 +186,7 @@ static void gfd_reader(gpufeed_dataset *ds, const gpufeed_dataset_info *info, in
     }
     if (r != GPUFEED_OK) {
         gfd_result(r, gpufeed_reader_error(rd), "gpufeed_reader_next");
-        if (r == GPUFEED_DONE && rows != info->num_rows)
+        if (r == GPUFEED_DONE && (exact ? rows != info->num_rows : rows > info->num_rows))
             GFD_FAIL("the reader delivered %lld rows of the dataset's %lld", (long long)rows, (long long)info->num_rows);
     }
     gpufeed_reader_close(rd);
@@ -237,7 +237,7 @@ static void gfd_units(gpufeed_dataset *ds, const gpufeed_dataset_info *info)
 
 /* a loader with 2 workers (shuffled or not), 1 or 2 epochs, to its end or
    the row budget (then closed mid-epoch) */
-static void gfd_loader(gpufeed_dataset *ds, const gpufeed_dataset_info *info, int64_t batch, uint32_t h, gfd_mem *mem)
+static void gfd_loader(gpufeed_dataset *ds, const gpufeed_dataset_info *info, int64_t batch, uint32_t h, gfd_mem *mem, int exact)
 {
     gpufeed_loader *l = NULL;
     gpufeed_loader_desc ld;
@@ -267,7 +267,7 @@ static void gfd_loader(gpufeed_dataset *ds, const gpufeed_dataset_info *info, in
     }
     if (r != GPUFEED_OK) {
         gfd_result(r, gpufeed_loader_error(l), "gpufeed_loader_next");
-        if (r == GPUFEED_DONE && rows != ld.epochs * info->num_rows)
+        if (r == GPUFEED_DONE && (exact ? rows != ld.epochs * info->num_rows : rows > ld.epochs * info->num_rows))
             GFD_FAIL("the loader delivered %lld rows for %lld epochs of %lld", (long long)rows, (long long)ld.epochs, (long long)info->num_rows);
     }
     gpufeed_loader_close(l);
@@ -296,7 +296,8 @@ static void gfd_run(const uint8_t *data, size_t size, uint32_t h)
     gpufeed_feature *feats = NULL;
     gpufeed_error err;
     gpufeed_result r;
-    int32_t dtype = (int32_t)((h >> 14) & 3), k;
+    int32_t dtype = (int32_t)((h >> 14) & 3), pred = (int32_t)((h >> 22) & 3), k;
+    gpufeed_predicate where;
     int64_t batch = batch_rows[(h >> 12) & 3];
 
     memset(&mem, 0, sizeof mem);
@@ -314,7 +315,7 @@ static void gfd_run(const uint8_t *data, size_t size, uint32_t h)
 
     r = gpufeed_dataset_open(&ds, &dd, &err);
     gfd_result(r, err.message, "gpufeed_dataset_open");
-    if (r == GPUFEED_OK && dtype) { /* the same columns again, as another dtype */
+    if (r == GPUFEED_OK && (dtype || pred)) { /* the same columns again, as another dtype, or with a predicate */
         static const gpufeed_dtype dts[4] = { GPUFEED_DT_F32, GPUFEED_DT_F64, GPUFEED_DT_I64, GPUFEED_DT_F16 };
         gpufeed_dataset_get_info(ds, &info);
         feats = (gpufeed_feature *)calloc((size_t)info.num_features + 1, sizeof *feats);
@@ -327,6 +328,15 @@ static void gfd_run(const uint8_t *data, size_t size, uint32_t h)
             feats[k].validity = dtype == 3;
         }
         dd.features = feats; dd.num_features = info.num_features;
+        memset(&where, 0, sizeof where);
+        if (pred && info.num_features > 0) { /* on the first column: rows and row groups skipped by statistics */
+            where.column = feats[0].column;
+            where.op = pred == 1 ? GPUFEED_OP_LT : pred == 2 ? GPUFEED_OP_BETWEEN : GPUFEED_OP_IS_NOT_NULL;
+            where.a.kind = pred == 1 ? GPUFEED_VAL_DOUBLE : GPUFEED_VAL_INT;
+            where.a.d = 0.5; where.a.i = -5;
+            where.b.kind = GPUFEED_VAL_INT; where.b.i = 100;
+            dd.where = &where; dd.num_where = 1;
+        }
         {
             gpufeed_dataset *ds2 = NULL;
             r = gpufeed_dataset_open(&ds2, &dd, &err);
@@ -343,9 +353,9 @@ static void gfd_run(const uint8_t *data, size_t size, uint32_t h)
         while (batch > 1 && (uint64_t)batch * (uint64_t)(info.row_bytes + info.num_features) > GFD_MAX_BUF) batch /= 8;
         need = (uint64_t)batch * (uint64_t)(info.row_bytes + info.num_features) + 4096 * (uint64_t)info.num_features;
         mem.limit += 2 * need; /* the reader's own batch buffers */
-        if ((h >> 19) & 1) gfd_loader(ds, &info, batch, h, &mem);
+        if ((h >> 19) & 1) gfd_loader(ds, &info, batch, h, &mem, !pred);
         else if ((h >> 18) & 1) gfd_units(ds, &info);
-        else gfd_reader(ds, &info, batch, (h >> 17) & 1 ? 2 : 1);
+        else gfd_reader(ds, &info, batch, (h >> 17) & 1 ? 2 : 1, !pred);
         gpufeed_dataset_close(ds);
     } else if (ds) GFD_FAIL("dataset_open failed but set *out");
     free(feats);
@@ -363,7 +373,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (v = 0; v < 64; v++) {
         uint32_t h = (v & 1) | ((v >> 1) & 3) << 1 | ((v >> 3) & 1) << 3 | 1u << 4 | ((v >> 4) & 3) << 12 | ((v >> 2) & 3) << 14
                      | ((v >> 5) & 1) << 17 | (((v >> 4) ^ v) & 1) << 18 | (((v >> 1) ^ (v >> 5)) & 1) << 19
-                     | ((v >> 3) & 1) << 20 | ((v >> 2) & 1) << 21;
+                     | ((v >> 3) & 1) << 20 | ((v >> 2) & 1) << 21 | ((v + (v >> 3)) & 3) << 22;
         gfd_run(data, size, h);
     }
 #endif
