@@ -5922,7 +5922,6 @@ static gpufeed_result gf__col_fail(gpufeed_column *c, gpufeed_result code, const
     return code;
 }
 
-/* Makes [off, off+len) available; returns a pointer into the window. */
 /* len bytes at file offset off into buf through the source's read_at:
    timed and counted for the column */
 static gpufeed_result gf__col_read_at(gpufeed_column *c, uint64_t off, uint8_t *buf, uint64_t len)
@@ -5936,6 +5935,7 @@ static gpufeed_result gf__col_read_at(gpufeed_column *c, uint64_t off, uint8_t *
     return GPUFEED_OK;
 }
 
+/* Makes [off, off+len) available; returns a pointer into the window. */
 static gpufeed_result gf__col_fetch(gpufeed_column *c, uint64_t off, size_t len, const uint8_t **out)
 {
     uint64_t want, room;
