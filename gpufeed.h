@@ -207,6 +207,25 @@
                                             the process's RSS, which then
                                             grows with the dataset up to
                                             this much
+     GPUFEED_MAP_HUGE              1        a dataset that reads at least
+                                            half of a mapped file's column
+                                            bytes asks for huge pages on
+                                            its mapping (MADV_HUGEPAGE), so
+                                            what it reads in comes into the
+                                            page cache as 2 MiB folios,
+                                            which later reads map at less
+                                            cost; the mapping is placed a
+                                            page off 2 MiB alignment, so
+                                            the kernel maps them 64 KiB a
+                                            fault and the RSS stays bounded
+                                            (1M x 32 rows: 1.15x faster
+                                            once cached, first read 1.5x);
+                                            2: the advice, the mapping
+                                            where the kernel puts it (whole
+                                            2 MiB folios mapped at once,
+                                            1.2x, but up to 4 MiB of the
+                                            file mapped per column read:
+                                            130 against 35 MiB RSS); 0: off
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
@@ -292,6 +311,9 @@
 #endif
 #ifndef GPUFEED_GATHER_AHEAD
 #define GPUFEED_GATHER_AHEAD 64
+#endif
+#ifndef GPUFEED_MAP_HUGE
+#define GPUFEED_MAP_HUGE 1
 #endif
 #ifndef GPUFEED_PAGE_WINDOW
 #define GPUFEED_PAGE_WINDOW (128u << 10)
@@ -1351,6 +1373,11 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
 #include <sys/types.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#if defined(MAP_ANONYMOUS)
+#define GF__MAP_ANON MAP_ANONYMOUS
+#elif defined(__linux__)
+#define GF__MAP_ANON 0x20              /* hidden by strict C99 headers; Linux's value */
+#endif
 /* pread is POSIX.1-2008 but hidden by glibc under strict -std=c99 (C++
    compilers define _GNU_SOURCE, so it is declared there). */
 #ifndef __cplusplus
@@ -1847,6 +1874,38 @@ static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
     return 0;
 }
 
+/* A file's read-only mapping placed one page past a 2 MiB boundary
+   (GPUFEED_MAP_HUGE 1), or NULL (the caller maps it where the kernel
+   chooses). A dataset asks for huge pages on the files it reads most of,
+   so pages come into the page cache as 2 MiB folios; a mapping aligned
+   to them would map each in one fault, but it would also keep each
+   column's whole 2 MiB mapped however little of it the reader still
+   needs, and letting bytes go behind the reader would no longer bound the
+   process's RSS (4 MiB a column a reader: 130 MiB against 35 over 1M x 32
+   rows). Placed off the boundary, a fault maps 64 KiB of a large folio at
+   once, cheaper than of small ones, and what is let go leaves the RSS. */
+static void *gf__map_placed(size_t len, size_t ps, int fd)
+{
+#if GPUFEED_MAP_HUGE == 1 && defined(__linux__)
+    const size_t huge = (size_t)2 << 20;
+    size_t span, used;
+    uint8_t *r, *a;
+    if (len > SIZE_MAX - huge - ps || ps > huge || (ps & (ps - 1))) return NULL;
+    used = (len + ps - 1) / ps * ps;
+    span = used + huge;
+    r = (uint8_t *)mmap(NULL, span, PROT_NONE, MAP_PRIVATE | GF__MAP_ANON, -1, 0); /* reserved: nothing else lands there */
+    if (r == (uint8_t *)MAP_FAILED) return NULL;
+    a = r + ((huge - ((uintptr_t)r & (huge - 1))) & (huge - 1)) + ps; /* a boundary at or after r, then a page: a + used <= r + span */
+    if (mmap(a, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) { (void)munmap(r, span); return NULL; }
+    if (a > r) (void)munmap(r, (size_t)(a - r));                     /* the reservation around it given back */
+    if (r + span > a + used) (void)munmap(a + used, (size_t)(r + span - (a + used)));
+    return a;
+#else
+    (void)len; (void)ps; (void)fd;
+    return NULL;
+#endif
+}
+
 /* Opens a path source: the descriptor (*fd_open = 1 once open), its size
    and, with `use_map` and a non-empty file, a private read-only mapping
    (*map stays NULL when mmap fails: reads then go through pread).
@@ -1861,9 +1920,10 @@ static int gf__path_open(const char *path, int use_map, gf__fdsrc *fd, int *fd_o
     if (fstat(fd->fd, &st) != 0 || !S_ISREG(st.st_mode)) return -2;
     *size = (uint64_t)st.st_size;
     if (use_map && st.st_size > 0) { /* mapped: measured faster than copies */
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd->fd, 0);
+        long ps = sysconf(_SC_PAGESIZE);
+        void *m = gf__map_placed((size_t)st.st_size, ps > 0 ? (size_t)ps : 4096, fd->fd);
+        if (!m) m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd->fd, 0);
         if (m != MAP_FAILED) {
-            long ps = sysconf(_SC_PAGESIZE);
             *map = (const uint8_t *)m;
             *map_len = (uint64_t)st.st_size;
             *map_page = ps > 0 ? (uint64_t)ps : 4096;
@@ -6106,6 +6166,11 @@ static gpufeed_result gf__col_inflate(gpufeed_column *c, const uint8_t *src, siz
 #elif defined(__linux__)
 #define GF__MADV_DONTNEED 4            /* hidden by strict C99 headers; Linux's value */
 #endif
+#if defined(MADV_HUGEPAGE)
+#define GF__MADV_HUGEPAGE MADV_HUGEPAGE
+#elif defined(__linux__)
+#define GF__MADV_HUGEPAGE 14
+#endif
 /* The whole pages of bytes [lo, hi) of a mapped file let go: 1 when there
    was one. Only whole pages: a page the range shares with bytes still
    being read stays (letting it go would fault it back in, and the kernel
@@ -10206,6 +10271,47 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
     return GPUFEED_OK;
 }
 
+/* Huge pages for a mapped file the dataset reads most of (GPUFEED_MAP_HUGE).
+   A file read in through faults at many places at once (a reader walks
+   all its columns' chunks together) comes into the page cache in small
+   folios, and mapping those costs a fault and a page-table entry per 4 to
+   64 KiB, on every later read too; asked for huge pages, the kernel reads
+   the file in as 2 MiB folios (around each fault, 4 MiB), which later
+   mappings map in one fault each. The read-around is why a file the
+   dataset reads little of (a few of many columns) is left alone: it
+   would read unused bytes. Advice only: a kernel or file system without
+   large folios ignores it. */
+static void gf__dataset_map_huge(gpufeed_dataset *ds, int32_t fi)
+{
+#if GPUFEED_MAP_HUGE && !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_HUGEPAGE)
+    gpufeed_file *f = ds->files[fi];
+    const int32_t nb = ds->nfeat + ds->npred;
+    uint64_t all = 0, used = 0;
+    uint8_t *want;
+    int32_t g, c, j;
+    if (!f->map || f->md.num_columns <= 0) return;
+    want = (uint8_t *)gf__alloc(&ds->alloc, (size_t)f->md.num_columns);
+    if (!want) return; /* advice only */
+    memset(want, 0, (size_t)f->md.num_columns);
+    for (j = 0; j < nb; j++) {
+        int32_t col = ds->bind[(size_t)fi * (size_t)nb + (size_t)j].col;
+        if (col >= 0 && col < f->md.num_columns) want[col] = 1;
+    }
+    for (g = 0; g < f->md.num_row_groups; g++)
+        for (c = 0; c < f->md.num_columns; c++) {
+            int64_t sz = f->md.row_groups[g].chunks[c].total_compressed_size;
+            uint64_t b = sz > 0 ? ((uint64_t)sz < f->map_len ? (uint64_t)sz : f->map_len) : 0; /* a hostile size: at most the file */
+            if (all > UINT64_MAX - b) { g = f->md.num_row_groups; break; }
+            all += b;
+            if (want[c]) used += b;
+        }
+    gf__free(&ds->alloc, want);
+    if (used > 0 && used >= all - used) (void)madvise((void *)(uintptr_t)f->map, (size_t)f->map_len, GF__MADV_HUGEPAGE);
+#else
+    (void)ds; (void)fi;
+#endif
+}
+
 GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpufeed_dataset_desc *desc, gpufeed_error *err)
 {
     gpufeed_dataset *ds;
@@ -10232,6 +10338,10 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     if (!r) r = gf__dataset_open_features(ds, desc, err);
     if (!r) r = gf__dataset_open_predicates(ds, desc, err);
     if (!r) r = gf__dataset_open_bind(ds, err);
+    if (!r) { /* before the plan's walk of the page headers reads any page in */
+        int32_t i;
+        for (i = 0; i < ds->nfiles; i++) gf__dataset_map_huge(ds, i);
+    }
     if (!r) r = gf__dataset_open_plan(ds, err);
     if (r) {
         gf__dataset_free(ds);

@@ -2234,6 +2234,75 @@ static void test_keep_budget(void)
     gpufeed_dataset_close(ds);
 }
 
+/* Huge pages for the files a dataset reads most of (GPUFEED_MAP_HUGE 1, the
+   default): the mapping starts one page past a 2 MiB boundary (so the
+   kernel maps it a page table entry at a time and bytes let go leave the
+   RSS), and it carries the huge-page advice (VmFlags "hg" in
+   /proc/self/smaps) when the dataset's columns hold at least half of the
+   file's column bytes: all four columns of a file, not one column of 34. */
+static int smaps_flags(const void *addr, char *flags, size_t cap) /* 1: found */
+{
+    FILE *fp = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int in = 0;
+    if (!fp) return -1;
+    while (fgets(line, sizeof line, fp)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) { in = (uintptr_t)addr == (uintptr_t)lo; continue; }
+        if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            size_t n = strlen(line + 8);
+            if (n >= cap) n = cap - 1;
+            memcpy(flags, line + 8, n);
+            flags[n] = 0;
+            fclose(fp);
+            return 1;
+        }
+    }
+    fclose(fp);
+    return 0;
+}
+static void test_map_huge(void)
+{
+    static const char *paths[2] = { "tests/data/ids.parquet", "tests/data/pyarrow_default.parquet" };
+    static const char *cols[2][4] = { { "id", "x", "y", "k" }, { "i32" } };
+    static const int32_t ncols[2] = { 4, 1 };
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    int v, have_thp = thp != NULL;
+    if (thp) fclose(thp);
+#if GPUFEED_MAP_HUGE != 1 || !defined(__linux__)
+    printf("  test_map_huge: skipped (GPUFEED_MAP_HUGE is not 1 or not Linux)\n");
+    return;
+#endif
+    for (v = 0; v < 2; v++) {
+        gpufeed_feature ft[4];
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_error err;
+        const gpufeed_file *f;
+        char flags[256];
+        int found, j;
+        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+        for (j = 0; j < ncols[v]; j++) { ft[j].column = cols[v][j]; ft[j].dtype = GPUFEED_DT_F32; ft[j].cast = GPUFEED_CAST_UNSAFE; }
+        d.paths = &paths[v]; d.num_paths = 1; d.features = ft; d.num_features = ncols[v];
+        if (gpufeed_dataset_open(&ds, &d, &err)) { CHECK_MSG(0, "%s: %s", paths[v], err.message); continue; }
+        f = ds->files[0];
+        CHECK_MSG(f->map != NULL, "%s: not mapped", paths[v]);
+        if (f->map) {
+            CHECK_MSG(((uintptr_t)f->map & ((2u << 20) - 1)) == f->map_page, "%s: mapped at %p, want one page (%llu) past a 2 MiB boundary", paths[v],
+                      (const void *)f->map, (unsigned long long)f->map_page);
+            found = smaps_flags(f->map, flags, sizeof flags);
+            if (found < 0) printf("  test_map_huge: /proc/self/smaps unreadable: the advice not checked\n");
+            else {
+                CHECK_MSG(found == 1, "%s: the mapping at %p not in /proc/self/smaps", paths[v], (const void *)f->map);
+                if (found == 1 && have_thp) CHECK_MSG((strstr(flags, " hg") != NULL) == (v == 0), "%s, column %s: VmFlags%s (huge-page advice %s)", paths[v], cols[v][0],
+                                                      flags, v == 0 ? "wanted" : "not wanted");
+                else if (found == 1) printf("  test_map_huge: no transparent huge pages in this kernel: the advice not checked\n");
+            }
+        }
+        gpufeed_dataset_close(ds);
+    }
+}
+
 /* A loader's workers share converted dictionaries only for row groups cut
    into several units: with whole row groups as units the dataset's cache
    stays empty (it would grow with the dataset and measured no faster);
@@ -4028,6 +4097,7 @@ int main(void)
     RUN(test_dense_plain_null_fill);
     RUN(test_scratch_step);
     RUN(test_keep_budget);
+    RUN(test_map_huge);
     RUN(test_dict_share);
     RUN(test_thrift_boundaries);
     RUN(test_mem_source_bounds);
