@@ -218,8 +218,12 @@
                                             page off 2 MiB alignment, so
                                             the kernel maps them 64 KiB a
                                             fault and the RSS stays bounded
-                                            (1M x 32 rows: 1.15x faster
-                                            once cached, first read 1.5x);
+                                            (1M x 32 rows in one row group:
+                                            1.1x faster once cached, first
+                                            read 1.6x; but on a VM whose
+                                            host takes free memory back, a
+                                            first read into such memory is
+                                            slower: 10M rows 1.5-2.4x);
                                             2: the advice, the mapping
                                             where the kernel puts it (whole
                                             2 MiB folios mapped at once,
@@ -10276,11 +10280,14 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
    all its columns' chunks together) comes into the page cache in small
    folios, and mapping those costs a fault and a page-table entry per 4 to
    64 KiB, on every later read too; asked for huge pages, the kernel reads
-   the file in as 2 MiB folios (around each fault, 4 MiB), which later
-   mappings map in one fault each. The read-around is why a file the
+   the file in as 2 MiB folios (around each fault, 4 MiB), which cost
+   later mappings less (gf__map_placed). The read-around is why a file the
    dataset reads little of (a few of many columns) is left alone: it
    would read unused bytes. Advice only: a kernel or file system without
-   large folios ignores it. */
+   large folios ignores it. The cost: 2 MiB folios take whole free blocks,
+   and a VM whose host has taken such blocks back pays for their first
+   touch (a first read of 1.4 GB: 2.9-4.4 s against 1.6-1.9 s; of 143 MB,
+   with memory at hand: 0.13 against 0.21 s). */
 static void gf__dataset_map_huge(gpufeed_dataset *ds, int32_t fi)
 {
 #if GPUFEED_MAP_HUGE && !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_HUGEPAGE)
