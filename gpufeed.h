@@ -200,7 +200,7 @@
                                             them every epoch, and mapping
                                             them back costs a fault per
                                             64 KiB (e.g. 512 MiB: decode-
-                                            path epochs 13-17% shorter on
+                                            path epochs 6-11% shorter on
                                             a 187 MB file); the pages are
                                             the page cache's, shared and
                                             reclaimable, but they count in
@@ -6207,10 +6207,9 @@ static int gf__file_release(const gpufeed_file *f, uint64_t lo, uint64_t hi)
    loader's worker without a tensor cache leaves each file's bytes below
    keep_to mapped (GPUFEED_KEEP_BYTES in all, set at the dataset's open):
    every epoch reads them again, and bytes let go are mapped back a fault
-   per 64 KiB (small page-cache folios), 13-17% of a decode-path epoch on
-   1M x 32 rows; the loader's close lets them go. Off by default: the
-   process's RSS would then grow with the dataset. A column read on its
-   own lets go at once. */
+   per 64 KiB (6-11% of a decode-path epoch on 1M x 32 rows); the
+   loader's close lets them go. Off by default: the process's RSS would
+   then grow with the dataset. A column read on its own lets go at once. */
 static void gf__relq_compact(struct gf__relq *q) /* by file, then offset; touching ranges merged */
 {
     int32_t i, j, n = 0;
