@@ -68,6 +68,8 @@ MUTATIONS = [
     # ---- source
     M("source-mem-bound", "source", "the memory source reads one byte past its end (len > size - off + 1)",
       at="if (off > m->size || len > m->size - off) return -1;", old="len > m->size - off", new="len > m->size - off + 1"),
+    M("source-map-placed", "source", "a file's mapping placed on a 2 MiB boundary, not a page past it",
+      at="a = r + ((huge - ((uintptr_t)r & (huge - 1))) & (huge - 1)) + ps;", old="(huge - 1)) + ps;", new="(huge - 1));"),
     # ---- thrift: every bounds check at its exact boundary
     M("thrift-uvar-end", "thrift", "varint: reads past the end (p >= end -> p > end)",
       at='if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint");', old="t->p >= t->end", new="t->p > t->end"),
@@ -302,6 +304,8 @@ MUTATIONS = [
       at="case GPUFEED_OP_LE: return hmn && (c1 = gf__cmp_sv(&mn, &p->a)) != 2 && c1 > 0;", old="c1 > 0", new="c1 >= 0"),
     M("dense-prune-all-null", "dense:dataset", "an all-null chunk not pruned (null_count >= rows -> > rows)",
       at="if (s->has_null_count && s->null_count >= rows && rows > 0) return 1;", old="s->null_count >= rows", new="s->null_count > rows"),
+    M("dense-map-huge-all", "dense:dataset", "huge-page advice only for files read more than whole (used >= all - used -> used > all)",
+      at="if (used > 0 && used >= all - used) (void)madvise(", old="used >= all - used", new="used > all"),
     # ---- dense: page index, units, batch reader
     M("dense-pidx-first-row", "dense:page index", "an offset index whose first page starts at row 0 rejected",
       at="if (pi->n == 0 || pi->first_row[0] != 0) ok = 0;", old="pi->first_row[0] != 0", new="pi->first_row[0] != 1"),
