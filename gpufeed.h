@@ -229,7 +229,7 @@
                                             2 MiB folios mapped at once,
                                             1.2x, but up to 4 MiB of the
                                             file mapped per column read:
-                                            130 against 35 MiB RSS); 0: off
+                                            137 against 36 MiB RSS); 0: off
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
@@ -1885,7 +1885,7 @@ static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
    to them would map each in one fault, but it would also keep each
    column's whole 2 MiB mapped however little of it the reader still
    needs, and letting bytes go behind the reader would no longer bound the
-   process's RSS (4 MiB a column a reader: 130 MiB against 35 over 1M x 32
+   process's RSS (4 MiB a column a reader: 137 MiB against 36 over 1M x 32
    rows). Placed off the boundary, a fault maps 64 KiB of a large folio at
    once, cheaper than of small ones, and what is let go leaves the RSS. */
 static void *gf__map_placed(size_t len, size_t ps, int fd)
