@@ -220,16 +220,18 @@
                                             fault and the RSS stays bounded
                                             (1M x 32 rows in one row group:
                                             1.1x faster once cached, first
-                                            read 1.6x; but on a VM whose
-                                            host takes free memory back, a
-                                            first read into such memory is
-                                            slower: 10M rows 1.5-2.4x);
-                                            2: the advice, the mapping
-                                            where the kernel puts it (whole
-                                            2 MiB folios mapped at once,
-                                            1.2x, but up to 4 MiB of the
-                                            file mapped per column read:
-                                            137 against 36 MiB RSS); 0: off
+                                            read 1.4-1.7x; but on a VM
+                                            whose host takes free memory
+                                            back, a first read into such
+                                            memory is slower: 10M rows
+                                            1.5-2.6x); 2: the advice, the
+                                            mapping where the kernel puts
+                                            it (whole 2 MiB folios mapped
+                                            at once: 1.07x the placed
+                                            mapping once cached, but up to
+                                            4 MiB of the file mapped per
+                                            column read: 137 against 36
+                                            MiB RSS); 0: off
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
@@ -10285,8 +10287,10 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
    would read unused bytes. Advice only: a kernel or file system without
    large folios ignores it. The cost: 2 MiB folios take whole free blocks,
    and a VM whose host has taken such blocks back pays for their first
-   touch (a first read of 1.4 GB: 2.9-4.4 s against 1.6-1.9 s; of 143 MB,
-   with memory at hand: 0.13 against 0.21 s). */
+   touch (a first read of 1.4 GB: 2.9-4.4 s against 1.6-2.0 s; of 143 MB,
+   with memory at hand: 0.13-0.15 against 0.21-0.22 s). Sizes from the
+   file: the metadata refused negative ones; each counts at most the file,
+   and the sum stops where it would overflow. */
 static void gf__dataset_map_huge(gpufeed_dataset *ds, int32_t fi)
 {
 #if GPUFEED_MAP_HUGE && !defined(GPUFEED_NO_STDIO) && defined(GF__MADV_HUGEPAGE)
@@ -10306,7 +10310,7 @@ static void gf__dataset_map_huge(gpufeed_dataset *ds, int32_t fi)
     for (g = 0; g < f->md.num_row_groups; g++)
         for (c = 0; c < f->md.num_columns; c++) {
             int64_t sz = f->md.row_groups[g].chunks[c].total_compressed_size;
-            uint64_t b = sz > 0 ? ((uint64_t)sz < f->map_len ? (uint64_t)sz : f->map_len) : 0; /* a hostile size: at most the file */
+            uint64_t b = sz > 0 ? ((uint64_t)sz < f->map_len ? (uint64_t)sz : f->map_len) : 0;
             if (all > UINT64_MAX - b) { g = f->md.num_row_groups; break; }
             all += b;
             if (want[c]) used += b;
