@@ -110,6 +110,9 @@
                         open, next, stats, close
      >>cachebuild       the cache ahead of time: build (drives a loader),
                         verify, info, remove
+     >>gpu              the GPU backend: the CUDA runtime compiled in, or
+                        the driver loaded at run time (libcuda.so.1); the
+                        gather kernel (CUDA C and PTX)
      >>uploader         pinned slots, asynchronous copies, device-resident
                         mode
      >>dlpack           batches as DLPack tensors (PyTorch, CuPy, JAX, NumPy)
@@ -1239,6 +1242,7 @@ typedef struct gpufeed_device_batch {
     int32_t on_device;                 /* 0: host fallback, use `host` */
     int32_t resident;                  /* 1: gathered on the device; host.data is NULL */
     uint64_t serial;                   /* which batch the slot holds (checked on release) */
+    struct gpufeed_uploader *uploader; /* the uploader that gave it */
 } gpufeed_device_batch;
 
 typedef struct gpufeed_uploader gpufeed_uploader;
@@ -15074,29 +15078,408 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
     return GPUFEED_OK;
 }
 
+/* >>gpu ------------------------------------------------------------------ */
+/* The few GPU operations the uploader needs (memory, pinning, copies,
+   streams, events, one kernel), through one of two backends:
+   - the CUDA runtime compiled in (GF__CUDA): nvcc, or GPUFEED_CUDA with a
+     host compiler, the CUDA headers and -lcudart;
+   - the CUDA driver loaded at run time (GF__CUDRV): any other build on
+     Linux. libcuda.so.1 comes with every NVIDIA driver, so a plain `cc`
+     build (no CUDA headers; -ldl where glibc is older than 2.34) feeds the
+     GPU wherever a driver is installed; the few types and entry points it
+     uses are declared here. The gather kernel of the device-resident mode
+     travels as PTX text, compiled by the driver when it is first needed.
+   Both work in the device's primary context: the one the runtime (PyTorch,
+   CuPy, the user's kernels) uses, so device pointers, streams and events
+   pass between them. Each op returns 0 or the backend's error code;
+   gf__gpu_str says what a code means. */
+
+#if !defined(GPUFEED_NO_CUDA) && (defined(__CUDACC__) || defined(GPUFEED_CUDA)) && !defined(GPUFEED_CUDA_DRIVER)
+#define GF__CUDA 1
+GF__PEDANTIC_OFF
+#include <cuda_runtime.h>
+GF__PEDANTIC_ON
+#elif !defined(GPUFEED_NO_CUDA) && defined(__linux__)
+#define GF__CUDRV 1
+#include <dlfcn.h>
+#endif
+#if defined(GF__CUDA) || defined(GF__CUDRV)
+#define GF__GPU 1
+#endif
+
+#ifdef GF__CUDRV
+/* The driver's entry points, as cuda.h declares them (CUresult is an enum
+   of non-negative values: unsigned int; CUdeviceptr a 64-bit integer; the
+   handles pointers to the same incomplete structs). The names with _v2
+   are the current versions of the calls whose first ABI changed.
+   tests/test_cudrv_abi.c checks each type against cuda.h. */
+struct CUctx_st;
+struct CUstream_st;
+struct CUevent_st;
+struct CUmod_st;
+struct CUfunc_st;
+typedef unsigned long long gf__cuptr;
+typedef struct gf__cudrv {
+    unsigned (*Init)(unsigned);
+    unsigned (*DeviceGetCount)(int *);
+    unsigned (*DeviceGet)(int *, int);
+    unsigned (*DevicePrimaryCtxRetain)(struct CUctx_st **, int);
+    unsigned (*DevicePrimaryCtxRelease)(int);
+    unsigned (*CtxPushCurrent)(struct CUctx_st *);
+    unsigned (*CtxPopCurrent)(struct CUctx_st **);
+    unsigned (*StreamCreate)(struct CUstream_st **, unsigned);
+    unsigned (*StreamDestroy)(struct CUstream_st *);
+    unsigned (*StreamSynchronize)(struct CUstream_st *);
+    unsigned (*StreamWaitEvent)(struct CUstream_st *, struct CUevent_st *, unsigned);
+    unsigned (*EventCreate)(struct CUevent_st **, unsigned);
+    unsigned (*EventDestroy)(struct CUevent_st *);
+    unsigned (*EventRecord)(struct CUevent_st *, struct CUstream_st *);
+    unsigned (*EventSynchronize)(struct CUevent_st *);
+    unsigned (*MemAlloc)(gf__cuptr *, size_t);
+    unsigned (*MemFree)(gf__cuptr);
+    unsigned (*MemHostAlloc)(void **, size_t, unsigned);
+    unsigned (*MemFreeHost)(void *);
+    unsigned (*MemHostRegister)(void *, size_t, unsigned);
+    unsigned (*MemHostUnregister)(void *);
+    unsigned (*MemcpyHtoD)(gf__cuptr, const void *, size_t);
+    unsigned (*MemcpyHtoDAsync)(gf__cuptr, const void *, size_t, struct CUstream_st *);
+    unsigned (*ModuleLoadData)(struct CUmod_st **, const void *);
+    unsigned (*ModuleUnload)(struct CUmod_st *);
+    unsigned (*ModuleGetFunction)(struct CUfunc_st **, struct CUmod_st *, const char *);
+    unsigned (*LaunchKernel)(struct CUfunc_st *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             struct CUstream_st *, void **, void **);
+    unsigned (*GetErrorName)(unsigned, const char **);
+    unsigned (*GetErrorString)(unsigned, const char **);
+} gf__cudrv;
+
+/* the symbol of each entry point, in the order of gf__cudrv's fields */
+static const char *const gf__cudrv_names[] = {
+    "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize",
+    "cuStreamWaitEvent", "cuEventCreate", "cuEventDestroy_v2", "cuEventRecord", "cuEventSynchronize", "cuMemAlloc_v2",
+    "cuMemFree_v2", "cuMemHostAlloc", "cuMemFreeHost", "cuMemHostRegister_v2", "cuMemHostUnregister", "cuMemcpyHtoD_v2",
+    "cuMemcpyHtoDAsync_v2", "cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuLaunchKernel",
+    "cuGetErrorName", "cuGetErrorString"
+};
+
+/* cuda.h's values of the flags used here */
+#define GF__CU_STREAM_NON_BLOCKING 0x1u
+#define GF__CU_EVENT_DISABLE_TIMING 0x2u
+#define GF__CU_HOST_PORTABLE_MAPPED 0x3u  /* PORTABLE | DEVICEMAP: what the runtime's default
+                                             flags mean under unified addressing */
+#define GF__CU_ERROR_NOT_FOUND 500u
+#ifndef GPUFEED_CUDA_DRIVER_LIB
+#define GPUFEED_CUDA_DRIVER_LIB "libcuda.so.1"
+#endif
+
+/* PTX of the gather kernel: gf__gather(src, idx, n, rb, dst) copies row
+   idx[r] of src to row r of dst (rows of rb bytes) for r < n: a warp a row,
+   4-byte words when rb allows, else bytes; with rb == 1 (validity masks) a
+   thread a row. PTX ISA 6.0 for sm_50 and later: any driver of the last
+   years compiles it for its GPU. The runtime build's gf__gather_kernel
+   below is the same loop in CUDA C. */
+static const char gf__gather_ptx[] =
+    ".version 6.0\n.target sm_50\n.address_size 64\n"
+    ".visible .entry gf__gather(.param .u64 src, .param .u64 idx, .param .u64 n, .param .u64 rb, .param .u64 dst)\n{\n"
+    ".reg .pred %p<4>;\n.reg .b16 %h<2>;\n.reg .b32 %w<5>;\n.reg .b64 %d<20>;\n"
+    "ld.param.u64 %d1, [src];\nld.param.u64 %d2, [idx];\nld.param.u64 %d3, [n];\n"
+    "ld.param.u64 %d4, [rb];\nld.param.u64 %d5, [dst];\n"
+    "cvta.to.global.u64 %d1, %d1;\ncvta.to.global.u64 %d2, %d2;\ncvta.to.global.u64 %d5, %d5;\n"
+    /* t = ctaid * ntid + tid (%d6), threads in the grid (%d8) */
+    "mov.u32 %w1, %ctaid.x;\nmov.u32 %w2, %ntid.x;\nmov.u32 %w3, %tid.x;\nmov.u32 %w4, %nctaid.x;\n"
+    "mul.wide.u32 %d6, %w1, %w2;\ncvt.u64.u32 %d7, %w3;\nadd.s64 %d6, %d6, %d7;\nmul.wide.u32 %d8, %w4, %w2;\n"
+    "setp.eq.s64 %p1, %d4, 1;\n@%p1 bra MASK;\n"
+    /* a warp a row: lane (%d9), row (%d6), rows a step (%d8); word rows (%p2) */
+    "and.b64 %d9, %d6, 31;\nshr.u64 %d6, %d6, 5;\nshr.u64 %d8, %d8, 5;\n"
+    "and.b64 %d10, %d4, 3;\nsetp.eq.s64 %p2, %d10, 0;\n"
+    "ROW:\nsetp.ge.s64 %p1, %d6, %d3;\n@%p1 bra DONE;\n"
+    "shl.b64 %d11, %d6, 3;\nadd.s64 %d11, %d2, %d11;\nld.global.u64 %d12, [%d11];\n"
+    "mul.lo.s64 %d12, %d12, %d4;\nadd.s64 %d12, %d1, %d12;\nmul.lo.s64 %d13, %d6, %d4;\nadd.s64 %d13, %d5, %d13;\n"
+    "@!%p2 bra BYTES;\nshl.b64 %d14, %d9, 2;\n"
+    "WORD:\nsetp.ge.s64 %p3, %d14, %d4;\n@%p3 bra NEXT;\n"
+    "add.s64 %d15, %d12, %d14;\nld.global.u32 %w1, [%d15];\nadd.s64 %d16, %d13, %d14;\nst.global.u32 [%d16], %w1;\n"
+    "add.s64 %d14, %d14, 128;\nbra.uni WORD;\n"
+    "BYTES:\nmov.u64 %d14, %d9;\n"
+    "BYTE:\nsetp.ge.s64 %p3, %d14, %d4;\n@%p3 bra NEXT;\n"
+    "add.s64 %d15, %d12, %d14;\nld.global.u8 %h1, [%d15];\nadd.s64 %d16, %d13, %d14;\nst.global.u8 [%d16], %h1;\n"
+    "add.s64 %d14, %d14, 32;\nbra.uni BYTE;\n"
+    "NEXT:\nadd.s64 %d6, %d6, %d8;\nbra.uni ROW;\n"
+    /* a thread a row: dst[t] = src[idx[t]] */
+    "MASK:\nsetp.ge.s64 %p1, %d6, %d3;\n@%p1 bra DONE;\n"
+    "shl.b64 %d11, %d6, 3;\nadd.s64 %d11, %d2, %d11;\nld.global.u64 %d12, [%d11];\nadd.s64 %d12, %d1, %d12;\n"
+    "ld.global.u8 %h1, [%d12];\nadd.s64 %d13, %d5, %d6;\nst.global.u8 [%d13], %h1;\n"
+    "add.s64 %d6, %d6, %d8;\nbra.uni MASK;\n"
+    "DONE:\nret;\n}\n";
+#endif /* GF__CUDRV */
+
+#if defined(GF__CUDA) && defined(__CUDACC__)
+/* the gather kernel (see gf__gather_ptx) */
+__global__ void gf__gather_kernel(const unsigned char *src, const long long *idx, long long n, long long rb, unsigned char *dst)
+{
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x, nt = (long long)gridDim.x * blockDim.x, r, k;
+    long long lane = t & 31;
+    if (rb == 1) {
+        for (r = t; r < n; r += nt) dst[r] = src[idx[r]];
+        return;
+    }
+    for (r = t >> 5; r < n; r += nt >> 5) {
+        const unsigned char *s = src + idx[r] * rb;
+        unsigned char *d = dst + r * rb;
+        if ((rb & 3) == 0) for (k = lane * 4; k < rb; k += 128) *(unsigned *)(d + k) = *(const unsigned *)(s + k);
+        else for (k = lane; k < rb; k += 32) d[k] = s[k];
+    }
+}
+#endif
+
+#ifdef GF__GPU
+typedef struct gf__gpu {
+    int32_t dev;
+#ifdef GF__CUDRV
+    gf__cudrv f;
+    void *lib;                         /* dlopen's handle (kept: see gf__gpu_close) */
+    struct CUctx_st *ctx;              /* the device's primary context, retained */
+    struct CUmod_st *mod;              /* the gather kernel, loaded on first use */
+    struct CUfunc_st *gather;
+#endif
+} gf__gpu;
+
+/* what error e means, as "NAME: description" */
+static const char *gf__gpu_str(const gf__gpu *g, int e, char *buf, size_t cap)
+{
+#ifdef GF__CUDRV
+    const char *name = NULL, *text = NULL;
+    if (g->f.GetErrorName) g->f.GetErrorName((unsigned)e, &name);
+    if (g->f.GetErrorString) g->f.GetErrorString((unsigned)e, &text);
+    if (name) gf__fmt(buf, cap, "%s (%s)", name, text ? text : "no description");
+    else gf__fmt(buf, cap, "CUresult %d", e);
+#else
+    (void)g;
+    gf__fmt(buf, cap, "%s (%s)", cudaGetErrorName((cudaError_t)e), cudaGetErrorString((cudaError_t)e));
+#endif
+    return buf;
+}
+
+#ifdef GF__CUDRV
+/* loads libcuda.so.1 and its entry points; 0, or why not in `why` */
+static int gf__cudrv_load(gf__gpu *g, char *why, size_t cap)
+{
+    size_t i, n = sizeof gf__cudrv_names / sizeof gf__cudrv_names[0];
+    GPUFEED_ASSERT(n * sizeof(void (*)(void)) == sizeof g->f);
+    g->lib = dlopen(GPUFEED_CUDA_DRIVER_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!g->lib) {
+        const char *de = dlerror();
+        gf__fmt(why, cap, "no CUDA driver: %s cannot be loaded (%s); install the NVIDIA driver, or use host batches",
+                GPUFEED_CUDA_DRIVER_LIB, de ? de : "not found");
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        void *sym = dlsym(g->lib, gf__cudrv_names[i]);
+        if (!sym) {
+            gf__fmt(why, cap, "the CUDA driver %s lacks %s (too old a driver)", GPUFEED_CUDA_DRIVER_LIB, gf__cudrv_names[i]);
+            return -1;
+        }
+        memcpy((char *)&g->f + i * sizeof(void (*)(void)), &sym, sizeof sym); /* a function pointer, as dlsym promises */
+    }
+    return 0;
+}
+#endif
+
+/* Opens device `dev`: 1 when it is usable, else 0 and why. With ctx, also
+   takes the device's context (the driver's primary context, retained; the
+   runtime makes its own current on demand). */
+static int gf__gpu_open(gf__gpu *g, int32_t dev, int ctx, char *why, size_t cap)
+{
+    char m[160];
+    int n = 0, e;
+    memset(g, 0, sizeof *g);
+    g->dev = dev;
+#ifdef GF__CUDRV
+    if (gf__cudrv_load(g, why, cap)) return 0;
+    e = (int)g->f.Init(0);
+    if (!e) e = (int)g->f.DeviceGetCount(&n);
+    if (e) { gf__fmt(why, cap, "no CUDA device: the driver says %s", gf__gpu_str(g, e, m, sizeof m)); return 0; }
+#else
+    e = (int)cudaGetDeviceCount(&n);
+    if (e) { gf__fmt(why, cap, "no CUDA device: %s", gf__gpu_str(g, e, m, sizeof m)); cudaGetLastError(); return 0; }
+#endif
+    if (dev < 0 || dev >= n) { gf__fmt(why, cap, "no CUDA device %d (%d present)", dev, n); return 0; }
+#ifdef GF__CUDRV
+    if (ctx) {
+        int d = 0;
+        e = (int)g->f.DeviceGet(&d, dev);
+        if (!e) e = (int)g->f.DevicePrimaryCtxRetain(&g->ctx, d);
+        if (e) { g->ctx = NULL; gf__fmt(why, cap, "CUDA device %d: %s", dev, gf__gpu_str(g, e, m, sizeof m)); return 0; }
+    }
+#else
+    (void)ctx;
+#endif
+    if (why && cap) why[0] = 0;
+    return 1;
+}
+
+/* Gives back what gf__gpu_open took. The driver library stays loaded: the
+   runtime and other users may share it, and it is not made to be unloaded
+   while contexts live. */
+static void gf__gpu_close(gf__gpu *g)
+{
+#ifdef GF__CUDRV
+    if (g->ctx) {
+        int d = 0;
+        if (g->mod) {
+            g->f.CtxPushCurrent(g->ctx);
+            g->f.ModuleUnload(g->mod);
+            g->f.CtxPopCurrent(NULL);
+        }
+        if (!g->f.DeviceGet(&d, g->dev)) g->f.DevicePrimaryCtxRelease(d);
+    }
+#endif
+    memset(g, 0, sizeof *g);
+}
+
+/* makes the device current for the calls that follow; gf__gpu_leave puts
+   the caller's device (context) back */
+static int gf__gpu_enter(gf__gpu *g)
+{
+#ifdef GF__CUDRV
+    g->f.CtxPushCurrent(g->ctx);
+    return 0;
+#else
+    int prev = 0;
+    cudaGetDevice(&prev);
+    if (prev != g->dev) cudaSetDevice(g->dev);
+    return prev;
+#endif
+}
+static void gf__gpu_leave(gf__gpu *g, int prev)
+{
+#ifdef GF__CUDRV
+    (void)prev;
+    g->f.CtxPopCurrent(NULL);
+#else
+    if (prev != g->dev) cudaSetDevice(prev);
+#endif
+}
+
+/* forgets a failure the runtime keeps as its last error (the driver keeps none) */
+static void gf__gpu_clear(gf__gpu *g)
+{
+    (void)g;
+#ifdef GF__CUDA
+    cudaGetLastError();
+#endif
+}
+
+#ifdef GF__CUDRV
+#define GF__STREAM(s) ((struct CUstream_st *)(s))
+#define GF__EVENT(v) ((struct CUevent_st *)(v))
+#define GF__DPTR(p) ((gf__cuptr)(uintptr_t)(p))
+static int gf__gpu_stream_new(gf__gpu *g, void **s) { return (int)g->f.StreamCreate((struct CUstream_st **)s, GF__CU_STREAM_NON_BLOCKING); }
+static int gf__gpu_stream_free(gf__gpu *g, void *s) { return (int)g->f.StreamDestroy(GF__STREAM(s)); }
+static int gf__gpu_stream_sync(gf__gpu *g, void *s) { return (int)g->f.StreamSynchronize(GF__STREAM(s)); }
+static int gf__gpu_stream_wait(gf__gpu *g, void *s, void *v) { return (int)g->f.StreamWaitEvent(GF__STREAM(s), GF__EVENT(v), 0); }
+static int gf__gpu_event_new(gf__gpu *g, void **v) { return (int)g->f.EventCreate((struct CUevent_st **)v, GF__CU_EVENT_DISABLE_TIMING); }
+static int gf__gpu_event_free(gf__gpu *g, void *v) { return (int)g->f.EventDestroy(GF__EVENT(v)); }
+static int gf__gpu_event_record(gf__gpu *g, void *v, void *s) { return (int)g->f.EventRecord(GF__EVENT(v), GF__STREAM(s)); }
+static int gf__gpu_event_sync(gf__gpu *g, void *v) { return (int)g->f.EventSynchronize(GF__EVENT(v)); }
+static int gf__gpu_malloc(gf__gpu *g, void **p, size_t n)
+{
+    gf__cuptr d = 0;
+    int e = (int)g->f.MemAlloc(&d, n ? n : 1);
+    *p = e ? NULL : (void *)(uintptr_t)d;
+    return e;
+}
+static int gf__gpu_free(gf__gpu *g, void *p) { return (int)g->f.MemFree(GF__DPTR(p)); }
+static int gf__gpu_pin(gf__gpu *g, void *p, size_t n) { return (int)g->f.MemHostRegister(p, n, GF__CU_HOST_PORTABLE_MAPPED); }
+static int gf__gpu_unpin(gf__gpu *g, void *p) { return (int)g->f.MemHostUnregister(p); }
+static int gf__gpu_host_alloc(gf__gpu *g, void **p, size_t n) { return (int)g->f.MemHostAlloc(p, n, GF__CU_HOST_PORTABLE_MAPPED); }
+static int gf__gpu_host_free(gf__gpu *g, void *p) { return (int)g->f.MemFreeHost(p); }
+static int gf__gpu_htod(gf__gpu *g, void *dst, const void *src, size_t n) { return (int)g->f.MemcpyHtoD(GF__DPTR(dst), src, n); }
+static int gf__gpu_htod_async(gf__gpu *g, void *dst, const void *src, size_t n, void *s)
+{
+    return (int)g->f.MemcpyHtoDAsync(GF__DPTR(dst), src, n, GF__STREAM(s));
+}
+#else
+static int gf__gpu_stream_new(gf__gpu *g, void **s) { (void)g; return (int)cudaStreamCreateWithFlags((cudaStream_t *)s, cudaStreamNonBlocking); }
+static int gf__gpu_stream_free(gf__gpu *g, void *s) { (void)g; return (int)cudaStreamDestroy((cudaStream_t)s); }
+static int gf__gpu_stream_sync(gf__gpu *g, void *s) { (void)g; return (int)cudaStreamSynchronize((cudaStream_t)s); }
+static int gf__gpu_stream_wait(gf__gpu *g, void *s, void *v) { (void)g; return (int)cudaStreamWaitEvent((cudaStream_t)s, (cudaEvent_t)v, 0); }
+static int gf__gpu_event_new(gf__gpu *g, void **v) { (void)g; return (int)cudaEventCreateWithFlags((cudaEvent_t *)v, cudaEventDisableTiming); }
+static int gf__gpu_event_free(gf__gpu *g, void *v) { (void)g; return (int)cudaEventDestroy((cudaEvent_t)v); }
+static int gf__gpu_event_record(gf__gpu *g, void *v, void *s) { (void)g; return (int)cudaEventRecord((cudaEvent_t)v, (cudaStream_t)s); }
+static int gf__gpu_event_sync(gf__gpu *g, void *v) { (void)g; return (int)cudaEventSynchronize((cudaEvent_t)v); }
+static int gf__gpu_malloc(gf__gpu *g, void **p, size_t n) { (void)g; *p = NULL; return (int)cudaMalloc(p, n ? n : 1); }
+static int gf__gpu_free(gf__gpu *g, void *p) { (void)g; return (int)cudaFree(p); }
+static int gf__gpu_pin(gf__gpu *g, void *p, size_t n) { (void)g; return (int)cudaHostRegister(p, n, cudaHostRegisterDefault); }
+static int gf__gpu_unpin(gf__gpu *g, void *p) { (void)g; return (int)cudaHostUnregister(p); }
+static int gf__gpu_host_alloc(gf__gpu *g, void **p, size_t n) { (void)g; *p = NULL; return (int)cudaHostAlloc(p, n, cudaHostAllocDefault); }
+static int gf__gpu_host_free(gf__gpu *g, void *p) { (void)g; return (int)cudaFreeHost(p); }
+static int gf__gpu_htod(gf__gpu *g, void *dst, const void *src, size_t n) { (void)g; return (int)cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice); }
+static int gf__gpu_htod_async(gf__gpu *g, void *dst, const void *src, size_t n, void *s)
+{
+    (void)g;
+    return (int)cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, (cudaStream_t)s);
+}
+#endif
+
+/* loads the gather kernel (the driver compiles its PTX; in the device's
+   context, entered) */
+static int gf__gpu_gather_load(gf__gpu *g)
+{
+#ifdef GF__CUDRV
+    int e = 0;
+    if (!g->mod) e = (int)g->f.ModuleLoadData(&g->mod, gf__gather_ptx);
+    if (!e && !g->gather) e = (int)g->f.ModuleGetFunction(&g->gather, g->mod, "gf__gather");
+    return e;
+#elif defined(__CUDACC__)
+    (void)g;
+    return 0;
+#else
+    (void)g;
+    return (int)cudaErrorNotSupported;
+#endif
+}
+
+/* queues gf__gather(src, idx, n, rb, dst) on stream s (loaded before) */
+static int gf__gpu_gather(gf__gpu *g, void *s, const void *src, const void *idx, long long n, long long rb, void *dst)
+{
+    unsigned blocks = (unsigned)(rb == 1 ? (n + 255) / 256 : (n + 7) / 8); /* 256 threads: 8 rows a block */
+    if (blocks > 4096) blocks = 4096;
+    if (blocks == 0) blocks = 1;
+#ifdef GF__CUDRV
+    {
+        gf__cuptr a = GF__DPTR(src), i = GF__DPTR(idx), d = GF__DPTR(dst);
+        void *args[5];
+        args[0] = &a; args[1] = &i; args[2] = &n; args[3] = &rb; args[4] = &d;
+        return (int)g->f.LaunchKernel(g->gather, blocks, 1, 1, 256, 1, 1, 0, GF__STREAM(s), args, NULL);
+    }
+#elif defined(__CUDACC__)
+    (void)g;
+    gf__gather_kernel<<<blocks, 256, 0, (cudaStream_t)s>>>((const unsigned char *)src, (const long long *)idx, n, rb, (unsigned char *)dst);
+    return (int)cudaGetLastError();
+#else
+    (void)g; (void)s; (void)src; (void)idx; (void)n; (void)rb; (void)dst;
+    return (int)cudaErrorNotSupported;
+#endif
+}
+#endif /* GF__GPU */
+
 /* >>uploader ------------------------------------------------------------- */
 /* A ring of batch slots, each a pinned host slab and a device slab. The
    loader's workers assemble each batch in one of the loader's batch slots;
    the uploader then trades its free slab for that slot's memory, so the
    batch becomes the uploader slot's host slab without a copy (the loader's
    batch slots are pinned at open for this). Where the buffers cannot be
-   alike (a pageable or cudaHostAlloc slab, max_pinned_bytes, a partitioned
-   loader) the batch is copied into the slab instead. One cudaMemcpyAsync per piece
-   on a non-blocking copy stream; events without timing. Before a slot is
+   alike (a pageable or page-locked-allocated slab, max_pinned_bytes, a
+   partitioned loader) the batch is copied into the slab instead. One
+   asynchronous copy per piece on a non-blocking copy stream; events without
+   timing. Before a slot is
    refilled: the host waits for its previous copy (long done in the steady
    state) and the copy stream waits for the trainer's release event. */
-
-#if !defined(GPUFEED_NO_CUDA) && (defined(__CUDACC__) || defined(GPUFEED_CUDA))
-#define GF__CUDA 1
-GF__PEDANTIC_OFF
-#include <cuda_runtime.h>
-GF__PEDANTIC_ON
-#endif
 
 typedef struct gf__dslot {
     uint8_t *hmem;
     uint8_t *host;
-    int pinned; /* 0 pageable, 1 registered, 2 cudaHostAlloc */
+    int pinned; /* 0 pageable, 1 registered, 2 allocated page-locked */
     void *hdata;
     void **hfeat;
     uint8_t **hvalid;
@@ -15106,9 +15489,7 @@ typedef struct gf__dslot {
     uint8_t **dvalid;
     void *didx;                        /* resident mode: the batch's row ids, on the device */
     void *hidx;                        /* ... and in pinned host memory */
-#ifdef GF__CUDA
-    cudaEvent_t copied, released;
-#endif
+    void *copied, *released;           /* events (cudaEvent_t / CUevent) */
     int used, held, release_recorded;
     int32_t refs;                      /* live DLPack tensors of this batch */
     uint64_t serial;
@@ -15122,9 +15503,9 @@ struct gpufeed_uploader {
     size_t slab;
     gf__dslot *s;
     uint64_t k;
-#ifdef GF__CUDA
-    cudaStream_t copy;
-    int caller_dev;
+#ifdef GF__GPU
+    gf__gpu gpu;
+    void *copy;                        /* the copy stream */
 #endif
     /* device-resident mode */
     int resident;
@@ -15154,44 +15535,18 @@ struct gpufeed_uploader {
 #define GF__UUNLOCK(u) ((void)0)
 #endif
 
-#if defined(GF__CUDA) && defined(__CUDACC__)
-/* dst row i = src row idx[i] (4-byte words when the row allows) */
-__global__ void gf__gather_kernel(const unsigned char *src, const long long *idx, long long n, long long rb, unsigned char *dst)
-{
-    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x, k;
-    if ((rb & 3) == 0) {
-        long long w = rb >> 2;
-        for (k = t; k < n * w; k += stride) ((unsigned *)dst)[k] = ((const unsigned *)src)[idx[k / w] * w + k % w];
-    } else {
-        for (k = t; k < n * rb; k += stride) dst[k] = src[idx[k / rb] * rb + k % rb];
-    }
-}
-#define GF__RESIDENT 1
-#endif
-
-#ifdef GF__CUDA
-/* switch to our device, remembering the caller's */
-static int gf__dev_enter(int32_t dev) {
-    int prev = 0;
-    cudaGetDevice(&prev);
-    if (prev != dev) cudaSetDevice(dev);
-    return prev;
-}
-static void gf__dev_leave(int32_t dev, int prev) { if (prev != dev) cudaSetDevice(prev); }
-#endif
-
 GPUFEED_API int gpufeed_cuda_available(int32_t device, char *why, size_t why_cap)
 {
-#ifdef GF__CUDA
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) { if (why) gf__fmt(why, why_cap, "no CUDA device: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e)); return 0; }
-    if (device < 0 || device >= n) { if (why) gf__fmt(why, why_cap, "no CUDA device %d (%d present)", device, n); return 0; }
-    if (why && why_cap) why[0] = 0;
-    return 1;
+#ifdef GF__GPU
+    gf__gpu g;
+    char m[256];
+    int ok = gf__gpu_open(&g, device, 0, m, sizeof m);
+    if (why) gf__fmt(why, why_cap, "%s", ok ? "" : m);
+    gf__gpu_close(&g);
+    return ok;
 #else
     (void)device;
-    if (why) gf__fmt(why, why_cap, "built without CUDA (compile with nvcc, or define GPUFEED_CUDA and link -lcudart)");
+    if (why) gf__fmt(why, why_cap, "built without CUDA (GPUFEED_NO_CUDA, or a system without libcuda.so.1)");
     return 0;
 #endif
 }
@@ -15205,13 +15560,13 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
     u->l->dst_data = NULL;
     u->l->dst_feat = NULL;
     u->l->dst_valid = NULL; /* the loader hands out its own slots again */
-#ifdef GF__CUDA
+#ifdef GF__GPU
     if (u->exchange && u->on_device) { /* the buffers the loader holds now: pageable again */
         int32_t i;
-        int prev = gf__dev_enter(u->d.device);
-        if (u->copy) cudaStreamSynchronize(u->copy);
-        for (i = 0; i < u->l->S; i++) cudaHostUnregister(u->l->bs[i].mem);
-        gf__dev_leave(u->d.device, prev);
+        int prev = gf__gpu_enter(&u->gpu);
+        if (u->copy) gf__gpu_stream_sync(&u->gpu, u->copy);
+        for (i = 0; i < u->l->S; i++) gf__gpu_unpin(&u->gpu, u->l->bs[i].mem);
+        gf__gpu_leave(&u->gpu, prev);
     }
 #endif
     u->exchange = 0;
@@ -15227,18 +15582,22 @@ static void gf__uploader_free(gpufeed_uploader *u)
 {
     const gpufeed_allocator *a = &u->alloc;
     int32_t i;
-#ifdef GF__CUDA
-    if (u->on_device) { u->caller_dev = gf__dev_enter(u->d.device); if (u->copy) cudaStreamSynchronize(u->copy); }
+#ifdef GF__GPU
+    int prev = 0;
+    if (u->on_device) {
+        prev = gf__gpu_enter(&u->gpu);
+        if (u->copy) gf__gpu_stream_sync(&u->gpu, u->copy);
+    }
 #endif
     if (u->s) for (i = 0; i < u->n; i++) {
         gf__dslot *s = &u->s[i];
-#ifdef GF__CUDA
+#ifdef GF__GPU
         if (u->on_device) {
-            if (s->copied) cudaEventDestroy(s->copied);
-            if (s->released) cudaEventDestroy(s->released);
-            if (s->dmem) cudaFree(s->dmem);
-            if (s->pinned == 1) cudaHostUnregister(s->hmem);
-            if (s->pinned == 2) { cudaFreeHost(s->hmem); s->hmem = NULL; }
+            if (s->copied) gf__gpu_event_free(&u->gpu, s->copied);
+            if (s->released) gf__gpu_event_free(&u->gpu, s->released);
+            if (s->dmem) gf__gpu_free(&u->gpu, s->dmem);
+            if (s->pinned == 1) gf__gpu_unpin(&u->gpu, s->hmem);
+            if (s->pinned == 2) { gf__gpu_host_free(&u->gpu, s->hmem); s->hmem = NULL; }
         }
 #endif
         gf__free(a, s->hmem);
@@ -15247,14 +15606,18 @@ static void gf__uploader_free(gpufeed_uploader *u)
         gf__free(a, s->dfeat);
         gf__free(a, s->dvalid);
     }
-#ifdef GF__CUDA
+#ifdef GF__GPU
     if (u->on_device) {
-        for (i = 0; u->s && i < u->n; i++) { if (u->s[i].didx) cudaFree(u->s[i].didx); if (u->s[i].hidx) cudaFreeHost(u->s[i].hidx); }
-        if (u->drows) cudaFree(u->drows);
-        if (u->dmask) { int32_t j; for (j = 0; j < u->nfeat; j++) if (u->dmask[j]) cudaFree(u->dmask[j]); }
+        for (i = 0; u->s && i < u->n; i++) {
+            if (u->s[i].didx) gf__gpu_free(&u->gpu, u->s[i].didx);
+            if (u->s[i].hidx) gf__gpu_host_free(&u->gpu, u->s[i].hidx);
+        }
+        if (u->drows) gf__gpu_free(&u->gpu, u->drows);
+        if (u->dmask) { int32_t j; for (j = 0; j < u->nfeat; j++) if (u->dmask[j]) gf__gpu_free(&u->gpu, u->dmask[j]); }
     }
-    if (u->on_device && u->copy) cudaStreamDestroy(u->copy);
-    if (u->on_device) cudaSetDevice(u->caller_dev);
+    if (u->on_device && u->copy) gf__gpu_stream_free(&u->gpu, u->copy);
+    if (u->on_device) gf__gpu_leave(&u->gpu, prev);
+    gf__gpu_close(&u->gpu);
 #endif
 #if !defined(GPUFEED_NO_THREADS)
     pthread_mutex_destroy(&u->mu);
@@ -15264,7 +15627,7 @@ static void gf__uploader_free(gpufeed_uploader *u)
     gf__free(a, u);
 }
 
-#ifdef GF__RESIDENT
+#ifdef GF__GPU
 /* Device-resident mode: every unit decoded once (canonical order) and
    copied to the device; an index loader with the same desc yields each
    batch's global row ids, and a kernel gathers the rows. Same batches as
@@ -15281,11 +15644,17 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     int32_t j, nf = ds->nfeat ? ds->nfeat : 1;
     uint64_t bytes;
     gpufeed_result r = GPUFEED_OK;
-    cudaError_t e = cudaSuccess;
+    char m[160];
+    int e = 0;
     if (ds->layout != GPUFEED_LAYOUT_ROW_MAJOR || l->index_mode) {
         fprintf(stderr, "gpufeed: note: the device-resident mode needs the row-major layout: plain uploads\n");
         return GPUFEED_OK;
     }
+#if defined(GF__CUDA) && !defined(__CUDACC__)
+    fprintf(stderr, "gpufeed: note: the device-resident mode needs a kernel: build with nvcc, or without GPUFEED_CUDA "
+                    "(the driver loads it): plain uploads\n");
+    return GPUFEED_OK;
+#endif
     for (i = 0; i < l->U; i++) u->total_rows += l->unit_rows[i];
     for (j = 0; j < ds->nfeat; j++) nmask += ds->feats[j].validity != 0;
     bytes = (uint64_t)u->total_rows * ((uint64_t)ds->row_bytes + (uint64_t)nmask);
@@ -15294,6 +15663,9 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
                 (unsigned long long)bytes, (unsigned long long)u->d.resident_bytes);
         return GPUFEED_OK;
     }
+
+    e = gf__gpu_gather_load(&u->gpu);
+    if (e) return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: the device-resident gather kernel does not load: %s", gf__gpu_str(&u->gpu, e, m, sizeof m));
 
     /* the index plan: the same units, one int64 feature (the row id) */
     u->ids = (gpufeed_dataset *)gf__alloc(a, sizeof *u->ids);
@@ -15321,12 +15693,12 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     if (r) { gf__free(a, hvalid); return r; }
     gf__stop_workers(l); /* the decoding loader has nothing left to do */
     /* every row, once */
-    e = cudaMalloc(&u->drows, (size_t)(u->total_rows ? u->total_rows : 1) * (size_t)ds->row_bytes);
-    for (j = 0; j < ds->nfeat && e == cudaSuccess; j++)
-        if (ds->feats[j].validity) e = cudaMalloc((void **)&u->dmask[j], (size_t)(u->total_rows ? u->total_rows : 1));
-    if (e != cudaSuccess) {
+    e = gf__gpu_malloc(&u->gpu, &u->drows, (size_t)(u->total_rows ? u->total_rows : 1) * (size_t)ds->row_bytes);
+    for (j = 0; j < ds->nfeat && !e; j++)
+        if (ds->feats[j].validity) e = gf__gpu_malloc(&u->gpu, (void **)&u->dmask[j], (size_t)(u->total_rows ? u->total_rows : 1));
+    if (e) {
         gf__free(a, hvalid);
-        return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy of %llu bytes: %s", (unsigned long long)bytes, cudaGetErrorString(e));
+        return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy of %llu bytes: %s", (unsigned long long)bytes, gf__gpu_str(&u->gpu, e, m, sizeof m));
     }
     hdata = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows * (size_t)ds->row_bytes + 1);
     for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) hvalid[j] = (uint8_t *)gf__alloc(a, (size_t)l->max_unit_rows + 1);
@@ -15341,10 +15713,10 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
             break;
         }
         if (rows)
-            e = cudaMemcpy((uint8_t *)u->drows + (size_t)base * (size_t)ds->row_bytes, hdata, (size_t)rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice);
-        for (j = 0; j < ds->nfeat && e == cudaSuccess && rows; j++)
-            if (hvalid[j]) e = cudaMemcpy(u->dmask[j] + base, hvalid[j], (size_t)rows, cudaMemcpyHostToDevice);
-        if (e != cudaSuccess) { r = gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy: %s", cudaGetErrorString(e)); break; }
+            e = gf__gpu_htod(&u->gpu, (uint8_t *)u->drows + (size_t)base * (size_t)ds->row_bytes, hdata, (size_t)rows * (size_t)ds->row_bytes);
+        for (j = 0; j < ds->nfeat && !e && rows; j++)
+            if (hvalid[j]) e = gf__gpu_htod(&u->gpu, u->dmask[j] + base, hvalid[j], (size_t)rows);
+        if (e) { r = gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: resident copy: %s", gf__gpu_str(&u->gpu, e, m, sizeof m)); break; }
         base += rows;
     }
     gpufeed_scratch_close(sc);
@@ -15353,9 +15725,9 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     gf__free(a, hvalid);
     if (r) return r;
     for (i = 0; i < u->n; i++) { /* each slot: the batch's ids, pinned and on the device */
-        e = cudaMalloc(&u->s[i].didx, (size_t)l->B * 8);
-        if (e == cudaSuccess) e = cudaHostAlloc(&u->s[i].hidx, (size_t)l->B * 8 + GPUFEED_ALIGN, cudaHostAllocDefault);
-        if (e != cudaSuccess) return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: slot %lld: %s", (long long)i, cudaGetErrorString(e));
+        e = gf__gpu_malloc(&u->gpu, &u->s[i].didx, (size_t)l->B * 8);
+        if (!e) e = gf__gpu_host_alloc(&u->gpu, &u->s[i].hidx, (size_t)l->B * 8 + GPUFEED_ALIGN);
+        if (e) return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: slot %lld: %s", (long long)i, gf__gpu_str(&u->gpu, e, m, sizeof m));
     }
     u->resident = 1;
     return GPUFEED_OK;
@@ -15368,34 +15740,26 @@ static gpufeed_result gf__resident_next(gpufeed_uploader *u, gf__dslot *s, gpufe
     gpufeed_result r;
     int32_t slot = b->slot, j;
     size_t rows;
-    cudaError_t e = cudaSuccess;
+    int e = 0;
     int prev;
+    char m[160];
     u->il->dst_data = s->hidx; /* the index loader's batch goes into the pinned slot */
     r = gpufeed_loader_next(u->il, &b->host);
     b->slot = slot;
     if (r) { if (r != GPUFEED_DONE) gf__fmt(u->err, sizeof u->err, "%s", gpufeed_loader_error(u->il)); return r; }
     rows = (size_t)b->host.num_rows;
-    prev = gf__dev_enter(u->d.device);
+    prev = gf__gpu_enter(&u->gpu);
     GF__NVTX_PUSH("gpufeed resident gather");
-    if (s->release_recorded) e = cudaStreamWaitEvent(u->copy, s->released, 0);
-    if (e == cudaSuccess && rows) e = cudaMemcpyAsync(s->didx, s->hidx, rows * 8, cudaMemcpyHostToDevice, u->copy);
-    if (e == cudaSuccess && rows) {
-        unsigned blocks = (unsigned)((rows * (size_t)ds->row_bytes / 4 + 255) / 256);
-        if (blocks > 4096) blocks = 4096;
-        if (blocks == 0) blocks = 1;
-        gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->drows, (const long long *)s->didx, (long long)rows, (long long)ds->row_bytes,
-                                                       (unsigned char *)s->ddata);
-        for (j = 0; j < ds->nfeat; j++)
-            if (u->dmask[j])
-                gf__gather_kernel<<<blocks, 256, 0, u->copy>>>((const unsigned char *)u->dmask[j], (const long long *)s->didx, (long long)rows, 1,
-                                                               (unsigned char *)s->dvalid[j]);
-        e = cudaGetLastError();
-    }
-    if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
+    if (s->release_recorded) e = gf__gpu_stream_wait(&u->gpu, u->copy, s->released);
+    if (!e && rows) e = gf__gpu_htod_async(&u->gpu, s->didx, s->hidx, rows * 8, u->copy);
+    if (!e && rows) e = gf__gpu_gather(&u->gpu, u->copy, u->drows, s->didx, (long long)rows, (long long)ds->row_bytes, s->ddata);
+    for (j = 0; j < ds->nfeat && !e && rows; j++)
+        if (u->dmask[j]) e = gf__gpu_gather(&u->gpu, u->copy, u->dmask[j], s->didx, (long long)rows, 1, s->dvalid[j]);
+    if (!e) e = gf__gpu_event_record(&u->gpu, s->copied, u->copy);
     GF__NVTX_POP();
-    gf__dev_leave(u->d.device, prev);
-    if (e != cudaSuccess) {
-        gf__fmt(u->err, sizeof u->err, "uploader: resident gather of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e));
+    gf__gpu_leave(&u->gpu, prev);
+    if (e) {
+        gf__fmt(u->err, sizeof u->err, "uploader: resident gather of batch %lld failed: %s", (long long)b->host.index, gf__gpu_str(&u->gpu, e, m, sizeof m));
         return GPUFEED_ERR_CUDA;
     }
     b->host.data = NULL;
@@ -15425,24 +15789,121 @@ static void gf__uploader_exchange_setup(gpufeed_uploader *u, uint64_t pinned)
     u->exchange = 0;
     if (l->ninner || u->resident || gf__batch_bytes(l->ds, l->B) != u->slab) return;
     for (i = 0; i < u->n; i++) if (u->s[i].pinned != (u->on_device ? 1 : 0)) return;
-#ifdef GF__CUDA
+#ifdef GF__GPU
     if (u->on_device) {
         int prev;
         if (u->d.max_pinned_bytes && pinned + (uint64_t)l->S * (u->slab + GPUFEED_ALIGN) > u->d.max_pinned_bytes) return;
-        prev = gf__dev_enter(u->d.device);
+        prev = gf__gpu_enter(&u->gpu);
         for (i = 0; i < l->S; i++)
-            if (cudaHostRegister(l->bs[i].mem, u->slab + GPUFEED_ALIGN, cudaHostRegisterDefault) != cudaSuccess) break;
+            if (gf__gpu_pin(&u->gpu, l->bs[i].mem, u->slab + GPUFEED_ALIGN)) break;
         if (i < l->S) {
-            cudaGetLastError();
-            while (i-- > 0) cudaHostUnregister(l->bs[i].mem);
-            gf__dev_leave(u->d.device, prev);
+            gf__gpu_clear(&u->gpu);
+            while (i-- > 0) gf__gpu_unpin(&u->gpu, l->bs[i].mem);
+            gf__gpu_leave(&u->gpu, prev);
             return;
         }
-        gf__dev_leave(u->d.device, prev);
+        gf__gpu_leave(&u->gpu, prev);
     }
 #endif
     (void)pinned;
     u->exchange = 1;
+}
+
+/* slot i's host slab: allocated, touched, and on a device pinned (once,
+   never per batch) within max_pinned_bytes; its per-feature tables */
+static gpufeed_result gf__slot_host(gpufeed_uploader *u, int32_t i, uint64_t *pinned, gpufeed_error *err)
+{
+    const gpufeed_allocator *a = &u->alloc;
+    gf__dslot *s = &u->s[i];
+    int32_t nf = u->nfeat ? u->nfeat : 1;
+    s->hfeat = (void **)gf__alloc(a, (size_t)nf * sizeof(void *));
+    s->hvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
+    s->dfeat = (void **)gf__alloc(a, (size_t)nf * sizeof(void *));
+    s->dvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
+    if (!s->hfeat || !s->hvalid || !s->dfeat || !s->dvalid) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
+    memset(s->dfeat, 0, (size_t)nf * sizeof(void *));
+    memset(s->dvalid, 0, (size_t)nf * sizeof(uint8_t *));
+    s->hmem = (uint8_t *)gf__alloc(a, u->slab + GPUFEED_ALIGN);
+    if (!s->hmem) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory for a %llu-byte slot", (unsigned long long)u->slab);
+    memset(s->hmem, 0, u->slab + GPUFEED_ALIGN);
+#ifdef GF__GPU
+    if (!u->on_device) {
+        /* host batches: nothing to pin */
+    } else if (u->d.max_pinned_bytes && *pinned + u->slab + GPUFEED_ALIGN > u->d.max_pinned_bytes) {
+        fprintf(stderr, "gpufeed: warning: slot %d stays pageable (max_pinned_bytes %llu reached): its copies are synchronous\n", i,
+                (unsigned long long)u->d.max_pinned_bytes);
+    } else if (!gf__gpu_pin(&u->gpu, s->hmem, u->slab + GPUFEED_ALIGN)) {
+        s->pinned = 1;
+        *pinned += u->slab + GPUFEED_ALIGN;
+    } else {
+        void *hp = NULL;
+        gf__gpu_clear(&u->gpu);
+        if (!gf__gpu_host_alloc(&u->gpu, &hp, u->slab + GPUFEED_ALIGN)) {
+            gf__free(a, s->hmem);
+            s->hmem = (uint8_t *)hp;
+            s->pinned = 2;
+            *pinned += u->slab + GPUFEED_ALIGN;
+        } else {
+            gf__gpu_clear(&u->gpu);
+            fprintf(stderr, "gpufeed: warning: cannot pin slot %d (%llu bytes): pageable memory, synchronous copies\n", i, (unsigned long long)u->slab);
+        }
+    }
+#else
+    (void)pinned;
+#endif
+    s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
+    {
+        void *hd;
+        gf__batch_layout(u->l->ds, u->l->B, s->host, &hd, s->hfeat, s->hvalid);
+        s->hdata = hd;
+    }
+    return GPUFEED_OK;
+}
+
+#ifdef GF__GPU
+/* slot i's device slab and events (the device entered) */
+static gpufeed_result gf__slot_device(gpufeed_uploader *u, int32_t i, gpufeed_error *err)
+{
+    gf__dslot *s = &u->s[i];
+    char m[160];
+    void *dd;
+    int e = gf__gpu_malloc(&u->gpu, &s->dmem, u->slab);
+    if (!e) e = gf__gpu_event_new(&u->gpu, &s->copied);
+    if (!e) e = gf__gpu_event_new(&u->gpu, &s->released);
+    if (e) return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", u->d.device, i, gf__gpu_str(&u->gpu, e, m, sizeof m));
+    gf__batch_layout(u->l->ds, u->l->B, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
+    s->ddata = dd;
+    return GPUFEED_OK;
+}
+#endif
+
+/* the slots, the copy stream and the resident copy (on a device: the
+   device entered) */
+static gpufeed_result gf__uploader_setup(gpufeed_uploader *u, uint64_t *pinned, gpufeed_error *err)
+{
+    gpufeed_result r = GPUFEED_OK;
+    int32_t i;
+#ifdef GF__GPU
+    if (u->on_device) {
+        char m[160];
+        int e = gf__gpu_stream_new(&u->gpu, &u->copy);
+        if (e) {
+            u->copy = NULL;
+            return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d: %s", u->d.device, gf__gpu_str(&u->gpu, e, m, sizeof m));
+        }
+    }
+#endif
+    for (i = 0; i < u->n && !r; i++) {
+        r = gf__slot_host(u, i, pinned, err);
+#ifdef GF__GPU
+        if (!r && u->on_device) r = gf__slot_device(u, i, err);
+#endif
+    }
+#ifdef GF__GPU
+    if (!r && u->on_device && u->d.resident_bytes) r = gf__resident_setup(u, err);
+#endif
+    if (!r) gf__uploader_exchange_setup(u, *pinned);
+    return r;
 }
 
 GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed_loader *l, const gpufeed_uploader_desc *desc, gpufeed_error *err)
@@ -15450,8 +15911,8 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     gpufeed_uploader *u;
     const gpufeed_allocator *a;
     char why[256];
-    int32_t i, nf;
     uint64_t pinned = 0;
+    gpufeed_result r;
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_uploader_open: out is NULL");
     *out = NULL;
@@ -15459,7 +15920,6 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     if (desc->slots < 0 || desc->slots > 16 || desc->slots == 1)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "uploader: slots must be 2..16 (got %d)", desc->slots);
     a = &l->ds->alloc;
-    nf = l->ds->nfeat ? l->ds->nfeat : 1;
     u = (gpufeed_uploader *)gf__alloc(a, sizeof *u);
     if (!u) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
     memset(u, 0, sizeof *u);
@@ -15469,7 +15929,11 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     pthread_mutex_init(&u->mu, NULL);
 #endif
     u->n = desc->slots ? desc->slots : 3;
+#ifdef GF__GPU
+    u->on_device = gf__gpu_open(&u->gpu, desc->device, 1, why, sizeof why);
+#else
     u->on_device = gpufeed_cuda_available(desc->device, why, sizeof why);
+#endif
     if (!u->on_device && !desc->host_fallback) {
         gpufeed_uploader_close(u);
         return gf__seterr(err, GPUFEED_ERR_NO_DEVICE, "uploader: %s (set host_fallback for host batches)", why);
@@ -15478,93 +15942,15 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     u->s = (gf__dslot *)gf__alloc(a, (size_t)u->n * sizeof(gf__dslot));
     if (!u->s) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
     memset(u->s, 0, (size_t)u->n * sizeof(gf__dslot));
-#ifdef GF__CUDA
+#ifdef GF__GPU
     if (u->on_device) {
-        cudaError_t e;
-        u->caller_dev = gf__dev_enter(desc->device);
-        e = cudaGetLastError();
-        e = cudaStreamCreateWithFlags(&u->copy, cudaStreamNonBlocking);
-        if (e != cudaSuccess) {
-            gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d: %s", desc->device, cudaGetErrorString(e));
-            u->copy = NULL;
-            gpufeed_uploader_close(u);
-            return GPUFEED_ERR_CUDA;
-        }
-    }
+        int prev = gf__gpu_enter(&u->gpu);
+        r = gf__uploader_setup(u, &pinned, err);
+        gf__gpu_leave(&u->gpu, prev);
+    } else
 #endif
-    for (i = 0; i < u->n; i++) {
-        gf__dslot *s = &u->s[i];
-        s->hfeat = (void **)gf__alloc(a, (size_t)nf * sizeof(void *));
-        s->hvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
-        s->dfeat = (void **)gf__alloc(a, (size_t)nf * sizeof(void *));
-        s->dvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
-        if (!s->hfeat || !s->hvalid || !s->dfeat || !s->dvalid) {
-            gpufeed_uploader_close(u);
-            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory");
-        }
-        memset(s->dfeat, 0, (size_t)nf * sizeof(void *)); memset(s->dvalid, 0, (size_t)nf * sizeof(uint8_t *));
-
-        /* host slab: allocate, touch, register (pinning once, never per batch) */
-        s->hmem = (uint8_t *)gf__alloc(a, u->slab + GPUFEED_ALIGN);
-        if (!s->hmem) {
-            gpufeed_uploader_close(u);
-            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory for a %llu-byte slot", (unsigned long long)u->slab);
-        }
-        memset(s->hmem, 0, u->slab + GPUFEED_ALIGN);
-        s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
-#ifdef GF__CUDA
-        if (u->on_device) {
-            cudaError_t e;
-            if (desc->max_pinned_bytes && pinned + u->slab + GPUFEED_ALIGN > desc->max_pinned_bytes) {
-                fprintf(stderr, "gpufeed: warning: slot %d stays pageable (max_pinned_bytes %llu reached): its copies are synchronous\n", i,
-                        (unsigned long long)desc->max_pinned_bytes);
-            } else if (cudaHostRegister(s->hmem, u->slab + GPUFEED_ALIGN, cudaHostRegisterDefault) == cudaSuccess) {
-                s->pinned = 1; pinned += u->slab + GPUFEED_ALIGN;
-            } else {
-                void *hp = NULL;
-                cudaGetLastError();
-                if (cudaHostAlloc(&hp, u->slab + GPUFEED_ALIGN, cudaHostAllocDefault) == cudaSuccess) {
-                    gf__free(a, s->hmem);
-                    s->hmem = (uint8_t *)hp;
-                    s->pinned = 2;
-                    pinned += u->slab + GPUFEED_ALIGN;
-                    s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
-                } else {
-                    cudaGetLastError();
-                    fprintf(stderr, "gpufeed: warning: cannot pin slot %d (%llu bytes): pageable memory, synchronous copies\n", i, (unsigned long long)u->slab);
-                }
-            }
-            e = cudaMalloc(&s->dmem, u->slab);
-            if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming);
-            if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->released, cudaEventDisableTiming);
-            if (e != cudaSuccess) {
-                gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", desc->device, i, cudaGetErrorString(e));
-                gpufeed_uploader_close(u);
-                return GPUFEED_ERR_CUDA;
-            }
-            {
-                void *dd;
-                gf__batch_layout(l->ds, l->B, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
-                s->ddata = dd;
-            }
-        }
-#endif
-        {
-            void *hd;
-            gf__batch_layout(l->ds, l->B, s->host, &hd, s->hfeat, s->hvalid);
-            s->hdata = hd;
-        }
-    }
-#ifdef GF__RESIDENT
-    if (u->on_device && desc->resident_bytes) {
-        gpufeed_result rr = gf__resident_setup(u, err);
-        if (rr) { gpufeed_uploader_close(u); return rr; }
-    }
-#endif
-    gf__uploader_exchange_setup(u, pinned);
-#ifdef GF__CUDA
-    if (u->on_device) gf__dev_leave(desc->device, u->caller_dev);
-#endif
+        r = gf__uploader_setup(u, &pinned, err);
+    if (r) { gpufeed_uploader_close(u); return r; }
     *out = u;
     return GPUFEED_OK;
 }
@@ -15593,14 +15979,14 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         s = &u->s[at];
         b->slot = at;
     }
-#ifdef GF__CUDA
+#ifdef GF__GPU
     if (u->on_device) {
-        int prev = gf__dev_enter(u->d.device);
-        if (s->used) cudaEventSynchronize(s->copied); /* its host slab is free once its last copy is done */
-        gf__dev_leave(u->d.device, prev);
+        int prev = gf__gpu_enter(&u->gpu);
+        if (s->used) gf__gpu_event_sync(&u->gpu, s->copied); /* its host slab is free once its last copy is done */
+        gf__gpu_leave(&u->gpu, prev);
     }
 #endif
-#ifdef GF__RESIDENT
+#ifdef GF__GPU
     if (u->resident) {
         r = gf__resident_next(u, s, b);
         if (r) return r;
@@ -15608,6 +15994,7 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         s->held = 1;
         s->release_recorded = 0;
         s->serial = b->serial = u->k;
+        b->uploader = u;
         u->k++;
         return GPUFEED_OK;
     }
@@ -15634,27 +16021,28 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         b->host.valid = s->hvalid;
     }
     b->on_device = u->on_device;
-#ifdef GF__CUDA
+#ifdef GF__GPU
     if (u->on_device) {
         const gpufeed_dataset *ds = l->ds;
         size_t rows = (size_t)b->host.num_rows;
         int32_t j;
-        cudaError_t e = cudaSuccess;
-        int prev = gf__dev_enter(u->d.device);
+        int e = 0;
+        char m[160];
+        int prev = gf__gpu_enter(&u->gpu);
         GF__NVTX_PUSH("gpufeed upload");
-        if (s->release_recorded) e = cudaStreamWaitEvent(u->copy, s->released, 0); /* the trainer is done with it */
-        if (e == cudaSuccess && ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && rows)
-            e = cudaMemcpyAsync(s->ddata, s->hdata, rows * (size_t)ds->row_bytes, cudaMemcpyHostToDevice, u->copy);
-        for (j = 0; j < ds->nfeat && e == cudaSuccess; j++) {
+        if (s->release_recorded) e = gf__gpu_stream_wait(&u->gpu, u->copy, s->released); /* the trainer is done with it */
+        if (!e && ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && rows)
+            e = gf__gpu_htod_async(&u->gpu, s->ddata, s->hdata, rows * (size_t)ds->row_bytes, u->copy);
+        for (j = 0; j < ds->nfeat && !e; j++) {
             if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE && rows)
-                e = cudaMemcpyAsync(s->dfeat[j], s->hfeat[j], rows * gpufeed_feature_bytes(&ds->feats[j]), cudaMemcpyHostToDevice, u->copy);
-            if (e == cudaSuccess && s->hvalid[j] && rows) e = cudaMemcpyAsync(s->dvalid[j], s->hvalid[j], rows, cudaMemcpyHostToDevice, u->copy);
+                e = gf__gpu_htod_async(&u->gpu, s->dfeat[j], s->hfeat[j], rows * gpufeed_feature_bytes(&ds->feats[j]), u->copy);
+            if (!e && s->hvalid[j] && rows) e = gf__gpu_htod_async(&u->gpu, s->dvalid[j], s->hvalid[j], rows, u->copy);
         }
-        if (e == cudaSuccess) e = cudaEventRecord(s->copied, u->copy);
+        if (!e) e = gf__gpu_event_record(&u->gpu, s->copied, u->copy);
         GF__NVTX_POP();
-        gf__dev_leave(u->d.device, prev);
-        if (e != cudaSuccess) {
-            gf__fmt(u->err, sizeof u->err, "uploader: copy of batch %lld failed: %s", (long long)b->host.index, cudaGetErrorString(e));
+        gf__gpu_leave(&u->gpu, prev);
+        if (e) {
+            gf__fmt(u->err, sizeof u->err, "uploader: copy of batch %lld failed: %s", (long long)b->host.index, gf__gpu_str(&u->gpu, e, m, sizeof m));
             return GPUFEED_ERR_CUDA;
         }
         b->data = s->ddata;
@@ -15667,6 +16055,7 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
     s->held = 1;
     s->release_recorded = 0;
     s->serial = b->serial = u->k;
+    b->uploader = u;
     u->k++;
     return GPUFEED_OK;
 }
@@ -15675,8 +16064,14 @@ GPUFEED_API gpufeed_result gpufeed_device_batch_wait(const gpufeed_device_batch 
 {
     if (!b) return GPUFEED_ERR_INVALID_ARG;
     if (!b->on_device) return GPUFEED_OK;
-#ifdef GF__CUDA
-    return cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)b->ready, 0) == cudaSuccess ? GPUFEED_OK : GPUFEED_ERR_CUDA;
+#ifdef GF__GPU
+    if (!b->uploader) return GPUFEED_ERR_INVALID_ARG;
+    {
+        gf__gpu *g = &b->uploader->gpu;
+        int prev = gf__gpu_enter(g), e = gf__gpu_stream_wait(g, stream, b->ready);
+        gf__gpu_leave(g, prev);
+        return e ? GPUFEED_ERR_CUDA : GPUFEED_OK;
+    }
 #else
     (void)stream;
     return GPUFEED_OK;
@@ -15687,17 +16082,18 @@ GPUFEED_API gpufeed_result gpufeed_device_batch_wait(const gpufeed_device_batch 
    the slot's next copy waits for what is queued there now */
 static gpufeed_result gf__slot_record_release(gpufeed_uploader *u, gf__dslot *s, void *stream)
 {
-#ifdef GF__CUDA
+#ifdef GF__GPU
     if (u->on_device) {
-        int prev = gf__dev_enter(u->d.device);
-        cudaError_t e = cudaSuccess;
+        int prev = gf__gpu_enter(&u->gpu);
+        int e = 0;
+        char m[160];
 
         /* one event per slot: an earlier consumer's point must have passed
            before the event moves to another stream (rare: several tensors) */
-        if (s->release_recorded) e = cudaEventSynchronize(s->released);
-        if (e == cudaSuccess) e = cudaEventRecord(s->released, (cudaStream_t)stream);
-        gf__dev_leave(u->d.device, prev);
-        if (e != cudaSuccess) { gf__fmt(u->err, sizeof u->err, "uploader: release: %s", cudaGetErrorString(e)); return GPUFEED_ERR_CUDA; }
+        if (s->release_recorded) e = gf__gpu_event_sync(&u->gpu, s->released);
+        if (!e) e = gf__gpu_event_record(&u->gpu, s->released, stream);
+        gf__gpu_leave(&u->gpu, prev);
+        if (e) { gf__fmt(u->err, sizeof u->err, "uploader: release: %s", gf__gpu_str(&u->gpu, e, m, sizeof m)); return GPUFEED_ERR_CUDA; }
         s->release_recorded = 1;
     }
 #else
@@ -15920,13 +16316,13 @@ GPUFEED_API gpufeed_result gpufeed_batch_dlpack(gpufeed_uploader *u, const gpufe
     } else {
         k->t.m.manager_ctx = k; k->t.m.deleter = gf__dl_delete;
     }
-#ifdef GF__CUDA
+#ifdef GF__GPU
     if (on_dev) {
-        int prev = gf__dev_enter(u->d.device);
-        cudaError_t e = cudaStreamWaitEvent((cudaStream_t)consumer_stream, (cudaEvent_t)b->ready, 0);
-        gf__dev_leave(u->d.device, prev);
-        if (e != cudaSuccess) {
-            gf__fmt(u->err, sizeof u->err, "dlpack: the consumer stream cannot wait for the batch: %s", cudaGetErrorString(e));
+        char m[160];
+        int prev = gf__gpu_enter(&u->gpu), e = gf__gpu_stream_wait(&u->gpu, consumer_stream, b->ready);
+        gf__gpu_leave(&u->gpu, prev);
+        if (e) {
+            gf__fmt(u->err, sizeof u->err, "dlpack: the consumer stream cannot wait for the batch: %s", gf__gpu_str(&u->gpu, e, m, sizeof m));
             if (versioned) gf__dl_delete_v(&k->t.v); else gf__dl_delete(&k->t.m);
             return GPUFEED_ERR_CUDA;
         }

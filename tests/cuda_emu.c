@@ -1,7 +1,14 @@
-/* cuda_emu.c -- an emulated CUDA runtime on the host (see cuda_emu.h).
+/* cuda_emu.c -- an emulated CUDA runtime and driver on the host (see
+   cuda_emu.h).
 
-   Link it instead of -lcudart:
+   The runtime: link it instead of -lcudart:
        cc -std=c99 -DGPUFEED_CUDA -I. -I$CUDA/include prog.c tests/cuda_emu.c -lpthread
+   The driver: build it as a libcuda.so.1 that gpufeed's driver path
+   loads (LD_LIBRARY_PATH, or a program linked with it); it exports the
+   runtime too, over the same state, as a process with PyTorch beside
+   gpufeed has both:
+       cc -shared -fPIC -Wl,-soname,libcuda.so.1 -I$CUDA/include tests/cuda_emu.c \
+          -o build/emu/libcuda.so.1 -lpthread
    Only the functions gpufeed.h, tests/test_cuda_streams.c and
    tests/test_python_emu.py call are here.
    One global lock guards all state; each stream has a thread that runs its
@@ -20,6 +27,7 @@
 #pragma GCC diagnostic ignored "-Wpedantic"
 #endif
 #include <cuda_runtime_api.h>
+#include <cuda.h>
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -29,13 +37,14 @@
 #define EMU_MAGIC_S 0x5354524du
 #define EMU_MAGIC_E 0x45564e54u
 
-enum { OP_COPY, OP_RECORD, OP_WAIT, OP_HOSTFN };
+enum { OP_COPY, OP_RECORD, OP_WAIT, OP_HOSTFN, OP_GATHER };
 
 typedef struct emu_op {
     int kind;
     void *dst; const void *src; size_t n; void *staged;
     struct CUevent_st *ev; uint64_t gen;
     cudaHostFn_t fn; void *arg;
+    long long rows, rb; const long long *idx; size_t src_len; /* OP_GATHER: dst row r = src row idx[r] */
     struct emu_op *next;
 } emu_op;
 
@@ -96,6 +105,13 @@ static void misuse_locked(const char *fn, const char *what)
     g.c.misuse++;
     snprintf(g.misuse, sizeof g.misuse, "%s: %s", fn, what);
     fprintf(stderr, "cuda_emu: misuse: %s: %s\n", fn, what);
+}
+
+static void misuse_unlocked(const char *fn, const char *what)
+{
+    pthread_mutex_lock(MU);
+    misuse_locked(fn, what);
+    pthread_mutex_unlock(MU);
 }
 
 /* an armed failure for fn fires now? */
@@ -159,6 +175,20 @@ static void pause_us(unsigned *rng, unsigned max)
     nanosleep(&ts, NULL);
 }
 
+static void misuse_unlocked(const char *fn, const char *what);
+
+/* the gather kernel of gpufeed's device-resident mode, as the PTX says:
+   every index checked against the source allocation */
+static void run_gather(const emu_op *op)
+{
+    long long r;
+    for (r = 0; r < op->rows; r++) {
+        long long y = op->idx[r];
+        if (y < 0 || (size_t)(y + 1) * (size_t)op->rb > op->src_len) { misuse_unlocked("gf__gather", "row index outside the source"); return; }
+        memcpy((char *)op->dst + (size_t)r * (size_t)op->rb, (const char *)op->src + (size_t)y * (size_t)op->rb, (size_t)op->rb);
+    }
+}
+
 static void *stream_main(void *arg)
 {
     struct CUstream_st *s = (struct CUstream_st *)arg;
@@ -178,10 +208,12 @@ static void *stream_main(void *arg)
             pause_us(&s->rng, d);
             if (op->kind == OP_COPY) memcpy(op->dst, op->staged ? op->staged : op->src, op->n);
             else if (op->kind == OP_HOSTFN) op->fn(op->arg);
+            else if (op->kind == OP_GATHER) run_gather(op);
             pthread_mutex_lock(MU);
         }
         if (op->kind == OP_RECORD && op->ev->done < op->gen) op->ev->done = op->gen;
         if (op->kind == OP_COPY) { if (op->staged) g.c.staged_copies++; else g.c.async_copies++; }
+        if (op->kind == OP_GATHER) g.c.launches++;
         if (op->kind == OP_WAIT) g.c.waits++;
         s->head = op->next;
         if (!s->head) s->tail = NULL;
@@ -633,4 +665,309 @@ int emu_device_of(const void *p)
     d = m ? m->dev : -1;
     pthread_mutex_unlock(MU);
     return d;
+}
+
+/* ---- the driver API (what gpufeed's driver path calls) ----------------- */
+/* Each call maps onto the runtime's above, with the device of the calling
+   thread's current context, and returns the same code (the two APIs share
+   these values). */
+
+#define EMU_MAGIC_C 0x43545854u
+#define EMU_MAGIC_M 0x4d4f444cu
+#define EMU_CTX_DEPTH 16
+
+struct CUctx_st { unsigned magic; int dev; long refs; };
+struct CUmod_st { unsigned magic; int dead; struct CUfunc_st *fn; };
+struct CUfunc_st { unsigned magic; struct CUmod_st *mod; };
+
+static struct CUctx_st g_primary[EMU_MAX_DEV];   /* one primary context a device */
+static int g_drv_init;
+static __thread struct CUctx_st *t_ctx[EMU_CTX_DEPTH];
+static __thread int t_depth;
+
+/* the calling thread's current context, checked; NULL (and a misuse) if
+   there is none usable */
+static struct CUctx_st *drv_current(const char *fn)
+{
+    struct CUctx_st *c;
+    pthread_mutex_lock(MU);
+    emu_init_locked();
+    if (!g_drv_init) { misuse_locked(fn, "called before cuInit"); pthread_mutex_unlock(MU); return NULL; }
+    c = t_depth > 0 ? t_ctx[t_depth - 1] : NULL;
+    if (!c) misuse_locked(fn, "no current context (push the primary context first)");
+    else if (c->refs <= 0) { misuse_locked(fn, "the current context was released"); c = NULL; }
+    pthread_mutex_unlock(MU);
+    return c;
+}
+
+/* runs a runtime call as the current context's device */
+#define DRV_CALL(fn, call) do { \
+        struct CUctx_st *c_ = drv_current(fn); \
+        int saved_ = t_dev; \
+        cudaError_t e_; \
+        if (!c_) return CUDA_ERROR_INVALID_CONTEXT; \
+        t_dev = c_->dev; \
+        e_ = (call); \
+        t_dev = saved_; \
+        return (CUresult)e_; \
+    } while (0)
+
+CUresult cuInit(unsigned flags)
+{
+    CUresult r;
+    pthread_mutex_lock(MU);
+    emu_init_locked();
+    if (flags != 0) { misuse_locked("cuInit", "flags must be 0"); pthread_mutex_unlock(MU); return CUDA_ERROR_INVALID_VALUE; }
+    g_drv_init = 1;
+    r = g.ndev ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+    pthread_mutex_unlock(MU);
+    return r;
+}
+
+CUresult cuDeviceGetCount(int *count)
+{
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(MU);
+    emu_init_locked();
+    if (!g_drv_init) misuse_locked("cuDeviceGetCount", "called before cuInit");
+    *count = g.ndev;
+    pthread_mutex_unlock(MU);
+    return g_drv_init ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(MU);
+    emu_init_locked();
+    if (!g_drv_init) { misuse_locked("cuDeviceGet", "called before cuInit"); r = CUDA_ERROR_NOT_INITIALIZED; }
+    else if (!dev || ordinal < 0 || ordinal >= g.ndev) r = CUDA_ERROR_INVALID_DEVICE;
+    else *dev = ordinal;
+    pthread_mutex_unlock(MU);
+    return r;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *out, CUdevice dev)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(MU);
+    emu_init_locked();
+    if (fails_locked("cuDevicePrimaryCtxRetain")) r = CUDA_ERROR_OUT_OF_MEMORY;
+    else if (!g_drv_init) { misuse_locked("cuDevicePrimaryCtxRetain", "called before cuInit"); r = CUDA_ERROR_NOT_INITIALIZED; }
+    else if (!out || dev < 0 || dev >= g.ndev) r = CUDA_ERROR_INVALID_DEVICE;
+    else {
+        struct CUctx_st *c = &g_primary[dev];
+        c->magic = EMU_MAGIC_C; c->dev = dev; c->refs++;
+        g.c.contexts++;
+        *out = c;
+    }
+    pthread_mutex_unlock(MU);
+    return r;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(MU);
+    if (dev < 0 || dev >= EMU_MAX_DEV || g_primary[dev].refs <= 0) {
+        misuse_locked("cuDevicePrimaryCtxRelease", "released more often than retained");
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    } else {
+        g_primary[dev].refs--;
+        g.c.contexts--;
+    }
+    pthread_mutex_unlock(MU);
+    return r;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(MU);
+    if (!ctx || ctx->magic != EMU_MAGIC_C || ctx->refs <= 0) { misuse_locked("cuCtxPushCurrent", "not a retained context"); r = CUDA_ERROR_INVALID_CONTEXT; }
+    else if (t_depth == EMU_CTX_DEPTH) { misuse_locked("cuCtxPushCurrent", "context stack overflow (pushes not popped)"); r = CUDA_ERROR_INVALID_VALUE; }
+    else { t_ctx[t_depth++] = ctx; g.c.ctx_pushed++; }
+    pthread_mutex_unlock(MU);
+    return r;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *out)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(MU);
+    if (t_depth == 0) { misuse_locked("cuCtxPopCurrent", "no context to pop"); r = CUDA_ERROR_INVALID_CONTEXT; }
+    else {
+        struct CUctx_st *c = t_ctx[--t_depth];
+        g.c.ctx_pushed--;
+        if (out) *out = c;
+    }
+    pthread_mutex_unlock(MU);
+    return r;
+}
+
+CUresult cuStreamCreate(CUstream *out, unsigned flags)
+{
+    if (flags != CU_STREAM_NON_BLOCKING && flags != CU_STREAM_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
+    DRV_CALL("cuStreamCreate", cudaStreamCreateWithFlags(out, flags));
+}
+CUresult cuStreamDestroy_v2(CUstream s) { DRV_CALL("cuStreamDestroy", cudaStreamDestroy(s)); }
+CUresult cuStreamSynchronize(CUstream s) { DRV_CALL("cuStreamSynchronize", cudaStreamSynchronize(s)); }
+CUresult cuStreamWaitEvent(CUstream s, CUevent v, unsigned flags) { DRV_CALL("cuStreamWaitEvent", cudaStreamWaitEvent(s, v, flags)); }
+CUresult cuEventCreate(CUevent *out, unsigned flags) { DRV_CALL("cuEventCreate", cudaEventCreateWithFlags(out, flags)); }
+CUresult cuEventDestroy_v2(CUevent v) { DRV_CALL("cuEventDestroy", cudaEventDestroy(v)); }
+CUresult cuEventRecord(CUevent v, CUstream s) { DRV_CALL("cuEventRecord", cudaEventRecord(v, s)); }
+CUresult cuEventSynchronize(CUevent v) { DRV_CALL("cuEventSynchronize", cudaEventSynchronize(v)); }
+CUresult cuMemFree_v2(CUdeviceptr p) { DRV_CALL("cuMemFree", cudaFree((void *)(uintptr_t)p)); }
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) { DRV_CALL("cuMemHostAlloc", cudaHostAlloc(p, n, flags)); }
+CUresult cuMemFreeHost(void *p) { DRV_CALL("cuMemFreeHost", cudaFreeHost(p)); }
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) { DRV_CALL("cuMemHostRegister", cudaHostRegister(p, n, flags)); }
+CUresult cuMemHostUnregister(void *p) { DRV_CALL("cuMemHostUnregister", cudaHostUnregister(p)); }
+
+CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t n)
+{
+    void *p = NULL;
+    struct CUctx_st *c = drv_current("cuMemAlloc");
+    int saved = t_dev;
+    cudaError_t e;
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    t_dev = c->dev;
+    e = cudaMalloc(&p, n);
+    t_dev = saved;
+    *out = (CUdeviceptr)(uintptr_t)p;
+    return (CUresult)e;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    DRV_CALL("cuMemcpyHtoD", cudaMemcpy((void *)(uintptr_t)dst, src, n, cudaMemcpyHostToDevice));
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    DRV_CALL("cuMemcpyHtoDAsync", cudaMemcpyAsync((void *)(uintptr_t)dst, src, n, cudaMemcpyHostToDevice, s));
+}
+
+CUresult cuModuleLoadData(CUmodule *out, const void *image)
+{
+    struct CUmod_st *m;
+    const char *ptx = (const char *)image;
+    if (!drv_current("cuModuleLoadData")) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!out || !ptx) return CUDA_ERROR_INVALID_VALUE;
+    if (strncmp(ptx, ".version ", 9) != 0 || !strstr(ptx, ".target sm_") || !strstr(ptx, "\nret;\n}\n")) {
+        misuse_unlocked("cuModuleLoadData", "not PTX text (.version, .target, an entry that returns)");
+        return CUDA_ERROR_INVALID_PTX;
+    }
+    m = (struct CUmod_st *)calloc(1, sizeof *m);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+    m->magic = EMU_MAGIC_M;
+    if (strstr(ptx, ".visible .entry gf__gather(.param .u64 src, .param .u64 idx, .param .u64 n, .param .u64 rb, .param .u64 dst)")) {
+        m->fn = (struct CUfunc_st *)calloc(1, sizeof *m->fn);
+        if (!m->fn) { free(m); return CUDA_ERROR_OUT_OF_MEMORY; }
+        m->fn->magic = EMU_MAGIC_M; m->fn->mod = m;
+    }
+    pthread_mutex_lock(MU);
+    g.c.modules++;
+    pthread_mutex_unlock(MU);
+    *out = m;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule m)
+{
+    if (!drv_current("cuModuleUnload")) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!m || m->magic != EMU_MAGIC_M || m->dead) { misuse_unlocked("cuModuleUnload", "not a loaded module"); return CUDA_ERROR_INVALID_HANDLE; }
+    m->dead = 1; /* kept, so that a later launch is seen */
+    pthread_mutex_lock(MU);
+    g.c.modules--;
+    pthread_mutex_unlock(MU);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name)
+{
+    if (!drv_current("cuModuleGetFunction")) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!out || !name || !m || m->magic != EMU_MAGIC_M || m->dead) return CUDA_ERROR_INVALID_HANDLE;
+    if (strcmp(name, "gf__gather") != 0 || !m->fn) return CUDA_ERROR_NOT_FOUND;
+    *out = m->fn;
+    return CUDA_SUCCESS;
+}
+
+/* gf__gather(src, idx, n, rb, dst) queued on the stream: the arguments are
+   taken now, as the driver does */
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                        CUstream st, void **params, void **extra)
+{
+    struct CUctx_st *c = drv_current("cuLaunchKernel");
+    struct CUstream_st *s;
+    emu_mem *src, *dst, *idx;
+    emu_op *op;
+    cudaError_t e;
+    CUdeviceptr a, i, d;
+    long long n, rb;
+    int saved = t_dev;
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!f || f->magic != EMU_MAGIC_M || f->mod->dead) { misuse_unlocked("cuLaunchKernel", "not a function of a loaded module"); return CUDA_ERROR_INVALID_HANDLE; }
+    if (!params || extra || gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || shmem) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(&a, params[0], 8); memcpy(&i, params[1], 8); memcpy(&n, params[2], 8); memcpy(&rb, params[3], 8); memcpy(&d, params[4], 8);
+    pthread_mutex_lock(MU);
+    t_dev = c->dev;
+    s = stream_locked(st, "cuLaunchKernel", &e);
+    t_dev = saved;
+    if (!s) { pthread_mutex_unlock(MU); return (CUresult)e; }
+    src = find_locked((void *)(uintptr_t)a, 1, 1);
+    idx = find_locked((void *)(uintptr_t)i, (size_t)n * 8, 1);
+    dst = find_locked((void *)(uintptr_t)d, (size_t)n * (size_t)rb, 1);
+    if (n < 0 || rb <= 0 || (n > 0 && (!src || !idx || !dst))) {
+        misuse_locked("cuLaunchKernel", "gf__gather's arguments are not inside device allocations");
+        pthread_mutex_unlock(MU);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    op = push_locked(s, OP_GATHER);
+    if (!op) { pthread_mutex_unlock(MU); return CUDA_ERROR_OUT_OF_MEMORY; }
+    op->src = (const void *)(uintptr_t)a; op->idx = (const long long *)(uintptr_t)i; op->dst = (void *)(uintptr_t)d;
+    op->rows = n; op->rb = rb;
+    op->src_len = src ? (size_t)(src->p + src->n - (const char *)op->src) : 0;
+    pthread_mutex_unlock(MU);
+    return CUDA_SUCCESS;
+}
+
+/* the name and text of a driver error code; 0 if unknown */
+static int drv_error(CUresult e, const char **name, const char **text)
+{
+    static const struct { CUresult e; const char *name, *text; } t[] = {
+        { CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
+        { CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+        { CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+        { CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+        { CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+        { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+        { CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+        { CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed" },
+        { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+        { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+        { CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure (injected by cuda_emu)" },
+        { CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped" },
+        { CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region" },
+    };
+    size_t k;
+    for (k = 0; k < sizeof t / sizeof t[0]; k++)
+        if (t[k].e == e) { *name = t[k].name; *text = t[k].text; return 1; }
+    return 0;
+}
+
+CUresult cuGetErrorName(CUresult e, const char **out)
+{
+    const char *text;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    *out = NULL;
+    return drv_error(e, out, &text) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetErrorString(CUresult e, const char **out)
+{
+    const char *name;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    *out = NULL;
+    return drv_error(e, &name, out) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

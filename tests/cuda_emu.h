@@ -1,4 +1,5 @@
-/* cuda_emu.h -- controls of the emulated CUDA runtime in tests/cuda_emu.c.
+/* cuda_emu.h -- controls of the emulated CUDA runtime and driver in
+   tests/cuda_emu.c.
 
    cuda_emu.c implements on the host the part of the CUDA runtime API that
    gpufeed.h and its stream tests call (memory, streams, events, copies,
@@ -19,8 +20,18 @@
    - live allocations, registrations, streams and events are counted, and
      any call can be made to fail on its n-th use.
 
+   The driver API (built as libcuda.so.1) runs on the same state: the
+   calls gpufeed's driver path makes map onto the runtime's (an armed
+   failure of "cudaMalloc" fails cuMemAlloc_v2 too). It also checks the
+   call sequence a driver client must keep: cuInit first; a context
+   current (pushed, and retained) for every call that needs one; every
+   push popped and every retain released; a module loaded before its
+   function is launched. The one kernel it knows is gpufeed's gather
+   (gf__gather in the PTX it is given), run in stream order with each row
+   index checked against its source.
+
    It checks ordering logic and resource handling. It is not a GPU: it says
-   nothing about kernels, real DMA or driver behaviour. Test programs only:
+   nothing about real kernels, DMA or driver behaviour. Test programs only:
    the emulator keeps its state in globals. */
 #ifndef GF_CUDA_EMU_H
 #define GF_CUDA_EMU_H
@@ -34,6 +45,9 @@ typedef struct emu_counts {
     long device_allocs, host_allocs, registrations, streams, events; /* live now */
     long misuse;                       /* misuses seen since the start */
     long async_copies, staged_copies, waits; /* operations run since the start */
+    long contexts, modules, ctx_pushed; /* driver: primary-context retains, modules
+                                          loaded, contexts pushed and not popped (live now) */
+    long launches;                     /* driver: gather kernels run since the start */
 } emu_counts;
 
 void emu_counts_get(emu_counts *c);

@@ -1,13 +1,20 @@
 /* test_cuda_streams.c -- the uploader's CUDA path and the DLPack device
-   export against CUDA stream semantics, from C (no kernels).
+   export against CUDA stream semantics, from C.
 
-   Two builds of the same checks:
+   gpufeed on the CUDA runtime (GPUFEED_CUDA) or on the driver (a plain
+   build: libcuda.so.1 loaded at run time); the test's own consumer uses
+   the runtime API either way, as a trainer beside PyTorch does. Four
+   builds of the same checks:
      emulated runtime (any machine; what `make test` runs):
        cc -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_CUDA -DGF_CUDA_EMU -I. -I$CUDA/include \
           tests/test_cuda_streams.c tests/cuda_emu.c -o build/test_cuda_streams_emu -lpthread -lm
-     real runtime (a GPU machine; skips with a message where there is none):
-       cc -std=c99 -Wall -Wextra -Werror -pedantic -DGPUFEED_CUDA -I. -I$CUDA/include \
-          tests/test_cuda_streams.c -o build/test_cuda_streams -L$CUDA/lib64 -lcudart -lpthread -lm
+     emulated driver (any machine; `make test` too): tests/cuda_emu.c built
+     as build/emu/libcuda.so.1 (see there), then
+       cc -std=c99 -Wall -Wextra -Werror -pedantic -DGF_CUDA_EMU -I. -I$CUDA/include tests/test_cuda_streams.c \
+          -o build/test_cuda_streams_drv_emu -Lbuild/emu -l:libcuda.so.1 -Wl,-rpath,$PWD/build/emu -lpthread -lm -ldl
+     real runtime, real driver (a GPU machine; skips with a message where
+     there is none): as the first two with -L$CUDA/lib64 -lcudart in place
+     of the emulator.
    Run from the repository root: build/test_cuda_streams_emu [PARQUET]
 
    The trainer is played by a consumer stream: it waits for each batch the
@@ -38,8 +45,13 @@
 #include "cuda_emu.h"
 #endif
 
-#ifndef GF__CUDA
-#error "build with -DGPUFEED_CUDA (and the CUDA include directory)"
+#if !defined(GF__CUDA) && !defined(GF__CUDRV)
+#error "build with -DGPUFEED_CUDA (the runtime) or without GPUFEED_NO_CUDA on Linux (the driver)"
+#endif
+#ifdef GF__CUDRV /* the consumer's runtime calls (gpufeed.h includes it only for GPUFEED_CUDA) */
+GF__PEDANTIC_OFF
+#include <cuda_runtime_api.h>
+GF__PEDANTIC_ON
 #endif
 
 static const char *g_path = "examples/data/flights.parquet";
@@ -78,6 +90,9 @@ static void snap_check(const snap *s, const char *where)
               "%s: left over: %ld device allocations, %ld pinned allocations, %ld registrations, %ld streams, %ld events", where,
               c.device_allocs - s->c.device_allocs, c.host_allocs - s->c.host_allocs, c.registrations - s->c.registrations,
               c.streams - s->c.streams, c.events - s->c.events);
+    CHECK_MSG(c.contexts == s->c.contexts && c.modules == s->c.modules && c.ctx_pushed == s->c.ctx_pushed,
+              "%s: left over: %ld context retains, %ld modules, %ld contexts pushed and not popped", where,
+              c.contexts - s->c.contexts, c.modules - s->c.modules, c.ctx_pushed - s->c.ctx_pushed);
     CHECK_MSG(c.misuse == s->c.misuse, "%s: %ld runtime misuses, the last: %s", where, c.misuse - s->c.misuse, emu_last_misuse());
 #else
     (void)s; (void)where;
@@ -208,13 +223,15 @@ static int mirror_batch(cudaStream_t st, const pipe_t *p, const gpufeed_device_b
     return 0;
 }
 
+static uint64_t g_resident_bytes; /* open_uploader's resident_bytes */
+
 static gpufeed_uploader *open_uploader(pipe_t *p, int32_t device, int32_t slots, uint64_t max_pinned)
 {
     gpufeed_uploader *u = NULL;
     gpufeed_uploader_desc d;
     gpufeed_error err;
     memset(&d, 0, sizeof d);
-    d.device = device; d.slots = slots; d.max_pinned_bytes = max_pinned;
+    d.device = device; d.slots = slots; d.max_pinned_bytes = max_pinned; d.resident_bytes = g_resident_bytes;
     if (gpufeed_uploader_open(&u, p->l, &d, &err) != GPUFEED_OK) { CHECK_MSG(0, "uploader: %s", err.message); return NULL; }
     return u;
 }
@@ -223,6 +240,7 @@ static gpufeed_uploader *open_uploader(pipe_t *p, int32_t device, int32_t slots,
    releasing them in a scrambled order; every copy-back equals the plain
    loader's batch. Returns the batches checked. */
 static int g_host_buffers; /* distinct host buffers run_stream's batches arrived in */
+static int64_t g_resident_batches; /* run_stream's batches gathered on the device */
 
 static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_pinned, const char *what)
 {
@@ -248,10 +266,12 @@ static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     slow.rng = 99; slow.max_us = 1500;
     g_host_buffers = 0;
+    g_resident_batches = 0;
     while ((r = gpufeed_uploader_next(u, &b)) == GPUFEED_OK && n < CAP) {
-        const void *hp = layout == GPUFEED_LAYOUT_ROW_MAJOR ? b.host.data : b.host.features[0];
+        const void *hp = b.resident ? NULL : layout == GPUFEED_LAYOUT_ROW_MAJOR ? b.host.data : b.host.features[0];
         for (i = 0; i < g_host_buffers && seen[i] != hp; i++) {}
-        if (i == g_host_buffers && i < 64) seen[g_host_buffers++] = hp;
+        if (i == g_host_buffers && i < 64 && hp) seen[g_host_buffers++] = hp;
+        g_resident_batches += b.resident == 1;
         CHECK(b.on_device == 1 && b.ready != NULL && (layout == GPUFEED_LAYOUT_ROW_MAJOR ? b.data != NULL : b.data == NULL && b.features != NULL));
         CHECK(gpufeed_device_batch_wait(&b, st) == GPUFEED_OK);
         CK(cudaLaunchHostFunc(st, slow_kernel, &slow));
@@ -264,7 +284,7 @@ static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_
             rng = rng * 1103515245u + 12345u;
             i = (int)((rng >> 8) % (unsigned)nheld);
             /* the host side of a held batch stays intact until its release */
-            if (held_n[i] < ref.n && gpufeed_batch_hash(p.ds, &held[i].host) != ref.batch[held_n[i]]) host_bad++;
+            if (!held[i].resident && held_n[i] < ref.n && gpufeed_batch_hash(p.ds, &held[i].host) != ref.batch[held_n[i]]) host_bad++;
             CHECK_MSG(gpufeed_uploader_release(u, &held[i], st) == GPUFEED_OK, "%s", gpufeed_uploader_error(u));
             held[i] = held[--nheld];
             held_n[i] = held_n[nheld];
@@ -273,7 +293,7 @@ static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_
     CHECK_MSG(r == GPUFEED_DONE, "%d: %s", (int)r, gpufeed_uploader_error(u));
     while (nheld > 0) {
         nheld--;
-        if (held_n[nheld] < ref.n && gpufeed_batch_hash(p.ds, &held[nheld].host) != ref.batch[held_n[nheld]]) host_bad++;
+        if (!held[nheld].resident && held_n[nheld] < ref.n && gpufeed_batch_hash(p.ds, &held[nheld].host) != ref.batch[held_n[nheld]]) host_bad++;
         CHECK(gpufeed_uploader_release(u, &held[nheld], st) == GPUFEED_OK);
     }
     CHECK_MSG(host_bad == 0, "%s: %lld held batches changed on the host before their release", what, (long long)host_bad);
@@ -321,6 +341,26 @@ static void test_stream_partly_pageable(void)
         emu_counts c;
         emu_counts_get(&c);
         CHECK_MSG(c.staged_copies > s.c.staged_copies, "no staged copy: every slot was pinned");
+    }
+#endif
+}
+
+/* device-resident mode: the rows uploaded once, each batch gathered on the
+   device by the gather kernel (the driver loads it from PTX; nvcc builds
+   it), in stream order after its ids' upload; the same stream */
+static void test_stream_resident(void)
+{
+    snap s; snap_take(&s);
+    g_resident_bytes = (uint64_t)1 << 30;
+    CHECK(run_stream(GPUFEED_LAYOUT_ROW_MAJOR, 3, 2, 0, "row-major, resident, 3 slots, 2 held") > 100);
+    g_resident_bytes = 0;
+    CHECK_MSG(g_resident_batches > 100, "%lld batches were gathered on the device", (long long)g_resident_batches);
+    snap_check(&s, "resident");
+#ifdef GF_CUDA_EMU
+    {
+        emu_counts c;
+        emu_counts_get(&c);
+        CHECK_MSG(c.launches > s.c.launches, "no gather kernel ran");
     }
 #endif
 }
@@ -740,8 +780,13 @@ int main(int argc, char **argv)
         return 0;
     }
     if (cudaGetDeviceCount(&g_ndev) != cudaSuccess) g_ndev = 0;
+#ifdef GF__CUDRV
+    printf("gpufeed on the CUDA driver (libcuda.so.1 loaded at run time)\n");
+#else
+    printf("gpufeed on the CUDA runtime\n");
+#endif
 #ifdef GF_CUDA_EMU
-    printf("runtime: emulated (tests/cuda_emu.c), %d devices\n", g_ndev);
+    printf("runtime and driver: emulated (tests/cuda_emu.c), %d devices\n", g_ndev);
 #else
     printf("runtime: CUDA, %d device(s)\n", g_ndev);
 #endif
@@ -749,6 +794,11 @@ int main(int argc, char **argv)
     RUN(test_stream_row_major_2_slots);
     RUN(test_stream_per_feature_held);
     RUN(test_stream_partly_pageable);
+#if defined(GF__CUDA) && !defined(__CUDACC__)
+    printf("SKIP: test_stream_resident: a runtime build by a host compiler has no gather kernel\n");
+#else
+    RUN(test_stream_resident);
+#endif
     RUN(test_dlpack_tensors_outlive_release);
     RUN(test_dlpack_row_major_matrix);
     RUN(test_dlpack_deleter_after_close);
