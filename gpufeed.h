@@ -235,6 +235,13 @@
                                             4 MiB of the file mapped per
                                             column read: 137 against 36
                                             MiB RSS); 0: off
+     GPUFEED_STREAM_STORES         1        shuffled batches that go to a GPU
+                                            (an uploader's, pinned) are
+                                            written with non-temporal stores
+                                            (x86-64, rows of a multiple of 64
+                                            bytes): whole lines to memory,
+                                            where the copy engine reads
+                                            them; 0: plain stores
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
@@ -317,6 +324,9 @@
 #endif
 #ifndef GPUFEED_KEEP_BYTES
 #define GPUFEED_KEEP_BYTES 0
+#endif
+#ifndef GPUFEED_STREAM_STORES
+#define GPUFEED_STREAM_STORES 1
 #endif
 #ifndef GPUFEED_GATHER_AHEAD
 #define GPUFEED_GATHER_AHEAD 64
@@ -11724,6 +11734,9 @@ struct gpufeed_loader {
     void *dst_data;
     void **dst_feat;
     uint8_t **dst_valid; /* the uploader's slot (NULL: none) */
+    int stream_out;                    /* batches go to a device, not to this CPU's caches:
+                                          shuffled rows are written with non-temporal
+                                          stores (set by the uploader) */
     int64_t delivered;
     uint64_t t_first, wait_us, copy_us, batches, rows, dropped, repeated;
     double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS], asm_s[GPUFEED_MAX_WORKERS];
@@ -13540,12 +13553,42 @@ GF__INLINE int64_t gf__wunit(const gf__worker *w, int g, int64_t y)
         if (x + (int64_t)GF__AHEAD < x1) GF__FUSED_SRC(x + (int64_t)GF__AHEAD, (RB)); \
         memcpy(out + (size_t)(x - x0) * (RB), w->src[x & (GF__GCHUNK - 1)], (RB)); \
     }
+#ifdef GF__SSE2
+/* a row of rb bytes (a multiple of 64, dst aligned to 64) with
+   non-temporal stores: whole lines to memory, none read first */
+GF__INLINE void gf__row_stream(uint8_t *dst, const uint8_t *src, size_t rb)
+{
+    size_t o;
+    for (o = 0; o < rb; o += 16) _mm_stream_si128((__m128i *)(void *)(dst + o), _mm_loadu_si128((const __m128i *)(const void *)(src + o)));
+}
+#define GF__FUSED_LOOP_NT(RB) \
+    for (x = x0; x < x1 && x < x0 + (int64_t)GF__AHEAD; x++) GF__FUSED_SRC(x, (RB)); \
+    for (x = x0; x < x1; x++) { \
+        if (x + (int64_t)GF__AHEAD < x1) GF__FUSED_SRC(x + (int64_t)GF__AHEAD, (RB)); \
+        gf__row_stream(out + (size_t)(x - x0) * (RB), w->src[x & (GF__GCHUNK - 1)], (RB)); \
+    }
+#endif
 static void gf__gather_fused(gf__worker *w, const gf__bij *bj, int g, uint8_t *out, int64_t x0, int64_t x1, size_t rb)
 {
     int64_t x;
+#ifdef GF__SSE2
+    /* rows bound for a device: written past the caches (the copy engine
+       reads them from memory), so no line is read before it is written */
+    if (w->l->stream_out && rb % 64 == 0 && ((uintptr_t)out & 63) == 0) {
+        switch (rb) {
+        case 64: GF__FUSED_LOOP_NT(64) break;
+        case 128: GF__FUSED_LOOP_NT(128) break;
+        case 256: GF__FUSED_LOOP_NT(256) break;
+        default: GF__FUSED_LOOP_NT(rb) break;
+        }
+        _mm_sfence(); /* before the batch is handed on */
+        return;
+    }
+#endif
     GF__ROW_SIZES(rb, GF__FUSED_LOOP)
 }
 #undef GF__FUSED_LOOP
+#undef GF__FUSED_LOOP_NT
 #undef GF__FUSED_SRC
 #undef GF__ROW_SIZES
 
@@ -15268,8 +15311,7 @@ static int gf__cudrv_load(gf__gpu *g, char *why, size_t cap)
     g->lib = dlopen(GPUFEED_CUDA_DRIVER_LIB, RTLD_NOW | RTLD_LOCAL);
     if (!g->lib) {
         const char *de = dlerror();
-        gf__fmt(why, cap, "no CUDA driver: %s cannot be loaded (%s); install the NVIDIA driver, or use host batches",
-                GPUFEED_CUDA_DRIVER_LIB, de ? de : "not found");
+        gf__fmt(why, cap, "no CUDA driver: %s cannot be loaded (%s)", GPUFEED_CUDA_DRIVER_LIB, de ? de : "not found");
         return -1;
     }
     for (i = 0; i < n; i++) {
@@ -15570,6 +15612,7 @@ GPUFEED_API void gpufeed_uploader_close(gpufeed_uploader *u)
     }
 #endif
     u->exchange = 0;
+    u->l->stream_out = 0;
     gpufeed_loader_close(u->il); u->il = NULL;
     GF__ULOCK(u);
     defer = u->live_refs > 0;
@@ -15807,6 +15850,7 @@ static void gf__uploader_exchange_setup(gpufeed_uploader *u, uint64_t pinned)
 #endif
     (void)pinned;
     u->exchange = 1;
+    l->stream_out = GPUFEED_STREAM_STORES && u->on_device;
 }
 
 /* slot i's host slab: allocated, touched, and on a device pinned (once,

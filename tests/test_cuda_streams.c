@@ -57,7 +57,7 @@ GF__PEDANTIC_ON
 static const char *g_path = "examples/data/flights.parquet";
 static int g_ndev;
 
-#define NF 4
+#define NF 8
 #define BATCH 4096
 #define CAP 1024
 
@@ -104,7 +104,9 @@ static void snap_check(const snap *s, const char *where)
 /* ---- the pipeline ------------------------------------------------------- */
 typedef struct pipe_t { gpufeed_dataset *ds; gpufeed_loader *l; gpufeed_feature ft[NF]; int nf, layout; } pipe_t;
 
-/* set 0: mixed dtypes with masks; set 1: all f32 (one row-major matrix) */
+/* set 0: mixed dtypes with masks; set 1: all f32 (one row-major matrix);
+   set 2: eight f64 (64-byte rows: shuffled into a device's slots with
+   non-temporal stores) */
 static int open_pipe(pipe_t *p, int layout, int set, uint64_t seed, int64_t epochs)
 {
     const char *paths[1];
@@ -122,11 +124,16 @@ static int open_pipe(pipe_t *p, int layout, int set, uint64_t seed, int64_t epoc
         p->ft[1].column = "distance"; p->ft[1].dtype = GPUFEED_DT_F64;
         p->ft[2].column = "carrier"; p->ft[2].dtype = GPUFEED_DT_I32; p->ft[2].hash_buckets = 97; p->ft[2].validity = 1;
         p->ft[3].column = "month"; p->ft[3].dtype = GPUFEED_DT_U8;
-    } else {
+    } else if (set == 1) {
         p->nf = 3;
         p->ft[0].column = "dep_delay"; p->ft[0].dtype = GPUFEED_DT_F32; p->ft[0].validity = 1;
         p->ft[1].column = "distance"; p->ft[1].dtype = GPUFEED_DT_F32;
         p->ft[2].column = "month"; p->ft[2].dtype = GPUFEED_DT_F32;
+    } else {
+        static const char *cols[8] = { "dep_delay", "distance", "month", "day", "hour", "minute", "air_time", "arr_delay" };
+        int j;
+        p->nf = 8;
+        for (j = 0; j < 8; j++) { p->ft[j].column = cols[j]; p->ft[j].dtype = GPUFEED_DT_F64; }
     }
     dd.paths = paths; dd.num_paths = 1; dd.features = p->ft; dd.num_features = p->nf;
     dd.layout = layout; dd.unit_rows = 32768;
@@ -168,7 +175,7 @@ static int reference(int layout, int set, uint64_t seed, int64_t epochs, ref_t *
         r->rows[i] = b.num_rows;
         if (layout == GPUFEED_LAYOUT_ROW_MAJOR) r->data[i] = gpufeed_hash64(b.data, (size_t)(b.num_rows * b.row_bytes), 0);
         else r->col2[i] = gpufeed_hash64(b.features[2], (size_t)b.num_rows * gpufeed_feature_bytes(&p.ft[2]), 0);
-        r->mask0[i] = gpufeed_hash64(b.valid[0], (size_t)b.num_rows, 0);
+        r->mask0[i] = b.valid[0] ? gpufeed_hash64(b.valid[0], (size_t)b.num_rows, 0) : 0;
     }
     close_pipe(&p);
     if (rc != GPUFEED_DONE) { fprintf(stderr, "  reference stream: %d\n", (int)rc); return -1; }
@@ -241,6 +248,8 @@ static gpufeed_uploader *open_uploader(pipe_t *p, int32_t device, int32_t slots,
    loader's batch. Returns the batches checked. */
 static int g_host_buffers; /* distinct host buffers run_stream's batches arrived in */
 static int64_t g_resident_batches; /* run_stream's batches gathered on the device */
+static int g_set;                  /* run_stream's feature set (open_pipe) */
+static int g_stream_out;           /* its loader wrote batches with non-temporal stores */
 
 static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_pinned, const char *what)
 {
@@ -258,10 +267,11 @@ static int64_t run_stream(int layout, int32_t slots, int32_t hold, uint64_t max_
     int64_t n = 0, bad = 0, rows = 0;
     unsigned rng = 7;
     gpufeed_result r;
-    if (reference(layout, 0, 4321, 2, &ref)) { CHECK(0); return 0; }
-    if (open_pipe(&p, layout, 0, 4321, 2)) { CHECK(0); return 0; }
+    if (reference(layout, g_set, 4321, 2, &ref)) { CHECK(0); return 0; }
+    if (open_pipe(&p, layout, g_set, 4321, 2)) { CHECK(0); return 0; }
     u = open_uploader(&p, 0, slots, max_pinned);
     if (!u) { close_pipe(&p); return 0; }
+    g_stream_out = p.l->stream_out;
     CK(cudaSetDevice(0));
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     slow.rng = 99; slow.max_us = 1500;
@@ -343,6 +353,18 @@ static void test_stream_partly_pageable(void)
         CHECK_MSG(c.staged_copies > s.c.staged_copies, "no staged copy: every slot was pinned");
     }
 #endif
+}
+
+/* 64-byte rows, shuffled by the workers straight into pinned batch slots
+   with non-temporal stores (x86-64): the same stream */
+static void test_stream_wide_rows(void)
+{
+    snap s; snap_take(&s);
+    g_set = 2;
+    CHECK(run_stream(GPUFEED_LAYOUT_ROW_MAJOR, 3, 2, 0, "row-major, 8 x f64, 3 slots, 2 held") > 100);
+    g_set = 0;
+    CHECK_MSG(g_stream_out == GPUFEED_STREAM_STORES, "stream_out %d, GPUFEED_STREAM_STORES %d", g_stream_out, GPUFEED_STREAM_STORES);
+    snap_check(&s, "wide rows");
 }
 
 /* device-resident mode: the rows uploaded once, each batch gathered on the
@@ -794,6 +816,7 @@ int main(int argc, char **argv)
     RUN(test_stream_row_major_2_slots);
     RUN(test_stream_per_feature_held);
     RUN(test_stream_partly_pageable);
+    RUN(test_stream_wide_rows);
 #if defined(GF__CUDA) && !defined(__CUDACC__)
     printf("SKIP: test_stream_resident: a runtime build by a host compiler has no gather kernel\n");
 #else

@@ -233,7 +233,7 @@ def test_example():
 def child(code, env=None, cwd=None, timeout=300):
     """runs python code in a fresh interpreter: (returncode, stdout, stderr)"""
     e = dict(os.environ)
-    for k in ("GPUFEED_LIB", "GPUFEED_CUDA_LIB", "PYTHONWARNINGS"):
+    for k in ("GPUFEED_LIB", "PYTHONWARNINGS"):
         e.pop(k, None)
     e.update(env or {})
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, cwd=cwd or ROOT, timeout=timeout)
@@ -262,7 +262,8 @@ print(json.dumps(out))
 
 
 def test_cpu_defaults():
-    n_gpu, why = gpufeed._driver_devices()
+    ok, why = gpufeed.cuda_available(0)
+    n_gpu = 1 if ok else 0
     with tempfile.TemporaryDirectory() as td:
         # gpufeed.py copied next to gpufeed.h, a fresh cache, and an nvcc that tells when it runs
         shutil.copy(os.path.join(ROOT, "tools", "gpufeed.py"), td)
@@ -288,12 +289,12 @@ def test_cpu_defaults():
             check("... with exactly one CPUFallbackWarning for two loaders, saying why and naming device=None",
                   len(fallback) == 1 and len(r["warnings"]) == 1 and why in fallback[0] and "device=None" in fallback[0],
                   str(r["warnings"]))
-            check("... and nvcc never ran (no CUDA library built without a GPU)", not os.path.exists(marker))
-            check("one line on stderr while the CPU library builds, naming it (%s)" % (builds[:1] or [""])[0][:90],
-                  len(builds) == 1 and "libgpufeed.so" in builds[0] and "cuda" not in builds[0], err[-400:])
         else:
             check("a GPU (%d): Loader() with the defaults puts batches on device 0" % n_gpu,
                   r["device"] == 0 and r["on_device"] is True, str(r) + err[-300:])
+        check("nvcc never ran (one library, built with the C compiler, for CPU and GPU batches)", not os.path.exists(marker))
+        check("one line on stderr while the library builds, naming it and the time it takes (%s)" % (builds[:1] or [""])[0][:90],
+              len(builds) == 1 and "libgpufeed.so" in builds[0] and " s)" in builds[0], err[-400:])
         built = [os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(td, "cache")) for f in fs]
         check("the library lands in GPUFEED_CACHE_DIR/<header digest>/, found from the header next to gpufeed.py",
               os.path.join(td, "cache") in " ".join(built) and any(b.endswith("libgpufeed.so") for b in built)
@@ -327,15 +328,14 @@ def test_cpu_defaults():
 
 
 EMU_CHILD = r"""
-import json, sys, warnings
+import ctypes, json, sys, warnings
 sys.path.insert(0, %(tools)r)
 import gpufeed
-gpufeed._driver_devices = lambda: (2, "")      # as if libcuda reported two devices
 res = []
 with warnings.catch_warnings(record=True) as w:
     warnings.simplefilter("always")
     for devices in (2, 0):
-        gpufeed.load(cuda=True).emu_set_devices(devices)
+        ctypes.CDLL("libcuda.so.1").emu_set_devices(devices)   # the emulated driver, on LD_LIBRARY_PATH
         L = gpufeed.Loader(%(ids)r, batch_rows=1000)
         b = next(L)
         res.append([b.on_device, L.device, list(b.__dlpack_device__())])
@@ -346,25 +346,26 @@ print(json.dumps([res, [(x.category.__name__, str(x.message)) for x in w]]))
 
 
 def test_auto_emulated_gpu():
-    """device='auto' where the driver reports devices: the GPU when the CUDA
-    library sees it, else CPU with the warning (the emulated runtime of
-    tests/cuda_emu.c stands in for the GPU)"""
+    """device='auto' where the driver reports devices: batches on the GPU;
+    where it reports none: CPU with the warning (the emulated driver of
+    tests/cuda_emu.c, found on LD_LIBRARY_PATH as libcuda.so.1, stands in
+    for the NVIDIA driver; the library is the one CPU batches use)"""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import test_python_emu as emu
     if not emu.cuda_home():
-        print("SKIP auto with an emulated GPU: no CUDA headers to build the emulated runtime against")
+        print("SKIP auto with an emulated GPU: no CUDA headers to build the emulated driver against")
         return
     with tempfile.TemporaryDirectory() as td:
-        lib = os.path.join(td, "libgpufeed_cuda_emu.so")
-        ok, err = emu.build_lib(lib)
-        check("the CUDA library with the emulated runtime builds", ok, err)
+        ok, err = emu.build_driver(td)
+        check("the emulated driver builds", ok, err)
         if not ok:
             return
-        rc, out, err = child(EMU_CHILD % {"tools": os.path.join(ROOT, "tools"), "ids": IDS}, {"GPUFEED_CUDA_LIB": lib})
+        rc, out, err = child(EMU_CHILD % {"tools": os.path.join(ROOT, "tools"), "ids": IDS},
+                             {"LD_LIBRARY_PATH": td + os.pathsep + os.environ.get("LD_LIBRARY_PATH", "")})
         got = json.loads(out.splitlines()[-1]) if rc == 0 and out.strip() else None
         check("auto with a (emulated) device: batches on CUDA device 0, no warning",
               got is not None and got[0][0] == [True, 0, [2, 0]] and len(got[1]) == 1, str(got) + err[-300:])
-        check("auto when the CUDA library sees no device: CPU batches and one CPUFallbackWarning naming why",
+        check("auto when the driver reports no device: CPU batches and one CPUFallbackWarning naming why",
               got is not None and got[0][1] == [False, None, [1, 0]] and got[1][0][0] == "CPUFallbackWarning"
               and "no CUDA device" in got[1][0][1], str(got))
 
@@ -437,7 +438,7 @@ def test_readme_snippet():
         check("README.md has a ```python snippet under 'From Python'", False)
         return
     rc, out, err = child(m.group(1), timeout=600)
-    n_gpu = gpufeed._driver_devices()[0]
+    n_gpu = 1 if gpufeed.cuda_available(0)[0] else 0
     fallbacks = err.count("CPUFallbackWarning")
     check("README.md's Python snippet, as written, runs with its defaults here%s" % (" (one CPUFallbackWarning)" if n_gpu == 0 else ""),
           rc == 0 and fallbacks == (1 if n_gpu == 0 else 0),

@@ -17,11 +17,11 @@ works the same with ``cupy.from_dlpack``, ``jax.dlpack.from_dlpack`` and
 
 Where batches live (``Loader(device=...)``):
 
-- ``"auto"`` (the default): CUDA device 0 when it is usable -- the CUDA
-  driver reports a device, and the CUDA build of the library loads (built
-  with nvcc on first use) and sees it -- else CPU batches, with one
-  ``CPUFallbackWarning`` per process that says why. Without a CUDA driver
-  nothing CUDA is built or loaded (no nvcc run).
+- ``"auto"`` (the default): CUDA device 0 when it is usable -- the library
+  loads the CUDA driver (``libcuda.so.1``, installed with every NVIDIA
+  driver; no CUDA toolkit needed) and the driver reports the device -- else
+  CPU batches, with one ``CPUFallbackWarning`` per process that says why
+  ("no CUDA driver: libcuda.so.1 ...", "no CUDA device: ...").
 - ``None`` or ``"cpu"``: CPU batches, no warning, nothing CUDA touched.
 - ``0``, ``1``, ..., ``"cuda"``, ``"cuda:1"`` or a ``torch.device``: that
   CUDA device, or a ``GpufeedError`` saying why not (and that
@@ -39,17 +39,17 @@ that says so. A CPU-only PyTorch cannot take GPU batches: pass
 ``np.dtype("float32")``, ``torch.float32`` or the short names (``"f32"``):
 float32, float64, float16, bfloat16, int32, int64, uint8.
 
-The shared library is built from the header with one command, once, with a
-line on stderr while it builds (GPUFEED_LIB / GPUFEED_CUDA_LIB name a
-library built already):
+The shared library is built from the header with one C compiler command,
+once (about 10 s), with a line on stderr while it builds (GPUFEED_LIB names
+a library built already; CC another compiler):
 
-    cc -O2 -shared -fPIC -x c -DGPUFEED_IMPLEMENTATION gpufeed.h -o build/libgpufeed.so -lpthread -lm
-    nvcc -O2 -shared -Xcompiler -fPIC -x cu -DGPUFEED_IMPLEMENTATION gpufeed.h -o build/libgpufeed_cuda.so
+    cc -O2 -shared -fPIC -x c -DGPUFEED_IMPLEMENTATION gpufeed.h -o build/libgpufeed.so -lpthread -lm -ldl
 
-(the second only for CUDA batches). From a checkout they go to build/; when
-gpufeed.py runs elsewhere (pip install, or gpufeed.py copied next to
-gpufeed.h), to ~/.cache/gpufeed/ (GPUFEED_CACHE_DIR, or XDG_CACHE_HOME, to
-move it), one directory per version of the header. The ctypes mirrors of
+The same library gives CPU and GPU batches: it loads the CUDA driver at run
+time where there is one. From a checkout it goes to build/; when gpufeed.py
+runs elsewhere (pip install, or gpufeed.py copied next to gpufeed.h), to
+~/.cache/gpufeed/ (GPUFEED_CACHE_DIR, or XDG_CACHE_HOME, to move it), one
+directory per version of the header. The ctypes mirrors of
 the C structs are checked against the library's own sizes at load time
 (gpufeed_sizeof), so a header/binding mismatch is an error, not memory
 corruption.
@@ -58,7 +58,6 @@ import ctypes
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -151,7 +150,7 @@ class _DeviceBatch(ctypes.Structure):
     _fields_ = [("host", _Batch), ("data", ctypes.c_void_p), ("features", ctypes.POINTER(ctypes.c_void_p)),
                 ("valid", ctypes.POINTER(ctypes.c_void_p)), ("ready", ctypes.c_void_p),
                 ("slot", ctypes.c_int32), ("on_device", ctypes.c_int32), ("resident", ctypes.c_int32),
-                ("serial", ctypes.c_uint64)]
+                ("serial", ctypes.c_uint64), ("uploader", ctypes.c_void_p)]
 
 
 # ---- the library ------------------------------------------------------------
@@ -171,48 +170,30 @@ def _header():
                        "GPUFEED_LIB to a library built from it" % __file__)
 
 
-def _default_lib_path(cuda):
+def _default_lib_path():
     """Where the library is built: build/ of a checkout, else a cache
     directory named after the header's contents."""
-    name = "libgpufeed_cuda.so" if cuda else "libgpufeed.so"
     hdr = _header()
     if hdr == os.path.join(_ROOT, "gpufeed.h") and os.path.basename(_HERE) == "tools":
-        return os.path.join(_ROOT, "build", name)
+        return os.path.join(_ROOT, "build", "libgpufeed.so")
     with open(hdr, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:16]
     base = os.environ.get("GPUFEED_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "gpufeed")
-    return os.path.join(base, digest, name)
+    return os.path.join(base, digest, "libgpufeed.so")
 
 
-def _nvcc():
-    nvcc = shutil.which("nvcc")
-    if not nvcc:
-        home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-        cand = os.path.join(home, "bin", "nvcc")
-        nvcc = cand if os.access(cand, os.X_OK) else None
-    return nvcc
-
-
-def build(cuda=False, out=None):
-    """Builds the shared library from gpufeed.h (one compiler command; a line
-    on stderr says so while it runs). Returns its path."""
+def build(out=None):
+    """Builds the shared library from gpufeed.h (one C compiler command; a
+    line on stderr says so while it runs). Returns its path."""
     hdr = _header()
-    out = out or _default_lib_path(cuda)
+    out = out or _default_lib_path()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     tmp = "%s.%d.tmp" % (out, os.getpid())     # a concurrent build never sees half a library
-    if cuda:
-        cc = _nvcc()
-        if not cc:
-            raise GpufeedError("the CUDA build of the library needs nvcc, and none was found (PATH, CUDA_HOME); "
-                               "install the CUDA toolkit or set GPUFEED_CUDA_LIB to a library built with it")
-        cmd = [cc, "-O2", "-shared", "-Xcompiler", "-fPIC", "-x", "cu", "-DGPUFEED_IMPLEMENTATION",
-               hdr, "-o", tmp, "-lpthread"]
-    else:
-        cmd = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-x", "c", "-DGPUFEED_IMPLEMENTATION",
-               hdr, "-o", tmp, "-lpthread", "-lm"]
-    sys.stderr.write("gpufeed: building %s from %s with %s (first use, once; %s) ...\n"
-                     % (out, hdr, os.path.basename(cmd[0]), "about a minute" if cuda else "a few seconds"))
+    cmd = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-x", "c", "-DGPUFEED_IMPLEMENTATION",
+           hdr, "-o", tmp, "-lpthread", "-lm", "-ldl"]
+    sys.stderr.write("gpufeed: building %s from %s with %s (first use, once; about 10 s) ...\n"
+                     % (out, hdr, os.path.basename(cmd[0])))
     sys.stderr.flush()
     t0 = time.time()
     try:
@@ -231,17 +212,17 @@ def build(cuda=False, out=None):
     return out
 
 
-def load(cuda=False):
-    """The ctypes library (built on first use when missing)."""
+def load():
+    """The ctypes library (built on first use when missing or older than the header)."""
     with _lock:
-        if cuda in _libs:
-            return _libs[cuda]
-        path = os.environ.get("GPUFEED_CUDA_LIB" if cuda else "GPUFEED_LIB")
+        if "lib" in _libs:
+            return _libs["lib"]
+        path = os.environ.get("GPUFEED_LIB")
         if not path:
-            path = _default_lib_path(cuda)
+            path = _default_lib_path()
             hdr = _header()
             if not os.path.exists(path) or os.path.getmtime(hdr) > os.path.getmtime(path):
-                build(cuda, path)
+                build(path)
         lib = ctypes.CDLL(path)
         lib.gpufeed_sizeof.restype = ctypes.c_size_t
         lib.gpufeed_sizeof.argtypes = [ctypes.c_char_p]
@@ -276,66 +257,22 @@ def load(cuda=False):
             fn = getattr(lib, name)
             fn.restype = res
             fn.argtypes = args
-        _libs[cuda] = lib
+        _libs["lib"] = lib
         return lib
 
 
 # ---- devices ----------------------------------------------------------------
 
-_driver = None
 _warned_cpu = False
 
 
-def _driver_devices():
-    """(CUDA devices the driver reports, why none): asks libcuda directly, so
-    that nothing is built or loaded on a machine without a GPU."""
-    global _driver
-    if _driver is None:
-        lib = None
-        for name in ("libcuda.so.1", "libcuda.so"):
-            try:
-                lib = ctypes.CDLL(name)
-                break
-            except OSError:
-                pass
-        if lib is None:
-            _driver = (0, "no CUDA driver (libcuda.so.1 not found)")
-        else:
-            n = ctypes.c_int(0)
-            r = lib.cuInit(0)
-            if r == 0:
-                r = lib.cuDeviceGetCount(ctypes.byref(n))
-            if r != 0:
-                msg = ctypes.c_char_p()
-                named = hasattr(lib, "cuGetErrorName") and lib.cuGetErrorName(r, ctypes.byref(msg)) == 0 and msg.value
-                _driver = (0, "the CUDA driver reports no usable device (%s)" % (msg.value.decode() if named else "CUresult %d" % r))
-            elif n.value == 0:
-                _driver = (0, "the CUDA driver reports no device")
-            else:
-                _driver = (n.value, "")
-    return _driver
-
-
-def _cuda_library(device, auto=False):
-    """(the CUDA build of the library, "") when CUDA device `device` is
-    usable, else (None, why). nvcc runs only when the driver reports a device
-    and no library was built before. A library named by GPUFEED_CUDA_LIB
-    (e.g. one linked with an emulated runtime) is asked directly, except by
-    device="auto", which wants a real driver first."""
-    if auto or not os.environ.get("GPUFEED_CUDA_LIB"):
-        n, why = _driver_devices()
-        if n == 0:
-            return None, why
-        if device >= n:
-            return None, "no CUDA device %d (%d present)" % (device, n)
-    try:
-        lib = load(cuda=True)
-    except (GpufeedError, OSError) as e:
-        return None, "the CUDA build of the library is unavailable: %s" % e
+def _cuda_device(lib, device):
+    """(True, "") when CUDA device `device` is usable through the driver the
+    library loads, else (False, why)."""
     why = ctypes.create_string_buffer(256)
-    if not lib.gpufeed_cuda_available(device, why, 256):
-        return None, why.value.decode(errors="replace")
-    return lib, ""
+    if lib.gpufeed_cuda_available(device, why, 256):
+        return True, ""
+    return False, why.value.decode(errors="replace")
 
 
 _DEVICE_FORMS = ("device='auto' (the default: CUDA device 0 when usable, else CPU batches with a warning), "
@@ -574,15 +511,13 @@ class Loader:
         features = [Feature(f) if isinstance(f, str) else f for f in (features or [])]
         want = _device_request(device)
         self.device = None
-        if want is None:
-            self._lib = load(cuda=False)
-        else:
-            lib, why = _cuda_library(0 if want == "auto" else want, auto=want == "auto")
-            if lib is not None:
-                self._lib, self.device = lib, (0 if want == "auto" else want)
+        self._lib = load()
+        if want is not None:
+            ok, why = _cuda_device(self._lib, 0 if want == "auto" else want)
+            if ok:
+                self.device = 0 if want == "auto" else want
             elif want == "auto":
                 _warn_cpu_once(why)
-                self._lib = load(cuda=False)
             else:
                 raise GpufeedError("device=%r: %s. device=None gives CPU batches (device='auto' falls back to them)"
                                    % (device, why))
@@ -700,7 +635,6 @@ class Loader:
 
 def cuda_available(device=0):
     """(True, '') when CUDA device `device` is usable for batches, else
-    (False, why). Builds the CUDA library (nvcc) only when the driver
-    reports a device."""
-    lib, why = _cuda_library(device)
-    return lib is not None, why
+    (False, why): the library loads the CUDA driver (libcuda.so.1) and asks
+    it."""
+    return _cuda_device(load(), device)
