@@ -217,7 +217,7 @@ check "README.md holds at least two complete C programs" bash -c "ls $T/readme_*
 check "README.md is at most 300 lines" bash -c "[ \$(wc -l < README.md) -le 300 ]"
 for src in $T/readme_*.c; do
   exe=${src%.c}
-  if cc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -I. "$src" -o "$exe" -lpthread -lm 2> "$exe.err"; then
+  if cc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -I. "$src" -o "$exe" -lpthread -lm -ldl 2> "$exe.err"; then
     ok "README program $(basename "$src") compiles as written"
   else
     bad "README program $(basename "$src") compiles as written"; cat "$exe.err"; continue
@@ -225,10 +225,21 @@ for src in $T/readme_*.c; do
   if grep -q "gpufeed_column_open" "$src"; then
     # pyarrow.compute.sum(read_table(flights)['dep_delay']) == 4152200
     check "README column program runs and matches pyarrow" test "$("$exe")" = "sum of dep_delay: 4152200"
-  elif grep -q "gpufeed_loader_next" "$src"; then
-    # the trainer: 2 epochs of flights, sums independent of workers and of the cache
+  elif grep -q "gpufeed_uploader_next" "$src"; then
+    # the trainer: 2 epochs of flights, sums independent of workers, of the cache and of the GPU
     want="673552 rows, dep_delay sum 8304400, carrier id sum 443879646"
-    check "README trainer runs as written" test "$("$exe")" = "$want"
+    check "README trainer runs as written" test "$("$exe" 2> $T/trainer.err)" = "$want"
+    if [ -z "$(ldconfig -p 2> /dev/null | grep 'libcuda.so.1 ')" ]; then
+      check "README trainer without a CUDA driver: host batches (0 on the GPU)" grep -qx "0 batches on the GPU" $T/trainer.err
+    fi
+    # the same program where a driver is installed: the emulated one (tests/cuda_emu.c), found as libcuda.so.1
+    if [ -f "${EMU_DRIVER_DIR:-build/emu}/libcuda.so.1" ]; then
+      check "README trainer with a (emulated) CUDA driver: the same sums" \
+        test "$(LD_LIBRARY_PATH=${EMU_DRIVER_DIR:-build/emu} "$exe" 2> $T/trainer_gpu.err)" = "$want"
+      check "... every batch on the GPU (166)" grep -qx "166 batches on the GPU" $T/trainer_gpu.err
+    else
+      skip "README trainer with an emulated CUDA driver: ${EMU_DRIVER_DIR:-build/emu}/libcuda.so.1 is not built"
+    fi
     rm -rf $T/readme_cache
     check "README trainer with a cache directory (builds it)" test "$("$exe" examples/data/flights.parquet $T/readme_cache)" = "$want"
     check "README trainer served from the cache: the same sums" test "$("$exe" examples/data/flights.parquet $T/readme_cache)" = "$want"

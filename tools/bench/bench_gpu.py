@@ -8,6 +8,7 @@ On the GPU machine run both, from the repository root:
     python3 tools/bench/bench_gpu.py [--rows 2097152] [--batch 65536]
         [--steps-ms 0,1,5,20] [--epochs 2] [--workers N] [--torch-workers 0,4,8,16]
         [--columns a,b,c] [--skip-torch] [--skip-gpufeed] [--out build/bench]
+        [--variants runtime,driver,plain-stores] [--configs decode,cache,resident]
 
 Uses only the standard library, numpy, pyarrow, torch and (when installed)
 cupy: no venv needed. Steps:
@@ -16,7 +17,11 @@ cupy: no venv needed. Steps:
      (8 float32, 8 float64, 8 int32, 8 int64; every 4th column 1% nulls),
      SNAPPY, row groups of 262,144 rows, pyarrow defaults otherwise;
   2. builds build/bench_gpu with nvcc (-arch=sm_90, or $GPU_ARCH), adding
-     -DHAVE_RESIDENT when gpufeed.h has gpufeed_uploader_desc.resident_bytes;
+     -DHAVE_RESIDENT when gpufeed.h has gpufeed_uploader_desc.resident_bytes,
+     once per --variants entry (default runtime,driver: gpufeed's uploader on
+     the CUDA runtime, and on the driver loaded at run time as a plain cc
+     build has it; plain-stores: the runtime with GPUFEED_STREAM_STORES=0);
+     each variant gives its own rows, labelled [variant];
   3. runs it: the pinned H2D ceiling for one batch and the copy-engine count,
      then gpufeed decode / cache / device-resident at each step time
      (see the top of tools/bench/bench_gpu.cu for every figure's definition);
@@ -94,18 +99,34 @@ def gpu_present() -> tuple[bool, str]:
     return True, r.stdout.strip().splitlines()[0]
 
 
-def build(nvcc: str) -> tuple[list[str], bool]:
+# the builds of bench_gpu compared side by side (--variants): gpufeed's uploader on
+# the CUDA runtime (nvcc's default), on the driver loaded at run time (what a plain
+# cc build and the Python binding use), and on the runtime with plain stores into
+# the batch slots (GPUFEED_STREAM_STORES=0)
+VARIANTS = {"runtime": [], "driver": ["-DGPUFEED_CUDA_DRIVER"], "plain-stores": ["-DGPUFEED_STREAM_STORES=0"]}
+
+
+def build(nvcc: str, variants: list[str]) -> tuple[dict, bool]:
+    """Builds build/bench_gpu (the first variant) and build/bench_gpu_<variant>
+    for the others, in parallel: {variant: (binary, command)}, resident."""
     with open(os.path.join(ROOT, "gpufeed.h"), encoding="utf-8", errors="replace") as f:
         resident = "resident_bytes" in f.read()
     arch = os.environ.get("GPU_ARCH", "sm_90")
-    cmd = ["nvcc" if os.path.dirname(nvcc) in (os.path.dirname(shutil.which("nvcc") or ""),) else nvcc, "-O2", f"-arch={arch}", "-I."] + (["-DHAVE_RESIDENT"] if resident else []) + \
-          ["tools/bench/bench_gpu.cu", "-o", "build/bench_gpu", "-lpthread"]
+    nv = "nvcc" if os.path.dirname(nvcc) in (os.path.dirname(shutil.which("nvcc") or ""),) else nvcc
     os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
-    r = sh(cmd)
-    if r.returncode != 0:
-        sys.stderr.write(r.stdout + r.stderr)
-        sys.exit(f"bench_gpu.py: build failed: {' '.join(cmd)}")
-    return cmd, resident
+    out, procs = {}, []
+    for i, v in enumerate(variants):
+        binary = "build/bench_gpu" if i == 0 else f"build/bench_gpu_{v}"
+        cmd = [nv, "-O2", f"-arch={arch}", "-I."] + (["-DHAVE_RESIDENT"] if resident else []) + VARIANTS[v] + \
+              ["tools/bench/bench_gpu.cu", "-o", binary, "-lpthread"]
+        out[v] = (binary, cmd)
+        procs.append((cmd, subprocess.Popen(cmd, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)))
+    for cmd, p in procs:
+        text = p.communicate()[0]
+        if p.returncode != 0:
+            sys.stderr.write(text)
+            sys.exit(f"bench_gpu.py: build failed: {' '.join(cmd)}")
+    return out, resident
 
 
 # ---- the dataset --------------------------------------------------------------
@@ -522,7 +543,13 @@ def main():
     ap.add_argument("--skip-torch", action="store_true")
     ap.add_argument("--skip-gpufeed", action="store_true")
     ap.add_argument("--out", default="build/bench")
+    ap.add_argument("--variants", default="runtime,driver",
+                    help="builds of gpufeed to compare, each a row per configuration: " + ", ".join(VARIANTS))
+    ap.add_argument("--configs", default="decode,cache,resident", help="bench_gpu's --configs")
     args = ap.parse_args()
+    args.variants = [v for v in args.variants.split(",") if v]
+    if not args.variants or any(v not in VARIANTS for v in args.variants):
+        ap.error("--variants: a comma list of " + ", ".join(VARIANTS))
     args.steps_ms = [float(s) for s in args.steps_ms.split(",") if s]
     args.torch_workers = [int(s) for s in args.torch_workers.split(",") if s]
     cmdline = "python3 tools/bench/bench_gpu.py" + "".join(" " + shlex.quote(a) for a in sys.argv[1:])
@@ -533,7 +560,8 @@ def main():
         print("no GPU: nothing measured (nvcc not found: bench_gpu not built)" if not gpu_present()[0]
               else "bench_gpu.py: nvcc not found (set CUDA_HOME)")
         sys.exit(0 if not gpu_present()[0] else 1)
-    build_cmd, resident = build(nvcc)
+    builds, resident = build(nvcc, args.variants)
+    build_cmd = builds[args.variants[0]][1]
     ok, why = gpu_present()
     if ok:
         try:
@@ -548,7 +576,7 @@ def main():
         r = sh(["build/bench_gpu", "--epochs", "1"])
         if r.returncode != 0 or "no GPU" not in r.stdout:
             sys.stderr.write(r.stdout + r.stderr)
-        print(f"bench_gpu built ({' '.join(build_cmd)}{'; with device-resident' if resident else ''})")
+        print(f"bench_gpu built: {', '.join(' '.join(c) for _, c in builds.values())}{'; with device-resident' if resident else ''}")
         print(f"no GPU: nothing measured ({why})")
         sys.exit(0)
 
@@ -565,18 +593,27 @@ def main():
 
     g = None
     if not args.skip_gpufeed:
-        jpath = os.path.join(out_dir, "gpu_gpufeed.json")
-        cmd = ["build/bench_gpu", os.path.relpath(path, ROOT), "--batch", str(args.batch), "--steps-ms",
-               ",".join(f"{s:g}" for s in args.steps_ms), "--epochs", str(args.epochs), "--workers", str(args.workers),
-               "--cache", os.path.relpath(os.path.join(out_dir, "gpu-cache"), ROOT), "--json", os.path.relpath(jpath, ROOT)]
-        if args.columns:
-            cmd += ["--columns", args.columns]
-        log("$ " + " ".join(cmd))
-        r = subprocess.run(cmd, cwd=ROOT)
-        if r.returncode != 0 or not os.path.exists(jpath):
-            sys.exit(f"bench_gpu.py: bench_gpu failed (exit {r.returncode})")
-        with open(jpath) as f:
-            g = json.load(f)
+        for v in args.variants:   # the same cache serves every variant (built by the first)
+            binary = builds[v][0]
+            jpath = os.path.join(out_dir, f"gpu_gpufeed_{v}.json")
+            cmd = [binary, os.path.relpath(path, ROOT), "--batch", str(args.batch), "--steps-ms",
+                   ",".join(f"{s:g}" for s in args.steps_ms), "--epochs", str(args.epochs), "--workers", str(args.workers),
+                   "--configs", args.configs,
+                   "--cache", os.path.relpath(os.path.join(out_dir, "gpu-cache"), ROOT), "--json", os.path.relpath(jpath, ROOT)]
+            if args.columns:
+                cmd += ["--columns", args.columns]
+            log("$ " + " ".join(cmd))
+            r = subprocess.run(cmd, cwd=ROOT)
+            if r.returncode != 0 or not os.path.exists(jpath):
+                sys.exit(f"bench_gpu.py: {binary} failed (exit {r.returncode})")
+            with open(jpath) as f:
+                gv = json.load(f)
+            for row in gv["rows"]:
+                row["config"] += f" [{v}]"
+            if g is None:
+                g = gv
+            else:
+                g["rows"] += gv["rows"]
 
     # the checksum both sides must see: the dataset's f32 words, once per epoch
     tbl = pq.read_table(path, columns=cols)
