@@ -1223,8 +1223,11 @@ GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, co
    copies each batch to the device on its own non-blocking stream while the
    trainer computes. GPUFEED_NO_CUDA, or a plain C build, gives the same API
    with host batches (when host_fallback allows it). */
+enum { GPUFEED_DEVICE_HOST = -1 };   /* gpufeed_uploader_desc.device: host batches */
 typedef struct gpufeed_uploader_desc {
-    int32_t device;                    /* CUDA device ordinal (default 0) */
+    int32_t device;                    /* CUDA device ordinal (default 0); GPUFEED_DEVICE_HOST:
+                                          host batches, no GPU touched (the driver is not
+                                          even loaded) */
     int32_t slots;                     /* batches in flight, 2..16 (default 3) */
     uint64_t max_pinned_bytes;         /* cap on pinned host memory; slots beyond it
                                           stay pageable, with a warning (0: no cap).
@@ -15973,12 +15976,15 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
     pthread_mutex_init(&u->mu, NULL);
 #endif
     u->n = desc->slots ? desc->slots : 3;
+    if (desc->device == GPUFEED_DEVICE_HOST)
+        u->on_device = 0; /* asked for host batches */
+    else
 #ifdef GF__GPU
-    u->on_device = gf__gpu_open(&u->gpu, desc->device, 1, why, sizeof why);
+        u->on_device = gf__gpu_open(&u->gpu, desc->device, 1, why, sizeof why);
 #else
-    u->on_device = gpufeed_cuda_available(desc->device, why, sizeof why);
+        u->on_device = gpufeed_cuda_available(desc->device, why, sizeof why);
 #endif
-    if (!u->on_device && !desc->host_fallback) {
+    if (!u->on_device && !desc->host_fallback && desc->device != GPUFEED_DEVICE_HOST) {
         gpufeed_uploader_close(u);
         return gf__seterr(err, GPUFEED_ERR_NO_DEVICE, "uploader: %s (set host_fallback for host batches)", why);
     }

@@ -206,6 +206,11 @@ def run():
     except gpufeed.GpufeedError as e:
         check("Loader(device=0) without a device: GpufeedError saying so", "no CUDA device" in str(e), str(e))
     lib.emu_set_devices(2)
+    L = gpufeed.Loader(IDS, batch_rows=1000, device=None)
+    b = next(L)
+    check("Loader(device=None) with a usable device: CPU batches", not b.on_device and b.__dlpack_device__() == (1, 0),
+          str(b.__dlpack_device__()))
+    L.close()
     feats = [gpufeed.Feature("x"), gpufeed.Feature("k"), gpufeed.Feature("y", validity=True)]
     cpu = [np.from_dlpack(b).copy() for b in
            gpufeed.Loader(IDS, features=feats, batch_rows=1000, seed=2, workers=2, shuffle_window=2, device=None)]

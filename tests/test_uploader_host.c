@@ -99,7 +99,10 @@ static gpufeed_uploader_desc fallback_desc(int32_t slots)
     return d;
 }
 
-/* host_fallback = 1: the same stream, batch for batch */
+/* host_fallback = 1 (or device GPUFEED_DEVICE_HOST): the same stream, batch
+   for batch */
+static int g_host_asked; /* check_stream asks for host batches (device -1): none on a device */
+
 static void check_stream(int layout)
 {
     enum { CAP = 1024 };
@@ -112,6 +115,7 @@ static void check_stream(int layout)
     gpufeed_error err;
     gpufeed_result r;
     int mismatches = 0, bad_slot = 0, bad_dev = 0, nbuf = 0, i;
+    if (g_host_asked) { d.device = GPUFEED_DEVICE_HOST; d.host_fallback = 0; }
     const void *seen[64];
     nref = reference_hashes(layout, 1234, EPOCHS, ref, CAP, &rows_ref);
     CHECK(nref > 0 && nref <= CAP);
@@ -129,7 +133,7 @@ static void check_stream(int layout)
             for (i = 0; i < nbuf && seen[i] != hp; i++) {}
             if (i == nbuf && i < 64) seen[nbuf++] = hp;
         }
-        if (!g_cuda && (b.on_device || b.data || b.features || b.valid || b.ready)) bad_dev++;
+        if ((!g_cuda || g_host_asked) && (b.on_device || b.data || b.features || b.valid || b.ready)) bad_dev++;
         if (layout == GPUFEED_LAYOUT_ROW_MAJOR) CHECK(b.host.data != NULL);
         else CHECK(b.host.features != NULL && b.host.features[0] != NULL && b.host.data == NULL);
         CHECK(b.host.valid && b.host.valid[0] && b.host.valid[2] && !b.host.valid[1] && !b.host.valid[3]);
@@ -154,6 +158,14 @@ static void check_stream(int layout)
 
 static void test_fallback_stream_row_major(void) { check_stream(GPUFEED_LAYOUT_ROW_MAJOR); }
 static void test_fallback_stream_per_feature(void) { check_stream(GPUFEED_LAYOUT_PER_FEATURE); }
+/* device GPUFEED_DEVICE_HOST: host batches even where a GPU is usable, no
+   host_fallback needed */
+static void test_device_host_asked(void)
+{
+    g_host_asked = 1;
+    check_stream(GPUFEED_LAYOUT_ROW_MAJOR);
+    g_host_asked = 0;
+}
 
 /* held batches are never overwritten by later ones; the loader gets its own
    buffers back at close and goes on with the same stream */
@@ -351,6 +363,7 @@ int main(int argc, char **argv)
     printf("CUDA: %s\n", g_cuda ? "a device is usable (fallback-only checks are skipped)" : g_why);
     RUN(test_fallback_stream_row_major);
     RUN(test_fallback_stream_per_feature);
+    RUN(test_device_host_asked);
     RUN(test_held_batches_intact_and_loader_restored);
     if (g_cuda) printf("SKIP: test_no_fallback_is_no_device: a CUDA device is usable\n");
     else RUN(test_no_fallback_is_no_device);

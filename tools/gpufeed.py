@@ -571,9 +571,9 @@ class Loader:
             raise GpufeedError(err.message.decode(errors="replace"))
         self._l = lo
         dv = _UploaderDesc()
-        dv.device = self.device if self.device is not None else 0
+        dv.device = self.device if self.device is not None else -1    # GPUFEED_DEVICE_HOST: CPU batches
         dv.slots = slots
-        dv.host_fallback = 1 if self.device is None else 0
+        dv.host_fallback = 0
         up = ctypes.c_void_p()
         if self._lib.gpufeed_uploader_open(ctypes.byref(up), lo, ctypes.byref(dv), ctypes.byref(err)) != 0:
             self.close()
