@@ -15173,6 +15173,7 @@ typedef struct gf__cudrv {
     unsigned (*DevicePrimaryCtxRelease)(int);
     unsigned (*CtxPushCurrent)(struct CUctx_st *);
     unsigned (*CtxPopCurrent)(struct CUctx_st **);
+    unsigned (*CtxGetCurrent)(struct CUctx_st **);
     unsigned (*StreamCreate)(struct CUstream_st **, unsigned);
     unsigned (*StreamDestroy)(struct CUstream_st *);
     unsigned (*StreamSynchronize)(struct CUstream_st *);
@@ -15201,7 +15202,7 @@ typedef struct gf__cudrv {
 /* the symbol of each entry point, in the order of gf__cudrv's fields */
 static const char *const gf__cudrv_names[] = {
     "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2",
-    "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize",
+    "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuCtxGetCurrent", "cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize",
     "cuStreamWaitEvent", "cuEventCreate", "cuEventDestroy_v2", "cuEventRecord", "cuEventSynchronize", "cuMemAlloc_v2",
     "cuMemFree_v2", "cuMemHostAlloc", "cuMemFreeHost", "cuMemHostRegister_v2", "cuMemHostUnregister", "cuMemcpyHtoD_v2",
     "cuMemcpyHtoDAsync_v2", "cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuLaunchKernel",
@@ -15382,12 +15383,15 @@ static void gf__gpu_close(gf__gpu *g)
 }
 
 /* makes the device current for the calls that follow; gf__gpu_leave puts
-   the caller's device (context) back */
+   the caller's device (context) back. The driver's context is pushed only
+   where another (or none) is current: a trainer's thread has the primary
+   context current already, and then nothing is pushed. */
 static int gf__gpu_enter(gf__gpu *g)
 {
 #ifdef GF__CUDRV
-    g->f.CtxPushCurrent(g->ctx);
-    return 0;
+    struct CUctx_st *cur = NULL;
+    if (!g->f.CtxGetCurrent(&cur) && cur == g->ctx) return 0;
+    return g->f.CtxPushCurrent(g->ctx) ? 0 : 1;
 #else
     int prev = 0;
     cudaGetDevice(&prev);
@@ -15398,8 +15402,7 @@ static int gf__gpu_enter(gf__gpu *g)
 static void gf__gpu_leave(gf__gpu *g, int prev)
 {
 #ifdef GF__CUDRV
-    (void)prev;
-    g->f.CtxPopCurrent(NULL);
+    if (prev) g->f.CtxPopCurrent(NULL); /* 1: gf__gpu_enter pushed */
 #else
     if (prev != g->dev) cudaSetDevice(prev);
 #endif

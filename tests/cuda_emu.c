@@ -805,6 +805,13 @@ CUresult cuCtxPopCurrent_v2(CUcontext *out)
     return r;
 }
 
+CUresult cuCtxGetCurrent(CUcontext *out)
+{
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    *out = t_depth > 0 ? t_ctx[t_depth - 1] : NULL;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuStreamCreate(CUstream *out, unsigned flags)
 {
     if (flags != CU_STREAM_NON_BLOCKING && flags != CU_STREAM_DEFAULT) return CUDA_ERROR_INVALID_VALUE;

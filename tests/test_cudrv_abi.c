@@ -42,6 +42,7 @@ static void fill_from_cuda_h(gf__cudrv *t)
     t->DevicePrimaryCtxRelease = cuDevicePrimaryCtxRelease;
     t->CtxPushCurrent = cuCtxPushCurrent;
     t->CtxPopCurrent = cuCtxPopCurrent;
+    t->CtxGetCurrent = cuCtxGetCurrent;
     t->StreamCreate = cuStreamCreate;
     t->StreamDestroy = cuStreamDestroy;
     t->StreamSynchronize = cuStreamSynchronize;

@@ -23,8 +23,9 @@ backward and the optimizer step on torch's current stream.
 
 Per batch size, each configuration runs 1 warm-up epoch and then --epochs
 measured epochs, shuffled:
-  floor       the whole matrix on the GPU; each epoch a torch.randperm and a
-              gather per batch (no input pipeline at all)
+  floor       the whole matrix on the GPU; each epoch one shuffled copy of
+              it (torch.randperm, one gather), then a slice per batch (no
+              input pipeline at all)
   cache       gpufeed.Loader(..., cache_dir, shuffle_window=4, device=0):
               the warm-up epoch decodes and writes the tensor cache, the
               measured ones read it; torch.from_dlpack(batch) per step
@@ -167,9 +168,9 @@ def main():
             note = ""
             if cfg == "floor":
                 def epochs_gen():
-                    while True:
-                        perm = torch.randperm(N, device=dev)
-                        yield (full[perm[k:k + B]] for k in range(0, N, B))
+                    while True:   # one shuffle of the whole matrix an epoch, then slices: the least GPU work there is
+                        shuffled = full[torch.randperm(N, device=dev)]
+                        yield (shuffled[k:k + B] for k in range(0, N, B))
                 rate, losses, n = timed_epochs(sync, epochs_gen(), trainer, args.epochs)
             elif cfg in ("cache", "decode"):
                 cache = os.path.join(out_dir, f"train-cache-{B}") if cfg == "cache" else None
