@@ -677,10 +677,11 @@ int emu_device_of(const void *p)
 #define EMU_CTX_DEPTH 16
 
 struct CUctx_st { unsigned magic; int dev; long refs; };
-struct CUmod_st { unsigned magic; int dead; struct CUfunc_st *fn; };
+struct CUmod_st { unsigned magic; int dead; struct CUfunc_st *fn; struct CUmod_st *all_next; };
 struct CUfunc_st { unsigned magic; struct CUmod_st *mod; };
 
 static struct CUctx_st g_primary[EMU_MAX_DEV];   /* one primary context a device */
+static struct CUmod_st *g_mods;                  /* every module, unloaded ones kept (a later use is seen) */
 static int g_drv_init;
 static __thread struct CUctx_st *t_ctx[EMU_CTX_DEPTH];
 static __thread int t_depth;
@@ -875,6 +876,8 @@ CUresult cuModuleLoadData(CUmodule *out, const void *image)
     }
     pthread_mutex_lock(MU);
     g.c.modules++;
+    m->all_next = g_mods;
+    g_mods = m;
     pthread_mutex_unlock(MU);
     *out = m;
     return CUDA_SUCCESS;

@@ -200,6 +200,18 @@ probe() {
   return $rc
 }
 
+# the emulated CUDA driver (tests/cuda_emu.c as build/emu/libcuda.so.1, and a
+# TSan build of it): test programs link it, and gpufeed's driver path loads it
+# where LD_LIBRARY_PATH points there. Built before the parallel builds.
+EMU_DIR=$PWD/build/emu
+build_emu_driver() {
+  [ -n "$CUDA_HOME" ] && [ -f "$CUDA_HOME/include/cuda.h" ] || { echo "SKIP the emulated driver: no CUDA headers"; return 0; }
+  mkdir -p build/emu build/emu-tsan
+  $CC -O1 -g $WARN -shared -fPIC -Wl,-soname,libcuda.so.1 -I"$CUDA_HOME/include" tests/cuda_emu.c -o build/emu/libcuda.so.1 -lpthread &&
+    { [ "${1:-}" = quick ] || clang -O1 -g -fsanitize=thread $WARN -shared -fPIC -Wl,-soname,libcuda.so.1 -I"$CUDA_HOME/include" tests/cuda_emu.c \
+        -o build/emu-tsan/libcuda.so.1 -lpthread; }
+}
+
 # ---- the whole suite's builds --------------------------------------------------
 
 # build OUT SRC [extra flags]: a plain and a sanitizer variant of a program
@@ -211,6 +223,7 @@ build() {
 build_all() {
   local t n cu
   pjobs_start
+  build_emu_driver || echo "FAIL build the emulated driver (build/emu/libcuda.so.1)"
   for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
            tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c tests/test_cache_api.c; do
     [ -f "$t" ] || continue
@@ -225,8 +238,9 @@ build_all() {
     build test_codec_zstd tests/test_codec_zstd.c -lzstd
     pjob "test_codec_zstd (GPUFEED_USE_LIBZSTD)" $CC -O2 -g $WARN -DGPUFEED_USE_LIBZSTD -I. tests/test_codec_zstd.c -o build/test_codec_zstd_libzstd -lpthread -lm -lzstd
   fi
-  if [ -f tests/test_uploader_host.c ]; then  # the host fallback, and the CUDA build of it
+  if [ -f tests/test_uploader_host.c ]; then  # the host fallback, the driver path, and the CUDA runtime build of it
     build test_uploader_host tests/test_uploader_host.c -DGPUFEED_NO_CUDA
+    pjob "test_uploader_host (the driver path)" clang $SAN $WARN -I. tests/test_uploader_host.c -o build/asan/test_uploader_host_drv -lpthread -lm -ldl
     if [ -n "$CUDA_HOME" ] && [ -f "$CUDA_HOME/include/cuda_runtime.h" ]; then
       pjob "test_uploader_host (GPUFEED_CUDA, -lcudart)" $CC -O2 $WARN -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_uploader_host.c -o build/test_uploader_host_cuda -L"$CUDA_HOME/lib64" -lcudart -lpthread -lm
     else echo "SKIP build test_uploader_host (GPUFEED_CUDA): no CUDA toolkit"; fi
@@ -239,6 +253,15 @@ build_all() {
       # shellcheck disable=SC2086
       pjob "test_cuda_streams (emulated runtime, TSan)" clang -g -O1 -fsanitize=thread $WARN -I. $emu -o build/tsan_test_cuda_streams_emu -lpthread -lm
       pjob "test_cuda_streams (GPUFEED_CUDA, -lcudart)" $CC -O2 $WARN -DGPUFEED_CUDA -I. -I"$CUDA_HOME/include" tests/test_cuda_streams.c -o build/test_cuda_streams -L"$CUDA_HOME/lib64" -lcudart -lpthread -lm
+      if [ -f build/emu/libcuda.so.1 ]; then  # gpufeed on the (emulated) driver; the consumer on its runtime
+        local drv="-DGF_CUDA_EMU -I$CUDA_HOME/include tests/test_cuda_streams.c -lpthread -lm -ldl"
+        # shellcheck disable=SC2086
+        pjob "test_cuda_streams (emulated driver, ASan)" clang $SAN $WARN -I. $drv -o build/asan/test_cuda_streams_drv_emu -Lbuild/emu -l:libcuda.so.1 -Wl,-rpath,$EMU_DIR
+        # shellcheck disable=SC2086
+        [ -f build/emu-tsan/libcuda.so.1 ] && pjob "test_cuda_streams (emulated driver, TSan)" clang -g -O1 -fsanitize=thread $WARN -I. $drv \
+          -o build/tsan_test_cuda_streams_drv_emu -Lbuild/emu-tsan -l:libcuda.so.1 -Wl,-rpath,$PWD/build/emu-tsan
+        pjob "test_cudrv_abi" $CC -O1 $WARN -I. -I"$CUDA_HOME/include" tests/test_cudrv_abi.c -o build/test_cudrv_abi -Lbuild/emu -l:libcuda.so.1 -Wl,-rpath,$EMU_DIR -lpthread -lm -ldl
+      fi
     else echo "SKIP build test_cuda_streams: no CUDA toolkit"; fi
   fi
   if command -v nvcc > /dev/null 2>&1; then  # CUDA code must compile here even without a GPU
@@ -304,6 +327,11 @@ build_quick() {
   local t
   pjobs_start
   mkdir -p $QB/asan
+  build_emu_driver quick || echo "FAIL build the emulated driver (build/emu/libcuda.so.1)"
+  if [ -f build/emu/libcuda.so.1 ]; then  # the uploader on the (emulated) CUDA driver
+    pjob "test_cuda_streams (emulated driver)" $SANCC $SANQ $WARN -DGF_CUDA_EMU -I. -I"$CUDA_HOME/include" tests/test_cuda_streams.c \
+      -o $QB/asan/test_cuda_streams_drv_emu -Lbuild/emu -l:libcuda.so.1 -Wl,-rpath,$EMU_DIR -lpthread -lm -ldl
+  fi
   for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack test_remote; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
@@ -488,6 +516,7 @@ quick_short() {
   suite_if $QB/asan/test_nested nested $QB/asan/test_nested
   suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
   suite_if $QB/asan/test_uploader_host uploader_host $QB/asan/test_uploader_host
+  suite_if $QB/asan/test_cuda_streams_drv_emu cuda_streams_drv_emu $QB/asan/test_cuda_streams_drv_emu
   suite_if $QB/asan/test_dlpack dlpack $QB/asan/test_dlpack
   suite_if $QB/asan/test_remote remote $QB/asan/test_remote
   suite committed_corpus committed_corpus
@@ -566,6 +595,16 @@ suite_if build/test_uploader_host_cuda uploader_host_cuda build/test_uploader_ho
 suite_if build/asan/test_cuda_streams_emu cuda_streams_emu build/asan/test_cuda_streams_emu
 suite_if build/tsan_test_cuda_streams_emu cuda_streams_emu_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cuda_streams_emu
 suite_if build/test_cuda_streams cuda_streams build/test_cuda_streams
+suite_if build/asan/test_cuda_streams_drv_emu cuda_streams_drv_emu build/asan/test_cuda_streams_drv_emu
+suite_if build/tsan_test_cuda_streams_drv_emu cuda_streams_drv_emu_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cuda_streams_drv_emu
+suite_if build/test_cudrv_abi cudrv_abi env GF_PTXAS="$(command -v ptxas || echo "$CUDA_HOME/bin/ptxas")" build/test_cudrv_abi
+# the driver path where this machine has no driver (the reason names libcuda.so.1), then with the emulated one
+if ldconfig -p 2> /dev/null | grep -q 'libcuda.so.1 '; then
+  suite_if build/asan/test_uploader_host_drv uploader_host_drv build/asan/test_uploader_host_drv
+else
+  suite_if build/asan/test_uploader_host_drv uploader_host_drv env GF_EXPECT_WHY="no CUDA driver: libcuda.so.1" build/asan/test_uploader_host_drv
+fi
+suite_if build/emu/libcuda.so.1 uploader_host_drv_emu env LD_LIBRARY_PATH=$EMU_DIR build/asan/test_uploader_host_drv
 suite_if build/test_gpu gpu build/test_gpu
 suite_if build/read_dense example_read_dense build/read_dense
 suite_if build/train_mlp example_train_mlp build/train_mlp
