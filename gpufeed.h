@@ -5729,20 +5729,10 @@ static uint64_t gf__bits_at(const uint8_t *p, uint64_t bit, int bw)
 
 /* DELTA_BINARY_PACKED: decodes up to `max` values of `w` bytes (4 or 8)
    into out; returns the count, -1 when corrupt. *used: the bytes the stream
-   took. Arithmetic is in 64 bits, wrapping. For 4-byte values a block is
-   either narrow (every miniblock <= 32 bits, min delta an int32: a writer
-   that subtracts in 32 bits, as the specification says; values wrap to 32
-   bits) or wide (a miniblock of 33..64 bits or a min delta beyond int32:
-   DuckDB subtracts INT32 values in 64 bits): there every value must fit an
-   int32, else the stream is refused naming the value. */
-static int gf__delta_block_wide(uint64_t mind, const uint8_t *widths, uint64_t nmb)
-{
-    uint64_t m;
-    if ((int64_t)mind < INT32_MIN || (int64_t)mind > INT32_MAX) return 1;
-    for (m = 0; m < nmb; m++) if (widths[m] > 32) return 1;
-    return 0;
-}
-
+   took. Arithmetic wraps: modulo 2^64 for 8-byte values, modulo 2^32 for
+   4-byte ones, whatever the width of the deltas (DuckDB writes INT32
+   columns, unsigned ones too, with 64-bit deltas and miniblocks of up to 64
+   bits; the low 32 bits of each sum are the value, as DuckDB reads them). */
 static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t *out, int64_t max, const uint8_t **used, char *msg, size_t cap)
 {
     uint64_t bs, nmb, total, first, vpm, prev;
@@ -5760,9 +5750,6 @@ static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t
     vpm = bs / nmb;
     prev = (first >> 1) ^ (0 - (first & 1));
     if (total > 0) {
-        if (w == 4 && ((int64_t)prev < INT32_MIN || (int64_t)prev > INT32_MAX)) {
-            gf__fmt(msg, cap, "DELTA_BINARY_PACKED first value %lld does not fit INT32", (long long)(int64_t)prev); return -1;
-        }
         if (w == 4) {
             uint32_t v = (uint32_t)prev;
             memcpy(out, &v, 4);
@@ -5774,12 +5761,10 @@ static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t
     while ((uint64_t)n < total) {
         uint64_t zmin, mind, m;
         const uint8_t *widths;
-        int wide;
         if (!gf__uvarint(&p, end, &zmin)) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED block header truncated"); return -1; }
         mind = (zmin >> 1) ^ (0 - (zmin & 1));
         if ((uint64_t)(end - p) < nmb) { gf__fmt(msg, cap, "DELTA_BINARY_PACKED bit widths truncated"); return -1; }
         widths = p; p += nmb;
-        wide = w == 4 && gf__delta_block_wide(mind, widths, nmb);
         for (m = 0; m < nmb && (uint64_t)n < total; m++) {
             int bw = widths[m];
             uint64_t j, bytes;
@@ -5789,14 +5774,8 @@ static int64_t gf__delta_bp(const uint8_t *p, const uint8_t *end, int w, uint8_t
             for (j = 0; j < vpm && (uint64_t)n < total; j++) {
                 prev = prev + mind + gf__bits_at(p, j * (uint64_t)bw, bw);
                 if (w == 4) {
-                    uint32_t v = (uint32_t)prev;
-                    if (wide && ((int64_t)prev < INT32_MIN || (int64_t)prev > INT32_MAX)) {
-                        gf__fmt(msg, cap, "DELTA_BINARY_PACKED value %lld (value %lld of the page, a block of 64-bit deltas) does not fit INT32",
-                                (long long)(int64_t)prev, (long long)n);
-                        return -1;
-                    }
+                    uint32_t v = (uint32_t)prev; /* modulo 2^32 */
                     memcpy(out + (size_t)n * 4, &v, 4);
-                    prev = (uint64_t)(int64_t)(int32_t)v;
                 }
                 else memcpy(out + (size_t)n * 8, &prev, 8);
                 n++;
