@@ -180,7 +180,9 @@
      GPUFEED_MAX_RECORD_LEVELS     4 x the list width: level entries of one
                                             row of a nested column
      GPUFEED_ERROR_MAX             512      bytes of an error message
-     GPUFEED_MAX_FEATURES          4096     features of one dataset
+     GPUFEED_MAX_FEATURES          16384    features of one dataset (given, or
+                                            the default set of a wide file):
+                                            more is an error that names it
      GPUFEED_MAX_WORKERS           256      loader threads
      GPUFEED_ALIGN                 256      alignment of batch buffers
      GPUFEED_RELEASE_BYTES         4 MiB    bytes of a mapped file a decoding
@@ -344,7 +346,7 @@
 #define GPUFEED_MAX_RECORD_LEVELS ((uint64_t)4 * GPUFEED_MAX_LIST_WIDTH)
 #endif
 #ifndef GPUFEED_MAX_FEATURES
-#define GPUFEED_MAX_FEATURES 4096
+#define GPUFEED_MAX_FEATURES 16384
 #endif
 #ifndef GPUFEED_MAX_WORKERS
 #define GPUFEED_MAX_WORKERS 256
@@ -474,7 +476,8 @@ typedef enum gpufeed_logical_type {
 
 typedef enum gpufeed_time_unit {
     GPUFEED_UNIT_NONE = 0, GPUFEED_UNIT_MILLIS, GPUFEED_UNIT_MICROS,
-    GPUFEED_UNIT_NANOS
+    GPUFEED_UNIT_NANOS,
+    GPUFEED_UNIT_SECONDS               /* features and predicates only (not in files) */
 } gpufeed_time_unit;
 
 typedef enum gpufeed_repetition {
@@ -703,13 +706,21 @@ typedef enum gpufeed_dtype {
 } gpufeed_dtype;
 
 enum { GPUFEED_NULL_FILL = 0, GPUFEED_NULL_ERROR = 1 };
-/* SAFE (default): an integer that does not fit the dtype, a float with a
-   fractional part / NaN / inf going to an integer dtype, a decimal with a
-   fractional part going to an integer dtype: an error naming the feature,
-   file, row group and row. UNSAFE: truncate toward zero and saturate (NaN
-   becomes 0). Integer to float conversions round to nearest even (exact
-   whenever the dtype can hold the value); so do f16 / bf16. */
+/* SAFE (default): exact or an error naming the feature, file, row group and
+   row: an integer that does not fit the dtype, or that a float dtype cannot
+   hold exactly (beyond 2^24 in f32, 2^53 in f64: int64 IDs are hashed or
+   kept as i64, never rounded), a float with a fractional part / NaN / inf
+   going to an integer dtype, a decimal with a fractional part going to an
+   integer dtype, a time that loses digits in the feature's unit. UNSAFE:
+   truncate toward zero and saturate (NaN becomes 0); integers round to the
+   nearest float (even), as do f16 / bf16. Decimals and floats convert to
+   floats by rounding either way. */
 enum { GPUFEED_CAST_SAFE = 0, GPUFEED_CAST_UNSAFE = 1 };
+/* A feature's column missing from some files of the dataset (a column a
+   later file adds): GPUFEED_MISSING_ERROR (default) names the first such
+   file; GPUFEED_MISSING_NULL reads it as nulls there (null_policy, fill and
+   validity apply). */
+enum { GPUFEED_MISSING_ERROR = 0, GPUFEED_MISSING_NULL = 1 };
 
 /* One dense feature: a leaf column converted to `dtype`. Zero-initialise,
    then set `column` and `dtype`. */
@@ -720,11 +731,20 @@ typedef struct gpufeed_feature {
     double fill;                       /* value written for nulls */
     int32_t validity;                  /* 1: also output a uint8 mask per row */
     int32_t cast;                      /* GPUFEED_CAST_SAFE or GPUFEED_CAST_UNSAFE */
-    uint64_t hash_buckets;             /* STRING/BINARY/FLBA: id = hash % buckets */
+    uint64_t hash_buckets;             /* id = hash % buckets: STRING/BINARY/FLBA values
+                                          hashed as bytes, integers (IDs) as their
+                                          int64 value's 8 little-endian bytes (the
+                                          same id from INT32 and INT64 files) */
     uint64_t hash_seed;                /* seed of gpufeed_hash64 */
     int32_t width;                     /* list columns: elements per row (W), 0 = scalar */
     int32_t list_policy;               /* list columns: GPUFEED_LIST_* (other lengths) */
     int32_t list_lengths;              /* 1: one value per row, the list's length */
+    int32_t unit;                      /* TIMESTAMP / TIME / DATE columns: the unit values
+                                          arrive in (GPUFEED_UNIT_SECONDS, _MILLIS, _MICROS,
+                                          _NANOS), whatever each file's unit (INT96: ns;
+                                          DATE: days unless a unit is given); 0: the unit
+                                          of the dataset's first file */
+    int32_t missing;                   /* GPUFEED_MISSING_ERROR or GPUFEED_MISSING_NULL */
 } gpufeed_feature;
 
 /* List features. A feature on a leaf with exactly one repeated level (a
@@ -776,6 +796,10 @@ typedef struct gpufeed_predicate {
     gpufeed_value a, b;                /* b: upper bound of BETWEEN (inclusive) */
     const gpufeed_value *set;          /* IN */
     int32_t set_size;
+    int32_t unit;                      /* TIMESTAMP / TIME / DATE columns: the unit of the
+                                          constants (as gpufeed_feature.unit; 0: the
+                                          dataset's first file's): instants compare,
+                                          whatever each file's unit */
 } gpufeed_predicate;
 
 enum {
@@ -7919,11 +7943,27 @@ typedef struct gf__conv {
     gpufeed_dtype dt;
     int unsafe_cast;
     uint64_t buckets;
+    int64_t tmul, tdiv;                /* times: scaled from the file's unit to the feature's
+                                          (x tmul or / tdiv; 0 or 1: as they are) */
+    int32_t tsrc, tdst;                /* those units (GPUFEED_UNIT_*, GF__UNIT_DAYS), for messages */
 } gf__conv;
 
-/* Converts n canonical values to the dtype. Returns -1, or the index of the
-   first value that cannot convert (SAFE cast). */
-static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, int64_t n)
+/* an integer that float dtype dt holds exactly (SAFE casts); u: v is unsigned */
+static int gf__int_exact(uint64_t v, int u, gpufeed_dtype dt)
+{
+    int bits = dt == GPUFEED_DT_F32 ? 24 : dt == GPUFEED_DT_F64 ? 53 : dt == GPUFEED_DT_F16 ? 11 : 8;
+    uint64_t m = u || (int64_t)v >= 0 ? v : (uint64_t)0 - v; /* |v| */
+    int top = 0, low = 0;
+    if (!m) return 1;
+    while (top < 64 && (m >> top) > 1) top++;      /* the highest set bit */
+    while (!((m >> low) & 1)) low++;                /* the lowest */
+    if (top - low >= bits) return 0;                /* more significant bits than the dtype has */
+    return dt != GPUFEED_DT_F16 || top < 16;        /* f16 ends at 65504 */
+}
+
+/* Converts n canonical values to the dtype (no time scaling). Returns -1,
+   or the index of the first value that cannot convert (SAFE cast). */
+static int64_t gf__convert_dt(const gf__conv *cv, const uint64_t *in, void *outp, int64_t n)
 {
     int64_t i;
     const int ck = cv->ck, unsafe_ = cv->unsafe_cast;
@@ -7936,19 +7976,31 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
                 memcpy(&d, &in[i], 8);
                 o[i] = (float)d;
             }
-        else if (ck == GF__CK_U64) for (i = 0; i < n; i++) o[i] = (float)in[i];
+        else if (ck == GF__CK_U64) for (i = 0; i < n; i++) {
+            if (!unsafe_ && !gf__int_exact(in[i], 1, cv->dt)) return i;
+            o[i] = (float)in[i];
+        }
         else if (ck == GF__CK_HASH) for (i = 0; i < n; i++) o[i] = (float)(in[i] % cv->buckets);
         else if (cv->scale > 0) for (i = 0; i < n; i++) o[i] = gf__dec_to_float((int64_t)in[i], cv->scale);
-        else for (i = 0; i < n; i++) o[i] = (float)(int64_t)in[i];
+        else for (i = 0; i < n; i++) {
+            if (!unsafe_ && !gf__int_exact(in[i], 0, cv->dt)) return i;
+            o[i] = (float)(int64_t)in[i];
+        }
         return -1;
     }
     case GPUFEED_DT_F64: {
         double *o = (double *)outp;
         if (ck == GF__CK_F64) memcpy(o, in, (size_t)n * 8);
-        else if (ck == GF__CK_U64) for (i = 0; i < n; i++) o[i] = (double)in[i];
+        else if (ck == GF__CK_U64) for (i = 0; i < n; i++) {
+            if (!unsafe_ && !gf__int_exact(in[i], 1, cv->dt)) return i;
+            o[i] = (double)in[i];
+        }
         else if (ck == GF__CK_HASH) for (i = 0; i < n; i++) o[i] = (double)(in[i] % cv->buckets);
         else if (cv->scale > 0) for (i = 0; i < n; i++) o[i] = gf__dec_to_double((int64_t)in[i], cv->scale);
-        else for (i = 0; i < n; i++) o[i] = (double)(int64_t)in[i];
+        else for (i = 0; i < n; i++) {
+            if (!unsafe_ && !gf__int_exact(in[i], 0, cv->dt)) return i;
+            o[i] = (double)(int64_t)in[i];
+        }
         return -1;
     }
     case GPUFEED_DT_F16: case GPUFEED_DT_BF16: {
@@ -7957,10 +8009,16 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
         for (i = 0; i < n; i++) {
             double d;
             if (ck == GF__CK_F64) memcpy(&d, &in[i], 8);
-            else if (ck == GF__CK_U64) d = gf__u64_round_bits(in[i], half ? 11 : 8);
+            else if (ck == GF__CK_U64) {
+                if (!unsafe_ && !gf__int_exact(in[i], 1, cv->dt)) return i;
+                d = gf__u64_round_bits(in[i], half ? 11 : 8);
+            }
             else if (ck == GF__CK_HASH) d = gf__u64_round_bits(in[i] % cv->buckets, half ? 11 : 8);
             else if (cv->scale > 0) d = gf__dec_to_double((int64_t)in[i], cv->scale);
-            else d = gf__i64_round_bits((int64_t)in[i], half ? 11 : 8);
+            else {
+                if (!unsafe_ && !gf__int_exact(in[i], 0, cv->dt)) return i;
+                d = gf__i64_round_bits((int64_t)in[i], half ? 11 : 8);
+            }
             o[i] = half ? gpufeed_double_to_half(d) : gpufeed_double_to_bf16(d);
         }
         return -1;
@@ -8021,6 +8079,44 @@ static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, i
         }
         return -1;
     }
+}
+
+/* Times in the file's unit scaled to the feature's, then converted: a
+   value that loses digits (ns to ms) or leaves int64 is a SAFE cast's
+   failure; UNSAFE truncates toward zero and saturates. */
+static int64_t gf__convert_time(const gf__conv *cv, const uint64_t *in, void *outp, int64_t n)
+{
+    gf__conv c2 = *cv;
+    uint64_t buf[256];
+    int64_t i, k, m;
+    const size_t dsz = gpufeed_dtype_size(cv->dt);
+    c2.tmul = c2.tdiv = 1;
+    for (i = 0; i < n; i += m) {
+        m = n - i < 256 ? n - i : 256;
+        for (k = 0; k < m; k++) {
+            int64_t v = (int64_t)in[i + k], q;
+            if (cv->tdiv > 1) {
+                q = v / cv->tdiv; /* toward zero */
+                if (q * cv->tdiv != v && !cv->unsafe_cast) return i + k;
+            } else if (v > INT64_MAX / cv->tmul || v < INT64_MIN / cv->tmul) {
+                if (!cv->unsafe_cast) return i + k;
+                q = v > 0 ? INT64_MAX : INT64_MIN;
+            } else q = v * cv->tmul;
+            buf[k] = (uint64_t)q;
+        }
+        k = gf__convert_dt(&c2, buf, (uint8_t *)outp + (size_t)i * dsz, m);
+        if (k >= 0) return i + k;
+    }
+    return -1;
+}
+
+/* Converts n canonical values to the dtype (times into the feature's unit
+   first). Returns -1, or the index of the first value that cannot convert
+   (SAFE cast). */
+static int64_t gf__convert(const gf__conv *cv, const uint64_t *in, void *outp, int64_t n)
+{
+    if (cv->ck == GF__CK_I64 && (cv->tmul > 1 || cv->tdiv > 1)) return gf__convert_time(cv, in, outp, n);
+    return gf__convert_dt(cv, in, outp, n);
 }
 
 /* Positions the reader at the data page whose header is at `page_offset`
@@ -8339,6 +8435,8 @@ typedef struct gf__dcol {
     int lengths;                       /* output the list's length */
     int64_t vdst[GF__TILE];            /* where each value of a run goes (-1: dropped) */
     int64_t vrow[GF__TILE];            /* and its row */
+    int virt;                          /* this unit's file holds no such column: GF__VIRT_* */
+    uint8_t vval[8];                   /* GF__VIRT_CONST: the value, in the dtype */
 } gf__dcol;
 #if GF__LTILE > GF__TILE
 #error "GF__LTILE must not exceed GF__TILE"
@@ -8384,18 +8482,27 @@ static double gf__wide_dec_to_double(const uint8_t *p, uint32_t n, int32_t scale
     return neg ? -d : d;
 }
 
+/* An integer feature with hash_buckets (an ID): each canonical int64 (or
+   uint64) replaced by the hash of its 8 little-endian bytes, so an INT32
+   and an INT64 file give one value the same id. */
+static void gf__hash_ints(const gf__dcol *d, uint64_t *cv, uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++) cv[i] = gpufeed_hash64(&cv[i], 8, d->seed);
+}
+
 /* typed (reader element) value i of `src` to canonical */
 static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out)
 {
     const gpufeed_column *c = &d->c;
     switch (c->ci->physical) {
-    case GPUFEED_BOOLEAN: *out = ((const uint8_t *)src)[i]; return 1;
+    case GPUFEED_BOOLEAN: *out = ((const uint8_t *)src)[i]; break;
     case GPUFEED_INT32: {
         int32_t v = ((const int32_t *)src)[i];
         *out = d->uint32_src ? (uint64_t)(uint32_t)v : (uint64_t)(int64_t)v;
-        return 1;
+        break;
     }
-    case GPUFEED_INT64: case GPUFEED_INT96: *out = ((const uint64_t *)src)[i]; return 1;
+    case GPUFEED_INT64: case GPUFEED_INT96: *out = ((const uint64_t *)src)[i]; break;
     case GPUFEED_FLOAT:
         {
             double x = ((const float *)src)[i];
@@ -8469,6 +8576,33 @@ static int gf__canon_one(gf__dcol *d, const void *src, uint32_t i, uint64_t *out
         }
     }
     }
+    if (d->conv.ck == GF__CK_HASH) gf__hash_ints(d, out, 1); /* an integer ID */
+    return 1;
+}
+
+enum { GF__UNIT_DAYS = 16 };         /* a DATE column's unit (beside GPUFEED_UNIT_*) */
+
+/* nanoseconds in one of a time unit; its name */
+static int64_t gf__unit_ns(int32_t u)
+{
+    switch (u) {
+    case GPUFEED_UNIT_SECONDS: return 1000000000;
+    case GPUFEED_UNIT_MILLIS: return 1000000;
+    case GPUFEED_UNIT_MICROS: return 1000;
+    case GF__UNIT_DAYS: return (int64_t)86400 * 1000000000;
+    default: return 1;
+    }
+}
+static const char *gf__unit_name(int32_t u)
+{
+    switch (u) {
+    case GPUFEED_UNIT_SECONDS: return "s";
+    case GPUFEED_UNIT_MILLIS: return "ms";
+    case GPUFEED_UNIT_MICROS: return "us";
+    case GPUFEED_UNIT_NANOS: return "ns";
+    case GF__UNIT_DAYS: return "days";
+    default: return "?";
+    }
 }
 
 static void gf__fmt_canon(const gf__dcol *d, uint64_t v, char *buf, size_t cap)
@@ -8480,7 +8614,19 @@ static void gf__fmt_canon(const gf__dcol *d, uint64_t v, char *buf, size_t cap)
     }
     else if (d->conv.ck == GF__CK_U64 || d->conv.ck == GF__CK_HASH) gf__fmt(buf, cap, "%llu", (unsigned long long)v);
     else if (d->conv.scale > 0) gf__fmt(buf, cap, "%lld (unscaled, scale %d)", (long long)(int64_t)v, d->conv.scale);
+    else if (d->conv.tsrc && d->conv.tsrc != d->conv.tdst)
+        gf__fmt(buf, cap, "%lld %s (in the feature's %s)", (long long)(int64_t)v, gf__unit_name(d->conv.tsrc), gf__unit_name(d->conv.tdst));
     else gf__fmt(buf, cap, "%lld", (long long)(int64_t)v);
+}
+
+/* what to do about a value a SAFE cast refused */
+static const char *gf__cast_hint(const gf__dcol *d)
+{
+    const int float_dt = d->conv.dt == GPUFEED_DT_F32 || d->conv.dt == GPUFEED_DT_F64 || d->conv.dt == GPUFEED_DT_F16 || d->conv.dt == GPUFEED_DT_BF16;
+    if (d->conv.tsrc && d->conv.tsrc != d->conv.tdst) return ": a finer unit keeps every digit (unit), or cast unsafe truncates";
+    if (float_dt && (d->conv.ck == GF__CK_I64 || d->conv.ck == GF__CK_U64) && !d->conv.scale)
+        return ": floats hold integers exactly only so far (f32: 2^24, f64: 2^53); use i32 / i64 (or hash_buckets for IDs), or cast unsafe to round";
+    return "";
 }
 
 /* The current dictionary converted to the dtype, once per dictionary. */
@@ -8513,7 +8659,9 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
         (d->conv.dt == GPUFEED_DT_F32 || d->conv.dt == GPUFEED_DT_F64) &&
         (((c->ci->physical == GPUFEED_FLOAT || c->ci->physical == GPUFEED_DOUBLE) && d->conv.ck == GF__CK_F64) ||
          ((c->ci->physical == GPUFEED_INT32 || c->ci->physical == GPUFEED_INT64) && d->conv.ck == GF__CK_I64))) {
-        /* a plain cast that cannot fail: the PLAIN kernels, straight from the entries */
+        /* a plain cast: the PLAIN kernels, straight from the entries (they
+           decline a SAFE cast of an integer a float cannot hold: below, such
+           entries are marked and fail only where a row uses them) */
         const uint8_t *save_vp = c->vp, *save_end = c->vend;
         c->vp = (const uint8_t *)c->dict; c->vend = c->vp + (size_t)n * gf__elem_size(c->ci->physical);
         i = (uint32_t)gf__plain_direct(d, n, d->dconv);
@@ -8544,6 +8692,8 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
                 if (!gf__canon_one(d, c->dict, i + j, &d->cv[j])) { d->dbad[i + j] = 2; d->cv[j] = 0; }
             break;
         }
+        if (d->conv.ck == GF__CK_HASH && (c->ci->physical == GPUFEED_INT32 || c->ci->physical == GPUFEED_INT64 || c->ci->physical == GPUFEED_INT96))
+            gf__hash_ints(d, d->cv, k); /* integer IDs (the default case hashed its own) */
 
         /* convert, marking entries that fail and converting them unsafely */
         while (at < (int64_t)k) {
@@ -8595,11 +8745,13 @@ static gpufeed_result gf__dcol_canon(gf__dcol *d, uint32_t nn)
             if (d->uint32_src) for (i = 0; i < nn; i++) d->cv[i] = gf__ld32(p + 4 * (size_t)i);
             else for (i = 0; i < nn; i++) d->cv[i] = (uint64_t)(int64_t)(int32_t)gf__ld32(p + 4 * (size_t)i);
             c->vp += 4 * (size_t)nn;
+            if (d->conv.ck == GF__CK_HASH) gf__hash_ints(d, d->cv, nn);
             return GPUFEED_OK;
         case GPUFEED_INT64: case GPUFEED_DOUBLE:
             if (avail / 8 < nn) goto short_page;
             memcpy(d->cv, p, 8 * (size_t)nn);
             c->vp += 8 * (size_t)nn;
+            if (d->conv.ck == GF__CK_HASH) gf__hash_ints(d, d->cv, nn);
             return GPUFEED_OK;
         case GPUFEED_FLOAT:
             if (avail / 4 < nn) goto short_page;
@@ -8760,7 +8912,20 @@ static int gf__plain_direct(gf__dcol *d, uint32_t nn, uint8_t *out)
     const gpufeed_physical_type pt = c->ci->physical;
     const gpufeed_dtype dt = d->conv.dt;
     uint32_t i;
-    if (d->conv.scale > 0 || d->uint32_src || d->decimal_bytes || d->dec_scale || d->f16) return 0;
+    if (d->conv.scale > 0 || d->uint32_src || d->decimal_bytes || d->dec_scale || d->f16 || d->conv.tmul > 1 || d->conv.tdiv > 1) return 0;
+    if (!d->conv.unsafe_cast && ((pt == GPUFEED_INT32 && dt == GPUFEED_DT_F32) || (pt == GPUFEED_INT64 && (dt == GPUFEED_DT_F32 || dt == GPUFEED_DT_F64)))) {
+        /* a SAFE cast only when every integer is exact in the float dtype:
+           else the general path finds the first one that is not, and says so */
+        const size_t ez = pt == GPUFEED_INT32 ? 4 : 8;
+        const int64_t lim = dt == GPUFEED_DT_F32 ? (int64_t)1 << 24 : (int64_t)1 << 53; /* within it every integer is exact */
+        if (avail / ez < nn) return -1;
+        for (i = 0; i < nn; i++) {
+            int64_t v;
+            if (ez == 4) { int32_t x; memcpy(&x, p + 4 * (size_t)i, 4); v = x; }
+            else memcpy(&v, p + 8 * (size_t)i, 8);
+            if ((v < -lim || v > lim) && !gf__int_exact((uint64_t)v, 0, dt)) return 0;
+        }
+    }
     if (!((pt == GPUFEED_FLOAT || pt == GPUFEED_DOUBLE) && d->conv.ck == GF__CK_F64) &&
         !((pt == GPUFEED_INT32 || pt == GPUFEED_INT64) && d->conv.ck == GF__CK_I64)) return 0;
     if (!(dt == GPUFEED_DT_F32 || dt == GPUFEED_DT_F64 || (dt == GPUFEED_DT_I32 && pt == GPUFEED_INT32) || (dt == GPUFEED_DT_I64 && pt == GPUFEED_INT64)))
@@ -8932,8 +9097,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                                             fname, (long long)row, gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
                     gf__canon_one(d, c->dict, ix, &cvv);
                     gf__fmt_canon(d, cvv, vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb,
-                                        (long long)row, gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)%s", fname, vb,
+                                        (long long)row, gpufeed_dtype_name(d->conv.dt), gf__cast_hint(d));
                 }
             }
             dc = d->dview;
@@ -8979,8 +9144,8 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
                         continue;
                     }
                     gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)", fname, vb,
-                                        (long long)row, gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s at row %lld does not convert to %s exactly (cast: safe)%s", fname, vb,
+                                        (long long)row, gpufeed_dtype_name(d->conv.dt), gf__cast_hint(d));
                 }
             }
             if (direct && in_place) { /* already there */
@@ -9136,8 +9301,8 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                                             (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
                     gf__canon_one(d, c->dict, ix, &cvv);
                     gf__fmt_canon(d, cvv, vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)",
-                                        fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)%s",
+                                        fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), gf__cast_hint(d));
                 }
                 memcpy(dst + d->vdst[j], d->dconv + (size_t)ix * dsz, dsz);
             }
@@ -9152,8 +9317,8 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
                 bad += at;
                 if (d->vdst[bad] >= 0 && (!mask || mask[d->vrow[bad]])) {
                     gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)",
-                                        fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt));
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)%s",
+                                        fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt), gf__cast_hint(d));
                 }
                 u.unsafe_cast = 1; /* a dropped value or row: any value will do */
                 gf__convert(&u, d->cv + bad, (uint8_t *)d->tile + (size_t)bad * dsz, 1);
@@ -9179,13 +9344,21 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
 #include <glob.h>
 #endif
 
+enum { GF__VIRT_NONE = 0, GF__VIRT_CONST, GF__VIRT_NULL };
+
 typedef struct gf__bind {             /* a feature or predicate column in one file */
-    int32_t col;
+    int32_t col;                       /* -1: the file holds no such column (virt, pfix) */
     int list;                          /* a list feature (or a list's lengths) */
     gf__conv conv;
     int decimal_bytes, f16, uint32_src;
     int32_t dec_scale;                 /* decimals read as doubles (wide ones to floats) */
     int dec_int;                       /* wide decimal to an integer dtype: divided exactly */
+    int virt;                          /* features: GF__VIRT_CONST (a partition key's value,
+                                          vval) or GF__VIRT_NULL (missing=null, a null key) */
+    uint8_t vval[8];                   /* GF__VIRT_CONST: the value in the feature's dtype */
+    int pfix;                          /* predicates: -1 read the column; 0 no row of the file
+                                          matches; 1 every row does */
+    gpufeed_predicate padj;            /* predicates: the constants in this file's unit */
 } gf__bind;
 
 typedef struct gf__pidx {             /* data pages of one chunk: where rows start */
@@ -9218,7 +9391,15 @@ struct gpufeed_dataset {
     gpufeed_feature *feats;
     gpufeed_predicate *preds;
     gf__bind *bind;                    /* [nfiles][nfeat + npred] */
-    uint8_t fill[GPUFEED_MAX_FEATURES][8];
+    int32_t *tunit;                    /* [nfeat + npred]: the unit a time arrives in (0: not a time) */
+    /* partition columns: key=value directory segments below a file's tree */
+    int32_t nparts;
+    char **part_key;                   /* [nparts] */
+    int *part_int;                     /* [nparts]: every value an int64 (else strings) */
+    const char **part_val;             /* [nfiles][nparts]: the value, NULL when null or absent */
+    int all_pruned;                    /* the partition predicates keep no file: file 0 is
+                                          opened, none of its row groups read */
+    uint8_t (*fill)[8];                /* [nfeat]: each feature's fill in its dtype */
     const char **ident;                /* open_source: each file's identity */
     int64_t *offs;                     /* row-major byte offset of each feature */
     int64_t row_bytes;
@@ -9256,82 +9437,244 @@ static int32_t gf__atomic_count(int32_t *p, int32_t v)
 }
 #endif
 
-#ifndef GPUFEED_NO_STDIO
-static int gf__is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
-static int gf__cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
-#endif
+/* ---- paths: files, directory trees, globs ---- */
 
+/* A list of file names; root[i]: the length of the part of name i above
+   the tree it was found in (the directory or the glob's fixed part, and
+   its '/'): key=value segments below it are partition columns. */
 typedef struct gf__strv {
     char **v;
+    int32_t *root;
     int32_t n, cap;
 } gf__strv;
-static int gf__strv_push(gf__arena *ar, gf__strv *sv, const char *s)
+static int gf__strv_push(gf__arena *ar, gf__strv *sv, const char *s, size_t root)
 {
     if (sv->n == sv->cap) {
         int32_t nc = sv->cap ? sv->cap * 2 : 16;
         char **nv = (char **)gf__arena_get(ar, (size_t)nc * sizeof(char *));
-        if (!nv) return 0;
-        if (sv->n) memcpy(nv, sv->v, (size_t)sv->n * sizeof(char *));
-        sv->v = nv; sv->cap = nc;
+        int32_t *nr = (int32_t *)gf__arena_get(ar, (size_t)nc * sizeof(int32_t));
+        if (!nv || !nr || nc < sv->cap) return 0;
+        if (sv->n) {
+            memcpy(nv, sv->v, (size_t)sv->n * sizeof(char *));
+            memcpy(nr, sv->root, (size_t)sv->n * sizeof(int32_t));
+        }
+        sv->v = nv; sv->root = nr; sv->cap = nc;
     }
     sv->v[sv->n] = gf__arena_str(ar, (const uint8_t *)s, strlen(s));
+    sv->root[sv->n] = root > (size_t)INT32_MAX ? INT32_MAX : (int32_t)root;
     return sv->v[sv->n++] != NULL;
 }
 
+#ifndef GPUFEED_NO_STDIO
+#include <fnmatch.h>
+static int gf__is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+static int gf__cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* Names a walk skips, as Spark and pyarrow do: hidden and bookkeeping
+   files and directories (_SUCCESS, _committed_*, _temporary, _metadata,
+   _common_metadata, .part-*.crc, .hive-staging*) */
+static int gf__walk_skips(const char *name) { return name[0] == '_' || name[0] == '.'; }
+
+/* A file a walk takes: *.parquet (Spark's part-*.snappy.parquet),
+   *.parq, *.pq, or a name without an extension (Hive's 000000_0) */
+static int gf__walk_takes(const char *name)
+{
+    size_t n = strlen(name);
+    const char *dot = strrchr(name, '.');
+    if (!dot) return 1;
+    return (n > 8 && !strcmp(name + n - 8, ".parquet")) || (n > 5 && !strcmp(name + n - 5, ".parq")) || (n > 3 && !strcmp(name + n - 3, ".pq"));
+}
+
+#define GF__WALK_DEPTH 64
+
+typedef struct gf__walk {
+    gf__arena *ar;
+    gf__strv *out;
+    size_t root;                       /* the tree's root length in every name */
+    const char *const *pat;            /* a "**" glob's segments below the root (NULL: every file) */
+    int32_t npat;
+    gpufeed_error *err;
+} gf__walk;
+
+/* pattern segments pat[0..np) match the path segments seg[0..ns) ("**":
+   any number of segments, each name matched by fnmatch) */
+static int gf__glob_match(const char *const *pat, int32_t np, const char *const *seg, int32_t ns)
+{
+    if (np == 0) return ns == 0;
+    if (!strcmp(pat[0], "**")) {
+        int32_t k;
+        for (k = 0; k <= ns; k++) if (gf__glob_match(pat + 1, np - 1, seg + k, ns - k)) return 1;
+        return 0;
+    }
+    return ns > 0 && fnmatch(pat[0], seg[0], 0) == 0 && gf__glob_match(pat + 1, np - 1, seg + 1, ns - 1);
+}
+
+/* the file `path` (below the walk's root) against the walk's pattern */
+static int gf__walk_matches(const gf__walk *w, const char *path)
+{
+    const char *seg[GF__WALK_DEPTH + 1];
+    char buf[4096];
+    int32_t ns = 0;
+    char *p;
+    if (!w->pat) return 1;
+    if (strlen(path + w->root) >= sizeof buf) return 0;
+    memcpy(buf, path + w->root, strlen(path + w->root) + 1);
+    for (p = buf; p && ns <= GF__WALK_DEPTH; ) {
+        char *sl = strchr(p, '/');
+        if (sl) *sl = 0;
+        seg[ns++] = p;
+        p = sl ? sl + 1 : NULL;
+    }
+    return gf__glob_match(w->pat, w->npat, seg, ns);
+}
+
+/* Walks directory `dir` recursively, entries in sorted order, skipping
+   hidden and bookkeeping names: its Parquet files (those matching the
+   pattern) into the walk's list. */
+static gpufeed_result gf__walk_dir(gf__walk *w, const char *dir, int depth)
+{
+    DIR *d;
+    struct dirent *e;
+    gf__strv names;
+    gpufeed_result r = GPUFEED_OK;
+    size_t dl = strlen(dir);
+    int32_t k;
+    if (depth > GF__WALK_DEPTH)
+        return gf__seterr(w->err, GPUFEED_ERR_LIMIT, "dataset: '%s' is more than %d directories deep (a symbolic link loop?)", dir, GF__WALK_DEPTH);
+    memset(&names, 0, sizeof names);
+    d = opendir(dir);
+    if (!d) return gf__seterr(w->err, GPUFEED_ERR_IO, "dataset: cannot read directory '%s': %s", dir, strerror(errno));
+    while ((e = readdir(d)) != NULL)
+        if (!gf__walk_skips(e->d_name) && !gf__strv_push(w->ar, &names, e->d_name, 0)) {
+            closedir(d);
+            return gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        }
+    closedir(d);
+    if (names.n) qsort(names.v, (size_t)names.n, sizeof(char *), gf__cmp_str);
+    for (k = 0; k < names.n && !r; k++) {
+        size_t nl = strlen(names.v[k]);
+        char *full = (char *)gf__arena_get(w->ar, dl + nl + 2);
+        struct stat st;
+        if (!full) return gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        memcpy(full, dir, dl);
+        full[dl] = '/';
+        memcpy(full + dl + 1, names.v[k], nl + 1);
+        if (stat(full, &st) != 0) continue; /* gone meanwhile, or a dangling link */
+        if (S_ISDIR(st.st_mode)) r = gf__walk_dir(w, full, depth + 1);
+        else if (S_ISREG(st.st_mode) && gf__walk_takes(names.v[k]) && gf__walk_matches(w, full) && !gf__strv_push(w->ar, w->out, full, w->root))
+            r = gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
+    return r;
+}
+
+/* A directory argument: its tree. `dir` keeps its spelling; a trailing
+   '/' is not doubled. */
+static gpufeed_result gf__expand_dir(gf__arena *ar, const char *dir, gf__strv *out, gpufeed_error *err)
+{
+    gf__walk w;
+    size_t dl = strlen(dir);
+    char *base = (char *)gf__arena_get(ar, dl + 1);
+    int32_t before = out->n;
+    gpufeed_result r;
+    if (!base) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    memcpy(base, dir, dl + 1);
+    while (dl > 1 && base[dl - 1] == '/') base[--dl] = 0;
+    memset(&w, 0, sizeof w);
+    w.ar = ar; w.out = out; w.root = dl + 1; w.err = err;
+    r = gf__walk_dir(&w, base, 0);
+    if (!r && out->n == before)
+        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: directory '%s' holds no Parquet file (*.parquet, *.parq, *.pq or a name without "
+                       "an extension, in it or below it; names starting with '_' or '.' are skipped)", dir);
+    return r;
+}
+
+/* A glob with "**" (any number of directories): the tree below its fixed
+   part walked, each file matched against the rest, sorted. */
+static gpufeed_result gf__expand_starstar(gf__arena *ar, const char *p, gf__strv *out, gpufeed_error *err)
+{
+    const char *seg[GF__WALK_DEPTH + 1];
+    char *copy = gf__arena_str(ar, (const uint8_t *)p, strlen(p)), *q, *base;
+    int32_t ns = 0, fixed = 0, k, before = out->n;
+    size_t bl;
+    gf__walk w;
+    gpufeed_result r;
+    if (!copy) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (q = copy; q && ns <= GF__WALK_DEPTH; ) {
+        char *sl = strchr(q, '/');
+        if (sl) *sl = 0;
+        if (*q || ns == 0) seg[ns++] = q; /* "a//b" is "a/b"; a leading '/' gives an empty first segment */
+        q = sl ? sl + 1 : NULL;
+    }
+    while (fixed < ns && !gf__is_glob(seg[fixed])) fixed++;
+    base = (char *)gf__arena_get(ar, strlen(p) + 2);
+    if (!base) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    base[0] = 0;
+    for (k = 0; k < fixed; k++) { strcat(base, seg[k]); if (k + 1 < fixed || !seg[k][0]) strcat(base, "/"); }
+    if (!fixed) strcpy(base, ".");
+    bl = strlen(base);
+    while (bl > 1 && base[bl - 1] == '/') base[--bl] = 0;
+    memset(&w, 0, sizeof w);
+    w.ar = ar; w.out = out; w.root = bl + 1; w.err = err;
+    w.pat = seg + fixed; w.npat = ns - fixed;
+    r = gf__walk_dir(&w, base, 0);
+    if (!fixed && !r) /* "./" added to every name: take it off again */
+        for (k = before; k < out->n; k++) { out->v[k] += 2; out->root[k] -= 2; }
+    if (!r && out->n == before) r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
+    return r;
+}
+#endif
+
+/* Expands each path: a directory into the Parquet files of its tree, a
+   glob into its matches (sorted; a matched directory walked in turn; "**"
+   for any number of directories), anything else as given. */
 static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, int32_t n, gf__strv *out, gpufeed_error *err)
 {
     int32_t i;
     for (i = 0; i < n; i++) {
         const char *p = paths[i];
+        gpufeed_result r;
         if (!p || !*p) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is empty", i);
 #ifndef GPUFEED_NO_STDIO
+        if (gf__is_glob(p) && strstr(p, "**")) {
+            r = gf__expand_starstar(ar, p, out, err);
+            if (r) return r;
+            continue;
+        }
         if (gf__is_glob(p)) {
             glob_t g;
-            size_t k;
-            int r = glob(p, 0, NULL, &g);
-            if (r == GLOB_NOMATCH || (r == 0 && g.gl_pathc == 0)) {
-                if (r == 0) globfree(&g);
+            size_t k, fl;
+            const char *slash;
+            int rc = glob(p, 0, NULL, &g);
+            if (rc == GLOB_NOMATCH || (rc == 0 && g.gl_pathc == 0)) {
+                if (rc == 0) globfree(&g);
                 return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
             }
-            if (r != 0) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: glob '%s' failed", p);
-            for (k = 0; k < g.gl_pathc; k++) /* glob sorts */
-                if (!gf__strv_push(ar, out, g.gl_pathv[k])) { globfree(&g); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+            if (rc != 0) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: glob '%s' failed", p);
+            slash = p; /* the fixed part: up to the last '/' before the first wildcard */
+            for (fl = 0; p[fl] && !strchr("*?[", p[fl]); fl++) if (p[fl] == '/') slash = p + fl + 1;
+            for (k = 0; k < g.gl_pathc; k++) { /* glob sorts */
+                struct stat st;
+                if (stat(g.gl_pathv[k], &st) == 0 && S_ISDIR(st.st_mode)) r = gf__expand_dir(ar, g.gl_pathv[k], out, err);
+                else r = gf__strv_push(ar, out, g.gl_pathv[k], (size_t)(slash - p)) ? GPUFEED_OK
+                         : gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                if (r) { globfree(&g); return r; }
+            }
             globfree(&g);
             continue;
         }
         {
             struct stat st;
             if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-                DIR *d = opendir(p);
-                struct dirent *e;
-                gf__strv tmp;
-                size_t pl = strlen(p);
-                memset(&tmp, 0, sizeof tmp);
-                if (!d) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: cannot read directory '%s': %s", p, strerror(errno));
-                while ((e = readdir(d)) != NULL) {
-                    size_t nl = strlen(e->d_name);
-                    char *full;
-                    if (e->d_name[0] == '.' || nl < 8 || strcmp(e->d_name + nl - 8, ".parquet") != 0) continue;
-                    full = (char *)gf__arena_get(ar, pl + nl + 2);
-                    if (!full) { closedir(d); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                    memcpy(full, p, pl);
-                    full[pl] = '/';
-                    memcpy(full + pl + 1, e->d_name, nl + 1);
-                    if (!gf__strv_push(ar, &tmp, full)) { closedir(d); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-                }
-                closedir(d);
-                if (tmp.n == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: directory '%s' holds no *.parquet file", p);
-                qsort(tmp.v, (size_t)tmp.n, sizeof(char *), gf__cmp_str);
-                {
-                    int32_t k;
-                    for (k = 0; k < tmp.n; k++)
-                        if (!gf__strv_push(ar, out, tmp.v[k])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                }
+                r = gf__expand_dir(ar, p, out, err);
+                if (r) return r;
                 continue;
             }
         }
 #endif
-        if (!gf__strv_push(ar, out, p)) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        {   /* a file as given: no partition columns (its root is its directory) */
+            const char *sl = strrchr(p, '/');
+            if (!gf__strv_push(ar, out, p, sl ? (size_t)(sl - p + 1) : 0)) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        }
     }
     if (out->n == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: no files given");
     return GPUFEED_OK;
@@ -9357,6 +9700,253 @@ GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_
     return r;
 }
 
+/* compares a column value (kind 0 int64, 1 uint64, 2 double; decimals as
+   an unscaled int64 with `scale`) with a constant exactly: -1, 0, 1, or 2
+   when incomparable (NaN) */
+static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t scale, const gpufeed_value *cv)
+{
+    if (kind == 0 && scale > 0) { /* decimal: scale the constant when exact */
+        if (cv->kind == GPUFEED_VAL_INT && scale <= 18) {
+            int64_t p = 1, c = cv->i;
+            int32_t k;
+            for (k = 0; k < scale; k++) p *= 10;
+            if (c > INT64_MAX / p || c < INT64_MIN / p) return c > 0 ? -1 : 1;
+            c *= p;
+            return iv < c ? -1 : iv > c;
+        }
+        kind = 2; dv = gf__dec_to_double(iv, scale);
+    }
+    if (kind == 2 || cv->kind == GPUFEED_VAL_DOUBLE) {
+        double y;
+        if (kind == 2) {
+            if (dv != dv) return 2;
+            y = cv->kind == GPUFEED_VAL_DOUBLE ? cv->d : cv->kind == GPUFEED_VAL_UINT ? (double)cv->u : (double)cv->i;
+            if (y != y) return 2;
+            if (cv->kind != GPUFEED_VAL_DOUBLE && dv >= -9223372036854775808.0 && dv < 9223372036854775808.0 && (double)(int64_t)dv == dv) {
+                /* integral double vs integer constant: compare as integers */
+                int64_t x = (int64_t)dv;
+                if (cv->kind == GPUFEED_VAL_UINT) return x < 0 ? -1 : (uint64_t)x < cv->u ? -1 : (uint64_t)x > cv->u;
+                return x < cv->i ? -1 : x > cv->i;
+            }
+            return dv < y ? -1 : dv > y;
+        }
+
+        /* an integer column vs a double constant: exact */
+        y = cv->d;
+        if (y != y) return 2;
+        if (kind == 1) {
+            double fl;
+            uint64_t yi;
+            if (y < 0) return 1;
+            if (y >= 18446744073709551616.0) return -1;
+            yi = (uint64_t)y; fl = (double)yi;
+            return uv < yi ? -1 : uv > yi ? 1 : (fl == y ? 0 : -1);
+        } else {
+            double fl;
+            int64_t yi;
+            if (y >= 9223372036854775808.0) return -1;
+            if (y < -9223372036854775808.0) return 1;
+            fl = y < 0 && (double)(int64_t)y != y ? (double)((int64_t)y - 1) : (double)(int64_t)y;
+            yi = (int64_t)fl;
+            return iv < yi ? -1 : iv > yi ? 1 : (fl == y ? 0 : -1);
+        }
+    }
+    if (cv->kind == GPUFEED_VAL_UINT) {
+        if (kind == 1) return uv < cv->u ? -1 : uv > cv->u;
+        return iv < 0 ? -1 : (uint64_t)iv < cv->u ? -1 : (uint64_t)iv > cv->u;
+    }
+    if (kind == 1) return cv->i < 0 ? 1 : uv < (uint64_t)cv->i ? -1 : uv > (uint64_t)cv->i;
+    return iv < cv->i ? -1 : iv > cv->i;
+}
+
+/* ---- partition columns: key=value directory segments ---- */
+
+#ifndef GPUFEED_MAX_PARTITION_KEYS
+#define GPUFEED_MAX_PARTITION_KEYS 64
+#endif
+
+/* a hex digit's value, -1 if it is none */
+static int gf__hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* a partition value as Spark and Hive write it into a path: %XX escapes
+   decoded in place; -1 on a broken escape */
+static int gf__unescape(char *s)
+{
+    char *w = s;
+    for (; *s; s++) {
+        if (*s == '%') {
+            int hi = s[1] ? gf__hexval(s[1]) : -1, lo = hi >= 0 && s[2] ? gf__hexval(s[2]) : -1;
+            if (hi < 0 || lo < 0) return -1;
+            *w++ = (char)(hi * 16 + lo);
+            s += 2;
+        } else *w++ = *s;
+    }
+    *w = 0;
+    return 0;
+}
+
+/* an int64 spelled in full, no spaces */
+static int gf__parse_i64(const char *s, int64_t *out)
+{
+    uint64_t v = 0, lim;
+    int neg = *s == '-';
+    if (neg || *s == '+') s++;
+    if (!*s) return 0;
+    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (lim - (uint64_t)(*s - '0')) / 10) return 0;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 1;
+}
+
+/* key k's index, added when new; -1 past GPUFEED_MAX_PARTITION_KEYS */
+static int32_t gf__part_key(gpufeed_dataset *ds, const char *key, size_t kl)
+{
+    int32_t k;
+    for (k = 0; k < ds->nparts; k++) if (strlen(ds->part_key[k]) == kl && !memcmp(ds->part_key[k], key, kl)) return k;
+    if (ds->nparts >= GPUFEED_MAX_PARTITION_KEYS) return -1;
+    ds->part_key[ds->nparts] = gf__arena_str(&ds->arena, (const uint8_t *)key, kl);
+    return ds->part_key[ds->nparts] ? ds->nparts++ : -2;
+}
+
+/* The partition columns of the files: each key=value directory segment
+   below a file's tree root (the directory or the glob's fixed part) is a
+   column `key` with that value (decoded; __HIVE_DEFAULT_PARTITION__ is
+   null, so is a key another file has and this one lacks). A key's values
+   are int64 when every one parses as such, else strings. */
+static gpufeed_result gf__dataset_partitions(gpufeed_dataset *ds, const gf__strv *files, gpufeed_error *err)
+{
+    int32_t i, k;
+    ds->part_key = (char **)gf__arena_get(&ds->arena, GPUFEED_MAX_PARTITION_KEYS * sizeof(char *));
+    ds->part_val = (const char **)gf__arena_get(&ds->arena, (size_t)files->n * GPUFEED_MAX_PARTITION_KEYS * sizeof(char *));
+    ds->part_int = (int *)gf__arena_get(&ds->arena, GPUFEED_MAX_PARTITION_KEYS * sizeof(int));
+    if (!ds->part_key || !ds->part_val || !ds->part_int) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    memset((void *)ds->part_val, 0, (size_t)files->n * GPUFEED_MAX_PARTITION_KEYS * sizeof(char *));
+    for (i = 0; i < files->n; i++) {
+        const char *s = files->v[i] + files->root[i], *last = strrchr(s, '/');
+        while (last && s < last) {
+            const char *e = strchr(s, '/'), *eq = (const char *)memchr(s, '=', (size_t)(e - s));
+            if (eq && eq > s) {
+                char *v = gf__arena_str(&ds->arena, (const uint8_t *)eq + 1, (size_t)(e - eq - 1));
+                k = gf__part_key(ds, s, (size_t)(eq - s));
+                if (k == -1)
+                    return gf__seterr(err, GPUFEED_ERR_LIMIT, "%s: more than %d partition keys (key=value directories): the limit is "
+                                      "GPUFEED_MAX_PARTITION_KEYS", files->v[i], (int)GPUFEED_MAX_PARTITION_KEYS);
+                if (k < 0 || !v) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                if (ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k])
+                    return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: partition key '%s' appears twice in the path", files->v[i], ds->part_key[k]);
+                if (gf__unescape(v))
+                    return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: partition '%s': a broken %%XX escape in its value", files->v[i], ds->part_key[k]);
+                ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] = strcmp(v, "__HIVE_DEFAULT_PARTITION__") ? v : "";
+            }
+            s = e + 1;
+        }
+    }
+    for (k = 0; k < ds->nparts; k++) {
+        ds->part_int[k] = 1;
+        for (i = 0; i < files->n && ds->part_int[k]; i++) {
+            const char *v = ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k];
+            int64_t x;
+            if (v && *v && !gf__parse_i64(v, &x)) ds->part_int[k] = 0;
+        }
+    }
+    /* the null marker ("") back to NULL */
+    for (i = 0; i < files->n; i++)
+        for (k = 0; k < ds->nparts; k++)
+            if (ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] && !*ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k])
+                ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] = NULL;
+    return GPUFEED_OK;
+}
+
+/* the partition key named `name`, or -1 */
+static int32_t gf__part_find(const gpufeed_dataset *ds, const char *name)
+{
+    int32_t k;
+    for (k = 0; k < ds->nparts; k++) if (!strcmp(ds->part_key[k], name)) return k;
+    return -1;
+}
+
+/* a partition value `v` (NULL: null) of key k against predicate p: 1 it
+   matches, 0 it does not */
+static int gf__part_match(const gpufeed_dataset *ds, int32_t k, const char *v, const gpufeed_predicate *p)
+{
+    int32_t j, nv;
+    int64_t iv = 0;
+    if (p->op == GPUFEED_OP_IS_NULL) return v == NULL;
+    if (p->op == GPUFEED_OP_IS_NOT_NULL) return v != NULL;
+    if (!v) return 0;
+    if (ds->part_int[k]) gf__parse_i64(v, &iv);
+    nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : 1;
+    for (j = 0; j < nv; j++) {
+        const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[j] : j ? &p->b : &p->a;
+        int cmp;
+        if (ds->part_int[k]) cmp = gf__cmp_num(0, iv, 0, 0.0, 0, c);
+        else {
+            size_t vl = strlen(v), m = vl < c->len ? vl : c->len;
+            cmp = m ? memcmp(v, c->s, m) : 0;
+            cmp = cmp ? (cmp < 0 ? -1 : 1) : vl < c->len ? -1 : vl > c->len ? 1 : 0;
+        }
+        if (cmp == 2) return 0;
+        switch (p->op) {
+        case GPUFEED_OP_LT: return cmp < 0;
+        case GPUFEED_OP_LE: return cmp <= 0;
+        case GPUFEED_OP_EQ: return cmp == 0;
+        case GPUFEED_OP_GE: return cmp >= 0;
+        case GPUFEED_OP_GT: return cmp > 0;
+        case GPUFEED_OP_BETWEEN: if (j == 0 ? cmp < 0 : cmp > 0) return 0; break;
+        default: if (cmp == 0) return 1; break; /* IN */
+        }
+    }
+    return p->op == GPUFEED_OP_BETWEEN;
+}
+
+/* Predicates on partition keys, before any footer is read: a file whose
+   path values fail one is dropped from the list (its name, root and
+   values with it). A constant must suit the key (a string for string
+   values, a number for integer ones). When no file is left, the last
+   stays, none of its rows read (all_pruned). */
+static gpufeed_result gf__partition_prune(gpufeed_dataset *ds, gf__strv *files, gpufeed_error *err)
+{
+    int32_t i, j, w = 0;
+    for (j = 0; j < ds->npred; j++) {
+        const gpufeed_predicate *p = &ds->preds[j];
+        int32_t k = gf__part_find(ds, p->column), v, nv;
+        if (k < 0) continue;
+        nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
+        for (v = 0; v < nv; v++) {
+            const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
+            if ((c->kind == GPUFEED_VAL_STRING) == ds->part_int[k])
+                return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on partition key '%s': a %s constant cannot compare with its %s values",
+                                  p->column, c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", ds->part_int[k] ? "integer" : "string");
+        }
+    }
+    for (i = 0; i < files->n; i++) {
+        int keep = 1;
+        for (j = 0; j < ds->npred && keep; j++) {
+            int32_t k = gf__part_find(ds, ds->preds[j].column);
+            if (k >= 0) keep = gf__part_match(ds, k, ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k], &ds->preds[j]);
+        }
+        if (!keep && !(i == files->n - 1 && w == 0)) continue;
+        if (!keep) ds->all_pruned = 1;
+        files->v[w] = files->v[i];
+        files->root[w] = files->root[i];
+        if (w != i)
+            memcpy((void *)&ds->part_val[(size_t)w * GPUFEED_MAX_PARTITION_KEYS], &ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS],
+                   GPUFEED_MAX_PARTITION_KEYS * sizeof(char *));
+        w++;
+    }
+    files->n = w;
+    return GPUFEED_OK;
+}
+
 /* numeric or boolean leaf (the default feature set) */
 static int gf__is_default_feature(const gpufeed_schema_node *n)
 {
@@ -9378,6 +9968,7 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     const gpufeed_schema_node *n = &f->md.nodes[ci->node];
     memset(b, 0, sizeof *b);
     b->col = col;
+    b->pfix = -1;
     if (ci->max_rep > 0) {
         if (for_pred) { gf__fmt(msg, cap, "column '%s' is a list or map: predicates on list columns are not supported", ci->path); return -1; }
         if (ci->max_rep > 1) {
@@ -9451,8 +10042,12 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     default: gf__fmt(msg, cap, "column '%s' has no values", ci->path); return -1;
     }
     if (ft && ft->hash_buckets && b->conv.ck != GF__CK_HASH) {
-        gf__fmt(msg, cap, "column '%s' is not STRING/BINARY: hash_buckets applies to byte columns only", ci->path);
-        return -1;
+        if (n->physical == GPUFEED_FLOAT || n->physical == GPUFEED_DOUBLE || b->f16 || b->dec_scale) {
+            gf__fmt(msg, cap, "column '%s' holds floating-point values: hash_buckets applies to byte and integer columns", ci->path);
+            return -1;
+        }
+        b->conv.ck = GF__CK_HASH; /* an integer ID: its int64 value hashed (gf__hash_ints) */
+        b->conv.scale = 0;        /* a decimal's unscaled integer */
     }
     if (b->conv.scale < 0) b->conv.scale = 0;
     return 0;
@@ -9837,17 +10432,23 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
     if (desc->open_source) { /* names as given: no listing, no globbing */
         files.n = desc->num_paths;
         files.v = (char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(char *));
+        files.root = (int32_t *)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(int32_t));
         ds->ident = (const char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(const char *));
-        if (!files.v || !ds->ident) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+        if (!files.v || !files.root || !ds->ident) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
         for (i = 0; i < files.n; i++) {
             if (!desc->paths[i]) { return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is NULL", i); }
             files.v[i] = gf__arena_str(&ds->arena, (const uint8_t *)desc->paths[i], strlen(desc->paths[i]));
+            files.root[i] = 0; /* names as given: no partition columns from them */
+            if (strrchr(desc->paths[i], '/')) files.root[i] = (int32_t)(strrchr(desc->paths[i], '/') - desc->paths[i] + 1);
             if (!files.v[i]) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
         }
     } else {
         r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
         if (r) { return r; }
     }
+    r = gf__dataset_partitions(ds, &files, err);
+    if (!r) r = gf__partition_prune(ds, &files, err); /* before any footer is read */
+    if (r) return r;
     ds->files = (gpufeed_file **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(gpufeed_file *));
     if (!ds->files) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
     ds->paths = files.v;
@@ -9909,17 +10510,29 @@ static gpufeed_result gf__dataset_open_features(gpufeed_dataset *ds, const gpufe
         }
     } else {
         const gpufeed_metadata *md = &ds->files[0]->md;
-        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)(md->num_columns ? md->num_columns : 1) * sizeof *ds->feats);
+        int32_t k;
+        ds->feats = (gpufeed_feature *)gf__arena_get(&ds->arena, (size_t)(md->num_columns + ds->nparts + 1) * sizeof *ds->feats);
         if (!ds->feats) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
         for (i = 0; i < md->num_columns; i++) {
             if (!gf__is_default_feature(&md->nodes[md->columns[i].node])) continue;
-            if (ds->nfeat >= GPUFEED_MAX_FEATURES) break;
+            if (ds->nfeat >= GPUFEED_MAX_FEATURES)
+                return gf__seterr(err, GPUFEED_ERR_LIMIT, "%s: more than %d numeric or boolean columns for the default features: the limit is "
+                                  "GPUFEED_MAX_FEATURES (%d); name the features, or define GPUFEED_MAX_FEATURES larger", ds->paths[0],
+                                  (int)GPUFEED_MAX_FEATURES, (int)GPUFEED_MAX_FEATURES);
             ds->feats[ds->nfeat].column = md->columns[i].path;
             ds->feats[ds->nfeat].dtype = GPUFEED_DT_F32;
             ds->nfeat++;
         }
+        for (k = 0; k < ds->nparts && ds->nfeat < GPUFEED_MAX_FEATURES; k++) /* integer partition keys too, after the columns */
+            if (ds->part_int[k] && gpufeed_file_find_column(ds->files[0], ds->part_key[k]) < 0) {
+                ds->feats[ds->nfeat].column = ds->part_key[k];
+                ds->feats[ds->nfeat].dtype = GPUFEED_DT_F32;
+                ds->nfeat++;
+            }
         if (ds->nfeat == 0) { r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no numeric or boolean column to use as a feature", ds->paths[0]); return r; }
     }
+    ds->fill = (uint8_t (*)[8])gf__arena_get(&ds->arena, (size_t)ds->nfeat * 8);
+    if (!ds->fill) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
     for (i = 0; i < ds->nfeat; i++) {
         r = gf__check_feature(&ds->feats[i], i, ds->fill[i], err);
         if (r) { return r; }
@@ -9972,47 +10585,263 @@ static gpufeed_result gf__dataset_open_predicates(gpufeed_dataset *ds, const gpu
     return GPUFEED_OK;
 }
 
-/* every feature and predicate column bound in every file; the row layout */
+/* ---- binding: features and predicates to each file's columns ---- */
+
+/* the unit a column's times are in: GPUFEED_UNIT_MILLIS, _MICROS, _NANOS
+   (TIMESTAMP, TIME; INT96 timestamps: ns), GF__UNIT_DAYS (DATE); 0: not a time */
+static int32_t gf__col_tunit(const gpufeed_file *f, int32_t col)
+{
+    const gpufeed_schema_node *n = &f->md.nodes[f->md.columns[col].node];
+    if (n->physical == GPUFEED_INT96) return GPUFEED_UNIT_NANOS;
+    if (n->logical == GPUFEED_LT_DATE) return GF__UNIT_DAYS;
+    if ((n->logical == GPUFEED_LT_TIMESTAMP || n->logical == GPUFEED_LT_TIME) && n->unit != GPUFEED_UNIT_NONE) return (int32_t)n->unit;
+    return 0;
+}
+/* The unit each feature's and predicate's times arrive in: the one it
+   asks for, else the unit of the first file that holds the column (a DATE:
+   days). 0 for a column that is not a time. */
+static gpufeed_result gf__dataset_tunits(gpufeed_dataset *ds, gpufeed_error *err)
+{
+    const int32_t nb = ds->nfeat + ds->npred;
+    int32_t i, j;
+    ds->tunit = (int32_t *)gf__arena_get(&ds->arena, (size_t)(nb ? nb : 1) * sizeof(int32_t));
+    if (!ds->tunit) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (j = 0; j < nb; j++) {
+        const char *name = j < ds->nfeat ? ds->feats[j].column : ds->preds[j - ds->nfeat].column;
+        int32_t want = j < ds->nfeat ? ds->feats[j].unit : ds->preds[j - ds->nfeat].unit, u = 0;
+        if (want && want != GPUFEED_UNIT_SECONDS && want != GPUFEED_UNIT_MILLIS && want != GPUFEED_UNIT_MICROS && want != GPUFEED_UNIT_NANOS)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s '%s': unknown unit %d (s, ms, us or ns)", j < ds->nfeat ? "feature" : "predicate",
+                              name, want);
+        for (i = 0; i < ds->nfiles && gf__part_find(ds, name) < 0; i++) {
+            int32_t col = gpufeed_file_find_column(ds->files[i], name);
+            if (col < 0) continue;
+            u = gf__col_tunit(ds->files[i], col);
+            if (want && !u)
+                return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': a unit applies to TIMESTAMP, TIME and DATE columns", ds->paths[i],
+                                  j < ds->nfeat ? "feature" : "predicate", name);
+            break;
+        }
+        if (want && i == ds->nfiles)
+            return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s '%s': a unit applies to TIMESTAMP, TIME and DATE columns", j < ds->nfeat ? "feature" : "predicate",
+                              name);
+        ds->tunit[j] = want ? want : u;
+    }
+    return GPUFEED_OK;
+}
+
+/* a conversion from unit `from` to `to`: *mul or *div (the other 1) */
+static void gf__unit_scale(int32_t from, int32_t to, int64_t *mul, int64_t *div)
+{
+    int64_t a = gf__unit_ns(from), b = gf__unit_ns(to);
+    *mul = a >= b ? a / b : 1;
+    *div = a < b ? b / a : 1;
+}
+
+/* Times of this file converted to the feature's or predicate's unit: the
+   column's unit against ds->tunit[j]; a column that is a time in one file
+   and not in another is an error. */
+static int gf__bind_time(const gpufeed_dataset *ds, int32_t i, int32_t j, gf__bind *b, char *msg, size_t cap)
+{
+    int32_t u = gf__col_tunit(ds->files[i], b->col), want = ds->tunit[j];
+    if (!u && !want) return 0;
+    if (!u || !want) {
+        gf__fmt(msg, cap, "column '%s' holds %s here and %s in an earlier file", ds->files[i]->md.columns[b->col].path, u ? "times" : "no times",
+                u ? "no times" : "times");
+        return -1;
+    }
+    b->conv.tsrc = u;
+    b->conv.tdst = want;
+    if (u != want) gf__unit_scale(u, want, &b->conv.tmul, &b->conv.tdiv);
+    return 0;
+}
+
+/* names the leaves under `name` when it is a group (a list, map or struct):
+   "" when there are none */
+static void gf__column_hint(const gpufeed_file *f, const char *name, char *buf, size_t cap)
+{
+    size_t nl = strlen(name), used;
+    int32_t c, shown = 0, more = 0;
+    buf[0] = 0;
+    for (c = 0; c < f->md.num_columns; c++) {
+        const char *p = f->md.columns[c].path;
+        if (strncmp(p, name, nl) != 0 || p[nl] != '.') continue;
+        if (shown == 4) { more++; continue; }
+        used = strlen(buf);
+        gf__fmt(buf + used, cap - used, "%s'%s'", shown ? ", " : " (a list, map or struct: name a leaf, e.g. ", p);
+        shown++;
+    }
+    used = strlen(buf);
+    if (shown) gf__fmt(buf + used, cap - used, more ? ", and %d more)" : ")", (int)more);
+}
+
+/* Feature j is the partition key k in file i: the path's value, converted
+   once (an integer, or a string's hash with hash_buckets); null when the
+   value is or the path lacks the key. */
+static gpufeed_result gf__bind_partition(gpufeed_dataset *ds, int32_t i, int32_t j, int32_t k, gf__bind *b, gpufeed_error *err)
+{
+    const gpufeed_feature *ft = &ds->feats[j];
+    const char *v = ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k];
+    uint64_t in;
+    int64_t x = 0;
+    if (ft->width || ft->list_lengths)
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "feature '%s': a partition key holds one value a row (no width, no list lengths)", ft->column);
+    if (!ds->part_int[k] && !ft->hash_buckets)
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "feature '%s': the partition key holds strings (e.g. '%s'): set hash_buckets to hash them",
+                          ft->column, v ? v : "null");
+    if (!v) { b->virt = GF__VIRT_NULL; return GPUFEED_OK; }
+    b->virt = GF__VIRT_CONST;
+    b->conv.dt = ft->dtype;
+    b->conv.unsafe_cast = ft->cast == GPUFEED_CAST_UNSAFE;
+    b->conv.buckets = ft->hash_buckets;
+    if (ds->part_int[k]) gf__parse_i64(v, &x);
+    in = (uint64_t)x;
+    if (ft->hash_buckets) in = ds->part_int[k] ? gpufeed_hash64(&in, 8, ft->hash_seed) : gpufeed_hash64(v, strlen(v), ft->hash_seed);
+    b->conv.ck = ft->hash_buckets ? GF__CK_HASH : GF__CK_I64;
+    if (gf__convert(&b->conv, &in, b->vval, 1) >= 0)
+        return gf__seterr(err, GPUFEED_ERR_CORRUPT, "%s: feature '%s': the partition value %s does not convert to %s exactly (cast: safe)", ds->paths[i],
+                          ft->column, v, gpufeed_dtype_name(ft->dtype));
+    return GPUFEED_OK;
+}
+
+/* feature j in file i: a column, a partition key's value, or nulls
+   (missing=null) */
+static gpufeed_result gf__bind_feature(gpufeed_dataset *ds, int32_t i, int32_t j, gpufeed_error *err)
+{
+    gpufeed_file *f = ds->files[i];
+    const gpufeed_feature *ft = &ds->feats[j];
+    gf__bind *b = &ds->bind[(size_t)i * (size_t)(ds->nfeat + ds->npred) + (size_t)j];
+    int32_t k = gf__part_find(ds, ft->column), col;
+    char msg[GPUFEED_ERROR_MAX];
+    memset(b, 0, sizeof *b);
+    b->col = -1;
+    b->pfix = -1;
+    if (k >= 0) return gf__bind_partition(ds, i, j, k, b, err);
+    col = gpufeed_file_find_column(f, ft->column);
+    if (col < 0 && ft->missing == GPUFEED_MISSING_NULL) { b->virt = GF__VIRT_NULL; return GPUFEED_OK; }
+    if (col < 0) {
+        gf__column_hint(f, ft->column, msg, sizeof msg);
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: feature '%s': no such column in this file%s%s", f->name, ft->column, msg,
+                          msg[0] || ds->nfiles < 2 ? "" : " (set missing=null to read it as nulls where it is missing)");
+    }
+    if (gf__bind_column(f, col, ft, 0, b, msg, sizeof msg) || gf__bind_time(ds, i, j, b, msg, sizeof msg))
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: feature '%s': %s", f->name, ft->column, msg);
+    return GPUFEED_OK;
+}
+
+/* An integer constant c in unit P against values in unit F: in F, exactly
+   (finer: c x mul, which may leave int64; coarser: c / div, whose
+   remainder decides <, <= and ==). Returns the rewritten op, or -1 when no
+   value matches, -2 when every present value does. */
+static int gf__time_const(int op, const gpufeed_value *c, int64_t mul, int64_t div, gpufeed_value *out)
+{
+    *out = *c;
+    if (c->kind == GPUFEED_VAL_DOUBLE) { out->d = mul > 1 ? c->d * (double)mul : c->d / (double)div; return op; }
+    if (c->kind == GPUFEED_VAL_UINT && c->u > (uint64_t)INT64_MAX) return op == GPUFEED_OP_LT || op == GPUFEED_OP_LE ? -2 : -1;
+    out->kind = GPUFEED_VAL_INT;
+    out->i = c->kind == GPUFEED_VAL_UINT ? (int64_t)c->u : c->i;
+    if (mul > 1) {
+        if (out->i > INT64_MAX / mul) return op == GPUFEED_OP_LT || op == GPUFEED_OP_LE ? -2 : -1;
+        if (out->i < INT64_MIN / mul) return op == GPUFEED_OP_GT || op == GPUFEED_OP_GE ? -2 : -1;
+        out->i *= mul;
+        return op;
+    }
+    if (div > 1) {
+        int64_t q = out->i / div, r = out->i % div;
+        if (r < 0) { q--; r += div; } /* floor */
+        out->i = q;
+        if (r) {
+            if (op == GPUFEED_OP_EQ) return -1;
+            if (op == GPUFEED_OP_LT) return GPUFEED_OP_LE;
+            if (op == GPUFEED_OP_GE) return GPUFEED_OP_GT;
+        }
+    }
+    return op;
+}
+
+/* A predicate on times, in this file's unit (padj, or pfix when the file
+   settles it whole) */
+static gpufeed_result gf__bind_pred_time(gpufeed_dataset *ds, int32_t i, const gpufeed_predicate *p, gf__bind *b, gpufeed_error *err)
+{
+    int64_t mul, div;
+    gf__unit_scale(b->conv.tdst, b->conv.tsrc, &mul, &div); /* constants from the predicate's unit to the file's */
+    if (mul == 1 && div == 1) return GPUFEED_OK;
+    if (p->op == GPUFEED_OP_BETWEEN) {
+        int lo = gf__time_const(GPUFEED_OP_GE, &p->a, mul, div, &b->padj.a), hi = gf__time_const(GPUFEED_OP_LE, &p->b, mul, div, &b->padj.b);
+        if (lo == -1 || hi == -1) b->pfix = 0;
+        else if (lo == -2 && hi == -2) b->padj.op = GPUFEED_OP_IS_NOT_NULL;
+        else if (lo == -2) { b->padj.op = GPUFEED_OP_LE; b->padj.a = b->padj.b; }
+        else if (hi == -2) b->padj.op = lo == GPUFEED_OP_GT ? GPUFEED_OP_GT : GPUFEED_OP_GE;
+        else if (lo == GPUFEED_OP_GT) { if (b->padj.a.i == INT64_MAX) b->pfix = 0; else b->padj.a.i++; }
+    } else if (p->op == GPUFEED_OP_IN) {
+        gpufeed_value *set = (gpufeed_value *)gf__arena_get(&ds->arena, (size_t)p->set_size * sizeof *set);
+        int32_t v, n = 0;
+        if (!set) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        for (v = 0; v < p->set_size; v++) if (gf__time_const(GPUFEED_OP_EQ, &p->set[v], mul, div, &set[n]) == GPUFEED_OP_EQ) n++;
+        b->padj.set = set;
+        b->padj.set_size = n;
+        if (!n) b->pfix = 0;
+    } else if (p->op <= GPUFEED_OP_GT) {
+        int op = gf__time_const(p->op, &p->a, mul, div, &b->padj.a);
+        if (op == -1) b->pfix = 0;
+        else b->padj.op = op == -2 ? GPUFEED_OP_IS_NOT_NULL : (gpufeed_op)op;
+    }
+    (void)i;
+    return GPUFEED_OK;
+}
+
+/* predicate j in file i: its column (constants checked against it; times
+   in the file's unit), or settled whole: a partition key (the files that
+   fail it are gone already), a column the file lacks (null: only IS NULL
+   matches). *found: the file holds the column. */
+static gpufeed_result gf__bind_predicate(gpufeed_dataset *ds, int32_t i, int32_t j, int *found, gpufeed_error *err)
+{
+    gpufeed_file *f = ds->files[i];
+    const gpufeed_predicate *p = &ds->preds[j - ds->nfeat];
+    gf__bind *b = &ds->bind[(size_t)i * (size_t)(ds->nfeat + ds->npred) + (size_t)j];
+    int32_t col = gpufeed_file_find_column(f, p->column), v, nv;
+    char msg[GPUFEED_ERROR_MAX];
+    int bytes_col;
+    memset(b, 0, sizeof *b);
+    b->col = -1;
+    b->padj = *p;
+    if (gf__part_find(ds, p->column) >= 0) { b->pfix = 1; *found = 1; return GPUFEED_OK; }
+    if (col < 0) { b->pfix = p->op == GPUFEED_OP_IS_NULL; return GPUFEED_OK; }
+    *found = 1;
+    if (gf__bind_column(f, col, NULL, 1, b, msg, sizeof msg) || gf__bind_time(ds, i, j, b, msg, sizeof msg))
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: predicate '%s': %s", f->name, p->column, msg);
+    b->padj = *p;
+    bytes_col = b->conv.ck == GF__CK_HASH;
+    nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
+    for (v = 0; v < nv; v++) { /* constants must suit the column */
+        const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
+        if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len))
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, p->column,
+                              c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
+    }
+    return b->conv.tsrc ? gf__bind_pred_time(ds, i, p, b, err) : GPUFEED_OK;
+}
+
+/* every feature and predicate bound in every file; the row layout */
 static gpufeed_result gf__dataset_open_bind(gpufeed_dataset *ds, gpufeed_error *err)
 {
     gpufeed_result r;
-    int32_t i, j, nb;
-
-    /* bind every feature and predicate column in every file */
-    nb = ds->nfeat + ds->npred;
+    int32_t i, j, nb = ds->nfeat + ds->npred;
+    int *found;
     ds->bind = (gf__bind *)gf__arena_get(&ds->arena, (size_t)ds->nfiles * (size_t)nb * sizeof *ds->bind);
-    if (!ds->bind) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    for (i = 0; i < ds->nfiles; i++) {
-        gpufeed_file *f = ds->files[i];
-        for (j = 0; j < nb; j++) {
-            const char *cname = j < ds->nfeat ? ds->feats[j].column : ds->preds[j - ds->nfeat].column;
-            int32_t col = gpufeed_file_find_column(f, cname);
-            char msg[GPUFEED_ERROR_MAX];
-            if (col < 0) {
-                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': no such column in this file", f->name, j < ds->nfeat ? "feature" : "predicate column",
-                               cname);
-                return r;
-            }
-            if (gf__bind_column(f, col, j < ds->nfeat ? &ds->feats[j] : NULL, j >= ds->nfeat, &ds->bind[(size_t)i * (size_t)nb + (size_t)j], msg, sizeof msg)) {
-                r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: %s '%s': %s", f->name, j < ds->nfeat ? "feature" : "predicate", cname, msg);
-                return r;
-            }
-            if (j >= ds->nfeat) { /* constants must suit the column */
-                const gpufeed_predicate *p = &ds->preds[j - ds->nfeat];
-                int bytes_col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].conv.ck == GF__CK_HASH;
-                int32_t v, nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
-                for (v = 0; v < nv; v++) {
-                    const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
-                    if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s
-                            && c->len)) {
-                        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, cname,
-                                       c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
-                        return r;
-                    }
-                }
-            }
+    found = (int *)gf__arena_get(&ds->arena, (size_t)(ds->npred ? ds->npred : 1) * sizeof(int));
+    if (!ds->bind || !found) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
+    memset(found, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(int));
+    r = gf__dataset_tunits(ds, err);
+    for (i = 0; i < ds->nfiles && !r; i++)
+        for (j = 0; j < nb && !r; j++)
+            r = j < ds->nfeat ? gf__bind_feature(ds, i, j, err) : gf__bind_predicate(ds, i, j, &found[j - ds->nfeat], err);
+    for (j = 0; j < ds->npred && !r; j++)
+        if (!found[j]) {
+            char hint[GPUFEED_ERROR_MAX];
+            gf__column_hint(ds->files[0], ds->preds[j].column, hint, sizeof hint);
+            r = gf__seterr(err, GPUFEED_ERR_SCHEMA, "predicate column '%s': no such column in any file of the dataset%s", ds->preds[j].column, hint);
         }
-    }
+    if (r) return r;
 
     /* layout */
     ds->offs = (int64_t *)gf__arena_get(&ds->arena, (size_t)ds->nfeat * sizeof(int64_t));
@@ -10050,7 +10879,10 @@ static uint64_t gf__cut_cost(const gpufeed_dataset *ds, const gf__rgplan *pl, in
 {
     uint64_t cost = 0;
     int32_t j;
-    for (j = 0; j < nb; j++) cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, r);
+    for (j = 0; j < nb; j++) {
+        int32_t col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].col;
+        if (col >= 0) cost += gf__straddle_bytes(&pl->idx[j], ds->files[i], rg, col, r);
+    }
     return cost;
 }
 
@@ -10126,6 +10958,23 @@ static int64_t gf__plan_cut(const gpufeed_dataset *ds, const gf__rgplan *pl, int
 }
 
 /* the plan: row groups (pruned by statistics) split into units */
+/* 1 when no row of file i's row group rg can match: no file passed the
+   partition predicates, a predicate settled for the file fails, or the
+   statistics prove a predicate fails */
+static int gf__rg_pruned(const gpufeed_dataset *ds, int32_t i, int32_t rg)
+{
+    const gpufeed_file *f = ds->files[i];
+    const gpufeed_row_group_info *g = &f->md.row_groups[rg];
+    int32_t j;
+    if (ds->all_pruned) return 1;
+    for (j = 0; j < ds->npred; j++) {
+        const gf__bind *b = &ds->bind[(size_t)i * (size_t)(ds->nfeat + ds->npred) + (size_t)(ds->nfeat + j)];
+        if (b->pfix == 0) return 1;
+        if (b->pfix < 0 && gf__prune(&f->md.nodes[f->md.columns[b->col].node], &g->chunks[b->col], g->num_rows, &b->padj)) return 1;
+    }
+    return 0;
+}
+
 static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *err)
 {
     gpufeed_result r;
@@ -10141,15 +10990,10 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
         int32_t rg;
         for (rg = 0; rg < f->md.num_row_groups; rg++) {
             const gpufeed_row_group_info *g = &f->md.row_groups[rg];
-            int pruned = 0;
             int64_t rows = g->num_rows, start = 0, nsplit;
             ds->total_rows += rows;
             ds->rgs++;
-            for (j = 0; j < ds->npred && !pruned; j++) {
-                const gf__bind *b = &ds->bind[(size_t)i * (size_t)nb + (size_t)(ds->nfeat + j)];
-                pruned = gf__prune(&f->md.nodes[f->md.columns[b->col].node], &g->chunks[b->col], rows, &ds->preds[j]);
-            }
-            if (pruned) { ds->rgs_pruned++; continue; }
+            if (gf__rg_pruned(ds, i, rg)) { ds->rgs_pruned++; continue; }
             if (rows == 0) continue;
             ds->num_rows += rows;
             nsplit = rows > ds->unit_rows ? 1 : 0;
@@ -10172,7 +11016,10 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
                 pl->lo = UINT64_MAX; pl->hi = 0;
                 for (j = 0; j < nb; j++) {
                     int32_t col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].col;
-                    uint64_t a = gf__chunk_start(&g->chunks[col]), b = f->chunk_limit[(size_t)rg * (size_t)f->md.num_columns + (size_t)col];
+                    uint64_t a, b;
+                    if (col < 0) continue; /* a value the file does not hold */
+                    a = gf__chunk_start(&g->chunks[col]);
+                    b = f->chunk_limit[(size_t)rg * (size_t)f->md.num_columns + (size_t)col];
                     if (a < pl->lo) pl->lo = a;
                     if (b > pl->hi) pl->hi = b;
                 }
@@ -10184,6 +11031,8 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
                     return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
                 }
                 for (j = 0; j < nb; j++) {
+                    memset(&pl->idx[j], 0, sizeof pl->idx[j]);
+                    if (ds->bind[(size_t)i * (size_t)nb + (size_t)j].col < 0) continue;
                     r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
                     if (r) {
                         gf__free(&ds->alloc, units);
@@ -10209,7 +11058,8 @@ static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *
                     int64_t *cand = gf__plan_candidates(ds, pl, nb, rows, &cand_n);
                     uint64_t rg_bytes = 0; /* the bytes of the columns read */
                     for (j = 0; j < nb; j++) {
-                        int64_t cs = g->chunks[ds->bind[(size_t)i * (size_t)nb + (size_t)j].col].total_compressed_size;
+                        int32_t col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].col;
+                        int64_t cs = col >= 0 ? g->chunks[col].total_compressed_size : 0;
                         uint64_t cb = cs > 0 ? (uint64_t)cs : 0;
                         rg_bytes = rg_bytes + cb < rg_bytes ? UINT64_MAX : rg_bytes + cb;
                     }
@@ -10326,8 +11176,12 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_dataset_open: out is NULL");
     *out = NULL;
     if (!desc || !desc->paths || desc->num_paths <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: no paths given");
-    if (desc->num_features < 0 || (desc->num_features > 0 && !desc->features) || desc->num_features > GPUFEED_MAX_FEATURES)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: bad feature list (%d features)", desc->num_features);
+    if (desc->num_features < 0 || (desc->num_features > 0 && !desc->features))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: bad feature list (%d features, features %s)", desc->num_features,
+                          desc->features ? "set" : "NULL");
+    if (desc->num_features > GPUFEED_MAX_FEATURES)
+        return gf__seterr(err, GPUFEED_ERR_LIMIT, "dataset: %d features: the limit is GPUFEED_MAX_FEATURES (%d); define it larger", desc->num_features,
+                          (int)GPUFEED_MAX_FEATURES);
     if (desc->num_where < 0 || (desc->num_where > 0 && !desc->where)) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: bad predicate list");
     if (desc->layout != GPUFEED_LAYOUT_ROW_MAJOR && desc->layout != GPUFEED_LAYOUT_PER_FEATURE)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: unknown layout %d", desc->layout);
@@ -10340,9 +11194,9 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     ds->flags = desc->flags;
     ds->layout = desc->layout;
     ds->unit_rows = desc->unit_rows ? desc->unit_rows : 65536;
-    r = gf__dataset_open_files(ds, desc, err);
+    r = gf__dataset_open_predicates(ds, desc, err); /* first: partition keys prune files */
+    if (!r) r = gf__dataset_open_files(ds, desc, err);
     if (!r) r = gf__dataset_open_features(ds, desc, err);
-    if (!r) r = gf__dataset_open_predicates(ds, desc, err);
     if (!r) r = gf__dataset_open_bind(ds, err);
     if (!r) { /* before the plan's walk of the page headers reads any page in */
         int32_t i;
@@ -10625,9 +11479,15 @@ static void gf__scratch_will_read(gpufeed_scratch *s, const gf__unitx *ux, gpufe
     off = s->wr;
     len = off + 2 * nb;
     for (j = 0; j < nb; j++) {
-        const gpufeed_chunk_info *ch = &f->md.row_groups[ux->u.row_group].chunks[bind[j].col];
-        uint64_t st = gf__chunk_start(ch), en = st + (uint64_t)ch->total_compressed_size, lo = st, hi = en;
+        const gpufeed_chunk_info *ch;
+        uint64_t st, en, lo, hi;
         const gf__pidx *pi = pl ? &pl->idx[j] : NULL;
+        if (bind[j].col < 0) continue; /* a value the file does not hold */
+        ch = &f->md.row_groups[ux->u.row_group].chunks[bind[j].col];
+        st = gf__chunk_start(ch);
+        en = st + (uint64_t)ch->total_compressed_size;
+        lo = st;
+        hi = en;
         if (en > f->data_end || en < st) continue; /* a lying size: the reader reports it */
         if (pi && pi->n > 0) {
             int64_t e = 0, b0 = 0, r0 = ux->u.first_row, r1 = ux->u.first_row + ux->u.num_rows;
@@ -10682,6 +11542,11 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
     for (j = 0; j < nb; j++) {
         gpufeed_column *c = j < ds->nfeat ? &s->dc[j].c : s->pc[j - ds->nfeat];
         if (j < ds->nfeat && (j < s->j0 || j >= s->j1)) continue; /* another scratch's feature */
+        if (j < ds->nfeat) {
+            s->dc[j].virt = bind[j].virt;
+            memcpy(s->dc[j].vval, bind[j].vval, 8);
+        }
+        if (bind[j].col < 0) continue; /* a partition value, nulls, or a predicate settled for the file */
         if (c->f == f && c->rg == ux->u.row_group && c->col == bind[j].col && !c->failed && c->rows_done == ux->u.first_row && ux->u.first_row > 0) {
             /* the previous unit ended where this one starts: read on */
             if (pl) gf__col_hint(c, &pl->idx[j], ux->u.first_row + ux->u.num_rows);
@@ -10725,65 +11590,6 @@ static double gf__be_to_double(const uint8_t *p, uint32_t n)
     int neg = n > 0 && (p[0] & 0x80);
     for (i = 0; i < n; i++) d = d * 256.0 + (double)(neg ? (uint8_t)~p[i] : p[i]);
     return neg ? -(d + 1.0) : d;
-}
-
-/* compares a column value (kind 0 int64, 1 uint64, 2 double; decimals as
-   an unscaled int64 with `scale`) with a constant exactly: -1, 0, 1, or 2
-   when incomparable (NaN) */
-static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t scale, const gpufeed_value *cv)
-{
-    if (kind == 0 && scale > 0) { /* decimal: scale the constant when exact */
-        if (cv->kind == GPUFEED_VAL_INT && scale <= 18) {
-            int64_t p = 1, c = cv->i;
-            int32_t k;
-            for (k = 0; k < scale; k++) p *= 10;
-            if (c > INT64_MAX / p || c < INT64_MIN / p) return c > 0 ? -1 : 1;
-            c *= p;
-            return iv < c ? -1 : iv > c;
-        }
-        kind = 2; dv = gf__dec_to_double(iv, scale);
-    }
-    if (kind == 2 || cv->kind == GPUFEED_VAL_DOUBLE) {
-        double y;
-        if (kind == 2) {
-            if (dv != dv) return 2;
-            y = cv->kind == GPUFEED_VAL_DOUBLE ? cv->d : cv->kind == GPUFEED_VAL_UINT ? (double)cv->u : (double)cv->i;
-            if (y != y) return 2;
-            if (cv->kind != GPUFEED_VAL_DOUBLE && dv >= -9223372036854775808.0 && dv < 9223372036854775808.0 && (double)(int64_t)dv == dv) {
-                /* integral double vs integer constant: compare as integers */
-                int64_t x = (int64_t)dv;
-                if (cv->kind == GPUFEED_VAL_UINT) return x < 0 ? -1 : (uint64_t)x < cv->u ? -1 : (uint64_t)x > cv->u;
-                return x < cv->i ? -1 : x > cv->i;
-            }
-            return dv < y ? -1 : dv > y;
-        }
-
-        /* an integer column vs a double constant: exact */
-        y = cv->d;
-        if (y != y) return 2;
-        if (kind == 1) {
-            double fl;
-            uint64_t yi;
-            if (y < 0) return 1;
-            if (y >= 18446744073709551616.0) return -1;
-            yi = (uint64_t)y; fl = (double)yi;
-            return uv < yi ? -1 : uv > yi ? 1 : (fl == y ? 0 : -1);
-        } else {
-            double fl;
-            int64_t yi;
-            if (y >= 9223372036854775808.0) return -1;
-            if (y < -9223372036854775808.0) return 1;
-            fl = y < 0 && (double)(int64_t)y != y ? (double)((int64_t)y - 1) : (double)(int64_t)y;
-            yi = (int64_t)fl;
-            return iv < yi ? -1 : iv > yi ? 1 : (fl == y ? 0 : -1);
-        }
-    }
-    if (cv->kind == GPUFEED_VAL_UINT) {
-        if (kind == 1) return uv < cv->u ? -1 : uv > cv->u;
-        return iv < 0 ? -1 : (uint64_t)iv < cv->u ? -1 : (uint64_t)iv > cv->u;
-    }
-    if (kind == 1) return cv->i < 0 ? 1 : uv < (uint64_t)cv->i ? -1 : uv > (uint64_t)cv->i;
-    return iv < cv->i ? -1 : iv > cv->i;
 }
 
 /* value i (spaced) of a predicate reader's batch matches the predicate? */
@@ -10957,6 +11763,30 @@ static void gf__scratch_share(gpufeed_scratch *s)
     for (i = 0; i < s->ds->nfeat; i++) s->dc[i].dcp = &s->ds->dcache;
 }
 
+/* k rows of a feature whose column this unit's file does not hold: its
+   partition value in every row, or nulls (the fill, validity 0; with
+   null_policy ERROR the first row kept is an error) */
+static gpufeed_result gf__virt_rows(const gf__dcol *d, const gpufeed_feature *ft, int64_t k, uint8_t *dst, size_t stride, uint8_t *vout,
+                                    const uint8_t *fill, const uint8_t *mask, const char *file, int64_t row0, char *err, size_t cap)
+{
+    const size_t esz = gpufeed_dtype_size(ft->dtype);
+    const int32_t w = ft->width > 0 && !ft->list_lengths ? ft->width : 1;
+    const uint8_t *v = d->virt == GF__VIRT_CONST ? d->vval : fill;
+    int64_t i;
+    int32_t e;
+    if (d->virt == GF__VIRT_NULL && ft->null_policy == GPUFEED_NULL_ERROR)
+        for (i = 0; i < k; i++)
+            if (!mask || mask[i]) {
+                gf__fmt(err, cap, "%s: feature '%s': null at row %lld (null policy: error): the file lacks the column (missing=null), or its "
+                        "partition value is null", file, ft->column, (long long)(row0 + i));
+                return GPUFEED_ERR_CORRUPT;
+            }
+    for (i = 0; i < k; i++)
+        for (e = 0; e < w; e++) memcpy(dst + (size_t)i * stride + (size_t)e * esz, v, esz);
+    if (vout) memset(vout, d->virt == GF__VIRT_CONST, (size_t)k);
+    return GPUFEED_OK;
+}
+
 /* Reads k (<= s->step) rows of the positioned unit into the destination
    at row `at`; drops rows failing the predicates; returns rows kept. */
 static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data, void *const *features,
@@ -10969,10 +11799,15 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
 
     /* the predicates first: null and cast checks apply to kept rows only */
     if (ds->npred) {
+        const gf__bind *pb = &ds->bind[(size_t)ds->units[s->unit].u.file * (size_t)(ds->nfeat + ds->npred) + (size_t)ds->nfeat];
         memset(s->mask, 1, (size_t)k);
         for (j = 0; j < ds->npred; j++) {
             gpufeed_column *c = s->pc[j];
             int64_t done = 0;
+            if (pb[j].pfix >= 0) { /* settled for the whole file */
+                if (!pb[j].pfix) memset(s->mask, 0, (size_t)k);
+                continue;
+            }
             while (done < k) {
                 gpufeed_column_batch b;
                 c->max_rows = k - done;
@@ -10980,7 +11815,7 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
                 if (r == GPUFEED_DONE) r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended early");
                 if (r) return gf__scratch_fail_col(s, c, r);
                 for (i = 0; i < b.num_rows; i++)
-                    if (s->mask[done + i] && !gf__match_value(c, &b, i, &ds->preds[j])) s->mask[done + i] = 0;
+                    if (s->mask[done + i] && !gf__match_value(c, &b, i, &pb[j].padj)) s->mask[done + i] = 0;
                 done += b.num_rows;
             }
         }
@@ -10993,13 +11828,17 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
         if (s->stage) { dst = s->stage + (size_t)(j - s->j0) * (size_t)k * dsz; stride = dsz; }
         else if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { dst = (uint8_t *)data + at * ds->row_bytes + ds->offs[j]; stride = (size_t)ds->row_bytes; }
         else { dst = (uint8_t *)features[j] + (size_t)at * dsz; stride = dsz; }
-        if (s->dc[j].c.nested)
+        if (s->dc[j].virt)
+            r = gf__virt_rows(&s->dc[j], ft, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL, ds->fill[j], ds->npred ? s->mask : NULL,
+                              ds->files[ds->units[s->unit].u.file]->name, ds->units[s->unit].u.first_row + ds->units[s->unit].u.num_rows - s->left,
+                              s->err, sizeof s->err);
+        else if (s->dc[j].c.nested)
             r = gf__dcol_read_list(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
                                    ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
         else
             r = gf__dcol_read(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
                               ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
-        if (r) return gf__scratch_fail_col(s, &s->dc[j].c, r);
+        if (r) return s->dc[j].virt ? r : gf__scratch_fail_col(s, &s->dc[j].c, r);
     }
     if (s->stage)
         gf__transpose((uint8_t *)data + at * ds->row_bytes + ds->offs[s->j0], (size_t)ds->row_bytes, s->stage, k, s->j1 - s->j0, s->stage_w);
@@ -12184,12 +13023,17 @@ static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
         gf__h2_u64(&k, f->hash_seed);
         gf__h2_u64(&k, (uint64_t)f->width);
         gf__h2_u64(&k, (uint64_t)f->list_policy); gf__h2_u64(&k, (uint64_t)f->list_lengths);
+        if (ds->tunit[i] || f->missing) { /* newer fields: only where set, so older keys hold */
+            gf__h2_u64(&k, (uint64_t)ds->tunit[i]);
+            gf__h2_u64(&k, (uint64_t)f->missing);
+        }
     }
     gf__h2_u64(&k, (uint64_t)ds->npred);
     for (i = 0; i < ds->npred; i++) {
         const gpufeed_predicate *p = &ds->preds[i];
         int32_t nv = p->op == GPUFEED_OP_IN ? p->set_size : 2;
         gf__h2_str(&k, p->column); gf__h2_u64(&k, (uint64_t)p->op);
+        if (ds->tunit[ds->nfeat + i]) gf__h2_u64(&k, (uint64_t)ds->tunit[ds->nfeat + i]);
         for (j = 0; j < nv; j++) {
             const gpufeed_value *v = p->op == GPUFEED_OP_IN ? &p->set[j] : j ? &p->b : &p->a;
             gf__h2_u64(&k, (uint64_t)v->kind);

@@ -361,21 +361,22 @@ int main(int argc, char **argv)
                 const char *e = strchr(p, ',');
                 size_t n = e ? (size_t)(e - p) : strlen(p);
                 char *name = (char *)malloc(n + 1);
+                gpufeed_feature *ft;
                 int32_t c;
                 const gpufeed_metadata *md = first ? gpufeed_file_metadata(first) : NULL;
                 if (!name) { rc = 1; goto done; }
                 memcpy(name, p, n); name[n] = 0;
-                keep[nkeep++] = name;
-                feats[nfeat].column = name;
-                feats[nfeat].dtype = dt;
-                feats[nfeat].fill = fill;
-                feats[nfeat].null_policy = null_error ? GPUFEED_NULL_ERROR : GPUFEED_NULL_FILL;
-                feats[nfeat].cast = unsafe_cast ? GPUFEED_CAST_UNSAFE : GPUFEED_CAST_SAFE;
+                ft = &feats[nfeat++];
+                ft->column = name; /* freed at the end */
+                ft->dtype = dt;
+                ft->fill = fill;
+                ft->null_policy = null_error ? GPUFEED_NULL_ERROR : GPUFEED_NULL_FILL;
+                ft->cast = unsafe_cast ? GPUFEED_CAST_UNSAFE : GPUFEED_CAST_SAFE;
                 c = first ? gpufeed_file_find_column(first, name) : -1;
                 if (c >= 0) {
                     const gpufeed_schema_node *nd = &md->nodes[md->columns[c].node];
                     int is_list = md->columns[c].max_rep > 0;
-                    if (pass) feats[nfeat].list_lengths = 1;
+                    if (pass) ft->list_lengths = 1;
                     else if (is_list) {
                         if (!list_width) {
                             fprintf(stderr, "gpufeed-dense: %s: column '%s' is a list: give --list-width W (and --ragged pad|truncate for lists of other lengths)\n",
@@ -383,16 +384,14 @@ int main(int argc, char **argv)
                             gpufeed_file_close(first);
                             rc = 1; goto done;
                         }
-                        feats[nfeat].width = (int32_t)list_width;
-                        feats[nfeat].list_policy = ragged;
+                        ft->width = (int32_t)list_width;
+                        ft->list_policy = ragged;
                     }
                     if (!pass && hash && (nd->physical == GPUFEED_BYTE_ARRAY || nd->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) &&
                         nd->logical != GPUFEED_LT_DECIMAL && nd->logical != GPUFEED_LT_FLOAT16)
-                        feats[nfeat].hash_buckets = (uint64_t)hash;
-                } else if (pass) feats[nfeat].list_lengths = 1;
-                nfeat++;
+                        ft->hash_buckets = (uint64_t)hash;
+                } else if (pass) ft->list_lengths = 1;
                 p += n; if (*p == ',') p++;
-                if (nkeep >= 1000) break;
             }
         }
         gpufeed_file_close(first);
@@ -419,14 +418,12 @@ int main(int argc, char **argv)
                 char *cp = (char *)malloc(l + 1);
                 if (!cp) { rc = 1; goto done; }
                 memcpy(cp, feats[n].column, l + 1);
-                keep[nkeep++] = cp;
-                feats[n].column = cp;
+                feats[n].column = cp; /* freed at the end (own_names) */
             }
             feats[n].dtype = dt; feats[n].fill = fill;
             feats[n].null_policy = null_error ? GPUFEED_NULL_ERROR : GPUFEED_NULL_FILL;
             feats[n].cast = unsafe_cast ? GPUFEED_CAST_UNSAFE : GPUFEED_CAST_SAFE;
-            n++;
-            if (nkeep >= 1000) break;
+            nfeat = ++n;
         }
         gpufeed_dataset_close(ds); ds = NULL;
         dd.features = feats; dd.num_features = n;
@@ -480,6 +477,7 @@ done:
     gpufeed_reader_close(rd);
     gpufeed_dataset_close(ds);
     for (i = 0; i < nkeep; i++) free(keep[i]);
+    for (i = 0; feats && i < nfeat; i++) free((char *)feats[i].column); /* own_names: every column name was copied */
     free(feats);
     gf_cli_features_free(&fs);
     return rc;
