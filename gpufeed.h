@@ -873,6 +873,20 @@ GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds);
 GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
     void (*fn)(void *user, const char *file), void *user, gpufeed_error *err);
 
+/* Predicates written as the tools and the Python binding take them:
+   conditions joined by `and`, each `COLUMN OP VALUE` with OP one of < <=
+   = == >= >, or `COLUMN between A and B`, `COLUMN in (A, B, ...)`,
+   `COLUMN is null`, `COLUMN is not null`. Values: integers (int64, or
+   uint64 above it), decimals (double), 'quoted' or "quoted" strings; an
+   integer followed by s, ms, us or ns is a time in that unit (the
+   predicate's unit). gpufeed_where_predicates gives the array to put in
+   gpufeed_dataset_desc.where (valid until gpufeed_where_free); a syntax
+   error names the position. */
+typedef struct gpufeed_where gpufeed_where;
+GPUFEED_API gpufeed_result gpufeed_where_parse(gpufeed_where **out, const char *expr, gpufeed_error *err);
+GPUFEED_API const gpufeed_predicate *gpufeed_where_predicates(const gpufeed_where *w, int32_t *count);
+GPUFEED_API void gpufeed_where_free(gpufeed_where *w);
+
 /* >>reader (API): batches, views, the batch reader, units into buffers --- */
 /* A batch of dense rows. Row-major layout: data is [num_rows, row_bytes],
    feature f starts at byte offset feature_offset[f] of each row.
@@ -1383,6 +1397,7 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
 #include <stdio.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <stdlib.h>
 
 #if defined(GPUFEED_MALLOC) && defined(GPUFEED_REALLOC) && defined(GPUFEED_FREE)
 /* all three given */
@@ -9947,6 +9962,226 @@ static gpufeed_result gf__partition_prune(gpufeed_dataset *ds, gf__strv *files, 
     return GPUFEED_OK;
 }
 
+/* ---- predicates as text (gpufeed_where_parse) ---- */
+
+struct gpufeed_where {
+    gpufeed_allocator alloc;
+    gf__arena arena;
+    gpufeed_predicate *p;
+    int32_t n, cap;
+};
+
+typedef struct gf__lex {
+    const char *src, *p;
+    int kind;                          /* 0 end, 1 word or number, 2 string, 3 symbol */
+    const char *t;                     /* the token's text (strings: without quotes) ... */
+    size_t len;                        /* ... and its length */
+    size_t at;                         /* where it starts in src */
+} gf__lex;
+
+static int gf__lex_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* the next token; -1 on an unterminated string */
+static int gf__lex_next(gf__lex *lx)
+{
+    const char *p = lx->p;
+    while (*p && gf__lex_space(*p)) p++;
+    lx->at = (size_t)(p - lx->src);
+    lx->t = p;
+    lx->len = 0;
+    if (!*p) { lx->kind = 0; lx->p = p; return 0; }
+    if (*p == '\'' || *p == '"') {
+        const char q = *p++, *e = strchr(p, q);
+        if (!e) return -1;
+        lx->kind = 2; lx->t = p; lx->len = (size_t)(e - p);
+        lx->p = e + 1;
+        return 0;
+    }
+    if (strchr("<>=!(),", *p)) {
+        lx->kind = 3;
+        lx->len = (p[1] == '=' && strchr("<>=!", *p)) ? 2 : 1;
+        lx->p = p + lx->len;
+        return 0;
+    }
+    lx->kind = 1;
+    while (*p && !gf__lex_space(*p) && !strchr("<>=!(),'\"", *p)) p++;
+    lx->len = (size_t)(p - lx->t);
+    lx->p = p;
+    return 0;
+}
+static int gf__lex_is(const gf__lex *lx, const char *w)
+{
+    size_t i, n = strlen(w);
+    if (lx->kind != 1 || lx->len != n) return 0;
+    for (i = 0; i < n; i++) if ((lx->t[i] | 0x20) != w[i]) return 0; /* ASCII, either case */
+    return 1;
+}
+
+/* a number or a string into *v (strings and the unit into the arena / *unit) */
+static int gf__where_value(gpufeed_where *w, gf__lex *lx, gpufeed_value *v, int32_t *unit, char *msg, size_t cap)
+{
+    char buf[64];
+    size_t n = lx->len;
+    memset(v, 0, sizeof *v);
+    if (lx->kind == 2) {
+        char *s = gf__arena_str(&w->arena, (const uint8_t *)lx->t, lx->len);
+        if (!s) { gf__fmt(msg, cap, "out of memory"); return -1; }
+        v->kind = GPUFEED_VAL_STRING; v->s = s; v->len = lx->len;
+        return 0;
+    }
+    if (lx->kind != 1 || n >= sizeof buf) { gf__fmt(msg, cap, "expected a value at offset %zu", lx->at); return -1; }
+    memcpy(buf, lx->t, n);
+    buf[n] = 0;
+    if (n > 1 && (buf[n - 1] == 's')) { /* a time: 10s, 10ms, 10us, 10ns */
+        int32_t u = GPUFEED_UNIT_SECONDS;
+        size_t cut = 1;
+        if (n > 2 && buf[n - 2] == 'm') { u = GPUFEED_UNIT_MILLIS; cut = 2; }
+        else if (n > 2 && buf[n - 2] == 'u') { u = GPUFEED_UNIT_MICROS; cut = 2; }
+        else if (n > 2 && buf[n - 2] == 'n') { u = GPUFEED_UNIT_NANOS; cut = 2; }
+        buf[n - cut] = 0;
+        if (!gf__parse_i64(buf, &v->i)) { gf__fmt(msg, cap, "'%.*s' at offset %zu: a time is an integer then s, ms, us or ns", (int)n, lx->t, lx->at); return -1; }
+        if (*unit && *unit != u) { gf__fmt(msg, cap, "'%.*s' at offset %zu: one unit a condition", (int)n, lx->t, lx->at); return -1; }
+        *unit = u;
+        v->kind = GPUFEED_VAL_INT;
+        return 0;
+    }
+    if (gf__parse_i64(buf, &v->i)) { v->kind = GPUFEED_VAL_INT; return 0; }
+    {
+        uint64_t u = 0;
+        size_t i;
+        for (i = 0; buf[i] >= '0' && buf[i] <= '9' && u <= (UINT64_MAX - 9) / 10; i++) u = u * 10 + (uint64_t)(buf[i] - '0');
+        if (i == n && buf[0] != '-') { v->kind = GPUFEED_VAL_UINT; v->u = u; return 0; } /* above INT64_MAX */
+    }
+    {
+        char *e;
+        v->d = strtod(buf, &e);
+        if (*e || !*buf) { gf__fmt(msg, cap, "'%s' at offset %zu is not a number (quote strings)", buf, lx->at); return -1; }
+        v->kind = GPUFEED_VAL_DOUBLE;
+    }
+    return 0;
+}
+
+/* one condition's operator and values */
+static int gf__where_op(gpufeed_where *w, gf__lex *lx, gpufeed_predicate *p, char *msg, size_t cap)
+{
+    if (lx->kind == 3 && lx->t[0] != '(' && lx->t[0] != ')' && lx->t[0] != ',') {
+        static const char *const ops[] = { "<", "<=", "==", ">=", ">", "=" };
+        static const gpufeed_op codes[] = { GPUFEED_OP_LT, GPUFEED_OP_LE, GPUFEED_OP_EQ, GPUFEED_OP_GE, GPUFEED_OP_GT, GPUFEED_OP_EQ };
+        int k;
+        for (k = 0; k < 6 && !(strlen(ops[k]) == lx->len && !memcmp(ops[k], lx->t, lx->len)); k++) {}
+        if (k == 6) { gf__fmt(msg, cap, "unknown operator '%.*s' at offset %zu", (int)lx->len, lx->t, lx->at); return -1; }
+        p->op = codes[k];
+        if (gf__lex_next(lx) || gf__where_value(w, lx, &p->a, &p->unit, msg, cap)) return -1;
+        return gf__lex_next(lx);
+    }
+    if (gf__lex_is(lx, "between")) {
+        p->op = GPUFEED_OP_BETWEEN;
+        if (gf__lex_next(lx) || gf__where_value(w, lx, &p->a, &p->unit, msg, cap) || gf__lex_next(lx)) return -1;
+        if (!gf__lex_is(lx, "and")) { gf__fmt(msg, cap, "between needs 'and' at offset %zu", lx->at); return -1; }
+        if (gf__lex_next(lx) || gf__where_value(w, lx, &p->b, &p->unit, msg, cap)) return -1;
+        return gf__lex_next(lx);
+    }
+    if (gf__lex_is(lx, "in")) {
+        gpufeed_value *set = NULL;
+        int32_t n = 0, cap_n = 0;
+        p->op = GPUFEED_OP_IN;
+        if (gf__lex_next(lx) || lx->kind != 3 || lx->t[0] != '(') { gf__fmt(msg, cap, "in needs '(' at offset %zu", lx->at); return -1; }
+        do {
+            if (n == cap_n) { /* grown in the arena (the old array stays there until free) */
+                gpufeed_value *ns = (gpufeed_value *)gf__arena_get(&w->arena, (size_t)(cap_n ? cap_n * 2 : 16) * sizeof *ns);
+                if (!ns || cap_n > INT32_MAX / 4) { gf__fmt(msg, cap, "out of memory"); return -1; }
+                if (n) memcpy(ns, set, (size_t)n * sizeof *ns);
+                set = ns;
+                cap_n = cap_n ? cap_n * 2 : 16;
+            }
+            if (gf__lex_next(lx) || gf__where_value(w, lx, &set[n++], &p->unit, msg, cap) || gf__lex_next(lx)) return -1;
+        } while (lx->kind == 3 && lx->t[0] == ',');
+        if (lx->kind != 3 || lx->t[0] != ')') { gf__fmt(msg, cap, "in (...) needs ',' or ')' at offset %zu", lx->at); return -1; }
+        p->set = set;
+        p->set_size = n;
+        return gf__lex_next(lx);
+    }
+    if (gf__lex_is(lx, "is")) {
+        if (gf__lex_next(lx)) return -1;
+        p->op = GPUFEED_OP_IS_NULL;
+        if (gf__lex_is(lx, "not")) { p->op = GPUFEED_OP_IS_NOT_NULL; if (gf__lex_next(lx)) return -1; }
+        if (!gf__lex_is(lx, "null")) { gf__fmt(msg, cap, "expected 'null' at offset %zu", lx->at); return -1; }
+        return gf__lex_next(lx);
+    }
+    gf__fmt(msg, cap, "expected an operator at offset %zu", lx->at);
+    return -1;
+}
+
+/* the conditions of expr into w; -1 with a message */
+static int gf__where_conditions(gpufeed_where *w, const char *expr, char *msg, size_t cap)
+{
+    gf__lex lx;
+    memset(&lx, 0, sizeof lx);
+    lx.src = lx.p = expr;
+    if (gf__lex_next(&lx)) { gf__fmt(msg, cap, "an unterminated string at offset %zu", lx.at); return -1; }
+    for (;;) {
+        gpufeed_predicate *p;
+        if (w->n == w->cap) {
+            int32_t nc = w->cap ? w->cap * 2 : 8;
+            gpufeed_predicate *np = (gpufeed_predicate *)gf__arena_get(&w->arena, (size_t)nc * sizeof *np);
+            if (!np) { gf__fmt(msg, cap, "out of memory"); return -1; }
+            if (w->n) memcpy(np, w->p, (size_t)w->n * sizeof *np);
+            w->p = np; w->cap = nc;
+        }
+        p = &w->p[w->n++];
+        memset(p, 0, sizeof *p);
+        if (lx.kind != 1 && lx.kind != 2) { gf__fmt(msg, cap, "expected a column name at offset %zu", lx.at); return -1; }
+        p->column = gf__arena_str(&w->arena, (const uint8_t *)lx.t, lx.len);
+        if (!p->column) { gf__fmt(msg, cap, "out of memory"); return -1; }
+        if (gf__lex_next(&lx) || gf__where_op(w, &lx, p, msg, cap)) {
+            if (!msg[0]) gf__fmt(msg, cap, "an unterminated string at offset %zu", lx.at);
+            return -1;
+        }
+        if (lx.kind == 0) return 0;
+        if (!gf__lex_is(&lx, "and") && !(lx.kind == 1 && lx.len == 2 && !memcmp(lx.t, "&&", 2))) {
+            gf__fmt(msg, cap, "unexpected '%.*s' at offset %zu (join conditions with 'and')", (int)(lx.len < 40 ? lx.len : 40), lx.t, lx.at);
+            return -1;
+        }
+        if (gf__lex_next(&lx)) { gf__fmt(msg, cap, "an unterminated string at offset %zu", lx.at); return -1; }
+    }
+}
+
+GPUFEED_API gpufeed_result gpufeed_where_parse(gpufeed_where **out, const char *expr, gpufeed_error *err)
+{
+    gpufeed_allocator none;
+    gpufeed_where *w;
+    char msg[GPUFEED_ERROR_MAX];
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_where_parse: out is NULL");
+    *out = NULL;
+    if (!expr) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_where_parse: no expression");
+    memset(&none, 0, sizeof none);
+    w = (gpufeed_where *)gf__alloc(&none, sizeof *w);
+    if (!w) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "where: out of memory");
+    memset(w, 0, sizeof *w);
+    w->arena.a = &w->alloc;
+    msg[0] = 0;
+    if (gf__where_conditions(w, expr, msg, sizeof msg)) {
+        gpufeed_where_free(w);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "where '%.200s': %s", expr, msg);
+    }
+    *out = w;
+    return GPUFEED_OK;
+}
+GPUFEED_API const gpufeed_predicate *gpufeed_where_predicates(const gpufeed_where *w, int32_t *count)
+{
+    if (count) *count = w ? w->n : 0;
+    return w ? w->p : NULL;
+}
+GPUFEED_API void gpufeed_where_free(gpufeed_where *w)
+{
+    gpufeed_allocator a;
+    if (!w) return;
+    a = w->alloc;
+    gf__arena_free(&w->arena);
+    gf__free(&a, w);
+}
+
 /* numeric or boolean leaf (the default feature set) */
 static int gf__is_default_feature(const gpufeed_schema_node *n)
 {
@@ -13094,7 +13329,8 @@ static void gf__cat(char *out, size_t cap, size_t *n, const char *fmt, ...)
 /* What the header records for `gpufeed-cache ls`: the dataset (its first
    file and how many more), the features in the tools' --feature syntax
    (column:dtype[:hash=N][:seed=S][:fill=V][:null=error][:valid]
-   [:cast=unsafe][:width=W][:ragged=pad|truncate][:lengths]) and the plan. */
+   [:cast=unsafe][:width=W][:ragged=pad|truncate][:lengths][:unit=U]
+   [:missing=null]) and the plan. */
 static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
 {
     static const char *const ragged[] = { "error", "pad", "truncate" };
@@ -13117,6 +13353,8 @@ static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
         if (f->width) gf__cat(out, cap, &n, ":width=%d", f->width);
         if (f->list_policy > 0 && f->list_policy <= 2) gf__cat(out, cap, &n, ":ragged=%s", ragged[f->list_policy]);
         if (f->list_lengths) gf__cat(out, cap, &n, ":lengths");
+        if (f->unit) gf__cat(out, cap, &n, ":unit=%s", gf__unit_name(f->unit));
+        if (f->missing == GPUFEED_MISSING_NULL) gf__cat(out, cap, &n, ":missing=null");
     }
     gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)ds->unit_rows,
             ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? "per-feature" : "row-major", ds->npred);

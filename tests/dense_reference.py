@@ -20,7 +20,8 @@ Rules (the same as gpufeed's, see gpufeed.h >>dataset (API)):
     by name; a glob its matches sorted by name;
   * nulls (also below a null struct) -> fill; the fill must fit an integer
     dtype exactly;
-  * int -> float: round to nearest even from the exact integer; floats ->
+  * int -> float: SAFE refuses an integer the float dtype cannot hold
+    exactly; UNSAFE rounds to nearest even from the exact integer; floats ->
     f32/f64/f16 like numpy's astype (f16 from f64 directly); bf16: the exact
     source value rounded to nearest even at 8 significant bits (subnormals
     below 2^-126, inf on overflow, NaN stays NaN); decimals -> floats: the
@@ -352,6 +353,22 @@ def _xxh(b, n):
     return xxhash.xxh64_intdigest(b, seed=0) % n
 
 
+FLOAT_BITS = {"f32": 24, "f64": 53, "f16": 11, "bf16": 8}
+
+
+def check_ints_exact(vals, valid, dtype, name):
+    """SAFE casts of integers to floats: every present value held exactly
+    (significant bits within the dtype's; f16 below 65536)."""
+    bits = FLOAT_BITS[dtype]
+    v = np.asarray(vals)
+    big = np.abs(v.astype(np.float64)) > float(1 << bits)   # all smaller ones are exact
+    for i in np.nonzero(big & np.asarray(valid, bool))[0]:
+        m = abs(int(v[i]))
+        sig = m.bit_length() - ((m & -m).bit_length() - 1)
+        if sig > bits or (dtype == "f16" and m >= 65536):
+            raise RefError(f"feature '{name}': value {int(v[i])} at row {i} does not convert to {dtype} exactly")
+
+
 def convert(src, dtype, unsafe, name, hash_buckets):
     """-> numpy array of dtype (values under nulls arbitrary)."""
     n = len(src.valid)
@@ -369,6 +386,8 @@ def convert(src, dtype, unsafe, name, hash_buckets):
         kind = "int"
     if dtype in FLOAT_DTYPES:
         if kind == "int":
+            if not unsafe:
+                check_ints_exact(vals, src.valid, dtype, name)
             return round_ints(vals, dtype)
         if kind == "float":
             v64 = np.asarray(vals).astype(np.float64)

@@ -1027,7 +1027,8 @@ def _first_delta_widths(path, col):
 
 def write_duckdb_delta64(ext):
     """DuckDB with PARQUET_VERSION v2 subtracts INT32 values in 64 bits:
-    miniblocks of 33 bits and min deltas beyond int32. Every codec; each file
+    miniblocks of 33 bits and min deltas beyond int32, a UINT32 column's
+    values beyond INT32_MAX among them (modulo 2^32). Every codec; each file
     comes with DuckDB's own reading of it as CSV (render_csv's format), the
     oracle (pyarrow fails on these files)."""
     import duckdb
@@ -1041,6 +1042,7 @@ def write_duckdb_delta64(ext):
         "ELSE ((hash(i) %% 4294967296)::BIGINT - 2147483648) END::INTEGER AS i32, "
         "CASE WHEN i %% 11 = 5 THEN NULL ELSE ((hash(i * 7) %% 4294967296)::BIGINT - 2147483648)::INTEGER END AS i32n, "
         "(i * 1000)::INTEGER AS seq, "
+        "CASE WHEN i %% 5 = 0 THEN 4294967295 ELSE (hash(i * 3) %% 4294967296) END::UINTEGER AS u32, "
         "CASE WHEN i %% 7 = 0 THEN -9223372036854775808 WHEN i %% 7 = 1 THEN 9223372036854775807 "
         "ELSE (hash(i) %% 9223372036854775807)::BIGINT END AS i64, "
         "CASE WHEN i %% 13 = 0 THEN NULL ELSE 'v' || (hash(i) %% 100000)::VARCHAR END AS s "

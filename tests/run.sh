@@ -617,6 +617,8 @@ if [ -x "$PY" ]; then
   [ -f tests/test_dense.py ] && suite dense_noavx512 $PY tests/test_dense.py --bin build/asan/gpufeed-dense-noavx512 --fixtures build/fixtures
   [ -f tests/test_dense.py ] && suite dense_nosimd $PY tests/test_dense.py --bin build/asan/gpufeed-dense-nosimd --fixtures build/fixtures
   suite extended_corpus extended_corpus
+  # Spark/Hive trees, evolving schemas, time units, IDs, partition keys against pyarrow.dataset
+  [ -f tests/test_datasets.py ] && suite datasets $PY tests/test_datasets.py --bin build/asan/gpufeed-dense
   [ -f tests/test_python.py ] && suite python $PY tests/test_python.py --gpufeed-dense build/gpufeed-dense --gpufeed-bench build/gpufeed-bench
   [ -f tests/test_python_emu.py ] && suite python_cuda_emu $PY tests/test_python_emu.py
 else

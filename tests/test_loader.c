@@ -2079,6 +2079,7 @@ static uint64_t reader_digest(const char *path, int layout, int threads, const g
         ft[nf].column = gpufeed_dataset_feature(probe, j)->column;
         ft[nf].dtype = j % 3 == 2 ? GPUFEED_DT_F64 : GPUFEED_DT_F32;
         ft[nf].validity = j % 2; ft[nf].fill = -1.5;
+        ft[nf].cast = GPUFEED_CAST_UNSAFE; /* random 32-bit integers: rounded into f32 (threads are the point here) */
     }
     dd.features = ft; dd.num_features = nf; dd.layout = layout; dd.unit_rows = 777;
     dd.where = where; dd.num_where = nwhere;

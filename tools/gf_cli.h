@@ -108,7 +108,8 @@
    DTYPE is f32, f64, f16, bf16, i32, i64 or u8 (as gpufeed_dtype_parse).
    OPTIONs (any order) set the fields of gpufeed_feature:
 
-       hash=N            STRING/BINARY/FLBA: id = hash % N (hash_buckets)
+       hash=N            id = hash % N (hash_buckets): STRING/BINARY/FLBA values,
+                         or integers (IDs)
        seed=S            the hash's seed (hash_seed)
        fill=V            the value written for nulls (fill)
        null=fill|error   null_policy
@@ -117,6 +118,9 @@
        width=W           list columns: W elements per row (width)
        ragged=error|pad|truncate   lists of another length (list_policy)
        lengths           one value per row: the list's length (list_lengths)
+       unit=s|ms|us|ns   TIMESTAMP/TIME/DATE columns: the unit values arrive in,
+                         whatever each file's (unit; default: the first file's)
+       missing=error|null  a column some files lack: an error, or nulls there
 
    e.g. --feature dep_delay:f32 --feature carrier:i32:hash=1000
         --feature emb.list.element:f32:width=8:ragged=pad
@@ -190,6 +194,20 @@ GF_CLI_FN int gf_cli_option(const char *o, size_t len, gpufeed_feature *f, char 
         }
         f->width = (int32_t)u; return 1;
     }
+    if (GF_CLI_KEY("unit")) {
+        if (!strcmp(v, "s")) f->unit = GPUFEED_UNIT_SECONDS;
+        else if (!strcmp(v, "ms")) f->unit = GPUFEED_UNIT_MILLIS;
+        else if (!strcmp(v, "us")) f->unit = GPUFEED_UNIT_MICROS;
+        else if (!strcmp(v, "ns")) f->unit = GPUFEED_UNIT_NANOS;
+        else { snprintf(msg, cap, "unit=%s: needs s, ms, us or ns", v); return -1; }
+        return 1;
+    }
+    if (GF_CLI_KEY("missing")) {
+        if (!strcmp(v, "error")) f->missing = GPUFEED_MISSING_ERROR;
+        else if (!strcmp(v, "null")) f->missing = GPUFEED_MISSING_NULL;
+        else { snprintf(msg, cap, "missing=%s: needs error or null", v); return -1; }
+        return 1;
+    }
     if (GF_CLI_KEY("ragged")) {
         if (!strcmp(v, "error")) f->list_policy = GPUFEED_LIST_ERROR;
         else if (!strcmp(v, "pad")) f->list_policy = GPUFEED_LIST_PAD;
@@ -198,7 +216,7 @@ GF_CLI_FN int gf_cli_option(const char *o, size_t len, gpufeed_feature *f, char 
         return 1;
     }
 #undef GF_CLI_KEY
-    snprintf(msg, cap, "unknown option '%.*s' (hash, seed, fill, null, valid, cast, width, ragged, lengths)", (int)kl, o);
+    snprintf(msg, cap, "unknown option '%.*s' (hash, seed, fill, null, valid, cast, width, ragged, lengths, unit, missing)", (int)kl, o);
     return -1;
 }
 
@@ -692,7 +710,7 @@ GF_CLI_FN void gf_cli_translate(const gf_cli *c, const char *msg, char *out, siz
     /* the library's C words, as the tools' flags say them (after a tool's own) */
     static const gf_cli_words gf_cli_shared_words[] = {
         { "set hash_buckets to hash its values", "hash it with --feature COLUMN:i32:hash=N" },
-        { "hash_buckets applies to byte columns only", "hash=N applies to byte columns only" },
+        { "hash_buckets applies to byte and integer columns", "hash=N applies to byte and integer columns" },
         { "set the feature's width", "give the feature a width (--feature COLUMN:DTYPE:width=W)" },
         { "raise ring_depth and set prefill", "raise --ring-depth and give --prefill" },
         { "mapped (without GPUFEED_OPEN_PREAD)", "mapped (leave out --pread)" },

@@ -83,7 +83,8 @@ static void free_files(void) { free((void *)g_files); g_files = NULL; }
 
 int main(int argc, char **argv)
 {
-    const char *columns = NULL;
+    const char *columns = NULL, *where = NULL;
+    gpufeed_where *wh = NULL;
     int nfiles = 0, i, rc = 0;
     int32_t print = 0, sums = 0, print_rows = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
@@ -112,6 +113,8 @@ int main(int argc, char **argv)
                   "its partitions' units (--world must divide P)" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, all as --dtype (default: every numeric and boolean column)" },
+        { .name = "--where", .kind = GF_CLI_STR, .target = &where, .meta = "EXPR",
+          .help = "rows that match: 'col >= 4 and name in (\"a\", \"b\")' (see gpufeed_where_parse)" },
         { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
         { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
           .help = "one feature each, in order, instead of --columns/--dtype; options hash=N,\n"
@@ -204,6 +207,12 @@ int main(int argc, char **argv)
     dd.paths = files; dd.num_paths = nfiles;
     if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }
     dd.unit_rows = unit_rows;
+    if (where && gpufeed_where_parse(&wh, where, &err)) {
+        fprintf(stderr, "gpufeed-bench: --%s\n", err.message);
+        gf_cli_features_free(&fs);
+        return 2;
+    }
+    dd.where = gpufeed_where_predicates(wh, &dd.num_where);
     t0 = gf_cli_now();
     if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     if (!columns && dt != GPUFEED_DT_F32) {
@@ -306,6 +315,7 @@ int main(int argc, char **argv)
 done:
     gpufeed_loader_close(l);
     gpufeed_dataset_close(ds);
+    gpufeed_where_free(wh);
     if (names) for (i = 0; i < nfeat; i++) free(names[i]);
     free(names); free(feats);
     gf_cli_features_free(&fs);

@@ -156,7 +156,8 @@ static const char *const cache_hints[] = {
 
 int main(int argc, char **argv)
 {
-    const char *cmd = NULL, *dir = NULL, *columns = NULL;
+    const char *cmd = NULL, *dir = NULL, *columns = NULL, *where = NULL;
+    gpufeed_where *wh = NULL;
     const char **files;
     int nfiles = 0, i, rc = 0, data_cmd = 0;
     int32_t workers = 2, verify_crc = 0, no_wait = 0;
@@ -176,6 +177,8 @@ int main(int argc, char **argv)
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, all as --dtype (instead of --feature)" },
         { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
+        { .name = "--where", .kind = GF_CLI_STR, .target = &where, .meta = "EXPR",
+          .help = "the rows the loader keeps: 'col >= 4 and name in (\"a\", \"b\")' (a cache is\nper expression, as the loader's)" },
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work: the loader's (default 65536)" },
         { .name = "--workers", .kind = GF_CLI_INT, .target = &workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
@@ -259,6 +262,12 @@ int main(int argc, char **argv)
     cd.log = logline;
     dd.paths = files; dd.num_paths = nfiles; dd.features = fs.n ? fs.f : NULL; dd.num_features = fs.n; dd.unit_rows = unit_rows;
     if (verify_crc) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
+    if (where && gpufeed_where_parse(&wh, where, &err)) {
+        fprintf(stderr, "gpufeed-cache: --%s\n", err.message);
+        gf_cli_features_free(&fs);
+        return 2;
+    }
+    dd.where = gpufeed_where_predicates(wh, &dd.num_where);
     if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     if (!fs.n && dt != GPUFEED_DT_F32) { /* the default columns, with --dtype */
         gpufeed_dataset_info info;
@@ -315,6 +324,7 @@ int main(int argc, char **argv)
     }
 done:
     gpufeed_dataset_close(ds);
+    gpufeed_where_free(wh);
     gf_cli_features_free(&fs);
     return rc;
 }

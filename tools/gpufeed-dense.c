@@ -50,156 +50,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* ---- --where parsing ---- */
-typedef struct tok { int kind; char text[512]; size_t len; } tok; /* kind: 0 end, 1 word/number, 2 string, 3 symbol */
-typedef struct lexer { const char *p; tok t; int err; char msg[256]; } lexer;
-
-static void next_tok(lexer *lx)
-{
-    const char *p = lx->p;
-    tok *t = &lx->t;
-    while (*p && isspace((unsigned char)*p)) p++;
-    t->len = 0; t->text[0] = 0;
-    if (!*p) { t->kind = 0; lx->p = p; return; }
-    if (*p == '\'' || *p == '"') {
-        char q = *p++;
-        t->kind = 2;
-        while (*p && *p != q) { if (t->len < sizeof t->text - 1) t->text[t->len++] = *p; p++; }
-        if (*p != q) { lx->err = 1; snprintf(lx->msg, sizeof lx->msg, "unterminated string"); }
-        else p++;
-        t->text[t->len] = 0;
-    } else if (strchr("<>=!(),", *p)) {
-        t->kind = 3;
-        t->text[t->len++] = *p++;
-        if ((t->text[0] == '<' || t->text[0] == '>' || t->text[0] == '=' || t->text[0] == '!') && *p == '=') t->text[t->len++] = *p++;
-        t->text[t->len] = 0;
-    } else {
-        t->kind = 1;
-        while (*p && !isspace((unsigned char)*p) && !strchr("<>=!(),'\"", *p)) { if (t->len < sizeof t->text - 1) t->text[t->len++] = *p; p++; }
-        t->text[t->len] = 0;
-    }
-    lx->p = p;
-}
-
-static int parse_value(lexer *lx, gpufeed_value *v, char **keep)
-{
-    memset(v, 0, sizeof *v);
-    if (lx->t.kind == 2) {
-        char *s = (char *)malloc(lx->t.len + 1);
-        if (!s) return -1;
-        memcpy(s, lx->t.text, lx->t.len + 1);
-        *keep = s;
-        v->kind = GPUFEED_VAL_STRING; v->s = s; v->len = lx->t.len;
-    } else if (lx->t.kind == 1) {
-        char *end;
-        const char *x = lx->t.text;
-        long long iv;
-        errno = 0;
-        iv = strtoll(x, &end, 10);
-        if (*end == 0 && *x && errno == ERANGE && x[0] != '-') { /* above INT64_MAX: unsigned */
-            unsigned long long uv;
-            errno = 0;
-            uv = strtoull(x, &end, 10);
-            if (*end == 0 && errno == 0) { v->kind = GPUFEED_VAL_UINT; v->u = (uint64_t)uv; next_tok(lx); return 0; }
-            snprintf(lx->msg, sizeof lx->msg, "'%.100s' is out of range", x); return -1;
-        }
-        if (*end == 0 && *x && errno == ERANGE) { snprintf(lx->msg, sizeof lx->msg, "'%.100s' is out of range", x); return -1; }
-        if (*end == 0 && *x) { v->kind = GPUFEED_VAL_INT; v->i = iv; }
-        else {
-            double d = strtod(x, &end);
-            if (*end == 0 && *x) { v->kind = GPUFEED_VAL_DOUBLE; v->d = d; }
-            else { snprintf(lx->msg, sizeof lx->msg, "'%.100s' is not a number (quote strings)", x); return -1; }
-        }
-    } else { snprintf(lx->msg, sizeof lx->msg, "expected a value, got '%.100s'", lx->t.text); return -1; }
-    next_tok(lx);
-    return 0;
-}
-
-static int is_word(const tok *t, const char *w) { return t->kind == 1 && strcasecmp(t->text, w) == 0; }
-
-/* fills preds (cap entries); strings/sets malloc'ed into keep[] */
-static int parse_where(const char *expr, gpufeed_predicate *preds, int cap, int *n, char **keep, int kcap, int *nk, char *msg, size_t msgcap)
-{
-    lexer lx;
-    memset(&lx, 0, sizeof lx);
-    lx.p = expr;
-    *n = 0;
-    next_tok(&lx);
-    for (;;) {
-        gpufeed_predicate *p;
-        char col[512];
-        if (*n >= cap) { snprintf(msg, msgcap, "too many conditions"); return -1; }
-        p = &preds[(*n)++];
-        memset(p, 0, sizeof *p);
-        if (lx.t.kind != 1 && lx.t.kind != 2) { snprintf(msg, msgcap, "expected a column name at '%.100s'", lx.t.text); return -1; }
-        snprintf(col, sizeof col, "%s", lx.t.text);
-        if (*nk >= kcap) { snprintf(msg, msgcap, "expression too long"); return -1; }
-        keep[*nk] = (char *)malloc(strlen(col) + 1);
-        if (!keep[*nk]) return -1;
-        strcpy(keep[*nk], col); p->column = keep[(*nk)++];
-        next_tok(&lx);
-        if (lx.t.kind == 3) {
-            const char *o = lx.t.text;
-            if (!strcmp(o, "<")) p->op = GPUFEED_OP_LT;
-            else if (!strcmp(o, "<=")) p->op = GPUFEED_OP_LE;
-            else if (!strcmp(o, "==") || !strcmp(o, "=")) p->op = GPUFEED_OP_EQ;
-            else if (!strcmp(o, ">=")) p->op = GPUFEED_OP_GE;
-            else if (!strcmp(o, ">")) p->op = GPUFEED_OP_GT;
-            else { snprintf(msg, msgcap, "unknown operator '%.100s'", o); return -1; }
-            next_tok(&lx);
-            if (*nk >= kcap) { snprintf(msg, msgcap, "expression too long"); return -1; }
-            keep[*nk] = NULL;
-            if (parse_value(&lx, &p->a, &keep[*nk])) { snprintf(msg, msgcap, "%s", lx.msg); return -1; }
-            if (keep[*nk]) (*nk)++;
-        } else if (is_word(&lx.t, "between")) {
-            p->op = GPUFEED_OP_BETWEEN;
-            next_tok(&lx);
-            keep[*nk] = NULL;
-            if (parse_value(&lx, &p->a, &keep[*nk])) { snprintf(msg, msgcap, "%s", lx.msg); return -1; }
-            if (keep[*nk]) (*nk)++;
-            if (!is_word(&lx.t, "and")) { snprintf(msg, msgcap, "between needs 'and'"); return -1; }
-            next_tok(&lx);
-            if (*nk >= kcap) { snprintf(msg, msgcap, "expression too long"); return -1; }
-            keep[*nk] = NULL;
-            if (parse_value(&lx, &p->b, &keep[*nk])) { snprintf(msg, msgcap, "%s", lx.msg); return -1; }
-            if (keep[*nk]) (*nk)++;
-        } else if (is_word(&lx.t, "in")) {
-            gpufeed_value *set = NULL;
-            int ns = 0;
-            p->op = GPUFEED_OP_IN;
-            next_tok(&lx);
-            if (!(lx.t.kind == 3 && lx.t.text[0] == '(')) { snprintf(msg, msgcap, "in needs '('"); return -1; }
-            next_tok(&lx);
-            for (;;) {
-                gpufeed_value *ns2 = (gpufeed_value *)realloc(set, (size_t)(ns + 1) * sizeof *set);
-                if (!ns2) { free(set); return -1; }
-                set = ns2;
-                if (*nk + 1 >= kcap) { free(set); snprintf(msg, msgcap, "expression too long"); return -1; }
-                keep[*nk] = NULL;
-                if (parse_value(&lx, &set[ns], &keep[*nk])) { free(set); snprintf(msg, msgcap, "%s", lx.msg); return -1; }
-                if (keep[*nk]) (*nk)++;
-                ns++;
-                if (lx.t.kind == 3 && lx.t.text[0] == ',') { next_tok(&lx); continue; }
-                if (lx.t.kind == 3 && lx.t.text[0] == ')') { next_tok(&lx); break; }
-                free(set); snprintf(msg, msgcap, "in (...) needs ',' or ')'"); return -1;
-            }
-            keep[(*nk)++] = (char *)set;
-            p->set = set; p->set_size = ns;
-        } else if (is_word(&lx.t, "is")) {
-            next_tok(&lx);
-            if (is_word(&lx.t, "not")) { p->op = GPUFEED_OP_IS_NOT_NULL; next_tok(&lx); }
-            else p->op = GPUFEED_OP_IS_NULL;
-            if (!is_word(&lx.t, "null")) { snprintf(msg, msgcap, "expected 'null'"); return -1; }
-            next_tok(&lx);
-        } else { snprintf(msg, msgcap, "expected an operator after '%.100s'", col); return -1; }
-        if (lx.err) { snprintf(msg, msgcap, "%s", lx.msg); return -1; }
-        if (lx.t.kind == 0) return 0;
-        if (is_word(&lx.t, "and") || (lx.t.kind == 1 && !strcmp(lx.t.text, "&&"))) { next_tok(&lx); continue; }
-        snprintf(msg, msgcap, "unexpected '%.100s' (join conditions with 'and')", lx.t.text);
-        return -1;
-    }
-}
-
 /* the library's C words, in this tool's flags */
 static const gf_cli_words dense_words[] = {
     { "set hash_buckets to hash its values", "give --hash N (or --feature COLUMN:i32:hash=N) to hash its values" },
@@ -229,9 +79,9 @@ int main(int argc, char **argv)
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_feature *feats = NULL;
     int nfeat = 0;
-    gpufeed_predicate preds[64];
-    char *keep[1024];
-    int npred = 0, nkeep = 0;
+    const gpufeed_predicate *preds = NULL;
+    gpufeed_where *wh = NULL;
+    int32_t npred = 0;
     gpufeed_dataset_desc dd;
     gpufeed_dataset *ds = NULL;
     gpufeed_reader *rd = NULL;
@@ -241,7 +91,6 @@ int main(int argc, char **argv)
     FILE *out = NULL;
     double t0, t1;
     long long rows = 0;
-    char msg[256];
     uint32_t open_flags = 0;
     gf_cli_progress pg;
     gf_cli_opt opts[] = {
@@ -318,10 +167,11 @@ int main(int argc, char **argv)
     }
 
     if (where) {
-        if (parse_where(where, preds, 64, &npred, keep, 1024, &nkeep, msg, sizeof msg)) {
-            fprintf(stderr, "gpufeed-dense: --where '%.100s': %s\n", where, msg);
+        if (gpufeed_where_parse(&wh, where, &err)) {
+            fprintf(stderr, "gpufeed-dense: --%s\n", err.message);
             rc = 2; goto done;
         }
+        preds = gpufeed_where_predicates(wh, &npred);
     }
     if (columns) {
         const char *p = columns;
@@ -476,7 +326,7 @@ done:
     if (out && out != stdout) fclose(out);
     gpufeed_reader_close(rd);
     gpufeed_dataset_close(ds);
-    for (i = 0; i < nkeep; i++) free(keep[i]);
+    gpufeed_where_free(wh);
     for (i = 0; feats && i < nfeat; i++) free((char *)feats[i].column); /* own_names: every column name was copied */
     free(feats);
     gf_cli_features_free(&fs);

@@ -100,7 +100,8 @@ class _Feature(ctypes.Structure):
     _fields_ = [("column", ctypes.c_char_p), ("dtype", ctypes.c_int), ("null_policy", ctypes.c_int32),
                 ("fill", ctypes.c_double), ("validity", ctypes.c_int32), ("cast", ctypes.c_int32),
                 ("hash_buckets", ctypes.c_uint64), ("hash_seed", ctypes.c_uint64),
-                ("width", ctypes.c_int32), ("list_policy", ctypes.c_int32), ("list_lengths", ctypes.c_int32)]
+                ("width", ctypes.c_int32), ("list_policy", ctypes.c_int32), ("list_lengths", ctypes.c_int32),
+                ("unit", ctypes.c_int32), ("missing", ctypes.c_int32)]
 
 
 _OPEN_SOURCE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p,
@@ -252,6 +253,9 @@ def load():
             "gpufeed_batch_hash": (ctypes.c_uint64, [ctypes.c_void_p, P(_Batch)]),
             "gpufeed_result_string": (ctypes.c_char_p, [ctypes.c_int]),
             "gpufeed_cuda_available": (ctypes.c_int, [ctypes.c_int32, ctypes.c_char_p, ctypes.c_size_t]),
+            "gpufeed_where_parse": (ctypes.c_int, [P(ctypes.c_void_p), ctypes.c_char_p, P(_Error)]),
+            "gpufeed_where_predicates": (ctypes.c_void_p, [ctypes.c_void_p, P(ctypes.c_int32)]),
+            "gpufeed_where_free": (None, [ctypes.c_void_p]),
         }
         for name, (res, args) in sigs.items():
             fn = getattr(lib, name)
@@ -466,21 +470,30 @@ class Feature:
     float16, bfloat16, int32, int64, uint8: a name, short name such as
     'f32', numpy dtype or torch dtype; kept as the short name); nulls filled
     with `fill` or an error; `validity` adds a uint8 mask; `hash_buckets`
-    hashes strings into ids. A list column (one repeated level, e.g.
-    embeddings) takes `width` values per row, other lengths per `ragged`
-    ('error', 'pad', 'truncate'); `lengths=True` gives each row's list
-    length instead."""
+    hashes strings, or integer IDs, into ids. A list column (one repeated
+    level, e.g. embeddings) takes `width` values per row, other lengths per
+    `ragged` ('error', 'pad', 'truncate'); `lengths=True` gives each row's
+    list length instead. `unit` ('s', 'ms', 'us', 'ns'): the unit a
+    TIMESTAMP/TIME/DATE column's values arrive in, whatever each file's
+    (None: the first file's). `missing` ('error' or 'null'): a column some
+    files lack is an error, or nulls there. A partition key (a key=value
+    directory) is a feature by its key name."""
+
+    UNITS = {None: 0, "ms": 1, "us": 2, "ns": 3, "s": 4}
 
     def __init__(self, column, dtype="f32", fill=0.0, null="fill", validity=False, cast="safe",
-                 hash_buckets=0, hash_seed=0, width=0, ragged="error", lengths=False):
+                 hash_buckets=0, hash_seed=0, width=0, ragged="error", lengths=False, unit=None, missing="error"):
         dtype = dtype_name(dtype)
         if null not in ("fill", "error") or cast not in ("safe", "unsafe"):
             raise ValueError("null is 'fill' or 'error'; cast is 'safe' or 'unsafe'")
         if ragged not in ("error", "pad", "truncate"):
             raise ValueError("ragged is 'error', 'pad' or 'truncate'")
+        if unit not in self.UNITS or missing not in ("error", "null"):
+            raise ValueError("unit is None, 's', 'ms', 'us' or 'ns'; missing is 'error' or 'null'")
         self.column, self.dtype, self.fill, self.null = column, dtype, fill, null
         self.validity, self.cast, self.hash_buckets, self.hash_seed = validity, cast, hash_buckets, hash_seed
         self.width, self.ragged, self.lengths = int(width), ragged, bool(lengths)
+        self.unit, self.missing = unit, missing
 
 
 class Loader:
@@ -491,6 +504,9 @@ class Loader:
     (the default: CUDA device 0 when usable, else CPU batches with one
     CPUFallbackWarning), None or 'cpu', or a CUDA device (0, 'cuda:1', a
     torch.device); after opening, .device is the CUDA ordinal used, or None.
+    where: predicates as text ("shard >= 4 and market in ('sf', 'ny')";
+    gpufeed_where_parse's syntax): row groups and whole files (partition
+    keys) pruned, rows filtered exactly.
     verify_crc: check the page CRCs the files have (a mismatch is a
     GpufeedError naming the page). Other arguments as in
     gpufeed_loader_desc / gpufeed_cache_desc (see the README's options
@@ -500,8 +516,8 @@ class Loader:
     def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=0, seed=0,
                  shuffle_window=0, unit_shuffle=True, epochs=1, rank=0, world=1, even="drop",
                  drop_last=False, start_epoch=0, start_batch=0, unit_rows=0, layout="row",
-                 cache_dir=None, device="auto", slots=3, verify_crc=False, global_batch_rows=0, partitions=0):
-        self._ds = self._l = self._u = self._prev = None
+                 cache_dir=None, device="auto", slots=3, verify_crc=False, global_batch_rows=0, partitions=0, where=None):
+        self._ds = self._l = self._u = self._prev = self._where = None
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
         if even not in ("drop", "pad"):
@@ -541,6 +557,8 @@ class Loader:
                 fa[i].width = f.width
                 fa[i].list_policy = {"error": 0, "pad": 1, "truncate": 2}[f.ragged]
                 fa[i].list_lengths = 1 if f.lengths else 0
+                fa[i].unit = Feature.UNITS[f.unit]
+                fa[i].missing = 1 if f.missing == "null" else 0
             dd.features = fa
             dd.num_features = len(features)
             self._keep.append(fa)
@@ -548,6 +566,14 @@ class Loader:
         dd.layout = {"row": 0, "feature": 1}[layout]
         dd.flags = 1 if verify_crc else 0          # GPUFEED_OPEN_VERIFY_CRC
         self._keep.append(cpaths)
+        if where:
+            w = ctypes.c_void_p()
+            if self._lib.gpufeed_where_parse(ctypes.byref(w), str(where).encode(), ctypes.byref(err)) != 0:
+                raise GpufeedError(err.message.decode(errors="replace"))
+            self._where = w
+            n = ctypes.c_int32()
+            dd.where = self._lib.gpufeed_where_predicates(w, ctypes.byref(n))
+            dd.num_where = n.value
         ds = ctypes.c_void_p()
         if self._lib.gpufeed_dataset_open(ctypes.byref(ds), ctypes.byref(dd), ctypes.byref(err)) != 0:
             raise GpufeedError(err.message.decode(errors="replace"))
@@ -619,6 +645,9 @@ class Loader:
             # the uploader's slots, which outlive it until their deleters run
             self._lib.gpufeed_dataset_close(self._ds)
             self._ds = None
+        if self._where:
+            self._lib.gpufeed_where_free(self._where)
+            self._where = None
 
     def __enter__(self):
         return self
