@@ -184,6 +184,11 @@
                                             the default set of a wide file):
                                             more is an error that names it
      GPUFEED_MAX_WORKERS           256      loader threads
+     GPUFEED_UNIT_BYTES            16 MiB   dense bytes of one unit at most
+                                            (gpufeed_dataset_desc.unit_bytes'
+                                            default): a wide row group is cut
+                                            into units of this many bytes of
+                                            rows, read on one after another
      GPUFEED_ALIGN                 256      alignment of batch buffers
      GPUFEED_RELEASE_BYTES         4 MiB    bytes of a mapped file a decoding
                                             thread has read before it lets
@@ -350,6 +355,9 @@
 #endif
 #ifndef GPUFEED_MAX_WORKERS
 #define GPUFEED_MAX_WORKERS 256
+#endif
+#ifndef GPUFEED_UNIT_BYTES
+#define GPUFEED_UNIT_BYTES ((int64_t)16 << 20)
 #endif
 #ifndef GPUFEED_ALIGN
 #define GPUFEED_ALIGN 256
@@ -820,6 +828,15 @@ typedef struct gpufeed_dataset_desc {
     int64_t unit_rows;                 /* target rows per unit (default 65536); a
                                           unit grows up to 4x rather than cut
                                           through pages larger than a quarter of it */
+    int64_t unit_bytes;                /* dense bytes per unit at most (0: the
+                                          default, GPUFEED_UNIT_BYTES; -1: no
+                                          bound). Where unit_rows rows are more,
+                                          the dataset is wide: each row group is
+                                          cut into equal units of fewer rows, which
+                                          a loader decodes in order, each worker
+                                          its share of the features (memory
+                                          follows the bytes in flight, not the
+                                          row group) */
     int32_t layout;                    /* GPUFEED_LAYOUT_* */
     uint32_t flags;                    /* GPUFEED_OPEN_* */
     gpufeed_allocator allocator;
@@ -5954,6 +5971,8 @@ struct gpufeed_column {
                                           dictionary buffer, lent to the column that
                                           loads a dictionary page (NULL: none) */
     int scan;                          /* header scan: no read-ahead */
+    int lent;                          /* out, valid and lv are a scratch's, shared by its
+                                          scalar features (not freed with the column) */
     uint8_t *tbuf; size_t tbuf_cap;    /* BYTE_STREAM_SPLIT values, put back together */
     gpufeed_encoding enc_page;         /* the page's encoding as written */
     int dict_pending;                  /* after a seek: dictionary not loaded yet */
@@ -7652,9 +7671,11 @@ static void gf__col_free_buffers(gpufeed_column *c, const gpufeed_allocator *a)
     gf__free(a, c->lbuf);
     gf__free(a, c->dict_buf);
     gf__free(a, c->dict_own);
-    gf__free(a, c->out);
-    gf__free(a, c->valid);
-    gf__free(a, c->lv);
+    if (!c->lent) {
+        gf__free(a, c->out);
+        gf__free(a, c->valid);
+        gf__free(a, c->lv);
+    }
     gf__free(a, c->crc);
     gf__free(a, c->tbuf);
     gf__nest_free(c, a);
@@ -8441,21 +8462,35 @@ typedef struct gf__dcol {
     int32_t feat;                      /* the feature's index (the shared key) */
     gf__dcache **dcp;                  /* the dataset's shared dictionaries (NULL: none) */
     const gpufeed_allocator *da;
-    uint32_t idx[GF__TILE + 1];
-    uint64_t cv[GF__TILE];             /* canonical values */
-    uint64_t tile[GF__TILE + 1];       /* converted values */
+    /* a call's working tiles (gf__dtmp): a scratch's scalar features share
+       one, as it reads them one after another; a list feature has its own */
+    uint32_t *idx;                     /* [GF__TILE + 1] */
+    uint64_t *cv;                      /* [GF__TILE] canonical values */
+    uint64_t *tile;                    /* [GF__TILE + 1] converted values */
     /* list features */
     int32_t width;                     /* W (0: a scalar or lengths feature) */
     int32_t list_policy;
     int lengths;                       /* output the list's length */
-    int64_t vdst[GF__TILE];            /* where each value of a run goes (-1: dropped) */
-    int64_t vrow[GF__TILE];            /* and its row */
+    int64_t *vdst;                     /* [GF__TILE] where each value of a run goes (-1: dropped) */
+    int64_t *vrow;                     /* [GF__TILE] and its row */
     int virt;                          /* this unit's file holds no such column: GF__VIRT_* */
     uint8_t vval[8];                   /* GF__VIRT_CONST: the value, in the dtype */
+    struct gf__dtmp *town;             /* a list feature's own tiles (NULL: the scratch's) */
 } gf__dcol;
 #if GF__LTILE > GF__TILE
 #error "GF__LTILE must not exceed GF__TILE"
 #endif
+typedef struct gf__dtmp {              /* a feature decoder's working tiles */
+    uint32_t idx[GF__TILE + 1];
+    uint64_t cv[GF__TILE];
+    uint64_t tile[GF__TILE + 1];
+    int64_t vdst[GF__TILE];
+    int64_t vrow[GF__TILE];
+} gf__dtmp;
+static void gf__dcol_tiles(gf__dcol *d, gf__dtmp *t)
+{
+    d->idx = t->idx; d->cv = t->cv; d->tile = t->tile; d->vdst = t->vdst; d->vrow = t->vrow;
+}
 
 /* big-endian two's complement decimal bytes to int64; 0 if it does not fit */
 static int gf__be_to_i64(const uint8_t *p, uint32_t n, int64_t *out)
@@ -8652,7 +8687,9 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     uint32_t i, n = c->dict_n;
     const gpufeed_allocator *a = &c->f->alloc;
     if (d->dconv_ok && d->dgen == c->dict_gen) return GPUFEED_OK;
-    if (n && !c->nested && c->dict == c->dict_buf && c->dict_buf_cap >= (size_t)n * dsz + 8 && !d->conv.scale && !d->decimal_bytes &&
+    if (n && !c->nested && c->dict == c->dict_buf && c->dict_buf_cap >= (size_t)n * dsz + 8 &&
+        c->dict_buf_cap / 4 <= (size_t)n * dsz + 4096 && /* not a far larger buffer (the scratch's spare) kept for a few entries */
+        !d->conv.scale && !d->decimal_bytes &&
         !d->dec_scale && !d->f16 && d->conv.ck == GF__CK_F64 &&
         ((c->ci->physical == GPUFEED_FLOAT && d->conv.dt == GPUFEED_DT_F32) || (c->ci->physical == GPUFEED_DOUBLE && d->conv.dt == GPUFEED_DT_F64))) {
         /* the entries are already the dtype: the page buffer becomes the
@@ -8727,6 +8764,10 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
     d->dbad_any = 0;
     for (i = 0; i < n; i++) d->dbad_any |= d->dbad[i];
 checked:
+    if (!c->nested && !d->dbad_any) { /* read only when some entry is bad: not kept a dictionary long */
+        gf__free(a, d->dbad);
+        d->dbad = NULL; d->dbad_cap = 0;
+    }
     if (!c->nested && !d->dbad_any && c->spare && !*c->spare && c->dict == c->dict_buf && c->dict_buf) {
         /* fixed-width entries, all converted: the raw page is not read again
            (dview serves every value; c->dict only explains a bad entry), so
@@ -9420,7 +9461,13 @@ struct gpufeed_dataset {
     int64_t row_bytes;
     int32_t layout;
     int64_t unit_rows;
+    int64_t unit_bytes;                /* -1: no bound */
+    int64_t wide_rows;                 /* > 0: a wide dataset (unit_rows rows are more than
+                                          unit_bytes): row groups cut into runs of equal
+                                          units of at most this many rows */
     gf__unitx *units; int64_t nunits;
+    int64_t *runs; int64_t nruns;      /* a wide dataset: where each row group's units start
+                                          (nruns + 1 entries); NULL otherwise */
     gf__rgplan *plans; int32_t nplans;
     int64_t num_rows, total_rows;
     int32_t rgs, rgs_pruned;
@@ -10039,7 +10086,10 @@ static int gf__where_value(gpufeed_where *w, gf__lex *lx, gpufeed_value *v, int3
         else if (n > 2 && buf[n - 2] == 'u') { u = GPUFEED_UNIT_MICROS; cut = 2; }
         else if (n > 2 && buf[n - 2] == 'n') { u = GPUFEED_UNIT_NANOS; cut = 2; }
         buf[n - cut] = 0;
-        if (!gf__parse_i64(buf, &v->i)) { gf__fmt(msg, cap, "'%.*s' at offset %zu: a time is an integer then s, ms, us or ns", (int)n, lx->t, lx->at); return -1; }
+        if (!gf__parse_i64(buf, &v->i)) {
+            gf__fmt(msg, cap, "'%.*s' at offset %zu: a time is an integer then s, ms, us or ns", (int)n, lx->t, lx->at);
+            return -1;
+        }
         if (*unit && *unit != u) { gf__fmt(msg, cap, "'%.*s' at offset %zu: one unit a condition", (int)n, lx->t, lx->at); return -1; }
         *unit = u;
         v->kind = GPUFEED_VAL_INT;
@@ -11210,151 +11260,149 @@ static int gf__rg_pruned(const gpufeed_dataset *ds, int32_t i, int32_t rg)
     return 0;
 }
 
+/* the plan being built: units, and the split row groups' page indexes */
+typedef struct gf__uplan {
+    gf__unitx *units; int64_t cap;
+    gf__rgplan *plans; int32_t pcap;
+} gf__uplan;
+static int gf__uplan_push(gpufeed_dataset *ds, gf__uplan *b, int32_t i, int32_t rg, int64_t start, int64_t rows, int32_t plan)
+{
+    gf__unitx *x;
+    if (ds->nunits == b->cap) {
+        int64_t nc = b->cap ? b->cap * 2 : 64;
+        gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, b->units, (size_t)nc * sizeof *nu);
+        if (!nu) return -1;
+        b->units = nu; b->cap = nc;
+    }
+    x = &b->units[ds->nunits++];
+    x->u.file = i; x->u.row_group = rg;
+    x->u.first_row = start; x->u.num_rows = rows;
+    x->plan = plan;
+    return 0;
+}
+
+/* File i's row group rg, of more rows than a unit: the page index of every
+   column read, then its units. Cut where few pages straddle: a page that
+   straddles a cut is read and decompressed by both units. Candidate cuts
+   are the page boundaries of every column; from each start the cheapest
+   candidate in [start + unit_rows/2, start + 2 unit_rows] wins (ties:
+   nearest to start + unit_rows). Without a candidate, a page holding more
+   rows is cut inside, into at most 8 pieces. A wide dataset's row group
+   goes into k equal units instead, read on one after another (the pages
+   they cut through are read once). */
+static gpufeed_result gf__plan_split(gpufeed_dataset *ds, gf__uplan *b, int32_t i, int32_t rg, gpufeed_error *err)
+{
+    gpufeed_file *f = ds->files[i];
+    const gpufeed_row_group_info *g = &f->md.row_groups[rg];
+    const int32_t nb = ds->nfeat + ds->npred;
+    const int64_t rows = g->num_rows;
+    int64_t start = 0, cand_n = 0, lo_c = 0, kth = 0, *cand;
+    uint64_t rg_bytes = 0; /* the bytes of the columns read */
+    gf__rgplan *pl;
+    gpufeed_error e2;
+    gpufeed_result r;
+    int32_t j;
+    if (ds->nplans == b->pcap) {
+        int32_t nc = b->pcap ? b->pcap * 2 : 8;
+        gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, b->plans, (size_t)nc * sizeof *np);
+        if (!np) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        b->plans = np; b->pcap = nc;
+    }
+    pl = &b->plans[ds->nplans];
+    pl->file = i; pl->rg = rg;
+    pl->busy = 0;
+    pl->lo = UINT64_MAX; pl->hi = 0;
+    for (j = 0; j < nb; j++) {
+        int32_t col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].col;
+        uint64_t lo, hi;
+        int64_t cs;
+        if (col < 0) continue; /* a value the file does not hold */
+        lo = gf__chunk_start(&g->chunks[col]);
+        hi = f->chunk_limit[(size_t)rg * (size_t)f->md.num_columns + (size_t)col];
+        if (lo < pl->lo) pl->lo = lo;
+        if (hi > pl->hi) pl->hi = hi;
+        cs = g->chunks[col].total_compressed_size;
+        rg_bytes = rg_bytes + (uint64_t)(cs > 0 ? cs : 0) < rg_bytes ? UINT64_MAX : rg_bytes + (uint64_t)(cs > 0 ? cs : 0);
+    }
+    if (pl->hi < pl->lo) pl->hi = pl->lo;
+    pl->idx = (gf__pidx *)gf__arena_get(&ds->arena, (size_t)nb * sizeof(gf__pidx));
+    if (!pl->idx) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (j = 0; j < nb; j++) {
+        memset(&pl->idx[j], 0, sizeof pl->idx[j]);
+        if (ds->bind[(size_t)i * (size_t)nb + (size_t)j].col < 0) continue;
+        r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
+        if (r) return gf__seterr(err, r, "%s", e2.message);
+    }
+    /* a walk of page headers (no page index) maps a little of every page:
+       let it go per row group, so the resident set does not grow with the
+       file (the page cache keeps the bytes) */
+    gf__file_unmap_all(f);
+    cand = gf__plan_candidates(ds, pl, nb, rows, &cand_n);
+    if (!cand) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    while (rows - start > (ds->wide_rows ? 0 : ds->unit_rows)) {
+        int64_t best;
+        if (ds->wide_rows) {
+            const int64_t k = (rows + ds->wide_rows - 1) / ds->wide_rows;
+            kth++;
+            best = rows / k * kth + (kth < rows % k ? kth : rows % k);
+        } else best = gf__plan_cut(ds, pl, i, rg, nb, cand, cand_n, &lo_c, start, rows, rg_bytes);
+        if (best >= rows) break;
+        if (gf__uplan_push(ds, b, i, rg, start, best - start, ds->nplans)) {
+            gf__free(&ds->alloc, cand);
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        }
+        start = best;
+    }
+    gf__free(&ds->alloc, cand);
+    if (gf__uplan_push(ds, b, i, rg, start, rows - start, ds->nplans)) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    ds->nplans++;
+    return GPUFEED_OK;
+}
+
 static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *err)
 {
-    gpufeed_result r;
-    int32_t i, j, nb = ds->nfeat + ds->npred;
-    gpufeed_error e2;
-    int64_t cap = 64;
-    gf__unitx *units = (gf__unitx *)gf__alloc(&ds->alloc, (size_t)cap * sizeof *units);
-    int32_t pcap = 0;
-    gf__rgplan *plans = NULL;
-    if (!units) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    for (i = 0; i < ds->nfiles; i++) {
+    gpufeed_result r = GPUFEED_OK;
+    int32_t i;
+    gf__uplan b;
+    memset(&b, 0, sizeof b);
+    if (ds->unit_bytes > 0 && ds->row_bytes > 0 && ds->unit_rows > ds->unit_bytes / ds->row_bytes) {
+        int64_t wr = ds->unit_bytes / ds->row_bytes; /* a wide dataset: units bounded by bytes */
+        ds->wide_rows = wr < 64 ? 64 : wr;
+    }
+    for (i = 0; i < ds->nfiles && !r; i++) {
         gpufeed_file *f = ds->files[i];
         int32_t rg;
-        for (rg = 0; rg < f->md.num_row_groups; rg++) {
-            const gpufeed_row_group_info *g = &f->md.row_groups[rg];
-            int64_t rows = g->num_rows, start = 0, nsplit;
+        for (rg = 0; rg < f->md.num_row_groups && !r; rg++) {
+            const int64_t rows = f->md.row_groups[rg].num_rows;
             ds->total_rows += rows;
             ds->rgs++;
             if (gf__rg_pruned(ds, i, rg)) { ds->rgs_pruned++; continue; }
             if (rows == 0) continue;
             ds->num_rows += rows;
-            nsplit = rows > ds->unit_rows ? 1 : 0;
-            if (nsplit) { /* page indexes of every column we read */
-                gf__rgplan *pl;
-                gf__pidx *pilot;
-                if (ds->nplans == pcap) {
-                    int32_t nc = pcap ? pcap * 2 : 8;
-                    gf__rgplan *np = (gf__rgplan *)gf__realloc(&ds->alloc, plans, (size_t)nc * sizeof *np);
-                    if (!np) {
-                        gf__free(&ds->alloc, units);
-                        gf__free(&ds->alloc, plans);
-                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                    }
-                    plans = np; pcap = nc;
-                }
-                pl = &plans[ds->nplans];
-                pl->file = i; pl->rg = rg;
-                pl->busy = 0;
-                pl->lo = UINT64_MAX; pl->hi = 0;
-                for (j = 0; j < nb; j++) {
-                    int32_t col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].col;
-                    uint64_t a, b;
-                    if (col < 0) continue; /* a value the file does not hold */
-                    a = gf__chunk_start(&g->chunks[col]);
-                    b = f->chunk_limit[(size_t)rg * (size_t)f->md.num_columns + (size_t)col];
-                    if (a < pl->lo) pl->lo = a;
-                    if (b > pl->hi) pl->hi = b;
-                }
-                if (pl->hi < pl->lo) pl->hi = pl->lo;
-                pl->idx = (gf__pidx *)gf__arena_get(&ds->arena, (size_t)nb * sizeof(gf__pidx));
-                if (!pl->idx) {
-                    gf__free(&ds->alloc, units);
-                    gf__free(&ds->alloc, plans);
-                    return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                }
-                for (j = 0; j < nb; j++) {
-                    memset(&pl->idx[j], 0, sizeof pl->idx[j]);
-                    if (ds->bind[(size_t)i * (size_t)nb + (size_t)j].col < 0) continue;
-                    r = gf__page_index(ds, i, rg, ds->bind[(size_t)i * (size_t)nb + (size_t)j].col, &pl->idx[j], &e2);
-                    if (r) {
-                        gf__free(&ds->alloc, units);
-                        gf__free(&ds->alloc, plans);
-                        gf__seterr(err, r, "%s", e2.message);
-                        return r;
-                    }
-                }
-                /* a walk of page headers (no page index) maps a little of every
-                   page: let it go per row group, so the resident set does not
-                   grow with the file (the page cache keeps the bytes) */
-                gf__file_unmap_all(f);
-
-                /* Cut where few pages straddle: a page that straddles a
-                   cut is read and decompressed by both units. Candidate
-                   cuts are the page boundaries of every column; from each
-                   start the cheapest candidate in [start + unit_rows/2,
-                   start + 2 unit_rows] wins (ties: nearest to
-                   start + unit_rows). Without a candidate, a page holding
-                   more rows is cut inside, into at most 8 pieces. */
-                {
-                    int64_t cand_n = 0, lo_c = 0;
-                    int64_t *cand = gf__plan_candidates(ds, pl, nb, rows, &cand_n);
-                    uint64_t rg_bytes = 0; /* the bytes of the columns read */
-                    for (j = 0; j < nb; j++) {
-                        int32_t col = ds->bind[(size_t)i * (size_t)nb + (size_t)j].col;
-                        int64_t cs = col >= 0 ? g->chunks[col].total_compressed_size : 0;
-                        uint64_t cb = cs > 0 ? (uint64_t)cs : 0;
-                        rg_bytes = rg_bytes + cb < rg_bytes ? UINT64_MAX : rg_bytes + cb;
-                    }
-                    if (!cand) {
-                        gf__free(&ds->alloc, units);
-                        gf__free(&ds->alloc, plans);
-                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                    }
-                    start = 0;
-                    while (rows - start > ds->unit_rows) {
-                        int64_t best = gf__plan_cut(ds, pl, i, rg, nb, cand, cand_n, &lo_c, start, rows, rg_bytes);
-                        if (best >= rows) break;
-                        if (ds->nunits == cap) {
-                            gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                            if (!nu) {
-                                gf__free(&ds->alloc, cand);
-                                gf__free(&ds->alloc, units);
-                                gf__free(&ds->alloc, plans);
-                                return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                            }
-                            units = nu; cap *= 2;
-                        }
-                        units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
-                        units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = best - start;
-                        units[ds->nunits].plan = ds->nplans;
-                        ds->nunits++;
-                        start = best;
-                    }
-                    gf__free(&ds->alloc, cand);
-                }
-                (void)pilot;
-                ds->nplans++;
-            }
-            if (start < rows || !nsplit) {
-                if (!nsplit) start = 0;
-                if (ds->nunits == cap) {
-                    gf__unitx *nu = (gf__unitx *)gf__realloc(&ds->alloc, units, (size_t)cap * 2 * sizeof *nu);
-                    if (!nu) {
-                        gf__free(&ds->alloc, units);
-                        gf__free(&ds->alloc, plans);
-                        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                    }
-                    units = nu; cap *= 2;
-                }
-                units[ds->nunits].u.file = i; units[ds->nunits].u.row_group = rg;
-                units[ds->nunits].u.first_row = start; units[ds->nunits].u.num_rows = rows - start;
-                units[ds->nunits].plan = nsplit ? ds->nplans - 1 : -1;
-                ds->nunits++;
-            }
+            if (rows > (ds->wide_rows ? ds->wide_rows : ds->unit_rows)) r = gf__plan_split(ds, &b, i, rg, err);
+            else if (gf__uplan_push(ds, &b, i, rg, 0, rows, -1)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
         }
     }
 
     /* move the plan into the arena (one allocation freed with it) */
-    ds->units = (gf__unitx *)gf__arena_get(&ds->arena, (size_t)(ds->nunits ? ds->nunits : 1) * sizeof *units);
-    ds->plans = (gf__rgplan *)gf__arena_get(&ds->arena, (size_t)(ds->nplans ? ds->nplans : 1) * sizeof *plans);
-    if (ds->units && ds->nunits) memcpy(ds->units, units, (size_t)ds->nunits * sizeof *units);
-    if (ds->plans && ds->nplans) memcpy(ds->plans, plans, (size_t)ds->nplans * sizeof *plans);
-    gf__free(&ds->alloc, units); gf__free(&ds->alloc, plans);
-    if (!ds->units || !ds->plans) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
-    return GPUFEED_OK;
+    if (!r) {
+        ds->units = (gf__unitx *)gf__arena_get(&ds->arena, (size_t)(ds->nunits ? ds->nunits : 1) * sizeof *b.units);
+        ds->plans = (gf__rgplan *)gf__arena_get(&ds->arena, (size_t)(ds->nplans ? ds->nplans : 1) * sizeof *b.plans);
+        if (!ds->units || !ds->plans) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
+    if (!r && ds->nunits) memcpy(ds->units, b.units, (size_t)ds->nunits * sizeof *b.units);
+    if (!r && ds->nplans) memcpy(ds->plans, b.plans, (size_t)ds->nplans * sizeof *b.plans);
+    gf__free(&ds->alloc, b.units); gf__free(&ds->alloc, b.plans);
+    if (!r && ds->wide_rows) { /* runs: each row group's units */
+        int64_t u, n = 0;
+        ds->runs = (int64_t *)gf__arena_get(&ds->arena, (size_t)(ds->nunits + 1) * sizeof(int64_t));
+        if (!ds->runs) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        for (u = 0; u < ds->nunits; u++)
+            if (!u || ds->units[u].u.file != ds->units[u - 1].u.file || ds->units[u].u.row_group != ds->units[u - 1].u.row_group) ds->runs[n++] = u;
+        ds->runs[n] = ds->nunits;
+        ds->nruns = n;
+    }
+    return r;
 }
 
 /* Huge pages for a mapped file the dataset reads most of (GPUFEED_MAP_HUGE).
@@ -11421,6 +11469,8 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     if (desc->layout != GPUFEED_LAYOUT_ROW_MAJOR && desc->layout != GPUFEED_LAYOUT_PER_FEATURE)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: unknown layout %d", desc->layout);
     if (desc->unit_rows < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: negative unit_rows");
+    if (desc->unit_bytes < -1) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: unit_bytes %lld (0: the default, -1: no bound)",
+                                                 (long long)desc->unit_bytes);
     ds = (gpufeed_dataset *)gf__alloc(&desc->allocator, sizeof *ds);
     if (!ds) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
     memset(ds, 0, sizeof *ds);
@@ -11429,6 +11479,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     ds->flags = desc->flags;
     ds->layout = desc->layout;
     ds->unit_rows = desc->unit_rows ? desc->unit_rows : 65536;
+    ds->unit_bytes = desc->unit_bytes ? desc->unit_bytes : GPUFEED_UNIT_BYTES;
     r = gf__dataset_open_predicates(ds, desc, err); /* first: partition keys prune files */
     if (!r) r = gf__dataset_open_files(ds, desc, err);
     if (!r) r = gf__dataset_open_features(ds, desc, err);
@@ -11521,7 +11572,9 @@ struct gpufeed_scratch {
     int32_t j0, j1;                    /* the features this scratch decodes (a threaded
                                           reader splits them; the predicates are every
                                           scratch's) */
-    gf__dcol *dc;                      /* [nfeat] */
+    gf__dcol *dc;                      /* [j1 - j0]: feature j's is GF__DC(s, j) */
+    gf__dtmp *tmp;                     /* the scalar features' working tiles ... */
+    gpufeed_column tiles;              /* ... and output tile (out, valid, lv) */
     gpufeed_column **pc;               /* [npred] spaced readers */
     uint8_t mask[GF__TILE];
     int64_t unit;                      /* unit positioned, -1 none */
@@ -11530,16 +11583,24 @@ struct gpufeed_scratch {
     struct gf__relq relq;              /* mapped bytes done with, let go in batches */
     struct gf__rgplan *pend;           /* a row group to let go at the next unit (gf__scratch_rg_end) */
     int rgmode;                        /* decoding a unit: split row groups go whole */
+    int own;                           /* a column-parallel loader's worker: its columns' chunks
+                                          are read by it alone, unit after unit, so their bytes
+                                          go as read, not with the row group */
     char err[GPUFEED_ERROR_MAX];
 };
 
-static gpufeed_result gf__col_init_buffers(gpufeed_column *c, const gpufeed_allocator *a, uint32_t flags)
+#define GF__DC(s, j) ((s)->dc[(j) - (s)->j0])
+
+/* a scratch's column: its output tile (GF__TILE values), or the one `lend`
+   shares (a scalar feature's: lend->out, valid and lv) */
+static gpufeed_result gf__col_init_buffers(gpufeed_column *c, const gpufeed_allocator *a, uint32_t flags, const gpufeed_column *lend)
 {
     c->max_rows = GF__TILE;
     c->flags = flags;
-    c->out = gf__alloc(a, (size_t)GF__TILE * 16);
-    c->valid = (uint8_t *)gf__alloc(a, GF__TILE);
-    c->lv = (uint32_t *)gf__alloc(a, (size_t)GF__TILE * sizeof(uint32_t));
+    c->lent = lend != NULL;
+    c->out = lend ? lend->out : gf__alloc(a, (size_t)GF__TILE * 16);
+    c->valid = lend ? lend->valid : (uint8_t *)gf__alloc(a, GF__TILE);
+    c->lv = lend ? lend->lv : (uint32_t *)gf__alloc(a, (size_t)GF__TILE * sizeof(uint32_t));
     if (flags & GPUFEED_OPEN_VERIFY_CRC) {
         c->crc = (gf__crc_tab *)gf__alloc(a, sizeof *c->crc);
         if (c->crc) gf__crc_init(c->crc);
@@ -11561,11 +11622,14 @@ GPUFEED_API void gpufeed_scratch_close(gpufeed_scratch *s)
     gf__scratch_rg_pending(s, NULL);
 #endif
     (void)gf__relq_flush(&s->relq);
-    if (s->dc) for (i = 0; i < s->ds->nfeat; i++) {
-        if (s->dc[i].dent >= 0) gf__dcache_release(gf__dcache_load(&s->ds->dcache), s->dc[i].dent);
-        gf__col_free_buffers(&s->dc[i].c, a);
-        gf__free(a, s->dc[i].dconv); gf__free(a, s->dc[i].dbad);
+    if (s->dc) for (i = s->j0; i < s->j1; i++) {
+        if (GF__DC(s, i).dent >= 0) gf__dcache_release(gf__dcache_load(&s->ds->dcache), GF__DC(s, i).dent);
+        gf__col_free_buffers(&GF__DC(s, i).c, a);
+        gf__free(a, GF__DC(s, i).dconv); gf__free(a, GF__DC(s, i).dbad);
+        gf__free(a, GF__DC(s, i).town);
     }
+    gf__col_free_buffers(&s->tiles, a);
+    gf__free(a, s->tmp);
     if (s->pc) for (i = 0; i < s->ds->npred; i++) if (s->pc[i]) { gf__col_free_buffers(s->pc[i], a); gf__free(a, s->pc[i]); }
     gf__free(a, s->dc);
     gf__free(a, s->pc);
@@ -11599,7 +11663,8 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
     if (!s) return GPUFEED_ERR_OUT_OF_MEMORY;
     memset(s, 0, sizeof *s);
     s->ds = ds; s->unit = -1;
-    s->dc = (gf__dcol *)gf__alloc(&ds->alloc, (size_t)ds->nfeat * sizeof(gf__dcol));
+    s->j0 = j0; s->j1 = j1;
+    s->dc = (gf__dcol *)gf__alloc(&ds->alloc, (size_t)(j1 > j0 ? j1 - j0 : 1) * sizeof(gf__dcol));
     s->pc = (gpufeed_column **)gf__alloc(&ds->alloc, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
     if (!s->dc || !s->pc) {
         gf__free(&ds->alloc, s->dc);
@@ -11609,18 +11674,27 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
         gpufeed_scratch_close(s);
         return GPUFEED_ERR_OUT_OF_MEMORY;
     }
-    memset(s->dc, 0, (size_t)ds->nfeat * sizeof(gf__dcol));
+    memset(s->dc, 0, (size_t)(j1 > j0 ? j1 - j0 : 1) * sizeof(gf__dcol));
     memset(s->pc, 0, (size_t)(ds->npred ? ds->npred : 1) * sizeof(gpufeed_column *));
-    s->j0 = j0; s->j1 = j1;
-    for (i = 0; i < ds->nfeat; i++) {
-        s->dc[i].dent = -1;
-        s->dc[i].feat = i;
-        s->dc[i].dcp = NULL;
-        s->dc[i].da = &ds->alloc; /* gf__scratch_share */
-        if (i < j0 || i >= j1) continue; /* another scratch's feature */
-        if (gf__col_init_buffers(&s->dc[i].c, &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
-        s->dc[i].c.spare = &s->dspare; s->dc[i].c.spare_cap = &s->dspare_cap;
-        s->dc[i].c.relq = &s->relq;
+    /* the scalar features' shared tiles: a wide table's decoder state is its
+       columns' pages and dictionaries, not 57 KiB of tiles a column */
+    s->tmp = (gf__dtmp *)gf__alloc(&ds->alloc, sizeof(gf__dtmp));
+    if (!s->tmp || gf__col_init_buffers(&s->tiles, &ds->alloc, ds->flags, NULL)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+    for (i = j0; i < j1; i++) { /* this scratch's features only: another's are not its memory */
+        gf__dcol *d = &GF__DC(s, i);
+        const int scalar = !ds->feats[i].width && !ds->feats[i].list_lengths;
+        d->dent = -1;
+        d->feat = i;
+        d->dcp = NULL;
+        d->da = &ds->alloc; /* gf__scratch_share */
+        if (!scalar) d->town = (gf__dtmp *)gf__alloc(&ds->alloc, sizeof(gf__dtmp));
+        if ((!scalar && !d->town) || gf__col_init_buffers(&d->c, &ds->alloc, ds->flags, scalar ? &s->tiles : NULL)) {
+            gpufeed_scratch_close(s);
+            return GPUFEED_ERR_OUT_OF_MEMORY;
+        }
+        gf__dcol_tiles(d, scalar ? s->tmp : d->town);
+        d->c.spare = &s->dspare; d->c.spare_cap = &s->dspare_cap;
+        d->c.relq = &s->relq;
     }
     s->step = GF__TILE;
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile */
@@ -11646,7 +11720,7 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
         s->pc[i] = (gpufeed_column *)gf__alloc(&ds->alloc, sizeof(gpufeed_column));
         if (!s->pc[i]) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
         memset(s->pc[i], 0, sizeof(gpufeed_column));
-        if (gf__col_init_buffers(s->pc[i], &ds->alloc, ds->flags)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
+        if (gf__col_init_buffers(s->pc[i], &ds->alloc, ds->flags, NULL)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
         s->pc[i]->relq = &s->relq;
     }
     *out = s;
@@ -11772,27 +11846,28 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
     gpufeed_result r;
     int32_t j;
     if (s->share)
-        for (j = s->j0; j < s->j1; j++) s->dc[j].dcp = ux->plan >= 0 ? &ds->dcache : NULL;
+        for (j = s->j0; j < s->j1; j++) GF__DC(s, j).dcp = ux->plan >= 0 ? &ds->dcache : NULL;
     gf__scratch_will_read(s, ux, f, bind, pl, nb);
     for (j = 0; j < nb; j++) {
-        gpufeed_column *c = j < ds->nfeat ? &s->dc[j].c : s->pc[j - ds->nfeat];
+        gpufeed_column *c;
         if (j < ds->nfeat && (j < s->j0 || j >= s->j1)) continue; /* another scratch's feature */
+        c = j < ds->nfeat ? &GF__DC(s, j).c : s->pc[j - ds->nfeat];
         if (j < ds->nfeat) {
-            s->dc[j].virt = bind[j].virt;
-            memcpy(s->dc[j].vval, bind[j].vval, 8);
+            GF__DC(s, j).virt = bind[j].virt;
+            memcpy(GF__DC(s, j).vval, bind[j].vval, 8);
         }
         if (bind[j].col < 0) continue; /* a partition value, nulls, or a predicate settled for the file */
         if (c->f == f && c->rg == ux->u.row_group && c->col == bind[j].col && !c->failed && c->rows_done == ux->u.first_row && ux->u.first_row > 0) {
             /* the previous unit ended where this one starts: read on */
             if (pl) gf__col_hint(c, &pl->idx[j], ux->u.first_row + ux->u.num_rows);
-            c->rgrel = pl && s->rgmode;
+            c->rgrel = pl && s->rgmode && !s->own;
             continue;
         }
         r = gf__col_target(c, f, ux->u.row_group, bind[j].col, &e);
         if (r) { gf__fmt(s->err, sizeof s->err, "%s", e.message); return r; }
-        c->rgrel = pl && s->rgmode;
+        c->rgrel = pl && s->rgmode && !s->own;
         if (j < ds->nfeat) {
-            gf__dcol *d = &s->dc[j];
+            gf__dcol *d = &GF__DC(s, j);
             d->conv = bind[j].conv;
             d->decimal_bytes = bind[j].decimal_bytes;
             d->f16 = bind[j].f16;
@@ -11809,7 +11884,7 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
                 d->dent = -1;
             } /* else the converted dictionary (keyed by dict_gen) still holds */
         }
-        r = gf__col_position(c, pl ? &pl->idx[j] : NULL, ux->u.first_row, ux->u.first_row + ux->u.num_rows, j < ds->nfeat ? &s->dc[j] : NULL);
+        r = gf__col_position(c, pl ? &pl->idx[j] : NULL, ux->u.first_row, ux->u.first_row + ux->u.num_rows, j < ds->nfeat ? &GF__DC(s, j) : NULL);
         if (r) return gf__scratch_fail_col(s, c, r);
     }
     s->unit = unit;
@@ -11995,7 +12070,7 @@ static void gf__scratch_share(gpufeed_scratch *s)
 {
     int32_t i;
     s->share = 1;
-    for (i = 0; i < s->ds->nfeat; i++) s->dc[i].dcp = &s->ds->dcache;
+    for (i = s->j0; i < s->j1; i++) GF__DC(s, i).dcp = &s->ds->dcache;
 }
 
 /* k rows of a feature whose column this unit's file does not hold: its
@@ -12063,17 +12138,17 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
         if (s->stage) { dst = s->stage + (size_t)(j - s->j0) * (size_t)k * dsz; stride = dsz; }
         else if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { dst = (uint8_t *)data + at * ds->row_bytes + ds->offs[j]; stride = (size_t)ds->row_bytes; }
         else { dst = (uint8_t *)features[j] + (size_t)at * dsz; stride = dsz; }
-        if (s->dc[j].virt)
-            r = gf__virt_rows(&s->dc[j], ft, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL, ds->fill[j], ds->npred ? s->mask : NULL,
+        if (GF__DC(s, j).virt)
+            r = gf__virt_rows(&GF__DC(s, j), ft, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL, ds->fill[j], ds->npred ? s->mask : NULL,
                               ds->files[ds->units[s->unit].u.file]->name, ds->units[s->unit].u.first_row + ds->units[s->unit].u.num_rows - s->left,
                               s->err, sizeof s->err);
-        else if (s->dc[j].c.nested)
-            r = gf__dcol_read_list(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
+        else if (GF__DC(s, j).c.nested)
+            r = gf__dcol_read_list(&GF__DC(s, j), ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
                                    ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
         else
-            r = gf__dcol_read(&s->dc[j], ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
+            r = gf__dcol_read(&GF__DC(s, j), ft->column, k, dst, stride, (valid && valid[j]) ? valid[j] + at : NULL,
                               ds->fill[j], ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
-        if (r) return s->dc[j].virt ? r : gf__scratch_fail_col(s, &s->dc[j].c, r);
+        if (r) return GF__DC(s, j).virt ? r : gf__scratch_fail_col(s, &GF__DC(s, j).c, r);
     }
     if (s->stage)
         gf__transpose((uint8_t *)data + at * ds->row_bytes + ds->offs[s->j0], (size_t)ds->row_bytes, s->stage, k, s->j1 - s->j0, s->stage_w);
@@ -12145,8 +12220,8 @@ static void gf__scratch_rg_end(gpufeed_scratch *s, gf__rgplan *pl)
     }
     q->n = n;
     if (left > 0) return;
-    for (j = 0; j < s->ds->nfeat + s->ds->npred && !inside; j++) {
-        const gpufeed_column *c = j < s->ds->nfeat ? &s->dc[j].c : s->pc[j - s->ds->nfeat];
+    for (j = s->j0; j < s->ds->nfeat + s->ds->npred && !inside; j++) {
+        const gpufeed_column *c = j < s->j1 ? &GF__DC(s, j).c : j < s->ds->nfeat ? NULL : s->pc[j - s->ds->nfeat];
         inside = c && c->f == f && c->rg == pl->rg && !c->failed && c->rows_done < f->md.row_groups[pl->rg].num_rows;
     }
     if (s->pend && s->pend != pl) gf__scratch_rg_release(s, s->pend);
@@ -12169,16 +12244,16 @@ static void gf__scratch_account(gpufeed_scratch *s, gf__rgplan *pl)
     int32_t j;
     uint64_t t = 0, us = 0;
 #ifndef GPUFEED_NO_STDIO
-    for (j = s->j0; j < s->j1; j++) gf__col_unmap_done(&s->dc[j].c);
+    for (j = s->j0; j < s->j1; j++) gf__col_unmap_done(&GF__DC(s, j).c);
     for (j = 0; j < s->ds->npred; j++) gf__col_unmap_done(s->pc[j]);
-    if (pl) gf__scratch_rg_end(s, pl);
+    if (pl && !s->own) gf__scratch_rg_end(s, pl);
     gf__relq_unit_end(&s->relq);
 #else
     (void)pl;
 #endif
-    for (j = 0; j < s->ds->nfeat; j++) {
-        t += s->dc[j].c.bytes_read; s->dc[j].c.bytes_read = 0;
-        us += s->dc[j].c.read_us; s->dc[j].c.read_us = 0;
+    for (j = s->j0; j < s->j1; j++) {
+        t += GF__DC(s, j).c.bytes_read; GF__DC(s, j).c.bytes_read = 0;
+        us += GF__DC(s, j).c.read_us; GF__DC(s, j).c.read_us = 0;
     }
     for (j = 0; j < s->ds->npred; j++) {
         t += s->pc[j]->bytes_read; s->pc[j]->bytes_read = 0;
@@ -12201,7 +12276,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
         return GPUFEED_ERR_INVALID_ARG;
     pl = ds->units[unit].plan >= 0 ? &ds->plans[ds->units[unit].plan] : NULL;
 #ifndef GPUFEED_NO_STDIO
-    if (pl) (void)gf__atomic_count(&pl->busy, 1);
+    if (pl && !s->own) (void)gf__atomic_count(&pl->busy, 1);
 #endif
     s->rgmode = 1;
 #ifndef GPUFEED_NO_STDIO
@@ -12606,6 +12681,28 @@ GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_b
 #endif
 #endif
 
+/* compare-and-swap on the loader's shared words (plain stores without threads) */
+static int gf__cas_i64(int64_t *p, int64_t from, int64_t to)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+#else
+    if (*p != from) return 0;
+    *p = to;
+    return 1;
+#endif
+}
+static int gf__cas_i32(int32_t *p, int32_t from, int32_t to)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+#else
+    if (*p != from) return 0;
+    *p = to;
+    return 1;
+#endif
+}
+
 /* splitmix64: seeds and a small PRNG for permutations */
 static uint64_t gf__mix64(uint64_t x)
 {
@@ -12623,17 +12720,44 @@ static uint64_t gf__rng_below(gf__rng *r, uint64_t n)
     return x % n;
 }
 
-/* the permutation of all units for an epoch */
-static void gf__epoch_perm(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch, int shuffle)
+/* The permutation of all units for an epoch (rank r of `world` takes
+   perm[i * world + r]). A wide dataset's units come in runs (a row
+   group's, in order: ds->runs, nruns + 1 starts): the runs are permuted,
+   each kept whole, so that its units are decoded one after another,
+   reading on; with several ranks, each takes a contiguous block of that
+   sequence (its share of units), not every world-th unit, so that it too
+   reads on. perm holds 2n entries (the upper half: scratch). Without runs
+   every unit is one. */
+static void gf__epoch_perm(int64_t *perm, int64_t n, const gpufeed_dataset *ds, int32_t world, uint64_t seed, int64_t epoch, int shuffle)
 {
-    int64_t i;
+    const int64_t nr = ds && ds->runs ? ds->nruns : n;
+    int64_t i, at;
     gf__rng r;
-    for (i = 0; i < n; i++) perm[i] = i;
-    if (!shuffle) return;
-    r.s = gf__mix64(seed ^ gf__mix64((uint64_t)epoch ^ 0x6770756665656421ull));
-    for (i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)gf__rng_below(&r, (uint64_t)i + 1), t = perm[i];
-        perm[i] = perm[j]; perm[j] = t;
+    for (i = 0; i < nr; i++) perm[i] = i;
+    if (shuffle) {
+        r.s = gf__mix64(seed ^ gf__mix64((uint64_t)epoch ^ 0x6770756665656421ull));
+        for (i = nr - 1; i > 0; i--) {
+            int64_t j = (int64_t)gf__rng_below(&r, (uint64_t)i + 1), t = perm[i];
+            perm[i] = perm[j]; perm[j] = t;
+        }
+    }
+    if (nr == n) return;
+    /* runs into units, from the back: run i's units land at or after i,
+       on entries already read */
+    for (i = nr - 1, at = n; i >= 0; i--) {
+        const int64_t ru = perm[i], len = ds->runs[ru + 1] - ds->runs[ru];
+        int64_t k;
+        at -= len;
+        for (k = len - 1; k >= 0; k--) perm[at + k] = ds->runs[ru] + k;
+    }
+    if (world > 1) { /* rank r's block: its M_r = ceil((n - r) / world) units from start_r */
+        int64_t r, start = 0, *seq = perm + n;
+        memcpy(seq, perm, (size_t)n * sizeof(int64_t));
+        for (r = 0; r < world; r++) {
+            const int64_t m = (n - r + world - 1) / world;
+            for (i = 0; i < m; i++) perm[i * world + r] = seq[start + i];
+            start += m;
+        }
     }
 }
 
@@ -12655,7 +12779,16 @@ typedef struct gf__uslot {
     int64_t pub;                       /* atomic: g + 1 once position g is decoded into it */
     gpufeed_result res;
     char err[GPUFEED_ERROR_MAX];
+    /* column-parallel loaders (gf__colpar_step): every worker decodes its
+       features of each position */
+    int64_t cset;                      /* atomic: g + 1 once position g is set up, -(g + 1) while
+                                          a worker sets it up */
+    int32_t cmode;                     /* GF__CP_DECODE, or GF__CP_DONE (served by the cache,
+                                          skipped: published by the setup) */
+    int32_t cleft;                     /* atomic: workers yet to decode their features */
+    int32_t cfail;                     /* atomic: 1 once a worker wrote res and err */
 } gf__uslot;
+enum { GF__CP_DECODE = 0, GF__CP_DONE = 1 };
 
 /* trace event kinds (per thread, Chrome trace names in gf__write_trace) */
 enum { GF__EV_DECODE = 0, GF__EV_WAIT = 1, GF__EV_IDLE = 2, GF__EV_ASSEMBLE = 3 };
@@ -12718,6 +12851,8 @@ typedef struct gf__worker {
     gf__piece *pc;                     /* cache image pieces */
     int finalize;                      /* this worker wrote the cache's last unit */
     int64_t gd;                        /* the stream position claimed to decode (-1: none) */
+    int64_t cg;                        /* column-parallel: the next position to decode this
+                                          worker's features of */
     /* the batch in hand: number, epoch, index, the rows it gathers [glo,
        ghi) of the epoch's row stream, the next one (gat), -1: none left */
     int64_t gq, ge, gk, glo, ghi, gat;
@@ -12741,6 +12876,8 @@ struct gpufeed_loader {
                                           0 of 1 in elastic mode (every rank plans the
                                           global stream) */
     int elastic;
+    int colpar;                        /* a wide dataset: every worker decodes its share of the
+                                          features of every position (gf__colpar_step) */
     gpufeed_loader **inner;            /* partitioned elastic mode: one per partition served */
     int32_t ninner;
     uint8_t *omem;
@@ -12843,7 +12980,7 @@ static int gf__eplan_alloc(gpufeed_loader *l, gf__eplan *p)
 {
     const gpufeed_allocator *a = &l->ds->alloc;
     p->epoch = -1;
-    p->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
+    p->perm = (int64_t *)gf__alloc(a, (size_t)l->U * 2 * sizeof(int64_t)); /* gf__epoch_perm's scratch above */
     p->pre = (int64_t *)gf__alloc(a, (size_t)(l->M + 1) * sizeof(int64_t));
     p->rank_rows = (int64_t *)gf__alloc(a, (size_t)l->pworld * sizeof(int64_t));
     return p->perm && p->pre && p->rank_rows;
@@ -12854,7 +12991,7 @@ static const gf__eplan *gf__eplan_at(const gpufeed_loader *l, gf__eplan *p, int6
 {
     int64_t i, q, nb, R;
     if (p->epoch == e) return p;
-    gf__epoch_perm(p->perm, l->U, l->d.seed, e, !l->d.no_unit_shuffle);
+    gf__epoch_perm(p->perm, l->U, l->ds, l->pworld, l->d.seed, e, !l->d.no_unit_shuffle);
     for (q = 0; q < l->pworld; q++) p->rank_rows[q] = 0;
     for (i = 0; i < l->U; i++) p->rank_rows[i % l->pworld] += l->unit_rows[p->perm[i]];
     R = p->rank_rows[l->prank];
@@ -12949,7 +13086,7 @@ static void gf__pos(const gpufeed_loader *l, int64_t g, int64_t *epoch, int64_t 
 static int64_t gf__unit_at(const gpufeed_loader *l, int64_t *perm, int64_t *perm_epoch, int64_t epoch, int64_t i)
 {
     if (*perm_epoch != epoch) {
-        gf__epoch_perm(perm, l->U, l->d.seed, epoch, !l->d.no_unit_shuffle);
+        gf__epoch_perm(perm, l->U, l->ds, l->pworld, l->d.seed, epoch, !l->d.no_unit_shuffle);
         *perm_epoch = epoch;
     }
     return perm[i * l->pworld + l->prank];
@@ -13280,6 +13417,7 @@ static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
         }
     }
     gf__h2_u64(&k, (uint64_t)ds->layout); gf__h2_u64(&k, (uint64_t)ds->unit_rows);
+    if (ds->wide_rows) gf__h2_u64(&k, (uint64_t)ds->wide_rows ^ 0x57494445ull); /* a wide dataset's units */
     id[0] = k.h[0]; id[1] = k.h[1];
 }
 
@@ -13356,8 +13494,9 @@ static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
         if (f->unit) gf__cat(out, cap, &n, ":unit=%s", gf__unit_name(f->unit));
         if (f->missing == GPUFEED_MISSING_NULL) gf__cat(out, cap, &n, ":missing=null");
     }
-    gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)ds->unit_rows,
+    gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)(ds->wide_rows ? ds->wide_rows : ds->unit_rows),
             ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? "per-feature" : "row-major", ds->npred);
+    if (ds->wide_rows) gf__cat(out, cap, &n, " wide (unit_bytes=%lld)", (long long)ds->unit_bytes);
     if (n + 1 >= cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* cut: say so */
 }
 
@@ -14188,11 +14327,11 @@ static int64_t gf__cache_first_index(gf__cache *c, const gpufeed_loader *l, int6
     if (c->mu_init) pthread_mutex_lock(&c->mu);
 #endif
     if (!c->first_idx) {
-        int64_t *perm = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
+        int64_t *perm = (int64_t *)gf__alloc(c->a, (size_t)l->U * 2 * sizeof(int64_t)); /* gf__epoch_perm's scratch above */
         c->first_idx = (int64_t *)gf__alloc(c->a, (size_t)l->U * sizeof(int64_t));
         if (perm && c->first_idx) {
             int64_t i;
-            gf__epoch_perm(perm, l->U, l->d.seed, l->first_epoch, !l->d.no_unit_shuffle);
+            gf__epoch_perm(perm, l->U, l->ds, l->pworld, l->d.seed, l->first_epoch, !l->d.no_unit_shuffle);
             for (i = 0; i < l->U; i++) c->first_idx[perm[i]] = i;
         } else { gf__free(c->a, c->first_idx); c->first_idx = NULL; }
         gf__free(c->a, perm);
@@ -14940,17 +15079,161 @@ static int gf__decode_step(gf__worker *w)
     return 1;
 }
 
+/* ---- column-parallel decoding (a wide dataset) ---- */
+/* A wide dataset's units are a row group's rows a few MiB at a time, in
+   runs the epoch keeps in order. Every worker owns a share of the features
+   (its scratch's range) and decodes that share of every position, reading
+   on through the run: each column chunk is read once an epoch by one
+   worker, and the decoder state (pages, dictionaries) of a column lives in
+   one worker only, so memory follows the columns once, not once a worker.
+   The first worker to reach a position sets it up (the cache may serve it,
+   elastic mode may skip it); the last to finish its share publishes it. */
+
+/* worker k's features [*j0, *j1): a contiguous share, even by bytes,
+   none empty (the loader has at most as many workers as features) */
+static void gf__colpar_range(const gpufeed_loader *l, int32_t k, int32_t *j0, int32_t *j1)
+{
+    const gpufeed_dataset *ds = l->ds;
+    const int32_t F = ds->nfeat, N = l->N;
+    int32_t j = 0, q;
+    int64_t at = 0;
+    for (q = 0; q <= k; q++) {
+        const int64_t target = (int64_t)((double)ds->row_bytes * (double)(q + 1) / (double)N);
+        *j0 = j;
+        do at += (int64_t)gpufeed_feature_bytes(&ds->feats[j++]);
+        while (j < F - (N - 1 - q) && (q == N - 1 || at < target));
+        if (q == N - 1) j = F;
+    }
+    *j1 = j;
+}
+
+/* sets up position g in slot s: 1 the workers decode it, 0 published
+   (served, skipped), -1 not yet (a unit an earlier position stores) */
+static int gf__colpar_setup(gf__worker *w, int64_t g, gf__uslot *s)
+{
+    gpufeed_loader *l = w->l;
+    int64_t epoch, i, unit;
+    gf__pos(l, g, &epoch, &i);
+    unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
+    if (l->cache && !l->index_mode && gf__cache_pending(l->cache, l, unit, g)) return -1;
+    s->g = g;
+    s->unit = unit;
+    s->err[0] = 0;
+    s->res = GPUFEED_OK;
+    s->cfail = 0;
+    s->cmode = GF__CP_DONE;
+    if (l->index_mode) { /* the unit's global row ids */
+        int64_t k, *o = (int64_t *)s->data;
+        s->rows = l->unit_rows[unit];
+        for (k = 0; k < s->rows; k++) o[k] = l->unit_base[unit] + k;
+        return 0;
+    }
+    if (l->elastic && !(l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_BUILDING)) {
+        const gf__eplan *p = gf__eplan_at(l, &w->dp, epoch);
+        if (gf__window_pieces(l, p, i / l->step, epoch == l->first_epoch ? l->bidx0 : 0) == 0) {
+            s->unit = -1; /* no slice of this rank reads its window */
+            s->rows = 0;
+            return 0;
+        }
+    }
+    if (l->cache && gf__cache_serve(l->cache, l, unit, s, w->pc) == 0) {
+        GF__ADD(&w->units, 1);
+        return 0;
+    }
+    gf__slot_layout(l, s);
+    s->rows = l->unit_rows[unit];
+    s->cleft = l->N;
+    s->cmode = GF__CP_DECODE;
+    return 1;
+}
+
+/* this worker's features of the unit in slot s; the last one publishes */
+static void gf__colpar_decode(gf__worker *w, int64_t g, gf__uslot *s)
+{
+    gpufeed_loader *l = w->l;
+    int64_t epoch, i, rows = 0;
+    uint64_t t0 = gf__now_us(), t1;
+    gpufeed_result r;
+    GF__NVTX_PUSH("gpufeed decode features");
+    gf__pos(l, g, &epoch, &i);
+    if (l->d.debug_jitter_us > 0) { /* timing noise for determinism tests */
+#if !defined(GPUFEED_NO_THREADS)
+        struct timeval tv;
+        uint64_t x = gf__mix64(gf__now_us() ^ ((uint64_t)w->id << 32) ^ (uint64_t)g), j0 = gf__now_us();
+        tv.tv_sec = 0; tv.tv_usec = (long)(x % (uint64_t)l->d.debug_jitter_us);
+        select(0, NULL, NULL, NULL, &tv);
+        GF__ADD(&w->jitter_us, gf__now_us() - j0);
+#endif
+    }
+    r = gpufeed_dataset_decode_unit(l->ds, w->s, s->unit, s->data, s->feat, s->valid, &rows);
+    if (epoch - l->first_epoch < 64) GF__ADD(&l->epoch_bytes[epoch - l->first_epoch], w->s->last_bytes);
+    if ((r || rows != s->rows) && gf__cas_i32(&s->cfail, 0, 1)) { /* the first failure's words */
+        s->res = r ? r : GPUFEED_ERR_CORRUPT;
+        if (r) gf__fmt(s->err, sizeof s->err, "%s", gpufeed_scratch_error(w->s));
+        else gf__fmt(s->err, sizeof s->err, "unit %lld decoded to %lld rows, planned %lld", (long long)s->unit, (long long)rows, (long long)s->rows);
+    }
+    GF__NVTX_POP();
+    t1 = gf__now_us();
+    GF__ADD(&w->busy_us, t1 - t0);
+    GF__TRACE_W(w, GF__EV_DECODE, t0, t1, s->unit);
+    if (GF__ADD_AR(&s->cleft, -1) != 1) return;
+    /* the last share: the unit is whole */
+    GF__ADD(&w->units, 1);
+    if (!s->res && l->cache && gf__cache_store(l->cache, l->ds, s->unit, s->rows, s->data, s->feat, s->valid, w->pc)) w->finalize = 1;
+    GF__STORE_SC(&s->pub, g + 1);
+    gf__notify(l);
+    gf__frontier(l);
+    if (w->finalize) { w->finalize = 0; gf__cache_finalize(l->cache); }
+}
+
+/* one position of this worker's features (1), else 0. A position below
+   dtail is done (its slot freed: it was served or skipped). */
+static int gf__colpar_step(gf__worker *w)
+{
+    gpufeed_loader *l = w->l;
+    const int64_t g = w->cg;
+    gf__uslot *s;
+    int64_t set;
+    int32_t mode;
+    if (l->total >= 0 && g >= l->total) return 0;
+    if (g >= GF__LOAD_SC(&l->dtail) + l->RS) return 0; /* its slot is not free yet */
+    s = gf__slot_of(l, g);
+    set = GF__LOAD_SC(&s->cset);
+    if (set != g + 1) {
+        int got;
+        if (set == -(g + 1)) return 0; /* another worker sets it up */
+        if (set > g + 1 || -set > g + 1 || g < GF__LOAD_SC(&l->dtail)) { w->cg++; return 1; } /* done, the slot reused */
+        if (!gf__cas_i64(&s->cset, set, -(g + 1))) return 1; /* taken first: look again */
+        got = gf__colpar_setup(w, g, s);
+        if (got < 0) { GF__STORE_SC(&s->cset, set); return 0; }
+        GF__STORE_SC(&s->cset, g + 1);
+        if (got == 0) {
+            GF__STORE_SC(&s->pub, g + 1);
+            gf__notify(l);
+            gf__frontier(l);
+            w->cg++;
+            return 1;
+        }
+        gf__notify(l); /* the others may decode their shares */
+    }
+    mode = GF__LOAD_SC(&s->cmode);
+    if (g < GF__LOAD_SC(&l->dtail)) { w->cg++; return 1; } /* published and freed: the slot may be another position's */
+    if (mode == GF__CP_DECODE) gf__colpar_decode(w, g, s);
+    w->cg++;
+    return 1;
+}
+
 /* a worker's step: assemble when it can, else decode; 0 when neither */
 static int gf__worker_step(gf__worker *w)
 {
     if (w->gq < 0 && !w->gend) gf__claim(w);
     if (w->gq >= 0 && gf__gather_step(w)) return 1;
-    return gf__decode_step(w);
+    return w->l->colpar ? gf__colpar_step(w) : gf__decode_step(w);
 }
 #if !defined(GPUFEED_NO_THREADS)
 static int gf__worker_done(const gf__worker *w)
 {
-    return w->gend && w->gq < 0 && w->gd < 0 && w->l->total >= 0 && GF__LOAD_SC(&w->l->dnext) >= w->l->total;
+    return w->gend && w->gq < 0 && w->gd < 0 && w->l->total >= 0 && (w->l->colpar ? w->cg : GF__LOAD_SC(&w->l->dnext)) >= w->l->total;
 }
 
 static void *gf__worker_main(void *arg)
@@ -14962,7 +15245,7 @@ static void *gf__worker_main(void *arg)
         int64_t p;
         int full;
         if (gf__worker_step(w)) continue;
-        p = GF__LOAD_SC(&l->dnext); /* a position left to decode, but its slot taken */
+        p = l->colpar ? w->cg : GF__LOAD_SC(&l->dnext); /* a position left to decode, but its slot taken */
         full = (l->total < 0 || p < l->total) && p >= GF__LOAD_SC(&l->dtail) + l->RS;
 #ifndef GPUFEED_NO_STDIO
         /* a row group left for a next unit that may read on: not held while asleep */
@@ -15207,6 +15490,14 @@ static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *d
         if (need < 2) need = 2;
         if (l->D < need) l->D = need;
     }
+    /* A wide dataset: the workers decode every position together
+       (gf__colpar_step), so the ring holds positions, not units a worker:
+       two windows, and at least 4 (ring_depth given: that many a worker) */
+    if (ds->wide_rows > 0 && ds->nfeat >= l->N) {
+        int32_t need = 2 * l->step < 4 ? 4 : 2 * l->step;
+        l->colpar = 1;
+        if (!desc->ring_depth) l->D = (need + l->N - 1) / l->N;
+    }
 #if !defined(GPUFEED_NO_THREADS)
     l->threads = 1;
 #endif
@@ -15284,6 +15575,21 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
         gf__free(a, tmp.feat);
         gf__free(a, tmp.valid);
         gpufeed_scratch_close(s);
+    }
+    if (l->world > 1 && l->d.even == GPUFEED_EVEN_PAD && !l->elastic) {
+        /* Padding batches read the last real batch's units again, so its
+           units are held until they are assembled too: the ring holds the
+           most units a batch can span (the fewest-row units summing to B,
+           and one it starts inside), plus a window, else one worker would
+           wait for a slot that only its own batch frees. */
+        int64_t *sorted = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t)), span = 1, sum = 0, need;
+        if (!sorted) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        memcpy(sorted, l->unit_rows, (size_t)l->U * sizeof(int64_t));
+        qsort(sorted, (size_t)l->U, sizeof(int64_t), gf__cmp_i64);
+        for (i = 0; i < l->U && sum < l->B; i++, span++) sum += sorted[i];
+        gf__free(a, sorted);
+        need = span + l->step + 1;
+        if ((int64_t)l->N * l->D < need) l->D = (int32_t)((need + l->N - 1) / l->N);
     }
     if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_OFF) {
         if (desc->cache->no_build) { gf__cache_free(l->cache); l->cache = NULL; }
@@ -15371,8 +15677,10 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
     memset(l->wdone, 0, (size_t)l->WR * sizeof(int64_t));
     bbytes = gf__batch_bytes(ds, l->B);
     l->S = l->N + 4; /* a slot a worker, one the trainer holds, slack for the one it assembles and readiness */
-    if ((uint64_t)l->S * bbytes > ((uint64_t)256 << 20)) { /* cap the batch slots' memory, keeping 3 */
-        uint64_t s = ((uint64_t)256 << 20) / (bbytes ? bbytes : 1);
+    if ((uint64_t)l->S * bbytes > ((uint64_t)(ds->wide_rows ? 128 : 256) << 20)) {
+        /* cap the batch slots' memory, keeping 3 (a wide dataset's: half,
+           its memory follows the bytes in flight) */
+        uint64_t s = ((uint64_t)(ds->wide_rows ? 128 : 256) << 20) / (bbytes ? bbytes : 1);
         l->S = s < 3 ? 3 : (int32_t)s;
     }
     l->bs = (gf__bslot *)gf__alloc(a, (size_t)l->S * sizeof(gf__bslot));
@@ -15402,7 +15710,7 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
     }
     for (j = 0; j < l->N; j++) {
         gf__worker *w = &l->w[j];
-        int32_t k;
+        int32_t k, j0 = 0, j1 = 0;
         w->l = l;
         w->id = j;
         w->perm_epoch = -1;
@@ -15410,16 +15718,18 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         w->ring.depth = l->D;
         w->ring.slot = (gf__uslot *)gf__alloc(a, (size_t)l->D * sizeof(gf__uslot));
         if (w->ring.slot) memset(w->ring.slot, 0, (size_t)l->D * sizeof(gf__uslot)); /* a failed open closes what it has */
-        w->perm = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
+        w->perm = (int64_t *)gf__alloc(a, (size_t)l->U * 2 * sizeof(int64_t)); /* gf__epoch_perm's scratch above */
         w->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
         w->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
         w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
         w->dp.epoch = -1;
+        if (l->colpar) gf__colpar_range(l, j, &j0, &j1);
         if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp)
-            || gpufeed_scratch_open(&w->s, ds, NULL)) {
+            || (l->colpar ? gf__scratch_open_range(ds, j0, j1, &w->s) : gpufeed_scratch_open(&w->s, ds, NULL))) {
             return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
-        gf__scratch_share(w->s);
+        if (l->colpar) w->s->own = 1; /* its columns' bytes: read by it alone, in order */
+        else gf__scratch_share(w->s);
         w->s->relq.hold = 4; /* see gf__relq_push: a worker's calls interrupt the others */
         w->s->relq.keep = l->cache == NULL; /* every epoch reads the source again (GPUFEED_KEEP_BYTES) */
         for (k = 0; k < l->D; k++) {

@@ -511,8 +511,9 @@ GF_CLI_FN int gf_cli_set(gf_cli_opt *o, const char *v, char *msg, size_t cap)
     case GF_CLI_INT: case GF_CLI_I64: case GF_CLI_U64:
         return gf_cli_set_int(o, v, msg, cap);
     case GF_CLI_SIZE: {
-        long long x = gf_cli_parse_size(v);
-        if (x < 0 || x < o->min) {
+        const int none = o->min < 0 && strcmp(v, "-1") == 0; /* -1: where min allows it (no bound) */
+        long long x = none ? -1 : gf_cli_parse_size(v);
+        if ((x < 0 && !none) || x < o->min) {
             snprintf(msg, cap, "needs a %ssize (bytes, or with K, M, G, T), got '%.100s'", o->min > 0 ? "positive " : "", v);
             return -1;
         }

@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     gpufeed_feature *feats = NULL;
     char **names = NULL;
     int nfeat = 0;
-    int64_t unit_rows = 0, cache_ram = 0;
+    int64_t unit_rows = 0, unit_bytes = 0, cache_ram = 0;
     double t0, t1;
     gpufeed_cache_desc cache;
     gf_cli_features fs;
@@ -139,6 +139,8 @@ int main(int argc, char **argv)
           .help = "decoded units queued per worker (default 2; 4 with more than 4 workers)" },
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work (default 65536)" },
+        { .name = "--unit-bytes", .kind = GF_CLI_SIZE, .target = &unit_bytes, .meta = "BYTES", .min = -1,
+          .help = "dense bytes per unit at most (default 16M): a wider table's row groups are cut\ninto units this size, decoded in order, each worker its share of the columns; -1: no bound" },
         { .name = "--prefill", .kind = GF_CLI_FLAG, .target = &ld.prefill, .help = "fill every worker's queue before the first batch" },
         { .name = "--jitter-us", .kind = GF_CLI_INT, .target = &ld.debug_jitter_us, .meta = "X",
           .help = "testing: each worker sleeps 0..X us before each unit" },
@@ -206,7 +208,7 @@ int main(int argc, char **argv)
     }
     dd.paths = files; dd.num_paths = nfiles;
     if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }
-    dd.unit_rows = unit_rows;
+    dd.unit_rows = unit_rows; dd.unit_bytes = unit_bytes;
     if (where && gpufeed_where_parse(&wh, where, &err)) {
         fprintf(stderr, "gpufeed-bench: --%s\n", err.message);
         gf_cli_features_free(&fs);

@@ -161,7 +161,7 @@ int main(int argc, char **argv)
     const char **files;
     int nfiles = 0, i, rc = 0, data_cmd = 0;
     int32_t workers = 2, verify_crc = 0, no_wait = 0;
-    int64_t unit_rows = 0, max_bytes = 0;
+    int64_t unit_rows = 0, unit_bytes = 0, max_bytes = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_dataset_desc dd;
     gpufeed_dataset *ds = NULL;
@@ -181,6 +181,8 @@ int main(int argc, char **argv)
           .help = "the rows the loader keeps: 'col >= 4 and name in (\"a\", \"b\")' (a cache is\nper expression, as the loader's)" },
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work: the loader's (default 65536)" },
+        { .name = "--unit-bytes", .kind = GF_CLI_SIZE, .target = &unit_bytes, .meta = "BYTES", .min = -1,
+          .help = "dense bytes per unit at most (default 16M): a wider table's row groups are cut\ninto units this size, decoded in order, each worker its share of the columns; -1: no bound" },
         { .name = "--workers", .kind = GF_CLI_INT, .target = &workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
           .flags = GF_CLI_THREADS, .help = "build: decode threads (default 2)" },
         { .name = "--verify-crc", .kind = GF_CLI_FLAG, .target = &verify_crc, .help = "check page CRCs while decoding" },
@@ -260,7 +262,7 @@ int main(int argc, char **argv)
     cd.no_wait = no_wait;
     cd.dir_max_bytes = (uint64_t)max_bytes;
     cd.log = logline;
-    dd.paths = files; dd.num_paths = nfiles; dd.features = fs.n ? fs.f : NULL; dd.num_features = fs.n; dd.unit_rows = unit_rows;
+    dd.paths = files; dd.num_paths = nfiles; dd.features = fs.n ? fs.f : NULL; dd.num_features = fs.n; dd.unit_rows = unit_rows; dd.unit_bytes = unit_bytes;
     if (verify_crc) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
     if (where && gpufeed_where_parse(&wh, where, &err)) {
         fprintf(stderr, "gpufeed-cache: --%s\n", err.message);

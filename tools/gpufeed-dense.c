@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     int32_t null_error = 0, unsafe_cast = 0, threads = 1;
     gf_cli_features fs;
     double fill = 0;
-    int64_t batch = 4096, unit_rows = 0, hash = 0;
+    int64_t batch = 4096, unit_rows = 0, unit_bytes = 0, hash = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_feature *feats = NULL;
     int nfeat = 0;
@@ -122,6 +122,8 @@ int main(int argc, char **argv)
         { .name = "--batch", .kind = GF_CLI_I64, .target = &batch, .meta = "B", .min = 1, .help = "rows per read (default 4096: the batch stays in cache)" },
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work (default 65536)" },
+        { .name = "--unit-bytes", .kind = GF_CLI_SIZE, .target = &unit_bytes, .meta = "BYTES", .min = -1,
+          .help = "dense bytes per unit at most (default 16M): a wider table's row groups are cut\ninto units this size, decoded in order, each worker its share of the columns; -1: no bound" },
         { .name = "--threads", .kind = GF_CLI_INT, .target = &threads, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
           .flags = GF_CLI_THREADS, .help = "threads that split the columns between them (default 1; the same bytes)" },
         { .name = "--pread", .kind = GF_CLI_BITS, .target = &open_flags, .value = GPUFEED_OPEN_PREAD,
@@ -252,7 +254,7 @@ int main(int argc, char **argv)
     dd.features = feats; dd.num_features = nfeat;
     if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }
     dd.where = npred ? preds : NULL; dd.num_where = npred;
-    dd.unit_rows = unit_rows;
+    dd.unit_rows = unit_rows; dd.unit_bytes = unit_bytes;
     t0 = now_s();
     if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
     if (!columns && (dt != GPUFEED_DT_F32 || fill != 0 || null_error || unsafe_cast)) {

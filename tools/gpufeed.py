@@ -112,7 +112,7 @@ class _DatasetDesc(ctypes.Structure):
     _fields_ = [("paths", ctypes.POINTER(ctypes.c_char_p)), ("num_paths", ctypes.c_int32),
                 ("features", ctypes.POINTER(_Feature)), ("num_features", ctypes.c_int32),
                 ("where", ctypes.c_void_p), ("num_where", ctypes.c_int32),
-                ("unit_rows", ctypes.c_int64), ("layout", ctypes.c_int32), ("flags", ctypes.c_uint32),
+                ("unit_rows", ctypes.c_int64), ("unit_bytes", ctypes.c_int64), ("layout", ctypes.c_int32), ("flags", ctypes.c_uint32),
                 ("allocator", _Allocator), ("open_source", ctypes.c_void_p), ("source_user", ctypes.c_void_p)]
 
 
@@ -515,7 +515,7 @@ class Loader:
 
     def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=0, seed=0,
                  shuffle_window=0, unit_shuffle=True, epochs=1, rank=0, world=1, even="drop",
-                 drop_last=False, start_epoch=0, start_batch=0, unit_rows=0, layout="row",
+                 drop_last=False, start_epoch=0, start_batch=0, unit_rows=0, unit_bytes=0, layout="row",
                  cache_dir=None, device="auto", slots=3, verify_crc=False, global_batch_rows=0, partitions=0, where=None):
         self._ds = self._l = self._u = self._prev = self._where = None
         if isinstance(paths, (str, bytes, os.PathLike)):
@@ -563,6 +563,7 @@ class Loader:
             dd.num_features = len(features)
             self._keep.append(fa)
         dd.unit_rows = unit_rows
+        dd.unit_bytes = unit_bytes
         dd.layout = {"row": 0, "feature": 1}[layout]
         dd.flags = 1 if verify_crc else 0          # GPUFEED_OPEN_VERIFY_CRC
         self._keep.append(cpaths)
