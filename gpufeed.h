@@ -16367,7 +16367,9 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     cd.log_user = &lc;
     cd.no_build = 0;
     memset(&ld, 0, sizeof ld);
-    ld.batch_rows = 65536;
+    ld.batch_rows = 65536; /* the batches only drain the loader: at most 8 MiB each (wide rows) */
+    if (ds->row_bytes > 0 && ld.batch_rows > ((int64_t)8 << 20) / ds->row_bytes)
+        ld.batch_rows = ((int64_t)8 << 20) / ds->row_bytes > 64 ? ((int64_t)8 << 20) / ds->row_bytes : 64;
     ld.workers = workers > 0 ? workers : 1;
     ld.no_unit_shuffle = 1;
     ld.epochs = 1;

@@ -19,7 +19,8 @@ Measured, each the median of --runs runs (process peak RSS from wait4):
   cache build gpufeed-cache build --cache DIR FILE --workers N: wall, peak RSS
   pyarrow     pq.read_table(FILE) then np.stack of every column as float32
               (fill_null 0): wall, peak RSS (a child process)
-Prints one table with the targets (loader and build within 600 MiB at 2
+Prints one table with the targets and pyarrow's time over ours (an epoch of
+the loader, the cache build) (loader and build within 600 MiB at 2
 workers, source bytes at most 1.15x the selected bytes) and writes it to
 build/bench/wide_report.md.
 """
@@ -152,12 +153,16 @@ def main():
                                                    os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg())),
              "- command: `%s`" % " ".join(["python3", "tools/bench/bench_wide.py"] + sys.argv[1:]),
              "- selected column bytes (compressed, all %d columns): %.1f MB" % (a.cols, sel / 1e6), "",
-             "| what | wall s | peak RSS MiB | source bytes an epoch / selected | target |", "|---|---|---|---|---|"]
+             "| what | wall s | peak RSS MiB | source bytes an epoch / selected | pyarrow's time / this (an epoch, a build) | target |",
+             "|---|---|---|---|---|---|"]
+    pa_wall = rows[-1][1] if not a.skip_pyarrow else None
     for name, w, r, b in rows:
         ratio = "%.2fx" % (b / sel) if b else "-"
+        per = w / a.epochs if name.startswith("loader") else w
+        speed = "%.2fx" % (pa_wall / per) if pa_wall and not name.startswith("pyarrow") else "-"
         tgt = ("RSS <= 600: %s; bytes <= 1.15x: %s" % ("met" if r <= 600 else "NOT met", "met" if b and b <= 1.15 * sel else "NOT met")
                if name.startswith("loader") else "RSS <= 600: %s" % ("met" if r <= 600 else "NOT met") if name.startswith("cache") else "")
-        lines.append("| %s | %.2f | %.0f | %s | %s |" % (name, w, r, ratio, tgt))
+        lines.append("| %s | %.2f | %.0f | %s | %s | %s |" % (name, w, r, ratio, speed, tgt))
     text = "\n".join(lines)
     print(text)
     with open(os.path.join(out, "wide_report.md"), "w") as f:
