@@ -2,7 +2,7 @@
 its cache build, against pyarrow read_table -> NumPy, in one run.
 
     .venv/bin/python tools/bench/bench_wide.py [--cols 2000] [--rows 100000]
-        [--rg 25000] [--workers 2] [--window 4] [--batch 4096] [--epochs 2]
+        [--rg 25000] [--workers 2 | --workers 1,15] [--window 4] [--batch 4096] [--epochs 2]
         [--runs 3] [--bin build] [--out build/bench]
 
 The file (written once into --out, kept while its parameters hold): --cols
@@ -102,7 +102,7 @@ def main():
     ap.add_argument("--cols", type=int, default=2000)
     ap.add_argument("--rows", type=int, default=100000)
     ap.add_argument("--rg", type=int, default=25000)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", default="2", help="loader workers; a list (1,15) runs the loader at each and prints the scaling")
     ap.add_argument("--window", type=int, default=4)
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--epochs", type=int, default=2)
@@ -122,15 +122,22 @@ def main():
     def med(v):
         return statistics.median(v)
 
-    lw, lr, lb = [], [], []
-    for _ in range(a.runs):
-        w, r, o = run([bench, path, "--batch", str(a.batch), "--workers", str(a.workers), "--shuffle-window", str(a.window),
-                       "--seed", "1", "--epochs", str(a.epochs)])
-        m = re.search(r"rows \d+, batches \d+, .*source bytes read (\d+)", o)
-        lw.append(w)
-        lr.append(r)
-        lb.append(int(m.group(1)) / a.epochs if m else -1)
-    rows.append(("loader: %d workers, window %d, batch %d, %d epochs" % (a.workers, a.window, a.batch, a.epochs), med(lw), med(lr), med(lb)))
+    workers = [int(x) for x in str(a.workers).split(",")]
+    a.workers = max(workers)
+    rates = []
+    for nw in workers:
+        lw, lr, lb, lrate = [], [], [], []
+        for _ in range(a.runs):
+            w, r, o = run([bench, path, "--batch", str(a.batch), "--workers", str(nw), "--shuffle-window", str(a.window),
+                           "--seed", "1", "--epochs", str(a.epochs)])
+            m = re.search(r"rows \d+, batches \d+, .*source bytes read (\d+)", o)
+            rs = re.search(r"rows \d+, batches \d+, [0-9.]+ s, (\d+) rows/s", o)
+            lw.append(w)
+            lr.append(r)
+            lb.append(int(m.group(1)) / a.epochs if m else -1)
+            lrate.append(int(rs.group(1)) if rs else 0)
+        rows.append(("loader: %d workers, window %d, batch %d, %d epochs" % (nw, a.window, a.batch, a.epochs), med(lw), med(lr), med(lb)))
+        rates.append(med(lrate))
     cw, cr = [], []
     cdir = os.path.join(out, "wide-cache")
     for _ in range(a.runs):
@@ -163,6 +170,11 @@ def main():
         tgt = ("RSS <= 600: %s; bytes <= 1.15x: %s" % ("met" if r <= 600 else "NOT met", "met" if b and b <= 1.15 * sel else "NOT met")
                if name.startswith("loader") else "RSS <= 600: %s" % ("met" if r <= 600 else "NOT met") if name.startswith("cache") else "")
         lines.append("| %s | %.2f | %.0f | %s | %s | %s |" % (name, w, r, ratio, speed, tgt))
+    if len(workers) > 1:
+        lo, hi = rows[0], rows[len(workers) - 1]
+        lines += ["", "- scaling: %d workers %.2fx the rows/s of %d (gpufeed-bench's own figure: %.0f against %.0f rows/s; wall, with the "
+                  "process start and the dataset's open: %.2fx); target >= 8x at 15 workers, within 2 GiB: %.0f MiB"
+                  % (workers[-1], rates[-1] / max(rates[0], 1), workers[0], rates[-1], rates[0], lo[1] / hi[1], hi[2])]
     text = "\n".join(lines)
     print(text)
     with open(os.path.join(out, "wide_report.md"), "w") as f:
