@@ -88,6 +88,7 @@ static long c_events(counter *c)
 static gpufeed_feature FEATS[3];
 static int feats_no_validity;          /* 1: y without its mask (test_gather_paths) */
 static int64_t unit_rows_override;     /* > 0: units of this many rows, not UNIT_ROWS */
+static int64_t unit_bytes_override;    /* != 0: the dataset's unit_bytes (a wide dataset's units) */
 static void init_feats(void)
 {
     memset(FEATS, 0, sizeof FEATS);
@@ -110,6 +111,7 @@ static gpufeed_dataset *open_ds_ex(const char *path, int layout, const gpufeed_p
     d.features = FEATS; d.num_features = 3;
     d.where = where; d.num_where = nwhere;
     d.unit_rows = unit_rows_override > 0 ? unit_rows_override : UNIT_ROWS;
+    d.unit_bytes = unit_bytes_override;
     d.layout = layout;
     if (cnt) { d.allocator.alloc = c_alloc; d.allocator.realloc = c_realloc; d.allocator.free = c_free; d.allocator.user = cnt; }
     if (gpufeed_dataset_open(&ds, &d, errp ? errp : &err)) return NULL;
@@ -2283,6 +2285,103 @@ static void test_elastic_worlds(void)
 }
 
 /* elastic options that cannot work: clear errors */
+/* A wide dataset (unit_bytes below unit_rows rows: 20-byte rows, 6,000
+   bytes a unit): row groups cut into equal units of at most 300 rows,
+   decoded column-parallel (each worker its features of every position,
+   reading on through the row group). The stream is the same at any worker
+   count and ring depth and under timing noise; in file order it is the
+   narrow dataset's rows; each epoch holds every row once; padded ranks
+   with one worker finish (the ring holds the last batch's units) and
+   predicates keep the same rows as the narrow dataset's. */
+static void test_wide_units(void)
+{
+    static const int workers[] = { 1, 2, 3 };
+    static const int depths[] = { 0, 1, 3 };
+    gpufeed_dataset *ds, *nds;
+    gpufeed_dataset_info info, ninfo;
+    gpufeed_loader_desc d = base_desc();
+    gpufeed_error err;
+    gpufeed_predicate where;
+    stream ref, s, narrow, pads[3];
+    size_t i, j;
+    int64_t e, lo, hi, u;
+    char what[128];
+    unit_bytes_override = 6000;
+    ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    unit_bytes_override = 0;
+    nds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    if (!ds || !nds) { gpufeed_dataset_close(ds); gpufeed_dataset_close(nds); return; }
+    gpufeed_dataset_get_info(ds, &info);
+    gpufeed_dataset_get_info(nds, &ninfo);
+    CHECK_MSG(info.num_units == 4 * 17, "%lld units (4 row groups of 5,000 rows in 17 units of at most 300)", (long long)info.num_units);
+    for (u = 0; u < info.num_units; u++) CHECK_MSG(gpufeed_dataset_unit(ds, u)->num_rows <= 300, "unit %lld: %lld rows", (long long)u,
+                                                    (long long)gpufeed_dataset_unit(ds, u)->num_rows);
+    /* in file order: the narrow dataset's rows */
+    d.no_unit_shuffle = 1; d.shuffle_window = 0; d.epochs = 1;
+    for (i = 0; i < 3; i++) {
+        d.workers = workers[i];
+        run_stream(ds, &d, &s, -1);
+        if (i == 0) run_stream(nds, &d, &narrow, -1);
+        snprintf(what, sizeof what, "wide, file order, %d workers", workers[i]);
+        CHECK_MSG(s.res == GPUFEED_DONE && s.n == NROWS && narrow.n == NROWS && ascending(s.id, 0, s.n), "%s: %d %s", what, s.res, s.err);
+        CHECK_MSG(s.n == narrow.n && !memcmp(s.id, narrow.id, (size_t)s.n * 8) && !memcmp(s.x, narrow.x, (size_t)s.n * 4) &&
+                  !memcmp(s.y, narrow.y, (size_t)s.n * 8) && !memcmp(s.yv, narrow.yv, (size_t)s.n), "%s: rows differ from the narrow dataset's", what);
+        stream_free(&s);
+    }
+    stream_free(&narrow);
+    /* shuffled: one stream whatever the workers, ring depth and timing */
+    d = base_desc();
+    d.workers = 1;
+    run_stream(ds, &d, &ref, -1);
+    CHECK_MSG(ref.res == GPUFEED_DONE, "wide reference: %d %s", ref.res, ref.err);
+    rows_consistent(&ref, "wide reference");
+    for (e = 0; e < 3; e++) {
+        snprintf(what, sizeof what, "wide epoch %lld", (long long)e);
+        CHECK_MSG(epoch_rows(&ref, e, &lo, &hi), "%s missing", what);
+        if (hi > lo) each_id_once(&ref, lo, hi, what);
+    }
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 3; j++) {
+            d.workers = workers[i]; d.ring_depth = depths[j];
+            d.debug_jitter_us = j == 2 ? 300 : 0;
+            run_stream(ds, &d, &s, -1);
+            snprintf(what, sizeof what, "wide, %d workers, ring_depth %d%s", workers[i], depths[j], j == 2 ? ", jitter" : "");
+            same_stream(&s, &ref, 0, what);
+            stream_free(&s);
+        }
+    stream_free(&ref);
+    /* padded ranks, one worker each: every rank finishes */
+    d = base_desc();
+    d.world = 3; d.even = GPUFEED_EVEN_PAD; d.batch_rows = 1500; d.epochs = 1; d.workers = 1;
+    for (i = 0; i < 3; i++) {
+        d.rank = (int32_t)i;
+        run_stream(ds, &d, &pads[i], -1);
+        snprintf(what, sizeof what, "wide, world 3 pad, rank %d, one worker", (int)i);
+        CHECK_MSG(pads[i].res == GPUFEED_DONE, "%s: %d %s", what, pads[i].res, pads[i].err);
+        rows_consistent(&pads[i], what);
+        stream_free(&pads[i]);
+    }
+    /* a predicate: every worker evaluates it */
+    memset(&where, 0, sizeof where);
+    where.column = "id"; where.op = GPUFEED_OP_LT; where.a.kind = GPUFEED_VAL_INT; where.a.i = 7777;
+    gpufeed_dataset_close(ds);
+    gpufeed_dataset_close(nds);
+    unit_bytes_override = 6000;
+    ds = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, &where, 1, NULL, &err);
+    unit_bytes_override = 0;
+    CHECK_MSG(ds != NULL, "wide with a predicate: %s", err.message);
+    if (!ds) return;
+    d = base_desc();
+    d.workers = 3; d.epochs = 1;
+    run_stream(ds, &d, &s, -1);
+    CHECK_MSG(s.res == GPUFEED_DONE && s.n == 7777, "wide, id < 7777, 3 workers: %lld rows (%d %s)", (long long)s.n, s.res, s.err);
+    rows_consistent(&s, "wide with a predicate");
+    for (u = 0; u < s.n && s.id[u] < 7777; u++) {}
+    CHECK_MSG(u == s.n, "id %lld kept", (long long)(u < s.n ? s.id[u] : -1));
+    stream_free(&s);
+    gpufeed_dataset_close(ds);
+}
+
 static void test_elastic_bad_options(void)
 {
     gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
@@ -2408,5 +2507,6 @@ int main(void)
     RUN(test_batch_view);
     RUN(test_elastic_worlds);
     RUN(test_elastic_bad_options);
+    RUN(test_wide_units);
     return TEST_SUMMARY();
 }
