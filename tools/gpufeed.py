@@ -507,6 +507,9 @@ class Loader:
     where: predicates as text ("shard >= 4 and market in ('sf', 'ny')";
     gpufeed_where_parse's syntax): row groups and whole files (partition
     keys) pruned, rows filtered exactly.
+    unit_bytes: dense bytes per unit at most (0: 16 MiB; -1: no bound): a
+    wider table's row groups are cut into units this size, which the
+    workers decode together, each its share of the columns.
     verify_crc: check the page CRCs the files have (a mismatch is a
     GpufeedError naming the page). Other arguments as in
     gpufeed_loader_desc / gpufeed_cache_desc (see the README's options
