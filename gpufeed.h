@@ -3928,7 +3928,8 @@ static int gf__rhead(gf__rctx *cx, const char *bucket, const char *key, char *wh
 }
 
 /* the keys an s3:// path names, sorted (see the section's comment); 0, or
-   -1 with why */
+   -1 with why. A key that is no object and no prefix: 0, none, and the
+   HEAD's 404 in why. */
 static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rkeys *out, char *why, size_t cap)
 {
     gf__rmatch m;
@@ -3985,6 +3986,8 @@ static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add,
     else if (gf__s3_split(path, bucket, sizeof bucket, key, kl)) r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: not an s3://BUCKET/KEY path", path);
     else if (gf__s3_keys(cx, bucket, key, &keys, why, sizeof why))
         r = gf__seterr(err, GPUFEED_ERR_IO, "%s: %s", path, why[0] ? why : "out of memory");
+    else if (keys.n == 0 && why[0])
+        r = gf__seterr(err, GPUFEED_ERR_IO, "%s: no such key (%s), and no *.parquet object below '%s/'", path, why, key);
     else if (keys.n == 0)
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no object %s in bucket '%s'", path,
                        strcspn(key, "*?[") < strlen(key) ? "matches" : "*.parquet below the prefix", bucket);
