@@ -11996,7 +11996,7 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
             od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
             od.flags |= GPUFEED_OPEN_PREAD;
         } else if (gf__remote_is_url(files.v[i])) { /* s3:// or http(s):// (>>remote): the next objects opened with it */
-            char ident[1024];
+            char ident[1024] = "";
             if (!ds->ident) ds->ident = (const char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(const char *));
             if (!ds->ident) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
             r = gf__remote_open(&ds->remote, &ds->alloc, (const char *const *)files.v + i, files.n - i, &src, ident, sizeof ident, err);

@@ -489,8 +489,8 @@ class Feature:
 class Loader:
     """The deterministic parallel loader as a Python iterator of Batch.
 
-    paths: files, directories, globs, s3:// objects, prefixes and globs, https:// URLs. features: list of Feature or column
-    names (None: every numeric/boolean column as float32). device: 'auto'
+    paths: files, directories, globs; s3:// objects, prefixes and globs; https:// URLs.
+    features: list of Feature or column names (None: every numeric/boolean column as float32). device: 'auto'
     (the default: CUDA device 0 when usable, else CPU batches with one
     CPUFallbackWarning), None or 'cpu', or a CUDA device (0, 'cuda:1', a
     torch.device); after opening, .device is the CUDA ordinal used, or None.
