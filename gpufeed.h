@@ -2610,8 +2610,11 @@ typedef struct gf__rconn {             /* one fetching thread's curl handles */
 typedef struct gf__rrange {            /* bytes of an object fetched and kept */
     uint64_t off, len, stamp;
     uint8_t *buf;
+    int pending;                       /* being fetched by a will_read: readers wait for it */
 } gf__rrange;
 #define GF__RMAX_RANGES 64             /* kept per object */
+#define GF__RSEQ 32                    /* read streams followed per object */
+#define GF__RAHEAD_X 4                 /* a stream reads ahead at most this many times what it wants */
 
 typedef struct gf__robj {              /* an object opened ahead (its first and last bytes) */
     char *url;
@@ -2628,12 +2631,14 @@ typedef struct gf__rctx {
     void *lib;
     gpufeed_allocator alloc;
     pthread_mutex_t mu;                /* everything below, and every source's ranges */
+    pthread_cond_t done;               /* a pending range was fetched (or failed) */
     int32_t refs;
     gf__rcfg cfg;
     struct curl_slist *hdrs;           /* x-amz-content-sha256 (and the session token) */
     char sigv4[96];                    /* "aws:amz:REGION:s3" */
     gf__rconn *idle;                   /* handles no thread uses now */
     gf__rsrc *srcs;                    /* its sources (their kept ranges) */
+    uint64_t ttfb_us, bw;              /* averages of GETs: time to the first byte (us), bytes/s */
     uint64_t held, stamp;              /* bytes kept; the LRU clock */
     gf__robj *ahead;                   /* objects opened ahead, not yet taken */
     int32_t nahead;
@@ -2650,6 +2655,7 @@ struct gf__rsrc {                      /* one object: a gpufeed_source's ctx */
     uint64_t size;
     char etag[128];
     gf__rrange r[GF__RMAX_RANGES];
+    uint64_t seq_end[GF__RSEQ], seq_ra[GF__RSEQ], seq_stamp[GF__RSEQ]; /* where read streams stand */
     uint64_t fail_off, fail_len;       /* a range will_read could not fetch: read_at fails there at once */
     char why[GPUFEED_ERROR_MAX];       /* the last failure */
 };
@@ -2746,6 +2752,7 @@ static void gf__rctx_free(gf__rctx *cx)
     if (cx->hdrs) cx->c.slist_free_all(cx->hdrs);
     gf__rcfg_free(&cx->cfg, &a);
     pthread_mutex_destroy(&cx->mu);
+    pthread_cond_destroy(&cx->done);
     if (cx->lib) dlclose(cx->lib);
     gf__free(&a, cx);
 }
@@ -2776,6 +2783,7 @@ static gpufeed_result gf__rctx_new(gf__rctx **out, const gpufeed_allocator *a, c
     cx->alloc = al;
     cx->refs = 1;
     pthread_mutex_init(&cx->mu, NULL);
+    pthread_cond_init(&cx->done, NULL);
     if (gf__curl_load(&cx->c, &cx->lib, why, sizeof why)) {
         gf__rctx_free(cx);
         return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: %s", path, why);
@@ -2866,6 +2874,7 @@ typedef struct gf__rreq {
     int overflow, nomem;
     int state, attempts;
     uint64_t due_us;                   /* a retry's time */
+    uint64_t t_start, t_first;         /* the attempt's start, its first byte (us) */
     char why[GPUFEED_ERROR_MAX];
 } gf__rreq;
 
@@ -2908,6 +2917,7 @@ static size_t gf__rq_header(char *p, size_t sz, size_t n, void *u)
     k = sz * n;
     if (k >= 12 && memcmp(p, "HTTP/", 5) == 0) { /* a response starts (a redirect's, a 100's, the last) */
         const char *sp = (const char *)memchr(p, ' ', k);
+        if (!q->t_first) q->t_first = gf__now_us();
         q->hstatus = 0;
         if (sp && (size_t)(sp - p) + 4 <= k) q->hstatus = (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0');
         q->has_cr = q->has_cl = 0;
@@ -3017,6 +3027,8 @@ static int gf__rq_setup(gf__rctx *cx, void *e, gf__rreq *q)
     q->has_cr = q->has_cl = 0;
     q->got = 0;
     q->overflow = q->nomem = 0;
+    q->t_start = gf__now_us();
+    q->t_first = 0;
     q->ebody_n = 0;
     q->etag_got[0] = q->lastmod[0] = 0;
     return 0;
@@ -3196,6 +3208,11 @@ static void gf__rq_end(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc, int retr
     if ((q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL || q->kind == GF__RQ_WHOLE) && q->opening) cx->st.open_gets++;
     if (v == 1 && q->attempts <= retries) cx->st.retries++;
     if (v < 0 || (v == 1 && q->attempts > retries)) cx->st.failures++;
+    if (v == 0 && q->kind == GF__RQ_GET && q->t_first > q->t_start && q->len >= 65536) { /* the network's figures, averaged */
+        uint64_t now = gf__now_us(), ttfb = q->t_first - q->t_start, bw = q->len * 1000000 / (now > q->t_first ? now - q->t_first : 1);
+        cx->ttfb_us = cx->ttfb_us ? (cx->ttfb_us * 7 + ttfb) / 8 : ttfb;
+        cx->bw = cx->bw ? (cx->bw / 8) * 7 + bw / 8 : bw;
+    }
     pthread_mutex_unlock(&cx->mu);
     if (v == 0) q->state = GF__RS_OK;
     else if (v == 2) {
@@ -3279,7 +3296,7 @@ static uint64_t gf__rsrc_copy(gf__rsrc *s, uint64_t off, uint8_t *dst, uint64_t 
     for (i = 0; i < GF__RMAX_RANGES; i++) {
         gf__rrange *r = &s->r[i];
         uint64_t n;
-        if (!r->buf || off < r->off || off >= r->off + r->len) continue;
+        if (!r->buf || r->pending || off < r->off || off >= r->off + r->len) continue;
         n = r->off + r->len - off;
         if (n > len) n = len;
         if (dst) memcpy(dst, r->buf + (off - r->off), (size_t)n);
@@ -3289,7 +3306,21 @@ static uint64_t gf__rsrc_copy(gf__rsrc *s, uint64_t off, uint8_t *dst, uint64_t 
     return 0;
 }
 
-/* where the next kept range after off starts (end when none before it) */
+/* bytes from off (up to len) that a kept or pending range holds; *pending
+   set when it is a pending one. Under cx->mu. */
+static uint64_t gf__rsrc_covered(const gf__rsrc *s, uint64_t off, uint64_t len, int *pending)
+{
+    int32_t i;
+    for (i = 0; i < GF__RMAX_RANGES; i++) {
+        const gf__rrange *r = &s->r[i];
+        if (!r->buf || off < r->off || off >= r->off + r->len) continue;
+        if (pending) *pending = r->pending;
+        return r->off + r->len - off < len ? r->off + r->len - off : len;
+    }
+    return 0;
+}
+
+/* where the next kept (or pending) range after off starts (end when none before it) */
 static uint64_t gf__rsrc_next(const gf__rsrc *s, uint64_t off, uint64_t end)
 {
     int32_t i;
@@ -3313,36 +3344,42 @@ static gf__rrange *gf__rctx_lru(gf__rctx *cx)
     int32_t i;
     for (s = cx->srcs; s; s = s->next)
         for (i = 0; i < GF__RMAX_RANGES; i++)
-            if (s->r[i].buf && (!best || s->r[i].stamp < best->stamp)) best = &s->r[i];
+            if (s->r[i].buf && !s->r[i].pending && (!best || s->r[i].stamp < best->stamp)) best = &s->r[i];
     return best;
 }
 
 /* keeps buf (len bytes at off) for s, dropping the least recently used
-   ranges beyond the context's budget; takes buf in any case. Under cx->mu. */
-static void gf__rsrc_keep(gf__rsrc *s, uint64_t off, uint64_t len, uint8_t *buf)
+   ranges beyond the context's budget (never a pending one); with pending,
+   a range being fetched into buf. The slot, or NULL when none is free of
+   pending ranges or it exceeds the budget (then buf is freed unless
+   pending). Under cx->mu. */
+static gf__rrange *gf__rsrc_keep(gf__rsrc *s, uint64_t off, uint64_t len, uint8_t *buf, int pending)
 {
     gf__rctx *cx = s->cx;
     gf__rrange *slot = NULL;
     int32_t i;
-    if (len == 0 || len > cx->cfg.buffer) {
-        gf__free(&cx->alloc, buf);
-        return;
+    for (i = 0; i < GF__RMAX_RANGES && len && len <= cx->cfg.buffer; i++) {
+        if (s->r[i].pending) continue;
+        if (!s->r[i].buf) { slot = &s->r[i]; break; }
+        if (!slot || s->r[i].stamp < slot->stamp) slot = &s->r[i];
     }
+    if (!slot) {
+        if (!pending) gf__free(&cx->alloc, buf);
+        return NULL;
+    }
+    if (slot->buf) gf__rrange_drop(cx, slot);
     while (cx->held + len > cx->cfg.buffer) {
         gf__rrange *r = gf__rctx_lru(cx);
         if (!r) break;
         gf__rrange_drop(cx, r);
     }
-    for (i = 0; i < GF__RMAX_RANGES; i++) {
-        if (!s->r[i].buf) { slot = &s->r[i]; break; }
-        if (!slot || s->r[i].stamp < slot->stamp) slot = &s->r[i];
-    }
-    if (slot->buf) gf__rrange_drop(cx, slot);
     slot->off = off;
     slot->len = len;
     slot->buf = buf;
+    slot->pending = pending;
     slot->stamp = ++cx->stamp;
     cx->held += len;
+    return slot;
 }
 
 /* a GET request of n bytes at off of s into dst */
@@ -3402,7 +3439,7 @@ static int gf__rsrc_fetch(gf__rsrc *s, uint64_t off, uint64_t len, uint8_t *dst)
     if (buf && bad < 0) {
         memcpy(dst, buf, (size_t)len);
         pthread_mutex_lock(&cx->mu);
-        gf__rsrc_keep(s, off, len, buf);
+        gf__rsrc_keep(s, off, len, buf, 0);
         pthread_mutex_unlock(&cx->mu);
     } else gf__free(&cx->alloc, buf);
     if (q != &one) gf__free(&cx->alloc, q);
@@ -3427,9 +3464,14 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
     end = off + len;
     while (off < end) {
         uint64_t got = gf__rsrc_copy(s, off, p, end - off), stop;
+        int pending = 0;
         if (got) {
             off += got;
             p += got;
+            continue;
+        }
+        if (gf__rsrc_covered(s, off, end - off, &pending) && pending) { /* a will_read is fetching it */
+            pthread_cond_wait(&cx->done, &cx->mu);
             continue;
         }
         if (s->fail_len && off < s->fail_off + s->fail_len && s->fail_off < end) { /* will_read could not fetch it */
@@ -3450,73 +3492,139 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
     return 0;
 }
 
-/* the parts of ranges not kept yet: into uo/ul (cap), the count */
+/* a read stream: a missing piece [a, b) that starts where an earlier
+   fetch of this object ended is read on ahead: twice the last read-ahead
+   (at least b - a), at most GF__RAHEAD_X times b - a, a part, and what the
+   network moves while a request waits for its first byte (the averages of
+   the GETs so far: no read-ahead where requests answer at once). The new
+   end of the piece. Under cx->mu. */
+static uint64_t gf__rsrc_stream(gf__rsrc *s, uint64_t a, uint64_t b)
+{
+    int32_t i, k = 0;
+    uint64_t ra = 0, lim = (b - a) * GF__RAHEAD_X, wait = s->cx->bw / 1000000 * s->cx->ttfb_us;
+    if (wait < lim) lim = wait;
+    for (i = 0; i < GF__RSEQ; i++) {
+        if (s->seq_end[i] == a && s->seq_stamp[i]) break;
+        if (s->seq_stamp[i] < s->seq_stamp[k]) k = i;
+    }
+    if (i < GF__RSEQ) {
+        k = i;
+        ra = s->seq_ra[i] * 2 > b - a ? s->seq_ra[i] * 2 : b - a;
+        if (ra > lim) ra = lim;
+        if (ra > s->cx->cfg.part) ra = s->cx->cfg.part;
+        b = ra > s->size - b ? s->size : b + ra;
+    }
+    s->seq_end[k] = b;
+    s->seq_ra[k] = ra;
+    s->seq_stamp[k] = ++s->cx->stamp;
+    return b;
+}
+
+/* the parts of ranges neither kept nor being fetched: into uo/ul (cap),
+   read streams extended ahead; the count. Under cx->mu. */
 static int32_t gf__rsrc_missing(gf__rsrc *s, const uint64_t *off, const uint64_t *len, int32_t n, uint64_t *uo, uint64_t *ul, int32_t cap)
 {
     int32_t i, m = 0;
-    pthread_mutex_lock(&s->cx->mu);
     for (i = 0; i < n; i++) {
         uint64_t a = off[i], b;
         if (a >= s->size) continue;
         b = len[i] > s->size - a ? s->size : a + len[i];
         while (a < b && m < cap) {
-            uint64_t got = gf__rsrc_copy(s, a, NULL, b - a), stop;
+            uint64_t got = gf__rsrc_covered(s, a, b - a, NULL), stop;
             if (got) {
                 a += got;
                 continue;
             }
             stop = gf__rsrc_next(s, a, b);
             uo[m] = a;
-            ul[m] = stop - a;
+            ul[m] = (stop == b ? gf__rsrc_stream(s, a, b) : stop) - a;
             m++;
             a = stop;
         }
     }
-    pthread_mutex_unlock(&s->cx->mu);
     return m;
 }
 
+/* a will_read's parts: each reserved as a pending range (readers of it
+   wait) and its request made; the number of requests. Under cx->mu. */
+static int32_t gf__rsrc_reserve(gf__rsrc *s, const uint64_t *po, const uint64_t *pl, int32_t np, gf__rreq *q, gf__rrange **slot)
+{
+    gf__rctx *cx = s->cx;
+    int32_t i;
+    for (i = 0; i < np; i++) {
+        uint8_t *b = (uint8_t *)gf__alloc(&cx->alloc, (size_t)pl[i]);
+        if (!b) break;
+        gf__rsrc_req(s, &q[i], po[i], pl[i], b);
+        slot[i] = gf__rsrc_keep(s, po[i], pl[i], b, 1);
+    }
+    return i;
+}
+
+/* a will_read's parts fetched: kept (or dropped when they failed), and the
+   readers waiting for them woken */
+static void gf__rsrc_settle(gf__rsrc *s, gf__rreq *q, gf__rrange **slot, int32_t np)
+{
+    gf__rctx *cx = s->cx;
+    int32_t i, bad = -1;
+    for (i = 0; i < np; i++)
+        if (q[i].state != GF__RS_OK && bad < 0) bad = i;
+    if (bad >= 0) gf__rsrc_fail(s, &q[bad], 1);
+    pthread_mutex_lock(&cx->mu);
+    for (i = 0; i < np; i++) {
+        if (slot[i] && q[i].state == GF__RS_OK) slot[i]->pending = 0;
+        else if (slot[i]) {
+            slot[i]->pending = 0;
+            gf__rrange_drop(cx, slot[i]);
+        } else if (q[i].state == GF__RS_OK) gf__rsrc_keep(s, q[i].off, q[i].len, q[i].dst, 0);
+        else gf__free(&cx->alloc, q[i].dst);
+    }
+    pthread_cond_broadcast(&cx->done);
+    pthread_mutex_unlock(&cx->mu);
+}
+
 /* gpufeed's hint before a unit: its ranges, fetched now in few requests
-   (missing parts merged across small gaps, cut into parts, in parallel) */
+   (merged across small gaps, then the parts not held yet, read streams
+   extended ahead, cut into parts, in parallel); other threads' reads of
+   them wait */
 static void gf__rsrc_will_read(void *ctx, const uint64_t *off, const uint64_t *len, int32_t n)
 {
     gf__rsrc *s = (gf__rsrc *)ctx;
     gf__rctx *cx = s->cx;
-    const int32_t cap = n + GF__RMAX_RANGES + 1;
-    uint64_t *uo, *ul, *po, *pl, total = 0;
+    const int32_t cap = 2 * n + GF__RMAX_RANGES + 1;
+    uint64_t *uo, *ul, *po = NULL, total = 0;
     gf__rreq *q = NULL;
-    int32_t m, np = 0, i, bad = -1;
+    gf__rrange **slot = NULL;
+    int32_t m, np = 0, i;
     if (n <= 0 || (size_t)cap > SIZE_MAX / 32) return;
     uo = (uint64_t *)gf__alloc(&cx->alloc, (size_t)cap * 2 * sizeof(uint64_t));
     if (!uo) return; /* only a hint: read_at fetches what is missing */
     ul = uo + cap;
-    m = gf__rcoalesce(uo, ul, gf__rsrc_missing(s, off, len, n, uo, ul, cap), cx->cfg.gap);
+    memcpy(uo + cap - n, off, (size_t)n * sizeof *off);   /* the wanted ranges merged first, then what is */
+    memcpy(ul + cap - n, len, (size_t)n * sizeof *len);   /* missing of them (never bytes held already) */
+    m = gf__rcoalesce(uo + cap - n, ul + cap - n, n, cx->cfg.gap);
+    pthread_mutex_lock(&cx->mu);
+    m = gf__rsrc_missing(s, uo + cap - n, ul + cap - n, m, uo, ul, cap - n);
+    m = gf__rcoalesce(uo, ul, m, 0);
     for (i = 0; i < m; i++) {
         np += (int32_t)((ul[i] + cx->cfg.part - 1) / cx->cfg.part);
         total += ul[i];
     }
-    po = np > 0 && (size_t)np < SIZE_MAX / 64 ? (uint64_t *)gf__alloc(&cx->alloc, (size_t)np * 2 * sizeof(uint64_t)) : NULL;
-    q = po ? (gf__rreq *)gf__alloc(&cx->alloc, (size_t)np * sizeof *q) : NULL;
-    if (q && total < cx->cfg.buffer) {
-        pl = po + np;
-        np = gf__rsplit(uo, ul, m, cx->cfg.part, po, pl, np);
-        for (i = 0; i < np; i++) {
-            uint8_t *b = (uint8_t *)gf__alloc(&cx->alloc, (size_t)pl[i]);
-            if (!b) break;
-            gf__rsrc_req(s, &q[i], po[i], pl[i], b);
-        }
-        np = i;
-        if (gf__rfetch(cx, q, np))
-            for (i = 0; i < np && bad < 0; i++)
-                if (q[i].state != GF__RS_OK) bad = i;
-        if (bad >= 0) gf__rsrc_fail(s, &q[bad], 1);
-        pthread_mutex_lock(&cx->mu);
-        for (i = 0; i < np; i++) {
-            if (q[i].state == GF__RS_OK) gf__rsrc_keep(s, q[i].off, q[i].len, q[i].dst);
-            else gf__free(&cx->alloc, q[i].dst);
-        }
-        pthread_mutex_unlock(&cx->mu);
+    if (np > 0 && (size_t)np < SIZE_MAX / 64 && total < cx->cfg.buffer / 2) {
+        po = (uint64_t *)gf__alloc(&cx->alloc, (size_t)np * 2 * sizeof(uint64_t));
+        q = (gf__rreq *)gf__alloc(&cx->alloc, (size_t)np * sizeof *q);
+        slot = (gf__rrange **)gf__alloc(&cx->alloc, (size_t)np * sizeof *slot);
     }
+    if (po && q && slot) {
+        uint64_t *pl = po + np;
+        np = gf__rsplit(uo, ul, m, cx->cfg.part, po, pl, np);
+        np = gf__rsrc_reserve(s, po, pl, np, q, slot);
+    } else np = 0;
+    pthread_mutex_unlock(&cx->mu);
+    if (np > 0) {
+        gf__rfetch(cx, q, np);
+        gf__rsrc_settle(s, q, slot, np);
+    }
+    gf__free(&cx->alloc, slot);
     gf__free(&cx->alloc, q);
     gf__free(&cx->alloc, po);
     gf__free(&cx->alloc, uo);
@@ -3721,8 +3829,8 @@ static gf__rsrc *gf__rsrc_new(gf__rctx *cx, gf__robj *o)
     s->next = cx->srcs;
     cx->srcs = s;
     cx->refs++;
-    if (o->tail.buf) gf__rsrc_keep(s, o->tail.off, o->tail.len, o->tail.buf);
-    if (o->head.buf) gf__rsrc_keep(s, 0, o->head.len, o->head.buf);
+    if (o->tail.buf) gf__rsrc_keep(s, o->tail.off, o->tail.len, o->tail.buf, 0);
+    if (o->head.buf) gf__rsrc_keep(s, 0, o->head.len, o->head.buf, 0);
     o->tail.buf = o->head.buf = NULL;
     pthread_mutex_unlock(&cx->mu);
     return s;

@@ -54,6 +54,7 @@ def header(lines, name):
 class Handler(socketserver.BaseRequestHandler):
     def handle(self):
         buf = b""
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle wait between head and body
         while True:
             head, buf = read_head(self.request, buf)
             if head is None:
@@ -91,6 +92,7 @@ class Handler(socketserver.BaseRequestHandler):
             time.sleep(a.latency_ms / 1000.0)
         fwd = [l for l in lines if not l.lower().startswith(b"connection:")] + [b"Connection: close"]
         up = socket.create_connection(("127.0.0.1", self.server.upstream))
+        up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             up.sendall(b"\r\n".join(fwd) + b"\r\n\r\n" + body)
             rhead, rest = read_head(up, b"")
@@ -143,6 +145,7 @@ class Handler(socketserver.BaseRequestHandler):
 class Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
+    request_queue_size = 256  # clients open many connections at once (the default 5 drops SYNs: 1 s stalls)
 
 
 def main():
