@@ -14,7 +14,8 @@
    deterministic parallel loader (a ring of unit slots, seeded shuffles, rank
    sharding, exact resume), the file-backed tensor cache, pinned CUDA
    uploads with a device-resident mode, DLPack export of batches (PyTorch,
-   CuPy, JAX, NumPy without a copy) and hooks for remote sources.
+   CuPy, JAX, NumPy without a copy), hooks for remote sources and, with
+   GPUFEED_CURL, s3:// and https:// paths (libcurl loaded at run time).
 
    Do this in exactly ONE C or C++ file:
 
@@ -167,6 +168,15 @@
      GPUFEED_NO_AVX512          no AVX-512 kernels (x86-64 with gcc or clang
                                 chooses them at run time, when the CPU and
                                 the OS have AVX-512F and BW); the same bytes
+     GPUFEED_CURL               s3:// and http(s):// paths wherever a path
+                                is taken (datasets, gpufeed_file_open,
+                                gpufeed_expand_paths): libcurl is loaded at
+                                run time (no curl headers, no -lcurl; -ldl
+                                before glibc 2.34), the AWS_* variables
+                                configure it (>>remote has the details);
+                                without it such a path is an error naming
+                                this macro, without libcurl one naming it
+     GPUFEED_CURL_LIB           the library GPUFEED_CURL loads ("libcurl.so.4")
      Limits (a hostile file hits a limit, not the allocator):
      GPUFEED_MAX_FOOTER_SIZE       256 MiB  serialized FileMetaData
      GPUFEED_MAX_THRIFT_DEPTH      64       nesting of Thrift structs/lists
@@ -248,6 +258,27 @@
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
+     GPUFEED_REMOTE_INFLIGHT       16       requests in flight per reading thread
+                                            (GPUFEED_CURL; each of these five
+                                            also read from the environment
+                                            variable of its name)
+     GPUFEED_REMOTE_GAP            1 MiB    a unit's ranges closer than this
+                                            are fetched as one (never more
+                                            gap than wanted bytes)
+     GPUFEED_REMOTE_PART           8 MiB    the largest request; larger ranges
+                                            are cut into parts fetched in
+                                            parallel
+     GPUFEED_REMOTE_RETRIES        5        attempts after one that failed
+                                            (5xx, 429, 408, dropped
+                                            connections, short bodies,
+                                            timeouts); backoff 100 ms doubling
+     GPUFEED_REMOTE_TIMEOUT        120      seconds one attempt may take (and
+                                            15 s without a byte: stalled)
+     GPUFEED_REMOTE_BUFFER         256 MiB  fetched bytes a dataset keeps for
+                                            its readers (least recently used
+                                            dropped)
+     GPUFEED_REMOTE_TAIL           64 KiB   an object's last bytes read when
+                                            it opens (size, ETag, footer)
      GPUFEED_PAGE_WINDOW           128 KiB  a dense reader streams a larger
                                             SNAPPY page of fixed-width or
                                             dictionary-encoded values
@@ -831,7 +862,10 @@ enum {
 
 typedef struct gpufeed_dataset_desc {
     const char *const *paths;          /* files, directories (their *.parquet,
-                                          sorted) or glob patterns */
+                                          sorted) or glob patterns; with
+                                          GPUFEED_CURL also s3:// objects,
+                                          prefixes and globs, http(s):// URLs
+                                          (see >>remote) */
     int32_t num_paths;
     const gpufeed_feature *features;   /* NULL: every numeric and boolean leaf
                                           of the first file (not under a list
