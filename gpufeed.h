@@ -926,7 +926,8 @@ GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds);
    (zeros without any, or without GPUFEED_CURL). */
 GPUFEED_API void gpufeed_dataset_remote_stats(const gpufeed_dataset *ds, gpufeed_remote_stats *st);
 /* The files `paths` name, as gpufeed_dataset_open expands them (a directory:
-   its *.parquet, sorted; a glob: its matches, sorted; else the path itself):
+   its *.parquet, sorted; a glob: its matches, sorted; with GPUFEED_CURL an
+   s3:// prefix or glob: its objects' URLs, sorted by key; else the path itself):
    fn(user, file) for each, in order. An entry that expands to nothing is an
    error before any call. */
 GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
