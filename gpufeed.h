@@ -291,7 +291,9 @@
    supports (x86-64, aarch64). The implementation checks this at compile
    time where the compiler says, and at run time in gpufeed_file_open.
 
-   Threads: no global mutable state. A gpufeed_file is read-only after
+   Threads: no global mutable state (but for one flag: with GPUFEED_CURL,
+   libcurl's process-wide curl_global_init runs once, under pthread_once;
+   see >>remote). A gpufeed_file is read-only after
    open; any number of gpufeed_column readers may run on one file from
    different threads (the source's read callback must then be thread-safe,
    as pread is). Each object keeps the message of its own last error.

@@ -29,6 +29,12 @@ static void test_coalesce(void)
         CHECK(gf__rcoalesce(a, b, 3, 0) == 2 && b[0] == 200);
     }
     {
+        uint64_t a[2] = { 0, 250 }, b[2] = { 100, 100 };  /* a gap of 150 after 100 wanted bytes: apart */
+        CHECK(gf__rcoalesce(a, b, 2, 1u << 20) == 2);
+        a[1] = 200;                                      /* a gap of 100: merged */
+        CHECK(gf__rcoalesce(a, b, 2, 1u << 20) == 1 && b[0] == 300);
+    }
+    {
         uint64_t a[2] = { 0, 10 }, b[2] = { 0, 0 };
         CHECK(gf__rcoalesce(a, b, 2, 100) == 0);          /* empty ranges vanish */
     }
