@@ -16,6 +16,10 @@ Requests are forwarded byte for byte, so SigV4 signatures stay valid.
   --drop-every N    every N-th GET gets its status line, headers and half of
                     its body, then the connection is closed (a dropped
                     connection mid-body)
+  --lie-every N     every N-th GET's Content-Length claims 100 bytes more
+                    than its body, then the connection is closed (a short body)
+  --shift-every N   every N-th ranged GET's Content-Range claims bytes one
+                    later than those sent (a server answering another range)
   --log             one line per request on stderr (method, path, what was done)
 
 Prints "ready" on stdout once it listens.
@@ -49,6 +53,18 @@ def header(lines, name):
         if line.lower().startswith(name):
             return line.split(b":", 1)[1].strip()
     return None
+
+
+def shift_range(line):
+    """'Content-Range: bytes A-B/T' as bytes A+1-B+1 (when that fits in T)."""
+    try:
+        a, rest = line.split(b"bytes", 1)[1].strip().split(b"-", 1)
+        b, t = rest.split(b"/", 1)
+        if int(b) + 1 < int(t):
+            return b"Content-Range: bytes %d-%d/%s" % (int(a) + 1, int(b) + 1, t)
+    except (ValueError, IndexError):
+        pass
+    return line
 
 
 class Handler(socketserver.BaseRequestHandler):
@@ -104,6 +120,12 @@ class Handler(socketserver.BaseRequestHandler):
             framed = rlen is not None or (header(rlines, b"transfer-encoding") or b"").lower() == b"chunked"
             keep = framed or method == b"HEAD" or status in (204, 304)
             out = [l for l in rlines if not l.lower().startswith(b"connection:")]
+            lie = a.lie_every and method == b"GET" and g % a.lie_every == 0 and rlen is not None
+            if lie:
+                out = [b"Content-Length: %d" % (int(rlen) + 100) if l.lower().startswith(b"content-length:") else l for l in out]
+                keep = False
+            if a.shift_every and method == b"GET" and g % a.shift_every == 0:
+                out = [shift_range(l) if l.lower().startswith(b"content-range:") else l for l in out]
             out.append(b"Connection: keep-alive" if keep else b"Connection: close")
             self.request.sendall(b"\r\n".join(out) + b"\r\n\r\n")
             cut = None
@@ -114,7 +136,9 @@ class Handler(socketserver.BaseRequestHandler):
                 self.log("%s %s: cut after %d of %s body bytes" % (method.decode(), path, sent, rlen.decode()))
                 self.request.shutdown(socket.SHUT_RDWR)
                 return False
-            self.log("%s %s: %d, %d body bytes" % (method.decode(), path, status, sent))
+            self.log("%s %s: %d, %d body bytes%s" % (method.decode(), path, status, sent, ", length lied" if lie else ""))
+            if not keep:
+                self.request.shutdown(socket.SHUT_RDWR)
             return keep
         finally:
             up.close()
@@ -157,6 +181,8 @@ def main():
     ap.add_argument("--fail-status", type=int, default=503)
     ap.add_argument("--fail-after", type=int, default=None)
     ap.add_argument("--drop-every", type=int, default=0)
+    ap.add_argument("--lie-every", type=int, default=0)
+    ap.add_argument("--shift-every", type=int, default=0)
     ap.add_argument("--log", action="store_true")
     args = ap.parse_args()
     srv = Server(("127.0.0.1", args.port), Handler)

@@ -13,8 +13,10 @@
 #   - a Hive tree (year=/month=) listed by prefix, by glob and by ** glob;
 #   - a wrong secret key: an error naming HTTP 403, SignatureDoesNotMatch,
 #     the bucket and the key; a missing key: HTTP 404 named;
-#   - 503, 429 and dropped connections retried: the same batches; a
-#     persistent 503: an error naming it and the attempts, no hang;
+#   - 503, 429, dropped connections and short bodies (a Content-Length
+#     longer than the body) retried: the same batches; a persistent 503
+#     or short body: an error naming it and the attempts, no hang; a
+#     server answering another range: an error, never its bytes;
 #   - the server killed mid-epoch: an error naming the range (never a wrong
 #     batch), and restarted at once: retries, the same batches;
 #   - the tensor cache across runs: the second run reads no unit bytes
@@ -198,7 +200,8 @@ $BENCH --batch 100 s3://bkt/nothing/ > /dev/null 2> "$T/empty.err"; rc=$?
 check "an empty prefix: exit 1, named" bash -c "[ $rc -eq 1 ] && grep -q 'no object \*.parquet below the prefix' '$T/empty.err'"
 
 # 5. faults through the proxy: 503 every 3rd request, 429 every 4th, dropped connections: retried, the same batches
-for spec in "--fail-every 3:503" "--fail-every 4 --fail-status 429:429" "--drop-every 3:dropped connections"; do
+for spec in "--fail-every 3:503" "--fail-every 4 --fail-status 429:429" "--drop-every 3:dropped connections" \
+            "--lie-every 4:a Content-Length longer than the body"; do
   PP=$(free_port)
   # shellcheck disable=SC2086
   start_proxy "$PP" "$PORT" ${spec%%:*} --log || bad "proxy did not start"
@@ -216,6 +219,23 @@ nb=$(batches "$T/p.out" | wc -l)
 check "persistent 503: exit 1 after $((SECONDS - s)) s, HTTP 503 and 3 attempts named ($(grep -o 'GET bytes.*' "$T/p.err" | head -c 140))" \
   bash -c "[ $rc -eq 1 ] && grep -q 'HTTP 503 Service Unavailable, SlowDown.*(after 3 attempts)' '$T/p.err'"
 check "persistent 503: the $nb batches delivered are the good run's first $nb" cmp -s <(batches "$T/p.out") <(batches "$T/bl.out" | head -n "$nb")
+kill "$PROXY_PID" 2> /dev/null
+
+# a server that answers another range than asked: an error naming it, never its bytes as the range's
+PP=$(free_port)
+start_proxy "$PP" "$PORT" --shift-every 5 || bad "proxy did not start"
+AWS_ENDPOINT_URL=http://127.0.0.1:$PP timeout 120 $ABENCH "${ARGS[@]}" s3://bkt/flat/ > "$T/sh.out" 2> "$T/sh.err"; rc=$?
+nb=$(batches "$T/sh.out" | wc -l)
+check "another range answered: exit 1 naming it ($(grep -o 'the server answered bytes [0-9-]*' "$T/sh.err" | head -1)), $nb good batches before" \
+  bash -c "[ $rc -eq 1 ] && grep -q 'the server answered bytes' '$T/sh.err' && cmp -s <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/sh.out') \
+    <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/bl.out' | head -n $nb)"
+kill "$PROXY_PID" 2> /dev/null
+PP=$(free_port)
+start_proxy "$PP" "$PORT" --lie-every 1 || bad "proxy did not start"
+s=$SECONDS
+AWS_ENDPOINT_URL=http://127.0.0.1:$PP GPUFEED_REMOTE_RETRIES=1 timeout 120 $ABENCH "${ARGS[@]}" s3://bkt/flat/ > /dev/null 2> "$T/lie.err"; rc=$?
+check "every body shorter than its Content-Length: exit 1 after $((SECONDS - s)) s, named ($(grep -oE 'GET [^:]*: [^(]*' "$T/lie.err" | head -1 | head -c 150))" \
+  bash -c "[ $rc -eq 1 ] && grep -qE 'after 2 attempts' '$T/lie.err'"
 kill "$PROXY_PID" 2> /dev/null
 
 # 6. the server killed mid-epoch: an error (never a wrong batch); restarted at once: retried, the same batches
