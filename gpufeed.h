@@ -2648,6 +2648,7 @@ typedef struct gf__rrange {            /* bytes of an object fetched and kept */
     uint64_t off, len, stamp;
     uint8_t *buf;
     int pending;                       /* being fetched by a will_read: readers wait for it */
+    uint64_t served;                   /* bytes read_at copied from it (up to len: then it is done) */
 } gf__rrange;
 #define GF__RMAX_RANGES 64             /* kept per object */
 #define GF__RSEQ 32                    /* read streams followed per object */
@@ -2677,6 +2678,7 @@ typedef struct gf__rctx {
     gf__rsrc *srcs;                    /* its sources (their kept ranges) */
     uint64_t ttfb_us, bw;              /* averages of GETs: time to the first byte (us), bytes/s */
     uint64_t held, stamp;              /* bytes kept; the LRU clock */
+    uint64_t thru;                     /* bytes of kept ranges read through (dropped first) */
     gf__robj *ahead;                   /* objects opened ahead, not yet taken */
     int32_t nahead;
     gpufeed_remote_stats st;
@@ -3245,10 +3247,10 @@ static void gf__rq_end(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc, int retr
     if ((q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL || q->kind == GF__RQ_WHOLE) && q->opening) cx->st.open_gets++;
     if (v == 1 && q->attempts <= retries) cx->st.retries++;
     if (v < 0 || (v == 1 && q->attempts > retries)) cx->st.failures++;
-    if (v == 0 && q->kind == GF__RQ_GET && q->t_first > q->t_start && q->len >= 65536) { /* the network's figures, averaged */
+    if (v == 0 && (q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL) && q->t_first > q->t_start) { /* the network's figures, averaged */
         uint64_t now = gf__now_us(), ttfb = q->t_first - q->t_start, bw = q->len * 1000000 / (now > q->t_first ? now - q->t_first : 1);
         cx->ttfb_us = cx->ttfb_us ? (cx->ttfb_us * 7 + ttfb) / 8 : ttfb;
-        cx->bw = cx->bw ? (cx->bw / 8) * 7 + bw / 8 : bw;
+        if (q->len >= 65536) cx->bw = cx->bw ? (cx->bw / 8) * 7 + bw / 8 : bw;
     }
     pthread_mutex_unlock(&cx->mu);
     if (v == 0) q->state = GF__RS_OK;
@@ -3338,6 +3340,10 @@ static uint64_t gf__rsrc_copy(gf__rsrc *s, uint64_t off, uint8_t *dst, uint64_t 
         if (n > len) n = len;
         if (dst) memcpy(dst, r->buf + (off - r->off), (size_t)n);
         r->stamp = ++s->cx->stamp;
+        if (dst && r->served < r->len) {
+            r->served = n < r->len - r->served ? r->served + n : r->len;
+            if (r->served == r->len) s->cx->thru += r->len;
+        }
         return n;
     }
     return 0;
@@ -3368,21 +3374,37 @@ static uint64_t gf__rsrc_next(const gf__rsrc *s, uint64_t off, uint64_t end)
 
 static void gf__rrange_drop(gf__rctx *cx, gf__rrange *r)
 {
+    if (r->served == r->len) cx->thru -= r->len;
     cx->held -= r->len;
     gf__free(&cx->alloc, r->buf);
     memset(r, 0, sizeof *r);
 }
 
-/* the least recently used kept range of the context's sources (NULL: none) */
+/* the kept range of the context's sources to drop first: the least
+   recently used of those read through, else of all (NULL: none) */
 static gf__rrange *gf__rctx_lru(gf__rctx *cx)
 {
     gf__rrange *best = NULL;
     gf__rsrc *s;
-    int32_t i;
+    int32_t i, bd = 0;
     for (s = cx->srcs; s; s = s->next)
-        for (i = 0; i < GF__RMAX_RANGES; i++)
-            if (s->r[i].buf && !s->r[i].pending && (!best || s->r[i].stamp < best->stamp)) best = &s->r[i];
+        for (i = 0; i < GF__RMAX_RANGES; i++) {
+            gf__rrange *r = &s->r[i];
+            int d = r->served == r->len;
+            if (!r->buf || r->pending) continue;
+            if (!best || d > bd || (d == bd && r->stamp < best->stamp)) {
+                best = r;
+                bd = d;
+            }
+        }
     return best;
+}
+
+/* bytes the buffer can take without dropping a range not read through yet:
+   what read-ahead may use. Under cx->mu. */
+static uint64_t gf__rctx_room(const gf__rctx *cx)
+{
+    return (cx->cfg.buffer > cx->held ? cx->cfg.buffer - cx->held : 0) + cx->thru;
 }
 
 /* keeps buf (len bytes at off) for s, dropping the least recently used
@@ -3414,6 +3436,7 @@ static gf__rrange *gf__rsrc_keep(gf__rsrc *s, uint64_t off, uint64_t len, uint8_
     slot->len = len;
     slot->buf = buf;
     slot->pending = pending;
+    slot->served = 0;
     slot->stamp = ++cx->stamp;
     cx->held += len;
     return slot;
@@ -3448,20 +3471,40 @@ static void gf__rsrc_fail(gf__rsrc *s, const gf__rreq *q, int from_hint)
     pthread_mutex_unlock(&s->cx->mu);
 }
 
-/* a read_at's missing bytes [off, off+len) into dst: one request (kept for
-   the reads after it) up to a part's size, else parts fetched in parallel
-   straight into dst. 0, or -1 (why in s). */
-static int gf__rsrc_fetch(gf__rsrc *s, uint64_t off, uint64_t len, uint8_t *dst)
+/* where a read_at's miss at off (wanted up to stop) should read to: on
+   ahead by what the network moves while a request waits for its first
+   byte (the averages of the requests so far: the bytes that cost as
+   much time as one more request), within a part and the object. Reads
+   outside a unit's announced ranges (the page headers a dataset walks
+   when a file has no page index) then come several at a request where
+   requests are slow, and what they bring is there for the units while
+   the buffer holds it. Under cx->mu. */
+static uint64_t gf__rsrc_wait(const gf__rsrc *s, uint64_t off, uint64_t stop)
+{
+    const gf__rctx *cx = s->cx;
+    uint64_t w = cx->bw / 1000000 * cx->ttfb_us, room = gf__rctx_room(cx);
+    if (w > room) w = room; /* read-ahead never drops bytes not read yet */
+    if (stop - off >= cx->cfg.part || w <= stop - off) return stop;
+    if (w > cx->cfg.part) w = cx->cfg.part;
+    return w > s->size - off ? s->size : off + w;
+}
+
+/* a read_at's missing bytes [off, off+len) into dst, with `more` bytes
+   after them kept too: one request (kept for the reads after it) up to a
+   part's size, else parts fetched in parallel straight into dst. 0, or -1
+   (why in s). */
+static int gf__rsrc_fetch(gf__rsrc *s, uint64_t off, uint64_t len, uint64_t more, uint8_t *dst)
 {
     gf__rctx *cx = s->cx;
     gf__rreq one, *q = &one;
     uint64_t po[GF__RMAX_INFLIGHT], pl[GF__RMAX_INFLIGHT], part = cx->cfg.part;
     int32_t n = 1, i, bad = -1;
     uint8_t *buf = NULL;
-    if (len <= part) {
-        buf = (uint8_t *)gf__alloc(&cx->alloc, (size_t)len);
+    if (len < part && more > part - len) more = part - len;
+    if (len + more <= part) {
+        buf = (uint8_t *)gf__alloc(&cx->alloc, (size_t)(len + more));
         if (!buf) return -1;
-        gf__rsrc_req(s, q, off, len, buf);
+        gf__rsrc_req(s, q, off, len + more, buf);
     } else {
         if (len / part >= GF__RMAX_INFLIGHT) part = len / (GF__RMAX_INFLIGHT - 1);
         n = gf__rsplit(&off, &len, 1, part, po, pl, GF__RMAX_INFLIGHT);
@@ -3476,7 +3519,7 @@ static int gf__rsrc_fetch(gf__rsrc *s, uint64_t off, uint64_t len, uint8_t *dst)
     if (buf && bad < 0) {
         memcpy(dst, buf, (size_t)len);
         pthread_mutex_lock(&cx->mu);
-        gf__rsrc_keep(s, off, len, buf, 0);
+        gf__rsrc_keep(s, off, len + more, buf, 0);
         pthread_mutex_unlock(&cx->mu);
     } else gf__free(&cx->alloc, buf);
     if (q != &one) gf__free(&cx->alloc, q);
@@ -3488,7 +3531,7 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
     gf__rsrc *s = (gf__rsrc *)ctx;
     gf__rctx *cx = s->cx;
     uint8_t *p = (uint8_t *)buf;
-    uint64_t end;
+    uint64_t end, ahead;
     int missed = 0;
     pthread_mutex_lock(&cx->mu);
     cx->st.reads++;
@@ -3517,8 +3560,9 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
             return -1;
         }
         stop = gf__rsrc_next(s, off, end);
+        ahead = gf__rsrc_next(s, off, gf__rsrc_wait(s, off, stop));
         pthread_mutex_unlock(&cx->mu);
-        if (gf__rsrc_fetch(s, off, stop - off, p)) return -1;
+        if (gf__rsrc_fetch(s, off, stop - off, ahead - stop, p)) return -1;
         pthread_mutex_lock(&cx->mu);
         p += stop - off;
         off = stop;
@@ -3538,8 +3582,9 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
 static uint64_t gf__rsrc_stream(gf__rsrc *s, uint64_t a, uint64_t b)
 {
     int32_t i, k = 0;
-    uint64_t ra = 0, lim = (b - a) * GF__RAHEAD_X, wait = s->cx->bw / 1000000 * s->cx->ttfb_us;
+    uint64_t ra = 0, lim = (b - a) * GF__RAHEAD_X, wait = s->cx->bw / 1000000 * s->cx->ttfb_us, room = gf__rctx_room(s->cx);
     if (wait < lim) lim = wait;
+    if (room < lim) lim = room; /* read-ahead never drops bytes not read yet */
     for (i = 0; i < GF__RSEQ; i++) {
         if (s->seq_end[i] == a && s->seq_stamp[i]) break;
         if (s->seq_stamp[i] < s->seq_stamp[k]) k = i;
@@ -3646,7 +3691,7 @@ static void gf__rsrc_will_read(void *ctx, const uint64_t *off, const uint64_t *l
         np += (int32_t)((ul[i] + cx->cfg.part - 1) / cx->cfg.part);
         total += ul[i];
     }
-    if (np > 0 && (size_t)np < SIZE_MAX / 64 && total < cx->cfg.buffer / 2) {
+    if (np > 0 && (size_t)np < SIZE_MAX / 64 && total <= cx->cfg.buffer) {
         po = (uint64_t *)gf__alloc(&cx->alloc, (size_t)np * 2 * sizeof(uint64_t));
         q = (gf__rreq *)gf__alloc(&cx->alloc, (size_t)np * sizeof *q);
         slot = (gf__rrange **)gf__alloc(&cx->alloc, (size_t)np * sizeof *slot);
