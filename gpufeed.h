@@ -2121,12 +2121,23 @@ static int gf__canon_path(const char *path, char *out, size_t cap)
    4 KiB when the object is larger; the objects of a dataset open
    GPUFEED_REMOTE_INFLIGHT requests at a time, 64 objects a round. A
    unit's byte ranges (will_read) are merged across gaps of at most
-   GPUFEED_REMOTE_GAP bytes (never more gap than wanted bytes), cut into
-   parts of at most GPUFEED_REMOTE_PART bytes and fetched
-   GPUFEED_REMOTE_INFLIGHT at a time (libcurl's multi interface, the
-   connections kept for the next unit); read_at serves them from memory.
-   Fetched ranges are kept up to GPUFEED_REMOTE_BUFFER bytes per dataset
-   (least recently used dropped). Every response is checked: its status,
+   GPUFEED_REMOTE_GAP bytes (never more gap than wanted bytes); what of
+   them is not held yet is cut into parts of at most GPUFEED_REMOTE_PART
+   bytes and fetched GPUFEED_REMOTE_INFLIGHT at a time (libcurl's multi
+   interface, the connections kept for the next unit), while other
+   threads that read those bytes wait for them; read_at serves them from
+   memory. Read-ahead where requests are slow: from the GETs so far the
+   context averages the time to a response's first byte and the transfer
+   rate; their product is what one more request costs in bytes. A unit's
+   range that starts where an earlier one of the same object ended (a
+   read stream) is read on ahead (doubling, at most 4 times the range and
+   that product), and a read_at outside the announced ranges (the page
+   headers a dataset walks in a file without a page index) reads that
+   product ahead; read-ahead only uses room that drops no bytes not yet
+   read. Fetched ranges are kept up to GPUFEED_REMOTE_BUFFER bytes per
+   dataset (those read through dropped first, then the least recently
+   used): it should hold the units all workers decode at once. Every
+   response is checked: its status,
    Content-Range against the range asked for, the byte count, the ETag
    against the one seen at open (a changed object is an error, never a
    mix of two versions). 5xx, 429, 408, dropped connections, short bodies
