@@ -3482,58 +3482,79 @@ static void gf__rsrc_fail(gf__rsrc *s, const gf__rreq *q, int from_hint)
     pthread_mutex_unlock(&s->cx->mu);
 }
 
-/* where a read_at's miss at off (wanted up to stop) should read to: on
-   ahead by what the network moves while a request waits for its first
-   byte (the averages of the requests so far: the bytes that cost as
-   much time as one more request), within a part and the object. Reads
-   outside a unit's announced ranges (the page headers a dataset walks
-   when a file has no page index) then come several at a request where
-   requests are slow, and what they bring is there for the units while
-   the buffer holds it. Under cx->mu. */
-static uint64_t gf__rsrc_wait(const gf__rsrc *s, uint64_t off, uint64_t stop)
-{
-    const gf__rctx *cx = s->cx;
-    uint64_t w = cx->bw / 1000000 * cx->ttfb_us, room = gf__rctx_room(cx);
-    if (w > room) w = room; /* read-ahead never drops bytes not read yet */
-    if (stop - off >= cx->cfg.part || w <= stop - off) return stop;
-    if (w > cx->cfg.part) w = cx->cfg.part;
-    return w > s->size - off ? s->size : off + w;
-}
-
-/* a read_at's missing bytes [off, off+len) into dst, with `more` bytes
-   after them kept too: one request (kept for the reads after it) up to a
-   part's size, else parts fetched in parallel straight into dst. 0, or -1
-   (why in s). */
-static int gf__rsrc_fetch(gf__rsrc *s, uint64_t off, uint64_t len, uint64_t more, uint8_t *dst)
+/* where a read_at's miss at off (wanted up to stop) should read to. Where
+   a request's wait is worth more bytes than wanted (the averages of the
+   requests so far: time to the first byte times the rate), a part; where
+   the miss starts where an earlier read-ahead ended (a read stream: the
+   page headers a dataset walks in a file without a page index), twice
+   that read-ahead, up to GF__RAHEAD_PARTS parts fetched in parallel;
+   within the object and the room that drops no bytes not read yet. What
+   it brings is there for the units while the buffer holds it. Under
+   cx->mu. */
+#define GF__RAHEAD_PARTS 8
+static uint64_t gf__rsrc_wait(gf__rsrc *s, uint64_t *from, uint64_t stop)
 {
     gf__rctx *cx = s->cx;
-    gf__rreq one, *q = &one;
-    uint64_t po[GF__RMAX_INFLIGHT], pl[GF__RMAX_INFLIGHT], part = cx->cfg.part;
-    int32_t n = 1, i, bad = -1;
-    uint8_t *buf = NULL;
-    if (len < part && more > part - len) more = part - len;
-    if (len + more <= part) {
-        buf = (uint8_t *)gf__alloc(&cx->alloc, (size_t)(len + more));
-        if (!buf) return -1;
-        gf__rsrc_req(s, q, off, len + more, buf);
-    } else {
-        if (len / part >= GF__RMAX_INFLIGHT) part = len / (GF__RMAX_INFLIGHT - 1);
-        n = gf__rsplit(&off, &len, 1, part, po, pl, GF__RMAX_INFLIGHT);
-        q = n > 0 ? (gf__rreq *)gf__alloc(&cx->alloc, (size_t)n * sizeof *q) : NULL;
-        if (!q) return -1;
-        for (i = 0; i < n; i++) gf__rsrc_req(s, &q[i], po[i], pl[i], dst + (po[i] - off));
+    uint64_t w = cx->bw / 1000000 * cx->ttfb_us, room = gf__rctx_room(cx), ra = cx->cfg.part, off = *from;
+    int32_t i, k = 0;
+    if (stop - off >= cx->cfg.part || w <= stop - off) return stop;
+    for (i = 0; i < GF__RSEQ; i++) { /* a stream: the miss at most a gap past where one ended */
+        if (s->seq_stamp[i] && s->seq_end[i] <= off && off - s->seq_end[i] <= cx->cfg.gap) break;
+        if (s->seq_stamp[i] < s->seq_stamp[k]) k = i;
     }
-    if (gf__rfetch(cx, q, n))
+    if (i < GF__RSEQ) {
+        k = i;
+        off = s->seq_end[i]; /* the gap too: the units will want it */
+        ra = s->seq_ra[i] * 2 > ra ? s->seq_ra[i] * 2 : ra;
+        if (ra > cx->cfg.part * GF__RAHEAD_PARTS) ra = cx->cfg.part * GF__RAHEAD_PARTS;
+    }
+    if (ra > room) ra = room;
+    ra = ra > s->size - off ? s->size - off : ra;
+    if (off + ra <= stop || gf__rsrc_next(s, off, stop) < stop) return stop;
+    *from = off;
+    s->seq_end[k] = off + ra;
+    s->seq_ra[k] = ra;
+    s->seq_stamp[k] = ++cx->stamp;
+    return off + ra;
+}
+
+/* a read_at's missing bytes [off, off+len) into dst, fetched as [from,
+   to) around them: in parts fetched in parallel, all kept for the reads
+   after it (only the missing bytes, straight into dst, none kept, when
+   they exceed the buffer). 0, or -1 (why in s). */
+static int gf__rsrc_fetch(gf__rsrc *s, uint64_t from, uint64_t to, uint64_t off, uint64_t len, uint8_t *dst)
+{
+    gf__rctx *cx = s->cx;
+    gf__rreq *q;
+    uint64_t po[GF__RMAX_INFLIGHT], pl[GF__RMAX_INFLIGHT], part = cx->cfg.part, all = to - from, at = from;
+    int32_t n, i, bad = -1, keep = all <= cx->cfg.buffer;
+    if (!keep) {
+        all = len;
+        at = off;
+    }
+    if (all / part >= GF__RMAX_INFLIGHT) part = all / (GF__RMAX_INFLIGHT - 1);
+    n = gf__rsplit(&at, &all, 1, part, po, pl, GF__RMAX_INFLIGHT);
+    q = n > 0 ? (gf__rreq *)gf__alloc(&cx->alloc, (size_t)n * sizeof *q) : NULL;
+    if (!q) return -1;
+    for (i = 0; i < n; i++) {
+        uint8_t *b = keep ? (uint8_t *)gf__alloc(&cx->alloc, (size_t)pl[i]) : dst + (po[i] - off);
+        if (!b) break;
+        gf__rsrc_req(s, &q[i], po[i], pl[i], b);
+    }
+    if (i < n) bad = i;
+    if (bad < 0 && gf__rfetch(cx, q, n))
         for (i = 0; i < n && bad < 0; i++)
             if (q[i].state != GF__RS_OK) bad = i;
-    if (bad >= 0) gf__rsrc_fail(s, &q[bad], 0);
-    if (buf && bad < 0) {
-        memcpy(dst, buf, (size_t)len);
-        pthread_mutex_lock(&cx->mu);
-        gf__rsrc_keep(s, off, len + more, buf, 0);
-        pthread_mutex_unlock(&cx->mu);
-    } else gf__free(&cx->alloc, buf);
-    if (q != &one) gf__free(&cx->alloc, q);
+    if (bad >= 0 && bad < n && q[bad].why[0]) gf__rsrc_fail(s, &q[bad], 0);
+    if (keep) pthread_mutex_lock(&cx->mu);
+    for (i = 0; keep && i < n && q[i].dst; i++) {
+        uint64_t a = po[i] > off ? po[i] : off, e = po[i] + pl[i] < off + len ? po[i] + pl[i] : off + len;
+        if (bad < 0 && e > a) memcpy(dst + (a - off), q[i].dst + (a - po[i]), (size_t)(e - a));
+        if (bad < 0) gf__rsrc_keep(s, po[i], pl[i], q[i].dst, 0);
+        else gf__free(&cx->alloc, q[i].dst);
+    }
+    if (keep) pthread_mutex_unlock(&cx->mu);
+    gf__free(&cx->alloc, q);
     return bad >= 0 ? -1 : 0;
 }
 
@@ -3542,7 +3563,7 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
     gf__rsrc *s = (gf__rsrc *)ctx;
     gf__rctx *cx = s->cx;
     uint8_t *p = (uint8_t *)buf;
-    uint64_t end, ahead;
+    uint64_t end, ahead, from;
     int missed = 0;
     pthread_mutex_lock(&cx->mu);
     cx->st.reads++;
@@ -3571,9 +3592,10 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
             return -1;
         }
         stop = gf__rsrc_next(s, off, end);
-        ahead = gf__rsrc_next(s, off, gf__rsrc_wait(s, off, stop));
+        from = off;
+        ahead = gf__rsrc_wait(s, &from, stop);
         pthread_mutex_unlock(&cx->mu);
-        if (gf__rsrc_fetch(s, off, stop - off, ahead - stop, p)) return -1;
+        if (gf__rsrc_fetch(s, from, ahead, off, stop - off, p)) return -1;
         pthread_mutex_lock(&cx->mu);
         p += stop - off;
         off = stop;

