@@ -2131,9 +2131,12 @@ static int gf__canon_path(const char *path, char *out, size_t cap)
    rate; their product is what one more request costs in bytes. A unit's
    range that starts where an earlier one of the same object ended (a
    read stream) is read on ahead (doubling, at most 4 times the range and
-   that product), and a read_at outside the announced ranges (the page
-   headers a dataset walks in a file without a page index) reads that
-   product ahead; read-ahead only uses room that drops no bytes not yet
+   that product); a read_at outside the announced ranges (the page
+   headers a dataset walks in a file without a page index) reads a part
+   ahead, and when it continues such a read-ahead, twice the last one (at
+   most 8 parts, in parallel): a file without a page index opens in a few
+   large requests, and its bytes are there for the units while the buffer
+   holds them. Read-ahead only uses room that drops no bytes not yet
    read. Fetched ranges are kept up to GPUFEED_REMOTE_BUFFER bytes per
    dataset (those read through dropped first, then the least recently
    used): it should hold the units all workers decode at once. Every
