@@ -2167,8 +2167,10 @@ static int gf__remote_is_url(const char *p)
 }
 
 /* A prefix's keys, sorted, as URLs: expansion's output through a callback
-   (the caller's string vector lives in a later section) */
-typedef int (*gf__remote_add_fn)(void *user, const char *url);
+   (the caller's string vector lives in a later section); root: the length
+   of the URL's part above the tree the path named (s3://bucket/prefix/),
+   below which key=value segments are partition values */
+typedef int (*gf__remote_add_fn)(void *user, const char *url, size_t root);
 
 #ifdef GPUFEED_CURL
 /* ---- pure helpers: ranges, globs, URLs, XML (no network) ---- */
@@ -4156,7 +4158,7 @@ static int gf__rhead(gf__rctx *cx, const char *bucket, const char *key, char *wh
 /* the keys an s3:// path names, sorted (see the section's comment); 0, or
    -1 with why. A key that is no object and no prefix: 0, none, and the
    HEAD's 404 in why. */
-static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rkeys *out, char *why, size_t cap)
+static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rkeys *out, size_t *base, char *why, size_t cap)
 {
     gf__rmatch m;
     const char *meta = key + strcspn(key, "*?[");
@@ -4175,6 +4177,7 @@ static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rk
         pre = gf__rstrdup(&cx->alloc, key);
     } else {
         r = gf__rhead(cx, bucket, key, why, cap);
+        for (*base = kl; *base > 0 && key[*base - 1] != '/'; (*base)--) {}
         if (r != 0) return r > 0 ? gf__rkeys_push(&cx->alloc, out, key) : -1;
         pre = (char *)gf__alloc(&cx->alloc, kl + 2); /* no such object: a prefix? */
         if (pre) {
@@ -4185,6 +4188,7 @@ static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rk
         m.base = kl + 1;
     }
     if (!pre) return -1;
+    *base = m.base;
     r = gf__rlist(cx, bucket, pre, &m, out, why, cap);
     gf__free(&cx->alloc, pre);
     if (r == 0 && out->n > 1) qsort(out->v, (size_t)out->n, sizeof(char *), gf__rcmp_str);
@@ -4199,9 +4203,12 @@ static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add,
     gf__rkeys keys;
     gpufeed_result r;
     char bucket[256], *key, *url, why[GPUFEED_ERROR_MAX];
-    size_t kl = strlen(path) + 1;
+    size_t kl = strlen(path) + 1, base = 0, root;
     int32_t i;
-    if (strncmp(path, "s3://", 5) != 0) return add(user, path) ? GPUFEED_OK : gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    if (strncmp(path, "s3://", 5) != 0) { /* an http(s):// URL: one object */
+        for (root = strlen(path); root > 0 && path[root - 1] != '/'; root--) {}
+        return add(user, path, root) ? GPUFEED_OK : gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
     r = gf__rctx_new(&cx, NULL, path, err);
     if (r) return r;
     memset(&keys, 0, sizeof keys);
@@ -4210,7 +4217,7 @@ static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add,
     url = NULL;
     if (!key) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
     else if (gf__s3_split(path, bucket, sizeof bucket, key, kl)) r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: not an s3://BUCKET/KEY path", path);
-    else if (gf__s3_keys(cx, bucket, key, &keys, why, sizeof why))
+    else if (gf__s3_keys(cx, bucket, key, &keys, &base, why, sizeof why))
         r = gf__seterr(err, GPUFEED_ERR_IO, "%s: %s", path, why[0] ? why : "out of memory");
     else if (keys.n == 0 && why[0])
         r = gf__seterr(err, GPUFEED_ERR_IO, "%s: no such key (%s), and no *.parquet object below '%s/'", path, why, key);
@@ -4222,7 +4229,7 @@ static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add,
         gf__free(&cx->alloc, url);
         url = (char *)gf__alloc(&cx->alloc, ul);
         if (url) gf__fmt(url, ul, "s3://%s/%s", bucket, keys.v[i]);
-        if (!url || !add(user, url)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        if (!url || !add(user, url, strlen(bucket) + 6 + base)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
     }
     gf__rkeys_free(&cx->alloc, &keys);
     gf__free(&cx->alloc, key);
@@ -11606,7 +11613,11 @@ static int gf__strv_push(gf__arena *ar, gf__strv *sv, const char *s)
     return sv->v[sv->n++] != NULL;
 }
 typedef struct gf__strv_sink { gf__arena *ar; gf__strv *sv; } gf__strv_sink; /* gf__remote_expand's output */
-static int gf__strv_sink_push(void *u, const char *s) { return gf__strv_push(((gf__strv_sink *)u)->ar, ((gf__strv_sink *)u)->sv, s); }
+static int gf__strv_sink_push(void *u, const char *s, size_t root)
+{
+    (void)root; /* where partition values start (key=value segments below it) */
+    return gf__strv_push(((gf__strv_sink *)u)->ar, ((gf__strv_sink *)u)->sv, s);
+}
 
 static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, int32_t n, gf__strv *out, gpufeed_error *err)
 {
