@@ -39,7 +39,7 @@ tools: $(TOOLS)
 
 build/%: tools/%.c tools/gf_cli.h gpufeed.h
 	@mkdir -p build
-	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ -lpthread -lm
+	$(CC) $(CFLAGS) $(WARN) -DGPUFEED_CURL -I. $< -o $@ -lpthread -lm -ldl
 
 demo: tools
 	build/gpufeed-inspect examples/data/flights.parquet | head -40

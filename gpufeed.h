@@ -14,7 +14,8 @@
    deterministic parallel loader (a ring of unit slots, seeded shuffles, rank
    sharding, exact resume), the file-backed tensor cache, pinned CUDA
    uploads with a device-resident mode, DLPack export of batches (PyTorch,
-   CuPy, JAX, NumPy without a copy) and hooks for remote sources.
+   CuPy, JAX, NumPy without a copy), hooks for remote sources and, with
+   GPUFEED_CURL, s3:// and https:// paths (libcurl loaded at run time).
 
    Do this in exactly ONE C or C++ file:
 
@@ -79,6 +80,9 @@
      >>base             allocation, errors, little-endian and varint helpers,
                         CRC32, hashes, the arena
      >>source           memory and file sources: open, mmap, pread
+     >>remote           s3:// and http(s):// objects (GPUFEED_CURL): libcurl
+                        loaded at run time, SigV4, listings, coalesced
+                        parallel range reads, retries
      >>thrift           Thrift Compact Protocol decoder
      >>metadata         footer, FileMetaData, schema tree, row groups,
                         statistics; gpufeed_file_open
@@ -164,6 +168,15 @@
      GPUFEED_NO_AVX512          no AVX-512 kernels (x86-64 with gcc or clang
                                 chooses them at run time, when the CPU and
                                 the OS have AVX-512F and BW); the same bytes
+     GPUFEED_CURL               s3:// and http(s):// paths wherever a path
+                                is taken (datasets, gpufeed_file_open,
+                                gpufeed_expand_paths): libcurl is loaded at
+                                run time (no curl headers, no -lcurl; -ldl
+                                before glibc 2.34), the AWS_* variables
+                                configure it (>>remote has the details);
+                                without it such a path is an error naming
+                                this macro, without libcurl one naming it
+     GPUFEED_CURL_LIB           the library GPUFEED_CURL loads ("libcurl.so.4")
      Limits (a hostile file hits a limit, not the allocator):
      GPUFEED_MAX_FOOTER_SIZE       256 MiB  serialized FileMetaData
      GPUFEED_MAX_THRIFT_DEPTH      64       nesting of Thrift structs/lists
@@ -252,6 +265,27 @@
      GPUFEED_GATHER_AHEAD          64       rows a shuffled gather prefetches
                                             ahead of the row it copies (into
                                             L2; 0: no prefetch)
+     GPUFEED_REMOTE_INFLIGHT       16       requests in flight per reading thread
+                                            (GPUFEED_CURL; each of these five
+                                            also read from the environment
+                                            variable of its name)
+     GPUFEED_REMOTE_GAP            1 MiB    a unit's ranges closer than this
+                                            are fetched as one (never more
+                                            gap than wanted bytes)
+     GPUFEED_REMOTE_PART           8 MiB    the largest request; larger ranges
+                                            are cut into parts fetched in
+                                            parallel
+     GPUFEED_REMOTE_RETRIES        5        attempts after one that failed
+                                            (5xx, 429, 408, dropped
+                                            connections, short bodies,
+                                            timeouts); backoff 100 ms doubling
+     GPUFEED_REMOTE_TIMEOUT        120      seconds one attempt may take (and
+                                            15 s without a byte: stalled)
+     GPUFEED_REMOTE_BUFFER         256 MiB  fetched bytes a dataset keeps for
+                                            its readers (least recently used
+                                            dropped)
+     GPUFEED_REMOTE_TAIL           64 KiB   an object's last bytes read when
+                                            it opens (size, ETag, footer)
      GPUFEED_PAGE_WINDOW           128 KiB  a dense reader streams a larger
                                             SNAPPY page of fixed-width or
                                             dictionary-encoded values
@@ -264,7 +298,9 @@
    supports (x86-64, aarch64). The implementation checks this at compile
    time where the compiler says, and at run time in gpufeed_file_open.
 
-   Threads: no global mutable state. A gpufeed_file is read-only after
+   Threads: no global mutable state (but for one flag: with GPUFEED_CURL,
+   libcurl's process-wide curl_global_init runs once, under pthread_once;
+   see >>remote). A gpufeed_file is read-only after
    open; any number of gpufeed_column readers may run on one file from
    different threads (the source's read callback must then be thread-safe,
    as pread is). Each object keeps the message of its own last error.
@@ -343,6 +379,30 @@
 #endif
 #ifndef GPUFEED_PAGE_WINDOW
 #define GPUFEED_PAGE_WINDOW (128u << 10)
+#endif
+#ifndef GPUFEED_REMOTE_INFLIGHT
+#define GPUFEED_REMOTE_INFLIGHT 16
+#endif
+#ifndef GPUFEED_REMOTE_GAP
+#define GPUFEED_REMOTE_GAP (1u << 20)
+#endif
+#ifndef GPUFEED_REMOTE_PART
+#define GPUFEED_REMOTE_PART (8u << 20)
+#endif
+#ifndef GPUFEED_REMOTE_RETRIES
+#define GPUFEED_REMOTE_RETRIES 5
+#endif
+#ifndef GPUFEED_REMOTE_TIMEOUT
+#define GPUFEED_REMOTE_TIMEOUT 120
+#endif
+#ifndef GPUFEED_REMOTE_BUFFER
+#define GPUFEED_REMOTE_BUFFER (256u << 20)
+#endif
+#ifndef GPUFEED_REMOTE_TAIL
+#define GPUFEED_REMOTE_TAIL (64u << 10)
+#endif
+#ifndef GPUFEED_CURL_LIB
+#define GPUFEED_CURL_LIB "libcurl.so.4"
 #endif
 #ifndef GPUFEED_MAX_LIST_WIDTH
 #define GPUFEED_MAX_LIST_WIDTH (1u << 20)
@@ -439,7 +499,26 @@ typedef struct gpufeed_source {
        before it reads them). A remote source can fetch them in a few large
        requests and serve the read_at calls that follow from memory. */
     void (*will_read)(void *ctx, const uint64_t *offsets, const uint64_t *lengths, int32_t n);
+    /* optional: why the last read_at that failed did (a remote source: the
+       request, its byte range, the HTTP status), written into buf; gpufeed
+       adds it to the message of the read's error */
+    void (*why)(void *ctx, char *buf, size_t cap);
 } gpufeed_source;
+
+/* What the s3:// and https:// objects of a dataset (GPUFEED_CURL, see
+   >>remote) cost so far: gpufeed_dataset_remote_stats. Listing a prefix
+   or glob happens before the dataset exists and is not counted. */
+typedef struct gpufeed_remote_stats {
+    uint64_t requests;                 /* HTTP requests sent, every attempt */
+    uint64_t open_gets;                /* of them: GETs of objects' first and last
+                                          bytes while opening (footers) */
+    uint64_t gets;                     /* GETs of byte ranges after that (units) */
+    uint64_t bytes;                    /* body bytes received */
+    uint64_t retries;                  /* attempts after one that failed */
+    uint64_t failures;                 /* requests given up (an error was returned) */
+    uint64_t reads, reads_served;      /* read_at calls; of them, served from fetched
+                                          ranges without a request */
+} gpufeed_remote_stats;
 
 enum {
     GPUFEED_OPEN_VERIFY_CRC = 1u << 0, /* check page CRCs where present */
@@ -817,7 +896,10 @@ enum {
 
 typedef struct gpufeed_dataset_desc {
     const char *const *paths;          /* files, directories (their *.parquet,
-                                          sorted) or glob patterns */
+                                          sorted) or glob patterns; with
+                                          GPUFEED_CURL also s3:// objects,
+                                          prefixes and globs, http(s):// URLs
+                                          (see >>remote) */
     int32_t num_paths;
     const gpufeed_feature *features;   /* NULL: every numeric and boolean leaf
                                           of the first file (not under a list
@@ -883,8 +965,12 @@ GPUFEED_API const gpufeed_unit *gpufeed_dataset_unit(const gpufeed_dataset *ds, 
 GPUFEED_API uint64_t gpufeed_dataset_bytes_read(const gpufeed_dataset *ds);
 /* Microseconds readers of this dataset spent in the source's reads so far. */
 GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds);
+/* Requests and bytes of the dataset's s3:// and https:// objects so far
+   (zeros without any, or without GPUFEED_CURL). */
+GPUFEED_API void gpufeed_dataset_remote_stats(const gpufeed_dataset *ds, gpufeed_remote_stats *st);
 /* The files `paths` name, as gpufeed_dataset_open expands them (a directory:
-   its *.parquet, sorted; a glob: its matches, sorted; else the path itself):
+   its *.parquet, sorted; a glob: its matches, sorted; with GPUFEED_CURL an
+   s3:// prefix or glob: its objects' URLs, sorted by key; else the path itself):
    fn(user, file) for each, in order. An entry that expands to nothing is an
    error before any call. */
 GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
@@ -1925,6 +2011,20 @@ static void gf__source_close(const gpufeed_source *src)
     if (src && src->close) src->close(src->ctx);
 }
 
+/* ": why" a source's last read failed (its why hook), or "" */
+static const char *gf__source_why(const gpufeed_source *src, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    if (src->why && cap > 2) {
+        buf[0] = ':';
+        buf[1] = ' ';
+        buf[2] = 0;
+        src->why(src->ctx, buf + 2, cap - 2);
+        if (!buf[2]) buf[0] = 0;
+    }
+    return buf;
+}
+
 static int gf__mem_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     gf__memsrc *m = (gf__memsrc *)ctx;
@@ -2035,6 +2135,2206 @@ static int gf__canon_path(const char *path, char *out, size_t cap)
     return 0;
 }
 #endif
+
+/* >>remote --------------------------------------------------------------- */
+/* Objects in S3 and S3-compatible stores (s3://bucket/key: MinIO, Ceph,
+   GCS's interoperability, rclone) and plain HTTP(S) URLs, with
+   GPUFEED_CURL: libcurl is loaded at run time (GPUFEED_CURL_LIB,
+   libcurl.so.4), like the CUDA driver in >>gpu, so a build needs no curl
+   headers and no -lcurl, and a program built with the macro still runs
+   where libcurl is missing (then a remote path is an error naming the
+   library). Without the macro a remote path is an error naming it.
+
+   Configuration, read when a dataset (or file) opens:
+     AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  requests signed with SigV4
+                        (libcurl's CURLOPT_AWS_SIGV4, libcurl >= 7.75);
+                        without them requests go unsigned (public buckets)
+     AWS_SESSION_TOKEN  sent (and signed) as x-amz-security-token
+     AWS_REGION, AWS_DEFAULT_REGION   the signing region (us-east-1)
+     AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL   a custom endpoint
+                        (http://127.0.0.1:9000): path-style URLs
+                        ENDPOINT/BUCKET/KEY; without one, AWS's
+                        virtual-hosted https://BUCKET.s3.REGION.amazonaws.com/KEY
+                        (path-style for a bucket with a dot)
+     AWS_CA_BUNDLE      certificates to verify TLS with
+   and GPUFEED_REMOTE_INFLIGHT, _GAP, _PART, _RETRIES, _TIMEOUT, _BUFFER
+   (environment variables of the macros' names, plain integers) override
+   the macros' defaults (>>options).
+
+   Paths: an s3:// key that ends in '/' (or the bucket alone) is a prefix:
+   every *.parquet object below it, recursively (ListObjectsV2, all
+   pages), sorted by key, leaving out keys with a path segment below the
+   prefix that starts with '_' or '.' (_SUCCESS, _committed_*, .crc). A key
+   with '*', '?' or '[' is a glob on whole keys ('*', '?' and [...] within a
+   segment, '**' for any number of segments), with the same rule for
+   hidden segments below its literal directory. Any other key is an object
+   (HEAD), or, when there is none, a prefix. Expanded names keep the keys
+   as they are (s3://bucket/year=2024/part-0.parquet). http(s):// URLs are
+   single objects.
+
+   Reads: opening an object is one suffix GET of its last
+   GPUFEED_REMOTE_TAIL bytes (size, ETag, footer), plus one of its first
+   4 KiB when the object is larger; the objects of a dataset open
+   GPUFEED_REMOTE_INFLIGHT requests at a time, 64 objects a round. A
+   unit's byte ranges (will_read) are merged across gaps of at most
+   GPUFEED_REMOTE_GAP bytes (never more gap than wanted bytes); what of
+   them is not held yet is cut into parts of at most GPUFEED_REMOTE_PART
+   bytes and fetched GPUFEED_REMOTE_INFLIGHT at a time (libcurl's multi
+   interface, the connections kept for the next unit), while other
+   threads that read those bytes wait for them; read_at serves them from
+   memory. Read-ahead where requests are slow: from the GETs so far the
+   context averages the time to a response's first byte and the transfer
+   rate; their product is what one more request costs in bytes. A unit's
+   range that starts where an earlier one of the same object ended (a
+   read stream) is read on ahead (doubling, at most 4 times the range and
+   that product); a read_at outside the announced ranges (the page
+   headers a dataset walks in a file without a page index) reads a part
+   ahead, and when it continues such a read-ahead, twice the last one (at
+   most 8 parts, in parallel): a file without a page index opens in a few
+   large requests, and its bytes are there for the units while the buffer
+   holds them. Read-ahead only uses room that drops no bytes not yet
+   read. Fetched ranges are kept up to GPUFEED_REMOTE_BUFFER bytes per
+   dataset (those read through dropped first, then the least recently
+   used): it should hold the units all workers decode at once. Every
+   response is checked: its status,
+   Content-Range against the range asked for, the byte count, the ETag
+   against the one seen at open (a changed object is an error, never a
+   mix of two versions). 5xx, 429, 408, dropped connections, short bodies
+   and timeouts are retried GPUFEED_REMOTE_RETRIES times with exponential
+   backoff (100 ms doubling, at most 5 s); errors name the bucket, key,
+   byte range, the HTTP status and S3's error code (a wrong secret key:
+   403 SignatureDoesNotMatch).
+
+   Identity (the tensor cache's key): the URL, the size and the ETag, so
+   a new version of an object makes a new cache; an HTTP server without
+   ETags: Last-Modified.
+
+   No global mutable state but one: curl_global_init must run once per
+   process before other curl calls and is not thread-safe, so it runs
+   under pthread_once (gf__curl_global_init). A dataset's remote context
+   (gf__rctx) holds the loaded library, its curl handles and the fetched
+   ranges; every source of the dataset holds a reference to it. */
+
+/* s3://, https:// and http:// paths go to this section */
+static int gf__remote_is_url(const char *p)
+{
+    if (!p) return 0;
+    return strncmp(p, "s3://", 5) == 0 || strncmp(p, "https://", 8) == 0 || strncmp(p, "http://", 7) == 0;
+}
+
+/* A prefix's keys, sorted, as URLs: expansion's output through a callback
+   (the caller's string vector lives in a later section); root: the length
+   of the URL's part above the tree the path named (s3://bucket/prefix/),
+   below which key=value segments are partition values */
+typedef int (*gf__remote_add_fn)(void *user, const char *url, size_t root);
+
+#ifdef GPUFEED_CURL
+/* ---- pure helpers: ranges, globs, URLs, XML (no network) ---- */
+
+/* sorts ranges by offset and merges those closer than `gap` (a merge never
+   adds more gap bytes than the wanted bytes so far: at most twice what is
+   wanted is fetched); overlapping or touching ranges always merge.
+   Returns the new count. */
+static int32_t gf__rcoalesce(uint64_t *off, uint64_t *len, int32_t n, uint64_t gap)
+{
+    int32_t a, b, m = 0;
+    uint64_t useful = 0;
+    for (a = 1; a < n; a++) { /* insertion sort: a unit has few ranges */
+        uint64_t o = off[a], l = len[a];
+        for (b = a; b > 0 && off[b - 1] > o; b--) {
+            off[b] = off[b - 1];
+            len[b] = len[b - 1];
+        }
+        off[b] = o;
+        len[b] = l;
+    }
+    for (a = 0; a < n; a++) {
+        uint64_t end, pend;
+        if (len[a] == 0) continue;
+        end = off[a] + len[a];
+        if (m > 0) {
+            pend = off[m - 1] + len[m - 1];
+            if (off[a] <= pend || (off[a] - pend <= gap && off[a] - pend <= useful)) {
+                if (end > pend) len[m - 1] = end - off[m - 1];
+                useful += len[a];
+                continue;
+            }
+        }
+        off[m] = off[a];
+        len[m] = len[a];
+        useful = len[a];
+        m++;
+    }
+    return m;
+}
+
+/* cuts ranges into parts of at most `part` bytes (equal ones per range)
+   into po/pl (cap entries); the number of parts, -1 when cap is too small */
+static int32_t gf__rsplit(const uint64_t *off, const uint64_t *len, int32_t n, uint64_t part, uint64_t *po, uint64_t *pl, int32_t cap)
+{
+    int32_t i, m = 0;
+    if (part == 0) part = 1;
+    for (i = 0; i < n; i++) {
+        uint64_t k = (len[i] + part - 1) / part, each, at = 0;
+        if (len[i] == 0) continue;
+        each = (len[i] + k - 1) / k;
+        while (at < len[i]) {
+            uint64_t l = len[i] - at < each ? len[i] - at : each;
+            if (m >= cap) return -1;
+            po[m] = off[i] + at;
+            pl[m] = l;
+            m++;
+            at += l;
+        }
+    }
+    return m;
+}
+
+/* a character class [...] at p (p after '['): *matched, and the pointer
+   after ']' (NULL: no closing bracket, then '[' is literal) */
+static const char *gf__rglob_class(const char *p, char ch, int *matched)
+{
+    int neg = 0, hit = 0, first = 1;
+    if (*p == '!' || *p == '^') { neg = 1; p++; }
+    while (*p && (first || *p != ']')) {
+        char lo = *p, hi = *p;
+        if (lo == '/') return NULL;
+        if (p[1] == '-' && p[2] && p[2] != ']') { hi = p[2]; p += 2; }
+        if ((unsigned char)ch >= (unsigned char)lo && (unsigned char)ch <= (unsigned char)hi) hit = 1;
+        p++;
+        first = 0;
+    }
+    if (*p != ']') return NULL;
+    *matched = hit != neg;
+    return p + 1;
+}
+
+/* 1 when key k matches glob p: '*' any run and '?' any character within a
+   path segment, [...] a class, '**' as a whole segment any number of
+   segments (none included) */
+static int gf__rglob(const char *p, const char *k, int seg_start)
+{
+    while (*p) {
+        if (p[0] == '*' && p[1] == '*' && seg_start && (p[2] == '/' || p[2] == 0)) {
+            const char *rest = p[2] ? p + 3 : p + 2;
+            if (!*rest) return 1;
+            for (;;) {
+                if (gf__rglob(rest, k, 1)) return 1;
+                k = strchr(k, '/');
+                if (!k) return 0;
+                k++;
+            }
+        }
+        if (*p == '*') {
+            while (*p == '*') p++;
+            for (;;) {
+                if (gf__rglob(p, k, 0)) return 1;
+                if (!*k || *k == '/') return 0;
+                k++;
+            }
+        }
+        if (*p == '[') {
+            int hit = 0;
+            const char *q = *k && *k != '/' ? gf__rglob_class(p + 1, *k, &hit) : NULL;
+            if (q) {
+                if (!hit) return 0;
+                p = q;
+                k++;
+                seg_start = 0;
+                continue;
+            }
+            if (*k != '[') return 0; /* no ']': a literal '[' */
+        } else if (*p == '?') {
+            if (!*k || *k == '/') return 0;
+        } else if (*p != *k) return 0;
+        seg_start = *p == '/';
+        p++;
+        k++;
+    }
+    return *k == 0;
+}
+
+/* 1 when a path segment of rel starts with '_' or '.' (Spark's _SUCCESS,
+   _committed_*, .crc files, hidden directories) */
+static int gf__rhidden(const char *rel)
+{
+    const char *s = rel;
+    while (*s) {
+        if (*s == '_' || *s == '.') return 1;
+        s = strchr(s, '/');
+        if (!s) return 0;
+        s++;
+    }
+    return 0;
+}
+
+/* appends src to dst (n used of cap) percent-encoding every byte but
+   A-Z a-z 0-9 - _ . ~ (and '/' with keep_slash): SigV4's encoding of paths
+   and query values. 0, or -1 when it does not fit. */
+static int gf__uri_encode(char *dst, size_t cap, size_t *n, const char *src, int keep_slash)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *src; src++) {
+        unsigned char c = (unsigned char)*src;
+        int plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+                    c == '~' || (keep_slash && c == '/');
+        if (*n + (plain ? 1 : 3) >= cap) return -1;
+        if (plain) {
+            dst[(*n)++] = (char)c;
+            continue;
+        }
+        dst[(*n)++] = '%';
+        dst[(*n)++] = hex[c >> 4];
+        dst[(*n)++] = hex[c & 15];
+    }
+    dst[*n] = 0;
+    return 0;
+}
+
+static int gf__hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* the XML entity at s[*i] ('&'): one of the five named ones or &#N; /
+   &#xN; (ASCII): *c, *i moved past it; 0, or -1 when malformed */
+static int gf__xml_entity(const char *s, size_t n, size_t *i, int *c)
+{
+    static const char *const ent[] = { "amp;", "lt;", "gt;", "quot;", "apos;" };
+    static const char rep[] = "&<>\"'";
+    size_t k, j, at = *i + 1;
+    int hexa, v = 0, d;
+    for (k = 0; k < 5; k++) {
+        size_t el = strlen(ent[k]);
+        if (n - at >= el && memcmp(s + at, ent[k], el) == 0) {
+            *c = rep[k];
+            *i = at + el;
+            return 0;
+        }
+    }
+    if (at + 1 >= n || s[at] != '#') return -1;
+    hexa = s[at + 1] == 'x';
+    for (j = at + 1 + (size_t)hexa; j < n && s[j] != ';' && v < 128; j++) {
+        d = hexa ? gf__hexval(s[j]) : (s[j] >= '0' && s[j] <= '9' ? s[j] - '0' : -1);
+        if (d < 0) return -1;
+        v = v * (hexa ? 16 : 10) + d;
+    }
+    if (j >= n || s[j] != ';' || v <= 0 || v >= 128) return -1;
+    *c = v;
+    *i = j + 1;
+    return 0;
+}
+
+/* decodes n bytes of s into dst (cap): XML's entities, then, with url,
+   %XX and '+' for a space (S3's encoding-type=url). 0, or -1 on a
+   malformed escape, a NUL byte or an overflow. */
+static int gf__rdecode(const char *s, size_t n, int url, char *dst, size_t cap)
+{
+    size_t i = 0, m = 0;
+    while (i < n) {
+        int c = (unsigned char)s[i];
+        if (c == '&') {
+            if (gf__xml_entity(s, n, &i, &c)) return -1;
+        } else if (url && c == '+') {
+            c = ' ';
+            i++;
+        } else if (url && c == '%') {
+            int hi = i + 2 < n ? gf__hexval(s[i + 1]) : -1, lo = hi >= 0 ? gf__hexval(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0) return -1;
+            c = hi * 16 + lo;
+            i += 3;
+        } else i++;
+        if (c == 0 || m + 1 >= cap) return -1;
+        dst[m++] = (char)c;
+    }
+    dst[m] = 0;
+    return 0;
+}
+
+/* the next <tag>value</tag> in [*p, end): value and its length, *p moved
+   past it; 1 found, 0 none, -1 an opening tag without its closing one.
+   Enough XML for S3's answers (no attributes on these elements, no CDATA). */
+static int gf__xml_tag(const char **p, const char *end, const char *tag, const char **v, size_t *vn)
+{
+    size_t tl = strlen(tag);
+    const char *s = *p;
+    while (end - s >= (ptrdiff_t)(tl + 2)) {
+        const char *lt = (const char *)memchr(s, '<', (size_t)(end - s));
+        const char *q;
+        if (!lt || end - lt < (ptrdiff_t)(tl + 2)) return 0;
+        if (memcmp(lt + 1, tag, tl) != 0 || lt[1 + tl] != '>') {
+            s = lt + 1;
+            continue;
+        }
+        q = lt + tl + 2;
+        for (s = q; end - s >= (ptrdiff_t)(tl + 3); s++) {
+            if (s[0] == '<' && s[1] == '/' && memcmp(s + 2, tag, tl) == 0 && s[2 + tl] == '>') {
+                *v = q;
+                *vn = (size_t)(s - q);
+                *p = s + tl + 3;
+                return 1;
+            }
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* a decimal unsigned integer of n bytes (no sign, no spaces): 0, or -1 on
+   anything else or when it does not fit in 64 bits */
+static int gf__parse_u64(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+    if (n == 0 || n > 20) return -1;
+    for (i = 0; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9 || v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* "bytes A-B/TOTAL" (TOTAL may be '*': *total = UINT64_MAX): 0 or -1 */
+static int gf__parse_crange(const char *s, size_t n, uint64_t *a, uint64_t *b, uint64_t *total)
+{
+    const char *dash, *slash, *e = s + n;
+    while (s < e && *s == ' ') s++;
+    if (e - s < 6 || memcmp(s, "bytes", 5) != 0) return -1;
+    s += 5;
+    while (s < e && *s == ' ') s++;
+    dash = (const char *)memchr(s, '-', (size_t)(e - s));
+    slash = dash ? (const char *)memchr(dash, '/', (size_t)(e - dash)) : NULL;
+    if (!slash) return -1;
+    if (gf__parse_u64(s, (size_t)(dash - s), a) || gf__parse_u64(dash + 1, (size_t)(slash - dash - 1), b) || *b < *a) return -1;
+    if (e - slash == 2 && slash[1] == '*') *total = UINT64_MAX;
+    else if (gf__parse_u64(slash + 1, (size_t)(e - slash - 1), total) || *total <= *b) return -1;
+    return 0;
+}
+
+/* s3://BUCKET/KEY into its parts (KEY may be empty): 0, or -1 when the
+   bucket is missing or a part does not fit */
+static int gf__s3_split(const char *url, char *bucket, size_t bcap, char *key, size_t kcap)
+{
+    const char *b = url + 5, *slash;
+    size_t bl;
+    if (strncmp(url, "s3://", 5) != 0) return -1;
+    slash = strchr(b, '/');
+    bl = slash ? (size_t)(slash - b) : strlen(b);
+    if (bl == 0 || bl >= bcap) return -1;
+    memcpy(bucket, b, bl);
+    bucket[bl] = 0;
+    b = slash ? slash + 1 : b + bl;
+    if (strlen(b) >= kcap) return -1;
+    memcpy(key, b, strlen(b) + 1);
+    return 0;
+}
+
+/* the request URL of an object (a key) or, with key NULL, of its bucket:
+   ENDPOINT/BUCKET[/KEY] with an endpoint (path style), else AWS's
+   https://BUCKET.s3.REGION.amazonaws.com[/KEY] (https://s3.REGION.
+   amazonaws.com/BUCKET[/KEY] for a bucket with a dot). 0, or -1 when it
+   does not fit `cap`. */
+static int gf__s3_url(const char *endpoint, const char *region, const char *bucket, const char *key, char *out, size_t cap)
+{
+    size_t n = 0;
+    int w;
+    if (endpoint && *endpoint) w = snprintf(out, cap, "%s/%s", endpoint, bucket);
+    else if (strchr(bucket, '.')) w = snprintf(out, cap, "https://s3.%s.amazonaws.com/%s", region, bucket);
+    else w = snprintf(out, cap, "https://%s.s3.%s.amazonaws.com", bucket, region);
+    if (w < 0 || (size_t)w >= cap) return -1;
+    n = (size_t)w;
+    if (!key) return 0;
+    if (n + 1 >= cap) return -1;
+    out[n++] = '/';
+    out[n] = 0;
+    return gf__uri_encode(out, cap, &n, key, 1);
+}
+
+/* a ListObjectsV2 request: the bucket's URL, then its query with the
+   parameters in SigV4's order (sorted by name) and values encoded */
+static int gf__s3_list_url(const char *endpoint, const char *region, const char *bucket, const char *prefix, const char *token,
+                           char *out, size_t cap)
+{
+    size_t n;
+    if (gf__s3_url(endpoint, region, bucket, NULL, out, cap)) return -1;
+    n = strlen(out);
+    if (n + 2 >= cap) return -1;
+    out[n++] = (endpoint && *endpoint) || strchr(bucket, '.') ? '?' : '/';
+    if (out[n - 1] == '/') out[n++] = '?';
+    out[n] = 0;
+    if (token) {
+        if (n + 20 >= cap) return -1;
+        memcpy(out + n, "continuation-token=", 20);
+        n += 19;
+        if (gf__uri_encode(out, cap, &n, token, 0) || n + 1 >= cap) return -1;
+        out[n++] = '&';
+        out[n] = 0;
+    }
+    if (n + 38 > cap) return -1;
+    memcpy(out + n, "encoding-type=url&list-type=2&prefix=", 38);
+    n += 37;
+    return gf__uri_encode(out, cap, &n, prefix, 0);
+}
+
+#define GF__RMAX_INFLIGHT 64           /* the most requests in flight a fetching thread */
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/select.h>
+
+/* ---- libcurl, loaded at run time ---- */
+
+/* The entry points used, as curl/curl.h declares them (CURL and CURLM are
+   void; CURLcode, CURLoption and CURLINFO enums of non-negative values:
+   unsigned int; CURLMcode has -1: int). tests/test_s3_unit.c checks each
+   type and value against the real curl/curl.h. */
+struct curl_slist;
+struct curl_waitfd;
+struct CURLMsg;
+typedef struct gf__curl {
+    unsigned (*global_init)(long);
+    void *(*easy_init)(void);
+    void (*easy_cleanup)(void *);
+    void (*easy_reset)(void *);
+    unsigned (*easy_setopt)(void *, unsigned, ...);
+    unsigned (*easy_getinfo)(void *, unsigned, ...);
+    const char *(*easy_strerror)(unsigned);
+    void *(*multi_init)(void);
+    int (*multi_cleanup)(void *);
+    int (*multi_add_handle)(void *, void *);
+    int (*multi_remove_handle)(void *, void *);
+    int (*multi_perform)(void *, int *);
+    int (*multi_wait)(void *, struct curl_waitfd *, unsigned, int, int *);
+    struct CURLMsg *(*multi_info_read)(void *, int *);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+} gf__curl;
+
+/* the symbol of each entry point, in the order of gf__curl's fields */
+static const char *const gf__curl_names[] = {
+    "curl_global_init", "curl_easy_init", "curl_easy_cleanup", "curl_easy_reset", "curl_easy_setopt", "curl_easy_getinfo",
+    "curl_easy_strerror", "curl_multi_init", "curl_multi_cleanup", "curl_multi_add_handle", "curl_multi_remove_handle",
+    "curl_multi_perform", "curl_multi_wait", "curl_multi_info_read", "curl_slist_append", "curl_slist_free_all"
+};
+
+/* struct CURLMsg's layout (curl.h: an enum, the easy handle, a union of a
+   pointer and a CURLcode) */
+typedef struct gf__curlmsg {
+    unsigned msg;
+    void *easy;
+    union { void *whatever; unsigned result; } data;
+} gf__curlmsg;
+
+/* curl.h's values of the options, infos and codes used here */
+#define GF__CURLOPT_WRITEDATA 10001u
+#define GF__CURLOPT_URL 10002u
+#define GF__CURLOPT_RANGE 10007u
+#define GF__CURLOPT_WRITEFUNCTION 20011u
+#define GF__CURLOPT_LOW_SPEED_LIMIT 19u
+#define GF__CURLOPT_LOW_SPEED_TIME 20u
+#define GF__CURLOPT_HTTPHEADER 10023u
+#define GF__CURLOPT_HEADERDATA 10029u
+#define GF__CURLOPT_NOBODY 44u
+#define GF__CURLOPT_CAINFO 10065u
+#define GF__CURLOPT_HEADERFUNCTION 20079u
+#define GF__CURLOPT_NOSIGNAL 99u
+#define GF__CURLOPT_TIMEOUT_MS 155u
+#define GF__CURLOPT_CONNECTTIMEOUT_MS 156u
+#define GF__CURLOPT_USERNAME 10173u
+#define GF__CURLOPT_PASSWORD 10174u
+#define GF__CURLOPT_AWS_SIGV4 10305u
+#define GF__CURLINFO_RESPONSE_CODE 0x200002u
+#define GF__CURLMSG_DONE 1u
+#define GF__CURL_GLOBAL_ALL 3L
+#define GF__CURLE_UNSUPPORTED_PROTOCOL 1u
+#define GF__CURLE_URL_MALFORMAT 3u
+#define GF__CURLE_NOT_BUILT_IN 4u
+#define GF__CURLE_WRITE_ERROR 23u
+#define GF__CURLE_UNKNOWN_OPTION 48u
+
+/* The one piece of process state in gpufeed. curl_global_init must run
+   once per process before any other curl call, and it is not thread-safe:
+   pthread_once runs it once. Its handle on libcurl is never closed, so the
+   library (and what curl_global_init set up) is never unloaded while the
+   contexts dlopen and dlclose it. */
+static pthread_once_t gf__curl_once = PTHREAD_ONCE_INIT;
+static int gf__curl_init_rc = -1;      /* written once, under gf__curl_once */
+static void gf__curl_global_init(void)
+{
+    void *lib = dlopen(GPUFEED_CURL_LIB, RTLD_NOW | RTLD_LOCAL);
+    void *sym = lib ? dlsym(lib, "curl_global_init") : NULL;
+    unsigned (*init)(long) = NULL;
+    if (!sym) return;
+    memcpy(&init, &sym, sizeof sym); /* a function pointer, as dlsym promises */
+    gf__curl_init_rc = (int)init(GF__CURL_GLOBAL_ALL);
+}
+
+/* loads libcurl and its entry points into c; 0, or why not */
+static int gf__curl_load(gf__curl *c, void **lib, char *why, size_t cap)
+{
+    size_t i, n = sizeof gf__curl_names / sizeof gf__curl_names[0];
+    GPUFEED_ASSERT(n * sizeof(void (*)(void)) == sizeof *c);
+    *lib = dlopen(GPUFEED_CURL_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!*lib) {
+        const char *de = dlerror();
+        gf__fmt(why, cap, "remote paths need libcurl: %s cannot be loaded (%s)", GPUFEED_CURL_LIB, de ? de : "not found");
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        void *sym = dlsym(*lib, gf__curl_names[i]);
+        if (!sym) {
+            gf__fmt(why, cap, "%s lacks %s (too old a libcurl)", GPUFEED_CURL_LIB, gf__curl_names[i]);
+            return -1;
+        }
+        memcpy((char *)c + i * sizeof(void (*)(void)), &sym, sizeof sym);
+    }
+    if (pthread_once(&gf__curl_once, gf__curl_global_init) != 0 || gf__curl_init_rc != 0) {
+        gf__fmt(why, cap, "curl_global_init of %s failed (%d)", GPUFEED_CURL_LIB, gf__curl_init_rc);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the context: configuration, curl handles, fetched bytes ---- */
+
+typedef struct gf__rcfg {
+    char *key_id, *secret, *token, *region, *endpoint, *ca;
+    int32_t inflight, retries;
+    uint64_t gap, part, buffer, tail;
+    long timeout_s;
+} gf__rcfg;
+
+typedef struct gf__rconn {             /* one fetching thread's curl handles */
+    struct gf__rconn *next;
+    void *multi;
+    void *easy[GF__RMAX_INFLIGHT];
+} gf__rconn;
+
+typedef struct gf__rrange {            /* bytes of an object fetched and kept */
+    uint64_t off, len, stamp;
+    uint8_t *buf;
+    int pending;                       /* being fetched by a will_read: readers wait for it */
+    uint64_t served;                   /* bytes read_at copied from it (up to len: then it is done) */
+} gf__rrange;
+#define GF__RMAX_RANGES 64             /* kept per object */
+#define GF__RSEQ 32                    /* read streams followed per object */
+#define GF__RAHEAD_X 4                 /* a stream reads ahead at most this many times what it wants */
+
+typedef struct gf__robj {              /* an object opened ahead (its first and last bytes) */
+    char *url;
+    int ok;
+    uint64_t size;
+    char etag[128], lastmod[64];
+    gf__rrange head, tail;
+    char why[GPUFEED_ERROR_MAX];
+} gf__robj;
+
+typedef struct gf__rsrc gf__rsrc;
+typedef struct gf__rctx {
+    gf__curl c;
+    void *lib;
+    gpufeed_allocator alloc;
+    pthread_mutex_t mu;                /* everything below, and every source's ranges */
+    pthread_cond_t done;               /* a pending range was fetched (or failed) */
+    int32_t refs;
+    gf__rcfg cfg;
+    struct curl_slist *hdrs;           /* x-amz-content-sha256 (and the session token) */
+    char sigv4[96];                    /* "aws:amz:REGION:s3" */
+    gf__rconn *idle;                   /* handles no thread uses now */
+    gf__rsrc *srcs;                    /* its sources (their kept ranges) */
+    uint64_t ttfb_us, bw;              /* averages of GETs: time to the first byte (us), bytes/s */
+    uint64_t held, stamp;              /* bytes kept; the LRU clock */
+    uint64_t thru;                     /* bytes of kept ranges read through (dropped first) */
+    gf__robj *ahead;                   /* objects opened ahead, not yet taken */
+    int32_t nahead;
+    gpufeed_remote_stats st;
+} gf__rctx;
+
+struct gf__rsrc {                      /* one object: a gpufeed_source's ctx */
+    gf__rctx *cx;
+    gf__rsrc *next;
+    char *url;                         /* the request URL */
+    char *name;                        /* s3://bucket/key or the URL */
+    char *what;                        /* "bucket 'B', key 'K'" or the URL, in messages */
+    int s3;
+    uint64_t size;
+    char etag[128];
+    gf__rrange r[GF__RMAX_RANGES];
+    uint64_t seq_end[GF__RSEQ], seq_ra[GF__RSEQ], seq_stamp[GF__RSEQ]; /* where read streams stand */
+    uint64_t fail_off, fail_len;       /* a range will_read could not fetch: read_at fails there at once */
+    char why[GPUFEED_ERROR_MAX];       /* the last failure */
+};
+
+static char *gf__rstrdup(const gpufeed_allocator *a, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    char *d = (char *)gf__alloc(a, n + 1);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* an environment variable as an integer clamped to [lo, hi] (else the default) */
+static uint64_t gf__renv_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
+{
+    const char *v = getenv(name);
+    uint64_t x;
+    if (!v || gf__parse_u64(v, strlen(v), &x)) return def;
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+static const char *gf__renv(const char *a, const char *b)
+{
+    const char *v = getenv(a);
+    if ((!v || !*v) && b) v = getenv(b);
+    return v && *v ? v : NULL;
+}
+
+/* the configuration from the environment; 0, or -1 without memory */
+static int gf__rcfg_load(gf__rcfg *g, const gpufeed_allocator *a)
+{
+    const char *ep = gf__renv("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+    const char *rg = gf__renv("AWS_REGION", "AWS_DEFAULT_REGION");
+    const char *id = gf__renv("AWS_ACCESS_KEY_ID", NULL), *sk = gf__renv("AWS_SECRET_ACCESS_KEY", NULL);
+    const char *tk = gf__renv("AWS_SESSION_TOKEN", NULL), *ca = gf__renv("AWS_CA_BUNDLE", NULL);
+    memset(g, 0, sizeof *g);
+    g->region = gf__rstrdup(a, rg ? rg : "us-east-1");
+    g->endpoint = ep ? gf__rstrdup(a, ep) : NULL;
+    g->key_id = id && sk ? gf__rstrdup(a, id) : NULL;
+    g->secret = id && sk ? gf__rstrdup(a, sk) : NULL;
+    g->token = tk && id && sk ? gf__rstrdup(a, tk) : NULL;
+    g->ca = ca ? gf__rstrdup(a, ca) : NULL;
+    if (!g->region || (ep && !g->endpoint) || (id && sk && (!g->key_id || !g->secret)) || (tk && id && sk && !g->token) || (ca && !g->ca)) return -1;
+    if (g->endpoint) { /* no trailing '/' */
+        size_t n = strlen(g->endpoint);
+        while (n > 0 && g->endpoint[n - 1] == '/') g->endpoint[--n] = 0;
+    }
+    g->inflight = (int32_t)gf__renv_u64("GPUFEED_REMOTE_INFLIGHT", GPUFEED_REMOTE_INFLIGHT, 1, GF__RMAX_INFLIGHT);
+    g->retries = (int32_t)gf__renv_u64("GPUFEED_REMOTE_RETRIES", GPUFEED_REMOTE_RETRIES, 0, 100);
+    g->gap = gf__renv_u64("GPUFEED_REMOTE_GAP", GPUFEED_REMOTE_GAP, 0, (uint64_t)1 << 40);
+    g->part = gf__renv_u64("GPUFEED_REMOTE_PART", GPUFEED_REMOTE_PART, 4096, (uint64_t)1 << 40);
+    g->buffer = gf__renv_u64("GPUFEED_REMOTE_BUFFER", GPUFEED_REMOTE_BUFFER, 0, (uint64_t)1 << 50);
+    g->timeout_s = (long)gf__renv_u64("GPUFEED_REMOTE_TIMEOUT", GPUFEED_REMOTE_TIMEOUT, 1, 86400);
+    g->tail = GPUFEED_REMOTE_TAIL < 64 ? 64 : GPUFEED_REMOTE_TAIL;
+    return 0;
+}
+
+static void gf__rcfg_free(gf__rcfg *g, const gpufeed_allocator *a)
+{
+    gf__free(a, g->key_id);
+    gf__free(a, g->secret);
+    gf__free(a, g->token);
+    gf__free(a, g->region);
+    gf__free(a, g->endpoint);
+    gf__free(a, g->ca);
+}
+
+static void gf__robj_free(const gpufeed_allocator *a, gf__robj *o)
+{
+    gf__free(a, o->url);
+    gf__free(a, o->head.buf);
+    gf__free(a, o->tail.buf);
+    memset(o, 0, sizeof *o);
+}
+
+static void gf__rctx_free(gf__rctx *cx)
+{
+    gpufeed_allocator a;
+    int32_t i;
+    if (!cx) return;
+    a = cx->alloc;
+    while (cx->idle) {
+        gf__rconn *k = cx->idle;
+        cx->idle = k->next;
+        for (i = 0; i < GF__RMAX_INFLIGHT; i++)
+            if (k->easy[i]) cx->c.easy_cleanup(k->easy[i]);
+        if (k->multi) cx->c.multi_cleanup(k->multi);
+        gf__free(&a, k);
+    }
+    for (i = 0; i < cx->nahead; i++) gf__robj_free(&a, &cx->ahead[i]);
+    gf__free(&a, cx->ahead);
+    if (cx->hdrs) cx->c.slist_free_all(cx->hdrs);
+    gf__rcfg_free(&cx->cfg, &a);
+    pthread_mutex_destroy(&cx->mu);
+    pthread_cond_destroy(&cx->done);
+    if (cx->lib) dlclose(cx->lib);
+    gf__free(&a, cx);
+}
+
+/* drops a reference (the context goes with the last) */
+static void gf__remote_release(gf__rctx *cx)
+{
+    int32_t left;
+    if (!cx) return;
+    pthread_mutex_lock(&cx->mu);
+    left = --cx->refs;
+    pthread_mutex_unlock(&cx->mu);
+    if (left == 0) gf__rctx_free(cx);
+}
+
+/* a new context (one reference) from the environment */
+static gpufeed_result gf__rctx_new(gf__rctx **out, const gpufeed_allocator *a, const char *path, gpufeed_error *err)
+{
+    gpufeed_allocator al;
+    gf__rctx *cx;
+    char why[GPUFEED_ERROR_MAX];
+    memset(&al, 0, sizeof al);
+    if (a && a->alloc) al = *a;
+    *out = NULL;
+    cx = (gf__rctx *)gf__alloc(&al, sizeof *cx);
+    if (!cx) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    memset(cx, 0, sizeof *cx);
+    cx->alloc = al;
+    cx->refs = 1;
+    pthread_mutex_init(&cx->mu, NULL);
+    pthread_cond_init(&cx->done, NULL);
+    if (gf__curl_load(&cx->c, &cx->lib, why, sizeof why)) {
+        gf__rctx_free(cx);
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: %s", path, why);
+    }
+    if (gf__rcfg_load(&cx->cfg, &cx->alloc)) {
+        gf__rctx_free(cx);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    gf__fmt(cx->sigv4, sizeof cx->sigv4, "aws:amz:%.64s:s3", cx->cfg.region);
+    cx->hdrs = cx->c.slist_append(NULL, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+    if (cx->hdrs && cx->cfg.token) {
+        size_t n = strlen(cx->cfg.token) + 24;
+        char *h = (char *)gf__alloc(&cx->alloc, n);
+        struct curl_slist *l = NULL;
+        if (h) {
+            gf__fmt(h, n, "x-amz-security-token: %s", cx->cfg.token);
+            l = cx->c.slist_append(cx->hdrs, h);
+            gf__free(&cx->alloc, h);
+        }
+        if (!l) {
+            gf__rctx_free(cx);
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+        }
+    }
+    if (!cx->hdrs) {
+        gf__rctx_free(cx);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    *out = cx;
+    return GPUFEED_OK;
+}
+
+/* a fetching thread's handles: an idle set, or a new one (NULL: no memory) */
+static gf__rconn *gf__rconn_get(gf__rctx *cx)
+{
+    gf__rconn *k;
+    pthread_mutex_lock(&cx->mu);
+    k = cx->idle;
+    if (k) cx->idle = k->next;
+    pthread_mutex_unlock(&cx->mu);
+    if (k) return k;
+    k = (gf__rconn *)gf__alloc(&cx->alloc, sizeof *k);
+    if (!k) return NULL;
+    memset(k, 0, sizeof *k);
+    k->multi = cx->c.multi_init();
+    if (!k->multi) {
+        gf__free(&cx->alloc, k);
+        return NULL;
+    }
+    return k;
+}
+
+static void gf__rconn_put(gf__rctx *cx, gf__rconn *k)
+{
+    pthread_mutex_lock(&cx->mu);
+    k->next = cx->idle;
+    cx->idle = k;
+    pthread_mutex_unlock(&cx->mu);
+}
+
+/* ---- requests: ranged GETs, HEADs, listings, through the multi interface ---- */
+
+enum { GF__RQ_GET = 0, GF__RQ_TAIL, GF__RQ_WHOLE, GF__RQ_HEAD, GF__RQ_LIST };
+enum { GF__RS_NEW = 0, GF__RS_RUN, GF__RS_WAIT, GF__RS_OK, GF__RS_FAIL };
+
+typedef struct gf__rreq {
+    int kind;                          /* GF__RQ_* */
+    const char *url;
+    const char *what;                  /* "bucket 'B', key 'K'" or the URL */
+    int sign;                          /* SigV4 (s3://) */
+    int opening;                       /* counted as an opening GET */
+    uint64_t off, len;                 /* GET: the range; TAIL: the last len bytes */
+    uint64_t size;                     /* the object's size (GET); found (TAIL, WHOLE, HEAD) */
+    const char *etag;                  /* GET: the ETag seen at open ("": none) */
+    const gpufeed_allocator *a;
+    uint8_t *dst;                      /* the body: GET exactly len bytes here; the */
+    size_t dcap, cap, got;             /* others grow it (dcap) up to cap bytes */
+    int grow;
+    int hstatus;                       /* the response: its status line, */
+    long status;                       /* curl's final status, */
+    int has_cr;                        /* Content-Range (1, -1 malformed), */
+    uint64_t cr_a, cr_b, cr_total;
+    int has_cl;                        /* Content-Length, */
+    uint64_t cl;
+    char etag_got[128], lastmod[64];   /* ETag, Last-Modified, */
+    char ebody[512];                   /* an error's body (S3's XML) */
+    size_t ebody_n;
+    int overflow, nomem;
+    int state, attempts;
+    uint64_t due_us;                   /* a retry's time */
+    uint64_t t_start, t_first;         /* the attempt's start, its first byte (us) */
+    char why[GPUFEED_ERROR_MAX];
+} gf__rreq;
+
+/* a header line "Name: value" whose name is `name` (any case): its value,
+   spaces and the line end trimmed */
+static int gf__hdr_is(const char *p, size_t k, const char *name, const char **v, size_t *vn)
+{
+    size_t nl = strlen(name), i;
+    if (k <= nl || p[nl] != ':') return 0;
+    for (i = 0; i < nl; i++) {
+        char c = p[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != name[i]) return 0;
+    }
+    p += nl + 1;
+    k -= nl + 1;
+    while (k > 0 && (*p == ' ' || *p == '\t')) { p++; k--; }
+    while (k > 0 && (p[k - 1] == '\r' || p[k - 1] == '\n' || p[k - 1] == ' ')) k--;
+    *v = p;
+    *vn = k;
+    return 1;
+}
+
+/* an ETag without W/ and quotes (S3's listings leave the quotes out) */
+static void gf__etag_copy(char *dst, size_t cap, const char *v, size_t n)
+{
+    if (n >= 2 && v[0] == 'W' && v[1] == '/') { v += 2; n -= 2; }
+    if (n >= 2 && v[0] == '"' && v[n - 1] == '"') { v++; n -= 2; }
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, v, n);
+    dst[n] = 0;
+}
+
+static size_t gf__rq_header(char *p, size_t sz, size_t n, void *u)
+{
+    gf__rreq *q = (gf__rreq *)u;
+    const char *v;
+    size_t k, vn;
+    if (sz && n > SIZE_MAX / sz) return 0;
+    k = sz * n;
+    if (k >= 12 && memcmp(p, "HTTP/", 5) == 0) { /* a response starts (a redirect's, a 100's, the last) */
+        const char *sp = (const char *)memchr(p, ' ', k);
+        if (!q->t_first) q->t_first = gf__now_us();
+        q->hstatus = 0;
+        if (sp && (size_t)(sp - p) + 4 <= k) q->hstatus = (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0');
+        q->has_cr = q->has_cl = 0;
+        q->etag_got[0] = q->lastmod[0] = 0;
+        q->ebody_n = 0;
+        q->ebody[0] = 0;
+    } else if (gf__hdr_is(p, k, "content-range", &v, &vn)) {
+        q->has_cr = gf__parse_crange(v, vn, &q->cr_a, &q->cr_b, &q->cr_total) == 0 ? 1 : -1;
+    } else if (gf__hdr_is(p, k, "content-length", &v, &vn)) {
+        q->has_cl = gf__parse_u64(v, vn, &q->cl) == 0 ? 1 : -1;
+    } else if (gf__hdr_is(p, k, "etag", &v, &vn)) {
+        gf__etag_copy(q->etag_got, sizeof q->etag_got, v, vn);
+    } else if (gf__hdr_is(p, k, "last-modified", &v, &vn)) {
+        if (vn >= sizeof q->lastmod) vn = sizeof q->lastmod - 1;
+        memcpy(q->lastmod, v, vn);
+        q->lastmod[vn] = 0;
+    }
+    return k;
+}
+
+static size_t gf__rq_body(char *p, size_t sz, size_t n, void *u)
+{
+    gf__rreq *q = (gf__rreq *)u;
+    size_t k;
+    if (sz && n > SIZE_MAX / sz) return 0;
+    k = sz * n;
+    if (q->hstatus < 200 || q->hstatus > 299) { /* an error: its first bytes, for S3's code */
+        size_t room = sizeof q->ebody - 1 - q->ebody_n, c = k < room ? k : room;
+        memcpy(q->ebody + q->ebody_n, p, c);
+        q->ebody_n += c;
+        q->ebody[q->ebody_n] = 0;
+        return k;
+    }
+    if (k > q->cap - q->got) { /* more than asked for, or than a listing may hold */
+        q->overflow = 1;
+        return 0;
+    }
+    if (q->got + k > q->dcap) {
+        size_t nc = q->dcap ? q->dcap : 65536;
+        uint8_t *nd;
+        while (nc < q->got + k) nc = nc > q->cap / 2 ? q->cap : nc * 2;
+        nd = (uint8_t *)gf__realloc(q->a, q->dst, nc);
+        if (!nd) {
+            q->nomem = 1;
+            return 0;
+        }
+        q->dst = nd;
+        q->dcap = nc;
+    }
+    memcpy(q->dst + q->got, p, k);
+    q->got += k;
+    return k;
+}
+
+static const char *gf__http_reason(long s)
+{
+    switch (s) {
+    case 301: return "Moved Permanently (the bucket is in another region: set AWS_REGION)";
+    case 307: return "Temporary Redirect (the bucket is in another region: set AWS_REGION)";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 408: return "Request Timeout";
+    case 412: return "Precondition Failed";
+    case 416: return "Range Not Satisfiable";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+    }
+}
+
+/* sets the easy handle up for q's next attempt; 0, or -1 (why in q) */
+static int gf__rq_setup(gf__rctx *cx, void *e, gf__rreq *q)
+{
+    const gf__curl *c = &cx->c;
+    char range[64];
+    c->easy_reset(e);
+    c->easy_setopt(e, GF__CURLOPT_URL, q->url);
+    c->easy_setopt(e, GF__CURLOPT_NOSIGNAL, 1L);
+    c->easy_setopt(e, GF__CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    c->easy_setopt(e, GF__CURLOPT_TIMEOUT_MS, cx->cfg.timeout_s * 1000L);
+    c->easy_setopt(e, GF__CURLOPT_LOW_SPEED_LIMIT, 1L); /* no byte for this long: a stalled connection */
+    c->easy_setopt(e, GF__CURLOPT_LOW_SPEED_TIME, cx->cfg.timeout_s < 15 ? cx->cfg.timeout_s : 15L);
+    c->easy_setopt(e, GF__CURLOPT_WRITEFUNCTION, gf__rq_body);
+    c->easy_setopt(e, GF__CURLOPT_WRITEDATA, (void *)q);
+    c->easy_setopt(e, GF__CURLOPT_HEADERFUNCTION, gf__rq_header);
+    c->easy_setopt(e, GF__CURLOPT_HEADERDATA, (void *)q);
+    if (cx->cfg.ca) c->easy_setopt(e, GF__CURLOPT_CAINFO, cx->cfg.ca);
+    if (q->kind == GF__RQ_HEAD) c->easy_setopt(e, GF__CURLOPT_NOBODY, 1L);
+    if (q->kind == GF__RQ_GET) gf__fmt(range, sizeof range, "%llu-%llu", (unsigned long long)q->off, (unsigned long long)(q->off + q->len - 1));
+    if (q->kind == GF__RQ_TAIL) gf__fmt(range, sizeof range, "-%llu", (unsigned long long)q->len);
+    if (q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL) c->easy_setopt(e, GF__CURLOPT_RANGE, range);
+    if (q->sign && cx->cfg.key_id) {
+        if (c->easy_setopt(e, GF__CURLOPT_AWS_SIGV4, cx->sigv4) == GF__CURLE_UNKNOWN_OPTION) {
+            gf__fmt(q->why, sizeof q->why, "%s is older than 7.75: it cannot sign S3 requests (CURLOPT_AWS_SIGV4)", GPUFEED_CURL_LIB);
+            return -1;
+        }
+        c->easy_setopt(e, GF__CURLOPT_USERNAME, cx->cfg.key_id);
+        c->easy_setopt(e, GF__CURLOPT_PASSWORD, cx->cfg.secret);
+        c->easy_setopt(e, GF__CURLOPT_HTTPHEADER, cx->hdrs);
+    }
+    q->hstatus = 0;
+    q->has_cr = q->has_cl = 0;
+    q->got = 0;
+    q->overflow = q->nomem = 0;
+    q->t_start = gf__now_us();
+    q->t_first = 0;
+    q->ebody_n = 0;
+    q->etag_got[0] = q->lastmod[0] = 0;
+    return 0;
+}
+
+/* the request in words: "GET bytes 0-99 of bucket 'b', key 'k'" */
+static void gf__rq_name(const gf__rreq *q, char *out, size_t cap)
+{
+    switch (q->kind) {
+    case GF__RQ_GET:
+        gf__fmt(out, cap, "GET bytes %llu-%llu of %s", (unsigned long long)q->off, (unsigned long long)(q->off + q->len - 1), q->what);
+        break;
+    case GF__RQ_TAIL: gf__fmt(out, cap, "GET the last %llu bytes of %s", (unsigned long long)q->len, q->what); break;
+    case GF__RQ_WHOLE: gf__fmt(out, cap, "GET %s", q->what); break;
+    case GF__RQ_HEAD: gf__fmt(out, cap, "HEAD %s", q->what); break;
+    default: gf__fmt(out, cap, "ListObjectsV2 of %s", q->what); break;
+    }
+}
+
+/* an HTTP error in words: status, reason, S3's code and message, what
+   to check; 1 when another attempt may succeed */
+static int gf__rq_http_error(const gf__rctx *cx, gf__rreq *q, char *out, size_t cap)
+{
+    const char *p = q->ebody, *end = q->ebody + q->ebody_n, *v = NULL, *m = NULL;
+    size_t vn = 0, mn = 0;
+    const char *hint = "";
+    char code[96] = "", msg[200] = "";
+    if (gf__xml_tag(&p, end, "Code", &v, &vn) == 1 && gf__rdecode(v, vn, 0, code, sizeof code)) code[0] = 0;
+    p = q->ebody;
+    if (gf__xml_tag(&p, end, "Message", &m, &mn) == 1 && gf__rdecode(m, mn, 0, msg, sizeof msg)) msg[0] = 0;
+    if (q->status == 403 && !cx->cfg.key_id) hint = " (no credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set)";
+    else if (q->status == 403 && strcmp(code, "SignatureDoesNotMatch") == 0)
+        hint = " (a wrong secret key: AWS_SECRET_ACCESS_KEY does not match AWS_ACCESS_KEY_ID)";
+    else if (q->status == 403 && strcmp(code, "InvalidAccessKeyId") == 0) hint = " (an unknown AWS_ACCESS_KEY_ID)";
+    else if (q->status == 403) hint = " (access denied: a wrong secret key, an unknown key id or no permission)";
+    gf__fmt(out, cap, "HTTP %ld %s%s%s%s%s%s", q->status, gf__http_reason(q->status), code[0] ? ", " : "", code, msg[0] ? ": " : "", msg, hint);
+    return q->status >= 500 || q->status == 429 || q->status == 408;
+}
+
+/* a 2xx answer to a ranged GET: what it says against what was asked */
+static int gf__rq_check_get(gf__rreq *q, char *out, size_t cap)
+{
+    if (q->has_cr < 0) { gf__fmt(out, cap, "a malformed Content-Range header"); return -1; }
+    if (q->has_cr > 0 && (q->cr_total != UINT64_MAX && q->cr_total != q->size)) {
+        gf__fmt(out, cap, "the object changed while being read: its size is now %llu bytes, was %llu", (unsigned long long)q->cr_total,
+                (unsigned long long)q->size);
+        return -1;
+    }
+    if (q->has_cr > 0 && (q->cr_a != q->off || q->cr_b != q->off + q->len - 1)) {
+        gf__fmt(out, cap, "the server answered bytes %llu-%llu", (unsigned long long)q->cr_a, (unsigned long long)q->cr_b);
+        return -1;
+    }
+    if (q->has_cr == 0 && (q->status == 206 || q->off != 0 || q->len != q->size)) {
+        gf__fmt(out, cap, "HTTP %ld without a Content-Range: the server ignored the Range header", q->status);
+        return -1;
+    }
+    if (q->etag && q->etag[0] && q->etag_got[0] && strcmp(q->etag, q->etag_got) != 0) {
+        gf__fmt(out, cap, "the object changed while being read: ETag %.60s, was %.60s", q->etag_got, q->etag);
+        return -1;
+    }
+    if (q->got != q->len) {
+        gf__fmt(out, cap, "a short body: %llu of %llu bytes", (unsigned long long)q->got, (unsigned long long)q->len);
+        return 1;
+    }
+    return 0;
+}
+
+/* a 2xx answer to a suffix GET or a whole GET: the object's size */
+static int gf__rq_check_size(gf__rreq *q, char *out, size_t cap)
+{
+    if (q->has_cr < 0 || (q->has_cr > 0 && (q->cr_total == UINT64_MAX || q->cr_b + 1 != q->cr_total))) {
+        gf__fmt(out, cap, "a malformed Content-Range header for the object's end");
+        return -1;
+    }
+    if (q->has_cr > 0) {
+        q->off = q->cr_a;
+        q->len = q->cr_b - q->cr_a + 1;
+        q->size = q->cr_total;
+    } else {
+        if (q->has_cl > 0 && q->cl != q->got) {
+            gf__fmt(out, cap, "a short body: %llu of %llu bytes", (unsigned long long)q->got, (unsigned long long)q->cl);
+            return 1;
+        }
+        q->off = 0;
+        q->len = q->got;
+        q->size = q->got;
+    }
+    if (q->got != q->len) {
+        gf__fmt(out, cap, "a short body: %llu of %llu bytes", (unsigned long long)q->got, (unsigned long long)q->len);
+        return 1;
+    }
+    return 0;
+}
+
+/* what an attempt's end means: 0 done, 1 worth another attempt, 2 again at
+   once as a whole GET (a suffix larger than the object: 416), -1 failed;
+   the reason in q->why */
+static int gf__rq_judge(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc)
+{
+    char how[GPUFEED_ERROR_MAX], name[GPUFEED_ERROR_MAX / 2];
+    int v = 0;
+    how[0] = 0;
+    q->status = 0;
+    cx->c.easy_getinfo(e, GF__CURLINFO_RESPONSE_CODE, &q->status);
+    if (rc != 0) {
+        v = (rc == GF__CURLE_UNSUPPORTED_PROTOCOL || rc == GF__CURLE_URL_MALFORMAT || rc == GF__CURLE_NOT_BUILT_IN || rc == GF__CURLE_UNKNOWN_OPTION) ? -1 : 1;
+        if (q->overflow) v = -1;
+        if (q->nomem) v = -1;
+        gf__fmt(how, sizeof how, "%s (%llu bytes received)",
+                q->overflow ? "the server sent more bytes than asked for" : q->nomem ? "out of memory" : cx->c.easy_strerror(rc),
+                (unsigned long long)q->got);
+    } else if (q->kind == GF__RQ_TAIL && q->status == 416) {
+        return 2;
+    } else if (q->status < 200 || q->status > 299) {
+        v = gf__rq_http_error(cx, q, how, sizeof how) ? 1 : -1;
+    } else if (q->kind == GF__RQ_GET) {
+        v = gf__rq_check_get(q, how, sizeof how);
+    } else if (q->kind == GF__RQ_TAIL || q->kind == GF__RQ_WHOLE) {
+        v = gf__rq_check_size(q, how, sizeof how);
+    } else if (q->kind == GF__RQ_HEAD && q->has_cl > 0) {
+        q->size = q->cl;
+    }
+    if (v == 0) return 0;
+    gf__rq_name(q, name, sizeof name);
+    gf__fmt(q->why, sizeof q->why, "%s: %s", name, how);
+    return v;
+}
+
+static void gf__rsleep_ms(long ms)
+{
+    struct timeval tv;
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    (void)select(0, NULL, NULL, NULL, &tv);
+}
+
+/* the request to start next: a retry that is due, else the next new one;
+   -1 none now (*wake: the earliest retry) */
+static int32_t gf__rq_pick(gf__rreq *q, int32_t n, int32_t *next, uint64_t now, uint64_t *wake)
+{
+    int32_t i;
+    for (i = 0; i < *next; i++) {
+        if (q[i].state != GF__RS_WAIT) continue;
+        if (q[i].due_us <= now) return i;
+        if (q[i].due_us < *wake) *wake = q[i].due_us;
+    }
+    if (*next < n) return (*next)++;
+    return -1;
+}
+
+/* starts request j on slot i; 0, or -1 when it failed at once */
+static int gf__rq_start(gf__rctx *cx, gf__rconn *k, int32_t i, gf__rreq *q)
+{
+    if (!k->easy[i]) k->easy[i] = cx->c.easy_init();
+    if (!k->easy[i]) {
+        gf__fmt(q->why, sizeof q->why, "curl_easy_init failed");
+        return -1;
+    }
+    if (gf__rq_setup(cx, k->easy[i], q)) return -1;
+    if (cx->c.multi_add_handle(k->multi, k->easy[i]) != 0) {
+        gf__fmt(q->why, sizeof q->why, "curl_multi_add_handle failed");
+        return -1;
+    }
+    q->state = GF__RS_RUN;
+    q->attempts++;
+    return 0;
+}
+
+/* an attempt ended: counted, judged, done or scheduled again */
+static void gf__rq_end(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc, int retries)
+{
+    int v = gf__rq_judge(cx, e, q, rc);
+    pthread_mutex_lock(&cx->mu);
+    cx->st.requests++;
+    cx->st.bytes += q->got;
+    if (q->kind == GF__RQ_GET && !q->opening) cx->st.gets++;
+    if ((q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL || q->kind == GF__RQ_WHOLE) && q->opening) cx->st.open_gets++;
+    if (v == 1 && q->attempts <= retries) cx->st.retries++;
+    if (v < 0 || (v == 1 && q->attempts > retries)) cx->st.failures++;
+    if (v == 0 && (q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL) && q->t_first > q->t_start) { /* the network's figures, averaged */
+        uint64_t now = gf__now_us(), ttfb = q->t_first - q->t_start, bw = q->len * 1000000 / (now > q->t_first ? now - q->t_first : 1);
+        cx->ttfb_us = cx->ttfb_us ? (cx->ttfb_us * 7 + ttfb) / 8 : ttfb;
+        if (q->len >= 65536) cx->bw = cx->bw ? (cx->bw / 8) * 7 + bw / 8 : bw;
+    }
+    pthread_mutex_unlock(&cx->mu);
+    if (v == 0) q->state = GF__RS_OK;
+    else if (v == 2) {
+        q->kind = GF__RQ_WHOLE;
+        q->state = GF__RS_WAIT;
+        q->due_us = 0;
+        q->attempts--;
+    } else if (v == 1 && q->attempts <= retries) {
+        uint64_t ms = (uint64_t)100 << (q->attempts - 1 < 6 ? q->attempts - 1 : 6);
+        if (ms > 5000) ms = 5000;
+        ms += (gf__now_us() ^ (uint64_t)(uintptr_t)q) % (ms / 4 + 1); /* jitter: not all retries at once */
+        q->state = GF__RS_WAIT;
+        q->due_us = gf__now_us() + ms * 1000;
+    } else {
+        size_t l = strlen(q->why);
+        if (v == 1) gf__fmt(q->why + l, sizeof q->why - l, " (after %d attempts)", q->attempts);
+        q->state = GF__RS_FAIL;
+    }
+}
+
+/* Runs n requests, cfg.inflight at a time on one set of handles, each with
+   its retries. Returns how many failed (their reasons in why). */
+static int32_t gf__rfetch(gf__rctx *cx, gf__rreq *q, int32_t n)
+{
+    gf__rconn *k = gf__rconn_get(cx);
+    int32_t cur[GF__RMAX_INFLIGHT], next = 0, done = 0, failed = 0, i, slots = cx->cfg.inflight;
+    if (!k) {
+        for (i = 0; i < n; i++) gf__fmt(q[i].why, sizeof q[i].why, "out of memory for curl handles");
+        return n;
+    }
+    for (i = 0; i < slots; i++) cur[i] = -1;
+    while (done < n) {
+        uint64_t now = gf__now_us(), wake = UINT64_MAX;
+        int running = 0, left = 0, busy = 0, nfd;
+        struct CURLMsg *m;
+        for (i = 0; i < slots; i++) {
+            int32_t j;
+            if (cur[i] >= 0) continue;
+            j = gf__rq_pick(q, n, &next, now, &wake);
+            if (j < 0) break;
+            if (gf__rq_start(cx, k, i, &q[j]) == 0) {
+                cur[i] = j;
+                continue;
+            }
+            q[j].state = GF__RS_FAIL;
+            done++;
+            failed++;
+        }
+        for (i = 0; i < slots; i++) busy += cur[i] >= 0;
+        cx->c.multi_perform(k->multi, &running);
+        while ((m = cx->c.multi_info_read(k->multi, &left)) != NULL) {
+            gf__curlmsg msg;
+            memcpy(&msg, m, sizeof msg);
+            if (msg.msg != GF__CURLMSG_DONE) continue;
+            for (i = 0; i < slots && (cur[i] < 0 || k->easy[i] != msg.easy); i++) {}
+            if (i == slots) continue;
+            cx->c.multi_remove_handle(k->multi, msg.easy);
+            gf__rq_end(cx, msg.easy, &q[cur[i]], msg.data.result, cx->cfg.retries);
+            if (q[cur[i]].state == GF__RS_OK || q[cur[i]].state == GF__RS_FAIL) {
+                done++;
+                failed += q[cur[i]].state == GF__RS_FAIL;
+            }
+            cur[i] = -1;
+            busy--;
+        }
+        if (done >= n) break;
+        if (busy > 0) cx->c.multi_wait(k->multi, NULL, 0, 50, &nfd);
+        else if (wake != UINT64_MAX && wake > gf__now_us()) gf__rsleep_ms((long)((wake - gf__now_us()) / 1000 + 1));
+    }
+    gf__rconn_put(cx, k);
+    return failed;
+}
+
+/* ---- one object as a gpufeed_source: kept ranges, will_read, read_at ---- */
+
+/* bytes of kept ranges at off (up to len) copied to dst; 0 when none holds
+   off. Under cx->mu. */
+static uint64_t gf__rsrc_copy(gf__rsrc *s, uint64_t off, uint8_t *dst, uint64_t len)
+{
+    int32_t i;
+    for (i = 0; i < GF__RMAX_RANGES; i++) {
+        gf__rrange *r = &s->r[i];
+        uint64_t n;
+        if (!r->buf || r->pending || off < r->off || off >= r->off + r->len) continue;
+        n = r->off + r->len - off;
+        if (n > len) n = len;
+        if (dst) memcpy(dst, r->buf + (off - r->off), (size_t)n);
+        r->stamp = ++s->cx->stamp;
+        if (dst && r->served < r->len) {
+            r->served = n < r->len - r->served ? r->served + n : r->len;
+            if (r->served == r->len) s->cx->thru += r->len;
+        }
+        return n;
+    }
+    return 0;
+}
+
+/* bytes from off (up to len) that a kept or pending range holds; *pending
+   set when it is a pending one. Under cx->mu. */
+static uint64_t gf__rsrc_covered(const gf__rsrc *s, uint64_t off, uint64_t len, int *pending)
+{
+    int32_t i;
+    for (i = 0; i < GF__RMAX_RANGES; i++) {
+        const gf__rrange *r = &s->r[i];
+        if (!r->buf || off < r->off || off >= r->off + r->len) continue;
+        if (pending) *pending = r->pending;
+        return r->off + r->len - off < len ? r->off + r->len - off : len;
+    }
+    return 0;
+}
+
+/* where the next kept (or pending) range after off starts (end when none before it) */
+static uint64_t gf__rsrc_next(const gf__rsrc *s, uint64_t off, uint64_t end)
+{
+    int32_t i;
+    for (i = 0; i < GF__RMAX_RANGES; i++)
+        if (s->r[i].buf && s->r[i].off > off && s->r[i].off < end) end = s->r[i].off;
+    return end;
+}
+
+static void gf__rrange_drop(gf__rctx *cx, gf__rrange *r)
+{
+    if (r->served == r->len) cx->thru -= r->len;
+    cx->held -= r->len;
+    gf__free(&cx->alloc, r->buf);
+    memset(r, 0, sizeof *r);
+}
+
+/* the kept range of the context's sources to drop first: the least
+   recently used of those read through, else of all (NULL: none) */
+static gf__rrange *gf__rctx_lru(gf__rctx *cx)
+{
+    gf__rrange *best = NULL;
+    gf__rsrc *s;
+    int32_t i, bd = 0;
+    for (s = cx->srcs; s; s = s->next)
+        for (i = 0; i < GF__RMAX_RANGES; i++) {
+            gf__rrange *r = &s->r[i];
+            int d = r->served == r->len;
+            if (!r->buf || r->pending) continue;
+            if (!best || d > bd || (d == bd && r->stamp < best->stamp)) {
+                best = r;
+                bd = d;
+            }
+        }
+    return best;
+}
+
+/* bytes the buffer can take without dropping a range not read through yet:
+   what read-ahead may use. Under cx->mu. */
+static uint64_t gf__rctx_room(const gf__rctx *cx)
+{
+    return (cx->cfg.buffer > cx->held ? cx->cfg.buffer - cx->held : 0) + cx->thru;
+}
+
+/* keeps buf (len bytes at off) for s, dropping the least recently used
+   ranges beyond the context's budget (never a pending one); with pending,
+   a range being fetched into buf. The slot, or NULL when none is free of
+   pending ranges or it exceeds the budget (then buf is freed unless
+   pending). Under cx->mu. */
+static gf__rrange *gf__rsrc_keep(gf__rsrc *s, uint64_t off, uint64_t len, uint8_t *buf, int pending)
+{
+    gf__rctx *cx = s->cx;
+    gf__rrange *slot = NULL;
+    int32_t i;
+    for (i = 0; i < GF__RMAX_RANGES && len && len <= cx->cfg.buffer; i++) {
+        if (s->r[i].pending) continue;
+        if (!s->r[i].buf) { slot = &s->r[i]; break; }
+        if (!slot || s->r[i].stamp < slot->stamp) slot = &s->r[i];
+    }
+    if (!slot) {
+        if (!pending) gf__free(&cx->alloc, buf);
+        return NULL;
+    }
+    if (slot->buf) gf__rrange_drop(cx, slot);
+    while (cx->held + len > cx->cfg.buffer) {
+        gf__rrange *r = gf__rctx_lru(cx);
+        if (!r) break;
+        gf__rrange_drop(cx, r);
+    }
+    slot->off = off;
+    slot->len = len;
+    slot->buf = buf;
+    slot->pending = pending;
+    slot->served = 0;
+    slot->stamp = ++cx->stamp;
+    cx->held += len;
+    return slot;
+}
+
+/* a GET request of n bytes at off of s into dst */
+static void gf__rsrc_req(gf__rsrc *s, gf__rreq *q, uint64_t off, uint64_t n, uint8_t *dst)
+{
+    memset(q, 0, sizeof *q);
+    q->kind = GF__RQ_GET;
+    q->url = s->url;
+    q->what = s->what;
+    q->sign = s->s3;
+    q->off = off;
+    q->len = n;
+    q->size = s->size;
+    q->etag = s->etag;
+    q->a = &s->cx->alloc;
+    q->dst = dst;
+    q->dcap = q->cap = (size_t)n;
+}
+
+/* records a failure (read_at reports it; will_read's range fails there) */
+static void gf__rsrc_fail(gf__rsrc *s, const gf__rreq *q, int from_hint)
+{
+    pthread_mutex_lock(&s->cx->mu);
+    gf__fmt(s->why, sizeof s->why, "%s", q->why);
+    if (from_hint) {
+        s->fail_off = q->off;
+        s->fail_len = q->len;
+    }
+    pthread_mutex_unlock(&s->cx->mu);
+}
+
+/* where a read_at's miss at off (wanted up to stop) should read to. Where
+   a request's wait is worth more bytes than wanted (the averages of the
+   requests so far: time to the first byte times the rate), a part; where
+   the miss starts where an earlier read-ahead ended (a read stream: the
+   page headers a dataset walks in a file without a page index), twice
+   that read-ahead, up to GF__RAHEAD_PARTS parts fetched in parallel;
+   within the object and the room that drops no bytes not read yet. What
+   it brings is there for the units while the buffer holds it. Under
+   cx->mu. */
+#define GF__RAHEAD_PARTS 8
+static uint64_t gf__rsrc_wait(gf__rsrc *s, uint64_t *from, uint64_t stop)
+{
+    gf__rctx *cx = s->cx;
+    uint64_t w = cx->bw / 1000000 * cx->ttfb_us, room = gf__rctx_room(cx), ra = cx->cfg.part, off = *from;
+    int32_t i, k = 0;
+    if (stop - off >= cx->cfg.part || w <= stop - off) return stop;
+    for (i = 0; i < GF__RSEQ; i++) { /* a stream: the miss at most a gap past where one ended */
+        if (s->seq_stamp[i] && s->seq_end[i] <= off && off - s->seq_end[i] <= cx->cfg.gap) break;
+        if (s->seq_stamp[i] < s->seq_stamp[k]) k = i;
+    }
+    if (i < GF__RSEQ) {
+        k = i;
+        off = s->seq_end[i]; /* the gap too: the units will want it */
+        ra = s->seq_ra[i] * 2 > ra ? s->seq_ra[i] * 2 : ra;
+        if (ra > cx->cfg.part * GF__RAHEAD_PARTS) ra = cx->cfg.part * GF__RAHEAD_PARTS;
+    }
+    if (ra > room) ra = room;
+    ra = ra > s->size - off ? s->size - off : ra;
+    if (off + ra <= stop || gf__rsrc_next(s, off, stop) < stop) return stop;
+    *from = off;
+    s->seq_end[k] = off + ra;
+    s->seq_ra[k] = ra;
+    s->seq_stamp[k] = ++cx->stamp;
+    return off + ra;
+}
+
+/* a read_at's missing bytes [off, off+len) into dst, fetched as [from,
+   to) around them: in parts fetched in parallel, all kept for the reads
+   after it (only the missing bytes, straight into dst, none kept, when
+   they exceed the buffer). 0, or -1 (why in s). */
+static int gf__rsrc_fetch(gf__rsrc *s, uint64_t from, uint64_t to, uint64_t off, uint64_t len, uint8_t *dst)
+{
+    gf__rctx *cx = s->cx;
+    gf__rreq *q;
+    uint64_t po[GF__RMAX_INFLIGHT], pl[GF__RMAX_INFLIGHT], part = cx->cfg.part, all = to - from, at = from;
+    int32_t n, i, bad = -1, keep = all <= cx->cfg.buffer;
+    if (!keep) {
+        all = len;
+        at = off;
+    }
+    if (all / part >= GF__RMAX_INFLIGHT) part = all / (GF__RMAX_INFLIGHT - 1);
+    n = gf__rsplit(&at, &all, 1, part, po, pl, GF__RMAX_INFLIGHT);
+    q = n > 0 ? (gf__rreq *)gf__alloc(&cx->alloc, (size_t)n * sizeof *q) : NULL;
+    if (!q) return -1;
+    for (i = 0; i < n; i++) {
+        uint8_t *b = keep ? (uint8_t *)gf__alloc(&cx->alloc, (size_t)pl[i]) : dst + (po[i] - off);
+        if (!b) break;
+        gf__rsrc_req(s, &q[i], po[i], pl[i], b);
+    }
+    if (i < n) bad = i;
+    if (bad < 0 && gf__rfetch(cx, q, n))
+        for (i = 0; i < n && bad < 0; i++)
+            if (q[i].state != GF__RS_OK) bad = i;
+    if (bad >= 0 && bad < n && q[bad].why[0]) gf__rsrc_fail(s, &q[bad], 0);
+    if (keep) pthread_mutex_lock(&cx->mu);
+    for (i = 0; keep && i < n && q[i].dst; i++) {
+        uint64_t a = po[i] > off ? po[i] : off, e = po[i] + pl[i] < off + len ? po[i] + pl[i] : off + len;
+        if (bad < 0 && e > a) memcpy(dst + (a - off), q[i].dst + (a - po[i]), (size_t)(e - a));
+        if (bad < 0) gf__rsrc_keep(s, po[i], pl[i], q[i].dst, 0);
+        else gf__free(&cx->alloc, q[i].dst);
+    }
+    if (keep) pthread_mutex_unlock(&cx->mu);
+    gf__free(&cx->alloc, q);
+    return bad >= 0 ? -1 : 0;
+}
+
+static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    gf__rsrc *s = (gf__rsrc *)ctx;
+    gf__rctx *cx = s->cx;
+    uint8_t *p = (uint8_t *)buf;
+    uint64_t end, ahead, from;
+    int missed = 0;
+    pthread_mutex_lock(&cx->mu);
+    cx->st.reads++;
+    if (off > s->size || len > s->size - off) {
+        gf__fmt(s->why, sizeof s->why, "a read of %llu bytes at offset %llu runs past the end of %s (%llu bytes)", (unsigned long long)len,
+                (unsigned long long)off, s->what, (unsigned long long)s->size);
+        pthread_mutex_unlock(&cx->mu);
+        return -1;
+    }
+    end = off + len;
+    while (off < end) {
+        uint64_t got = gf__rsrc_copy(s, off, p, end - off), stop;
+        int pending = 0;
+        if (got) {
+            off += got;
+            p += got;
+            continue;
+        }
+        if (gf__rsrc_covered(s, off, end - off, &pending) && pending) { /* a will_read is fetching it */
+            pthread_cond_wait(&cx->done, &cx->mu);
+            continue;
+        }
+        if (s->fail_len && off < s->fail_off + s->fail_len && s->fail_off < end) { /* will_read could not fetch it */
+            s->fail_len = 0;
+            pthread_mutex_unlock(&cx->mu);
+            return -1;
+        }
+        stop = gf__rsrc_next(s, off, end);
+        from = off;
+        ahead = gf__rsrc_wait(s, &from, stop);
+        pthread_mutex_unlock(&cx->mu);
+        if (gf__rsrc_fetch(s, from, ahead, off, stop - off, p)) return -1;
+        pthread_mutex_lock(&cx->mu);
+        p += stop - off;
+        off = stop;
+        missed = 1;
+    }
+    cx->st.reads_served += !missed;
+    pthread_mutex_unlock(&cx->mu);
+    return 0;
+}
+
+/* a read stream: a missing piece [a, b) that starts where an earlier
+   fetch of this object ended is read on ahead: twice the last read-ahead
+   (at least b - a), at most GF__RAHEAD_X times b - a, a part, and what the
+   network moves while a request waits for its first byte (the averages of
+   the GETs so far: no read-ahead where requests answer at once). The new
+   end of the piece. Under cx->mu. */
+static uint64_t gf__rsrc_stream(gf__rsrc *s, uint64_t a, uint64_t b)
+{
+    int32_t i, k = 0;
+    uint64_t ra = 0, lim = (b - a) * GF__RAHEAD_X, wait = s->cx->bw / 1000000 * s->cx->ttfb_us, room = gf__rctx_room(s->cx);
+    if (wait < lim) lim = wait;
+    if (room < lim) lim = room; /* read-ahead never drops bytes not read yet */
+    for (i = 0; i < GF__RSEQ; i++) {
+        if (s->seq_end[i] == a && s->seq_stamp[i]) break;
+        if (s->seq_stamp[i] < s->seq_stamp[k]) k = i;
+    }
+    if (i < GF__RSEQ) {
+        k = i;
+        ra = s->seq_ra[i] * 2 > b - a ? s->seq_ra[i] * 2 : b - a;
+        if (ra > lim) ra = lim;
+        if (ra > s->cx->cfg.part) ra = s->cx->cfg.part;
+        b = ra > s->size - b ? s->size : b + ra;
+    }
+    s->seq_end[k] = b;
+    s->seq_ra[k] = ra;
+    s->seq_stamp[k] = ++s->cx->stamp;
+    return b;
+}
+
+/* the parts of ranges neither kept nor being fetched: into uo/ul (cap),
+   read streams extended ahead; the count. Under cx->mu. */
+static int32_t gf__rsrc_missing(gf__rsrc *s, const uint64_t *off, const uint64_t *len, int32_t n, uint64_t *uo, uint64_t *ul, int32_t cap)
+{
+    int32_t i, m = 0;
+    for (i = 0; i < n; i++) {
+        uint64_t a = off[i], b;
+        if (a >= s->size) continue;
+        b = len[i] > s->size - a ? s->size : a + len[i];
+        while (a < b && m < cap) {
+            uint64_t got = gf__rsrc_covered(s, a, b - a, NULL), stop;
+            if (got) {
+                a += got;
+                continue;
+            }
+            stop = gf__rsrc_next(s, a, b);
+            uo[m] = a;
+            ul[m] = (stop == b ? gf__rsrc_stream(s, a, b) : stop) - a;
+            m++;
+            a = stop;
+        }
+    }
+    return m;
+}
+
+/* a will_read's parts: each reserved as a pending range (readers of it
+   wait) and its request made; the number of requests. Under cx->mu. */
+static int32_t gf__rsrc_reserve(gf__rsrc *s, const uint64_t *po, const uint64_t *pl, int32_t np, gf__rreq *q, gf__rrange **slot)
+{
+    gf__rctx *cx = s->cx;
+    int32_t i;
+    for (i = 0; i < np; i++) {
+        uint8_t *b = (uint8_t *)gf__alloc(&cx->alloc, (size_t)pl[i]);
+        if (!b) break;
+        gf__rsrc_req(s, &q[i], po[i], pl[i], b);
+        slot[i] = gf__rsrc_keep(s, po[i], pl[i], b, 1);
+    }
+    return i;
+}
+
+/* a will_read's parts fetched: kept (or dropped when they failed), and the
+   readers waiting for them woken */
+static void gf__rsrc_settle(gf__rsrc *s, gf__rreq *q, gf__rrange **slot, int32_t np)
+{
+    gf__rctx *cx = s->cx;
+    int32_t i, bad = -1;
+    for (i = 0; i < np; i++)
+        if (q[i].state != GF__RS_OK && bad < 0) bad = i;
+    if (bad >= 0) gf__rsrc_fail(s, &q[bad], 1);
+    pthread_mutex_lock(&cx->mu);
+    for (i = 0; i < np; i++) {
+        if (slot[i] && q[i].state == GF__RS_OK) slot[i]->pending = 0;
+        else if (slot[i]) {
+            slot[i]->pending = 0;
+            gf__rrange_drop(cx, slot[i]);
+        } else if (q[i].state == GF__RS_OK) gf__rsrc_keep(s, q[i].off, q[i].len, q[i].dst, 0);
+        else gf__free(&cx->alloc, q[i].dst);
+    }
+    pthread_cond_broadcast(&cx->done);
+    pthread_mutex_unlock(&cx->mu);
+}
+
+/* gpufeed's hint before a unit: its ranges, fetched now in few requests
+   (merged across small gaps, then the parts not held yet, read streams
+   extended ahead, cut into parts, in parallel); other threads' reads of
+   them wait */
+static void gf__rsrc_will_read(void *ctx, const uint64_t *off, const uint64_t *len, int32_t n)
+{
+    gf__rsrc *s = (gf__rsrc *)ctx;
+    gf__rctx *cx = s->cx;
+    const int32_t cap = 2 * n + GF__RMAX_RANGES + 1;
+    uint64_t *uo, *ul, *po = NULL, total = 0;
+    gf__rreq *q = NULL;
+    gf__rrange **slot = NULL;
+    int32_t m, np = 0, i;
+    if (n <= 0 || (size_t)cap > SIZE_MAX / 32) return;
+    uo = (uint64_t *)gf__alloc(&cx->alloc, (size_t)cap * 2 * sizeof(uint64_t));
+    if (!uo) return; /* only a hint: read_at fetches what is missing */
+    ul = uo + cap;
+    memcpy(uo + cap - n, off, (size_t)n * sizeof *off);   /* the wanted ranges merged first, then what is */
+    memcpy(ul + cap - n, len, (size_t)n * sizeof *len);   /* missing of them (never bytes held already) */
+    m = gf__rcoalesce(uo + cap - n, ul + cap - n, n, cx->cfg.gap);
+    pthread_mutex_lock(&cx->mu);
+    m = gf__rsrc_missing(s, uo + cap - n, ul + cap - n, m, uo, ul, cap - n);
+    m = gf__rcoalesce(uo, ul, m, 0);
+    for (i = 0; i < m; i++) {
+        np += (int32_t)((ul[i] + cx->cfg.part - 1) / cx->cfg.part);
+        total += ul[i];
+    }
+    if (np > 0 && (size_t)np < SIZE_MAX / 64 && total <= cx->cfg.buffer) {
+        po = (uint64_t *)gf__alloc(&cx->alloc, (size_t)np * 2 * sizeof(uint64_t));
+        q = (gf__rreq *)gf__alloc(&cx->alloc, (size_t)np * sizeof *q);
+        slot = (gf__rrange **)gf__alloc(&cx->alloc, (size_t)np * sizeof *slot);
+    }
+    if (po && q && slot) {
+        uint64_t *pl = po + np;
+        np = gf__rsplit(uo, ul, m, cx->cfg.part, po, pl, np);
+        np = gf__rsrc_reserve(s, po, pl, np, q, slot);
+    } else np = 0;
+    pthread_mutex_unlock(&cx->mu);
+    if (np > 0) {
+        gf__rfetch(cx, q, np);
+        gf__rsrc_settle(s, q, slot, np);
+    }
+    gf__free(&cx->alloc, slot);
+    gf__free(&cx->alloc, q);
+    gf__free(&cx->alloc, po);
+    gf__free(&cx->alloc, uo);
+}
+
+static void gf__rsrc_why(void *ctx, char *buf, size_t cap)
+{
+    gf__rsrc *s = (gf__rsrc *)ctx;
+    pthread_mutex_lock(&s->cx->mu);
+    gf__fmt(buf, cap, "%s", s->why);
+    pthread_mutex_unlock(&s->cx->mu);
+}
+
+static void gf__rsrc_close(void *ctx)
+{
+    gf__rsrc *s = (gf__rsrc *)ctx, **pp;
+    gf__rctx *cx = s->cx;
+    int32_t i;
+    pthread_mutex_lock(&cx->mu);
+    for (pp = &cx->srcs; *pp && *pp != s; pp = &(*pp)->next) {}
+    if (*pp) *pp = s->next;
+    for (i = 0; i < GF__RMAX_RANGES; i++)
+        if (s->r[i].buf) gf__rrange_drop(cx, &s->r[i]);
+    cx->refs--;
+    i = cx->refs;
+    pthread_mutex_unlock(&cx->mu);
+    gf__free(&cx->alloc, s->url);
+    gf__free(&cx->alloc, s->name);
+    gf__free(&cx->alloc, s->what);
+    gf__free(&cx->alloc, s);
+    if (i == 0) gf__rctx_free(cx);
+}
+
+/* ---- opening objects: their last and first bytes, 64 objects a round ---- */
+
+#define GF__RAHEAD 64                  /* objects opened ahead together */
+#define GF__RHEAD 4096                 /* first bytes fetched with the last */
+
+/* an object's request URL and its name in messages; 0, or -1 (why) */
+static int gf__robj_names(const gf__rctx *cx, const char *url, char **rurl, char **what, char *why, size_t cap)
+{
+    char bucket[256], *key = NULL;
+    size_t kl = strlen(url) + 1, ul;
+    *rurl = *what = NULL;
+    if (strncmp(url, "s3://", 5) != 0) {
+        *rurl = gf__rstrdup(&cx->alloc, url);
+        *what = gf__rstrdup(&cx->alloc, url);
+        return *rurl && *what ? 0 : -1;
+    }
+    key = (char *)gf__alloc(&cx->alloc, kl);
+    if (!key) return -1;
+    if (gf__s3_split(url, bucket, sizeof bucket, key, kl) || !key[0]) {
+        gf__fmt(why, cap, "not an object URL: s3://BUCKET/KEY");
+        gf__free(&cx->alloc, key);
+        return -1;
+    }
+    ul = strlen(url) * 3 + (cx->cfg.endpoint ? strlen(cx->cfg.endpoint) : 0) + strlen(cx->cfg.region) + 64;
+    *rurl = (char *)gf__alloc(&cx->alloc, ul);
+    *what = (char *)gf__alloc(&cx->alloc, kl + sizeof bucket + 32);
+    if (*rurl && *what && gf__s3_url(cx->cfg.endpoint, cx->cfg.region, bucket, key, *rurl, ul) == 0)
+        gf__fmt(*what, kl + sizeof bucket + 32, "bucket '%s', key '%s'", bucket, key);
+    else if (*rurl) (*rurl)[0] = 0;
+    gf__free(&cx->alloc, key);
+    return *rurl && *what && (*rurl)[0] ? 0 : -1;
+}
+
+/* a suffix GET (its last `tail` bytes) of an object */
+static void gf__robj_tail_req(gf__rctx *cx, gf__rreq *q, const char *url, const char *what, int s3)
+{
+    memset(q, 0, sizeof *q);
+    q->kind = GF__RQ_TAIL;
+    q->url = url;
+    q->what = what;
+    q->sign = s3;
+    q->opening = 1;
+    q->len = cx->cfg.tail;
+    q->a = &cx->alloc;
+    q->grow = 1;
+    q->cap = (size_t)cx->cfg.tail;
+}
+
+/* what round 1 (the last bytes) found, into o; and round 2's request (the
+   first bytes, when the last did not cover them): 1 when there is one */
+static int gf__robj_took_tail(gf__rctx *cx, gf__robj *o, gf__rreq *t, gf__rreq *h)
+{
+    uint8_t *b;
+    o->ok = t->state == GF__RS_OK;
+    if (!o->ok) {
+        gf__fmt(o->why, sizeof o->why, "%s", t->why);
+        return 0;
+    }
+    o->size = t->size;
+    gf__etag_copy(o->etag, sizeof o->etag, t->etag_got, strlen(t->etag_got));
+    gf__fmt(o->lastmod, sizeof o->lastmod, "%s", t->lastmod);
+    o->tail.off = t->off;
+    o->tail.len = t->len;
+    o->tail.buf = t->dst;
+    t->dst = NULL;
+    if (o->tail.off == 0) return 0;
+    b = (uint8_t *)gf__alloc(&cx->alloc, GF__RHEAD);
+    if (!b) {
+        o->ok = 0;
+        gf__fmt(o->why, sizeof o->why, "out of memory");
+        return 0;
+    }
+    memset(h, 0, sizeof *h);
+    h->kind = GF__RQ_GET;
+    h->url = t->url;
+    h->what = t->what;
+    h->sign = t->sign;
+    h->opening = 1;
+    h->len = o->tail.off < GF__RHEAD ? o->tail.off : GF__RHEAD;
+    h->size = o->size;
+    h->etag = o->etag;
+    h->a = &cx->alloc;
+    h->dst = b;
+    h->dcap = h->cap = (size_t)h->len;
+    return 1;
+}
+
+/* round 2 (the first bytes) of the objects opened ahead: what it found */
+static void gf__robj_took_head(gf__rctx *cx, gf__robj *w, gf__rreq *h)
+{
+    if (h->state == GF__RS_OK) {
+        w->head.len = h->len;
+        w->head.buf = h->dst;
+        return;
+    }
+    gf__free(&cx->alloc, h->dst);
+    w->ok = 0;
+    gf__fmt(w->why, sizeof w->why, "%s", h->why);
+}
+
+/* opens up to GF__RAHEAD of the remote urls[0..n) ahead: the last bytes of
+   each (size, ETag, footer), then the first of those larger than that, all
+   in parallel; into cx->ahead (what was there goes). 0, or -1 without memory. */
+static int gf__rctx_ahead(gf__rctx *cx, const char *const *urls, int32_t n)
+{
+    gf__robj *o;
+    gf__rreq *q;
+    char **rurl;
+    int32_t i, m = 0, nq = 0, nh = 0, who[2 * GF__RAHEAD];
+    for (i = 0; i < cx->nahead; i++) gf__robj_free(&cx->alloc, &cx->ahead[i]);
+    gf__free(&cx->alloc, cx->ahead);
+    cx->ahead = NULL;
+    cx->nahead = 0;
+    o = (gf__robj *)gf__alloc(&cx->alloc, GF__RAHEAD * sizeof *o);
+    q = (gf__rreq *)gf__alloc(&cx->alloc, 2 * GF__RAHEAD * sizeof *q);
+    rurl = (char **)gf__alloc(&cx->alloc, 2 * GF__RAHEAD * sizeof(char *));
+    if (!o || !q || !rurl) {
+        gf__free(&cx->alloc, o);
+        gf__free(&cx->alloc, q);
+        gf__free(&cx->alloc, rurl);
+        return -1;
+    }
+    memset(o, 0, GF__RAHEAD * sizeof *o);
+    memset(rurl, 0, 2 * GF__RAHEAD * sizeof(char *));
+    cx->ahead = o;
+    for (i = 0; i < n && m < GF__RAHEAD; i++) {
+        if (!gf__remote_is_url(urls[i])) continue;
+        o[m].url = gf__rstrdup(&cx->alloc, urls[i]);
+        if (o[m].url && gf__robj_names(cx, urls[i], &rurl[2 * m], &rurl[2 * m + 1], o[m].why, sizeof o[m].why) == 0) {
+            gf__robj_tail_req(cx, &q[nq], rurl[2 * m], rurl[2 * m + 1], strncmp(urls[i], "s3://", 5) == 0);
+            who[nq++] = m;
+        } else if (!o[m].why[0]) gf__fmt(o[m].why, sizeof o[m].why, "out of memory");
+        m++;
+    }
+    cx->nahead = m;
+    gf__rfetch(cx, q, nq);
+    for (i = 0; i < nq; i++) {
+        if (gf__robj_took_tail(cx, &o[who[i]], &q[i], &q[GF__RAHEAD + nh])) who[GF__RAHEAD + nh++] = who[i];
+        gf__free(&cx->alloc, q[i].dst);
+    }
+    gf__rfetch(cx, q + GF__RAHEAD, nh);
+    for (i = 0; i < nh; i++) gf__robj_took_head(cx, &o[who[GF__RAHEAD + i]], &q[GF__RAHEAD + i]);
+    for (i = 0; i < 2 * GF__RAHEAD; i++) gf__free(&cx->alloc, rurl[i]);
+    gf__free(&cx->alloc, rurl);
+    gf__free(&cx->alloc, q);
+    return 0;
+}
+
+/* a source for an object opened ahead (o): its first and last bytes kept */
+static gf__rsrc *gf__rsrc_new(gf__rctx *cx, gf__robj *o)
+{
+    gf__rsrc *s = (gf__rsrc *)gf__alloc(&cx->alloc, sizeof *s);
+    char why[64];
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->cx = cx;
+    s->s3 = strncmp(o->url, "s3://", 5) == 0;
+    s->name = gf__rstrdup(&cx->alloc, o->url);
+    if (!s->name || gf__robj_names(cx, o->url, &s->url, &s->what, why, sizeof why)) {
+        gf__free(&cx->alloc, s->name);
+        gf__free(&cx->alloc, s->url);
+        gf__free(&cx->alloc, s->what);
+        gf__free(&cx->alloc, s);
+        return NULL;
+    }
+    s->size = o->size;
+    gf__fmt(s->etag, sizeof s->etag, "%s", o->etag);
+    pthread_mutex_lock(&cx->mu);
+    s->next = cx->srcs;
+    cx->srcs = s;
+    cx->refs++;
+    if (o->tail.buf) gf__rsrc_keep(s, o->tail.off, o->tail.len, o->tail.buf, 0);
+    if (o->head.buf) gf__rsrc_keep(s, 0, o->head.len, o->head.buf, 0);
+    o->tail.buf = o->head.buf = NULL;
+    pthread_mutex_unlock(&cx->mu);
+    return s;
+}
+
+/* Opens urls[0] (an s3:// or http(s):// object) as a source: *cxp the
+   dataset's context (made on the first call; NULL: a context of the
+   source's own), urls[1..n) the objects opened next (opened ahead with
+   it). identity (icap > 0): the URL, size and ETag (or Last-Modified). */
+static gpufeed_result gf__remote_open(gf__rctx **cxp, const gpufeed_allocator *a, const char *const *urls, int32_t n,
+                                      gpufeed_source *src, char *identity, size_t icap, gpufeed_error *err)
+{
+    gf__rctx *cx = cxp ? *cxp : NULL;
+    gf__robj *o = NULL;
+    gf__rsrc *s;
+    gpufeed_result r;
+    int32_t i, pass;
+    memset(src, 0, sizeof *src);
+    if (!cx) {
+        r = gf__rctx_new(&cx, a, urls[0], err);
+        if (r) return r;
+        if (cxp) *cxp = cx;
+    }
+    for (pass = 0; pass < 2 && !o; pass++) {
+        for (i = 0; i < cx->nahead && !o; i++)
+            if (cx->ahead[i].url && strcmp(cx->ahead[i].url, urls[0]) == 0) o = &cx->ahead[i];
+        if (!o && pass == 0 && gf__rctx_ahead(cx, urls, n)) break;
+    }
+    if (!o || !o->ok) {
+        if (o) r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", urls[0], o->why);
+        else r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", urls[0]);
+        if (!cxp) gf__remote_release(cx);
+        return r;
+    }
+    s = gf__rsrc_new(cx, o);
+    if (s && identity && icap)
+        gf__fmt(identity, icap, "%s size=%llu etag=%s last-modified=%s", urls[0], (unsigned long long)s->size, o->etag, o->etag[0] ? "" : o->lastmod);
+    gf__robj_free(&cx->alloc, o);
+    if (!cxp) gf__remote_release(cx); /* the source holds the context now */
+    if (!s) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", urls[0]);
+    src->read_at = gf__rsrc_read;
+    src->will_read = gf__rsrc_will_read;
+    src->why = gf__rsrc_why;
+    src->close = gf__rsrc_close;
+    src->ctx = s;
+    src->size = s->size;
+    return GPUFEED_OK;
+}
+
+/* ---- listing: ListObjectsV2, every page ---- */
+
+typedef struct gf__rkeys {             /* keys found, grown */
+    char **v;
+    int32_t n, cap;
+} gf__rkeys;
+
+static int gf__rkeys_push(const gpufeed_allocator *a, gf__rkeys *k, const char *s)
+{
+    if (k->n == k->cap) {
+        int32_t nc = k->cap ? k->cap * 2 : 64;
+        char **nv;
+        if (nc <= k->cap || (size_t)nc > SIZE_MAX / sizeof(char *)) return -1;
+        nv = (char **)gf__realloc(a, k->v, (size_t)nc * sizeof(char *));
+        if (!nv) return -1;
+        k->v = nv;
+        k->cap = nc;
+    }
+    k->v[k->n] = gf__rstrdup(a, s);
+    if (!k->v[k->n]) return -1;
+    k->n++;
+    return 0;
+}
+
+static void gf__rkeys_free(const gpufeed_allocator *a, gf__rkeys *k)
+{
+    int32_t i;
+    for (i = 0; i < k->n; i++) gf__free(a, k->v[i]);
+    gf__free(a, k->v);
+    memset(k, 0, sizeof *k);
+}
+
+/* which listed keys a path takes: a prefix's *.parquet, or a glob's matches */
+typedef struct gf__rmatch {
+    const char *glob;                  /* NULL: every *.parquet key below `base` */
+    size_t base;                       /* the length of the literal directory (with its '/') */
+} gf__rmatch;
+
+static int gf__rmatch_key(const gf__rmatch *m, const char *key)
+{
+    size_t n = strlen(key);
+    if (n <= m->base || key[n - 1] == '/' || gf__rhidden(key + m->base)) return 0;
+    if (m->glob) return gf__rglob(m->glob, key, 1);
+    return n >= 8 && strcmp(key + n - 8, ".parquet") == 0;
+}
+
+/* one page's <Contents>: keys (URL-decoded) that match, into out; its
+   continuation token into *token (NULL: the last page). 0, or -1 (why). */
+static int gf__rlist_page(const gpufeed_allocator *a, const char *body, size_t n, const gf__rmatch *m, gf__rkeys *out, char **token,
+                          char *why, size_t cap)
+{
+    const char *p = body, *end = body + n, *v, *k;
+    size_t vn, kn;
+    int r;
+    uint64_t size;
+    *token = NULL;
+    while ((r = gf__xml_tag(&p, end, "Contents", &v, &vn)) == 1) {
+        const char *c = v, *s;
+        size_t sn;
+        char *key = (char *)gf__alloc(a, vn + 1);
+        if (!key) { gf__fmt(why, cap, "out of memory"); return -1; }
+        int bad = gf__xml_tag(&c, v + vn, "Key", &k, &kn) != 1 || gf__rdecode(k, kn, 1, key, vn + 1);
+        c = v;
+        if (bad || gf__xml_tag(&c, v + vn, "Size", &s, &sn) != 1 || gf__parse_u64(s, sn, &size)) {
+            gf__fmt(why, cap, "a malformed listing: an entry without a proper Key and Size");
+            gf__free(a, key);
+            return -1;
+        }
+        if (gf__rmatch_key(m, key) && gf__rkeys_push(a, out, key)) { gf__fmt(why, cap, "out of memory"); gf__free(a, key); return -1; }
+        gf__free(a, key);
+    }
+    if (r < 0) { gf__fmt(why, cap, "a malformed listing: <Contents> is not closed"); return -1; }
+    p = body;
+    if (gf__xml_tag(&p, end, "IsTruncated", &v, &vn) != 1 || !(vn == 4 && memcmp(v, "true", 4) == 0)) return 0;
+    p = body;
+    if (gf__xml_tag(&p, end, "NextContinuationToken", &v, &vn) != 1 || vn == 0 || !(*token = (char *)gf__alloc(a, vn + 1)) ||
+        gf__rdecode(v, vn, 0, *token, vn + 1)) {
+        gf__fmt(why, cap, "a truncated listing without a proper NextContinuationToken");
+        return -1;
+    }
+    return 0;
+}
+
+/* every key of bucket under prefix that m takes, in out: 0, or -1 (why) */
+static int gf__rlist(gf__rctx *cx, const char *bucket, const char *prefix, const gf__rmatch *m, gf__rkeys *out, char *why, size_t cap)
+{
+    char *token = NULL, *url = NULL, what[600];
+    int32_t pages = 0;
+    int rc = -1;
+    gf__fmt(what, sizeof what, "bucket '%s', prefix '%.400s'", bucket, prefix);
+    for (;;) {
+        gf__rreq q;
+        char *nt = NULL;
+        size_t ul = strlen(prefix) * 3 + (token ? strlen(token) * 3 : 0) + strlen(bucket) + strlen(cx->cfg.region) +
+                    (cx->cfg.endpoint ? strlen(cx->cfg.endpoint) : 0) + 160;
+        gf__free(&cx->alloc, url);
+        url = (char *)gf__alloc(&cx->alloc, ul);
+        if (!url || gf__s3_list_url(cx->cfg.endpoint, cx->cfg.region, bucket, prefix, token, url, ul)) { gf__fmt(why, cap, "out of memory"); break; }
+        memset(&q, 0, sizeof q);
+        q.kind = GF__RQ_LIST;
+        q.url = url;
+        q.what = what;
+        q.sign = 1;
+        q.a = &cx->alloc;
+        q.grow = 1;
+        q.cap = (size_t)64 << 20;
+        if (gf__rfetch(cx, &q, 1)) {
+            gf__fmt(why, cap, "%s", q.why);
+            gf__free(&cx->alloc, q.dst);
+            break;
+        }
+        rc = gf__rlist_page(&cx->alloc, (const char *)q.dst, q.got, m, out, &nt, why, cap);
+        gf__free(&cx->alloc, q.dst);
+        if (rc == 0 && nt && token && strcmp(nt, token) == 0) {
+            gf__fmt(why, cap, "a listing that does not advance: the same continuation token twice");
+            rc = -1;
+        }
+        gf__free(&cx->alloc, token);
+        token = nt;
+        if (rc || !token) break;
+        rc = -1;
+        if (++pages >= 1000000) { gf__fmt(why, cap, "a listing of more than a million pages"); break; }
+    }
+    gf__free(&cx->alloc, token);
+    gf__free(&cx->alloc, url);
+    return rc;
+}
+
+static int gf__rcmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* HEAD of an object: 1 it exists, 0 not found (404), -1 another error (why) */
+static int gf__rhead(gf__rctx *cx, const char *bucket, const char *key, char *why, size_t cap)
+{
+    gf__rreq q;
+    char what[600], *url;
+    size_t ul = strlen(key) * 3 + strlen(bucket) + strlen(cx->cfg.region) + (cx->cfg.endpoint ? strlen(cx->cfg.endpoint) : 0) + 96;
+    int r;
+    url = (char *)gf__alloc(&cx->alloc, ul);
+    if (!url || gf__s3_url(cx->cfg.endpoint, cx->cfg.region, bucket, key, url, ul)) {
+        gf__free(&cx->alloc, url);
+        gf__fmt(why, cap, "out of memory");
+        return -1;
+    }
+    gf__fmt(what, sizeof what, "bucket '%s', key '%.400s'", bucket, key);
+    memset(&q, 0, sizeof q);
+    q.kind = GF__RQ_HEAD;
+    q.url = url;
+    q.what = what;
+    q.sign = 1;
+    r = gf__rfetch(cx, &q, 1) == 0 ? 1 : q.status == 404 ? 0 : -1;
+    if (r <= 0) gf__fmt(why, cap, "%s", q.why);
+    gf__free(&cx->alloc, url);
+    return r;
+}
+
+/* the keys an s3:// path names, sorted (see the section's comment); 0, or
+   -1 with why. A key that is no object and no prefix: 0, none, and the
+   HEAD's 404 in why. */
+static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rkeys *out, size_t *base, char *why, size_t cap)
+{
+    gf__rmatch m;
+    const char *meta = key + strcspn(key, "*?[");
+    size_t kl = strlen(key);
+    char *pre;
+    int r;
+    memset(&m, 0, sizeof m);
+    if (*meta) { /* a glob: list from its literal start */
+        m.glob = key;
+        for (m.base = (size_t)(meta - key); m.base > 0 && key[m.base - 1] != '/'; m.base--) {}
+        pre = gf__rstrdup(&cx->alloc, key);
+        if (!pre) return -1;
+        pre[meta - key] = 0;
+    } else if (kl == 0 || key[kl - 1] == '/') {
+        m.base = kl;
+        pre = gf__rstrdup(&cx->alloc, key);
+    } else {
+        r = gf__rhead(cx, bucket, key, why, cap);
+        for (*base = kl; *base > 0 && key[*base - 1] != '/'; (*base)--) {}
+        if (r != 0) return r > 0 ? gf__rkeys_push(&cx->alloc, out, key) : -1;
+        pre = (char *)gf__alloc(&cx->alloc, kl + 2); /* no such object: a prefix? */
+        if (pre) {
+            memcpy(pre, key, kl);
+            pre[kl] = '/';
+            pre[kl + 1] = 0;
+        }
+        m.base = kl + 1;
+    }
+    if (!pre) return -1;
+    *base = m.base;
+    r = gf__rlist(cx, bucket, pre, &m, out, why, cap);
+    gf__free(&cx->alloc, pre);
+    if (r == 0 && out->n > 1) qsort(out->v, (size_t)out->n, sizeof(char *), gf__rcmp_str);
+    return r;
+}
+
+/* Expands a remote path (gf__expand_paths' branch): add(user, url) for
+   each object, sorted by key; an error when it names none. */
+static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add, void *user, gpufeed_error *err)
+{
+    gf__rctx *cx;
+    gf__rkeys keys;
+    gpufeed_result r;
+    char bucket[256], *key, *url, why[GPUFEED_ERROR_MAX];
+    size_t kl = strlen(path) + 1, base = 0, root;
+    int32_t i;
+    if (strncmp(path, "s3://", 5) != 0) { /* an http(s):// URL: one object */
+        for (root = strlen(path); root > 0 && path[root - 1] != '/'; root--) {}
+        return add(user, path, root) ? GPUFEED_OK : gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
+    r = gf__rctx_new(&cx, NULL, path, err);
+    if (r) return r;
+    memset(&keys, 0, sizeof keys);
+    why[0] = 0;
+    key = (char *)gf__alloc(&cx->alloc, kl);
+    url = NULL;
+    if (!key) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    else if (gf__s3_split(path, bucket, sizeof bucket, key, kl)) r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: not an s3://BUCKET/KEY path", path);
+    else if (gf__s3_keys(cx, bucket, key, &keys, &base, why, sizeof why))
+        r = gf__seterr(err, GPUFEED_ERR_IO, "%s: %s", path, why[0] ? why : "out of memory");
+    else if (keys.n == 0 && why[0])
+        r = gf__seterr(err, GPUFEED_ERR_IO, "%s: no such key (%s), and no *.parquet object below '%s/'", path, why, key);
+    else if (keys.n == 0)
+        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no object %s in bucket '%s'", path,
+                       strcspn(key, "*?[") < strlen(key) ? "matches" : "*.parquet below the prefix", bucket);
+    for (i = 0; !r && i < keys.n; i++) {
+        size_t ul = strlen(bucket) + strlen(keys.v[i]) + 8;
+        gf__free(&cx->alloc, url);
+        url = (char *)gf__alloc(&cx->alloc, ul);
+        if (url) gf__fmt(url, ul, "s3://%s/%s", bucket, keys.v[i]);
+        if (!url || !add(user, url, strlen(bucket) + 6 + base)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
+    gf__rkeys_free(&cx->alloc, &keys);
+    gf__free(&cx->alloc, key);
+    gf__free(&cx->alloc, url);
+    gf__remote_release(cx);
+    return r;
+}
+
+static void gf__remote_stats(gf__rctx *cx, gpufeed_remote_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (!cx) return;
+    pthread_mutex_lock(&cx->mu);
+    *st = cx->st;
+    pthread_mutex_unlock(&cx->mu);
+}
+
+#else /* !GPUFEED_CURL: remote paths are an error that names the macro */
+
+typedef struct gf__rctx gf__rctx;
+static gpufeed_result gf__remote_off(const char *p, gpufeed_error *err)
+{
+    return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: s3:// and http(s):// paths need GPUFEED_CURL (libcurl, loaded at run time): "
+                      "compile with -DGPUFEED_CURL", p);
+}
+static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add, void *user, gpufeed_error *err)
+{
+    (void)add;
+    (void)user;
+    return gf__remote_off(path, err);
+}
+static gpufeed_result gf__remote_open(gf__rctx **cxp, const gpufeed_allocator *a, const char *const *urls, int32_t n,
+                                      gpufeed_source *src, char *identity, size_t icap, gpufeed_error *err)
+{
+    (void)cxp;
+    (void)a;
+    (void)n;
+    (void)identity;
+    (void)icap;
+    memset(src, 0, sizeof *src);
+    return gf__remote_off(urls[0], err);
+}
+static void gf__remote_release(gf__rctx *cx) { (void)cx; }
+static void gf__remote_stats(gf__rctx *cx, gpufeed_remote_stats *st)
+{
+    (void)cx;
+    memset(st, 0, sizeof *st);
+}
+#endif /* GPUFEED_CURL */
 
 /* >>thrift --------------------------------------------------------------- */
 /* Thrift Compact Protocol, decode only. Every read is bounds-checked; the
@@ -3120,7 +5420,7 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
         return gf__seterr(err, GPUFEED_ERR_NOT_PARQUET, "%s: file of %llu bytes is too small to be Parquet (needs at least 12)", f->name,
                           (unsigned long long)f->size);
     if (f->src.read_at(f->src.ctx, 0, head, 4) || f->src.read_at(f->src.ctx, f->size - 8, tail, 8))
-        return gf__seterr(err, GPUFEED_ERR_IO, "%s: read failed at the file's head or tail", f->name);
+        return gf__seterr(err, GPUFEED_ERR_IO, "%s: read failed at the file's head or tail%s", f->name, gf__source_why(&f->src, msg, sizeof msg));
     if (memcmp(tail + 4, "PARE", 4) == 0)
         return gf__seterr(err, GPUFEED_ERR_ENCRYPTED, "%s: encrypted footer (magic PARE): encrypted Parquet is not supported", f->name);
     if (memcmp(tail + 4, "PAR1", 4) != 0)
@@ -3141,7 +5441,8 @@ static gpufeed_result gf__load_metadata(gpufeed_file *f, gpufeed_error *err)
     f->footer = (uint8_t *)gf__alloc(&f->alloc, flen);
     if (!f->footer) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory for a %u-byte footer", f->name, flen);
     if (f->src.read_at(f->src.ctx, f->data_end, f->footer, flen))
-        return gf__seterr(err, GPUFEED_ERR_IO, "%s: reading the footer (%u bytes at offset %llu) failed", f->name, flen, (unsigned long long)f->data_end);
+        return gf__seterr(err, GPUFEED_ERR_IO, "%s: reading the footer (%u bytes at offset %llu) failed%s", f->name, flen,
+                          (unsigned long long)f->data_end, gf__source_why(&f->src, msg, sizeof msg));
 
     t = (gf__tc *)gf__alloc(&f->alloc, sizeof *t);
     if (!t) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
@@ -3261,6 +5562,16 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_f
     if (out) *out = NULL;
     if (!desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: desc is NULL");
     if (!out) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_file_open: out is NULL"); }
+    if (desc->path && !desc->data && !desc->source && gf__remote_is_url(desc->path)) { /* s3:// or http(s):// (>>remote) */
+        gpufeed_file_desc rd = *desc;
+        gpufeed_source rs;
+        r = gf__remote_open(NULL, &desc->allocator, &desc->path, 1, &rs, NULL, 0, err);
+        if (r) return r;
+        rd.path = NULL;
+        rd.source = &rs;
+        rd.name = desc->name ? desc->name : desc->path;
+        return gpufeed_file_open(out, &rd, err);
+    }
     if (!gf__host_is_le()) { gf__source_close(desc->source); return gf__seterr(err, GPUFEED_ERR_PLATFORM, "gpufeed: big-endian hosts are not supported"); }
     nsrc = (desc->path != NULL) + (desc->data != NULL) + (desc->source != NULL);
     if (nsrc != 1) {
@@ -6048,9 +8359,11 @@ static gpufeed_result gf__col_read_at(gpufeed_column *c, uint64_t off, uint8_t *
 {
     uint64_t t0 = gf__now_us();
     int failed = c->f->src.read_at(c->f->src.ctx, off, buf, (size_t)len);
+    char why[GPUFEED_ERROR_MAX / 2];
     c->read_us += gf__now_us() - t0;
     if (failed)
-        return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed", (unsigned long long)len, (unsigned long long)off);
+        return gf__col_fail(c, GPUFEED_ERR_IO, "read of %llu bytes at offset %llu failed%s", (unsigned long long)len, (unsigned long long)off,
+                            gf__source_why(&c->f->src, why, sizeof why));
     c->bytes_read += len;
     return GPUFEED_OK;
 }
@@ -9456,7 +11769,8 @@ struct gpufeed_dataset {
     int all_pruned;                    /* the partition predicates keep no file: file 0 is
                                           opened, none of its row groups read */
     uint8_t (*fill)[8];                /* [nfeat]: each feature's fill in its dtype */
-    const char **ident;                /* open_source: each file's identity */
+    const char **ident;                /* open_source, s3:// and https://: each file's identity */
+    gf__rctx *remote;                  /* its s3:// and https:// objects' context (>>remote) */
     int64_t *offs;                     /* row-major byte offset of each feature */
     int64_t row_bytes;
     int32_t layout;
@@ -9525,6 +11839,11 @@ static int gf__strv_push(gf__arena *ar, gf__strv *sv, const char *s, size_t root
     sv->v[sv->n] = gf__arena_str(ar, (const uint8_t *)s, strlen(s));
     sv->root[sv->n] = root > (size_t)INT32_MAX ? INT32_MAX : (int32_t)root;
     return sv->v[sv->n++] != NULL;
+}
+typedef struct gf__strv_sink { gf__arena *ar; gf__strv *sv; } gf__strv_sink; /* gf__remote_expand's output */
+static int gf__strv_sink_push(void *u, const char *s, size_t root)
+{
+    return gf__strv_push(((gf__strv_sink *)u)->ar, ((gf__strv_sink *)u)->sv, s, root); /* key=value segments below root: partitions */
 }
 
 #ifndef GPUFEED_NO_STDIO
@@ -9694,8 +12013,16 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
     int32_t i;
     for (i = 0; i < n; i++) {
         const char *p = paths[i];
+#ifndef GPUFEED_NO_STDIO
         gpufeed_result r;
+#endif
         if (!p || !*p) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is empty", i);
+        if (gf__remote_is_url(p)) { /* s3:// prefixes, globs, objects; http(s):// URLs (>>remote) */
+            gf__strv_sink k = { ar, out };
+            gpufeed_result rr = gf__remote_expand(p, gf__strv_sink_push, &k, err);
+            if (rr) return rr;
+            continue;
+        }
 #ifndef GPUFEED_NO_STDIO
         if (gf__is_glob(p) && strstr(p, "**")) {
             r = gf__expand_starstar(ar, p, out, err);
@@ -9827,6 +12154,7 @@ static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t sca
 #define GPUFEED_MAX_PARTITION_KEYS 64
 #endif
 
+#ifndef GPUFEED_CURL /* else >>remote's */
 /* a hex digit's value, -1 if it is none */
 static int gf__hexval(char c)
 {
@@ -9835,6 +12163,7 @@ static int gf__hexval(char c)
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
 }
+#endif
 
 /* a partition value as Spark and Hive write it into a path: %XX escapes
    decoded in place; -1 on a broken escape */
@@ -10646,6 +12975,7 @@ static void gf__dataset_free(gpufeed_dataset *ds)
     if (!ds) return;
     a = ds->alloc;
     for (i = 0; i < ds->nfiles; i++) gpufeed_file_close(ds->files ? ds->files[i] : NULL);
+    gf__remote_release(ds->remote);
     gf__dcache_free(ds->dcache, &a);
     gf__arena_free(&ds->arena);
     gf__free(&a, ds);
@@ -10770,6 +13100,17 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
             od.name = files.v[i];
             od.flags &= ~(uint32_t)GPUFEED_OPEN_MMAP;
             od.flags |= GPUFEED_OPEN_PREAD;
+        } else if (gf__remote_is_url(files.v[i])) { /* s3:// or http(s):// (>>remote): the next objects opened with it */
+            char ident[1024] = "";
+            if (!ds->ident) ds->ident = (const char **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(const char *));
+            if (!ds->ident) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+            r = gf__remote_open(&ds->remote, &ds->alloc, (const char *const *)files.v + i, files.n - i, &src, ident, sizeof ident, err);
+            if (r) return r;
+            ds->ident[i] = gf__arena_str(&ds->arena, (const uint8_t *)ident, strlen(ident));
+            if (!ds->ident[i]) { gf__source_close(&src); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", files.v[i]); }
+            od.path = NULL;
+            od.source = &src;
+            od.name = files.v[i];
         }
         r = gpufeed_file_open(&ds->files[i], &od, err);
         ds->nfiles = i + (r == GPUFEED_OK);
@@ -11561,6 +13902,11 @@ GPUFEED_API uint64_t gpufeed_dataset_read_us(const gpufeed_dataset *ds)
 #else
     return ds ? ds->read_us : 0;
 #endif
+}
+
+GPUFEED_API void gpufeed_dataset_remote_stats(const gpufeed_dataset *ds, gpufeed_remote_stats *st)
+{
+    if (st) gf__remote_stats(ds ? ds->remote : NULL, st);
 }
 
 /* ---- per-thread decoder state ---- */
@@ -13372,7 +15718,7 @@ static void gf__h2_str(gf__h2 *k, const char *s)
 static void gf__cache_file_name(const gpufeed_dataset *ds, int32_t i, char *out, size_t cap)
 {
 #ifndef GPUFEED_NO_STDIO
-    if (!ds->ident && gf__canon_path(ds->paths[i], out, cap) == 0) return;
+    if (!(ds->ident && ds->ident[i]) && gf__canon_path(ds->paths[i], out, cap) == 0) return;
 #endif
     gf__fmt(out, cap, "%s", ds->paths[i]);
 }
@@ -13440,7 +15786,7 @@ static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], uin
         size_t flen;
         const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
         gf__h2_u64(&k, ds->files[i]->size);
-        if (ds->ident) gf__h2_str(&k, ds->ident[i]);
+        if (ds->ident && ds->ident[i]) gf__h2_str(&k, ds->ident[i]);
 #ifndef GPUFEED_NO_STDIO
         else {
             struct stat st;

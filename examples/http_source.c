@@ -1,5 +1,7 @@
 /* http_source.c -- Parquet over HTTP range requests (libcurl) into gpufeed's
-   loader and tensor cache.
+   loader and tensor cache: a remote source of your own, through
+   gpufeed_dataset_desc.open_source. (gpufeed.h reads s3:// and https://
+   paths itself when built with GPUFEED_CURL; this shows the hooks it uses.)
 
    Build (one command, from the repository root):
        cc -O2 -I. examples/http_source.c -o http_source -lcurl -lpthread -lm

@@ -273,6 +273,11 @@ job_nvcc() {
 }
 
 # builds prog.c with the given compiler and options and runs it on the data file
+job_nvcc_curl() {   # the remote section under nvcc
+    if ! have nvcc; then echo "SKIP nvcc-curl: not installed"; return; fi
+    check nvcc-curl-impl nvcc -x cu -DGPUFEED_CURL -Xcompiler -Wall,-Wextra,-Werror -I. -c "$T/cuda.cu" -o "$T/nvcc-curl.o"
+}
+
 job_prog() {
     local name=$1 log
     shift
@@ -403,6 +408,7 @@ done
 # 2. nvcc
 add job_nvcc ""
 add job_nvcc -std=c++17
+add job_nvcc_curl
 # 3. build options (prog.c checks what each does)
 add job_prog opt-default-gcc gcc -std=c99 "${WARN[@]}" -I. "$T/prog.c"
 add job_prog opt-no-stdio-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_STDIO -I. "$T/prog.c"
@@ -433,6 +439,10 @@ add job_prog opt-no-avx512-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_NO_
 add job_prog opt-no-simd-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_NO_SIMD -I. "$T/prog.c"
 add job_prog opt-small-limits-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_ERROR_MAX=64 -DGPUFEED_MAX_THRIFT_DEPTH=16 \
     -DGPUFEED_MAX_PAGE_HEADER_SIZE=4096 -I. "$T/prog.c"
+# GPUFEED_CURL (s3:// and http(s):// through libcurl loaded at run time): no curl headers, -ldl
+add job_prog opt-curl-gcc gcc -std=c99 "${WARN[@]}" -DGPUFEED_CURL -I. "$T/prog.c" -ldl
+add job_prog opt-curl-clang++ clang++ -std=c++11 "${WARN[@]}" -DGPUFEED_CURL -I. -x c++ "$T/prog.c" -x none -ldl
+add job_prog opt-curl-no-threads-clang clang -std=c11 "${WARN[@]}" -DGPUFEED_CURL -DGPUFEED_NO_THREADS -I. "$T/prog.c" -ldl -lpthread
 add job_negative
 # 4. two translation units
 add job_static_gcc

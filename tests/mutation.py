@@ -53,7 +53,7 @@ def M(id, section, what, at, old=None, new="", equivalent=None):
     return dict(id=id, section=section, what=what, at=at, old=old, new=new, equivalent=equivalent)
 
 
-# Sections: base, source, thrift, metadata, pages, codecs, decode, column,
+# Sections: base, source, remote, thrift, metadata, pages, codecs, decode, column,
 # dense (conversions, dataset, page index, units, batch reader), loader,
 # cache, upload, dlpack. Each `at` is code of that section (never a comment,
 # never a line number).
@@ -70,6 +70,17 @@ MUTATIONS = [
       at="if (off > m->size || len > m->size - off) return -1;", old="len > m->size - off", new="len > m->size - off + 1"),
     M("source-map-placed", "source", "a file's mapping placed on a 2 MiB boundary, not a page past it",
       at="a = r + ((huge - ((uintptr_t)r & (huge - 1))) & (huge - 1)) + ps;", old="(huge - 1)) + ps;", new="(huge - 1));"),
+    # ---- remote: what test_remote_unit checks without a network (the quick suite)
+    M("remote-coalesce-gap", "remote", "a gap larger than the wanted bytes merged (off - pend <= useful -> <= 2 * useful)",
+      at="if (off[a] <= pend || (off[a] - pend <= gap && off[a] - pend <= useful)) {", old="off[a] - pend <= useful", new="off[a] - pend <= 2 * useful"),
+    M("remote-u64-overflow", "remote", "a 20-digit number past 2^64 accepted (v > (UINT64_MAX - d) / 10 -> / 9)",
+      at="if (d > 9 || v > (UINT64_MAX - d) / 10) return -1;", old="(UINT64_MAX - d) / 10", new="(UINT64_MAX - d) / 9"),
+    M("remote-range-answered", "remote", "a ranged GET answered with another start accepted",
+      at="if (q->has_cr > 0 && (q->cr_a != q->off || q->cr_b != q->off + q->len - 1)) {", old="q->cr_a != q->off || ", new=""),
+    M("remote-glob-segment", "remote", "'*' matches across '/' (a glob's star leaves its segment)",
+      at="if (!*k || *k == '/') return 0;\n                k++;", old="|| *k == '/'", new=""),
+    M("remote-hidden", "remote", "keys whose segments start with '_' are not hidden",
+      at="if (*s == '_' || *s == '.') return 1;", old="*s == '_' || ", new=""),
     # ---- thrift: every bounds check at its exact boundary
     M("thrift-uvar-end", "thrift", "varint: reads past the end (p >= end -> p > end)",
       at='if (t->p >= t->end) { gf__tc_fail(t, GPUFEED_ERR_THRIFT, "truncated varint");', old="t->p >= t->end", new="t->p > t->end"),

@@ -11,7 +11,7 @@
 # no CUDA toolkit, no GPU; in --quick no .venv) is SKIPPED and counted as
 # skipped, never as passed. Logs: build/logs/<suite>.log.
 #
-# --quick: the header's layout (tests/test_layout.py), unit, bad input,
+# --quick: the header's layout (tests/test_layout.py), unit, remote (its pure parts), bad input,
 # nested columns and lists, the loader (ASan+UBSan; TSan), the committed
 # corpus, the tensor cache (its API and the tool), the uploader's host
 # fallback, DLPack export, the tools, gpufeed-bench, and a replay of the
@@ -271,6 +271,12 @@ build_all() {
       pjob "nvcc $n" nvcc -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -I. "$cu" -o "build/$n" -lpthread
     done
   else echo "SKIP nvcc builds: nvcc not installed"; fi
+  if [ -f tests/test_remote_unit.c ]; then  # the remote section's pure parts (GPUFEED_CURL; no curl headers)
+    build test_remote_unit tests/test_remote_unit.c -ldl
+    if [ -f /usr/include/curl/curl.h ] || [ -f /usr/include/x86_64-linux-gnu/curl/curl.h ] || [ -f /usr/include/aarch64-linux-gnu/curl/curl.h ]; then
+      pjob "test_curl_abi (curl.h)" $CC -O1 $WARN -I. tests/test_curl_abi.c -o build/test_curl_abi -lcurl -lpthread -lm -ldl
+    else echo "SKIP build test_curl_abi: no curl/curl.h (libcurl4-openssl-dev)"; fi
+  fi
   [ -f examples/read_dense.c ] && pjob "read_dense (one command)" $CC -O2 $WARN examples/read_dense.c -o build/read_dense -lpthread -lm
   if [ -f tests/test_loader.c ]; then
     pjob "test_loader (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm
@@ -336,6 +342,7 @@ build_quick() {
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
   pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
+  pjob "test_remote_unit" $SANCC $SANQ $WARN -I. tests/test_remote_unit.c -o $QB/asan/test_remote_unit -lpthread -lm -ldl
   pjob "test_unit (GPUFEED_NO_AVX512)" $SANCC $SANQ $WARN -DGPUFEED_NO_AVX512 -I. tests/test_unit.c -o $QB/asan/test_unit_noavx512 -lpthread -lm
   pjob "test_uploader_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o $QB/asan/test_uploader_host -lpthread -lm
   [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O0 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm
@@ -519,6 +526,7 @@ quick_short() {
   suite_if $QB/asan/test_cuda_streams_drv_emu cuda_streams_drv_emu $QB/asan/test_cuda_streams_drv_emu
   suite_if $QB/asan/test_dlpack dlpack $QB/asan/test_dlpack
   suite_if $QB/asan/test_remote remote $QB/asan/test_remote
+  suite_if $QB/asan/test_remote_unit remote_unit $QB/asan/test_remote_unit
   suite committed_corpus committed_corpus
   suite_if $QB/asan/fuzz_replay fuzz_replay $QB/asan/fuzz_replay tests/data tests/fuzz/*.parquet
   suite_if $QB/asan/fz_dense fuzz_dense_replay fuzz_dense_replay $QB/asan/fz_dense
@@ -585,9 +593,12 @@ suite_if build/asan/test_loader_window loader_window build/asan/test_loader_wind
 suite_if build/asan/test_cache_api cache_api build/asan/test_cache_api
 suite_if build/tsan_test_cache_api cache_api_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cache_api
 suite_if build/asan/test_remote remote build/asan/test_remote
+suite_if build/asan/test_remote_unit remote_unit build/asan/test_remote_unit
+suite_if build/test_curl_abi curl_abi build/test_curl_abi
 suite_if build/asan/test_dlpack dlpack build/asan/test_dlpack
 [ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh
 [ -f tests/test_http.sh ] && suite http bash tests/test_http.sh
+[ -f tests/test_s3.sh ] && suite s3 bash tests/test_s3.sh
 [ -f tests/test_aarch64.sh ] && suite aarch64 bash tests/test_aarch64.sh
 suite_if build/asan/test_uploader_host uploader_host build/asan/test_uploader_host
 suite_if build/asan/test_resident_cpu resident_plan build/asan/test_resident_cpu

@@ -243,6 +243,7 @@ int main(int argc, char **argv)
         uint64_t rows = 0, bytes = 0;
         gpufeed_stats st;
         struct rusage ru;
+        gpufeed_remote_stats rs;
         double secs, t_epoch_end = 0;
         int32_t k;
         double t_mark = gf_cli_now(), esum = 0;
@@ -300,6 +301,13 @@ int main(int argc, char **argv)
                     st.worker_assembly_s[k], st.worker_backpressure_s[k], 100 * busy);
         }
         fprintf(stderr, "source reads %.3f s (part of decode); the consumer's own time between batches %.3f s\n", st.read_s, st.consumer_s);
+        gpufeed_dataset_remote_stats(ds, &rs);
+        if (rs.requests) /* s3:// or https:// objects (GPUFEED_CURL) */
+            fprintf(stderr, "remote: %llu requests: %llu GETs opening the objects, %llu range GETs after (%.2f a decoded unit); %llu bytes; "
+                    "%llu retries, %llu failed; %llu of %llu reads served from fetched ranges\n", (unsigned long long)rs.requests,
+                    (unsigned long long)rs.open_gets, (unsigned long long)rs.gets, st.units_decoded ? (double)rs.gets / (double)st.units_decoded : 0.0,
+                    (unsigned long long)rs.bytes, (unsigned long long)rs.retries, (unsigned long long)rs.failures,
+                    (unsigned long long)rs.reads_served, (unsigned long long)rs.reads);
         if (ld.cache) {
             int64_t e;
             static const char *const cs[] = { "off", "building", "ready" };

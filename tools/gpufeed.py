@@ -43,10 +43,13 @@ The shared library is built from the header with one C compiler command,
 once (about 10 s), with a line on stderr while it builds (GPUFEED_LIB names
 a library built already; CC another compiler):
 
-    cc -O2 -shared -fPIC -x c -DGPUFEED_IMPLEMENTATION gpufeed.h -o build/libgpufeed.so -lpthread -lm -ldl
+    cc -O2 -shared -fPIC -x c -DGPUFEED_IMPLEMENTATION -DGPUFEED_CURL gpufeed.h -o build/libgpufeed.so -lpthread -lm -ldl
 
 The same library gives CPU and GPU batches: it loads the CUDA driver at run
-time where there is one. From a checkout it goes to build/; when gpufeed.py
+time where there is one. Paths may be ``s3://bucket/prefix/`` (objects,
+prefixes, globs) and ``https://`` URLs: the library loads libcurl
+(``libcurl.so.4``) at run time when it meets one, and reads the standard
+``AWS_*`` variables (gpufeed.h's >>remote section). From a checkout it goes to build/; when gpufeed.py
 runs elsewhere (pip install, or gpufeed.py copied next to gpufeed.h), to
 ~/.cache/gpufeed/ (GPUFEED_CACHE_DIR, or XDG_CACHE_HOME, to move it), one
 directory per version of the header. The ctypes mirrors of
@@ -191,7 +194,7 @@ def build(out=None):
     out = out or _default_lib_path()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     tmp = "%s.%d.tmp" % (out, os.getpid())     # a concurrent build never sees half a library
-    cmd = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-x", "c", "-DGPUFEED_IMPLEMENTATION",
+    cmd = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-x", "c", "-DGPUFEED_IMPLEMENTATION", "-DGPUFEED_CURL",
            hdr, "-o", tmp, "-lpthread", "-lm", "-ldl"]
     sys.stderr.write("gpufeed: building %s from %s with %s (first use, once; about 10 s) ...\n"
                      % (out, hdr, os.path.basename(cmd[0])))
@@ -499,8 +502,8 @@ class Feature:
 class Loader:
     """The deterministic parallel loader as a Python iterator of Batch.
 
-    paths: files, directories or globs. features: list of Feature or column
-    names (None: every numeric/boolean column as float32). device: 'auto'
+    paths: files, directories, globs; s3:// objects, prefixes and globs; https:// URLs.
+    features: list of Feature or column names (None: every numeric/boolean column as float32). device: 'auto'
     (the default: CUDA device 0 when usable, else CPU batches with one
     CPUFallbackWarning), None or 'cpu', or a CUDA device (0, 'cuda:1', a
     torch.device); after opening, .device is the CUDA ordinal used, or None.

@@ -31,6 +31,9 @@ for pkg in zlib1g-dev:zlib.h libzstd-dev:zstd.h liblz4-dev:lz4.h libsnappy-dev:s
            libdeflate-dev:libdeflate.h libbrotli-dev:brotli/decode.h; do
   [ -f "/usr/include/${pkg#*:}" ] || need+=("${pkg%%:*}")
 done
+# libcurl: GPUFEED_CURL loads libcurl.so.4 at run time (no headers needed); curl.h is
+# for tests/test_curl_abi.c only, which checks gpufeed's declarations against it
+[ -f /usr/include/curl/curl.h ] || ls /usr/include/*/curl/curl.h > /dev/null 2>&1 || need+=(libcurl4-openssl-dev)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   need+=(python3-venv)
 fi
