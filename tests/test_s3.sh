@@ -183,6 +183,11 @@ $DENSE -o "$T/hive_s3.bin" --feature v:f64 's3://bkt/hive/**/*.parquet' 2> /dev/
 # shellcheck disable=SC2046
 $DENSE -o "$T/hive_l.bin" --feature v:f64 $(echo "$expect" | sed "s|s3://bkt|$D/bkt|") 2> /dev/null
 check "Hive tree: the same values as the local files in key order" cmp -s "$T/hive_s3.bin" "$T/hive_l.bin"
+# partition columns from the keys' key=value segments, and a predicate on one that prunes objects
+$DENSE -o "$T/hive_ps3.bin" --feature v:f64 --feature year:f64 --feature month:f64 --where 'year >= 2024' s3://bkt/hive/ 2> "$T/hive_p.err"
+$DENSE -o "$T/hive_pl.bin" --feature v:f64 --feature year:f64 --feature month:f64 --where 'year >= 2024' "$D/bkt/hive" 2> /dev/null
+check "Hive tree: year and month as features, 'year >= 2024' pruning, the same as the local tree ($(head -c 120 "$T/hive_p.err"))" \
+  bash -c "[ -s '$T/hive_ps3.bin' ] && cmp -s '$T/hive_ps3.bin' '$T/hive_pl.bin'"
 
 # 4. a wrong secret key, a missing key, a missing bucket
 AWS_SECRET_ACCESS_KEY=wrong $BENCH --batch 100 s3://bkt/flat/ > /dev/null 2> "$T/403a.err"; rc=$?
