@@ -197,6 +197,10 @@
                                             the default set of a wide file):
                                             more is an error that names it
      GPUFEED_MAX_WORKERS           256      loader threads
+     GPUFEED_MAX_OPEN_FILES        64       descriptors a dataset keeps open for
+                                            files read with pread (more files: each
+                                            opened again when read; mapped files
+                                            keep none)
      GPUFEED_UNIT_BYTES            16 MiB   dense bytes of one unit at most
                                             (gpufeed_dataset_desc.unit_bytes'
                                             default): a wide row group is cut
@@ -418,6 +422,9 @@
 #endif
 #ifndef GPUFEED_UNIT_BYTES
 #define GPUFEED_UNIT_BYTES ((int64_t)16 << 20)
+#endif
+#ifndef GPUFEED_MAX_OPEN_FILES
+#define GPUFEED_MAX_OPEN_FILES 64
 #endif
 #ifndef GPUFEED_ALIGN
 #define GPUFEED_ALIGN 256
@@ -2034,10 +2041,115 @@ static int gf__mem_read(void *ctx, uint64_t off, void *buf, size_t len)
 }
 
 #ifndef GPUFEED_NO_STDIO
-typedef struct gf__fdsrc { int fd; } gf__fdsrc;
+/* A local file read with pread. A dataset's files do not keep their
+   descriptors: a mapped one closes it once mapped (reads come from the
+   mapping), and with more than GPUFEED_MAX_OPEN_FILES files read with
+   pread, each is opened again when a read needs it, in a pool that closes
+   the least recently read idle one beyond that many (so a dataset of
+   10,000 files runs under `ulimit -n 256`). A file opened again must be
+   the one first opened (device, inode, size, modification time), else
+   the read fails saying so. */
+/* a stat's modification time, its nanoseconds (glibc without POSIX 2008 names them apart) */
+#if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
+#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
+#else
+#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
+#endif
+typedef struct gf__fdpool gf__fdpool;
+typedef struct gf__fdsrc {
+    int fd;                            /* -1: closed until a read needs it (pool) */
+    gf__fdpool *pool;                  /* NULL: the descriptor stays open */
+    const char *path;                  /* opened again from here */
+    uint64_t dev, ino, size;           /* the file first opened */
+    int64_t mt_s, mt_ns;
+    int32_t users;                     /* reads in flight (under the pool's lock) */
+    uint64_t last;                     /* the pool's tick at its last read */
+    int reopen_errno;                  /* why the last reopen failed (0: another file) */
+} gf__fdsrc;
+struct gf__fdpool {
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_t mu;
+#endif
+    gf__fdsrc **src;
+    int32_t n, cap, open, max;
+    uint64_t tick;
+};
+static void gf__fdpool_lock(gf__fdpool *p)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_lock(&p->mu);
+#else
+    (void)p;
+#endif
+}
+static void gf__fdpool_unlock(gf__fdpool *p)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_mutex_unlock(&p->mu);
+#else
+    (void)p;
+#endif
+}
+/* the descriptor for one read: opened again (the pool's least recently
+   read idle file closed at its limit); 0, -1 when it cannot be */
+static int gf__fdpool_get(gf__fdsrc *s)
+{
+    gf__fdpool *p = s->pool;
+    struct stat st;
+    int fd;
+    gf__fdpool_lock(p);
+    if (s->fd < 0) {
+        if (p->open >= p->max) {
+            gf__fdsrc *lru = NULL;
+            int32_t i;
+            for (i = 0; i < p->n; i++)
+                if (p->src[i]->fd >= 0 && p->src[i]->users == 0 && (!lru || p->src[i]->last < lru->last)) lru = p->src[i];
+            if (lru) { close(lru->fd); lru->fd = -1; p->open--; }
+        }
+        fd = open(s->path, O_RDONLY);
+        if (fd < 0) { s->reopen_errno = errno; gf__fdpool_unlock(p); return -1; }
+        if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino || (uint64_t)st.st_size != s->size ||
+            (int64_t)st.st_mtime != s->mt_s || (int64_t)GF__MTIME_NS(st) != s->mt_ns) {
+            close(fd);
+            s->reopen_errno = 0;
+            gf__fdpool_unlock(p);
+            return -1;
+        }
+        s->fd = fd;
+        p->open++;
+    }
+    s->users++;
+    gf__fdpool_unlock(p);
+    return 0;
+}
+static void gf__fdpool_put(gf__fdsrc *s)
+{
+    gf__fdpool_lock(s->pool);
+    s->users--;
+    s->last = ++s->pool->tick;
+    gf__fdpool_unlock(s->pool);
+}
+/* why a pooled file's read failed (gpufeed_source.why) */
+static void gf__fd_why(void *ctx, char *buf, size_t cap)
+{
+    const gf__fdsrc *s = (const gf__fdsrc *)ctx;
+    if (!s->pool || s->fd >= 0) gf__fmt(buf, cap, "%s", "");
+    else if (s->reopen_errno) gf__fmt(buf, cap, "opening it again for the read failed: %s", strerror(s->reopen_errno));
+    else gf__fmt(buf, cap, "it is no longer the file the dataset opened (another file, size or modification time)");
+}
+static int gf__fd_read_open(gf__fdsrc *s, uint64_t off, void *buf, size_t len);
 static int gf__fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     gf__fdsrc *s = (gf__fdsrc *)ctx;
+    int r;
+    if (!s->pool) return gf__fd_read_open(s, off, buf, len);
+    if (gf__fdpool_get(s)) return -1;
+    r = gf__fd_read_open(s, off, buf, len);
+    gf__fdpool_put(s);
+    return r;
+}
+static int gf__fd_read_open(gf__fdsrc *s, uint64_t off, void *buf, size_t len)
+{
     uint8_t *p = (uint8_t *)buf;
     while (len) {
         size_t chunk = len > (1u << 30) ? (1u << 30) : len;
@@ -5642,7 +5754,10 @@ GPUFEED_API void gpufeed_file_close(gpufeed_file *f)
     a = f->alloc;
 #ifndef GPUFEED_NO_STDIO
     if (f->map) munmap((void *)f->map, (size_t)f->map_len);
-    if (f->fd_open) close(f->fd.fd);
+    if (f->fd_open && f->fd.fd >= 0) {
+        if (f->fd.pool) { gf__fdpool_lock(f->fd.pool); f->fd.pool->open--; gf__fdpool_unlock(f->fd.pool); }
+        close(f->fd.fd);
+    }
 #endif
     if (f->src.close && f->src.read_at != gf__mem_read
 #ifndef GPUFEED_NO_STDIO
@@ -11771,6 +11886,9 @@ struct gpufeed_dataset {
     uint8_t (*fill)[8];                /* [nfeat]: each feature's fill in its dtype */
     const char **ident;                /* open_source, s3:// and https://: each file's identity */
     gf__rctx *remote;                  /* its s3:// and https:// objects' context (>>remote) */
+#ifndef GPUFEED_NO_STDIO
+    gf__fdpool *fdpool;                /* more files read with pread than GPUFEED_MAX_OPEN_FILES */
+#endif
     int64_t *offs;                     /* row-major byte offset of each feature */
     int64_t row_bytes;
     int32_t layout;
@@ -12975,6 +13093,15 @@ static void gf__dataset_free(gpufeed_dataset *ds)
     if (!ds) return;
     a = ds->alloc;
     for (i = 0; i < ds->nfiles; i++) gpufeed_file_close(ds->files ? ds->files[i] : NULL);
+#ifndef GPUFEED_NO_STDIO
+    if (ds->fdpool) {
+#if !defined(GPUFEED_NO_THREADS)
+        pthread_mutex_destroy(&ds->fdpool->mu);
+#endif
+        gf__free(&a, ds->fdpool->src);
+        gf__free(&a, ds->fdpool);
+    }
+#endif
     gf__remote_release(ds->remote);
     gf__dcache_free(ds->dcache, &a);
     gf__arena_free(&ds->arena);
@@ -13038,6 +13165,42 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
 
 /* the files: names as given (open_source), or paths, directories and
    globs expanded; each opened (its footer parsed) */
+#ifndef GPUFEED_NO_STDIO
+/* A local file just opened (its footer read): a mapped one gives up its
+   descriptor (reads come from the mapping); with a pool, one read with
+   pread joins it, closed until a read needs it. 0, or -1 out of memory. */
+static int gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
+{
+    gf__fdpool *p = ds->fdpool;
+    struct stat st;
+    if (!f->fd_open || f->fd.fd < 0 || f->src.read_at != gf__fd_read) return 0;
+    if (f->map) {
+        close(f->fd.fd);
+        f->fd.fd = -1;
+        f->fd_open = 0;
+        f->mem.data = f->map; f->mem.size = f->map_len;
+        f->src.read_at = gf__mem_read; f->src.ctx = &f->mem;
+        return 0;
+    }
+    if (!p || fstat(f->fd.fd, &st) != 0) return 0; /* kept open */
+    if (p->n == p->cap) {
+        int32_t nc = p->cap ? p->cap * 2 : 256;
+        gf__fdsrc **ns = (gf__fdsrc **)gf__realloc(&ds->alloc, p->src, (size_t)nc * sizeof *ns);
+        if (!ns) return -1;
+        p->src = ns; p->cap = nc;
+    }
+    f->fd.dev = (uint64_t)st.st_dev; f->fd.ino = (uint64_t)st.st_ino; f->fd.size = (uint64_t)st.st_size;
+    f->fd.mt_s = (int64_t)st.st_mtime; f->fd.mt_ns = (int64_t)GF__MTIME_NS(st);
+    f->fd.path = f->name;
+    f->fd.pool = p;
+    f->src.why = gf__fd_why;
+    close(f->fd.fd);
+    f->fd.fd = -1;
+    p->src[p->n++] = &f->fd;
+    return 0;
+}
+#endif
+
 static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
 {
     gf__strv files;
@@ -13067,6 +13230,17 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
     ds->files = (gpufeed_file **)gf__arena_get(&ds->arena, (size_t)files.n * sizeof(gpufeed_file *));
     if (!ds->files) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
     ds->paths = files.v;
+#ifndef GPUFEED_NO_STDIO
+    if (files.n > GPUFEED_MAX_OPEN_FILES && !desc->open_source) { /* descriptors opened when reads need them */
+        ds->fdpool = (gf__fdpool *)gf__alloc(&ds->alloc, sizeof *ds->fdpool);
+        if (!ds->fdpool) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        memset(ds->fdpool, 0, sizeof *ds->fdpool);
+        ds->fdpool->max = GPUFEED_MAX_OPEN_FILES > 0 ? GPUFEED_MAX_OPEN_FILES : 1;
+#if !defined(GPUFEED_NO_THREADS)
+        pthread_mutex_init(&ds->fdpool->mu, NULL);
+#endif
+    }
+#endif
     for (i = 0; i < files.n; i++) {
         gpufeed_file_desc od;
         gpufeed_source src;
@@ -13115,6 +13289,9 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
         r = gpufeed_file_open(&ds->files[i], &od, err);
         ds->nfiles = i + (r == GPUFEED_OK);
         if (r) { return r; }
+#ifndef GPUFEED_NO_STDIO
+        if (gf__dataset_file_rest(ds, ds->files[i])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+#endif
     }
     return GPUFEED_OK;
 }
@@ -15613,11 +15790,6 @@ extern int futimens(int, const struct timespec[2]);
 #endif
 #endif
 
-#if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
-#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
-#else
-#define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
-#endif
 
 #define GF__CACHE_VERSION 2u
 #define GF__CACHE_HDR 4096u

@@ -16,6 +16,8 @@
 #include <sys/time.h>
 #include <sys/select.h>
 #include <math.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #define IDS_PATH "tests/data/ids.parquet"
 #define NROWS 20000
@@ -2285,6 +2287,83 @@ static void test_elastic_worlds(void)
 }
 
 /* elastic options that cannot work: clear errors */
+/* descriptors this process has open (/proc/self/fd), -1 unknown */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = 0;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n - 1; /* opendir's own */
+}
+static int copy_file(const char *from, const char *to)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    char buf[65536];
+    size_t n;
+    int ok = a && b;
+    while (ok && (n = fread(buf, 1, sizeof buf, a)) > 0) ok = fwrite(buf, 1, n, b) == n;
+    if (a) fclose(a);
+    if (b && fclose(b) != 0) ok = 0;
+    return ok ? 0 : -1;
+}
+
+/* A dataset keeps no descriptor for a mapped file, and no more than
+   GPUFEED_MAX_OPEN_FILES (64) for files read with pread: 80 copies of the
+   ids file hold none open after the open, mapped or not; the pread
+   loader's stream equals the mapped one's while it opens them again; a
+   file replaced under a pread dataset is an error naming it and saying it
+   is no longer the file the dataset opened. */
+static void test_descriptors(void)
+{
+    enum { NF = 80 };
+    static char names[NF][64];
+    const char *paths[NF];
+    gpufeed_dataset_desc dd;
+    gpufeed_dataset *m = NULL, *p = NULL;
+    gpufeed_error err;
+    gpufeed_loader_desc d = base_desc();
+    stream sm, sp;
+    int i, base;
+    for (i = 0; i < NF; i++) {
+        snprintf(names[i], sizeof names[i], "build/test_loader_fds/f%02d.parquet", i);
+        paths[i] = names[i];
+    }
+    (void)mkdir("build/test_loader_fds", 0755);
+    for (i = 0; i < NF; i++) if (copy_file(IDS_PATH, names[i])) { CHECK_MSG(0, "cannot write %s", names[i]); return; }
+    base = open_fds();
+    init_feats();
+    memset(&dd, 0, sizeof dd);
+    dd.paths = paths; dd.num_paths = NF; dd.features = FEATS; dd.num_features = 3; dd.unit_rows = 5000;
+    CHECK_MSG(gpufeed_dataset_open(&m, &dd, &err) == GPUFEED_OK, "%s", err.message);
+    CHECK_MSG(open_fds() == base, "mapped: %d descriptors open after the open (%d before)", open_fds(), base);
+    dd.flags = GPUFEED_OPEN_PREAD;
+    CHECK_MSG(gpufeed_dataset_open(&p, &dd, &err) == GPUFEED_OK, "%s", err.message);
+    CHECK_MSG(open_fds() == base, "pread: %d descriptors open after the open (%d before)", open_fds(), base);
+    if (!m || !p) { gpufeed_dataset_close(m); gpufeed_dataset_close(p); return; }
+    d.epochs = 1; d.workers = 3; d.batch_rows = 4096;
+    run_stream(m, &d, &sm, -1);
+    run_stream(p, &d, &sp, -1);
+    same_stream(&sp, &sm, 0, "80 files: pread (descriptors opened again) vs mapped");
+    CHECK_MSG(sm.n == (int64_t)NF * NROWS, "%lld rows", (long long)sm.n);
+    CHECK_MSG(open_fds() <= base + 64, "pread: %d descriptors open after an epoch (at most %d)", open_fds(), base + 64);
+    stream_free(&sm); stream_free(&sp);
+    /* a file replaced by another (renamed over it) under the pread dataset */
+    if (p) {
+        CHECK(copy_file("tests/data/pyarrow_default.parquet", "build/test_loader_fds/other.parquet") == 0);
+        CHECK(rename("build/test_loader_fds/other.parquet", names[41]) == 0);
+        d.workers = 2;
+        run_stream(p, &d, &sp, -1);
+        CHECK_MSG(sp.res != GPUFEED_DONE && strstr(sp.err, "f41.parquet") && strstr(sp.err, "no longer the file the dataset opened"),
+                  "a file replaced under the dataset: %d '%s'", sp.res, sp.err);
+        stream_free(&sp);
+        gpufeed_dataset_close(p);
+    }
+    gpufeed_dataset_close(m);
+}
+
 /* A wide dataset (unit_bytes below unit_rows rows: 20-byte rows, 6,000
    bytes a unit): row groups cut into equal units of at most 300 rows,
    decoded column-parallel (each worker its features of every position,
@@ -2508,5 +2587,6 @@ int main(void)
     RUN(test_elastic_worlds);
     RUN(test_elastic_bad_options);
     RUN(test_wide_units);
+    RUN(test_descriptors);
     return TEST_SUMMARY();
 }
