@@ -21,7 +21,7 @@ unsafe one truncating as pyarrow's does; predicates on times compare
 instants; IDs exact as i64, refused as f32 under the safe cast, hashed as
 integers (XXH64 of the int64's 8 bytes, modulo the buckets) the same from
 INT32 and INT64 files; errors that name the file, the limit, the leaves of
-a list or struct. Prints PASS/FAIL lines and `N passed, N failed`.
+a list or struct; 10,000 files read under `ulimit -n 256`. Prints PASS/FAIL lines and `N passed, N failed`.
 """
 from __future__ import annotations
 
@@ -296,6 +296,42 @@ def run_all(binary, tmp):
     rc, err, _ = dn.run(*many, wide)
     check("17,000 features: an error naming GPUFEED_MAX_FEATURES and its value", rc != 0 and "GPUFEED_MAX_FEATURES" in err and "16384" in err,
           err)
+
+    many_files(dn, tmp)
+
+
+def many_files(dn, tmp):
+    """10,000 files under `ulimit -n 256`: the dataset keeps few descriptors
+    open (mapped files close theirs, pread files share a bounded pool)"""
+    import resource
+    root = os.path.join(tmp, "many")
+    t = pa.table({"id": pa.array(np.arange(3, dtype=np.int64))})
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, compression="none")
+    one = sink.getvalue().to_pybytes()
+    # the same bytes in each file but for one value: a cheap distinct file
+    pos = one.index(np.int64(2).tobytes())
+    want = []
+    for d in range(100):
+        os.makedirs(os.path.join(root, "d%03d" % d))
+        for k in range(100):
+            v = d * 100 + k + 2
+            with open(os.path.join(root, "d%03d" % d, "p%03d.parquet" % k), "wb") as f:
+                f.write(one[:pos] + np.int64(v).tobytes() + one[pos + 8:])
+            want += [0, 1, v]
+    want = np.array(want, dtype=np.int64)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    for mode in ([], ["--pread"]):
+        out = os.path.join(tmp, "many.bin")
+        p = subprocess.run([dn.bin, *mode, "--feature", "id:i64", root, "-o", out], capture_output=True, text=True,
+                           timeout=600, preexec_fn=limit)
+        got = np.fromfile(out, dtype=np.int64) if p.returncode == 0 else None
+        check("10,000 files under ulimit -n 256%s: every row, in order" % (" (pread)" if mode else " (mapped)"),
+              got is not None and np.array_equal(got, want), p.stderr.strip()[-400:])
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def main():
