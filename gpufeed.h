@@ -435,17 +435,20 @@ typedef struct gpufeed_source {
 
 enum {
     GPUFEED_OPEN_VERIFY_CRC = 1u << 0, /* check page CRCs where present */
-    GPUFEED_OPEN_MMAP = 1u << 1,       /* local files are mapped (the default; kept
-                                          for older callers): no copies, but a file
-                                          truncated while mapped raises SIGBUS */
-    GPUFEED_OPEN_PREAD = 1u << 2       /* local files through positioned reads
-                                          instead of a mapping (files that may
-                                          shrink while open) */
+    GPUFEED_OPEN_MMAP = 1u << 1,       /* map the file also on a network file system.
+                                          Default: a local file is mapped (no copies,
+                                          but one truncated while it is read raises
+                                          SIGBUS), a file on NFS, Lustre, FUSE, SMB,
+                                          Ceph, GPFS, 9P or AFS (statfs) is read with
+                                          pread */
+    GPUFEED_OPEN_PREAD = 1u << 2       /* every file through positioned reads instead
+                                          of a mapping (files that may shrink while
+                                          they are read: an error, never a signal) */
 };
 
 /* Exactly one of path, data or source. Zero-initialise: {0} = defaults. */
 typedef struct gpufeed_file_desc {
-    const char *path;                  /* a local file (mapped; GPUFEED_OPEN_PREAD: positioned reads) */
+    const char *path;                  /* a local file (mapped, see GPUFEED_OPEN_MMAP) */
     const void *data;                  /* or a memory buffer ...          */
     size_t data_size;                  /* ... of this size (not copied)   */
     const gpufeed_source *source;      /* or a user read-at callback      */
@@ -835,6 +838,8 @@ typedef struct gpufeed_dataset_info {
 
 GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out,
     const gpufeed_dataset_desc *desc, gpufeed_error *err);
+/* Closes the dataset; loaders still open on it keep it until the last of
+   them closes (see "Threads and lifetimes" at gpufeed_loader_open). */
 GPUFEED_API void gpufeed_dataset_close(gpufeed_dataset *ds);
 GPUFEED_API void gpufeed_dataset_get_info(const gpufeed_dataset *ds, gpufeed_dataset_info *info);
 GPUFEED_API const gpufeed_feature *gpufeed_dataset_feature(const gpufeed_dataset *ds, int32_t i);
@@ -997,8 +1002,11 @@ typedef struct gpufeed_loader_desc {
                                           of batches: GPUFEED_EVEN_DROP (drop rows past
                                           the smallest rank's full batches) or
                                           GPUFEED_EVEN_PAD (repeat rows up to the largest) */
-    int64_t start_epoch, start_batch;  /* resume point: the checkpoint is (seed, epoch, batch) */
-    int64_t epochs;                    /* epochs to deliver; 0: until closed */
+    int64_t start_epoch, start_batch;  /* resume point: the checkpoint is (seed, epoch, batch);
+                                          start_batch 0 .. the epoch's batch count (that
+                                          count: the next epoch's start; past it: an error) */
+    int64_t epochs;                    /* epochs to deliver; 0: until closed. start_epoch +
+                                          epochs at most 2^61 / (the dataset's units + 1) */
     int32_t prefill;                   /* 1: open returns once every ring is full */
     const char *trace_path;            /* Chrome/Perfetto trace JSON written at close */
     int32_t trace_max_events;          /* default 1 << 20 */
@@ -1072,10 +1080,28 @@ typedef struct gpufeed_stats {
 
 typedef struct gpufeed_loader gpufeed_loader;
 
+/* Threads and lifetimes.
+   - A loader is driven by one thread at a time: gpufeed_loader_next and
+     the other calls on the same loader (stats, error, epoch_batches,
+     epoch_bytes, close, and its uploader's calls) must not overlap.
+     A second thread entering gpufeed_loader_next while another is inside
+     gets GPUFEED_ERR_USAGE at once (the loader goes on undisturbed).
+     Different loaders run in parallel, also loaders of one dataset, and
+     each loader runs its own worker threads.
+   - A dataset outlives what reads it: its readers and scratches must close
+     first. Its loaders need not: gpufeed_dataset_close with loaders still
+     open leaves the dataset to the last of them, which frees it when it
+     closes (the dataset's handle must not be used after its close).
+   - A loader outlives its uploader. A batch is valid until the next
+     gpufeed_loader_next (an uploader's, until its slot is released); DLPack
+     tensors may outlive both (gpufeed_batch_dlpack).
+   - After X_close(x), x is gone: any call with it is undefined (as after
+     free), and so is closing it twice. */
 GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dataset *ds,
     const gpufeed_loader_desc *desc, gpufeed_error *err);
 /* The next batch (valid until the next call): GPUFEED_OK, GPUFEED_DONE after
-   the last epoch, or an error (gpufeed_loader_error tells where). */
+   the last epoch, or an error (gpufeed_loader_error tells where);
+   GPUFEED_ERR_USAGE while another thread is inside this call. */
 GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch *out);
 GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st);
 GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l);
@@ -1101,6 +1127,20 @@ GPUFEED_API uint64_t gpufeed_batch_row_hash(const gpufeed_dataset *ds, const gpu
    goes on. Every unit carries a checksum; a stale, partial or corrupt cache
    is never served.
 
+   What a batch holds: batches are gathered only from memory the loader
+   owns, after the unit's bytes there passed their checksum. The file is
+   never mapped: a cache that fits the memory budget (ram_bytes) is read
+   into the loader's memory, each unit at its first use, and served from
+   there; a larger one (or no_map) has each unit read into a slot of the
+   loader's ring at every use and checked there. So a cache file changed,
+   overwritten or cut short while a loader serves it reaches no batch and
+   raises no signal: what was read before the change was checked, what is
+   read after fails its check (or its read) and comes from the source, the
+   file removed at close. A build takes each source file's identity again
+   when it completes (size, modification and change time, inode, footer):
+   a build whose sources changed while it read them is discarded, so a
+   cache never holds rows of a file in two states.
+
    Identity: the key covers each file's canonical path (realpath: relative,
    absolute and symlinked spellings are one cache), size, modification time
    (with nanoseconds) and footer bytes (an open_source file: its name and
@@ -1117,8 +1157,12 @@ GPUFEED_API uint64_t gpufeed_batch_row_hash(const gpufeed_dataset *ds, const gpu
 typedef struct gpufeed_cache_desc {
     const char *dir;                   /* cache directory (created if missing) */
     uint64_t max_bytes;                /* refuse a cache larger than this (0: no cap) */
-    uint64_t ram_bytes;                /* without dir, or as well: keep the dense
-                                          dataset in RAM when it fits (0: off) */
+    uint64_t ram_bytes;                /* the memory budget: with dir, a cache of at most
+                                          this many bytes is held in the loader's memory
+                                          (0: a sixteenth of the memory the process may
+                                          use: the machine's, an rlimit or its cgroup's
+                                          memory.max); without dir, the dense dataset is
+                                          kept in RAM only, when it fits (0: off) */
     int32_t no_build;                  /* 1: use an existing cache, never build one */
     int32_t verify;                    /* GPUFEED_CACHE_VERIFY_*: when unit checksums are checked */
     void (*log)(void *user, const char *msg); /* warnings (default: stderr) */
@@ -1130,22 +1174,22 @@ typedef struct gpufeed_cache_desc {
     int32_t no_wait;                   /* gpufeed_cache_build: fail at once when another
                                           process builds the same cache (default: wait
                                           for it, with progress lines through log) */
-    int32_t no_map;                    /* 1: serve units by positioned reads into the
-                                          batch slots, never mapping the file (for file
-                                          systems where mapped reads fault slowly).
-                                          Default: mapped, unless the file is larger
-                                          than half the memory */
+    int32_t no_map;                    /* 1: never hold the cache in memory: each use
+                                          reads its unit into a ring slot and checks it
+                                          (for many processes a machine over one large
+                                          cache; measured 0.3-0.5x the held cache's
+                                          speed, tools/bench/README.md) */
 } gpufeed_cache_desc;
 
-/* When unit checksums are checked. Whatever the mode, a cache file that
-   changes on disk under a running loader (size, modification time, inode:
-   one fstat per served unit) has every unit checked again before its next
-   use: a unit found bad is decoded from the source and the file is removed
-   at close. */
+/* When the checksums of a cache held in memory are checked; a unit read
+   into a ring slot (no_map, or a cache over the budget) is checked at every
+   read whatever the mode. A unit found bad is decoded from the source and
+   the file is removed at close. */
 enum {
-    GPUFEED_CACHE_VERIFY_FIRST_USE = 0, /* each unit at its first use in this process */
-    GPUFEED_CACHE_VERIFY_OPEN = 1,      /* every unit when the loader opens */
-    GPUFEED_CACHE_VERIFY_EVERY_USE = 2  /* every unit at every use (costs a hash of each unit) */
+    GPUFEED_CACHE_VERIFY_FIRST_USE = 0, /* each unit as it is read into memory, at its first use */
+    GPUFEED_CACHE_VERIFY_OPEN = 1,      /* every unit read in and checked when the loader opens */
+    GPUFEED_CACHE_VERIFY_EVERY_USE = 2  /* also the copy in memory hashed again at every use
+                                           (costs a hash of each unit) */
 };
 
 enum {
@@ -14395,6 +14439,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
         gf__free(a, l->ofeat);
         gf__free(a, l->ovalid);
         gf__free(a, l);
+        if (ds && gf__dataset_users(ds, -2)) gf__dataset_free(ds);
         return;
     }
     gf__stop_workers(l);
@@ -14962,6 +15007,8 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
     memset(l->omem, 0, bb + GPUFEED_ALIGN);
     off = gf__align_up((size_t)(uintptr_t)l->omem) - (size_t)(uintptr_t)l->omem;
     gf__batch_layout(ds, l->B, l->omem + off, &l->odata, l->ofeat, l->ovalid);
+    l->counted = 1; /* it frees its partitions' loaders with the dataset's allocator */
+    (void)gf__dataset_users(ds, 2);
     *out = l;
     return GPUFEED_OK;
 }

@@ -212,7 +212,8 @@ build_all() {
   local t n cu
   pjobs_start
   for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
-           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c tests/test_cache_api.c; do
+           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c tests/test_cache_api.c \
+           tests/test_faults.c; do
     [ -f "$t" ] || continue
     build "$(basename "$t" .c)" "$t"
   done
@@ -268,6 +269,7 @@ build_all() {
     pjob "gpufeed-dense (GPUFEED_$v)" clang $SAN $WARN -DGPUFEED_$v -I. tools/gpufeed-dense.c -o build/asan/gpufeed-dense-$lc -lpthread -lm
   done
   [ -f tests/test_cache_api.c ] && pjob "test_cache_api (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_cache_api.c -o build/tsan_test_cache_api -lpthread -lm
+  [ -f tests/test_faults.c ] && pjob "test_faults (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_faults.c -o build/tsan_test_faults -lpthread -lm
   # codecs against the system libraries, and the opt-in builds that use them
   if [ -f tests/test_codec_ref.c ]; then
     build test_codec_ref tests/test_codec_ref.c -Itests -lsnappy -llz4
@@ -304,7 +306,7 @@ build_quick() {
   local t
   pjobs_start
   mkdir -p $QB/asan
-  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack test_remote; do
+  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack test_remote test_faults; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
   pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
@@ -487,6 +489,8 @@ quick_short() {
   suite_if $QB/asan/test_bad_input bad_input $QB/asan/test_bad_input
   suite_if $QB/asan/test_nested nested $QB/asan/test_nested
   suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
+  suite_if $QB/asan/test_faults faults $QB/asan/test_faults 2
+  suite_if $QB/asan/test_faults faults_cli env TRIES=1 GPUFEED_BENCH=$QB/gpufeed-bench FAULTS_BIN=$QB/asan/test_faults bash tests/test_faults.sh
   suite_if $QB/asan/test_uploader_host uploader_host $QB/asan/test_uploader_host
   suite_if $QB/asan/test_dlpack dlpack $QB/asan/test_dlpack
   suite_if $QB/asan/test_remote remote $QB/asan/test_remote
@@ -555,6 +559,10 @@ suite_if build/asan/test_loader_window loader_window build/asan/test_loader_wind
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
 suite_if build/asan/test_cache_api cache_api build/asan/test_cache_api
 suite_if build/tsan_test_cache_api cache_api_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cache_api
+# faults while the loader and its cache run: 10 tries of each case (C API under ASan and TSan; the tools)
+suite_if build/asan/test_faults faults build/asan/test_faults 10
+suite_if build/tsan_test_faults faults_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_faults 10
+suite_if build/test_faults faults_cli env TRIES=10 GPUFEED_BENCH=build/gpufeed-bench FAULTS_BIN=build/test_faults bash tests/test_faults.sh
 suite_if build/asan/test_remote remote build/asan/test_remote
 suite_if build/asan/test_dlpack dlpack build/asan/test_dlpack
 [ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh
