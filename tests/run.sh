@@ -13,7 +13,8 @@
 #
 # --quick: the header's layout (tests/test_layout.py), unit, bad input,
 # nested columns and lists, the loader (ASan+UBSan; TSan), the committed
-# corpus, the tensor cache (its API and the tool), the uploader's host
+# corpus, the tensor cache (its API and the tool), the fault suite (a try
+# or two of each case), the uploader's host
 # fallback, DLPack export, the tools, gpufeed-bench, and a replay of the
 # committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
 # drivers. Sanitizer builds at -O0 (seconds each, the full suite builds at
