@@ -12471,6 +12471,7 @@ static uint64_t gf__pieces_sum(const gf__piece *pc, int32_t n, const uint8_t *ba
     return h;
 }
 
+#ifndef GPUFEED_NO_STDIO
 /* gpufeed_hash64 in steps: the same value over bytes fed in pieces of
    any size, so that a unit read in chunks is hashed while each chunk is
    still in the CPU's caches */
@@ -12533,6 +12534,7 @@ static uint64_t gf__h64_final(const gf__h64 *h)
     r *= GF__P3;
     return r ^ (r >> 32);
 }
+#endif
 
 static void gf__cache_free(gf__cache *c)
 {
@@ -12666,8 +12668,9 @@ static int gf__cache_sources_changed(const gf__cache *c, char *why, size_t cap, 
 }
 
 /* The memory this process may use: the machine's, or less under an
-   address-space or data limit (setrlimit) or under its cgroup's
-   memory.max (cgroup v2: its group's and those above it); 0 unknown. */
+   address-space or data limit (setrlimit) or under its cgroup's limit
+   (v2 memory.max, v1 memory.limit_in_bytes: its group's and those above
+   it); 0 unknown. */
 static uint64_t gf__mem_limit(void)
 {
     long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
@@ -12680,25 +12683,27 @@ static uint64_t gf__mem_limit(void)
 #if defined(__linux__)
     {
         char line[1100], dir[1200];
+        const char *file = "memory.max";
         FILE *f = fopen("/proc/self/cgroup", "r");
-        size_t n;
+        size_t n, root = 0;
         dir[0] = 0;
-        while (f && fgets(line, sizeof line, f))
-            if (strncmp(line, "0::/", 4) == 0) {
-                line[strcspn(line, "\n")] = 0;
-                gf__fmt(dir, sizeof dir, "/sys/fs/cgroup%s", line + 3);
-            }
+        while (f && fgets(line, sizeof line, f)) {
+            const char *v1 = strstr(line, ":memory:/");
+            line[strcspn(line, "\n")] = 0;
+            if (strncmp(line, "0::/", 4) == 0 && !root) { gf__fmt(dir, sizeof dir, "/sys/fs/cgroup%s", line + 3); root = 14; }
+            else if (v1) { gf__fmt(dir, sizeof dir, "/sys/fs/cgroup/memory%s", v1 + 8); root = 21; file = "memory.limit_in_bytes"; }
+        }
         if (f) fclose(f);
-        while ((n = strlen(dir)) > 15) { /* the group, then each one above it */
+        while ((n = strlen(dir)) > root + 1) { /* the group, then each one above it */
             char path[1300];
             unsigned long long v;
             FILE *g;
-            gf__fmt(path, sizeof path, "%s/memory.max", dir);
+            gf__fmt(path, sizeof path, "%s/%s", dir, file);
             g = fopen(path, "r");
             if (g && fscanf(g, "%llu", &v) == 1 && v > 0 && (!m || (uint64_t)v < m)) m = (uint64_t)v;
             if (g) fclose(g);
-            while (n > 15 && dir[n - 1] != '/') n--;
-            dir[n > 15 ? n - 1 : 0] = 0;
+            while (n > root + 1 && dir[n - 1] != '/') n--;
+            dir[n > root + 1 ? n - 1 : 0] = 0;
         }
     }
 #endif
@@ -12721,6 +12726,25 @@ static uint64_t gf__cache_ram_budget(const gpufeed_cache_desc *cd, int32_t share
     b = cd->ram_bytes;
 #endif
     return share > 1 ? b / (uint64_t)share : b;
+}
+
+/* c->ram for a cache of c->size bytes (NULL: no memory; the units are then
+   read into the ring's slots). Shuffled gathers read it at random: huge
+   pages where the system gives them for the asking (GPUFEED_MAP_HUGE), so
+   a window of units costs fewer TLB misses. */
+static uint8_t *gf__cache_ram_alloc(gf__cache *c)
+{
+    uint8_t *r;
+    if (c->size > (uint64_t)SIZE_MAX) return NULL;
+    r = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
+#if GPUFEED_MAP_HUGE && defined(GF__MADV_HUGEPAGE) && !defined(GPUFEED_NO_STDIO)
+    if (r) {
+        const uintptr_t huge = (uintptr_t)2 << 20;
+        uintptr_t lo = ((uintptr_t)r + huge - 1) & ~(huge - 1), hi = ((uintptr_t)r + (uintptr_t)c->size) & ~(huge - 1);
+        if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), GF__MADV_HUGEPAGE);
+    }
+#endif
+    return r;
 }
 
 #ifndef GPUFEED_NO_STDIO
@@ -13270,8 +13294,7 @@ static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_
         return 0;
     }
     c->fd = fd;
-    if (c->ram_budget && c->size <= c->ram_budget && c->size <= (uint64_t)SIZE_MAX)
-        c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size); /* NULL: each use reads its unit into a slot */
+    if (c->ram_budget && c->size <= c->ram_budget) c->ram = gf__cache_ram_alloc(c); /* NULL: each use reads its unit into a slot */
     memset(c->ust, 0, (size_t)c->U);
     if (cd->verify == GPUFEED_CACHE_VERIFY_OPEN && (bad = gf__cache_check_all(c, ds)) != 0) {
         if (bad < 0) gf__cache_log(c, "warning: cache not used: out of memory checking %s; reading the source", c->path);
@@ -13354,8 +13377,8 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
                       (unsigned long long)cd->max_bytes);
         return 0;
     }
-    if (cd->ram_bytes && c->size <= cd->ram_bytes && c->size <= (uint64_t)SIZE_MAX) { /* asked for: also without a file */
-        c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
+    if (cd->ram_bytes && c->size <= cd->ram_bytes) { /* asked for: also without a file */
+        c->ram = gf__cache_ram_alloc(c);
         c->ram_asked = c->ram != NULL;
         if (!c->ram) gf__cache_log(c, "warning: no memory for a %llu-byte in-RAM cache", (unsigned long long)c->size);
     }
@@ -13407,7 +13430,7 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
         gf__free(c->a, hdr);
         /* units stored by the build are served at once: from ram when the cache fits
            its budget (else, quietly, read back into the ring's slots) */
-        if (!c->ram && c->ram_budget && c->size <= c->ram_budget && c->size <= (uint64_t)SIZE_MAX) c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
+        if (!c->ram && c->ram_budget && c->size <= c->ram_budget) c->ram = gf__cache_ram_alloc(c);
     }
 no_file:
 #endif

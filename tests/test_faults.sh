@@ -17,7 +17,11 @@
 #      the file, no signal, the batches before it the reference's;
 #   5. out of file descriptors: a message that says so;
 #   6. desc fields out of range (start epoch 2^62, INT64_MAX, a start batch
-#      past the epoch's end): exit 1 naming them, no hang.
+#      past the epoch's end): exit 1 naming them, no hang;
+#   7. a source on FUSE (tests/fuse_mirror.c, mounted here; root and
+#      /dev/fuse, else SKIP): read with pread by default (never in the
+#      process's maps), mapped with --mmap; cut short under a running loader:
+#      exit 1 naming it or (pages the kernel kept) the reference, no signal.
 # A run that ends by a signal, or outlives its time limit, is a failure.
 #
 #   bash tests/test_faults.sh           (last line: "N passed, N failed")
@@ -27,11 +31,16 @@
 set -u
 cd "$(dirname "$0")/.."
 T=${FAULTS_TEST_DIR:-build/faults-test}
+MNT=$T/fuse
+fuse_down() { mountpoint -q "$MNT" 2> /dev/null && umount -l "$MNT"; return 0; }
+trap fuse_down EXIT
+fuse_down
 rm -rf "$T"; mkdir -p "$T"
 TRIES=${TRIES:-10}
-P=0; F=0
+P=0; F=0; SK=0
 ok()  { P=$((P + 1)); echo "PASS $1"; }
 bad() { F=$((F + 1)); echo "FAIL $1"; }
+skip() { SK=$((SK + 1)); echo "SKIP $1"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
 
 BENCH=${GPUFEED_BENCH:-}
@@ -157,5 +166,46 @@ check "--start-batch $((NB + 1)) (the epoch has $NB): exit 1 naming the epoch's 
 run r6e 20 $IDS --batch 700 --start-batch $NB --epochs 2
 check "--start-batch $NB (the count): epoch 1 from its first batch" eval '[ "$(rc r6e)" = 0 ] && [ "$(head -1 $T/r6e.out | cut -d" " -f1-2)" = "1 0" ]'
 
-echo "$P passed, $F failed"
+echo "== 7. a source on a FUSE file system  (t=${SECONDS}s)"
+FS=$T/fusesrc; mkdir -p $MNT $FS
+if ! cc -O1 -std=c99 tests/fuse_mirror.c -o $T/fuse_mirror 2> $T/fusebuild.err; then skip "FUSE: tests/fuse_mirror.c does not build here ($(head -1 $T/fusebuild.err))"
+else
+  cp $A $FS/f.parquet
+  $T/fuse_mirror $FS $MNT 2> $T/fuse.err & fp=$!
+  for w in $(seq 1 50); do [ -e $MNT/f.parquet ] && break; kill -0 $fp 2> /dev/null || break; sleep 0.1; done
+  if [ ! -e $MNT/f.parquet ]; then skip "FUSE: cannot mount here (root and /dev/fuse needed): $(head -1 $T/fuse.err)"
+  else
+    # maps_of FLAGS: 1 when a running loader over the FUSE file has it mapped
+    maps_of() {
+      local bp m=0 w
+      "$BENCH" $MNT/f.parquet --batch 1000 --epochs 2 --jitter-us 50000 "$@" > /dev/null 2>&1 & bp=$!
+      for w in $(seq 1 20); do grep -q "$MNT/f.parquet" /proc/$bp/maps 2> /dev/null && m=1; sleep 0.05; done
+      wait $bp; echo $m
+    }
+    check "FUSE: statfs says FUSE ($(stat -f -c %T $MNT))" eval '[ "$(stat -f -c %t $MNT)" = 65735546 ]'
+    check "FUSE: a running loader reads the file with pread (it is not in the process's maps)" test "$(maps_of)" = 0
+    check "FUSE: with --mmap it is mapped (what the default avoids)" test "$(maps_of --mmap)" = 1
+    cp $A $T/fref.parquet
+    run ref7 60 $T/fref.parquet --batch 1000 --epochs 3 --seed 2 --shuffle-window 2 --workers 2
+    run f7 60 $MNT/f.parquet --batch 1000 --epochs 3 --seed 2 --shuffle-window 2 --workers 2
+    check "FUSE: the stream equals the local file's" same f7 ref7
+    good=0; errs=0
+    for t in $(seq 1 $TRIES); do
+      cp $A $FS/f.parquet
+      timeout -s KILL 60 "$BENCH" $MNT/f.parquet --batch 1000 --epochs 3 --seed 2 --shuffle-window 2 --workers 2 --jitter-us 20000 \
+        --print-batches > $T/f7.out 2> $T/f7.err & pp=$!
+      ms_sleep $(( t == 1 ? $(rnd 40) : $(rnd 150) ))
+      truncate -s $(( $(stat -c %s $FS/f.parquet) / 2 )) $FS/f.parquet
+      wait $pp; prc=$?
+      if [ $prc = 1 ] && grep -q "f.parquet" $T/f7.err && prefix f7 ref7; then good=$((good + 1)); errs=$((errs + 1))
+      elif [ $prc = 0 ] && same f7 ref7; then good=$((good + 1))
+      else echo "  try $t: exit $prc; $(tail -1 $T/f7.err)"; fi
+    done
+    check "FUSE: cut short under a running loader: exit 1 naming it or the reference, never a signal ($good of $TRIES; $errs errors)" test $good = $TRIES
+  fi
+  kill -TERM $fp 2> /dev/null; wait $fp 2> /dev/null
+  fuse_down
+fi
+
+echo "$P passed, $F failed, $SK skipped"
 [ $F -eq 0 ]
