@@ -12137,6 +12137,14 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
    with positioned writes. The checksum is gpufeed_hash64 chained over the
    image's pieces in order.
 
+   Serving. Batches are gathered only from memory the loader owns, checked
+   there: c->ram, the whole cache when it fits the memory budget (each unit
+   read with pread and checked by the first use that finds it missing, or
+   stored there by this process's build), else the ring slot of each use
+   (read and checked every time). Nothing is mapped: a file changed or cut
+   short under a loader fails a check or a read, never reaches a batch,
+   never raises a signal.
+
    Names and locks: DIR/gpufeed-<key>.gfc, built as DIR/gpufeed-<key>.gfc.tmp.
    A builder holds the .tmp with an exclusive flock (a second builder finds
    it busy); every process using a cache file holds a shared flock on it
@@ -12156,8 +12164,12 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
    times, cp -p and rsync -a keep the key; any change of size, of the
    modification time or of a footer byte changes it. The one limit: a
    change that keeps the size, the modification time (as the file system
-   records it) and every byte of the footer is not seen. A new complete
-   cache removes the older caches of its dataset that no process uses. */
+   records it) and every byte of the footer is not seen. A build takes
+   each source's stat (size, modification and change time, inode) with
+   the key, and again with the footer read back when it completes: a build
+   whose sources changed while it read them is discarded, so no cache holds
+   rows of a file in two states. A new complete cache removes the older
+   caches of its dataset that no process uses. */
 
 #ifndef GPUFEED_NO_STDIO
 #include <sys/mman.h>
@@ -12888,6 +12900,12 @@ static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int ver
 {
     int fd = open(c->path, O_RDONLY | O_NONBLOCK), r;
     *file_bytes = 0;
+    if (fd < 0 && errno != ENOENT) {
+        char e[256];
+        gf__errno_text(errno, e, sizeof e);
+        gf__fmt(why, cap, "%s: cannot open: %s", c->path, e);
+        return 2;
+    }
     if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
     r = gf__cache_check_fd(c, ds, fd, verify_all, why, cap, file_bytes);
     close(fd);
@@ -13041,7 +13059,12 @@ static int gf__cache_scan(const char *dir, const gpufeed_allocator *a, gf__cent 
     gf__cent *v = NULL;
     int64_t k = 0, vcap = 0;
     *out = NULL; *n = 0;
-    if (!d) { gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, strerror(errno)); return -1; }
+    if (!d) {
+        char e[256];
+        gf__errno_text(errno, e, sizeof e);
+        gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, e);
+        return -1;
+    }
     while ((de = readdir(d)) != NULL) {
         gf__cent ce;
         if (!gf__cache_scan_one(dir, de->d_name, &ce)) continue;
