@@ -450,6 +450,8 @@ typedef enum gpufeed_result {
     GPUFEED_ERR_LIMIT = -3,             /* a GPUFEED_MAX_* limit was hit */
     GPUFEED_ERR_UNSUPPORTED = -4,       /* valid Parquet, not supported yet */
     GPUFEED_ERR_PLATFORM = -5,          /* e.g. big-endian host */
+    GPUFEED_ERR_USAGE = -6,             /* a call the API's contract does not allow now
+                                           (e.g. a second thread in one loader's next) */
     /* source -100 .. -199 */
     GPUFEED_ERR_IO = -100,              /* open/read failed */
     GPUFEED_ERR_TRUNCATED = -101,       /* read past the end of the source */
@@ -529,17 +531,20 @@ typedef struct gpufeed_remote_stats {
 
 enum {
     GPUFEED_OPEN_VERIFY_CRC = 1u << 0, /* check page CRCs where present */
-    GPUFEED_OPEN_MMAP = 1u << 1,       /* local files are mapped (the default; kept
-                                          for older callers): no copies, but a file
-                                          truncated while mapped raises SIGBUS */
-    GPUFEED_OPEN_PREAD = 1u << 2       /* local files through positioned reads
-                                          instead of a mapping (files that may
-                                          shrink while open) */
+    GPUFEED_OPEN_MMAP = 1u << 1,       /* map the file also on a network file system.
+                                          Default: a local file is mapped (no copies,
+                                          but one truncated while it is read raises
+                                          SIGBUS), a file on NFS, Lustre, FUSE, SMB,
+                                          Ceph, GPFS, 9P or AFS (statfs) is read with
+                                          pread */
+    GPUFEED_OPEN_PREAD = 1u << 2       /* every file through positioned reads instead
+                                          of a mapping (files that may shrink while
+                                          they are read: an error, never a signal) */
 };
 
 /* Exactly one of path, data or source. Zero-initialise: {0} = defaults. */
 typedef struct gpufeed_file_desc {
-    const char *path;                  /* a local file (mapped; GPUFEED_OPEN_PREAD: positioned reads) */
+    const char *path;                  /* a local file (mapped, see GPUFEED_OPEN_MMAP) */
     const void *data;                  /* or a memory buffer ...          */
     size_t data_size;                  /* ... of this size (not copied)   */
     const gpufeed_source *source;      /* or a user read-at callback      */
@@ -963,6 +968,8 @@ typedef struct gpufeed_dataset_info {
 
 GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out,
     const gpufeed_dataset_desc *desc, gpufeed_error *err);
+/* Closes the dataset; loaders still open on it keep it until the last of
+   them closes (see "Threads and lifetimes" at gpufeed_loader_open). */
 GPUFEED_API void gpufeed_dataset_close(gpufeed_dataset *ds);
 GPUFEED_API void gpufeed_dataset_get_info(const gpufeed_dataset *ds, gpufeed_dataset_info *info);
 GPUFEED_API const gpufeed_feature *gpufeed_dataset_feature(const gpufeed_dataset *ds, int32_t i);
@@ -1143,8 +1150,11 @@ typedef struct gpufeed_loader_desc {
                                           of batches: GPUFEED_EVEN_DROP (drop rows past
                                           the smallest rank's full batches) or
                                           GPUFEED_EVEN_PAD (repeat rows up to the largest) */
-    int64_t start_epoch, start_batch;  /* resume point: the checkpoint is (seed, epoch, batch) */
-    int64_t epochs;                    /* epochs to deliver; 0: until closed */
+    int64_t start_epoch, start_batch;  /* resume point: the checkpoint is (seed, epoch, batch);
+                                          start_batch 0 .. the epoch's batch count (that
+                                          count: the next epoch's start; past it: an error) */
+    int64_t epochs;                    /* epochs to deliver; 0: until closed. start_epoch +
+                                          epochs at most 2^61 / (the dataset's units + 1) */
     int32_t prefill;                   /* 1: open returns once every ring is full */
     const char *trace_path;            /* Chrome/Perfetto trace JSON written at close */
     int32_t trace_max_events;          /* default 1 << 20 */
@@ -1218,10 +1228,28 @@ typedef struct gpufeed_stats {
 
 typedef struct gpufeed_loader gpufeed_loader;
 
+/* Threads and lifetimes.
+   - A loader is driven by one thread at a time: gpufeed_loader_next and
+     the other calls on the same loader (stats, error, epoch_batches,
+     epoch_bytes, close, and its uploader's calls) must not overlap.
+     A second thread entering gpufeed_loader_next while another is inside
+     gets GPUFEED_ERR_USAGE at once (the loader goes on undisturbed).
+     Different loaders run in parallel, also loaders of one dataset, and
+     each loader runs its own worker threads.
+   - A dataset outlives what reads it: its readers and scratches must close
+     first. Its loaders need not: gpufeed_dataset_close with loaders still
+     open leaves the dataset to the last of them, which frees it when it
+     closes (the dataset's handle must not be used after its close).
+   - A loader outlives its uploader. A batch is valid until the next
+     gpufeed_loader_next (an uploader's, until its slot is released); DLPack
+     tensors may outlive both (gpufeed_batch_dlpack).
+   - After X_close(x), x is gone: any call with it is undefined (as after
+     free), and so is closing it twice. */
 GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dataset *ds,
     const gpufeed_loader_desc *desc, gpufeed_error *err);
 /* The next batch (valid until the next call): GPUFEED_OK, GPUFEED_DONE after
-   the last epoch, or an error (gpufeed_loader_error tells where). */
+   the last epoch, or an error (gpufeed_loader_error tells where);
+   GPUFEED_ERR_USAGE while another thread is inside this call. */
 GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch *out);
 GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st);
 GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l);
@@ -1247,6 +1275,20 @@ GPUFEED_API uint64_t gpufeed_batch_row_hash(const gpufeed_dataset *ds, const gpu
    goes on. Every unit carries a checksum; a stale, partial or corrupt cache
    is never served.
 
+   What a batch holds: batches are gathered only from memory the loader
+   owns, after the unit's bytes there passed their checksum. The file is
+   never mapped: a cache that fits the memory budget (ram_bytes) is read
+   into the loader's memory, each unit at its first use, and served from
+   there; a larger one (or no_map) has each unit read into a slot of the
+   loader's ring at every use and checked there. So a cache file changed,
+   overwritten or cut short while a loader serves it reaches no batch and
+   raises no signal: what was read before the change was checked, what is
+   read after fails its check (or its read) and comes from the source, the
+   file removed at close. A build takes each source file's identity again
+   when it completes (size, modification and change time, inode, footer):
+   a build whose sources changed while it read them is discarded, so a
+   cache never holds rows of a file in two states.
+
    Identity: the key covers each file's canonical path (realpath: relative,
    absolute and symlinked spellings are one cache), size, modification time
    (with nanoseconds) and footer bytes (an open_source file: its name and
@@ -1263,8 +1305,12 @@ GPUFEED_API uint64_t gpufeed_batch_row_hash(const gpufeed_dataset *ds, const gpu
 typedef struct gpufeed_cache_desc {
     const char *dir;                   /* cache directory (created if missing) */
     uint64_t max_bytes;                /* refuse a cache larger than this (0: no cap) */
-    uint64_t ram_bytes;                /* without dir, or as well: keep the dense
-                                          dataset in RAM when it fits (0: off) */
+    uint64_t ram_bytes;                /* the memory budget: with dir, a cache of at most
+                                          this many bytes is held in the loader's memory
+                                          (0: a sixteenth of the memory the process may
+                                          use: the machine's, an rlimit or its cgroup's
+                                          memory.max); without dir, the dense dataset is
+                                          kept in RAM only, when it fits (0: off) */
     int32_t no_build;                  /* 1: use an existing cache, never build one */
     int32_t verify;                    /* GPUFEED_CACHE_VERIFY_*: when unit checksums are checked */
     void (*log)(void *user, const char *msg); /* warnings (default: stderr) */
@@ -1276,22 +1322,22 @@ typedef struct gpufeed_cache_desc {
     int32_t no_wait;                   /* gpufeed_cache_build: fail at once when another
                                           process builds the same cache (default: wait
                                           for it, with progress lines through log) */
-    int32_t no_map;                    /* 1: serve units by positioned reads into the
-                                          batch slots, never mapping the file (for file
-                                          systems where mapped reads fault slowly).
-                                          Default: mapped, unless the file is larger
-                                          than half the memory */
+    int32_t no_map;                    /* 1: never hold the cache in memory: each use
+                                          reads its unit into a ring slot and checks it
+                                          (for many processes a machine over one large
+                                          cache; measured 0.3-0.5x the held cache's
+                                          speed, tools/bench/README.md) */
 } gpufeed_cache_desc;
 
-/* When unit checksums are checked. Whatever the mode, a cache file that
-   changes on disk under a running loader (size, modification time, inode:
-   one fstat per served unit) has every unit checked again before its next
-   use: a unit found bad is decoded from the source and the file is removed
-   at close. */
+/* When the checksums of a cache held in memory are checked; a unit read
+   into a ring slot (no_map, or a cache over the budget) is checked at every
+   read whatever the mode. A unit found bad is decoded from the source and
+   the file is removed at close. */
 enum {
-    GPUFEED_CACHE_VERIFY_FIRST_USE = 0, /* each unit at its first use in this process */
-    GPUFEED_CACHE_VERIFY_OPEN = 1,      /* every unit when the loader opens */
-    GPUFEED_CACHE_VERIFY_EVERY_USE = 2  /* every unit at every use (costs a hash of each unit) */
+    GPUFEED_CACHE_VERIFY_FIRST_USE = 0, /* each unit as it is read into memory, at its first use */
+    GPUFEED_CACHE_VERIFY_OPEN = 1,      /* every unit read in and checked when the loader opens */
+    GPUFEED_CACHE_VERIFY_EVERY_USE = 2  /* also the copy in memory hashed again at every use
+                                           (costs a hash of each unit) */
 };
 
 enum {
@@ -1765,6 +1811,7 @@ GPUFEED_API const char *gpufeed_result_string(gpufeed_result r)
     case GPUFEED_ERR_LIMIT: return "limit exceeded";
     case GPUFEED_ERR_UNSUPPORTED: return "not supported";
     case GPUFEED_ERR_PLATFORM: return "unsupported platform";
+    case GPUFEED_ERR_USAGE: return "call not allowed now (API contract)";
     case GPUFEED_ERR_IO: return "i/o error";
     case GPUFEED_ERR_TRUNCATED: return "truncated input";
     case GPUFEED_ERR_NOT_PARQUET: return "not a Parquet file";
@@ -2006,6 +2053,9 @@ static char *gf__arena_str(gf__arena *ar, const uint8_t *s, size_t n)
 }
 
 /* >>source --------------------------------------------------------------- */
+#if !defined(GPUFEED_NO_STDIO) && defined(__linux__)
+#include <sys/vfs.h>
+#endif
 
 typedef struct gf__memsrc {
     const uint8_t *data;
@@ -2049,11 +2099,13 @@ static int gf__mem_read(void *ctx, uint64_t off, void *buf, size_t len)
    10,000 files runs under `ulimit -n 256`). A file opened again must be
    the one first opened (device, inode, size, modification time), else
    the read fails saying so. */
-/* a stat's modification time, its nanoseconds (glibc without POSIX 2008 names them apart) */
+/* a stat's modification and change times, their nanoseconds (glibc without POSIX 2008 names them apart) */
 #if defined(__GLIBC__) && !defined(__USE_XOPEN2K8)
 #define GF__MTIME_NS(st) ((uint64_t)(st).st_mtimensec)
+#define GF__CTIME_NS(st) ((uint64_t)(st).st_ctimensec)
 #else
 #define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
+#define GF__CTIME_NS(st) ((uint64_t)(st).st_ctim.tv_nsec)
 #endif
 typedef struct gf__fdpool gf__fdpool;
 typedef struct gf__fdsrc {
@@ -2197,19 +2249,58 @@ static void *gf__map_placed(size_t len, size_t ps, int fd)
 #endif
 }
 
+/* strerror(e) into out, and for a process or a system out of file
+   descriptors, that it is so and what helps */
+static void gf__errno_text(int e, char *out, size_t cap)
+{
+    if (e == EMFILE)
+        gf__fmt(out, cap, "%s: this process is out of file descriptors (raise its limit, ulimit -n, or open fewer files at once)", strerror(e));
+    else if (e == ENFILE) gf__fmt(out, cap, "%s: the system is out of file descriptors (its file table is full)", strerror(e));
+    else gf__fmt(out, cap, "%s", strerror(e));
+}
+
+/* A file system whose files another machine may change, shrink or remove
+   while they are read (statfs's magic number): NFS, Lustre, FUSE, SMB and
+   CIFS, Ceph, GPFS, 9P, AFS. A mapping of such a file raises SIGBUS when
+   it shrinks (and mapped reads fault slowly there), so its files are read
+   with pread unless the caller asks for a mapping (GPUFEED_OPEN_MMAP). */
+static int gf__fs_is_network(uint64_t magic)
+{
+    static const uint32_t net[] = {
+        0x6969u, 0x0BD00BD0u, 0x65735546u, 0x517Bu, 0xFF534D42u, 0xFE534D42u, 0x00C36400u, 0x47504653u, 0x01021997u, 0x5346414Fu
+    };
+    size_t i;
+    for (i = 0; i < sizeof net / sizeof net[0]; i++) if (magic == net[i]) return 1;
+    return 0;
+}
+static int gf__fd_on_network(int fd)
+{
+#if defined(__linux__)
+    struct statfs sf;
+    return fstatfs(fd, &sf) == 0 && gf__fs_is_network((uint64_t)(unsigned long)sf.f_type);
+#else
+    (void)fd;
+    return 0;
+#endif
+}
+
 /* Opens a path source: the descriptor (*fd_open = 1 once open), its size
-   and, with `use_map` and a non-empty file, a private read-only mapping
-   (*map stays NULL when mmap fails: reads then go through pread).
+   and a private read-only mapping of a non-empty file unless `flags` asks
+   for positioned reads (GPUFEED_OPEN_PREAD) or the file is on a network
+   file system and the mapping was not asked for (GPUFEED_OPEN_MMAP). *map
+   stays NULL when mmap fails: reads then go through pread.
    0, -1 when open fails (errno says why), -2 when it is not a regular file. */
-static int gf__path_open(const char *path, int use_map, gf__fdsrc *fd, int *fd_open, uint64_t *size,
+static int gf__path_open(const char *path, uint32_t flags, gf__fdsrc *fd, int *fd_open, uint64_t *size,
                          const uint8_t **map, uint64_t *map_len, uint64_t *map_page)
 {
     struct stat st;
+    int use_map = !(flags & GPUFEED_OPEN_PREAD);
     fd->fd = open(path, O_RDONLY);
     if (fd->fd < 0) return -1;
     *fd_open = 1;
     if (fstat(fd->fd, &st) != 0 || !S_ISREG(st.st_mode)) return -2;
     *size = (uint64_t)st.st_size;
+    if (use_map && !(flags & GPUFEED_OPEN_MMAP) && gf__fd_on_network(fd->fd)) use_map = 0;
     if (use_map && st.st_size > 0) { /* mapped: measured faster than copies */
         long ps = sysconf(_SC_PAGESIZE);
         void *m = gf__map_placed((size_t)st.st_size, ps > 0 ? (size_t)ps : 4096, fd->fd);
@@ -5721,10 +5812,11 @@ GPUFEED_API gpufeed_result gpufeed_file_open(gpufeed_file **out, const gpufeed_f
         f->src = *desc->source;
     } else {
 #ifndef GPUFEED_NO_STDIO
-        int pr = gf__path_open(desc->path, !(desc->flags & GPUFEED_OPEN_PREAD), &f->fd, &f->fd_open,
-                               &f->src.size, &f->map, &f->map_len, &f->map_page);
+        int pr = gf__path_open(desc->path, desc->flags, &f->fd, &f->fd_open, &f->src.size, &f->map, &f->map_len, &f->map_page);
         if (pr == -1) {
-            r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", name, strerror(errno));
+            char why[256];
+            gf__errno_text(errno, why, sizeof why);
+            r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", name, why);
             gpufeed_file_close(f);
             return r;
         }
@@ -11907,6 +11999,7 @@ struct gpufeed_dataset {
     uint64_t read_us;                  /* time readers spent in read_at (atomic) */
     struct gf__dcache *dcache;         /* converted dictionaries shared by its readers */
     gf__arena arena;
+    int64_t users;                     /* atomic: 2 x the loaders open on it, + 1 once closed */
 };
 
 
@@ -12042,7 +12135,11 @@ static gpufeed_result gf__walk_dir(gf__walk *w, const char *dir, int depth)
         return gf__seterr(w->err, GPUFEED_ERR_LIMIT, "dataset: '%s' is more than %d directories deep (a symbolic link loop?)", dir, GF__WALK_DEPTH);
     memset(&names, 0, sizeof names);
     d = opendir(dir);
-    if (!d) return gf__seterr(w->err, GPUFEED_ERR_IO, "dataset: cannot read directory '%s': %s", dir, strerror(errno));
+    if (!d) {
+        char why[160];
+        gf__errno_text(errno, why, sizeof why);
+        return gf__seterr(w->err, GPUFEED_ERR_IO, "dataset: cannot read directory '%s': %s", dir, why);
+    }
     while ((e = readdir(d)) != NULL)
         if (!gf__walk_skips(e->d_name) && !gf__strv_push(w->ar, &names, e->d_name, 0)) {
             closedir(d);
@@ -13108,7 +13205,25 @@ static void gf__dataset_free(gpufeed_dataset *ds)
     gf__free(&a, ds);
 }
 
-GPUFEED_API void gpufeed_dataset_close(gpufeed_dataset *ds) { gf__dataset_free(ds); }
+/* The dataset's users: 2 added for each loader opened on it, -2 when it
+   closes, 1 (set, not added) by gpufeed_dataset_close. 1 when that leaves
+   it closed with no loader open: the caller frees it. A dataset closed
+   while loaders use it goes when the last of them closes. */
+static int gf__dataset_users(gpufeed_dataset *ds, int64_t v)
+{
+    int64_t now;
+#if defined(__GNUC__) || defined(__clang__)
+    now = v == 1 ? (__atomic_fetch_or(&ds->users, (int64_t)1, __ATOMIC_ACQ_REL) | 1) : __atomic_add_fetch(&ds->users, v, __ATOMIC_ACQ_REL);
+#else
+    now = v == 1 ? (ds->users |= 1) : (ds->users += v);
+#endif
+    return now == 1;
+}
+
+GPUFEED_API void gpufeed_dataset_close(gpufeed_dataset *ds)
+{
+    if (ds && gf__dataset_users(ds, 1)) gf__dataset_free(ds);
+}
 
 static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, uint8_t fill[8], gpufeed_error *err)
 {
@@ -13173,7 +13288,10 @@ static int gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
 {
     gf__fdpool *p = ds->fdpool;
     struct stat st;
-    if (!f->fd_open || f->fd.fd < 0 || f->src.read_at != gf__fd_read) return 0;
+    if (!f->fd_open || f->fd.fd < 0 || f->src.read_at != gf__fd_read || fstat(f->fd.fd, &st) != 0) return 0; /* kept open */
+    f->fd.dev = (uint64_t)st.st_dev; f->fd.ino = (uint64_t)st.st_ino; f->fd.size = (uint64_t)st.st_size;
+    f->fd.mt_s = (int64_t)st.st_mtime; f->fd.mt_ns = (int64_t)GF__MTIME_NS(st);
+    f->fd.path = f->name; /* the identity recorded: a cache build checks it again */
     if (f->map) {
         close(f->fd.fd);
         f->fd.fd = -1;
@@ -13182,16 +13300,13 @@ static int gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
         f->src.read_at = gf__mem_read; f->src.ctx = &f->mem;
         return 0;
     }
-    if (!p || fstat(f->fd.fd, &st) != 0) return 0; /* kept open */
+    if (!p) return 0; /* kept open */
     if (p->n == p->cap) {
         int32_t nc = p->cap ? p->cap * 2 : 256;
         gf__fdsrc **ns = (gf__fdsrc **)gf__realloc(&ds->alloc, p->src, (size_t)nc * sizeof *ns);
         if (!ns) return -1;
         p->src = ns; p->cap = nc;
     }
-    f->fd.dev = (uint64_t)st.st_dev; f->fd.ino = (uint64_t)st.st_ino; f->fd.size = (uint64_t)st.st_size;
-    f->fd.mt_s = (int64_t)st.st_mtime; f->fd.mt_ns = (int64_t)GF__MTIME_NS(st);
-    f->fd.path = f->name;
     f->fd.pool = p;
     f->src.why = gf__fd_why;
     close(f->fd.fd);
@@ -15471,6 +15586,9 @@ struct gpufeed_loader {
     gpufeed_result failed;
     int done;
     char err[GPUFEED_ERROR_MAX];
+    int32_t busy;                      /* atomic: a thread is in gpufeed_loader_next */
+    int32_t cache_share;               /* loaders of this process opening the cache together */
+    int counted;                       /* among its dataset's users (gf__dataset_users) */
 };
 
 
@@ -15744,6 +15862,14 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
    with positioned writes. The checksum is gpufeed_hash64 chained over the
    image's pieces in order.
 
+   Serving. Batches are gathered only from memory the loader owns, checked
+   there: c->ram, the whole cache when it fits the memory budget (each unit
+   read with pread and checked by the first use that finds it missing, or
+   stored there by this process's build), else the ring slot of each use
+   (read and checked every time). Nothing is mapped: a file changed or cut
+   short under a loader fails a check or a read, never reaches a batch,
+   never raises a signal.
+
    Names and locks: DIR/gpufeed-<key>.gfc, built as DIR/gpufeed-<key>.gfc.tmp.
    A builder holds the .tmp with an exclusive flock (a second builder finds
    it busy); every process using a cache file holds a shared flock on it
@@ -15763,8 +15889,12 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
    times, cp -p and rsync -a keep the key; any change of size, of the
    modification time or of a footer byte changes it. The one limit: a
    change that keeps the size, the modification time (as the file system
-   records it) and every byte of the footer is not seen. A new complete
-   cache removes the older caches of its dataset that no process uses. */
+   records it) and every byte of the footer is not seen. A build takes
+   each source's stat (size, modification and change time, inode) with
+   the key, and again with the footer read back when it completes: a build
+   whose sources changed while it read them is discarded, so no cache holds
+   rows of a file in two states. A new complete cache removes the older
+   caches of its dataset that no process uses. */
 
 #ifndef GPUFEED_NO_STDIO
 #include <sys/mman.h>
@@ -15772,6 +15902,7 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
 #include <sys/file.h>
 #include <sys/select.h>
 #include <sys/time.h>
+#include <sys/resource.h>
 #include <dirent.h>
 #include <time.h>
 #ifndef __cplusplus
@@ -15796,6 +15927,13 @@ extern int futimens(int, const struct timespec[2]);
 #define GF__CACHE_DESC_OFF 132u
 #define GF__CACHE_DESC_MAX (GF__CACHE_HDR - 8u - GF__CACHE_DESC_OFF)
 
+/* a source file as the cache's key took it (its path's stat, and the
+   stat of the descriptor the dataset reads it through) */
+typedef struct gf__srcid {
+    uint64_t size, mtime_s, mtime_ns, ctime_s, ctime_ns, ino, dev;
+    int32_t gone;                      /* stat failed: no cache matches */
+} gf__srcid;
+
 struct gf__cache {
     int32_t state;                     /* GPUFEED_CACHE_*, atomic */
     char dir[1024], path[1100], tmp[1110];
@@ -15806,19 +15944,27 @@ struct gf__cache {
     uint64_t img_row, data_off, size;
     int64_t U;
     gf__cidx *idx;
-    uint8_t *ust;                      /* per unit: 0 unchecked, 1 good, 2 bad, 3 being written (atomic) */
+    uint8_t *ust;                      /* per unit (atomic): 0 unchecked, 1 good (with ram: in ram), 2 bad,
+                                          3 being written, 4 being read into ram */
     int64_t written;                   /* atomic */
     int fd;                            /* the cache (shared lock) or the .tmp being built (exclusive lock) */
-    uint8_t *map; uint64_t map_len;
-    uint8_t *ram;
-    int use_pread;                     /* serve by pread: no_map, or too large to map */
+    uint8_t *ram;                      /* the cache in the loader's own memory (units at their file
+                                          offsets); NULL: each use reads its unit into a ring slot */
+    uint64_t ram_budget;               /* the largest cache kept in ram */
+    int32_t ram_asked;                 /* ram is the RAM tier asked for (ram_bytes): it serves even
+                                          when the file part of a build fails; else it only holds
+                                          the file's units */
     int32_t failed;                    /* atomic: the file part of the build was abandoned */
     uint64_t served, bad;              /* atomics */
     int32_t verify;                    /* GPUFEED_CACHE_VERIFY_* */
-    uint64_t sig;                      /* atomic: the file's size, time and inode when last checked */
+    uint64_t sig;                      /* atomic: the file's size, time and inode when last looked at */
     int32_t shrunk;                    /* atomic: the file shrank under us: read nothing more from it */
     uint64_t dir_budget;               /* gpufeed_cache_desc.dir_max_bytes */
     int64_t *first_idx;                /* a build's waits: each unit's index in the stream's first epoch */
+    const gpufeed_dataset *ds;         /* its sources, taken again when a build completes */
+    gf__srcid *src;                    /* [nfiles] what the key was computed from */
+    int32_t src_moved;                 /* a path names another file than the one the dataset
+                                          reads: this cache is neither served nor built */
 #if !defined(GPUFEED_NO_THREADS)
     pthread_mutex_t mu;
     pthread_cond_t cv;                 /* a unit stored, the build finished or failed */
@@ -15946,8 +16092,8 @@ static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
 }
 
 /* the key: the dataset identity, what each file holds (size, modification
-   time, footer bytes; or its open_source identity), the unit plan */
-static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], uint64_t key[2])
+   time as `src` took it, footer bytes; or its open_source identity), the unit plan */
+static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], const gf__srcid *src, uint64_t key[2])
 {
     gf__h2 k;
     int32_t i;
@@ -15959,13 +16105,8 @@ static void gf__cache_key(const gpufeed_dataset *ds, const uint64_t dsid[2], uin
         const uint8_t *foot = gpufeed_file_footer(ds->files[i], &flen);
         gf__h2_u64(&k, ds->files[i]->size);
         if (ds->ident && ds->ident[i]) gf__h2_str(&k, ds->ident[i]);
-#ifndef GPUFEED_NO_STDIO
-        else {
-            struct stat st;
-            if (stat(ds->paths[i], &st) == 0) { gf__h2_u64(&k, (uint64_t)st.st_mtime); gf__h2_u64(&k, GF__MTIME_NS(st)); }
-            else gf__h2_u64(&k, 0x676f6e65ull); /* gone: no cache will match */
-        }
-#endif
+        else if (src && !src[i].gone) { gf__h2_u64(&k, src[i].mtime_s); gf__h2_u64(&k, src[i].mtime_ns); }
+        else gf__h2_u64(&k, 0x676f6e65ull); /* gone: no cache will match */
         gf__h2_u64(&k, gpufeed_hash64(foot, flen, 0));
     }
     gf__h2_u64(&k, (uint64_t)ds->nunits);
@@ -16070,11 +16211,75 @@ static uint64_t gf__pieces_sum(const gf__piece *pc, int32_t n, const uint8_t *ba
     return h;
 }
 
+#ifndef GPUFEED_NO_STDIO
+/* gpufeed_hash64 in steps: the same value over bytes fed in pieces of
+   any size, so that a unit read in chunks is hashed while each chunk is
+   still in the CPU's caches */
+typedef struct gf__h64 {
+    uint64_t v[4], seed, total;
+    uint8_t buf[32];
+    uint32_t n;
+} gf__h64;
+static void gf__h64_init(gf__h64 *h, uint64_t seed)
+{
+    memset(h, 0, sizeof *h);
+    h->seed = seed;
+    h->v[0] = seed + GF__P1 + GF__P2;
+    h->v[1] = seed + GF__P2;
+    h->v[2] = seed;
+    h->v[3] = seed - GF__P1;
+}
+GF__INLINE void gf__h64_stripe(gf__h64 *h, const uint8_t *p)
+{
+    h->v[0] = gf__xround(h->v[0], gf__ld64(p));
+    h->v[1] = gf__xround(h->v[1], gf__ld64(p + 8));
+    h->v[2] = gf__xround(h->v[2], gf__ld64(p + 16));
+    h->v[3] = gf__xround(h->v[3], gf__ld64(p + 24));
+}
+static void gf__h64_update(gf__h64 *h, const uint8_t *p, size_t len)
+{
+    h->total += len;
+    if (h->n) { /* fill the stripe left from the last call */
+        size_t k = 32 - h->n < len ? 32 - h->n : len;
+        memcpy(h->buf + h->n, p, k);
+        h->n += (uint32_t)k;
+        p += k;
+        len -= k;
+        if (h->n < 32) return;
+        gf__h64_stripe(h, h->buf);
+        h->n = 0;
+    }
+    for (; len >= 32; p += 32, len -= 32) gf__h64_stripe(h, p);
+    if (len) memcpy(h->buf, p, len);
+    h->n = (uint32_t)len;
+}
+static uint64_t gf__h64_final(const gf__h64 *h)
+{
+    const uint8_t *p = h->buf, *end = h->buf + h->n;
+    uint64_t r;
+    if (h->total >= 32) {
+        r = gf__rotl(h->v[0], 1) + gf__rotl(h->v[1], 7) + gf__rotl(h->v[2], 12) + gf__rotl(h->v[3], 18);
+        r = (r ^ gf__xround(0, h->v[0])) * GF__P1 + GF__P4;
+        r = (r ^ gf__xround(0, h->v[1])) * GF__P1 + GF__P4;
+        r = (r ^ gf__xround(0, h->v[2])) * GF__P1 + GF__P4;
+        r = (r ^ gf__xround(0, h->v[3])) * GF__P1 + GF__P4;
+    } else r = h->seed + GF__P5;
+    r += h->total;
+    for (; end - p >= 8; p += 8) r = gf__rotl(r ^ gf__xround(0, gf__ld64(p)), 27) * GF__P1 + GF__P4;
+    if (end - p >= 4) { r = gf__rotl(r ^ (uint64_t)gf__ld32(p) * GF__P1, 23) * GF__P2 + GF__P3; p += 4; }
+    for (; p < end; p++) r = gf__rotl(r ^ (uint64_t)*p * GF__P5, 11) * GF__P1;
+    r ^= r >> 33;
+    r *= GF__P2;
+    r ^= r >> 29;
+    r *= GF__P3;
+    return r ^ (r >> 32);
+}
+#endif
+
 static void gf__cache_free(gf__cache *c)
 {
     if (!c) return;
 #ifndef GPUFEED_NO_STDIO
-    if (c->map) munmap(c->map, (size_t)c->map_len);
     if (c->fd >= 0) close(c->fd); /* releases its lock */
 #endif
 #if !defined(GPUFEED_NO_THREADS)
@@ -16084,6 +16289,7 @@ static void gf__cache_free(gf__cache *c)
     gf__free(c->a, c->idx);
     gf__free(c->a, c->ust);
     gf__free(c->a, c->first_idx);
+    gf__free(c->a, c->src);
     gf__free(c->a, c);
 }
 
@@ -16121,8 +16327,9 @@ static void gf__cache_wake(gf__cache *c)
 static int gf__read_full(int fd, void *buf, size_t len, uint64_t off)
 {
     gf__fdsrc s;
+    memset(&s, 0, sizeof s);
     s.fd = fd;
-    return gf__fd_read(&s, off, buf, len);
+    return gf__fd_read_open(&s, off, buf, len);
 }
 static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
 {
@@ -16138,6 +16345,157 @@ static int gf__write_full(int fd, const void *buf, size_t len, uint64_t off)
     return 0;
 }
 
+/* what stat says of a source file */
+static void gf__srcid_of(const struct stat *st, gf__srcid *id)
+{
+    memset(id, 0, sizeof *id);
+    id->size = (uint64_t)st->st_size;
+    id->mtime_s = (uint64_t)st->st_mtime; id->mtime_ns = GF__MTIME_NS(*st);
+    id->ctime_s = (uint64_t)st->st_ctime; id->ctime_ns = GF__CTIME_NS(*st);
+    id->ino = (uint64_t)st->st_ino; id->dev = (uint64_t)st->st_dev;
+}
+static void gf__srcid_take(const char *path, gf__srcid *id)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) gf__srcid_of(&st, id);
+    else { memset(id, 0, sizeof *id); id->gone = 1; }
+}
+/* what differs between two takes of a file, NULL nothing. The change time
+   moves with every write and every change of the times (cp -p, touch), and
+   no one sets it back: a file rewritten and put back as it was differs. */
+static const char *gf__srcid_diff(const gf__srcid *a, const gf__srcid *b)
+{
+    if (a->gone || b->gone) return "it is gone";
+    if (a->ino != b->ino || a->dev != b->dev) return "another file took its name";
+    if (a->size != b->size) return "its size changed";
+    if (a->mtime_s != b->mtime_s || a->mtime_ns != b->mtime_ns) return "its modification time changed";
+    if (a->ctime_s != b->ctime_s || a->ctime_ns != b->ctime_ns) return "it was written or its times were set (its change time moved)";
+    return NULL;
+}
+
+/* The key takes each source file's identity from its path; the dataset
+   reads the file it opened. Both must be the same file, unchanged, from
+   the key (c->src) to the end of a build: 0 when they are, else 1 with
+   why naming the file and what changed. With `footers`, also the footer:
+   read again from the file the dataset reads, it must be the bytes the
+   dataset parsed. */
+static int gf__cache_sources_changed(const gf__cache *c, char *why, size_t cap, int footers)
+{
+    const gpufeed_dataset *ds = c->ds;
+    int32_t i;
+    if (!ds || !c->src) return 0;
+    for (i = 0; i < ds->nfiles; i++) {
+        const gpufeed_file *f = ds->files[i];
+        gf__srcid now, rd;
+        struct stat st;
+        const char *d;
+        if (ds->ident && ds->ident[i]) continue; /* open_source and remote files: their identity strings */
+        gf__srcid_take(ds->paths[i], &now);
+        d = gf__srcid_diff(&c->src[i], &now);
+        if (!d && f->fd_open) {
+            if (fstat(f->fd.fd, &st) != 0) d = "it cannot be read";
+            else {
+                gf__srcid_of(&st, &rd);
+                if (gf__srcid_diff(&now, &rd)) d = "the file the dataset opened is no longer the one its path names";
+            }
+        } else if (!d && f->fd.path) { /* its descriptor closed after open: the file as it was opened */
+            if (now.dev != f->fd.dev || now.ino != f->fd.ino || now.size != f->fd.size || (int64_t)now.mtime_s != f->fd.mt_s ||
+                (int64_t)now.mtime_ns != f->fd.mt_ns)
+                d = "the file the dataset opened is no longer the one its path names";
+        }
+        if (!d && footers && f->footer_len && (f->fd_open || f->fd.path)) { /* read as the dataset reads it */
+            uint8_t *b = (uint8_t *)gf__alloc(c->a, f->footer_len);
+            int bad = !b || (f->fd_open ? gf__read_full(f->fd.fd, b, f->footer_len, f->data_end)
+                                        : f->src.read_at(f->src.ctx, f->data_end, b, f->footer_len));
+            if (bad || memcmp(b, f->footer, f->footer_len) != 0) d = "its footer changed";
+            gf__free(c->a, b);
+        }
+        if (d) { gf__fmt(why, cap, "source %s: %s", ds->paths[i], d); return 1; }
+    }
+    return 0;
+}
+
+/* The memory this process may use: the machine's, or less under an
+   address-space or data limit (setrlimit) or under its cgroup's limit
+   (v2 memory.max, v1 memory.limit_in_bytes: its group's and those above
+   it); 0 unknown. */
+static uint64_t gf__mem_limit(void)
+{
+    long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
+    uint64_t m = pg > 0 && np > 0 ? (uint64_t)pg * (uint64_t)np : 0;
+    struct rlimit rl;
+    int k;
+    for (k = 0; k < 2; k++)
+        if (getrlimit(k ? RLIMIT_DATA : RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (!m || (uint64_t)rl.rlim_cur < m))
+            m = (uint64_t)rl.rlim_cur;
+#if defined(__linux__)
+    {
+        char line[1100], dir[1200];
+        const char *file = "memory.max";
+        FILE *f = fopen("/proc/self/cgroup", "r");
+        size_t n, root = 0;
+        dir[0] = 0;
+        while (f && fgets(line, sizeof line, f)) {
+            const char *v1 = strstr(line, ":memory:/");
+            line[strcspn(line, "\n")] = 0;
+            if (strncmp(line, "0::/", 4) == 0 && !root) { gf__fmt(dir, sizeof dir, "/sys/fs/cgroup%s", line + 3); root = 14; }
+            else if (v1) { gf__fmt(dir, sizeof dir, "/sys/fs/cgroup/memory%s", v1 + 8); root = 21; file = "memory.limit_in_bytes"; }
+        }
+        if (f) fclose(f);
+        while ((n = strlen(dir)) > root + 1) { /* the group, then each one above it */
+            char path[1300];
+            unsigned long long v;
+            FILE *g;
+            gf__fmt(path, sizeof path, "%s/%s", dir, file);
+            g = fopen(path, "r");
+            if (g && fscanf(g, "%llu", &v) == 1 && v > 0 && (!m || (uint64_t)v < m)) m = (uint64_t)v;
+            if (g) fclose(g);
+            while (n > root + 1 && dir[n - 1] != '/') n--;
+            dir[n > root + 1 ? n - 1 : 0] = 0;
+        }
+    }
+#endif
+    return m;
+}
+#endif
+
+/* The largest cache kept in the loader's own memory: ram_bytes, or (a
+   cache directory, ram_bytes 0) a sixteenth of the memory the process may
+   use, divided among the `share` loaders of one process that open it (a
+   partitioned loader's); 0 with no_map. */
+static uint64_t gf__cache_ram_budget(const gpufeed_cache_desc *cd, int32_t share)
+{
+    uint64_t b;
+    if (!cd->dir || !*cd->dir) return cd->ram_bytes; /* a cache in RAM only: the size asked for */
+    if (cd->no_map) return 0;
+#ifndef GPUFEED_NO_STDIO
+    b = cd->ram_bytes ? cd->ram_bytes : gf__mem_limit() / 16;
+#else
+    b = cd->ram_bytes;
+#endif
+    return share > 1 ? b / (uint64_t)share : b;
+}
+
+/* c->ram for a cache of c->size bytes (NULL: no memory; the units are then
+   read into the ring's slots). Shuffled gathers read it at random: huge
+   pages where the system gives them for the asking (GPUFEED_MAP_HUGE), so
+   a window of units costs fewer TLB misses. */
+static uint8_t *gf__cache_ram_alloc(gf__cache *c)
+{
+    uint8_t *r;
+    if (c->size > (uint64_t)SIZE_MAX) return NULL;
+    r = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
+#if GPUFEED_MAP_HUGE && defined(GF__MADV_HUGEPAGE) && !defined(GPUFEED_NO_STDIO)
+    if (r) {
+        const uintptr_t huge = (uintptr_t)2 << 20;
+        uintptr_t lo = ((uintptr_t)r + huge - 1) & ~(huge - 1), hi = ((uintptr_t)r + (uintptr_t)c->size) & ~(huge - 1);
+        if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), GF__MADV_HUGEPAGE);
+    }
+#endif
+    return r;
+}
+
+#ifndef GPUFEED_NO_STDIO
 /* a file's size, modification time and inode, in one word */
 static uint64_t gf__stat_sig(const struct stat *st)
 {
@@ -16278,6 +16636,12 @@ static int gf__cache_check_file(gf__cache *c, const gpufeed_dataset *ds, int ver
 {
     int fd = open(c->path, O_RDONLY | O_NONBLOCK), r;
     *file_bytes = 0;
+    if (fd < 0 && errno != ENOENT) {
+        char e[256];
+        gf__errno_text(errno, e, sizeof e);
+        gf__fmt(why, cap, "%s: cannot open: %s", c->path, e);
+        return 2;
+    }
     if (fd < 0) { gf__fmt(why, cap, "no cache file"); return 1; }
     r = gf__cache_check_fd(c, ds, fd, verify_all, why, cap, file_bytes);
     close(fd);
@@ -16431,7 +16795,12 @@ static int gf__cache_scan(const char *dir, const gpufeed_allocator *a, gf__cent 
     gf__cent *v = NULL;
     int64_t k = 0, vcap = 0;
     *out = NULL; *n = 0;
-    if (!d) { gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, strerror(errno)); return -1; }
+    if (!d) {
+        char e[256];
+        gf__errno_text(errno, e, sizeof e);
+        gf__fmt(why, cap, "cannot read the cache directory '%s': %s", dir, e);
+        return -1;
+    }
     while ((de = readdir(d)) != NULL) {
         gf__cent ce;
         if (!gf__cache_scan_one(dir, de->d_name, &ce)) continue;
@@ -16534,8 +16903,10 @@ static const char *gf__basename(const char *p)
 
 /* Opens the cache for a dataset: READY when a valid file exists (unit rows
    come from its index), BUILDING when this process may build it (the
-   caller provides unit rows first via gf__cache_begin_build), else OFF. */
-static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
+   caller provides unit rows first via gf__cache_begin_build), else OFF.
+   `share`: loaders of this process that open it together (their memory
+   budget is shared). */
+static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *cd, int32_t share)
 {
     gf__cache *c = (gf__cache *)gf__alloc(&ds->alloc, sizeof *c);
     if (!c) return NULL;
@@ -16545,8 +16916,9 @@ static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *c
     c->U = ds->nunits;
     c->log = cd->log; c->log_user = cd->log_user;
     c->verify = cd->verify;
-    c->use_pread = cd->no_map != 0;
+    c->ram_budget = gf__cache_ram_budget(cd, share);
     c->dir_budget = cd->dir_max_bytes;
+    c->ds = ds;
     c->img_row = gf__cache_img_row(ds);
     c->idx = (gf__cidx *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1) * sizeof(gf__cidx));
     c->ust = (uint8_t *)gf__alloc(&ds->alloc, (size_t)(c->U ? c->U : 1));
@@ -16560,7 +16932,23 @@ static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *c
     }
 #endif
     gf__cache_dataset_id(ds, c->dsid);
-    gf__cache_key(ds, c->dsid, c->key);
+#ifndef GPUFEED_NO_STDIO
+    { /* each local source as the key takes it, compared again when a build completes */
+        int32_t i;
+        c->src = (gf__srcid *)gf__alloc(&ds->alloc, (size_t)(ds->nfiles ? ds->nfiles : 1) * sizeof(gf__srcid));
+        if (!c->src) { gf__cache_free(c); return NULL; }
+        for (i = 0; i < ds->nfiles; i++) {
+            if (ds->ident && ds->ident[i]) memset(&c->src[i], 0, sizeof c->src[i]); /* its identity string */
+            else gf__srcid_take(ds->paths[i], &c->src[i]);
+        }
+        if (cd->dir && *cd->dir) {
+            char why[GPUFEED_ERROR_MAX];
+            c->src_moved = gf__cache_sources_changed(c, why, sizeof why, 0);
+            if (c->src_moved) gf__cache_log(c, "warning: cache not used: %s since the dataset was opened; reading the source", why);
+        }
+    }
+#endif
+    gf__cache_key(ds, c->dsid, c->src, c->key);
     gf__cache_describe(ds, c->descr, sizeof c->descr);
     if (cd->dir && *cd->dir) {
         size_t n = strlen(cd->dir);
@@ -16574,20 +16962,6 @@ static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *c
 }
 
 #ifndef GPUFEED_NO_STDIO
-/* maps the cache (fd) unless no_map asks for pread or it is larger than
-   half the memory: then pread */
-static void gf__cache_map(gf__cache *c)
-{
-    long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
-    uint64_t mem = (pg > 0 && np > 0) ? (uint64_t)pg * (uint64_t)np : 0;
-    void *m;
-    if (c->use_pread) return;
-    if (mem && c->size > mem / 2) { c->use_pread = 1; return; }
-    m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, c->fd, 0);
-    if (m == MAP_FAILED) c->use_pread = 1;
-    else { c->map = (uint8_t *)m; c->map_len = c->size; }
-}
-
 /* a cache found bad: removed unless another process uses it (we hold a
    shared lock on fd: made exclusive without waiting, or left alone) */
 static void gf__cache_drop_bad(gf__cache *c, int fd)
@@ -16598,23 +16972,83 @@ static void gf__cache_drop_bad(gf__cache *c, int fd)
 }
 #endif
 
-/* 1 READY from the file, 0 not there or not valid */
+#ifndef GPUFEED_NO_STDIO
+/* Reads unit u's image from the file into memory the loader owns, piece by
+   piece in chunks hashed as they arrive: at base + each piece's offset
+   (the unit's place in ram, or a buffer), or with base NULL at each
+   piece's pointer (a ring slot). 0 when what was read matches the unit's
+   checksum; 1 when it does not, or the read failed (a file that shrank). */
+#define GF__CACHE_CHUNK ((size_t)256 << 10)
+static int gf__cache_read_unit(gf__cache *c, int64_t u, const gf__piece *pc, int32_t np, uint8_t *base)
+{
+    uint64_t h = 0x63616368652d7631ull; /* gf__pieces_sum's */
+    int32_t i;
+    for (i = 0; i < np; i++) {
+        uint8_t *dst = base ? base + pc[i].off : pc[i].ptr;
+        uint64_t at = 0;
+        gf__h64 st;
+        gf__h64_init(&st, h);
+        while (at < pc[i].len) {
+            size_t n = pc[i].len - at < GF__CACHE_CHUNK ? (size_t)(pc[i].len - at) : GF__CACHE_CHUNK;
+            if (gf__read_full(c->fd, dst + at, n, c->idx[u].off + pc[i].off + at)) return 1;
+            gf__h64_update(&st, dst + at, n);
+            at += n;
+        }
+        h = gf__h64_final(&st);
+    }
+    return h != c->idx[u].sum;
+}
+
+/* GPUFEED_CACHE_VERIFY_OPEN: every unit read and checked at open, into
+   ram when there is one (then served from there); the bad units, -1 out
+   of memory */
+static int64_t gf__cache_check_all(gf__cache *c, const gpufeed_dataset *ds)
+{
+    gf__piece *pc = (gf__piece *)gf__alloc(c->a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int64_t u, bad = 0;
+    if (!pc) return -1;
+    for (u = 0; u < c->U && bad >= 0; u++) {
+        int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+        uint8_t *base = c->ram ? c->ram + c->idx[u].off : NULL;
+        if (!base && !gf__grow(c->a, &buf, &cap, (size_t)c->idx[u].bytes + 1)) bad = -1;
+        else if (gf__cache_read_unit(c, u, pc, np, base ? base : buf)) { c->ust[u] = 2; bad++; }
+        else c->ust[u] = c->ram ? 1 : 0; /* without ram, each use reads and checks its unit anyway */
+    }
+    gf__free(c->a, buf);
+    gf__free(c->a, pc);
+    return bad;
+}
+#endif
+
+/* 1 READY from the file, 0 not there or not valid. A cache that fits
+   c->ram_budget is served from the loader's own memory (each unit read in
+   and checked at its first use); a larger one unit by unit into the ring's
+   slots, checked at every use. */
 static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_cache_desc *cd)
 {
 #ifndef GPUFEED_NO_STDIO
     char why[512];
     uint64_t fbytes;
     int r, fd, tries;
+    int64_t bad;
     struct stat st;
-    if (!c->path[0]) return 0;
+    if (!c->path[0] || c->src_moved) return 0;
     for (tries = 0; ; tries++) {
         fd = open(c->path, O_RDONLY | O_NONBLOCK);
-        if (fd < 0) return 0;
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE) {
+                gf__errno_text(errno, why, sizeof why);
+                gf__cache_log(c, "warning: cannot open the cache %s: %s", c->path, why);
+            }
+            return 0;
+        }
         if (flock(fd, LOCK_SH) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0) break;
         close(fd); /* removed between our open and our lock */
         if (tries == 2) return 0;
     }
-    r = gf__cache_check_fd(c, ds, fd, cd->verify == GPUFEED_CACHE_VERIFY_OPEN, why, sizeof why, &fbytes);
+    r = gf__cache_check_fd(c, ds, fd, 0, why, sizeof why, &fbytes);
     if (r != 0) {
         gf__cache_log(c, "warning: cache not used: %s; %s", why, cd->no_build ? "reading the source" : "rebuilding it");
         gf__cache_drop_bad(c, fd);
@@ -16622,8 +17056,19 @@ static int gf__cache_try_ready(gf__cache *c, gpufeed_dataset *ds, const gpufeed_
         return 0;
     }
     c->fd = fd;
-    gf__cache_map(c);
-    if (cd->verify != GPUFEED_CACHE_VERIFY_OPEN) memset(c->ust, 0, (size_t)c->U);
+    if (c->ram_budget && c->size <= c->ram_budget) c->ram = gf__cache_ram_alloc(c); /* NULL: each use reads its unit into a slot */
+    memset(c->ust, 0, (size_t)c->U);
+    if (cd->verify == GPUFEED_CACHE_VERIFY_OPEN && (bad = gf__cache_check_all(c, ds)) != 0) {
+        if (bad < 0) gf__cache_log(c, "warning: cache not used: out of memory checking %s; reading the source", c->path);
+        else gf__cache_log(c, "warning: cache not used: %s: %lld of %lld units fail their checksum; %s", c->path, (long long)bad, (long long)c->U,
+                           cd->no_build ? "reading the source" : "rebuilding it");
+        if (bad > 0) gf__cache_drop_bad(c, fd);
+        close(fd);
+        c->fd = -1;
+        gf__free(c->a, c->ram);
+        c->ram = NULL;
+        return 0;
+    }
     GF__STORE(&c->sig, gf__stat_sig(&st));
     gf__cache_touch(fd);
     c->state = GPUFEED_CACHE_READY;
@@ -16687,14 +17132,16 @@ static int gf__cache_make_room(gf__cache *c)
    (warned), -1 another process completed it meanwhile. */
 static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows)
 {
+    if (c->src_moved) return 0;
     gf__cache_layout(c, unit_rows);
     if (cd->max_bytes && c->size > cd->max_bytes) {
         gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size,
                       (unsigned long long)cd->max_bytes);
         return 0;
     }
-    if (cd->ram_bytes && c->size <= cd->ram_bytes) {
-        c->ram = (uint8_t *)gf__alloc(c->a, (size_t)c->size);
+    if (cd->ram_bytes && c->size <= cd->ram_bytes) { /* asked for: also without a file */
+        c->ram = gf__cache_ram_alloc(c);
+        c->ram_asked = c->ram != NULL;
         if (!c->ram) gf__cache_log(c, "warning: no memory for a %llu-byte in-RAM cache", (unsigned long long)c->size);
     }
 #ifndef GPUFEED_NO_STDIO
@@ -16716,7 +17163,11 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
         if (!gf__cache_make_room(c)) goto no_file;
         lk = gf__cache_lock_tmp(c);
         if (lk < 0) {
-            gf__cache_log(c, "warning: cache directory '%s' is not writable (%s): reading the source", c->dir, strerror(errno));
+            char why[256];
+            int e = errno;
+            gf__errno_text(e, why, sizeof why);
+            if (e == EMFILE || e == ENFILE) gf__cache_log(c, "warning: cannot open the cache file %s: %s; reading the source", c->tmp, why);
+            else gf__cache_log(c, "warning: cache directory '%s' is not writable (%s): reading the source", c->dir, why);
             goto no_file;
         }
         if (lk == 0) { /* the kernel drops a dead builder's lock */
@@ -16739,7 +17190,9 @@ static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, con
             goto no_file;
         }
         gf__free(c->a, hdr);
-        if (!c->ram) gf__cache_map(c); /* units stored by the build are served from it at once */
+        /* units stored by the build are served at once: from ram when the cache fits
+           its budget (else, quietly, read back into the ring's slots) */
+        if (!c->ram && c->ram_budget && c->size <= c->ram_budget) c->ram = gf__cache_ram_alloc(c);
     }
 no_file:
 #endif
@@ -16765,12 +17218,24 @@ static void gf__cache_abandon(gf__cache *c, const char *why)
 }
 #endif
 
-/* The last unit is in: write index + header, fsync, rename; the older
-   caches of the dataset go (unless in use) and the directory's budget is
-   kept; then serve it. */
+/* The last unit is in. Each source is taken again: a build whose sources
+   changed while it read them is discarded (the run goes on from the
+   source). Else write index + header, fsync, rename; the older caches of
+   the dataset go (unless in use) and the directory's budget is kept; then
+   serve it. */
 static void gf__cache_finalize(gf__cache *c)
 {
 #ifndef GPUFEED_NO_STDIO
+    char why[GPUFEED_ERROR_MAX];
+    if (gf__cache_sources_changed(c, why, sizeof why, 1)) {
+        gf__cache_log(c, "warning: %s while the cache was built from it: the cache is discarded (the next run builds it again); "
+                      "units come from the source from now on", why);
+        if (c->fd >= 0 && !GF__LOAD(&c->failed)) unlink(c->tmp);
+        GF__STORE(&c->failed, 1);
+        GF__STORE(&c->state, GPUFEED_CACHE_OFF);
+        gf__cache_wake(c);
+        return;
+    }
     if (c->fd >= 0 && !GF__LOAD(&c->failed)) {
         uint8_t *hdr = (uint8_t *)gf__alloc(c->a, GF__CACHE_HDR), *ib = (uint8_t *)gf__alloc(c->a, (size_t)c->U * 32 + 1);
         int64_t u;
@@ -16792,7 +17257,6 @@ static void gf__cache_finalize(gf__cache *c)
             int dfd = open(c->dir, O_RDONLY);
             struct stat st;
             gpufeed_cache_prune_info pi;
-            char why[GPUFEED_ERROR_MAX];
             if (dfd >= 0) { fsync(dfd); close(dfd); }
             flock(c->fd, LOCK_SH); /* from builder to user */
             if (fstat(c->fd, &st) == 0) GF__STORE(&c->sig, gf__stat_sig(&st));
@@ -16802,7 +17266,7 @@ static void gf__cache_finalize(gf__cache *c)
             if (c->ram) { close(c->fd); c->fd = -1; } /* served from RAM: the file is not in use here */
         }
     }
-    if (c->ram || ((c->map || c->use_pread) && c->fd >= 0 && !GF__LOAD(&c->failed))) GF__STORE(&c->state, GPUFEED_CACHE_READY);
+    if (c->ram_asked || ((c->ram || c->fd >= 0) && !GF__LOAD(&c->failed))) GF__STORE(&c->state, GPUFEED_CACHE_READY);
     else GF__STORE(&c->state, GPUFEED_CACHE_OFF);
 #else
     GF__STORE(&c->state, c->ram ? GPUFEED_CACHE_READY : GPUFEED_CACHE_OFF);
@@ -16881,7 +17345,7 @@ static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, i
     if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
     st = GF__LOAD_SC(&c->ust[u]);
     if (st == 1 || st == 2) return 0;
-    if (GF__LOAD(&c->failed) && !c->ram) return 0;
+    if (GF__LOAD(&c->failed) && !c->ram_asked) return 0;
     gf__pos(l, g, &epoch, &i);
     if (epoch == l->first_epoch) return 0; /* its first (and only) position of the epoch */
     if (epoch == l->first_epoch + 1 && u0 > 0 && gf__cache_first_index(c, l, u) < u0) return 0; /* skipped by the resume */
@@ -16889,86 +17353,103 @@ static int gf__cache_pending(gf__cache *c, const gpufeed_loader *l, int64_t u, i
 }
 
 #ifndef GPUFEED_NO_STDIO
-/* READY from a file: has it changed on disk since it was checked (size,
-   modification time, inode)? Then every unit is checked again before its
-   next use, this one now; a file that shrank is not read any more. */
-static int gf__cache_changed(gf__cache *c)
+/* Before a unit is read from the file: has the file changed on disk since
+   it was last looked at (size, modification time, inode)? Said once a
+   change; what was read into memory before stays as it was checked, what
+   is read from now on is checked as it is read. A file that shrank is not
+   read any more. 1 the file can be read. */
+static int gf__cache_readable(gf__cache *c)
 {
     struct stat st;
     uint64_t sig, old;
-    int64_t k;
-    if (fstat(c->fd, &st) != 0) return 0;
+    if (c->fd < 0 || GF__LOAD(&c->shrunk)) return 0;
+    if (GF__LOAD(&c->state) == GPUFEED_CACHE_BUILDING) return 1; /* our own .tmp, written as we go */
+    if (fstat(c->fd, &st) != 0) return 1;
     sig = gf__stat_sig(&st);
     old = GF__LOAD(&c->sig);
-    if (sig == old) return 0;
+    if (sig == old) return 1;
     if ((uint64_t)st.st_size < c->size) GF__STORE(&c->shrunk, 1);
-    if (gf__cas_u64(&c->sig, old, sig)) {
-        for (k = 0; k < c->U; k++) (void)gf__cas_u8(&c->ust[k], 1, 0);
-        gf__cache_log(c, "warning: cache %s changed on disk during the run%s: every unit is checked again before its next use",
-                      c->path, GF__LOAD(&c->shrunk) ? " (it shrank: reading the source from now on)" : "");
-    }
-    return 1;
+    if (gf__cas_u64(&c->sig, old, sig))
+        gf__cache_log(c, "warning: cache %s changed on disk during the run: %s", c->path,
+                      GF__LOAD(&c->shrunk) ? "it shrank: the units not yet read come from the source"
+                                           : "every unit read from it from now on is checked as it is read");
+    return !GF__LOAD(&c->shrunk);
 }
 #endif
 
-/* Serves unit u (stream position g) into the slot: pointers into the
-   mapping or the RAM copy, or a read into the slot's buffers. Also during
-   a build, for units already stored. Checksums: at a unit's first use,
-   again after the file changed, or at every use (GPUFEED_CACHE_VERIFY_EVERY_USE).
-   0 served, 1 the unit must come from the source. */
+/* a unit found bad: decoded from the source from now on, the file dropped at close */
+static int gf__cache_bad(gf__cache *c, int64_t u)
+{
+    GF__STORE_SC(&c->ust[u], (uint8_t)2);
+    GF__ADD(&c->bad, 1);
+    gf__cache_wake(c);
+    gf__cache_log(c, "warning: cache %s: unit %lld fails its checksum (or cannot be read): decoding it from the source; the cache will be rebuilt",
+                  c->path[0] ? c->path : "(RAM)", (long long)u);
+    return 1;
+}
+
+/* the slot points at unit u's image at base (its place in ram) */
+static void gf__cache_point(const gf__cache *c, const gpufeed_dataset *ds, int64_t u, gf__uslot *s, const gf__piece *pc, const uint8_t *base)
+{
+    int32_t i, k = 0;
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
+    else for (i = 0; i < ds->nfeat; i++) s->feat[i] = (void *)(base + pc[k++].off);
+    for (i = 0; i < ds->nfeat; i++) s->valid[i] = ds->feats[i].validity ? (uint8_t *)(base + pc[k++].off) : NULL;
+    s->rows = (int64_t)c->idx[u].rows;
+}
+
+/* Serves unit u into the slot. Batches are gathered only from memory the
+   loader owns, checked there: the cache's copy in ram (each unit read in
+   and checked by the first use that finds it missing, or stored there by
+   this process's build; again at every use with
+   GPUFEED_CACHE_VERIFY_EVERY_USE), or else the slot's own buffers, read
+   from the file and checked at every use. Nothing is read through a
+   mapping, so a file changed or cut short under the loader reaches no
+   batch: what was read before is what was checked, what is read after
+   fails its check (or its read) and comes from the source. 0 served, 1
+   the unit must come from the source. */
 static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot *s, gf__piece *pc)
 {
     const gpufeed_dataset *ds = l->ds;
-    int32_t np, i, k, state = GF__LOAD(&c->state);
+    int32_t np, state = GF__LOAD(&c->state);
     uint8_t st;
-    int check;
-    const uint8_t *base;
     if (state == GPUFEED_CACHE_OFF) return 1;
     st = GF__LOAD(&c->ust[u]);
     if (st == 2) return 1;
     if (state == GPUFEED_CACHE_BUILDING && st != 1) return 1; /* not stored (yet): gf__cache_pending tells the caller */
-    if (GF__LOAD(&c->failed) && !c->ram) return 1; /* the file part of the build was given up */
-    check = st != 1 || c->verify == GPUFEED_CACHE_VERIFY_EVERY_USE;
-#ifndef GPUFEED_NO_STDIO
-    if (!c->ram && c->map && GF__LOAD(&c->state) == GPUFEED_CACHE_READY && gf__cache_changed(c)) check = 1;
-    if (GF__LOAD(&c->shrunk)) return 1;
-#endif
-    if (c->ram || c->map) {
-        base = (c->ram ? c->ram : c->map) + c->idx[u].off;
+    if (GF__LOAD(&c->failed) && !c->ram_asked) return 1;      /* the file part of the build was given up */
+    if (c->ram) {
+        uint8_t *base = c->ram + c->idx[u].off;
         np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
-        if (check) {
-            if (gf__pieces_sum(pc, np, base) != c->idx[u].sum) goto bad;
-            (void)gf__cas_u8(&c->ust[u], 0, 1);
+        if (st == 1) { /* in ram, checked: only this loader writes there */
+            if (c->verify == GPUFEED_CACHE_VERIFY_EVERY_USE && gf__pieces_sum(pc, np, base) != c->idx[u].sum) return gf__cache_bad(c, u);
+            gf__cache_point(c, ds, u, s, pc, base);
+            GF__ADD(&c->served, 1);
+            return 0;
         }
-
-        /* point the slot at the image */
-        k = 0;
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
-        else for (i = 0; i < ds->nfeat; i++) s->feat[i] = (void *)(base + pc[k++].off);
-        for (i = 0; i < ds->nfeat; i++) s->valid[i] = ds->feats[i].validity ? (uint8_t *)(base + pc[k++].off) : NULL;
-        s->rows = (int64_t)c->idx[u].rows;
-        GF__ADD(&c->served, 1);
-        return 0;
+#ifndef GPUFEED_NO_STDIO
+        if (st == 0 && gf__cas_u8(&c->ust[u], 0, 4)) { /* this use reads it in */
+            if (!gf__cache_readable(c)) { GF__STORE_SC(&c->ust[u], (uint8_t)0); return 1; }
+            if (gf__cache_read_unit(c, u, pc, np, base)) return gf__cache_bad(c, u);
+            GF__STORE_SC(&c->ust[u], (uint8_t)1);
+            gf__cache_point(c, ds, u, s, pc, base);
+            GF__ADD(&c->served, 1);
+            return 0;
+        }
+#endif
+        /* another worker reads it in now: this use reads its own copy */
     }
 #ifndef GPUFEED_NO_STDIO
-    /* positioned reads into the slot's own buffers: checked every time */
-    gf__slot_layout(l, s);
+    if (!gf__cache_readable(c)) return 1;
+    gf__slot_layout(l, s); /* positioned reads into the slot's own buffers, checked every time */
     np = gf__image_pieces(ds, c->idx[u].rows, s->data, s->feat, s->valid, pc);
-    for (i = 0; i < np; i++)
-        if (gf__read_full(c->fd, pc[i].ptr, (size_t)pc[i].len, c->idx[u].off + pc[i].off)) goto bad;
-    if (gf__pieces_sum(pc, np, NULL) != c->idx[u].sum) goto bad;
-    (void)gf__cas_u8(&c->ust[u], 0, 1);
+    if (gf__cache_read_unit(c, u, pc, np, NULL)) return gf__cache_bad(c, u);
     s->rows = (int64_t)c->idx[u].rows;
     GF__ADD(&c->served, 1);
     return 0;
-#endif
-bad:
-    GF__STORE_SC(&c->ust[u], (uint8_t)2);
-    GF__ADD(&c->bad, 1);
-    gf__cache_wake(c);
-    gf__cache_log(c, "warning: cache %s: unit %lld fails its checksum: decoding it from the source; the cache will be rebuilt",
-                  c->path[0] ? c->path : "(RAM)", (long long)u);
+#else
     return 1;
+#endif
 }
 
 /* Loader close: drop an unfinished build, and a cache found corrupt
@@ -16980,7 +17461,6 @@ static void gf__cache_close(gf__cache *c)
     if (GF__LOAD(&c->state) == GPUFEED_CACHE_BUILDING && c->fd >= 0) {
         struct stat a, b;
         if (!GF__LOAD(&c->failed) && fstat(c->fd, &a) == 0 && stat(c->tmp, &b) == 0 && a.st_ino == b.st_ino) unlink(c->tmp);
-        if (c->map) { munmap(c->map, (size_t)c->map_len); c->map = NULL; }
         close(c->fd); c->fd = -1;
     }
     if (GF__LOAD(&c->bad) > 0 && c->path[0] && c->fd >= 0) gf__cache_drop_bad(c, c->fd);
@@ -17876,8 +18356,10 @@ static void gf__write_trace(gpufeed_loader *l)
 GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
 {
     const gpufeed_allocator *a;
+    gpufeed_dataset *ds;
     int32_t i, k;
     if (!l) return;
+    ds = l->counted ? l->ds : NULL; /* a dataset closed before this loader goes with it */
     a = &l->ds->alloc;
     if (l->inner) { /* partitioned: the partitions' loaders */
         for (i = 0; i < l->ninner; i++) gpufeed_loader_close(l->inner[i]);
@@ -17886,6 +18368,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
         gf__free(a, l->ofeat);
         gf__free(a, l->ovalid);
         gf__free(a, l);
+        if (ds && gf__dataset_users(ds, -2)) gf__dataset_free(ds);
         return;
     }
     gf__stop_workers(l);
@@ -17944,6 +18427,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     gf__free(a, l->wdone);
     gf__free(a, l->ev);
     gf__free(a, l);
+    if (ds && gf__dataset_users(ds, -2)) gf__dataset_free(ds);
 }
 
 GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l) { return l ? l->err : ""; }
@@ -17959,7 +18443,7 @@ GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dat
     return gf__loader_open_ex(out, ds, desc, err, NULL);
 }
 
-/* gf__loader_open_ex, its phases. Each sets *err and returns the code on
+/* gf__loader_open_in, its phases. Each sets *err and returns the code on
    failure; the caller closes the loader then. */
 
 /* the stream's geometry: workers, world, batch rows, windows, ring depth */
@@ -18054,7 +18538,7 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
         for (i = 0; i < l->U; i++) l->unit_base[i] = i ? l->unit_base[i - 1] + l->unit_rows[i - 1] : 0;
     }
     if (desc->cache && !rows_override) {
-        l->cache = gf__cache_new(ds, desc->cache);
+        l->cache = gf__cache_new(ds, desc->cache, l->cache_share > 1 ? l->cache_share : 1);
         if (!l->cache) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for the cache"); }
         if (gf__cache_try_ready(l->cache, ds, desc->cache)) { /* rows from the cache's index */
             l->max_unit_rows = 0;
@@ -18150,7 +18634,12 @@ static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loa
         const gf__eplan *p = gf__eplan_at(l, &l->aplan, desc->start_epoch);
         l->first_epoch = desc->start_epoch;
         l->bidx0 = desc->start_batch;
-        if ((p->nb > 0 && desc->start_batch >= p->nb) || (p->nb == 0 && desc->start_batch > 0)) { l->first_epoch++; l->bidx0 = 0; }
+        if (desc->start_batch > p->nb)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG,
+                              "loader: start_batch %lld is past the end of epoch %lld, which has %lld batches on this rank "
+                              "(0..%lld; %lld: the next epoch's start)", (long long)desc->start_batch, (long long)desc->start_epoch,
+                              (long long)p->nb, (long long)(p->nb > 0 ? p->nb - 1 : 0), (long long)p->nb);
+        if (p->nb > 0 && desc->start_batch == p->nb) { l->first_epoch++; l->bidx0 = 0; } /* one past the last batch: the next epoch */
         p = gf__eplan_at(l, &l->aplan, l->first_epoch);
         if (l->bidx0 == 0) l->w0 = 0;
         else {
@@ -18329,19 +18818,12 @@ static gpufeed_result gf__loader_open_threads(gpufeed_loader *l, const gpufeed_l
 }
 #endif
 
-/* rows_override: the rows of every unit are known (the index loader of the
-   device-resident mode): no counting pass, no cache */
-static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
-                                         gpufeed_error *err, const int64_t *rows_override)
+/* The desc's fields, each in its range before any arithmetic uses it:
+   epochs and batch numbers bounded so that a stream position (epoch x
+   units + unit) and a window number fit 62 bits. */
+static gpufeed_result gf__loader_check_desc(const gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
-    gpufeed_loader *l;
-    const gpufeed_allocator *a;
-    gpufeed_result r;
-    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
-    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
-    *out = NULL;
-    if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
-    a = &ds->alloc;
+    const int64_t emax = (INT64_MAX / 4) / (ds->nunits + 1), bmax = INT64_MAX / 4;
     if (desc->global_batch_rows < 0)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative global_batch_rows (%lld)", (long long)desc->global_batch_rows);
     if (desc->partitions < 0 || (desc->partitions > 1 && desc->global_batch_rows == 0))
@@ -18365,14 +18847,45 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
     if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
+    if (desc->start_epoch > emax || desc->epochs > emax - desc->start_epoch)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG,
+                          "loader: start_epoch %lld + epochs %lld is more than %lld (the most epochs %lld units can be counted in)",
+                          (long long)desc->start_epoch, (long long)desc->epochs, (long long)emax, (long long)ds->nunits);
+    if (desc->start_batch > bmax)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: start_batch %lld is more than %lld", (long long)desc->start_batch, (long long)bmax);
     if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
     if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
+    if (desc->debug_jitter_us < 0 || desc->trace_max_events < 0)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative debug_jitter_us (%d) or trace_max_events (%d)", desc->debug_jitter_us,
+                          desc->trace_max_events);
+    if (desc->cache && (desc->cache->verify < GPUFEED_CACHE_VERIFY_FIRST_USE || desc->cache->verify > GPUFEED_CACHE_VERIFY_EVERY_USE))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown cache verify mode %d", desc->cache->verify);
     if (ds->nunits == 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: the dataset has no rows to load (every row group was pruned)");
+    return GPUFEED_OK;
+}
+
+/* rows_override: the rows of every unit are known (the index loader of the
+   device-resident mode): no counting pass, no cache, not one of the
+   dataset's users. cache_share: loaders opening the cache together. */
+static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
+                                         gpufeed_error *err, const int64_t *rows_override, int32_t cache_share)
+{
+    gpufeed_loader *l;
+    const gpufeed_allocator *a;
+    gpufeed_result r;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: out is NULL");
+    *out = NULL;
+    if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open: dataset or desc is NULL");
+    a = &ds->alloc;
+    r = gf__loader_check_desc(ds, desc, err);
+    if (r) return r;
     l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
     if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
     memset(l, 0, sizeof *l);
+    l->cache_share = cache_share;
     r = gf__loader_open_plan(l, ds, desc, err);
     if (!r) r = gf__loader_open_rows(l, desc, rows_override, err);
     if (!r) r = gf__loader_open_start(l, desc, err);
@@ -18384,8 +18897,18 @@ static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *
         gpufeed_loader_close(l);
         return r;
     }
+    if (!rows_override) { /* the dataset stays until this loader closes */
+        l->counted = 1;
+        (void)gf__dataset_users(ds, 2);
+    }
     *out = l;
     return GPUFEED_OK;
+}
+
+static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
+                                         gpufeed_error *err, const int64_t *rows_override)
+{
+    return gf__loader_open_in(out, ds, desc, err, rows_override, 1);
 }
 
 /* Partitioned elastic mode: rank r of world W serves partitions [r P / W,
@@ -18439,7 +18962,7 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
         if (in.workers < 1) in.workers = 1;
         if (!in.ring_depth) in.ring_depth = N > 4 ? 4 : 2; /* the default of the loader's workers in all */
         in.trace_path = NULL;
-        r = gf__loader_open_ex(&l->inner[j], ds, &in, err, NULL);
+        r = gf__loader_open_in(&l->inner[j], ds, &in, err, NULL, per);
         if (r) {
             l->ninner = j;
             gpufeed_loader_close(l);
@@ -18459,6 +18982,8 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
     memset(l->omem, 0, bb + GPUFEED_ALIGN);
     off = gf__align_up((size_t)(uintptr_t)l->omem) - (size_t)(uintptr_t)l->omem;
     gf__batch_layout(ds, l->B, l->omem + off, &l->odata, l->ofeat, l->ovalid);
+    l->counted = 1; /* it frees its partitions' loaders with the dataset's allocator */
+    (void)gf__dataset_users(ds, 2);
     *out = l;
     return GPUFEED_OK;
 }
@@ -18579,13 +19104,11 @@ static gpufeed_result gf__check_released(gpufeed_loader *l, int64_t upto_epoch)
     return GPUFEED_OK;
 }
 
-GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch *out)
+static gpufeed_result gf__loader_next(gpufeed_loader *l, gpufeed_batch *out)
 {
     uint64_t t0, tw = 0;
     gf__bslot *bs;
     int64_t e_prev;
-    if (!l || !out) return GPUFEED_ERR_INVALID_ARG;
-    memset(out, 0, sizeof *out);
     if (l->failed) return l->failed;
     if (l->done) return GPUFEED_DONE;
     if (l->ninner) return gf__next_parts(l, out);
@@ -18648,6 +19171,25 @@ GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch 
     l->t_last_ret = gf__now_us();
     (void)tw;
     return GPUFEED_OK;
+}
+
+/* One thread at a time: a second thread that enters while another is
+   inside gets GPUFEED_ERR_USAGE (and an empty batch), the loader untouched. */
+GPUFEED_API gpufeed_result gpufeed_loader_next(gpufeed_loader *l, gpufeed_batch *out)
+{
+    gpufeed_result r;
+    int32_t idle = 0;
+    if (!l || !out) return GPUFEED_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+#if defined(__GNUC__) || defined(__clang__)
+    if (!__atomic_compare_exchange_n(&l->busy, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return GPUFEED_ERR_USAGE;
+#else
+    if (l->busy != idle) return GPUFEED_ERR_USAGE;
+    l->busy = 1;
+#endif
+    r = gf__loader_next(l, out);
+    GF__STORE_SC(&l->busy, (int32_t)0);
+    return r;
 }
 
 /* loader l's workers into the arrays of `into` from entry k on, their
@@ -18926,7 +19468,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
         gf__cache *probe = NULL;
         int64_t done, total, pid;
         if (c->dir && *c->dir) {
-            probe = gf__cache_new(ds, &cd);
+            probe = gf__cache_new(ds, &cd, 1);
             if (!probe) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "gpufeed_cache_build: out of memory");
             if (c->no_wait && gf__cache_builder(probe, &done, &total, &pid)) {
                 r = gf__seterr(err, GPUFEED_ERR_IO, "another process (pid %lld) is building the cache %s: not waiting (no_wait)", (long long)pid, probe->path);
@@ -18981,7 +19523,7 @@ static gpufeed_result gf__cache_inspect(gpufeed_dataset *ds, const gpufeed_cache
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!ds || !cd || !cd->dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "cache: no dataset or no directory");
     q = *cd;
-    c = gf__cache_new(ds, &q);
+    c = gf__cache_new(ds, &q, 1);
     if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "cache: out of memory");
     memset(info, 0, sizeof *info);
     gf__fmt(info->path, sizeof info->path, "%s", c->path);
@@ -19031,7 +19573,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_remove(gpufeed_dataset *ds, const gpufe
     gf__cache *c;
     if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
     if (!ds || !cd || !cd->dir) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "cache: no dataset or no directory");
-    c = gf__cache_new(ds, cd);
+    c = gf__cache_new(ds, cd, 1);
     if (!c) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "cache: out of memory");
 #ifndef GPUFEED_NO_STDIO
     unlink(c->path); unlink(c->tmp);

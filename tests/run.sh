@@ -13,7 +13,8 @@
 #
 # --quick: the header's layout (tests/test_layout.py), unit, remote (its pure parts), bad input,
 # nested columns and lists, the loader (ASan+UBSan; TSan), the committed
-# corpus, the tensor cache (its API and the tool), the uploader's host
+# corpus, the tensor cache (its API and the tool), the fault suite (a try
+# or two of each case), the uploader's host
 # fallback, DLPack export, the tools, gpufeed-bench, and a replay of the
 # committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
 # drivers. Sanitizer builds at -O0 (seconds each, the full suite builds at
@@ -225,7 +226,8 @@ build_all() {
   pjobs_start
   build_emu_driver || echo "FAIL build the emulated driver (build/emu/libcuda.so.1)"
   for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
-           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c tests/test_cache_api.c; do
+           tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c tests/test_cache_api.c \
+           tests/test_faults.c; do
     [ -f "$t" ] || continue
     build "$(basename "$t" .c)" "$t"
   done
@@ -297,6 +299,7 @@ build_all() {
     pjob "gpufeed-dense (GPUFEED_$v)" clang $SAN $WARN -DGPUFEED_$v -I. tools/gpufeed-dense.c -o build/asan/gpufeed-dense-$lc -lpthread -lm
   done
   [ -f tests/test_cache_api.c ] && pjob "test_cache_api (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_cache_api.c -o build/tsan_test_cache_api -lpthread -lm
+  [ -f tests/test_faults.c ] && pjob "test_faults (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_faults.c -o build/tsan_test_faults -lpthread -lm
   # codecs against the system libraries, and the opt-in builds that use them
   if [ -f tests/test_codec_ref.c ]; then
     build test_codec_ref tests/test_codec_ref.c -Itests -lsnappy -llz4
@@ -338,7 +341,7 @@ build_quick() {
     pjob "test_cuda_streams (emulated driver)" $SANCC $SANQ $WARN -DGF_CUDA_EMU -I. -I"$CUDA_HOME/include" tests/test_cuda_streams.c \
       -o $QB/asan/test_cuda_streams_drv_emu -Lbuild/emu -l:libcuda.so.1 -Wl,-rpath,$EMU_DIR -lpthread -lm -ldl
   fi
-  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack test_remote; do
+  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack test_remote test_faults; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
   pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
@@ -522,6 +525,8 @@ quick_short() {
   suite_if $QB/asan/test_bad_input bad_input $QB/asan/test_bad_input
   suite_if $QB/asan/test_nested nested $QB/asan/test_nested
   suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
+  suite_if $QB/asan/test_faults faults $QB/asan/test_faults 2
+  suite_if $QB/asan/test_faults faults_cli env TRIES=1 GPUFEED_BENCH=$QB/gpufeed-bench FAULTS_BIN=$QB/asan/test_faults bash tests/test_faults.sh
   suite_if $QB/asan/test_uploader_host uploader_host $QB/asan/test_uploader_host
   suite_if $QB/asan/test_cuda_streams_drv_emu cuda_streams_drv_emu $QB/asan/test_cuda_streams_drv_emu
   suite_if $QB/asan/test_dlpack dlpack $QB/asan/test_dlpack
@@ -592,6 +597,10 @@ suite_if build/asan/test_loader_window loader_window build/asan/test_loader_wind
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
 suite_if build/asan/test_cache_api cache_api build/asan/test_cache_api
 suite_if build/tsan_test_cache_api cache_api_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_cache_api
+# faults while the loader and its cache run: 10 tries of each case (C API under ASan and TSan; the tools)
+suite_if build/asan/test_faults faults build/asan/test_faults 10
+suite_if build/tsan_test_faults faults_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_faults 10
+suite_if build/test_faults faults_cli env TRIES=10 GPUFEED_BENCH=build/gpufeed-bench FAULTS_BIN=build/test_faults bash tests/test_faults.sh
 suite_if build/asan/test_remote remote build/asan/test_remote
 suite_if build/asan/test_remote_unit remote_unit build/asan/test_remote_unit
 suite_if build/test_curl_abi curl_abi build/test_curl_abi

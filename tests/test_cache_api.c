@@ -1,7 +1,8 @@
 /* The tensor cache through its C API (gpufeed.h >>cache): integrity while a
-   loader runs (a byte flipped on disk in a unit already served is caught in
-   that run; GPUFEED_CACHE_VERIFY_EVERY_USE catches what the file's
-   signature cannot show), units served while the cache is being built (no
+   loader runs (a byte flipped on disk in a unit already served reaches no
+   batch: caught in that run when units are read at every use, by the next
+   run when the cache is held in memory; also a flip no signature of the
+   file shows), units served while the cache is being built (no
    source bytes after the first epoch, whatever the thread timing),
    gpufeed_cache_build waiting for another builder (and no_wait), the
    directory's byte budget and the "never a file in use" rule, the
@@ -130,98 +131,122 @@ static int build_cache(gpufeed_dataset *ds, const char *dir, gpufeed_cache_info 
     return 0;
 }
 
-/* A byte flipped on disk in a unit the running loader already served (and
-   checked) in epoch 0: the file's size/time/inode changed, so the unit is
-   checked again at its next use, found bad, decoded from the source: the
-   stream equals the reference, the run counts the bad unit, and the bad
-   file is gone after close. */
+/* one run over the cache in dir (no_map: units read into the ring's slots
+   at every use, else the cache held in the loader's memory); `flip` (when
+   >= 0) flips a byte of unit `flip` on disk once epoch 0 was delivered,
+   keep_mtime putting its modification time back. Fills the hashes, the
+   stats, the warnings holding `needle` and the source bytes read. */
+static int flip_run(gpufeed_dataset *ds, gpufeed_loader_desc *ld, const char *dir, int no_map, int verify, const char *path, int64_t flip,
+                    int keep_mtime, int per_epoch, uint64_t *got, gpufeed_stats *st, logbox *lb, uint64_t *src_bytes)
+{
+    gpufeed_cache_desc cd;
+    gpufeed_loader *l;
+    gpufeed_batch b;
+    gpufeed_error err;
+    gpufeed_result r;
+    uint64_t before = gpufeed_dataset_bytes_read(ds);
+    int n = 0, flipped = 0;
+    memset(&cd, 0, sizeof cd); cd.dir = dir; cd.no_map = no_map; cd.verify = verify; cd.log = log_fn; cd.log_user = lb;
+    ld->cache = &cd;
+    if (gpufeed_loader_open(&l, ds, ld, &err)) { fprintf(stderr, "  open: %s\n", err.message); return -1; }
+    while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
+        got[n++] = gpufeed_batch_hash(ds, &b);
+        if (n == per_epoch && flip >= 0 && !flipped) { /* epoch 0 done: every unit served once; the last one is far ahead of the workers */
+            if (flip_unit_byte(path, flip, keep_mtime) != 0) n = -1000;
+            flipped = 1;
+        }
+        if (n == 256) break;
+    }
+    if (r != GPUFEED_DONE) n = -1;
+    gpufeed_loader_stats(l, st);
+    gpufeed_loader_close(l);
+    *src_bytes = gpufeed_dataset_bytes_read(ds) - before;
+    return n;
+}
+
+/* A byte flipped on disk in a unit the running loader already read and
+   checked in epoch 0. Batches come only from memory the loader owns,
+   checked there: held in memory (the default for a cache this small), the
+   run serves what it checked (the reference, no source bytes) and the
+   next run, reading the file again, finds the unit bad at its first use,
+   decodes it from the source and removes the file; read into the ring's
+   slots at every use (no_map), the run notices the change (one warning)
+   and the flipped unit fails its check at its next use, in the same run. */
 static void test_flip_mid_run(void)
 {
     char dir[128];
     gpufeed_dataset *ds = open_ds(1000, GPUFEED_DT_F32);
     gpufeed_loader_desc ld;
-    gpufeed_cache_desc cd;
     gpufeed_cache_info info;
-    gpufeed_loader *l;
-    gpufeed_batch b;
-    gpufeed_error err;
     gpufeed_stats st;
-    logbox lb;
     static uint64_t ref[256], got[256];
-    int nref, n = 0, per_epoch, flipped = 0;
-    gpufeed_result r;
+    int nref, n, per_epoch, no_map;
+    uint64_t src;
     if (!ds) { CHECK(0); return; }
-    subdir(dir, sizeof dir, "flip");
     loader_desc(&ld, 2, 3, 0);
     nref = run_hashes(ds, &ld, NULL, ref, 256, NULL);
     per_epoch = nref / 3;
-    CHECK(nref > 0 && build_cache(ds, dir, &info) == 0 && info.units == 20);
-    sleep_ms(30); /* past the file system's timestamp granularity */
-    memset(&lb, 0, sizeof lb); lb.needle = "changed on disk";
-    memset(&cd, 0, sizeof cd); cd.dir = dir; cd.log = log_fn; cd.log_user = &lb;
-    ld.cache = &cd;
-    if (gpufeed_loader_open(&l, ds, &ld, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); return; }
-    while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
-        got[n++] = gpufeed_batch_hash(ds, &b);
-        if (n == per_epoch && !flipped) { /* epoch 0 done: every unit served once; the last one is far ahead of the workers */
-            CHECK(flip_unit_byte(info.path, 19, 0) == 0);
-            flipped = 1;
-        }
-        if (n == 256) break;
+    for (no_map = 0; no_map < 2; no_map++) {
+        logbox lb;
+        subdir(dir, sizeof dir, no_map ? "flip-slots" : "flip");
+        CHECK(nref > 0 && build_cache(ds, dir, &info) == 0 && info.units == 20);
+        sleep_ms(30); /* past the file system's timestamp granularity */
+        memset(&lb, 0, sizeof lb); lb.needle = "changed on disk";
+        n = flip_run(ds, &ld, dir, no_map, 0, info.path, 19, 0, per_epoch, got, &st, &lb, &src);
+        CHECK_MSG(n == nref && memcmp(ref, got, (size_t)n * 8) == 0, "no_map %d: stream differs from the reference after the flip (%d of %d batches)",
+                  no_map, n, nref);
+        if (!no_map) {
+            CHECK_MSG(st.cache_bad_units == 0 && src == 0 && file_exists(info.path), "in memory: bad units %llu, source bytes %llu",
+                      (unsigned long long)st.cache_bad_units, (unsigned long long)src);
+            memset(&lb, 0, sizeof lb); lb.needle = "fails its checksum";
+            n = flip_run(ds, &ld, dir, 0, 0, info.path, -1, 0, per_epoch, got, &st, &lb, &src);
+            CHECK_MSG(n == nref && memcmp(ref, got, (size_t)n * 8) == 0, "the next run: stream differs (%d of %d batches)", n, nref);
+        } else CHECK_MSG(lb.hits == 1, "%d 'changed on disk' warnings (last: %s)", lb.hits, lb.last);
+        CHECK_MSG(st.cache_bad_units >= 1, "no_map %d: bad units %llu", no_map, (unsigned long long)st.cache_bad_units);
+        CHECK_MSG(src > 0, "no_map %d: the bad unit was not decoded from the source", no_map);
+        CHECK_MSG(!file_exists(info.path), "no_map %d: the corrupt cache file is still there after close", no_map);
     }
-    CHECK(r == GPUFEED_DONE);
-    gpufeed_loader_stats(l, &st);
-    gpufeed_loader_close(l);
-    CHECK_MSG(n == nref && memcmp(ref, got, (size_t)n * 8) == 0, "stream differs from the reference after the flip (%d of %d batches)", n, nref);
-    CHECK_MSG(st.cache_bad_units >= 1, "bad units %llu", (unsigned long long)st.cache_bad_units);
-    CHECK_MSG(lb.hits == 1, "%d 'changed on disk' warnings (last: %s)", lb.hits, lb.last);
-    CHECK_MSG(st.bytes_read > 0, "the bad unit was not decoded from the source");
-    CHECK_MSG(!file_exists(info.path), "the corrupt cache file is still there after close");
     gpufeed_dataset_close(ds);
 }
 
 /* The flip with the modification time put back: size, time and inode are
-   unchanged, so the default mode cannot see it (the documented limit);
-   GPUFEED_CACHE_VERIFY_EVERY_USE checks each unit at each use and catches it. */
+   unchanged, so no signature of the file shows it. It reaches no batch all
+   the same: read into the slots, the unit fails its check at its next
+   read (whatever the verify mode); held in memory, the run goes on with
+   what it checked (GPUFEED_CACHE_VERIFY_EVERY_USE hashes that copy again
+   at every use) and the next run finds the unit bad. */
 static void test_verify_every_use(void)
 {
     char dir[128];
     gpufeed_dataset *ds = open_ds(1000, GPUFEED_DT_F64);
     gpufeed_loader_desc ld;
-    gpufeed_cache_desc cd;
     gpufeed_cache_info info;
-    gpufeed_loader *l;
-    gpufeed_batch b;
-    gpufeed_error err;
     gpufeed_stats st;
     static uint64_t ref[256], got[256];
-    int nref, n = 0, per_epoch, flipped = 0;
-    gpufeed_result r;
+    int nref, n, per_epoch, no_map;
+    uint64_t src;
+    logbox lb;
     if (!ds) { CHECK(0); return; }
-    subdir(dir, sizeof dir, "every");
     loader_desc(&ld, 3, 3, 0);
     nref = run_hashes(ds, &ld, NULL, ref, 256, NULL);
     per_epoch = nref / 3;
-    CHECK(nref > 0 && build_cache(ds, dir, &info) == 0);
-    memset(&cd, 0, sizeof cd); cd.dir = dir; cd.verify = GPUFEED_CACHE_VERIFY_EVERY_USE; cd.log = log_fn;
-    {
-        logbox lb;
+    for (no_map = 0; no_map < 2; no_map++) {
+        subdir(dir, sizeof dir, no_map ? "every-slots" : "every");
+        CHECK(nref > 0 && build_cache(ds, dir, &info) == 0);
         memset(&lb, 0, sizeof lb);
-        cd.log_user = &lb;
-        ld.cache = &cd;
-        if (gpufeed_loader_open(&l, ds, &ld, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); return; }
-        while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
-            got[n++] = gpufeed_batch_hash(ds, &b);
-            if (n == per_epoch && !flipped) { CHECK(flip_unit_byte(info.path, 18, 1) == 0); flipped = 1; }
-            if (n == 256) break;
+        n = flip_run(ds, &ld, dir, no_map, no_map ? GPUFEED_CACHE_VERIFY_FIRST_USE : GPUFEED_CACHE_VERIFY_EVERY_USE, info.path, 18, 1, per_epoch, got,
+                     &st, &lb, &src);
+        CHECK_MSG(n == nref && memcmp(ref, got, (size_t)n * 8) == 0, "no_map %d: stream differs from the reference (%d of %d batches)", no_map, n, nref);
+        if (!no_map) {
+            CHECK_MSG(st.cache_bad_units == 0 && src == 0, "in memory: bad units %llu, source bytes %llu", (unsigned long long)st.cache_bad_units,
+                      (unsigned long long)src);
+            n = flip_run(ds, &ld, dir, 0, GPUFEED_CACHE_VERIFY_EVERY_USE, info.path, -1, 0, per_epoch, got, &st, &lb, &src);
+            CHECK_MSG(n == nref && memcmp(ref, got, (size_t)n * 8) == 0, "the next run: stream differs (%d of %d batches)", n, nref);
         }
-        CHECK(r == GPUFEED_DONE);
-        gpufeed_loader_stats(l, &st);
-        gpufeed_loader_close(l);
+        CHECK_MSG(st.cache_bad_units >= 1 && src > 0, "no_map %d: bad units %llu, source bytes %llu", no_map, (unsigned long long)st.cache_bad_units,
+                  (unsigned long long)src);
+        CHECK(!file_exists(info.path));
     }
-    CHECK_MSG(n == nref && memcmp(ref, got, (size_t)n * 8) == 0, "stream differs from the reference (%d of %d batches)", n, nref);
-    CHECK_MSG(st.cache_bad_units >= 1, "bad units %llu", (unsigned long long)st.cache_bad_units);
-    CHECK(!file_exists(info.path));
     gpufeed_dataset_close(ds);
 }
 

@@ -158,10 +158,19 @@ int main(int argc, char **argv)
         { .name = "--cache", .kind = GF_CLI_STR, .target = &cache.dir, .meta = "DIR",
           .help = "the tensor cache: built during the first epoch, then served" },
         { .name = "--cache-ram", .kind = GF_CLI_SIZE, .target = &cache_ram, .meta = "BYTES", .min = 1,
-          .help = "keep the cached dataset in RAM when it fits (K, M, G, T suffixes)" },
+          .help = "with --cache: hold a cache of at most BYTES in memory (default: a sixteenth of\n"
+                  "the memory); alone: keep the dataset in RAM when it fits (K, M, G, T suffixes)" },
+        { .name = "--cache-no-ram", .kind = GF_CLI_FLAG, .target = &cache.no_map,
+          .help = "never hold the cache in memory: each use reads its unit and checks it" },
+        { .name = "--cache-verify", .kind = GF_CLI_CHOICE, .target = &cache.verify, .meta = "first|open|every", .choices = "first|open|every",
+          .help = "when a cache held in memory is checked: as each unit is read in (default),\n"
+                  "all at open, or also at every use" },
         { .name = "--pread", .kind = GF_CLI_BITS, .target = &dd.flags, .value = GPUFEED_OPEN_PREAD,
-          .help = "positioned reads instead of mapping the files" },
-        { .name = "--mmap", .kind = GF_CLI_BITS, .target = &dd.flags, .value = GPUFEED_OPEN_MMAP, .help = "map the files (the default)" },
+          .help = "positioned reads instead of mapping the files (a file cut short while it\n"
+                  "is read is then an error, never a signal)" },
+        { .name = "--mmap", .kind = GF_CLI_BITS, .target = &dd.flags, .value = GPUFEED_OPEN_MMAP,
+          .help = "map the files also on a network file system (default: local files are\n"
+                  "mapped, files on NFS, Lustre, FUSE... read with pread)" },
         { .name = "--verify-crc", .kind = GF_CLI_BITS, .target = &dd.flags, .value = GPUFEED_OPEN_VERIFY_CRC,
           .help = "check page CRCs while decoding" },
     };
@@ -190,6 +199,11 @@ int main(int argc, char **argv)
     g_files = files;
     cli->pos = NULL;
     atexit(free_files);
+    if (!cache.dir && (gf_cli_seen(cli, "--cache-no-ram") || gf_cli_seen(cli, "--cache-verify"))) {
+        fprintf(stderr, "gpufeed-bench: --cache-no-ram and --cache-verify need --cache DIR\n");
+        gf_cli_features_free(&fs); gf_cli_free(cli);
+        return 2;
+    }
     if (cache.dir || cache_ram) {
         cache.ram_bytes = (uint64_t)cache_ram;
         cache.log = log_line;

@@ -696,6 +696,7 @@ static int cat_row_group(FILE *o, gpufeed_file *f, const char *path, int32_t rg,
     for (i = 0; i < ncols; i++) {
         if (gpufeed_column_open(&cols[i].rd, f, rg, cols[i].col, NULL, &err)) {
             fprintf(stderr, "gpufeed-cat: %s\n", err.message);
+            while (i-- > 0) { gpufeed_column_close(cols[i].rd); cols[i].rd = NULL; } /* the columns opened before it */
             return 1;
         }
         cols[i].at = 0; cols[i].b.num_rows = 0;

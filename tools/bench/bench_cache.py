@@ -1,7 +1,8 @@
 """Benchmark: the tensor cache (gpufeed.h >>cache), through gpufeed-bench.
 
     .venv/bin/python tools/bench/bench_cache.py [--bin build/gpufeed-bench] [--runs 15]
-        [--out build/bench] [--data FILE.parquet]      (make bench-cache)
+        [--out build/bench] [--data FILE.parquet] [--baseline OTHER/gpufeed-bench]
+                                                        (make bench-cache)
 
 Data: a 1M rows x 32 columns pyarrow-default (SNAPPY) file in build/bench/:
 dense_1m_snappy.parquet (made by tools/bench/bench_dense.py) or any build/bench/*.parquet
@@ -26,6 +27,12 @@ commands are interleaved round-robin so a busy machine hurts all alike):
   (c) building: `--epochs 1 --cache NEWDIR` (decodes, writes the cache,
       fsync, rename) against `--epochs 1` without a cache, process wall time.
       Target: <= 1.10.
+  (d) cached epochs sequential (as in (a)) and shuffled (--shuffle-window 4),
+      the steady-state epoch and the 3-epoch run, against the same commands
+      of another build's gpufeed-bench (--baseline: the build before a change,
+      on the same cache file), interleaved with them. Target: >= 0.8 (the
+      cost of checking cached bytes where they are used, in memory the
+      loader owns, instead of gathering from a mapping).
 Prints one table with the command lines, the hardware and the load average
 (a shared machine skews every figure), and writes it to build/bench/cache_report.md.
 """
@@ -183,6 +190,7 @@ def main():
     ap.add_argument("--out", default="build/bench")
     ap.add_argument("--data", default=None)
     ap.add_argument("--keep", action="store_true", help="keep the caches in OUT/cache-bench")
+    ap.add_argument("--baseline", default=None, help="another build's gpufeed-bench: its cached epochs against this build's (d)")
     a = ap.parse_args()
     if a.runs < 5:
         raise SystemExit("--runs must be >= 5")
@@ -207,7 +215,12 @@ def main():
         "cached1": base + ["--epochs", "1", "--cache", warm],
         "cached3": base + ["--epochs", "3", "--cache", warm],
         "cached33": base + ["--epochs", "33", "--cache", warm],
+        "cached3s": base + ["--epochs", "3", "--shuffle-window", "4", "--cache", warm],
+        "cached33s": base + ["--epochs", "33", "--shuffle-window", "4", "--cache", warm],
     }
+    if a.baseline:
+        for k in ("cached3", "cached33", "cached3s", "cached33s"):
+            cmd["b_" + k] = [a.baseline] + cmd[k][1:]
     pre = {"build": lambda: shutil.rmtree(fresh, ignore_errors=True)}
 
     # build the warm cache; learn its size and bytes per row from its header
@@ -225,7 +238,9 @@ def main():
     cmd["memcpy"] = [memcpy_bin, str(cache_bytes), str(batch_bytes), "3", "1"]
     cmd["memcpy30"] = [memcpy_bin, str(cache_bytes), str(batch_bytes), "30", "1"]
 
-    order = ["decode", "build", "cached1", "cached3", "cached33", "memcpy", "memcpy30"]
+    order = ["decode", "build", "cached1", "cached3", "cached33", "cached3s", "cached33s", "memcpy", "memcpy30"]
+    if a.baseline:
+        order += ["b_cached3", "b_cached33", "b_cached3s", "b_cached33s"]
     res = {k: [] for k in order}
     print(f"data {rel(data)}{' (generated)' if generated else ''}; cache {cache_bytes} bytes, {units} units, "
           f"{img_row} bytes/row; warm-up + {a.runs} runs of each, interleaved ...", flush=True)
@@ -237,7 +252,7 @@ def main():
                 res[k].append(rr)
 
     # sanity: what each run was meant to be
-    for rr in res["cached1"] + res["cached3"] + res["cached33"]:
+    for rr in sum((res[k] for k in order if "cached" in k), []):
         if rr.cache != "ready" or rr.src != 0:
             raise SystemExit(f"a cached run read the source or found no cache:\n{rr.stderr}")
     for rr in res["build"]:
@@ -290,6 +305,21 @@ def main():
     rc = med(bld_w) / med(dec_w)
     rc2 = med(bld_s) / med(dec_s)
     sh = lambda k: " ".join(rel(x) if os.path.sep in x else x for x in cmd[k])   # noqa: E731
+
+    def epoch_s(pre, sfx):
+        return (med([rr.secs for rr in res[pre + "cached33" + sfx]]) - med([rr.secs for rr in res[pre + "cached3" + sfx]])) / 30
+
+    base_rows = []
+    if a.baseline:
+        for sfx, what in (("", "sequential"), ("s", "shuffled (window 4)")):
+            new_e, old_e = epoch_s("", sfx), epoch_s("b_", sfx)
+            r_e = old_e / new_e if new_e > 0 else float("nan")
+            new3 = med([rr.rows / rr.secs for rr in res["cached3" + sfx]])
+            old3 = med([rr.rows / rr.secs for rr in res["b_cached3" + sfx]])
+            base_rows.append(f"| (d) cached epoch, {what}, steady state: this build / the baseline | {rs(ROWS / new_e)} ({new_e * 1000:.1f} ms) | "
+                             f"| baseline {rs(ROWS / old_e)} ({old_e * 1000:.1f} ms) | {r_e:.2f} | >= 0.8: {ok(r_e, 0.8)} |")
+            base_rows.append(f"| (d) the same, 3-epoch run (open, first reads and checks included) | {rs(new3)} | "
+                             f"{spread([rr.rows / rr.secs for rr in res['cached3' + sfx]], rs)} | baseline {rs(old3)} | {new3 / old3:.2f} | >= 0.8: {ok(new3 / old3, 0.8)} |")
     load1 = os.getloadavg()
     lines = [
         "# gpufeed tensor cache benchmark (tools/bench/bench_cache.py)",
@@ -311,6 +341,7 @@ def main():
         f"| (c) epoch 0 building the cache vs without, process wall | {ms(med(bld_w))} | {spread(bld_w, ms)} | no cache {ms(med(dec_w))} ({spread(dec_w, ms)}) | {rc:.3f} | <= 1.10: {ok(rc, 1.10, ge=False)} |",
         f"| (c) the same, best run of each | {ms(min(bld_w))} | | no cache {ms(min(dec_w))} | {rc_best:.3f} | |",
         f"| (c') the same, gpufeed-bench's own time (open .. last batch) | {ms(med(bld_s))} | {spread(bld_s, ms)} | no cache {ms(med(dec_s))} | {rc2:.3f} | <= 1.10: {ok(rc2, 1.10, ge=False)} |",
+        *base_rows,
         "",
         "CPU seconds (user+sys, median): "
         + ", ".join(f"{k} {med([rr.cpu for rr in res[k]]):.3f}" for k in order),
@@ -321,6 +352,7 @@ def main():
         f"- memcpy `{' '.join(cmd['memcpy'])}` and `{' '.join(cmd['memcpy30'])}` (built with `{' '.join(cc)}`)",
         f"- (b), (c) decode path `{sh('decode')}`",
         f"- (c) building `{sh('build')}` (directory removed before each run)",
+        f"- (d) shuffled `{sh('cached3s')}` and `{sh('cached33s')}`" + (f"; the baseline: the same commands with `{rel(a.baseline)}`" if a.baseline else ""),
         "",
         f"hardware: {hardware()}; cache on {fstype(a.out)}; load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end"
         + (" (other processes were running: the figures are noisy)" if max(load0[0], load1[0]) > 0.5 * (os.cpu_count() or 1) else ""),

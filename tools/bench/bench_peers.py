@@ -80,10 +80,12 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
 
 
-def build():
-    for cmd in ([CC, "-O2", "-std=c99", "-I.", "tools/gpufeed-bench.c", "-o", BENCH, "-lpthread", "-lm"],
+def build(own_bench=True):
+    for cmd in ([CC, "-O2", "-std=c99", "-I.", "tools/gpufeed-bench.c", "-o", BENCH, "-lpthread", "-lm"] if own_bench else None,
                 [CC, "-O2", "-std=c99", "tools/bench/bench_memcpy.c", "-o", MEMCPY],
                 [CC, "-O2", "-std=c99", "-I.", "tools/bench/bench_threads.c", "-o", THREADS, "-lpthread", "-lm"]):
+        if cmd is None:
+            continue
         r = sh(cmd)
         if r.returncode:
             sys.exit("build failed: %s\n%s" % (" ".join(cmd), r.stderr))
@@ -381,10 +383,14 @@ def main():
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--only", default="shuffle,peers")
+    ap.add_argument("--bin", default=None, help="another gpufeed-bench (e.g. the build before a change) instead of one built here")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
-    build()
+    if a.bin:
+        global BENCH
+        BENCH = os.path.relpath(os.path.abspath(a.bin), ROOT)
+    build(own_bench=not a.bin)
     path = ensure_data(a.out)
     rel = os.path.relpath(path, ROOT)
     print("# gpufeed: shuffled epochs, the tensor cache and its peers")
