@@ -244,9 +244,13 @@ for src in $T/readme_*.c; do
     check "README trainer with a cache directory (builds it)" test "$("$exe" examples/data/flights.parquet $T/readme_cache)" = "$want"
     check "README trainer served from the cache: the same sums" test "$("$exe" examples/data/flights.parquet $T/readme_cache)" = "$want"
     # a decode error mid-epoch: the loop stops, the trainer prints the loader's error and exits 1
+    # 64 bytes in the middle of row group 0's dep_delay data page (its place from gpufeed-inspect --pages)
+    at=$($INSPECT --pages examples/data/flights.parquet | awk '/^  dep_delay / { c = 1; next } c && /DATA_PAGE/ {
+      gsub(/,/, ""); for (i = 1; i <= NF; i++) { if ($i == "offset") o = $(i + 1); if ($i == "header") h = $(i + 1); if ($i == "compressed") z = $(i + 1) }
+      print o + h + int(z / 2); exit }')
     python3 -c "
 d = bytearray(open('examples/data/flights.parquet', 'rb').read())
-d[1083841:1083905] = b'\xff' * 64      # inside dep_delay's data page
+d[$at:$at + 64] = b'\xff' * 64
 open('$T/readme_bad.parquet', 'wb').write(d)"
     "$exe" $T/readme_bad.parquet > $T/readme_bad.out 2> $T/readme_bad.err; rc=$?
     check "README trainer on a damaged file: exit 1, the loader's error names file, column and page" \
