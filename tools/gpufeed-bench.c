@@ -142,7 +142,7 @@ int main(int argc, char **argv)
                   "its partitions' units (--world must divide P)" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, all as --dtype (default: every numeric and boolean column)" },
-        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
+        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8, or the numpy name (float32 ...)" },
         { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
           .help = "one feature each, in order, instead of --columns/--dtype; options hash=N,\n"
                   "seed=S, fill=V, null=fill|error, valid, cast=unsafe, width=W,\n"

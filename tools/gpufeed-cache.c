@@ -175,7 +175,7 @@ int main(int argc, char **argv)
                   "null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate, lengths" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, all as --dtype (instead of --feature)" },
-        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
+        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8, or the numpy name (float32 ...)" },
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work: the loader's (default 65536)" },
         { .name = "--workers", .kind = GF_CLI_INT, .target = &workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
