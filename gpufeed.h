@@ -14802,6 +14802,17 @@ typedef struct gf__vtimes {
     int32_t threads, cores;
 } gf__vtimes;
 
+/* what helps when decoding (or reading) limits the loader: more workers
+   while cores are free, the tensor cache while there is none */
+static const char *gf__stats_decode_advice(const gpufeed_stats *st, int32_t cores)
+{
+    int free_cores = cores <= 0 || st->workers < cores, cache = st->cache_state != GPUFEED_CACHE_OFF;
+    if (free_cores && !cache) return "add workers (up to the free cores) or use the tensor cache";
+    if (free_cores) return "add workers (up to the free cores), or build the cache ahead (gpufeed_cache_build, gpufeed-cache build)";
+    if (!cache) return "the tensor cache or fewer features, or more cores";
+    return "build the cache ahead (gpufeed_cache_build, gpufeed-cache build), fewer features, or more cores";
+}
+
 /* the verdict when the loader has threads and the trainer waits: the stage
    that limits it and what helps; `pace` says how the trainer waited */
 static void gf__stats_stage(gpufeed_stats *st, const gf__vtimes *t, const char *pace)
@@ -14811,19 +14822,23 @@ static void gf__stats_stage(gpufeed_stats *st, const gf__vtimes *t, const char *
     double dpart = t->dec - t->rd > 0 ? t->dec - t->rd : 0, work = t->dec + t->asmb > 0 ? t->dec + t->asmb : 1;
     double cpu = t->life > 0 ? (t->dec - t->rd - t->jit + t->asmb) / t->life : 0; /* cores kept busy */
     int32_t k = st->workers;
-    if (t->cores > 0 && cpu >= 0.8 * t->cores) {
-        /* every core works for the loader: more workers or a deeper ring cannot help */
+    if (t->cores > 0 && (cpu >= 0.8 * t->cores || (k >= t->cores && cpu >= 0.5 * t->cores))) {
+        /* every core works for the loader (or as many workers as cores work
+           half the time or more): more workers or a deeper ring cannot help */
         st->bottleneck = t->rd >= dpart && t->rd >= t->asmb - t->help ? GPUFEED_STAGE_READ : t->asmb >= dpart ? GPUFEED_STAGE_ASSEMBLY : GPUFEED_STAGE_DECODE;
         gf__fmt(v, cap, "%s is the bottleneck and the cores are the limit: %s; the loader kept %.1f of %d cores busy (workers %.0f%% busy, "
-                "%.0f%% of it assembling batches, %.0f%% decoding): %s, or more cores",
+                "%.0f%% of it assembling batches, %.0f%% decoding): %s",
                 st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "batch assembly" : st->bottleneck == GPUFEED_STAGE_READ ? "reading" : "decoding", pace,
                 cpu < t->cores ? cpu : (double)t->cores, t->cores, 100 * st->workers_busy, 100 * t->asmb / work, 100 * t->dec / work,
-                st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "a smaller shuffle_window or fewer features" : "the tensor cache or fewer features");
-    } else if (t->wait >= 0.3 * t->wall && t->life > 0 && k > 0 && st->ring_full_s >= 0.1 * t->life * k && dpart >= t->asmb) {
+                st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "a smaller shuffle_window or fewer features, or more cores"
+                                                         : gf__stats_decode_advice(st, t->cores));
+    } else if (st->cache_state == GPUFEED_CACHE_OFF && t->wait >= 0.3 * t->wall && t->life > 0 && k > 0 && st->ring_full_s >= 0.1 * t->life * k &&
+               dpart >= t->asmb) {
         /* workers that mostly decode slept with every unit slot taken while
            the trainer waited: units finish out of order, and the ring ran
            full behind the oldest one (with assembly the larger part, the
-           slots wait for batches to be assembled instead) */
+           slots wait for batches to be assembled instead; units served
+           from a cache fill the ring at once, which is the cache working) */
         st->bottleneck = GPUFEED_STAGE_NONE;
         gf__fmt(v, cap, "the ring ran full: %s; workers %.0f%% busy, asleep %.0f%% of their time with every unit slot taken: raise ring_depth and "
                 "set prefill (now %d a worker)", pace, 100 * st->workers_busy, 100 * st->ring_full_s / (t->life * k), (int)st->ring_depth);
@@ -14837,8 +14852,8 @@ static void gf__stats_stage(gpufeed_stats *st, const gf__vtimes *t, const char *
                 "GPUFEED_OPEN_PREAD), a will_read source, or the tensor cache", pace, 100 * st->workers_busy, 100 * t->rd / work);
     } else if (dpart >= t->asmb) {
         st->bottleneck = GPUFEED_STAGE_DECODE;
-        gf__fmt(v, cap, "decoding is the bottleneck: %s; workers %.0f%% busy, %.0f%% of it decoding: add workers (up to the free cores) or use "
-                "the tensor cache", pace, 100 * st->workers_busy, 100 * dpart / work);
+        gf__fmt(v, cap, "decoding is the bottleneck: %s; workers %.0f%% busy, %.0f%% of it decoding: %s", pace, 100 * st->workers_busy,
+                100 * dpart / work, gf__stats_decode_advice(st, t->cores));
     } else {
         st->bottleneck = GPUFEED_STAGE_ASSEMBLY;
         gf__fmt(v, cap, "batch assembly is the bottleneck: %s; workers %.0f%% busy, %.0f%% of it assembling batches: add workers, or a smaller "
@@ -14850,10 +14865,11 @@ static void gf__stats_stage(gpufeed_stats *st, const gf__vtimes *t, const char *
    hardly waits (the consumer is the bottleneck); fewer units an epoch than
    workers (named in any verdict but the first); then the stage that limits
    the loader. A consumer that does no work between batches (a benchmark of
-   the loader alone) is named as such instead of "the trainer waited". */
+   the loader alone: under 20 us a batch) is named as such instead of "the
+   trainer waited". */
 static void gf__stats_verdict(gpufeed_stats *st, const gf__vtimes *t)
 {
-    char pace[96], units[128] = "";
+    char pace[128], units[128] = "";
     double wf = t->wall > 0 ? t->wait / t->wall : 0;
     int32_t k = st->workers;
     if (wf > 1) wf = 1;
@@ -14871,8 +14887,9 @@ static void gf__stats_verdict(gpufeed_stats *st, const gf__vtimes *t)
                 "not input-bound%s%s%s", 100 * wf, 100 * st->workers_busy, units[0] ? "; " : "", units, units[0] ? ": fewer workers do" : "");
         return;
     }
-    if (t->wall > 0 && t->cons < 0.02 * t->wall)
-        gf__fmt(pace, sizeof pace, "the consumer does no work between batches (a benchmark of the loader alone)");
+    if (st->batches > 0 && t->cons < 20e-6 * (double)st->batches) /* under 20 us a batch */
+        gf__fmt(pace, sizeof pace, "the consumer does no work between batches (%.1f us a batch: a benchmark of the loader alone)",
+                1e6 * t->cons / (double)st->batches);
     else gf__fmt(pace, sizeof pace, "the trainer waited %.0f%% of the time", 100 * wf);
     if (units[0]) {
         /* a unit is the work one worker takes: with fewer units than workers some wait, whatever the ring */
