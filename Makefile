@@ -20,7 +20,7 @@ USE_O   := -DGPUFEED_IMPLEMENTATION_DONE -DGPUFEED_API=extern
 .PHONY: all help tools demo check test mutation deps venv fixtures fuzz fuzz-all fuzz-gzip bench-codecs bench-dense bench-loader \
         bench-cache bench-gpu gpu-check install clean
 
-all: tools
+all: tools  ## the tools (as make tools)
 
 help:  ## this list
 	@echo "make TARGET (the tests: tests/README.md; the benchmarks: tools/bench/README.md)"

@@ -300,31 +300,51 @@ quick_tools() {  # which compilers this machine has: SANCC (ASan+UBSan), TSANCC
   for c in clang gcc; do command -v $c > /dev/null 2>&1 && probe $c -g -O0 -fsanitize=thread && { TSANCC=$c; break; }; done
   if [ -z "$SANCC" ]; then SANCC=$CC; SANQ="-g -O0"; fi
 }
+# needs LABEL CMD...: CMD once the build LABEL (a pjob) has ended; fails when it failed
+needs() {
+  local res; res="build/logs/jobs/$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_').res"; shift
+  while [ ! -s "$res" ]; do sleep 0.2; done
+  grep -q PASS "$res" && "$@"
+}
+# The quick suite's builds, in parallel, each thing compiled once: the
+# implementation once under ASan+UBSan (-O0), linked by every program that
+# uses only the public API (-DGPUFEED_IMPLEMENTATION_DONE leaves the
+# implementation out of its own translation unit); the -O2 tools once, by
+# `make tools` (build/obj/gpufeed.o: the demo's and make install's too);
+# the programs that test private functions or other options on their own.
+QIMPL="impl (ASan+UBSan)"
+USE_IMPL="-DGPUFEED_IMPLEMENTATION_DONE -DGPUFEED_API=extern"
 build_quick() {
   local t
   pjobs_start
-  mkdir -p $QB/asan
-  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack test_remote; do
+  mkdir -p $QB/asan $QB/obj
+  printf '#define GPUFEED_IMPLEMENTATION\n#include "gpufeed.h"\n' > $QB/obj/gpufeed.c
+  pjob "$QIMPL" $SANCC $SANQ $WARN -I. -c $QB/obj/gpufeed.c -o $QB/obj/gpufeed_asan.o
+  pjob "tools (-O2: make tools build/read_dense)" make -s CC="$CC" tools build/read_dense
+  for t in test_unit test_bad_input; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
   pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
   pjob "test_unit (GPUFEED_NO_AVX512)" $SANCC $SANQ $WARN -DGPUFEED_NO_AVX512 -I. tests/test_unit.c -o $QB/asan/test_unit_noavx512 -lpthread -lm
   pjob "test_uploader_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o $QB/asan/test_uploader_host -lpthread -lm
   [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O0 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm
-  for t in cat inspect dense bench cache; do
-    pjob "gpufeed-$t" $SANCC $SANQ $WARN -I. tools/gpufeed-$t.c -o $QB/asan/gpufeed-$t -lpthread -lm
-  done
-  for t in dense bench cache; do  # optimized: the cache and bench suites run many loaders over flights.parquet
-    pjob "gpufeed-$t (-O2)" $CC -O2 $WARN -I. tools/gpufeed-$t.c -o $QB/gpufeed-$t -lpthread -lm
-  done
-  pjob "fuzz_replay (whole files)" $SANCC $SANQ $WARN -DGF_FUZZ_MAIN -I. tests/fuzz_file.c -o $QB/asan/fuzz_replay
-  pjob "fz_dense (replay, every variant)" $SANCC $SANQ $WARN -DGFD_EVERY_VARIANT -I. tests/fuzz_dense.c tests/fuzz_replay_main.c -o $QB/asan/fz_dense -lpthread -lm
   for t in $DECODERS; do  # libFuzzer targets, linked with the plain replay driver (no libFuzzer runtime needed)
     pjob "fz_$t (replay)" $SANCC $SANQ $WARN -DGFF_TARGET=$t -I. -Itests tests/fuzz_decoders.c tests/fuzz_replay_main.c -o $QB/asan/fz_$t
   done
   for t in gzip zstd; do
     pjob "fz_$t (replay)" $SANCC $SANQ $WARN -I. tests/fuzz_$t.c tests/fuzz_replay_main.c -o $QB/asan/fz_$t
   done
+  # the programs of the public API: linked with the implementation built above
+  for t in test_loader test_cache_api test_dlpack test_nested test_remote; do
+    pjob "$t" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -I. tests/$t.c $QB/obj/gpufeed_asan.o -o $QB/asan/$t -lpthread -lm -ldl
+  done
+  for t in cat inspect dense bench cache; do
+    pjob "gpufeed-$t" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -I. tools/gpufeed-$t.c $QB/obj/gpufeed_asan.o -o $QB/asan/gpufeed-$t -lpthread -lm -ldl
+  done
+  pjob "fuzz_replay (whole files)" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -DGF_FUZZ_MAIN -I. tests/fuzz_file.c $QB/obj/gpufeed_asan.o -o $QB/asan/fuzz_replay \
+    -lpthread -lm -ldl
+  pjob "fz_dense (replay, every variant)" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -DGFD_EVERY_VARIANT -I. tests/fuzz_dense.c tests/fuzz_replay_main.c \
+    $QB/obj/gpufeed_asan.o -o $QB/asan/fz_dense -lpthread -lm -ldl
   pjobs_end
 }
 
@@ -506,16 +526,23 @@ if [ $QUICK = 1 ]; then
   layout_suite
   # with GF_FAIL_FAST=1 the short suites go first (a failure shows sooner)
   if [ "$FAIL_FAST" = 1 ]; then PARALLEL=$JOBS; quick_short; wait_slot 1; PARALLEL=1; fi
-  # the loader alone: its verdict checks time the workers, which other suites on the same cores would slow
-  suite_if $QB/asan/test_loader loader $QB/asan/test_loader
-  if [ -n "$TSANCC" ]; then suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 $QB/tsan_test_loader
-  else skip_suite loader_tsan "no compiler here has a working TSan runtime"; fi
+  # the verdict's timing checks alone (other suites on the same cores would
+  # mislead them); every other loader test runs with the rest, the ones
+  # without threads only once (not again under TSan)
+  TIMED=test_verdict_names_bottleneck
+  if [ "${GF_SKIP_TIMING:-0}" = 1 ]; then skip_suite loader_timing "GF_SKIP_TIMING is set (the verdict's timing checks depend on the machine's load)"
+  else suite_if $QB/asan/test_loader loader_timing env GF_TEST_ONLY=$TIMED $QB/asan/test_loader; fi
   # the rest $JOBS at a time, the longest first
   PARALLEL=$JOBS
-  suite cache env GPUFEED_BENCH=$QB/gpufeed-bench GPUFEED_CACHE_TOOL=$QB/gpufeed-cache bash tests/test_cache.sh
+  if [ -n "$TSANCC" ]; then
+    suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 GF_TEST_SKIP=$TIMED,test_rowmajor_transpose,test_batch_view $QB/tsan_test_loader
+  else skip_suite loader_tsan "no compiler here has a working TSan runtime"; fi
+  suite cache env GPUFEED_BENCH=build/gpufeed-bench GPUFEED_CACHE_TOOL=build/gpufeed-cache bash tests/test_cache.sh
   suite tools env BIN=$QB/asan bash tests/test_tools.sh
+  suite_if $QB/asan/test_loader loader env GF_TEST_SKIP=$TIMED $QB/asan/test_loader
   [ "$FAIL_FAST" = 1 ] || quick_short
-  suite bench_cli env BENCH=$QB/gpufeed-bench DENSE=$QB/gpufeed-dense bash tests/test_bench.sh
+  suite bench_cli env BENCH=build/gpufeed-bench DENSE=build/gpufeed-dense IMPL_O=build/obj/gpufeed.o bash tests/test_bench.sh
+  suite make bash tests/test_make.sh
   finish
   exit
 fi

@@ -230,7 +230,10 @@ fi
 # bench_threads (the ceiling of one process's decoding threads): rows checked,
 # the total the sum of its loaders, bad arguments, a missing or a cut file
 BT=$T/bench_threads
-if ${CC:-cc} -O2 -std=c99 -Wall -Wextra -Werror -pedantic -I. tools/bench/bench_threads.c -o $BT -lpthread -lm; then
+# (linked with the implementation make tools built when IMPL_O names it: compiled once)
+if [ -n "${IMPL_O:-}" ] && [ -f "$IMPL_O" ]; then BT_SRC=(-DGPUFEED_IMPLEMENTATION_DONE -DGPUFEED_API=extern tools/bench/bench_threads.c "$IMPL_O" -ldl)
+else BT_SRC=(tools/bench/bench_threads.c); fi
+if ${CC:-cc} -O2 -std=c99 -Wall -Wextra -Werror -pedantic -I. "${BT_SRC[@]}" -o $BT -lpthread -lm; then
   $BT $IDS 2 3 512 > $T/bt1.out 2>&1; rc=$?
   check "bench_threads: two loaders, every epoch's 20,000 rows" bash -c "[ $rc -eq 0 ] && [ \$(grep -c '^loader [01]: [0-9]* rows/s$' $T/bt1.out) -eq 2 ] && grep -q '^total: [0-9]* rows/s (2 loaders of 1 worker, one process, 3 epochs of 20000 rows each)$' $T/bt1.out"
   check "bench_threads: the total is its loaders' rates added" bash -c "awk '/^loader/ { s += \$3 } /^total/ { t = \$2 } END { d = s - t; exit !(t > 0 && d < 2 && d > -2) }' $T/bt1.out"
