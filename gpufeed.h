@@ -158,6 +158,10 @@
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
      GPUFEED_NO_CUDA            host batches only, even under nvcc
+     GPUFEED_CUDA_DRIVER        the CUDA driver loaded at run time even where
+                                the runtime could be compiled in (nvcc,
+                                GPUFEED_CUDA)
+     GPUFEED_CUDA_DRIVER_LIB    the driver library loaded ("libcuda.so.1")
      GPUFEED_NVTX               NVTX ranges around the pipeline's stages
      GPUFEED_NO_SIMD            scalar code only (no SSE2 / NEON / AVX-512);
                                 the same bytes
@@ -183,6 +187,8 @@
      GPUFEED_MAX_FEATURES          4096     features of one dataset
      GPUFEED_MAX_WORKERS           256      loader threads
      GPUFEED_ALIGN                 256      alignment of batch buffers
+     GPUFEED_DICT_CACHE_BYTES      256 MiB  converted dictionaries a loader's
+                                            workers share
      GPUFEED_RELEASE_BYTES         4 MiB    bytes of a mapped file a decoding
                                             thread has read before it lets
                                             them go at once, at the end of
