@@ -11,17 +11,21 @@
 # no CUDA toolkit, no GPU; in --quick no .venv) is SKIPPED and counted as
 # skipped, never as passed. Logs: build/logs/<suite>.log.
 #
-# --quick: the header's layout (tests/test_layout.py), unit, bad input,
-# nested columns and lists, the loader (ASan+UBSan; TSan), the committed
-# corpus, the tensor cache (its API and the tool), the uploader's host
-# fallback, DLPack export, the tools, gpufeed-bench, and a replay of the
-# committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
-# drivers. Sanitizer builds at -O0 (seconds each, the full suite builds at
-# -O1), under build/quick/, in parallel; the suites run two or more at a
-# time. No apt-get, no pip, no network, no .venv needed: what needs
-# pyarrow is a counted SKIP without it; without a compiler that links
+# --quick: the header's layout (tests/test_layout.py), the docs against
+# what they describe (tests/test_docs.py), unit, bad input, nested columns
+# and lists, the loader (ASan+UBSan; TSan; its timing checks alone), the
+# committed corpus, the tensor cache (its API and the tool), the uploader's
+# host fallback, DLPack export, the tools, gpufeed-bench, the Makefile
+# (help, install, demo), and a replay of the committed fuzz corpora
+# (tests/fuzz, tests/fuzz/dec) through the replay drivers. Each thing is
+# built once, in parallel, under build/quick/: the implementation once at
+# -O0 under ASan+UBSan, linked by the programs that use only the public
+# API; the -O2 tools by `make tools`. The suites run two or more at a time.
+# No apt-get, no pip, no network, no .venv needed: what needs pyarrow is a
+# counted SKIP without it; without a compiler that links
 # -fsanitize=address the quick suites run unsanitized (one counted SKIP),
-# without TSan the TSan suite is SKIPPED.
+# without TSan the TSan suite is SKIPPED. GF_SKIP_TIMING=1 skips the
+# loader's timing checks (a counted SKIP).
 # JOBS=N: builds and quick suites at a time (default: the online cores, at least 2).
 # GF_FAIL_FAST=1: once a suite reports a failure, start no more suites, stop
 # the ones still running and exit 1 (tests/mutation.py runs `make check` so);
@@ -543,6 +547,7 @@ if [ $QUICK = 1 ]; then
   [ "$FAIL_FAST" = 1 ] || quick_short
   suite bench_cli env BENCH=build/gpufeed-bench DENSE=build/gpufeed-dense IMPL_O=build/obj/gpufeed.o bash tests/test_bench.sh
   suite make bash tests/test_make.sh
+  suite docs python3 tests/test_docs.py
   finish
   exit
 fi
@@ -616,4 +621,6 @@ suite_if build/asan/fuzz_replay fuzz_replay fuzz_replay
 suite_if build/asan/fz_dense_replay fuzz_dense_replay fuzz_dense_replay build/asan/fz_dense_replay all
 suite_if build/fuzz_seeds fuzz_decoders_replay fuzz_decoders_replay
 [ -f tests/fuzz_file.c ] && suite fuzz_brief fuzz_brief
+suite make bash tests/test_make.sh
+suite docs python3 tests/test_docs.py
 finish
