@@ -14921,6 +14921,7 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     }
     t.wait = (double)l->wait_us * 1e-6;
     t.cons = (double)l->consumer_us * 1e-6;
+    if (l->ninner) t.cons = t.wall > t.wait ? t.wall - t.wait : 0; /* partitions: next() is all the loader's time */
     st->wall_s = t.wall;
     st->life_s = t.life;
     st->trainer_wait_s = t.wait;

@@ -62,6 +62,14 @@ rm -f "$FF_MARK"
 
 elapsed() { echo "t=$((SECONDS - T0))s"; }
 
+# cpu_delta T0 T1: CPU seconds (user + system) of the children waited for
+# between two `times > FILE` (the builtin, so that it reports this shell)
+cpu_delta() {
+  awk 'FNR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); n += a[1] * 60 + a[2] } v[++k] = n }
+       END { printf "%.0f", v[2] - v[1] }' "$1" "$2"
+}
+times > build/logs/.times.start
+
 # waits until fewer than $1 background jobs run
 wait_slot() {
   while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do wait -n 2> /dev/null || true; ff_check; done
@@ -87,7 +95,8 @@ ff_check() {
     set -- $c
     PASS=$((PASS + $1)); FAIL=$((FAIL + $2)); SKIP=$((SKIP + $3))
   done
-  echo "($(elapsed) in all)"
+  times > build/logs/.times.end
+  echo "($(elapsed) in all, cpu $(cpu_delta build/logs/.times.start build/logs/.times.end)s)"
   echo "$PASS passed, $FAIL failed, $SKIP skipped"
   exit 1
 }
@@ -96,9 +105,12 @@ ff_check() {
 # into build/logs/NAME.count ("passed failed skipped"); one line on stdout
 run_suite() {
   local name=$1; shift
-  local log=build/logs/$name.log start=$SECONDS line p=0 f=0 s="" rc
+  local log=build/logs/$name.log start=$SECONDS line p=0 f=0 s="" rc cpu
+  times > "build/logs/$name.t0"
   "$@" > "$log" 2>&1
   rc=$?
+  times > "build/logs/$name.t1"
+  cpu=$(cpu_delta "build/logs/$name.t0" "build/logs/$name.t1")
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
   if [ -n "$line" ]; then
     p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
@@ -112,7 +124,7 @@ run_suite() {
   echo "$p $f $s" > "build/logs/$name.count"
   [ "$FAIL_FAST" = 1 ] && [ "$f" -ne 0 ] && echo "$name" >> "$FF_MARK"
   {
-    printf '%-22s %5d passed, %3d failed, %3d skipped  (%ds, %s)\n' "$name" "$p" "$f" "$s" $((SECONDS - start)) "$(elapsed)"
+    printf '%-22s %5d passed, %3d failed, %3d skipped  (%ds, cpu %ss, %s)\n' "$name" "$p" "$f" "$s" $((SECONDS - start)) "$cpu" "$(elapsed)"
     if [ "$f" -ne 0 ]; then
       echo "---- $name: failures (from $log) ----"
       grep -E 'FAIL|check failed|ERROR|error|Sanitizer|runtime error' "$log" | head -40
@@ -160,7 +172,8 @@ finish() {
     set -- $c
     PASS=$((PASS + $1)); FAIL=$((FAIL + $2)); SKIP=$((SKIP + $3))
   done
-  echo "($(elapsed) in all)"
+  times > build/logs/.times.end
+  echo "($(elapsed) in all, cpu $(cpu_delta build/logs/.times.start build/logs/.times.end)s)"
   echo "$PASS passed, $FAIL failed, $SKIP skipped"
   [ "$FAIL" -eq 0 ]
 }
@@ -176,11 +189,14 @@ pjob() {
   wait_slot "$JOBS"
   (
     s=$SECONDS
+    times > "build/logs/jobs/$slug.t0"
     if "$@" > "build/logs/jobs/$slug.log" 2>&1; then r=PASS; else r=FAIL; fi
+    times > "build/logs/jobs/$slug.t1"
     echo "$r" > "build/logs/jobs/$slug.res"
     echo "$r build $label"
     [ $r = FAIL ] && head -20 "build/logs/jobs/$slug.log"
-    printf '  %s %s (%ds, %s)\n' "$([ $r = PASS ] && echo built || echo 'FAILED to build')" "$label" $((SECONDS - s)) "$(elapsed)" >&3
+    printf '  %s %s (%ds, cpu %ss, %s)\n' "$([ $r = PASS ] && echo built || echo 'FAILED to build')" "$label" $((SECONDS - s)) \
+      "$(cpu_delta "build/logs/jobs/$slug.t0" "build/logs/jobs/$slug.t1")" "$(elapsed)" >&3
   ) &
 }
 pjobs_start() { rm -rf build/logs/jobs; mkdir -p build/logs/jobs; }
@@ -542,7 +558,7 @@ if [ $QUICK = 1 ]; then
     suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 GF_TEST_SKIP=$TIMED,test_rowmajor_transpose,test_batch_view $QB/tsan_test_loader
   else skip_suite loader_tsan "no compiler here has a working TSan runtime"; fi
   suite cache env GPUFEED_BENCH=build/gpufeed-bench GPUFEED_CACHE_TOOL=build/gpufeed-cache bash tests/test_cache.sh
-  suite tools env BIN=$QB/asan bash tests/test_tools.sh
+  suite tools env BIN=$QB/asan README_OPT=-O0 bash tests/test_tools.sh
   suite_if $QB/asan/test_loader loader env GF_TEST_SKIP=$TIMED $QB/asan/test_loader
   [ "$FAIL_FAST" = 1 ] || quick_short
   suite bench_cli env BENCH=build/gpufeed-bench DENSE=build/gpufeed-dense IMPL_O=build/obj/gpufeed.o bash tests/test_bench.sh

@@ -1785,6 +1785,14 @@ static void test_verdict_rules(void)
     CHECK_MSG(!strstr(st.verdict, "does no work"), "a consumer working 5 ms a batch named as doing no work: %s", st.verdict);
     CHECK_MSG(st.consumer_s >= 0.9 * 0.005 * (double)st.batches, "consumer time %.3f s for %llu batches of 5 ms", st.consumer_s,
               (unsigned long long)st.batches);
+    /* the same through partitioned elastic mode (each partition its own loader) */
+    d = base_desc(); d.workers = 2; d.epochs = 1; d.batch_rows = 0; d.global_batch_rows = 1024; d.partitions = 2;
+    run_consumer(ds, &d, 0, &st, "partitions, no work");
+    CHECK_MSG(strstr(st.verdict, "the consumer does no work between batches") != NULL, "partitions, a consumer without work: %s", st.verdict);
+    CHECK_MSG(st.units_per_epoch == 4, "partitions: %lld units an epoch, want 4 (the partitions' together)", (long long)st.units_per_epoch);
+    run_consumer(ds, &d, 5000, &st, "partitions, 5 ms a batch");
+    CHECK_MSG(!strstr(st.verdict, "does no work") && st.consumer_s >= 0.9 * 0.005 * (double)st.batches,
+              "partitions, 5 ms a batch: consumer %.3f s for %llu batches: %s", st.consumer_s, (unsigned long long)st.batches, st.verdict);
     /* the summary is the mean of the per-worker shares; the verdict prints it */
     for (pass = 0; pass < 2; pass++) {
         double sum = 0;
