@@ -204,7 +204,8 @@ int main(int argc, char **argv)
     cli->nopts = GF_CLI_COUNT(opts);
     cli->words = bench_words;
     cli->tail = "On stderr at the end: rows/s, GB/s dense, the stall breakdown, per worker busy time,\n"
-                "the verdict, peak RSS; with --cache the source bytes read per epoch (0 once built).\n"
+                "the verdict, peak RSS; with --cache the source bytes read per epoch (0 once built)\n"
+                "and the cache's effect in one line.\n"
                 "On a terminal a progress line (epoch, batch, rows/s) while it runs.\n"
                 "Exit status: 0; 1 when the data cannot be read; 2 on a usage error.\n";
     rc = gf_cli_parse(cli, argc, argv, 1);
