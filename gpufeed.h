@@ -14890,7 +14890,7 @@ static void gf__stats_verdict(gpufeed_stats *st, const gf__vtimes *t)
     if (wf < 0.05) {
         st->bottleneck = GPUFEED_STAGE_CONSUMER;
         gf__fmt(st->verdict, sizeof st->verdict, "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): "
-                "not input-bound%s%s%s", 100 * wf, 100 * st->workers_busy, units[0] ? "; " : "", units, units[0] ? ": fewer workers do" : "");
+                "not input-bound%s%s%s", 100 * wf, 100 * st->workers_busy, units[0] ? "; " : "", units, units[0] ? ": fewer workers would do" : "");
         return;
     }
     if (st->batches > 0 && t->cons < 20e-6 * (double)st->batches) /* under 20 us a batch */

@@ -1773,6 +1773,12 @@ static void test_verdict_rules(void)
     CHECK_MSG(st.units_per_epoch == 4, "units an epoch: %lld, want 4", (long long)st.units_per_epoch);
     CHECK_MSG(strstr(st.verdict, want) == st.verdict, "the verdict does not lead with \"%s\": %s", want, st.verdict);
     CHECK_MSG(st.bottleneck == GPUFEED_STAGE_NONE, "bottleneck %d for too few units", (int)st.bottleneck);
+    d.prefill = 1; /* a consumer of 5 ms a batch, which the rings keep fed: still named, after the consumer */
+    run_consumer(ds, &d, 5000, &st, "4 units, 6 workers, a slow consumer");
+    CHECK_MSG(strstr(st.verdict, "4 units an epoch for 6 workers") != NULL &&
+              (st.bottleneck != GPUFEED_STAGE_CONSUMER || strstr(st.verdict, "the consumer is the bottleneck") == st.verdict),
+              "a slow consumer with too few units: %s", st.verdict);
+    d.prefill = 0;
     d.workers = 4;
     run_consumer(ds, &d, 0, &st, "4 units, 4 workers");
     CHECK_MSG(strstr(st.verdict, "units an epoch for") == NULL, "4 units for 4 workers named as too few: %s", st.verdict);
