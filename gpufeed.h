@@ -14878,6 +14878,7 @@ static void gf__stats_verdict(gpufeed_stats *st, const gf__vtimes *t)
     char pace[128], units[128] = "";
     double wf = t->wall > 0 ? t->wait / t->wall : 0;
     int32_t k = st->workers;
+    int idle;                           /* the consumer does no work between batches */
     if (wf > 1) wf = 1;
     if (!t->threads) {
         st->bottleneck = GPUFEED_STAGE_DECODE;
@@ -14887,13 +14888,17 @@ static void gf__stats_verdict(gpufeed_stats *st, const gf__vtimes *t)
     }
     if (st->units_per_epoch < k)
         gf__fmt(units, sizeof units, "%lld unit%s an epoch for %d workers", (long long)st->units_per_epoch, st->units_per_epoch == 1 ? "" : "s", (int)k);
+    idle = st->batches > 0 && t->cons < 20e-6 * (double)st->batches; /* under 20 us a batch */
     if (wf < 0.05) {
         st->bottleneck = GPUFEED_STAGE_CONSUMER;
-        gf__fmt(st->verdict, sizeof st->verdict, "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): "
-                "not input-bound%s%s%s", 100 * wf, 100 * st->workers_busy, units[0] ? "; " : "", units, units[0] ? ": fewer workers would do" : "");
+        if (idle) gf__fmt(st->verdict, sizeof st->verdict, "the loader keeps up even with a consumer that does no work between batches (%.1f us a "
+                          "batch): it waited %.0f%% of the time (workers %.0f%% busy)%s%s%s", 1e6 * t->cons / (double)st->batches, 100 * wf,
+                          100 * st->workers_busy, units[0] ? "; " : "", units, units[0] ? ": fewer workers would do" : "");
+        else gf__fmt(st->verdict, sizeof st->verdict, "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): "
+                     "not input-bound%s%s%s", 100 * wf, 100 * st->workers_busy, units[0] ? "; " : "", units, units[0] ? ": fewer workers would do" : "");
         return;
     }
-    if (st->batches > 0 && t->cons < 20e-6 * (double)st->batches) /* under 20 us a batch */
+    if (idle)
         gf__fmt(pace, sizeof pace, "the consumer does no work between batches (%.1f us a batch: a benchmark of the loader alone)",
                 1e6 * t->cons / (double)st->batches);
     else gf__fmt(pace, sizeof pace, "the trainer waited %.0f%% of the time", 100 * wf);

@@ -146,7 +146,7 @@ C=$(sed -n 's/^cache: [a-z]*, units from cache \([0-9]*\),.*/\1/p' $T/demo.err);
 check "the demo: every worker has a unit to take (units an epoch >= workers)" bash -c "[ -n '$U' ] && [ $W -ge 2 ] && [ '$U' -ge $W ]"
 check "the demo: units decoded + units from the cache = 3 epochs x units an epoch ($D + $C, $U an epoch)" bash -c "[ -n '$C' ] && [ \$(($D + $C)) -eq \$((3 * $U)) ] && [ $D -ge $U ]"
 check "the demo: the cache's effect in one line (epochs 1-2 served, no source byte)" grep -qE '^cache effect: epochs 1-2 from the cache at [0-9.]+ M rows/s, no source byte read: [0-9.]+x the epoch that decoded' $T/demo.err
-check "the demo: the verdict names a consumer that does no work" grep -q '^verdict: .*the consumer does no work between batches' $T/demo.err
+check "the demo: the verdict names a consumer that does no work" grep -q '^verdict: .*does no work between batches' $T/demo.err
 check "the demo: no ring advice for a ring of cached units" bash -c "! grep -q '^verdict: the ring ran full' $T/demo.err"
 # the summary's "workers N% busy" is the mean of the per-worker lines (each rounded: within 1)
 wb=$(sed -n 's/^worker [0-9]*:.*(\([0-9]*\)% busy)$/\1/p' $T/demo.err | tr '\n' ' '); vb=$(sed -n 's/^verdict: .*workers \([0-9]*\)% busy.*/\1/p' $T/demo.err)

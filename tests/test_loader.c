@@ -1771,8 +1771,10 @@ static void test_verdict_rules(void)
     run_consumer(ds, &d, 0, &st, "4 units, 6 workers");
     snprintf(want, sizeof want, "4 units an epoch for 6 workers: lower unit_rows");
     CHECK_MSG(st.units_per_epoch == 4, "units an epoch: %lld, want 4", (long long)st.units_per_epoch);
-    CHECK_MSG(strstr(st.verdict, want) == st.verdict, "the verdict does not lead with \"%s\": %s", want, st.verdict);
-    CHECK_MSG(st.bottleneck == GPUFEED_STAGE_NONE, "bottleneck %d for too few units", (int)st.bottleneck);
+    /* the trainer waited: the verdict leads with it; the loader kept up (under 5% waited): named after that */
+    CHECK_MSG(st.bottleneck == GPUFEED_STAGE_CONSUMER ? strstr(st.verdict, "4 units an epoch for 6 workers: fewer workers would do") != NULL
+                                                      : strstr(st.verdict, want) == st.verdict && st.bottleneck == GPUFEED_STAGE_NONE,
+              "too few units not named (bottleneck %d): %s", (int)st.bottleneck, st.verdict);
     d.prefill = 1; /* a consumer of 5 ms a batch, which the rings keep fed: still named, after the consumer */
     run_consumer(ds, &d, 5000, &st, "4 units, 6 workers, a slow consumer");
     CHECK_MSG(strstr(st.verdict, "4 units an epoch for 6 workers") != NULL &&
@@ -1785,8 +1787,10 @@ static void test_verdict_rules(void)
     /* a consumer that does no work, then one that does (5 ms a batch, fewer workers than units) */
     d.workers = 2;
     run_consumer(ds, &d, 0, &st, "no work");
-    CHECK_MSG(strstr(st.verdict, "the consumer does no work between batches") && !strstr(st.verdict, "the trainer waited"),
+    CHECK_MSG(strstr(st.verdict, "a consumer that does no work between batches") || strstr(st.verdict, "the consumer does no work between batches"),
               "a consumer without work: %s", st.verdict);
+    CHECK_MSG(!strstr(st.verdict, "the trainer waited") && !strstr(st.verdict, "the consumer is the bottleneck"),
+              "a consumer without work called a trainer or the bottleneck: %s", st.verdict);
     run_consumer(ds, &d, 5000, &st, "5 ms a batch");
     CHECK_MSG(!strstr(st.verdict, "does no work"), "a consumer working 5 ms a batch named as doing no work: %s", st.verdict);
     CHECK_MSG(st.consumer_s >= 0.9 * 0.005 * (double)st.batches, "consumer time %.3f s for %llu batches of 5 ms", st.consumer_s,
@@ -1794,7 +1798,7 @@ static void test_verdict_rules(void)
     /* the same through partitioned elastic mode (each partition its own loader) */
     d = base_desc(); d.workers = 2; d.epochs = 1; d.batch_rows = 0; d.global_batch_rows = 1024; d.partitions = 2;
     run_consumer(ds, &d, 0, &st, "partitions, no work");
-    CHECK_MSG(strstr(st.verdict, "the consumer does no work between batches") != NULL, "partitions, a consumer without work: %s", st.verdict);
+    CHECK_MSG(strstr(st.verdict, "does no work between batches") != NULL, "partitions, a consumer without work: %s", st.verdict);
     CHECK_MSG(st.units_per_epoch == 4, "partitions: %lld units an epoch, want 4 (the partitions' together)", (long long)st.units_per_epoch);
     run_consumer(ds, &d, 5000, &st, "partitions, 5 ms a batch");
     CHECK_MSG(!strstr(st.verdict, "does no work") && st.consumer_s >= 0.9 * 0.005 * (double)st.batches,
