@@ -48,6 +48,7 @@ make -s install PREFIX="$PFX" DESTDIR="$PWD/$T/stage" > /dev/null 2>&1
 check "make install DESTDIR=...: the same tree under DESTDIR" bash -c "[ -f '$PWD/$T/stage$PFX/include/gpufeed.h' ] && [ -x '$PWD/$T/stage$PFX/bin/gpufeed-cat' ]"
 
 # ---- make demo ---------------------------------------------------------------------------
+make -s tools build/read_dense > $T/build.out 2>&1   # what is not built yet (nothing, after make check's builds)
 make -q tools build/read_dense; rc=$?
 check "make demo after a build: nothing to rebuild (make -q tools build/read_dense)" test $rc -eq 0
 make -n demo > $T/demo.plan 2>&1
