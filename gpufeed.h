@@ -162,6 +162,10 @@
      GPUFEED_CUDA               CUDA uploads with a host compiler (-lcudart);
                                 on by default under nvcc
      GPUFEED_NO_CUDA            host batches only, even under nvcc
+     GPUFEED_CUDA_DRIVER        the CUDA driver loaded at run time even where
+                                the runtime could be compiled in (nvcc,
+                                GPUFEED_CUDA)
+     GPUFEED_CUDA_DRIVER_LIB    the driver library loaded ("libcuda.so.1")
      GPUFEED_NVTX               NVTX ranges around the pipeline's stages
      GPUFEED_NO_SIMD            scalar code only (no SSE2 / NEON / AVX-512);
                                 the same bytes
@@ -207,6 +211,8 @@
                                             into units of this many bytes of
                                             rows, read on one after another
      GPUFEED_ALIGN                 256      alignment of batch buffers
+     GPUFEED_DICT_CACHE_BYTES      256 MiB  converted dictionaries a loader's
+                                            workers share
      GPUFEED_RELEASE_BYTES         4 MiB    bytes of a mapped file a decoding
                                             thread has read before it lets
                                             them go at once, at the end of
@@ -1131,6 +1137,9 @@ GPUFEED_API uint16_t gpufeed_double_to_bf16(double d);
 
 enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1 };
 
+/* gpufeed_loader_desc.epochs: a stream without an end (until the loader is closed) */
+#define GPUFEED_EPOCHS_ENDLESS (-1)
+
 /* The batch stream is a pure function of (dataset, features, batch_rows,
    seed, shuffle options, epoch, rank, world): worker count, ring depth and
    thread timing never change it. Zero-initialise, set batch_rows. */
@@ -1153,8 +1162,9 @@ typedef struct gpufeed_loader_desc {
     int64_t start_epoch, start_batch;  /* resume point: the checkpoint is (seed, epoch, batch);
                                           start_batch 0 .. the epoch's batch count (that
                                           count: the next epoch's start; past it: an error) */
-    int64_t epochs;                    /* epochs to deliver; 0: until closed. start_epoch +
-                                          epochs at most 2^61 / (the dataset's units + 1) */
+    int64_t epochs;                    /* epochs to deliver (0: one); GPUFEED_EPOCHS_ENDLESS:
+                                          until the loader is closed. start_epoch + epochs
+                                          at most 2^61 / (the dataset's units + 1) */
     int32_t prefill;                   /* 1: open returns once every ring is full */
     const char *trace_path;            /* Chrome/Perfetto trace JSON written at close */
     int32_t trace_max_events;          /* default 1 << 20 */
@@ -1212,18 +1222,23 @@ typedef struct gpufeed_stats {
     double read_s;                     /* all workers' time in source reads (part of busy) */
     double consumer_s;                 /* the trainer's own time between next() calls */
     double life_s;                     /* since open: the workers' lifetime */
-    double workers_busy;               /* 0..1: (decode + assembly) / (workers x life_s),
-                                          or the share of that time workers did not
-                                          sleep when it is larger (a loaded machine
-                                          keeps runnable workers off the cores) */
+    const double *worker_busy;         /* 0..1 per worker: (decode + assembly) / life_s, or
+                                          the share of life_s it did not sleep when that
+                                          is larger (a loaded machine keeps runnable
+                                          workers off the cores) */
+    double workers_busy;               /* 0..1: the mean of worker_busy */
     gpufeed_stage bottleneck;          /* the stage the verdict names */
     uint64_t bytes_read;               /* source bytes */
-    uint64_t units_decoded;
+    uint64_t units_decoded;            /* units decoded from the source (not those served
+                                          from the cache) */
+    int64_t units_per_epoch;           /* this rank's units an epoch (fewer than workers:
+                                          workers wait for work; lower unit_rows) */
     uint64_t batches, rows;
     uint64_t rows_dropped, rows_repeated;
     int32_t cache_state;               /* GPUFEED_CACHE_* */
-    uint64_t units_from_cache, cache_bad_units;
-    char verdict[256];                 /* one line a person can act on */
+    uint64_t units_from_cache, cache_bad_units; /* units served from the cache; units
+                                          that failed its checksum */
+    char verdict[384];                 /* one line a person can act on */
 } gpufeed_stats;
 
 typedef struct gpufeed_loader gpufeed_loader;
@@ -15576,7 +15591,7 @@ struct gpufeed_loader {
                                           stores (set by the uploader) */
     int64_t delivered;
     uint64_t t_first, wait_us, copy_us, batches, rows, dropped, repeated;
-    double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS], asm_s[GPUFEED_MAX_WORKERS];
+    double busy_s[GPUFEED_MAX_WORKERS], bp_s[GPUFEED_MAX_WORKERS], asm_s[GPUFEED_MAX_WORKERS], share[GPUFEED_MAX_WORKERS];
     gf__tev *ev; int64_t nev, cap_ev;
     uint64_t t_open, t_last_ret, consumer_us;
     gf__cache *cache;
@@ -17548,6 +17563,7 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     gpufeed_loader *l = w->l;
     int64_t epoch, i, unit, rows = 0;
     uint64_t t0 = gf__now_us(), t1;
+    int served = 0;
     GF__NVTX_PUSH("gpufeed decode unit");
     gf__pos(l, g, &epoch, &i);
     unit = gf__unit_at(l, w->perm, &w->perm_epoch, epoch, i);
@@ -17571,6 +17587,7 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
         s->rows = rows;
     } else if (l->cache && gf__cache_serve(l->cache, l, unit, s, w->pc) == 0) {
         rows = s->rows;
+        served = 1;
     } else {
         gf__slot_layout(l, s); /* the slot's own buffers (a served unit pointed elsewhere) */
         s->res = gpufeed_dataset_decode_unit(l->ds, w->s, unit, s->data, s->feat, s->valid, &rows);
@@ -17587,7 +17604,7 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     GF__NVTX_POP();
     t1 = gf__now_us();
     GF__ADD(&w->busy_us, t1 - t0);
-    GF__ADD(&w->units, 1);
+    if (!served) GF__ADD(&w->units, 1); /* units decoded (the cache counts the ones it served) */
     GF__TRACE_W(w, GF__EV_DECODE, t0, t1, unit);
 }
 
@@ -18439,8 +18456,12 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
 
 GPUFEED_API gpufeed_result gpufeed_loader_open(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
-    if (desc && desc->global_batch_rows > 0 && desc->partitions > 1) return gf__loader_open_parts(out, ds, desc, err);
-    return gf__loader_open_ex(out, ds, desc, err, NULL);
+    gpufeed_loader_desc d;
+    if (!desc) return gf__loader_open_ex(out, ds, desc, err, NULL);
+    d = *desc;
+    if (d.epochs == 0) d.epochs = 1; /* a zero-initialised desc: one epoch (endless is GPUFEED_EPOCHS_ENDLESS) */
+    if (d.global_batch_rows > 0 && d.partitions > 1) return gf__loader_open_parts(out, ds, &d, err);
+    return gf__loader_open_ex(out, ds, &d, err, NULL);
 }
 
 /* gf__loader_open_in, its phases. Each sets *err and returns the code on
@@ -18619,7 +18640,7 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
    its first row), its length, and the consumer's cursor */
 static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
-    if (desc->epochs == 0) { /* an endless stream needs batches */
+    if (desc->epochs < 0) { /* an endless stream needs batches */
         int64_t e, any = 0;
         for (e = desc->start_epoch; e < desc->start_epoch + 64 && !any; e++) any = gf__eplan_at(l, &l->aplan, e)->nb > 0;
         if (!any) {
@@ -18845,9 +18866,11 @@ static gpufeed_result gf__loader_check_desc(const gpufeed_dataset *ds, const gpu
     if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
     if (desc->world < 0 || desc->rank < 0 || (desc->world > 0 && desc->rank >= desc->world) || (desc->world == 0 && desc->rank != 0))
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: rank %d is not in world %d", desc->rank, desc->world);
-    if (desc->start_epoch < 0 || desc->start_batch < 0 || desc->epochs < 0)
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative epoch, batch or epoch count");
-    if (desc->start_epoch > emax || desc->epochs > emax - desc->start_epoch)
+    if (desc->start_epoch < 0 || desc->start_batch < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative start_epoch or start_batch");
+    if (desc->epochs < 0 && desc->epochs != GPUFEED_EPOCHS_ENDLESS)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: epochs %lld: a count, 0 (one epoch) or GPUFEED_EPOCHS_ENDLESS (%d)",
+                          (long long)desc->epochs, GPUFEED_EPOCHS_ENDLESS);
+    if (desc->start_epoch > emax || (desc->epochs > 0 && desc->epochs > emax - desc->start_epoch))
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG,
                           "loader: start_epoch %lld + epochs %lld is more than %lld (the most epochs %lld units can be counted in)",
                           (long long)desc->start_epoch, (long long)desc->epochs, (long long)emax, (long long)ds->nunits);
@@ -19209,126 +19232,186 @@ static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_
     }
     if (l->hw) *help += (double)GF__GET(&l->hw->asm_us) * 1e-6; /* the consumer's own assembly */
     st->rows_dropped += l->dropped; st->rows_repeated += l->repeated;
+    st->units_per_epoch += l->M;
+    if (l->cache) { /* each partition's loader has its own */
+        st->cache_state = gf__cache_state(l->cache);
+        st->units_from_cache += gf__cache_count(l->cache, 0);
+        st->cache_bad_units += gf__cache_count(l->cache, 1);
+    }
     return k;
+}
+
+/* each worker's busy share of the loader's life (into l->share) and their
+   mean: the per-worker figures and the summary are the same numbers */
+static double gf__stats_shares(gpufeed_loader *l, int32_t k, double life)
+{
+    double sum = 0;
+    int32_t i;
+    for (i = 0; i < k; i++) {
+        double work = life > 0 ? (l->busy_s[i] + l->asm_s[i]) / life : 0;
+        double awake = life > 0 ? 1 - l->bp_s[i] / life : 0; /* a worker that never slept was busy, also when
+                                                                 the machine's other work kept it off a core */
+        double b = awake > work ? awake : work;
+        l->share[i] = b < 0 ? 0 : b > 1 ? 1 : b;
+        sum += l->share[i];
+    }
+    return k > 0 ? sum / k : 0;
+}
+
+/* the times the verdict weighs (seconds) */
+typedef struct gf__vtimes {
+    double wall, life, wait, cons, dec, asmb, help, rd, jit;
+    int32_t threads, cores;
+} gf__vtimes;
+
+/* what helps when decoding (or reading) limits the loader: more workers
+   while cores are free, the tensor cache while there is none */
+static const char *gf__stats_decode_advice(const gpufeed_stats *st, int32_t cores)
+{
+    int free_cores = cores <= 0 || st->workers < cores, cache = st->cache_state != GPUFEED_CACHE_OFF;
+    if (free_cores && !cache) return "add workers (up to the free cores) or use the tensor cache";
+    if (free_cores) return "add workers (up to the free cores), or build the cache ahead (gpufeed_cache_build, gpufeed-cache build)";
+    if (!cache) return "the tensor cache or fewer features, or more cores";
+    return "build the cache ahead (gpufeed_cache_build, gpufeed-cache build), fewer features, or more cores";
+}
+
+/* the verdict when the loader has threads and the trainer waits: the stage
+   that limits it and what helps; `pace` says how the trainer waited */
+static void gf__stats_stage(gpufeed_stats *st, const gf__vtimes *t, const char *pace)
+{
+    char *v = st->verdict;
+    size_t cap = sizeof st->verdict;
+    double dpart = t->dec - t->rd > 0 ? t->dec - t->rd : 0, work = t->dec + t->asmb > 0 ? t->dec + t->asmb : 1;
+    double cpu = t->life > 0 ? (t->dec - t->rd - t->jit + t->asmb) / t->life : 0; /* cores kept busy */
+    int32_t k = st->workers;
+    if (t->cores > 0 && (cpu >= 0.8 * t->cores || (k >= t->cores && cpu >= 0.5 * t->cores))) {
+        /* every core works for the loader (or as many workers as cores work
+           half the time or more): more workers or a deeper ring cannot help */
+        st->bottleneck = t->rd >= dpart && t->rd >= t->asmb - t->help ? GPUFEED_STAGE_READ : t->asmb >= dpart ? GPUFEED_STAGE_ASSEMBLY : GPUFEED_STAGE_DECODE;
+        gf__fmt(v, cap, "%s is the bottleneck and the cores are the limit: %s; the loader kept %.1f of %d cores busy (workers %.0f%% busy, "
+                "%.0f%% of it assembling batches, %.0f%% decoding): %s",
+                st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "batch assembly" : st->bottleneck == GPUFEED_STAGE_READ ? "reading" : "decoding", pace,
+                cpu < t->cores ? cpu : (double)t->cores, t->cores, 100 * st->workers_busy, 100 * t->asmb / work, 100 * t->dec / work,
+                st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "a smaller shuffle_window or fewer features, or more cores"
+                                                         : gf__stats_decode_advice(st, t->cores));
+    } else if (st->cache_state == GPUFEED_CACHE_OFF && t->wait >= 0.3 * t->wall && t->life > 0 && k > 0 && st->ring_full_s >= 0.1 * t->life * k &&
+               dpart >= t->asmb) {
+        /* workers that mostly decode slept with every unit slot taken while
+           the trainer waited: units finish out of order, and the ring ran
+           full behind the oldest one (with assembly the larger part, the
+           slots wait for batches to be assembled instead; units served
+           from a cache fill the ring at once, which is the cache working) */
+        st->bottleneck = GPUFEED_STAGE_NONE;
+        gf__fmt(v, cap, "the ring ran full: %s; workers %.0f%% busy, asleep %.0f%% of their time with every unit slot taken: raise ring_depth and "
+                "set prefill (now %d a worker)", pace, 100 * st->workers_busy, 100 * st->ring_full_s / (t->life * k), (int)st->ring_depth);
+    } else if (st->workers_busy < 0.6 && (t->dec + t->asmb + t->help) < 0.6 * (t->life * k + t->help)) {
+        st->bottleneck = GPUFEED_STAGE_NONE;
+        gf__fmt(v, cap, "workers %.0f%% busy only: %s; raise ring_depth and set prefill; with fewer cores than workers, fewer workers",
+                100 * st->workers_busy, pace);
+    } else if (t->rd >= dpart && t->rd >= t->asmb) {
+        st->bottleneck = GPUFEED_STAGE_READ;
+        gf__fmt(v, cap, "reading is the bottleneck: %s; workers %.0f%% busy, %.0f%% of it reading the source: local files, mapped (without "
+                "GPUFEED_OPEN_PREAD), a will_read source, or the tensor cache", pace, 100 * st->workers_busy, 100 * t->rd / work);
+    } else if (dpart >= t->asmb) {
+        st->bottleneck = GPUFEED_STAGE_DECODE;
+        gf__fmt(v, cap, "decoding is the bottleneck: %s; workers %.0f%% busy, %.0f%% of it decoding: %s", pace, 100 * st->workers_busy,
+                100 * dpart / work, gf__stats_decode_advice(st, t->cores));
+    } else {
+        st->bottleneck = GPUFEED_STAGE_ASSEMBLY;
+        gf__fmt(v, cap, "batch assembly is the bottleneck: %s; workers %.0f%% busy, %.0f%% of it assembling batches: add workers, or a smaller "
+                "shuffle_window or fewer features", pace, 100 * st->workers_busy, 100 * t->asmb / work);
+    }
+}
+
+/* The verdict's rules, in order: a build without threads; a trainer that
+   hardly waits (the consumer is the bottleneck); fewer units an epoch than
+   workers (named in any verdict but the first); then the stage that limits
+   the loader. A consumer that does no work between batches (a benchmark of
+   the loader alone: under 20 us a batch) is named as such instead of "the
+   trainer waited". */
+static void gf__stats_verdict(gpufeed_stats *st, const gf__vtimes *t)
+{
+    char pace[128], units[128] = "";
+    double wf = t->wall > 0 ? t->wait / t->wall : 0;
+    int32_t k = st->workers;
+    int idle;                           /* the consumer does no work between batches */
+    if (wf > 1) wf = 1;
+    if (!t->threads) {
+        st->bottleneck = GPUFEED_STAGE_DECODE;
+        gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time",
+                t->wall > 0 ? 100 * (t->dec + t->asmb < t->wall ? t->dec + t->asmb : t->wall) / t->wall : 0.0);
+        return;
+    }
+    if (st->units_per_epoch < k)
+        gf__fmt(units, sizeof units, "%lld unit%s an epoch for %d workers", (long long)st->units_per_epoch, st->units_per_epoch == 1 ? "" : "s", (int)k);
+    idle = st->batches > 0 && t->cons < 20e-6 * (double)st->batches; /* under 20 us a batch */
+    if (wf < 0.05) {
+        st->bottleneck = GPUFEED_STAGE_CONSUMER;
+        if (idle) gf__fmt(st->verdict, sizeof st->verdict, "the loader keeps up even with a consumer that does no work between batches (%.1f us a "
+                          "batch): it waited %.0f%% of the time (workers %.0f%% busy)%s%s%s", 1e6 * t->cons / (double)st->batches, 100 * wf,
+                          100 * st->workers_busy, units[0] ? "; " : "", units, units[0] ? ": fewer workers would do" : "");
+        else gf__fmt(st->verdict, sizeof st->verdict, "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): "
+                     "not input-bound%s%s%s", 100 * wf, 100 * st->workers_busy, units[0] ? "; " : "", units, units[0] ? ": fewer workers would do" : "");
+        return;
+    }
+    if (idle)
+        gf__fmt(pace, sizeof pace, "the consumer does no work between batches (%.1f us a batch: a benchmark of the loader alone)",
+                1e6 * t->cons / (double)st->batches);
+    else gf__fmt(pace, sizeof pace, "the trainer waited %.0f%% of the time", 100 * wf);
+    if (units[0]) {
+        /* a unit is the work one worker takes: with fewer units than workers some wait, whatever the ring */
+        st->bottleneck = GPUFEED_STAGE_NONE;
+        gf__fmt(st->verdict, sizeof st->verdict, "%s: lower unit_rows (or use fewer workers); %s; workers %.0f%% busy", units, pace,
+                100 * st->workers_busy);
+        return;
+    }
+    gf__stats_stage(st, t, pace);
 }
 
 GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
 {
-    int32_t i, k = 0, threads, cores = 0;
-    double dec = 0, asmb = 0, help = 0, rd = 0, wall, life, wait, cons, busy, idle = 0; /* idle: the workers' share asleep */
-    double jit = 0, cpu = 0;            /* cpu: the loader's cores kept busy (decode less waiting on reads or jitter) */
-    const gf__cache *cache;
+    int32_t k = 0;
+    gf__vtimes t;
     memset(st, 0, sizeof *st);
+    memset(&t, 0, sizeof t);
     if (!l) return;
     {
         uint64_t now = gf__now_us();
-        wall = l->t_first ? (double)(now - l->t_first) * 1e-6 : 0;
-        life = (double)(now - l->t_open) * 1e-6;
+        t.wall = l->t_first ? (double)(now - l->t_first) * 1e-6 : 0;
+        t.life = (double)(now - l->t_open) * 1e-6;
     }
-    wait = (double)l->wait_us * 1e-6;
-    cons = (double)l->consumer_us * 1e-6;
-    st->wall_s = wall;
-    st->life_s = life;
-    st->trainer_wait_s = wait;
-    st->consumer_s = cons;
+    t.wait = (double)l->wait_us * 1e-6;
+    t.cons = (double)l->consumer_us * 1e-6;
+    if (l->ninner) t.cons = t.wall > t.wait ? t.wall - t.wait : 0; /* partitions: next() is all the loader's time */
+    st->wall_s = t.wall;
+    st->life_s = t.life;
+    st->trainer_wait_s = t.wait;
+    st->consumer_s = t.cons;
     st->copy_s = (double)l->copy_us * 1e-6;
-    if (l->ninner) for (i = 0; i < l->ninner; i++) k = gf__stats_workers(l->inner[i], l, k, st, &dec, &asmb, &help, &jit); /* partitioned */
-    else k = gf__stats_workers(l, l, 0, st, &dec, &asmb, &help, &jit);
+    if (l->ninner) {
+        int32_t i;
+        for (i = 0; i < l->ninner; i++) k = gf__stats_workers(l->inner[i], l, k, st, &t.dec, &t.asmb, &t.help, &t.jit); /* partitioned */
+    } else k = gf__stats_workers(l, l, 0, st, &t.dec, &t.asmb, &t.help, &t.jit);
     st->workers = k;
     st->ring_depth = l->ninner ? l->inner[0]->D : l->D;
-    threads = l->ninner ? l->inner[0]->threads : l->threads;
+    t.threads = l->ninner ? l->inner[0]->threads : l->threads;
 #if !defined(GPUFEED_NO_THREADS) && !defined(GPUFEED_NO_STDIO)
     {
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
-        cores = nc > 0 && nc < 4096 ? (int32_t)nc : 0;
+        t.cores = nc > 0 && nc < 4096 ? (int32_t)nc : 0;
     }
 #endif
-    cache = l->ninner ? l->inner[0]->cache : l->cache;
-    rd = (double)gpufeed_dataset_read_us(l->ds) * 1e-6;
+    t.rd = (double)gpufeed_dataset_read_us(l->ds) * 1e-6;
     st->worker_busy_s = l->busy_s;
     st->worker_assembly_s = l->asm_s;
     st->worker_backpressure_s = l->bp_s;
-    st->read_s = rd;
+    st->worker_busy = l->share;
+    st->read_s = t.rd;
     st->bytes_read = gpufeed_dataset_bytes_read(l->ds);
     st->batches = l->batches; st->rows = l->rows;
-    if (cache) {
-        st->cache_state = gf__cache_state(cache);
-        st->units_from_cache = gf__cache_count(cache, 0);
-        st->cache_bad_units = gf__cache_count(cache, 1);
-    }
-
-    /* the trainer's own assembly while it waited is work done and capacity added */
-    busy = life > 0 && k > 0 ? (dec + asmb + help) / (life * k + help) : 0;
-    if (life > 0 && k > 0) { /* a worker that never slept was busy, also when the
-                                machine's other work kept it off a core */
-        double awake;
-        for (i = 0; i < k; i++) idle += l->bp_s[i];
-        idle /= life * k;
-        if (idle > 1) idle = 1;
-        awake = 1 - idle;
-        if (awake > busy) busy = awake;
-    }
-    asmb += help;
-    if (busy > 1) busy = 1;
-    st->workers_busy = busy;
-    {
-        double wf = wall > 0 ? wait / wall : 0, dpart = dec - rd;
-        if (wf > 1) wf = 1;
-        if (dpart < 0) dpart = 0;
-        if (!threads) {
-            st->bottleneck = GPUFEED_STAGE_DECODE;
-            gf__fmt(st->verdict, sizeof st->verdict, "single-threaded build: the trainer decoded inline for %.0f%% of the time",
-                    wall > 0 ? 100 * (dec + asmb < wall ? dec + asmb : wall) / wall : 0.0);
-        } else if (wf < 0.05) {
-            st->bottleneck = GPUFEED_STAGE_CONSUMER;
-            gf__fmt(st->verdict, sizeof st->verdict,
-                    "the consumer is the bottleneck: the trainer waited %.0f%% of the time (workers %.0f%% busy): not input-bound",
-                    100 * wf, 100 * busy);
-        } else if (cores > 0 && life > 0 && (cpu = (dec - rd - jit + asmb) / life) >= 0.8 * cores) {
-            /* every core works for the loader: more workers or a deeper ring cannot help */
-            st->bottleneck = rd >= dpart && rd >= asmb - help ? GPUFEED_STAGE_READ : asmb >= dpart ? GPUFEED_STAGE_ASSEMBLY : GPUFEED_STAGE_DECODE;
-            gf__fmt(st->verdict, sizeof st->verdict,
-                    "%s is the bottleneck and the cores are the limit: the loader kept %.1f of %d cores busy (%.0f%% assembling batches, %.0f%% "
-                    "decoding) while the trainer waited %.0f%%: %s, or more cores",
-                    st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "batch assembly" : st->bottleneck == GPUFEED_STAGE_READ ? "reading" : "decoding",
-                    cpu, cores, 100 * asmb / (dec + asmb), 100 * dec / (dec + asmb), 100 * wf,
-                    st->bottleneck == GPUFEED_STAGE_ASSEMBLY ? "a smaller shuffle_window or fewer features" : "the tensor cache or fewer features");
-        } else if (wf >= 0.3 && life > 0 && k > 0 && st->ring_full_s >= 0.1 * life * k && dpart >= asmb) {
-            /* workers that mostly decode slept with every unit slot taken
-               while the trainer waited: units finish out of order, and the
-               ring ran full behind the oldest one (with assembly the larger
-               part, the slots wait for batches to be assembled instead) */
-            st->bottleneck = GPUFEED_STAGE_NONE;
-            gf__fmt(st->verdict, sizeof st->verdict,
-                    "the ring ran full: the trainer waited %.0f%% of the time while workers slept %.0f%% of theirs with every unit slot taken: "
-                    "raise ring_depth and set prefill (now %d a worker)",
-                    100 * wf, 100 * st->ring_full_s / (life * k), (int)st->ring_depth);
-        } else if (busy < 0.6) {
-            st->bottleneck = GPUFEED_STAGE_NONE;
-            gf__fmt(st->verdict, sizeof st->verdict,
-                    "the trainer waited %.0f%% of the time while workers were only %.0f%% busy: raise ring_depth and set prefill; with fewer cores than "
-                    "workers, fewer workers",
-                    100 * wf, 100 * busy);
-        } else if (rd >= dpart && rd >= asmb) {
-            st->bottleneck = GPUFEED_STAGE_READ;
-            gf__fmt(st->verdict, sizeof st->verdict,
-                    "reading is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it reading the source: local files, "
-                    "mapped (without GPUFEED_OPEN_PREAD), a will_read source, or the tensor cache",
-                    100 * wf, 100 * busy, 100 * rd / (dec + asmb));
-        } else if (dpart >= asmb) {
-            st->bottleneck = GPUFEED_STAGE_DECODE;
-            gf__fmt(st->verdict, sizeof st->verdict,
-                    "decoding is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it decoding: add workers (up to the free cores) "
-                    "or use the tensor cache",
-                    100 * wf, 100 * busy, 100 * dpart / (dec + asmb));
-        } else {
-            st->bottleneck = GPUFEED_STAGE_ASSEMBLY;
-            gf__fmt(st->verdict, sizeof st->verdict,
-                    "batch assembly is the bottleneck: the trainer waited %.0f%%; workers %.0f%% busy, %.0f%% of it assembling batches: add workers, or a "
-                    "smaller shuffle_window or fewer features",
-                    100 * wf, 100 * busy, 100 * asmb / (dec + asmb));
-        }
-    }
+    st->workers_busy = gf__stats_shares(l, k, t.life);
+    t.asmb += t.help; /* the trainer's own assembly while it waited is work done */
+    gf__stats_verdict(st, &t);
 }
 
 GPUFEED_API uint64_t gpufeed_loader_epoch_bytes(gpufeed_loader *l, int64_t epoch)

@@ -11,18 +11,23 @@
 # no CUDA toolkit, no GPU; in --quick no .venv) is SKIPPED and counted as
 # skipped, never as passed. Logs: build/logs/<suite>.log.
 #
-# --quick: the header's layout (tests/test_layout.py), unit, remote (its pure parts), bad input,
-# nested columns and lists, the loader (ASan+UBSan; TSan), the committed
-# corpus, the tensor cache (its API and the tool), the fault suite (a try
-# or two of each case), the uploader's host
-# fallback, DLPack export, the tools, gpufeed-bench, and a replay of the
+# --quick: the header's layout (tests/test_layout.py), the docs against
+# what they describe (tests/test_docs.py), unit, remote (its pure parts),
+# bad input, nested columns and lists, the loader (ASan+UBSan; TSan; its
+# timing checks alone), the committed corpus, the tensor cache (its API and
+# the tool), the fault suite (a try or two of each case), the uploader's
+# host fallback and the emulated CUDA driver, DLPack export, the tools,
+# gpufeed-bench, the Makefile (help, install, demo), and a replay of the
 # committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
-# drivers. Sanitizer builds at -O0 (seconds each, the full suite builds at
-# -O1), under build/quick/, in parallel; the suites run two or more at a
-# time. No apt-get, no pip, no network, no .venv needed: what needs
-# pyarrow is a counted SKIP without it; without a compiler that links
+# drivers. Each thing is built once, in parallel, under build/quick/: the
+# implementation once at -O1 under ASan+UBSan, linked by the programs that
+# use only the public API; the -O2 tools by `make tools`; the rest at -O0
+# (TSan: -O1). The suites run two or more at a time.
+# No apt-get, no pip, no network, no .venv needed: what needs pyarrow is a
+# counted SKIP without it; without a compiler that links
 # -fsanitize=address the quick suites run unsanitized (one counted SKIP),
-# without TSan the TSan suite is SKIPPED.
+# without TSan the TSan suite is SKIPPED. GF_SKIP_TIMING=1 skips the
+# loader's timing checks (a counted SKIP).
 # JOBS=N: builds and quick suites at a time (default: the online cores, at least 2).
 # GF_FAIL_FAST=1: once a suite reports a failure, start no more suites, stop
 # the ones still running and exit 1 (tests/mutation.py runs `make check` so);
@@ -59,6 +64,14 @@ rm -f "$FF_MARK"
 
 elapsed() { echo "t=$((SECONDS - T0))s"; }
 
+# cpu_delta T0 T1: CPU seconds (user + system) of the children waited for
+# between two `times > FILE` (the builtin, so that it reports this shell)
+cpu_delta() {
+  awk 'FNR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); n += a[1] * 60 + a[2] } v[++k] = n }
+       END { printf "%.0f", v[2] - v[1] }' "$1" "$2"
+}
+times > build/logs/.times.start
+
 # waits until fewer than $1 background jobs run
 wait_slot() {
   while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do wait -n 2> /dev/null || true; ff_check; done
@@ -84,7 +97,8 @@ ff_check() {
     set -- $c
     PASS=$((PASS + $1)); FAIL=$((FAIL + $2)); SKIP=$((SKIP + $3))
   done
-  echo "($(elapsed) in all)"
+  times > build/logs/.times.end
+  echo "($(elapsed) in all, cpu $(cpu_delta build/logs/.times.start build/logs/.times.end)s)"
   echo "$PASS passed, $FAIL failed, $SKIP skipped"
   exit 1
 }
@@ -93,9 +107,12 @@ ff_check() {
 # into build/logs/NAME.count ("passed failed skipped"); one line on stdout
 run_suite() {
   local name=$1; shift
-  local log=build/logs/$name.log start=$SECONDS line p=0 f=0 s="" rc
+  local log=build/logs/$name.log start=$SECONDS line p=0 f=0 s="" rc cpu
+  times > "build/logs/$name.t0"
   "$@" > "$log" 2>&1
   rc=$?
+  times > "build/logs/$name.t1"
+  cpu=$(cpu_delta "build/logs/$name.t0" "build/logs/$name.t1")
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
   if [ -n "$line" ]; then
     p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
@@ -109,7 +126,7 @@ run_suite() {
   echo "$p $f $s" > "build/logs/$name.count"
   [ "$FAIL_FAST" = 1 ] && [ "$f" -ne 0 ] && echo "$name" >> "$FF_MARK"
   {
-    printf '%-22s %5d passed, %3d failed, %3d skipped  (%ds, %s)\n' "$name" "$p" "$f" "$s" $((SECONDS - start)) "$(elapsed)"
+    printf '%-22s %5d passed, %3d failed, %3d skipped  (%ds, cpu %ss, %s)\n' "$name" "$p" "$f" "$s" $((SECONDS - start)) "$cpu" "$(elapsed)"
     if [ "$f" -ne 0 ]; then
       echo "---- $name: failures (from $log) ----"
       grep -E 'FAIL|check failed|ERROR|error|Sanitizer|runtime error' "$log" | head -40
@@ -157,7 +174,8 @@ finish() {
     set -- $c
     PASS=$((PASS + $1)); FAIL=$((FAIL + $2)); SKIP=$((SKIP + $3))
   done
-  echo "($(elapsed) in all)"
+  times > build/logs/.times.end
+  echo "($(elapsed) in all, cpu $(cpu_delta build/logs/.times.start build/logs/.times.end)s)"
   echo "$PASS passed, $FAIL failed, $SKIP skipped"
   [ "$FAIL" -eq 0 ]
 }
@@ -173,11 +191,14 @@ pjob() {
   wait_slot "$JOBS"
   (
     s=$SECONDS
+    times > "build/logs/jobs/$slug.t0"
     if "$@" > "build/logs/jobs/$slug.log" 2>&1; then r=PASS; else r=FAIL; fi
+    times > "build/logs/jobs/$slug.t1"
     echo "$r" > "build/logs/jobs/$slug.res"
     echo "$r build $label"
     [ $r = FAIL ] && head -20 "build/logs/jobs/$slug.log"
-    printf '  %s %s (%ds, %s)\n' "$([ $r = PASS ] && echo built || echo 'FAILED to build')" "$label" $((SECONDS - s)) "$(elapsed)" >&3
+    printf '  %s %s (%ds, cpu %ss, %s)\n' "$([ $r = PASS ] && echo built || echo 'FAILED to build')" "$label" $((SECONDS - s)) \
+      "$(cpu_delta "build/logs/jobs/$slug.t0" "build/logs/jobs/$slug.t1")" "$(elapsed)" >&3
   ) &
 }
 pjobs_start() { rm -rf build/logs/jobs; mkdir -p build/logs/jobs; }
@@ -332,37 +353,58 @@ quick_tools() {  # which compilers this machine has: SANCC (ASan+UBSan), TSANCC
   for c in clang gcc; do command -v $c > /dev/null 2>&1 && probe $c -g -O0 -fsanitize=thread && { TSANCC=$c; break; }; done
   if [ -z "$SANCC" ]; then SANCC=$CC; SANQ="-g -O0"; fi
 }
+# needs LABEL CMD...: CMD once the build LABEL (a pjob) has ended; fails when it failed
+needs() {
+  local res; res="build/logs/jobs/$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_').res"; shift
+  while [ ! -s "$res" ]; do sleep 0.2; done
+  grep -q PASS "$res" && "$@"
+}
+# The quick suite's builds, in parallel, each thing compiled once: the
+# implementation once under ASan+UBSan (-O0), linked by every program that
+# uses only the public API (-DGPUFEED_IMPLEMENTATION_DONE leaves the
+# implementation out of its own translation unit); the -O2 tools once, by
+# `make tools` (build/obj/gpufeed.o: the demo's and make install's too);
+# the programs that test private functions or other options on their own.
+QIMPL="impl (ASan+UBSan)"
+USE_IMPL="-DGPUFEED_IMPLEMENTATION_DONE -DGPUFEED_API=extern"
 build_quick() {
   local t
   pjobs_start
-  mkdir -p $QB/asan
+  mkdir -p $QB/asan $QB/obj
+  printf '#define GPUFEED_IMPLEMENTATION\n#include "gpufeed.h"\n' > $QB/obj/gpufeed.c
+  # -O1 (not -O0) where most of the suites' time goes: the loader, cache and tools suites run 3-4x faster for ~35 s of compiling
+  pjob "$QIMPL" $SANCC ${SANQ/-O0/-O1} $WARN -I. -c $QB/obj/gpufeed.c -o $QB/obj/gpufeed_asan.o
+  pjob "tools (-O2: make tools build/read_dense)" make -s CC="$CC" tools build/read_dense
   build_emu_driver quick || echo "FAIL build the emulated driver (build/emu/libcuda.so.1)"
   if [ -f build/emu/libcuda.so.1 ]; then  # the uploader on the (emulated) CUDA driver
     pjob "test_cuda_streams (emulated driver)" $SANCC $SANQ $WARN -DGF_CUDA_EMU -I. -I"$CUDA_HOME/include" tests/test_cuda_streams.c \
       -o $QB/asan/test_cuda_streams_drv_emu -Lbuild/emu -l:libcuda.so.1 -Wl,-rpath,$EMU_DIR -lpthread -lm -ldl
   fi
-  for t in test_unit test_bad_input test_nested test_loader test_cache_api test_dlpack test_remote test_faults; do
+  for t in test_unit test_bad_input test_faults; do
     pjob "$t" $SANCC $SANQ $WARN -I. tests/$t.c -o $QB/asan/$t -lpthread -lm
   done
   pjob "test_unit (GPUFEED_PAGE_WINDOW=4096)" $SANCC $SANQ $WARN -DGPUFEED_PAGE_WINDOW=4096 -DGPUFEED_KEEP_BYTES=300000 -I. tests/test_unit.c -o $QB/asan/test_unit_window -lpthread -lm
   pjob "test_remote_unit" $SANCC $SANQ $WARN -I. tests/test_remote_unit.c -o $QB/asan/test_remote_unit -lpthread -lm -ldl
   pjob "test_unit (GPUFEED_NO_AVX512)" $SANCC $SANQ $WARN -DGPUFEED_NO_AVX512 -I. tests/test_unit.c -o $QB/asan/test_unit_noavx512 -lpthread -lm
   pjob "test_uploader_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o $QB/asan/test_uploader_host -lpthread -lm
-  [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O0 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm
-  for t in cat inspect dense bench cache; do
-    pjob "gpufeed-$t" $SANCC $SANQ $WARN -I. tools/gpufeed-$t.c -o $QB/asan/gpufeed-$t -lpthread -lm
-  done
-  for t in dense bench cache; do  # optimized: the cache and bench suites run many loaders over flights.parquet
-    pjob "gpufeed-$t (-O2)" $CC -O2 $WARN -I. tools/gpufeed-$t.c -o $QB/gpufeed-$t -lpthread -lm
-  done
-  pjob "fuzz_replay (whole files)" $SANCC $SANQ $WARN -DGF_FUZZ_MAIN -I. tests/fuzz_file.c -o $QB/asan/fuzz_replay
-  pjob "fz_dense (replay, every variant)" $SANCC $SANQ $WARN -DGFD_EVERY_VARIANT -I. tests/fuzz_dense.c tests/fuzz_replay_main.c -o $QB/asan/fz_dense -lpthread -lm
+  [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm
   for t in $DECODERS; do  # libFuzzer targets, linked with the plain replay driver (no libFuzzer runtime needed)
     pjob "fz_$t (replay)" $SANCC $SANQ $WARN -DGFF_TARGET=$t -I. -Itests tests/fuzz_decoders.c tests/fuzz_replay_main.c -o $QB/asan/fz_$t
   done
   for t in gzip zstd; do
     pjob "fz_$t (replay)" $SANCC $SANQ $WARN -I. tests/fuzz_$t.c tests/fuzz_replay_main.c -o $QB/asan/fz_$t
   done
+  # the programs of the public API: linked with the implementation built above
+  for t in test_loader test_cache_api test_dlpack test_nested test_remote; do
+    pjob "$t" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -I. tests/$t.c $QB/obj/gpufeed_asan.o -o $QB/asan/$t -lpthread -lm -ldl
+  done
+  for t in cat inspect dense bench cache; do
+    pjob "gpufeed-$t" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -I. tools/gpufeed-$t.c $QB/obj/gpufeed_asan.o -o $QB/asan/gpufeed-$t -lpthread -lm -ldl
+  done
+  pjob "fuzz_replay (whole files)" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -DGF_FUZZ_MAIN -I. tests/fuzz_file.c $QB/obj/gpufeed_asan.o -o $QB/asan/fuzz_replay \
+    -lpthread -lm -ldl
+  pjob "fz_dense (replay, every variant)" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -DGFD_EVERY_VARIANT -I. tests/fuzz_dense.c tests/fuzz_replay_main.c \
+    $QB/obj/gpufeed_asan.o -o $QB/asan/fz_dense -lpthread -lm -ldl
   pjobs_end
 }
 
@@ -526,7 +568,7 @@ quick_short() {
   suite_if $QB/asan/test_nested nested $QB/asan/test_nested
   suite_if $QB/asan/test_cache_api cache_api $QB/asan/test_cache_api
   suite_if $QB/asan/test_faults faults $QB/asan/test_faults 2
-  suite_if $QB/asan/test_faults faults_cli env TRIES=1 GPUFEED_BENCH=$QB/gpufeed-bench FAULTS_BIN=$QB/asan/test_faults bash tests/test_faults.sh
+  suite_if $QB/asan/test_faults faults_cli env TRIES=1 GPUFEED_BENCH=build/gpufeed-bench FAULTS_BIN=$QB/asan/test_faults bash tests/test_faults.sh
   suite_if $QB/asan/test_uploader_host uploader_host $QB/asan/test_uploader_host
   suite_if $QB/asan/test_cuda_streams_drv_emu cuda_streams_drv_emu $QB/asan/test_cuda_streams_drv_emu
   suite_if $QB/asan/test_dlpack dlpack $QB/asan/test_dlpack
@@ -548,16 +590,24 @@ if [ $QUICK = 1 ]; then
   layout_suite
   # with GF_FAIL_FAST=1 the short suites go first (a failure shows sooner)
   if [ "$FAIL_FAST" = 1 ]; then PARALLEL=$JOBS; quick_short; wait_slot 1; PARALLEL=1; fi
-  # the loader alone: its verdict checks time the workers, which other suites on the same cores would slow
-  suite_if $QB/asan/test_loader loader $QB/asan/test_loader
-  if [ -n "$TSANCC" ]; then suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 $QB/tsan_test_loader
-  else skip_suite loader_tsan "no compiler here has a working TSan runtime"; fi
+  # the verdict's timing checks alone (other suites on the same cores would
+  # mislead them); every other loader test runs with the rest, the ones
+  # without threads only once (not again under TSan)
+  TIMED=test_verdict_names_bottleneck
+  if [ "${GF_SKIP_TIMING:-0}" = 1 ]; then skip_suite loader_timing "GF_SKIP_TIMING is set (the verdict's timing checks depend on the machine's load)"
+  else suite_if $QB/asan/test_loader loader_timing env GF_TEST_ONLY=$TIMED $QB/asan/test_loader; fi
   # the rest $JOBS at a time, the longest first
   PARALLEL=$JOBS
-  suite cache env GPUFEED_BENCH=$QB/gpufeed-bench GPUFEED_CACHE_TOOL=$QB/gpufeed-cache bash tests/test_cache.sh
-  suite tools env BIN=$QB/asan bash tests/test_tools.sh
+  if [ -n "$TSANCC" ]; then
+    suite_if $QB/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 GF_TEST_SKIP=$TIMED,test_rowmajor_transpose,test_batch_view $QB/tsan_test_loader
+  else skip_suite loader_tsan "no compiler here has a working TSan runtime"; fi
+  suite cache env GPUFEED_BENCH=build/gpufeed-bench GPUFEED_CACHE_TOOL=build/gpufeed-cache bash tests/test_cache.sh
+  suite tools env BIN=$QB/asan README_OPT=-O0 bash tests/test_tools.sh
+  suite_if $QB/asan/test_loader loader env GF_TEST_SKIP=$TIMED $QB/asan/test_loader
   [ "$FAIL_FAST" = 1 ] || quick_short
-  suite bench_cli env BENCH=$QB/gpufeed-bench DENSE=$QB/gpufeed-dense bash tests/test_bench.sh
+  suite bench_cli env BENCH=build/gpufeed-bench DENSE=build/gpufeed-dense IMPL_O=build/obj/gpufeed.o bash tests/test_bench.sh
+  suite make bash tests/test_make.sh
+  suite docs python3 tests/test_docs.py
   finish
   exit
 fi
@@ -651,4 +701,6 @@ suite_if build/asan/fuzz_replay fuzz_replay fuzz_replay
 suite_if build/asan/fz_dense_replay fuzz_dense_replay fuzz_dense_replay build/asan/fz_dense_replay all
 suite_if build/fuzz_seeds fuzz_decoders_replay fuzz_decoders_replay
 [ -f tests/fuzz_file.c ] && suite fuzz_brief fuzz_brief
+suite make bash tests/test_make.sh
+suite docs python3 tests/test_docs.py
 finish

@@ -31,8 +31,8 @@ if [ ! -x "$DENSE" ] || [ "$DENSE" -ot gpufeed.h ] || [ "$DENSE" -ot tools/gpufe
 fi
 
 IDS=tests/data/ids.parquet           # 20,000 rows, unit count at --unit-rows 700 read from gpufeed-dense
-FL=examples/data/flights.parquet     # 336,776 rows, one row group, one data page per
-                                     # column: 10 units at --unit-rows 20000
+FL=examples/data/flights.parquet     # 336,776 rows, 6 row groups of 65,536 rows (the last
+                                     # 9,096), one data page per column chunk
 # run NAME ARGS...: stdout to $T/NAME.out, stderr to $T/NAME.err, exit code to $T/NAME.rc
 run() { local n=$1; shift; "$BENCH" "$@" > "$T/$n.out" 2> "$T/$n.err"; echo $? > "$T/$n.rc"; }
 rc_is() { test "$(cat "$T/$1.rc")" -eq "$2"; }
@@ -134,6 +134,28 @@ run fw $FL "${FA[@]}" --rank 1 --world 2 --even pad --workers 3
 run fw2 $FL "${FA[@]}" --rank 1 --world 2 --even pad --workers 1
 check "flights: a shard is deterministic" bash -c "[ \$(cat $T/fw.rc) -eq 0 ] && cmp -s $T/fw.out $T/fw2.out"
 
+# ---- the demo (make demo's loader line, as the Makefile has it) -----------------------------
+DEMO=$(sed -n 's/^\tbuild\/gpufeed-bench \(examples\/data\/flights.parquet .*\)$/\1/p' Makefile | sed "s|build/demo-cache|$T/demo-cache|")
+check "the demo: the Makefile has its gpufeed-bench line" test -n "$DEMO"
+rm -rf $T/demo-cache
+# shellcheck disable=SC2086
+run demo $DEMO
+check "the demo: exits 0" rc_is demo 0
+U=$(sed -n 's/.*units decoded [0-9]* (\([0-9]*\) an epoch).*/\1/p' $T/demo.err); D=$(stat_of demo "units decoded")
+C=$(sed -n 's/^cache: [a-z]*, units from cache \([0-9]*\),.*/\1/p' $T/demo.err); W=$(grep -c '^worker [0-9]*:' $T/demo.err)
+check "the demo: every worker has a unit to take (units an epoch >= workers)" bash -c "[ -n '$U' ] && [ $W -ge 2 ] && [ '$U' -ge $W ]"
+check "the demo: units decoded + units from the cache = 3 epochs x units an epoch ($D + $C, $U an epoch)" bash -c "[ -n '$C' ] && [ \$(($D + $C)) -eq \$((3 * $U)) ] && [ $D -ge $U ]"
+check "the demo: the cache's effect in one line (epochs 1-2 served, no source byte)" grep -qE '^cache effect: epochs 1-2 from the cache at [0-9.]+ M rows/s, no source byte read: [0-9.]+x the epoch that decoded' $T/demo.err
+check "the demo: the verdict names a consumer that does no work" grep -q '^verdict: .*does no work between batches' $T/demo.err
+check "the demo: no ring advice for a ring of cached units" bash -c "! grep -q '^verdict: the ring ran full' $T/demo.err"
+# the summary's "workers N% busy" is the mean of the per-worker lines (each rounded: within 1)
+wb=$(sed -n 's/^worker [0-9]*:.*(\([0-9]*\)% busy)$/\1/p' $T/demo.err | tr '\n' ' '); vb=$(sed -n 's/^verdict: .*workers \([0-9]*\)% busy.*/\1/p' $T/demo.err)
+check "the demo: per-worker lines and the verdict's busy share agree (workers $wb; verdict $vb)" \
+  awk -v v="$vb" -v w="$wb" 'BEGIN { n = split(w, a, " "); for (i = 1; i <= n; i++) s += a[i]; exit !(n > 0 && v != "" && s / n - v <= 1 && v - s / n <= 1) }'
+run few $FL --batch 4096 --workers 8 --epochs 1
+check "fewer units than workers: the verdict says so first (6 units an epoch for 8 workers: lower --unit-rows)" \
+  grep -q '^verdict: 6 units an epoch for 8 workers: lower --unit-rows' $T/few.err
+
 # ---- trace -------------------------------------------------------------------------------
 run tr $IDS --unit-rows 700 --batch 512 --epochs 1 --workers 2 --jitter-us 300 --trace $T/trace.json
 check "--trace: exits 0" rc_is tr 0
@@ -208,7 +230,10 @@ fi
 # bench_threads (the ceiling of one process's decoding threads): rows checked,
 # the total the sum of its loaders, bad arguments, a missing or a cut file
 BT=$T/bench_threads
-if ${CC:-cc} -O2 -std=c99 -Wall -Wextra -Werror -pedantic -I. tools/bench/bench_threads.c -o $BT -lpthread -lm; then
+# (linked with the implementation make tools built when IMPL_O names it: compiled once)
+if [ -n "${IMPL_O:-}" ] && [ -f "$IMPL_O" ]; then BT_SRC=(-DGPUFEED_IMPLEMENTATION_DONE -DGPUFEED_API=extern tools/bench/bench_threads.c "$IMPL_O" -ldl)
+else BT_SRC=(tools/bench/bench_threads.c); fi
+if ${CC:-cc} -O2 -std=c99 -Wall -Wextra -Werror -pedantic -I. "${BT_SRC[@]}" -o $BT -lpthread -lm; then
   $BT $IDS 2 3 512 > $T/bt1.out 2>&1; rc=$?
   check "bench_threads: two loaders, every epoch's 20,000 rows" bash -c "[ $rc -eq 0 ] && [ \$(grep -c '^loader [01]: [0-9]* rows/s$' $T/bt1.out) -eq 2 ] && grep -q '^total: [0-9]* rows/s (2 loaders of 1 worker, one process, 3 epochs of 20000 rows each)$' $T/bt1.out"
   check "bench_threads: the total is its loaders' rates added" bash -c "awk '/^loader/ { s += \$3 } /^total/ { t = \$2 } END { d = s - t; exit !(t > 0 && d < 2 && d > -2) }' $T/bt1.out"

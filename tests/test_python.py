@@ -475,6 +475,70 @@ def test_pip_install():
         check("the installed gpufeed (its own copy of gpufeed.h) builds its library into the cache and loads batches",
               got is not None and got[0].startswith(site) and got[1] == os.path.join(site, "_gpufeed", "gpufeed.h")
               and got[2] == 500 and "gpufeed: building" in err, "%s %s" % (got, err[-400:]))
+        test_pip_fresh_venv(td, src, code)
+
+
+def test_pip_fresh_venv(td, src, code):
+    """a fresh venv: the wheel (built offline by this venv's setuptools >=
+    70.1, which needs no wheel package) installs with --no-index and loads
+    batches; with the package index reachable, `pip install .` (the
+    README's command: build isolation fetches setuptools >= 70.1) too"""
+    wheels = os.path.join(td, "wheels")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "-w", wheels, src],
+                       capture_output=True, text=True, timeout=300)
+    whl = [f for f in os.listdir(wheels) if f.endswith(".whl")] if r.returncode == 0 else []
+    check("pip wheel of the repository, offline (setuptools >= 70.1: no bdist_wheel error)", len(whl) == 1, (r.stderr or r.stdout)[-500:])
+    for kind in ("wheel", "pip install ."):
+        venv = os.path.join(td, "fresh-" + kind.split()[0])
+        r = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True, timeout=300)
+        py = os.path.join(venv, "bin", "python")
+        if r.returncode != 0 or not os.path.exists(py):
+            check("a fresh venv (python -m venv) for the %s check" % kind, False, (r.stderr or r.stdout)[-300:])
+            continue
+        if kind == "wheel":
+            cmd = [py, "-m", "pip", "install", "--quiet", "--no-index", os.path.join(wheels, whl[0])] if whl else None
+        else:
+            probe = subprocess.run([py, "-m", "pip", "download", "--quiet", "--no-deps", "-d", os.path.join(td, "probe"), "setuptools>=70.1"],
+                                   capture_output=True, text=True, timeout=120)
+            if probe.returncode != 0:
+                print("SKIP pip install . in a fresh venv: the package index is not reachable (build isolation fetches setuptools >= 70.1)")
+                continue
+            cmd = [py, "-m", "pip", "install", "--quiet", src]
+        if not cmd:
+            continue
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        ok = r.returncode == 0
+        if ok:
+            run = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=600, cwd=td,
+                                 env=dict(os.environ, GPUFEED_CACHE_DIR=os.path.join(td, "cache-" + kind.split()[0]), PYTHONPATH=""))
+            got = json.loads(run.stdout.splitlines()[-1]) if run.returncode == 0 and run.stdout.strip() else None
+            ok = got is not None and got[0].startswith(venv) and got[2] == 500
+            detail = run.stderr[-400:]
+        else:
+            detail = (r.stderr or r.stdout)[-500:]
+        check("a fresh venv: %s installs gpufeed, which loads batches from its own header" % kind, ok, detail)
+
+
+def test_epochs():
+    """one default everywhere: a Loader without epochs= delivers one epoch
+    (as a zero-initialised C desc does); epochs=None runs until closed; 0 is
+    refused"""
+    L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, device=None)
+    got = [b.epoch for b in L]
+    L.close()
+    check("Loader() without epochs=: one epoch (%d batches, epochs %s)" % (len(got), sorted(set(got))),
+          len(got) == 20 and set(got) == {0}, str(got[:5]))
+    L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, epochs=None, device=None)
+    it = iter(L)
+    eps = [next(it).epoch for _ in range(70)]
+    L.close()
+    check("epochs=None: until closed (70 batches reach epoch 3)", eps[-1] == 3 and eps[0] == 0, str(eps[-3:]))
+    for bad in (0, -1, 1.5, True):
+        try:
+            gpufeed.Loader(IDS, features=feats(), batch_rows=1000, epochs=bad, device=None).close()
+            check("epochs=%r is refused" % (bad,), False, "accepted")
+        except ValueError as e:
+            check("epochs=%r: ValueError saying a count or None" % (bad,), "None" in str(e), str(e))
 
 
 def test_elastic(bench_bin):
@@ -514,7 +578,8 @@ def main():
     print("torch %s, numpy %s" % (torch.__version__, np.__version__))
     for t in (lambda: test_values_vs_c(a.gpufeed_dense), test_views_and_protocols,
               lambda: test_hash_vs_c(a.gpufeed_bench), lambda: test_elastic(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example,
-              test_cpu_defaults, test_auto_emulated_gpu, test_dtypes, test_verify_crc, test_readme_snippet, test_example_defaults, test_pip_install):
+              test_cpu_defaults, test_auto_emulated_gpu, test_dtypes, test_verify_crc, test_readme_snippet, test_example_defaults, test_epochs,
+              test_pip_install):
         try:
             t()
         except Exception as e:  # a crash in one test is a failure, not the end

@@ -82,7 +82,18 @@ one_line "gpufeed-bench: --even names its words" 2 "^gpufeed-bench: --even needs
 one_line "gpufeed-bench: a value missing at the end" 2 "^gpufeed-bench: --seed needs a value" $BIN/gpufeed-bench $IDS --batch 5 --seed
 one_line "gpufeed-dense: a bad value names the flag (--hash x)" 2 "^gpufeed-dense: --hash needs a positive integer, got 'x'$" $BIN/gpufeed-dense --hash x -o $T/x.bin $D
 one_line "gpufeed-dense: --ragged names its words" 2 "^gpufeed-dense: --ragged needs error, pad or truncate, got 'x'$" $BIN/gpufeed-dense --ragged x -o $T/x.bin $D
-one_line "gpufeed-dense: --dtype names the dtypes" 2 "^gpufeed-dense: --dtype needs f32, f64, f16, bf16, i32, i64 or u8, got 'f8'$" $BIN/gpufeed-dense --dtype f8 -o $T/x.bin $D
+one_line "gpufeed-dense: --dtype names the dtypes" 2 "^gpufeed-dense: --dtype needs f32, f64, f16, bf16, i32, i64 or u8 \(or float32, float64, float16, bfloat16, int32, int64, uint8\), got 'f8'$" $BIN/gpufeed-dense --dtype f8 -o $T/x.bin $D
+# numpy dtype names, in --dtype and in --feature: the same bytes as the short names
+FL=examples/data/flights.parquet
+for pair in f32:float32 f64:float64 f16:float16 bf16:bfloat16 i32:int32 i64:int64 u8:uint8; do
+  s=${pair%%:*}; n=${pair#*:}
+  $BIN/gpufeed-dense --columns month,day --dtype $s -o $T/short.bin $FL 2> /dev/null; r1=$?
+  $BIN/gpufeed-dense --columns month,day --dtype $n -o $T/numpy.bin $FL 2> /dev/null; r2=$?
+  $BIN/gpufeed-dense --feature month:$n --feature day:$n -o $T/feat.bin $FL 2> /dev/null; r3=$?
+  check "--dtype $n and --feature COL:$n equal --dtype $s" bash -c "[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $r3 -eq 0 ] && [ -s $T/short.bin ] && cmp -s $T/short.bin $T/numpy.bin && cmp -s $T/short.bin $T/feat.bin"
+done
+one_line "--feature a:float32 is column 'a' with dtype f32 (not a column named 'a:float32')" 1 "no column 'nosuch'|'nosuch'" $BIN/gpufeed-dense --feature nosuch:float32 -o $T/x.bin $FL
+one_line "--feature COL:float31 names the dtypes it takes" 2 "'float31' is neither a dtype \(f32, .*float32" $BIN/gpufeed-dense --feature month:float31:valid -o $T/x.bin $FL
 one_line "gpufeed-dense: a flag without a value takes none (--pread=1)" 2 "^gpufeed-dense: --pread takes no value$" $BIN/gpufeed-dense --pread=1 -o $T/x.bin $D
 one_line "gpufeed-cache: a bad value names the flag (--workers 0)" 2 "^gpufeed-cache: --workers needs an integer in \[1, [0-9]+\], got '0'$" $BIN/gpufeed-cache build --cache $T/c --workers 0 $D
 one_line "gpufeed-cache: a bad size names the flag (--max-bytes 12Q)" 2 "^gpufeed-cache: --max-bytes needs a positive size" $BIN/gpufeed-cache prune $T --max-bytes 12Q

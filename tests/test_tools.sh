@@ -123,11 +123,15 @@ $CAT $T/dir/a.parquet $T/dir/b.parquet > $T/two.csv; check "two files: one after
 $CAT --json $T/dir > $T/dir.jsonl; { $CAT --json $T/dir/a.parquet; $CAT --json $T/dir/b.parquet; } > $T/two.jsonl
 check "--json over a directory: the files' lines one after another" cmp -s $T/dir.jsonl $T/two.jsonl
 cp tests/data/ids.parquet $T/dir/c.parquet
-$CAT $T/dir > /dev/null 2> $T/e8; rc=$?
+$CAT $T/dir > $T/o8 2> $T/e8; rc=$?
 check "a file with other columns: exit 1, naming it and the first file" bash -c "[ $rc -eq 1 ] && grep -q 'c.parquet: .*columns, but .*a.parquet has' $T/e8 && [ \$(wc -l < $T/e8) -eq 1 ]"
+check "a file with other columns: every schema checked before a row is printed (no output)" test ! -s $T/o8
+$CAT --json $T/dir > $T/o8 2> /dev/null; rc=$?
+check "... also with --json" bash -c "[ $rc -eq 1 ] && [ ! -s $T/o8 ]"
 cp tests/data/pyarrow_v2_snappy.parquet $T/dir/c.parquet
-$CAT --columns dec9_2 $T/dir > /dev/null 2> $T/e9; rc=$?
+$CAT --columns dec9_2 $T/dir > $T/o9 2> $T/e9; rc=$?
 check "a column of another type: exit 1, naming file, column and both types" bash -c "[ $rc -eq 1 ] && grep -q \"c.parquet: column 'dec9_2' is INT32 DECIMAL here, FIXED_LEN_BYTE_ARRAY DECIMAL in\" $T/e9"
+check "... before a row is printed" test ! -s $T/o9
 rm $T/dir/c.parquet
 # errors: usage (2) and input (1), one line naming the problem
 err_case() { # NAME RC PATTERN CMD...: exit status and a one-line message matching PATTERN
@@ -193,7 +197,47 @@ err_case "inspect: unknown option" 2 "unknown option '-x'" $INSPECT -x $D
 err_case "inspect: no PATH" 2 "no PATH given" $INSPECT rowcount
 err_case "inspect: 'head' points to gpufeed-cat" 2 "'head' is a gpufeed-cat command" $INSPECT head $D
 $INSPECT --help > $T/ihelp.txt; rc=$?
-check "inspect --help: exit 0, a line for each command and flag" bash -c "[ $rc -eq 0 ] && for f in ' meta ' ' schema ' ' rowcount ' '--pages' '--raw' '-h, --help'; do grep -q -- \"\$f\" $T/ihelp.txt || exit 1; done"
+check "inspect --help: exit 0, a line for each command and flag" bash -c "[ $rc -eq 0 ] && for f in ' meta ' ' schema ' ' rowcount ' '--pages' '--raw' '--json' '-h, --help'; do grep -q -- \"\$f\" $T/ihelp.txt || exit 1; done"
+# inspect --json: JSON Lines (a line a file) that say what the text report says
+$INSPECT --json examples/data/flights.parquet tests/data/pyarrow_int96_crc.parquet > $T/meta.jsonl; rc1=$?
+$INSPECT --json --pages --raw examples/data/flights.parquet > $T/meta_pages.jsonl; rc2=$?
+$INSPECT rowcount --json examples/data/flights.parquet tests/data/pyarrow_int96_crc.parquet > $T/rc.json; rc3=$?
+$INSPECT schema --json examples/data/flights.parquet > $T/schema.jsonl; rc4=$?
+python3 - $T "$($INSPECT rowcount examples/data/flights.parquet tests/data/pyarrow_int96_crc.parquet)" <<'PY'; check "inspect --json (meta, --pages --raw, schema, rowcount): valid JSON Lines agreeing with the text report and the file" test $? -eq 0 -a $rc1 -eq 0 -a $rc2 -eq 0 -a $rc3 -eq 0 -a $rc4 -eq 0
+import json, sys
+T, rows_text = sys.argv[1], int(sys.argv[2])
+ok = True
+def want(c, what):
+    global ok
+    if not c:
+        ok = False
+        print("FAIL", what)
+lines = [json.loads(l) for l in open(T + "/meta.jsonl")]
+want(len(lines) == 2 and lines[0]["file"] == "examples/data/flights.parquet", "one object a file, in order")
+fl = lines[0]
+want(fl["num_rows"] == 336776 and fl["num_columns"] == 19 and len(fl["row_groups"]) == 6, "flights: rows, columns, row groups")
+want(sum(g["num_rows"] for g in fl["row_groups"]) == fl["num_rows"], "row groups add up to the rows")
+leaves = [n for n in fl["schema"] if n["physical"] is not None]
+want([n["column"] for n in leaves] == list(range(19)), "schema leaves are columns 0..18")
+for g in fl["row_groups"]:
+    want([c["path"] for c in g["columns"]] == [n["name"] for n in leaves], "chunk paths follow the schema")
+    dd = g["columns"][5]
+    want(dd["path"] == "dep_delay" and isinstance(dd["min"], (int, float)) and dd["min"] <= dd["max"] and dd["values"] == g["num_rows"], "dep_delay's statistics are numbers")
+    want(isinstance(g["columns"][9]["min"], str) and len(g["columns"][9]["min"]) == 2, "carrier's statistics are text")
+    want(g["columns"][18]["min"].startswith("2013-") and g["columns"][18]["min"].endswith("Z"), "time_hour's statistics are ISO-8601 (UTC)")
+want(min(g["columns"][5]["min"] for g in fl["row_groups"]) == -43 and max(g["columns"][5]["max"] for g in fl["row_groups"]) == 1301, "dep_delay -43 .. 1301")
+pg = json.loads(open(T + "/meta_pages.jsonl").read())
+for g in pg["row_groups"]:
+    for c in g["columns"]:
+        want(len(c["pages"]) == c["num_pages"], "--pages: num_pages pages (%s)" % c["path"])
+        want(sum(p["values"] for p in c["pages"] if p["type"] != "DICTIONARY_PAGE") == c["values"], "the data pages' values add up (%s)" % c["path"])
+want(isinstance(pg["row_groups"][0]["columns"][18]["min"], int), "--raw: time_hour's statistics as integers")
+rc = json.loads(open(T + "/rc.json").read())
+want(rc == {"rows": rows_text, "files": 2}, "rowcount --json equals rowcount")
+sc = json.loads(open(T + "/schema.jsonl").read())
+want(sc["schema"] == fl["schema"], "schema --json equals meta's schema")
+sys.exit(0 if ok else 1)
+PY
 # the checks against pyarrow (ISO edges, JSON over ill-formed UTF-8, schema trees, rowcounts)
 if [ -x .venv/bin/python ]; then
   .venv/bin/python tests/test_cli.py --cat $CAT --inspect $INSPECT > $T/cli.log 2>&1
@@ -217,7 +261,8 @@ check "README.md holds at least two complete C programs" bash -c "ls $T/readme_*
 check "README.md is at most 300 lines" bash -c "[ \$(wc -l < README.md) -le 300 ]"
 for src in $T/readme_*.c; do
   exe=${src%.c}
-  if cc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -I. "$src" -o "$exe" -lpthread -lm -ldl 2> "$exe.err"; then
+  # README_OPT: -O2 as the README says (the quick suite gives -O0: the -O2 build of the same code is make tools')
+  if cc -std=c99 -Wall -Wextra -Werror -pedantic ${README_OPT:--O2} -I. "$src" -o "$exe" -lpthread -lm -ldl 2> "$exe.err"; then
     ok "README program $(basename "$src") compiles as written"
   else
     bad "README program $(basename "$src") compiles as written"; cat "$exe.err"; continue
@@ -244,9 +289,13 @@ for src in $T/readme_*.c; do
     check "README trainer with a cache directory (builds it)" test "$("$exe" examples/data/flights.parquet $T/readme_cache)" = "$want"
     check "README trainer served from the cache: the same sums" test "$("$exe" examples/data/flights.parquet $T/readme_cache)" = "$want"
     # a decode error mid-epoch: the loop stops, the trainer prints the loader's error and exits 1
+    # 64 bytes in the middle of row group 0's dep_delay data page (its place from gpufeed-inspect --pages)
+    at=$($INSPECT --pages examples/data/flights.parquet | awk '/^  dep_delay / { c = 1; next } c && /DATA_PAGE/ {
+      gsub(/,/, ""); for (i = 1; i <= NF; i++) { if ($i == "offset") o = $(i + 1); if ($i == "header") h = $(i + 1); if ($i == "compressed") z = $(i + 1) }
+      print o + h + int(z / 2); exit }')
     python3 -c "
 d = bytearray(open('examples/data/flights.parquet', 'rb').read())
-d[1083841:1083905] = b'\xff' * 64      # inside dep_delay's data page
+d[$at:$at + 64] = b'\xff' * 64
 open('$T/readme_bad.parquet', 'wb').write(d)"
     "$exe" $T/readme_bad.parquet > $T/readme_bad.out 2> $T/readme_bad.err; rc=$?
     check "README trainer on a damaged file: exit 1, the loader's error names file, column and page" \

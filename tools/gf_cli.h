@@ -38,7 +38,8 @@
      GF_CLI_NUM      a number (strtod): double
      GF_CLI_STR      any text: const char *
      GF_CLI_CHOICE   one word of .choices ("drop|pad"): its index, int32_t
-     GF_CLI_DTYPE    f32, f64, f16, bf16, i32, i64 or u8: gpufeed_dtype
+     GF_CLI_DTYPE    f32, f64, f16, bf16, i32, i64 or u8, or the numpy names
+                     (float32, float64, float16, bfloat16, int32, int64, uint8): gpufeed_dtype
      GF_CLI_FEATURE  COLUMN:DTYPE[:OPTION...] (section 4): gf_cli_features
      GF_CLI_CALL     .call(target, value, msg, cap): 0, or -1 with what is
                      wrong in msg ("needs ..."); the flag is named before it
@@ -105,7 +106,8 @@
 
        --feature COLUMN:DTYPE[:OPTION...]
 
-   DTYPE is f32, f64, f16, bf16, i32, i64 or u8 (as gpufeed_dtype_parse).
+   DTYPE is f32, f64, f16, bf16, i32, i64 or u8, or its numpy name (float32,
+   float64, float16, bfloat16, int32, int64, uint8): gf_cli_dtype_parse.
    OPTIONs (any order) set the fields of gpufeed_feature:
 
        hash=N            id = hash % N (hash_buckets): STRING/BINARY/FLBA values,
@@ -143,6 +145,19 @@ GF_CLI_FN int gf_cli_u64(const char *s, unsigned long long *out)
     *out = strtoull(s, &e, 10);
     return (*e || errno) ? -1 : 0;
 }
+
+/* a dtype by its short name (gpufeed_dtype_parse) or its numpy name: 0, or -1 */
+GF_CLI_FN int gf_cli_dtype_parse(const char *s, gpufeed_dtype *out)
+{
+    static const char *const numpy[] = { "float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8" };
+    static const gpufeed_dtype dt[] = { GPUFEED_DT_F32, GPUFEED_DT_F64, GPUFEED_DT_F16, GPUFEED_DT_BF16, GPUFEED_DT_I32, GPUFEED_DT_I64, GPUFEED_DT_U8 };
+    size_t i;
+    if (gpufeed_dtype_parse(s, out) == 0) return 0;
+    for (i = 0; s && i < sizeof numpy / sizeof numpy[0]; i++)
+        if (!strcmp(s, numpy[i])) { *out = dt[i]; return 0; }
+    return -1;
+}
+#define GF_CLI_DTYPES "f32, f64, f16, bf16, i32, i64 or u8 (or float32, float64, float16, bfloat16, int32, int64, uint8)"
 
 /* one OPTION (or the dtype) into *f: 1 taken, 0 not an option, -1 a bad value */
 GF_CLI_FN int gf_cli_option(const char *o, size_t len, gpufeed_feature *f, char *msg, size_t cap)
@@ -242,9 +257,9 @@ GF_CLI_FN int gf_cli_feature_parse(const char *spec, gpufeed_feature *f, char **
             gpufeed_dtype d;
             size_t l = end - start;
             if (l < sizeof dt) { memcpy(dt, spec + start, l); dt[l] = 0; }
-            if (l >= sizeof dt || gpufeed_dtype_parse(dt, &d) != 0) {
+            if (l >= sizeof dt || gf_cli_dtype_parse(dt, &d) != 0) {
                 if (!have_dtype && end != strlen(spec)) {
-                    snprintf(msg, cap, "'%.*s' is neither a dtype (f32, f64, f16, bf16, i32, i64, u8) nor an option", (int)l, spec + start);
+                    snprintf(msg, cap, "'%.*s' is neither a dtype (" GF_CLI_DTYPES ") nor an option", (int)l, spec + start);
                     return -1;
                 }
                 break; /* part of the column name */
@@ -267,7 +282,7 @@ GF_CLI_FN int gf_cli_feature_parse(const char *spec, gpufeed_feature *f, char **
             size_t l = e ? (size_t)(e - r) : end - (size_t)(r - spec);
             if (e && l < sizeof dt) {
                 memcpy(dt, r, l); dt[l] = 0;
-                if (gpufeed_dtype_parse(dt, &d) == 0) { snprintf(msg, cap, "'%s': unknown option '%s' after the dtype", spec, e + 1); return -1; }
+                if (gf_cli_dtype_parse(dt, &d) == 0) { snprintf(msg, cap, "'%s': unknown option '%s' after the dtype", spec, e + 1); return -1; }
             }
         }
     }
@@ -559,8 +574,8 @@ GF_CLI_FN int gf_cli_set(gf_cli_opt *o, const char *v, char *msg, size_t cap)
         return -1;
     }
     case GF_CLI_DTYPE:
-        if (gpufeed_dtype_parse(v, (gpufeed_dtype *)o->target)) {
-            snprintf(msg, cap, "needs f32, f64, f16, bf16, i32, i64 or u8, got '%.100s'", v);
+        if (gf_cli_dtype_parse(v, (gpufeed_dtype *)o->target)) {
+            snprintf(msg, cap, "needs " GF_CLI_DTYPES ", got '%.100s'", v);
             return -1;
         }
         return 0;

@@ -71,10 +71,40 @@ static double batch_sum(const gpufeed_dataset *ds, const gpufeed_batch *b)
 }
 
 /* one line per epoch on stderr: its rows, seconds and rate (and --sum) */
-static void epoch_line(int64_t e, uint64_t rows, double secs, int sums, double sum)
+/* the first 64 epochs' rows and seconds, for the cache's line */
+typedef struct epoch_times { uint64_t rows[64]; double secs[64]; } epoch_times;
+
+static void epoch_line(int64_t e, uint64_t rows, double secs, int sums, double sum, epoch_times *et, int64_t e0)
 {
+    if (e - e0 >= 0 && e - e0 < 64) { et->rows[e - e0] = rows; et->secs[e - e0] = secs; }
     fprintf(stderr, "epoch %lld: %llu rows, %.4f s, %.0f rows/s", (long long)e, (unsigned long long)rows, secs, secs > 0 ? (double)rows / secs : 0.0);
     if (sums) fprintf(stderr, ", sum %.17g", sum);
+    fputc('\n', stderr);
+}
+
+/* the cache's effect in one line: the epochs it served (no source byte
+   read) against those that decoded */
+static void cache_effect(gpufeed_loader *l, const epoch_times *et, int64_t e0, int64_t n)
+{
+    double rs[2] = { 0, 0 }, ss[2] = { 0, 0 };
+    uint64_t bytes = 0;
+    int64_t e, cnt[2] = { 0, 0 }, first = -1, last = -1;
+    char which[64];
+    for (e = 0; e < n && e < 64; e++) {
+        uint64_t b = gpufeed_loader_epoch_bytes(l, e0 + e);
+        int served = b == 0;
+        rs[served] += (double)et->rows[e]; ss[served] += et->secs[e]; cnt[served]++;
+        bytes += b;
+        if (served && first < 0) first = e0 + e;
+        if (served) last = e0 + e;
+    }
+    if (!cnt[1]) { fprintf(stderr, "cache effect: no epoch served from the cache yet (it is built while epochs decode)\n"); return; }
+    if (first == last) snprintf(which, sizeof which, "epoch %lld", (long long)first);
+    else snprintf(which, sizeof which, "epochs %lld-%lld", (long long)first, (long long)last);
+    fprintf(stderr, "cache effect: %s from the cache at %.1f M rows/s, no source byte read", which, ss[1] > 0 ? rs[1] / ss[1] / 1e6 : 0.0);
+    if (cnt[0] && ss[0] > 0 && rs[0] > 0 && ss[1] > 0)
+        fprintf(stderr, ": %.1fx the epoch%s that decoded (%.1f M rows/s, %.1f MB of Parquet read)", (rs[1] / ss[1]) / (rs[0] / ss[0]),
+                cnt[0] > 1 ? "s" : "", rs[0] / ss[0] / 1e6, (double)bytes / 1e6);
     fputc('\n', stderr);
 }
 
@@ -113,9 +143,9 @@ int main(int argc, char **argv)
                   "its partitions' units (--world must divide P)" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, all as --dtype (default: every numeric and boolean column)" },
+        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8, or the numpy name (float32 ...)" },
         { .name = "--where", .kind = GF_CLI_STR, .target = &where, .meta = "EXPR",
           .help = "rows that match: 'col >= 4 and name in (\"a\", \"b\")' (see gpufeed_where_parse)" },
-        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
         { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
           .help = "one feature each, in order, instead of --columns/--dtype; options hash=N,\n"
                   "seed=S, fill=V, null=fill|error, valid, cast=unsafe, width=W,\n"
@@ -188,7 +218,8 @@ int main(int argc, char **argv)
     cli->nopts = GF_CLI_COUNT(opts);
     cli->words = bench_words;
     cli->tail = "On stderr at the end: rows/s, GB/s dense, the stall breakdown, per worker busy time,\n"
-                "the verdict, peak RSS; with --cache the source bytes read per epoch (0 once built).\n"
+                "the verdict, peak RSS; with --cache the source bytes read per epoch (0 once built)\n"
+                "and the cache's effect in one line.\n"
                 "On a terminal a progress line (epoch, batch, rows/s) while it runs.\n"
                 "Exit status: 0; 1 when the data cannot be read; 2 on a usage error.\n";
     rc = gf_cli_parse(cli, argc, argv, 1);
@@ -265,12 +296,14 @@ int main(int argc, char **argv)
         uint64_t erows = 0;
         gf_cli_progress pg;
         int64_t ep_batches = 0;
+        epoch_times et;
+        memset(&et, 0, sizeof et);
         gf_cli_progress_start(&pg);
         if ((print || print_rows) && isatty(1)) pg.tty = 0; /* batch lines on the same terminal */
         while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
             if (b.epoch != cur_epoch) { /* the previous epoch ended with the batch before */
                 gf_cli_progress_done(&pg);
-                if (cur_epoch >= 0) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum);
+                if (cur_epoch >= 0) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum, &et, ld.start_epoch);
                 if (cur_epoch >= 0) t_mark = t_epoch_end;
                 cur_epoch = b.epoch; erows = 0; esum = 0;
                 if (pg.tty) ep_batches = gpufeed_loader_epoch_batches(l, cur_epoch);
@@ -296,7 +329,7 @@ int main(int argc, char **argv)
             }
         }
         gf_cli_progress_done(&pg);
-        if (cur_epoch >= 0 && r == GPUFEED_DONE) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum);
+        if (cur_epoch >= 0 && r == GPUFEED_DONE) epoch_line(cur_epoch, erows, t_epoch_end - t_mark, sums, esum, &et, ld.start_epoch);
         if (r != GPUFEED_DONE) { gf_cli_error(cli, gpufeed_loader_error(l)); rc = 1; goto done; }
         t1 = gf_cli_now();
         secs = t1 - t0;
@@ -305,15 +338,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "rows %llu, batches %llu, %.3f s, %.0f rows/s, %.3f GB/s dense, source bytes read %llu\n",
                 (unsigned long long)rows, (unsigned long long)st.batches, secs, secs > 0 ? (double)rows / secs : 0.0,
                 secs > 0 ? (double)bytes / secs / 1e9 : 0.0, (unsigned long long)st.bytes_read);
-        fprintf(stderr, "stall: trainer waited %.3f s of %.3f s (%.1f%%), copying batches %.3f s; units decoded %llu; rows dropped %llu, repeated %llu\n",
+        fprintf(stderr, "stall: trainer waited %.3f s of %.3f s (%.1f%%), copying batches %.3f s; units decoded %llu (%lld an epoch); "
+                "rows dropped %llu, repeated %llu\n",
                 st.trainer_wait_s, st.wall_s, st.wall_s > 0 ? 100 * st.trainer_wait_s / st.wall_s : 0.0, st.copy_s,
-                (unsigned long long)st.units_decoded, (unsigned long long)st.rows_dropped, (unsigned long long)st.rows_repeated);
-        for (k = 0; k < st.workers; k++) {
-            double busy = st.life_s > 0 ? (st.worker_busy_s[k] + st.worker_assembly_s[k]) / st.life_s : 0.0;
-            if (busy > 1) busy = 1;
+                (unsigned long long)st.units_decoded, (long long)st.units_per_epoch, (unsigned long long)st.rows_dropped,
+                (unsigned long long)st.rows_repeated);
+        for (k = 0; k < st.workers; k++) /* the verdict's "workers N% busy" is the mean of these */
             fprintf(stderr, "worker %d: decode %.3f s, batch assembly %.3f s, idle %.3f s (%.0f%% busy)\n", k, st.worker_busy_s[k],
-                    st.worker_assembly_s[k], st.worker_backpressure_s[k], 100 * busy);
-        }
+                    st.worker_assembly_s[k], st.worker_backpressure_s[k], 100 * st.worker_busy[k]);
         fprintf(stderr, "source reads %.3f s (part of decode); the consumer's own time between batches %.3f s\n", st.read_s, st.consumer_s);
         gpufeed_dataset_remote_stats(ds, &rs);
         if (rs.requests) /* s3:// or https:// objects (GPUFEED_CURL) */
@@ -328,6 +360,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "cache: %s, units from cache %llu, bad units %llu\n", cs[st.cache_state], (unsigned long long)st.units_from_cache, (unsigned long long)st.cache_bad_units);
             for (e = ld.start_epoch; e < ld.start_epoch + ld.epochs && e < ld.start_epoch + 64; e++)
                 fprintf(stderr, "epoch %lld: source bytes read %llu\n", (long long)e, (unsigned long long)gpufeed_loader_epoch_bytes(l, e));
+            cache_effect(l, &et, ld.start_epoch, ld.epochs);
         }
         {
             char v[1024];

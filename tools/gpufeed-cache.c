@@ -176,7 +176,7 @@ int main(int argc, char **argv)
                   "null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate, lengths" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, all as --dtype (instead of --feature)" },
-        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
+        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8, or the numpy name (float32 ...)" },
         { .name = "--where", .kind = GF_CLI_STR, .target = &where, .meta = "EXPR",
           .help = "the rows the loader keeps: 'col >= 4 and name in (\"a\", \"b\")' (a cache is\nper expression, as the loader's)" },
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,

@@ -735,21 +735,24 @@ static int cat_row_group(FILE *o, gpufeed_file *f, const char *path, int32_t rg,
 
 /* Prints the file at `path` as part of `run`; 0, or 1 after a message on
    stderr. */
-static int cat_file(FILE *o, const char *path, const cat_opts *op, cat_run *run)
+/* Opens path (its footer) into *fp and its selected columns into *cols,
+   checked against the files before it (run). 0, -1 out of memory, or 1
+   after a message; *fp is NULL when the file did not open. */
+static int cat_prepare(const char *path, const cat_opts *op, cat_run *run, gpufeed_file **fp, col_state **colsp, int *ncolsp)
 {
     gpufeed_file_desc d;
     gpufeed_error err;
     gpufeed_file *f;
     const gpufeed_metadata *md;
     col_state *cols = NULL;
-    sbuf *keys = NULL;
     int ncols = 0, i, rc = 0;
-    int32_t rg;
 
+    *fp = NULL;
     memset(&d, 0, sizeof d);
     d.path = path;
     d.flags = op->flags;
     if (gpufeed_file_open(&f, &d, &err)) { fprintf(stderr, "gpufeed-cat: %s\n", err.message); return 1; }
+    *fp = f;
     md = gpufeed_file_metadata(f);
 
     rc = select_columns(f, path, op->columns, &cols, &ncols);
@@ -770,10 +773,26 @@ static int cat_file(FILE *o, const char *path, const cat_opts *op, cat_run *run)
             rc = 1;
         }
     }
+    if (!rc) rc = agree_columns(run, path, md, cols, ncols);
+    *colsp = cols;
+    *ncolsp = ncols;
+    return rc;
+}
+
+static int cat_file(FILE *o, const char *path, const cat_opts *op, cat_run *run)
+{
+    gpufeed_file *f;
+    const gpufeed_metadata *md;
+    col_state *cols = NULL;
+    sbuf *keys = NULL;
+    int ncols = 0, i, rc = 0, first = !run->started;
+    int32_t rg;
+
+    rc = cat_prepare(path, op, run, &f, &cols, &ncols);
+    if (!f) return rc;
+    md = gpufeed_file_metadata(f);
     if (!rc) {
-        int first = !run->started;
-        rc = agree_columns(run, path, md, cols, ncols);
-        if (!rc && first && !op->json) {
+        if (first && !op->json) {
             sbuf h;
             memset(&h, 0, sizeof h);
             for (i = 0; i < ncols; i++) {
@@ -835,6 +854,26 @@ static void path_list_add(void *user, const char *file)
     }
     if (!(l->v[l->n] = dup_str(file))) { l->oom = 1; return; }
     l->n++;
+}
+
+/* Several files print as one table: every file's columns are checked
+   before a row is printed. 0, or 1 after a message naming the file. */
+static int cat_check_files(char *const *paths, int n, const cat_opts *op)
+{
+    cat_run chk;
+    int i, rc = 0;
+    memset(&chk, 0, sizeof chk);
+    for (i = 0; i < n && !rc; i++) {
+        gpufeed_file *f;
+        col_state *cols = NULL;
+        int ncols = 0;
+        rc = cat_prepare(paths[i], op, &chk, &f, &cols, &ncols);
+        free(cols);
+        gpufeed_file_close(f);
+    }
+    run_free(&chk);
+    if (rc < 0) { fprintf(stderr, "gpufeed-cat: out of memory\n"); rc = 1; }
+    return rc;
 }
 
 static int file_exists(const char *p)
@@ -903,6 +942,7 @@ int main(int argc, char **argv)
         rc = 1;
     }
     if (!rc && files.oom) { fprintf(stderr, "gpufeed-cat: out of memory\n"); rc = 1; }
+    if (!rc && files.n > 1) rc = cat_check_files(files.v, files.n, &op);
     if (!rc) {
         setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
         for (i = 0; i < files.n && !rc && (op.limit < 0 || run.printed < op.limit || !run.started); i++)

@@ -102,7 +102,7 @@ int main(int argc, char **argv)
                   "lengths; replaces the nine flags from --columns to --lengths" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, in order (default: every numeric and boolean column)" },
-        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8" },
+        { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8, or the numpy name (float32 ...)" },
         { .name = "--fill", .kind = GF_CLI_NUM, .target = &fill, .meta = "V", .help = "the value written for nulls (default 0)" },
         { .name = "--null-error", .kind = GF_CLI_FLAG, .target = &null_error, .help = "a null is an error (naming file, column, row)" },
         { .name = "--unsafe-cast", .kind = GF_CLI_FLAG, .target = &unsafe_cast,

@@ -24,6 +24,8 @@
      --raw      meta: statistics of DATE, TIME, TIMESTAMP and INT96 columns
                 as stored integers (days, the column's unit, nanoseconds)
                 instead of ISO-8601 text (the rules of gpufeed-cat)
+     --json     JSON instead of text: meta and schema one object per file,
+                a line each (JSON Lines); rowcount {"rows": N, "files": N}
      -h, --help this text
      --version  the version
    PATH is a Parquet file, a directory (its *.parquet files, sorted) or a
@@ -38,6 +40,7 @@
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
 #include "gf_cli.h"
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,6 +405,171 @@ static void message_text(const gpufeed_metadata *md, sbuf *o)
 }
 
 
+/* ---- --json ---- */
+
+/* bytes p[0..n) as a JSON string: ill-formed UTF-8 becomes U+FFFD */
+static void json_bytes(sbuf *o, const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    sb_printf(o, "\"");
+    while (i < n) {
+        uint8_t c = p[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0, k;
+        int ok = len > 0 && i + len <= n && !(len > 1 && c < 0xc2);
+        for (k = 1; ok && k < len; k++) ok = (p[i + k] & 0xc0) == 0x80;
+        if (ok && len == 3) ok = !(c == 0xe0 && p[i + 1] < 0xa0) && !(c == 0xed && p[i + 1] >= 0xa0);
+        if (ok && len == 4) ok = !(c == 0xf0 && p[i + 1] < 0x90) && !(c == 0xf4 && p[i + 1] >= 0x90) && c <= 0xf4;
+        if (!ok) { sb_printf(o, "\\ufffd"); i++; continue; }
+        if (c == '"' || c == '\\') sb_printf(o, "\\%c", c);
+        else if (c < 0x20) sb_printf(o, "\\u%04x", c);
+        else sb_printf(o, "%.*s", (int)len, (const char *)p + i);
+        i += len;
+    }
+    sb_printf(o, "\"");
+}
+static void json_str(sbuf *o, const char *s)
+{
+    if (!s) sb_printf(o, "null");
+    else json_bytes(o, (const uint8_t *)s, strlen(s));
+}
+
+/* a statistics value: a JSON number where the column is numeric (and the
+   value finite), true/false, a JSON string of the text otherwise (ISO-8601
+   temporal values unless raw, text, 0x... for other bytes) */
+static void json_stat(sbuf *o, const gpufeed_schema_node *n, const uint8_t *p, uint32_t len, int raw)
+{
+    char buf[128];
+    int temporal = n->physical == GPUFEED_INT96 || n->logical == GPUFEED_LT_DATE || n->logical == GPUFEED_LT_TIMESTAMP || n->logical == GPUFEED_LT_TIME;
+    int numeric = n->physical == GPUFEED_INT32 || n->physical == GPUFEED_INT64 || n->physical == GPUFEED_FLOAT || n->physical == GPUFEED_DOUBLE ||
+                  n->physical == GPUFEED_INT96;
+    if (n->physical == GPUFEED_BYTE_ARRAY && (n->logical == GPUFEED_LT_STRING || n->logical == GPUFEED_LT_ENUM || n->logical == GPUFEED_LT_JSON)) {
+        json_bytes(o, p, len);
+        return;
+    }
+    stat_text(n, p, len, raw, buf, sizeof buf);
+    if (n->physical == GPUFEED_BOOLEAN && len >= 1) sb_printf(o, "%s", buf);
+    else if (numeric && (raw || !temporal) && strncmp(buf, "0x", 2) != 0 && isfinite(strtod(buf, NULL))) sb_printf(o, "%s", buf);
+    else json_str(o, buf);
+}
+
+static void json_schema(sbuf *o, const gpufeed_metadata *md)
+{
+    static const char *const rep[] = { "required", "optional", "repeated" };
+    int i;
+    sb_printf(o, "\"schema\":[");
+    for (i = 0; i < md->num_nodes; i++) {
+        const gpufeed_schema_node *n = &md->nodes[i];
+        char lt[128];
+        logical_text(n, lt, sizeof lt);
+        sb_printf(o, "%s{\"name\":", i ? "," : "");
+        json_str(o, n->name);
+        sb_printf(o, ",\"depth\":%d,\"repetition\":\"%s\",\"physical\":", n->depth, i ? rep[n->repetition] : "required");
+        if (n->physical == GPUFEED_GROUP) sb_printf(o, "null,\"children\":%d", n->num_children);
+        else sb_printf(o, "\"%s\",\"column\":%d,\"max_def\":%d,\"max_rep\":%d", gpufeed_physical_type_name(n->physical), n->column, n->max_def,
+                       n->max_rep);
+        if (n->physical == GPUFEED_FIXED_LEN_BYTE_ARRAY) sb_printf(o, ",\"type_length\":%d", n->type_length);
+        sb_printf(o, ",\"logical\":");
+        if (lt[0]) json_str(o, lt);
+        else sb_printf(o, "null");
+        if (n->has_field_id) sb_printf(o, ",\"field_id\":%d", n->field_id);
+        sb_printf(o, "}");
+    }
+    sb_printf(o, "]");
+}
+
+static void json_pages(sbuf *o, gpufeed_file *f, int32_t rg, int32_t c, int64_t npages)
+{
+    static const char *const pt[] = { "DATA_PAGE", "INDEX_PAGE", "DICTIONARY_PAGE", "DATA_PAGE_V2" };
+    gpufeed_page_info *pi = (gpufeed_page_info *)malloc((size_t)(npages > 0 ? npages : 1) * sizeof *pi);
+    gpufeed_error err;
+    int64_t k, got = 0;
+    sb_printf(o, ",\"pages\":[");
+    if (pi && gpufeed_chunk_pages(f, rg, c, pi, npages, &got, &err) == GPUFEED_OK)
+        for (k = 0; k < got && k < npages; k++)
+            sb_printf(o, "%s{\"type\":\"%s\",\"offset\":%lld,\"header\":%d,\"compressed\":%d,\"uncompressed\":%d,\"values\":%d,\"encoding\":\"%s\","
+                      "\"crc\":%s}", k ? "," : "", (pi[k].type >= 0 && pi[k].type <= 3) ? pt[pi[k].type] : "UNKNOWN", (long long)pi[k].offset,
+                      pi[k].header_size, pi[k].compressed_size, pi[k].uncompressed_size, pi[k].num_values, gpufeed_encoding_name(pi[k].encoding),
+                      pi[k].has_crc ? "true" : "false");
+    sb_printf(o, "]");
+    free(pi);
+}
+
+/* one column chunk as a JSON object; 0, or 1 after a message */
+static int json_chunk(sbuf *o, gpufeed_file *f, int32_t rg, int32_t c, int show_pages, int raw)
+{
+    const gpufeed_metadata *md = gpufeed_file_metadata(f);
+    const gpufeed_chunk_info *ch = &md->row_groups[rg].chunks[c];
+    const gpufeed_schema_node *n = &md->nodes[md->columns[c].node];
+    gpufeed_error err;
+    int64_t npages = 0;
+    int e, k = 0, rc = 0;
+    sb_printf(o, "%s{\"path\":", c ? "," : "");
+    json_str(o, md->columns[c].path);
+    if (ch->encrypted || !ch->has_metadata) { sb_printf(o, ",\"%s\":true}", ch->encrypted ? "encrypted" : "no_metadata"); return 0; }
+    if (gpufeed_chunk_pages(f, rg, c, NULL, 0, &npages, &err)) { fprintf(stderr, "gpufeed-inspect: %s\n", err.message); rc = 1; }
+    sb_printf(o, ",\"codec\":\"%s\",\"encodings\":[", gpufeed_codec_name(ch->codec));
+    for (e = 0; e < 32; e++)
+        if (ch->encodings & (1u << e)) sb_printf(o, "%s\"%s\"", k++ ? "," : "", gpufeed_encoding_name((gpufeed_encoding)e));
+    sb_printf(o, "],\"compressed\":%lld,\"uncompressed\":%lld,\"num_pages\":%lld,\"values\":%lld", (long long)ch->total_compressed_size,
+              (long long)ch->total_uncompressed_size, (long long)npages, (long long)ch->num_values);
+    if (ch->has_statistics) {
+        const gpufeed_statistics *s = &ch->statistics;
+        if (s->has_null_count) sb_printf(o, ",\"null_count\":%lld", (long long)s->null_count);
+        if (s->has_min_value || s->has_min_legacy) {
+            sb_printf(o, ",\"min\":");
+            if (s->has_min_value) json_stat(o, n, s->min_value, s->min_value_len, raw);
+            else json_stat(o, n, s->min_legacy, s->min_legacy_len, raw);
+        }
+        if (s->has_max_value || s->has_max_legacy) {
+            sb_printf(o, ",\"max\":");
+            if (s->has_max_value) json_stat(o, n, s->max_value, s->max_value_len, raw);
+            else json_stat(o, n, s->max_legacy, s->max_legacy_len, raw);
+        }
+    }
+    if (show_pages) json_pages(o, f, rg, c, npages);
+    sb_printf(o, "}");
+    return rc;
+}
+
+/* meta --json: the file as one JSON object on one line */
+static int json_meta(gpufeed_file *f, const char *path, int show_pages, int raw)
+{
+    const gpufeed_metadata *md = gpufeed_file_metadata(f);
+    sbuf o;
+    int32_t rg, c, i;
+    int rc = 0;
+    memset(&o, 0, sizeof o);
+    sb_printf(&o, "{\"file\":");
+    json_str(&o, path);
+    sb_printf(&o, ",\"size\":%llu,\"footer_length\":%u,\"created_by\":", (unsigned long long)md->file_size, md->footer_length);
+    json_str(&o, md->created_by);
+    sb_printf(&o, ",\"version\":%d,\"num_rows\":%lld,\"num_columns\":%d,\"key_values\":[", md->version, (long long)md->num_rows, md->num_columns);
+    for (i = 0; i < md->num_key_values; i++) {
+        sb_printf(&o, "%s{\"key\":", i ? "," : "");
+        json_str(&o, md->key_values[i].key);
+        sb_printf(&o, ",\"value\":");
+        json_str(&o, md->key_values[i].value);
+        sb_printf(&o, "}");
+    }
+    sb_printf(&o, "],");
+    json_schema(&o, md);
+    sb_printf(&o, ",\"row_groups\":[");
+    for (rg = 0; rg < md->num_row_groups; rg++) {
+        const gpufeed_row_group_info *g = &md->row_groups[rg];
+        sb_printf(&o, "%s{\"num_rows\":%lld,\"total_byte_size\":%lld", rg ? "," : "", (long long)g->num_rows, (long long)g->total_byte_size);
+        if (g->total_compressed_size >= 0) sb_printf(&o, ",\"total_compressed_size\":%lld", (long long)g->total_compressed_size);
+        sb_printf(&o, ",\"columns\":[");
+        for (c = 0; c < md->num_columns; c++) rc |= json_chunk(&o, f, rg, c, show_pages, raw);
+        sb_printf(&o, "]}");
+    }
+    sb_printf(&o, "]}\n");
+    if (o.oom) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); rc = 1; }
+    else fwrite(o.p, 1, o.n, stdout);
+    free(o.p);
+    return rc;
+}
+
+
 /* ---- commands over files ---- */
 
 typedef struct path_list { char **v; int n, cap, oom; } path_list;
@@ -432,17 +600,42 @@ static gpufeed_file *open_file(const char *path)
     return f;
 }
 
-static int cmd_meta(const path_list *files, int show_pages, int raw)
+static int cmd_meta(const path_list *files, int show_pages, int raw, int json)
 {
     int i, rc = 0;
     for (i = 0; i < files->n; i++) {
         gpufeed_file *f = open_file(files->v[i]);
         if (!f) return 1;
-        if (i) printf("\n");
-        rc |= print_meta(f, files->v[i], show_pages, raw);
+        if (json) rc |= json_meta(f, files->v[i], show_pages, raw);
+        else {
+            if (i) printf("\n");
+            rc |= print_meta(f, files->v[i], show_pages, raw);
+        }
         gpufeed_file_close(f);
     }
     return rc;
+}
+
+/* schema --json: {"file": ..., "schema": [...]} a line per file */
+static int cmd_schema_json(const path_list *files)
+{
+    int i;
+    for (i = 0; i < files->n; i++) {
+        gpufeed_file *f = open_file(files->v[i]);
+        sbuf o;
+        if (!f) return 1;
+        memset(&o, 0, sizeof o);
+        sb_printf(&o, "{\"file\":");
+        json_str(&o, files->v[i]);
+        sb_printf(&o, ",");
+        json_schema(&o, gpufeed_file_metadata(f));
+        sb_printf(&o, "}\n");
+        gpufeed_file_close(f);
+        if (o.oom) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); free(o.p); return 1; }
+        fwrite(o.p, 1, o.n, stdout);
+        free(o.p);
+    }
+    return 0;
 }
 
 static int cmd_schema(const path_list *files)
@@ -468,7 +661,7 @@ static int cmd_schema(const path_list *files)
     return rc;
 }
 
-static int cmd_rowcount(const path_list *files)
+static int cmd_rowcount(const path_list *files, int json)
 {
     long long total = 0;
     int i;
@@ -478,7 +671,8 @@ static int cmd_rowcount(const path_list *files)
         total += (long long)gpufeed_file_metadata(f)->num_rows;
         gpufeed_file_close(f);
     }
-    printf("%lld\n", total);
+    if (json) printf("{\"rows\":%lld,\"files\":%d}\n", total, files->n);
+    else printf("%lld\n", total);
     return 0;
 }
 
@@ -496,11 +690,13 @@ int main(int argc, char **argv)
     path_list files;
     gpufeed_error err;
     int i = 1, npaths = 0, rc = 0;
-    int32_t show_pages = 0, raw = 0;
+    int32_t show_pages = 0, raw = 0, json = 0;
     gf_cli_opt opts[] = {
         { .name = "--pages", .kind = GF_CLI_FLAG, .target = &show_pages, .help = "meta: also list every page of every column chunk" },
         { .name = "--raw", .kind = GF_CLI_FLAG, .target = &raw,
           .help = "meta: DATE/TIME/TIMESTAMP/INT96 statistics as stored integers, not ISO-8601" },
+        { .name = "--json", .kind = GF_CLI_FLAG, .target = &json,
+          .help = "JSON: meta and schema an object a file, a line each; rowcount {\"rows\": N, \"files\": N}" },
     };
     gf_cli cli;
 
@@ -538,9 +734,9 @@ int main(int argc, char **argv)
     }
     if (!rc && files.oom) { fprintf(stderr, "gpufeed-inspect: out of memory\n"); rc = 1; }
     if (!rc) {
-        if (!strcmp(cmd, "schema")) rc = cmd_schema(&files);
-        else if (!strcmp(cmd, "rowcount")) rc = cmd_rowcount(&files);
-        else rc = cmd_meta(&files, show_pages, raw);
+        if (!strcmp(cmd, "schema")) rc = json ? cmd_schema_json(&files) : cmd_schema(&files);
+        else if (!strcmp(cmd, "rowcount")) rc = cmd_rowcount(&files, json);
+        else rc = cmd_meta(&files, show_pages, raw, json);
         if (fflush(stdout) || ferror(stdout)) { fprintf(stderr, "gpufeed-inspect: cannot write the output\n"); rc = 1; }
     }
     for (i = 0; i < files.n; i++) free(files.v[i]);

@@ -67,6 +67,7 @@ import threading
 import time
 import warnings
 
+EPOCHS_ENDLESS = -1                # GPUFEED_EPOCHS_ENDLESS: Loader(epochs=None)
 __version__ = "0.1.0"             # GPUFEED_VERSION_* of gpufeed.h (tests/test_python.py checks)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)   # a checkout: tools/gpufeed.py, gpufeed.h, build/
@@ -517,7 +518,8 @@ class Loader:
     GpufeedError naming the page). Other arguments as in
     gpufeed_loader_desc / gpufeed_cache_desc (see the README's options
     table); ring_depth 0 is the library's default (2, 4 with more than 4
-    workers)."""
+    workers). epochs: how many (default 1); None: until closed (C's
+    GPUFEED_EPOCHS_ENDLESS)."""
 
     def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=0, seed=0,
                  shuffle_window=0, unit_shuffle=True, epochs=1, rank=0, world=1, even="drop",
@@ -530,6 +532,8 @@ class Loader:
             raise ValueError("even=%r: 'drop' or 'pad'" % (even,))
         if layout not in ("row", "feature"):
             raise ValueError("layout=%r: 'row' or 'feature'" % (layout,))
+        if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+            raise ValueError("epochs=%r: a count of 1 or more, or None (until closed)" % (epochs,))
         features = [Feature(f) if isinstance(f, str) else f for f in (features or [])]
         want = _device_request(device)
         self.device = None
@@ -591,7 +595,8 @@ class Loader:
         ld.shuffle_window, ld.rank, ld.world = shuffle_window, rank, world
         ld.last_batch = 1 if drop_last else 0
         ld.even = {"drop": 0, "pad": 1}[even]
-        ld.start_epoch, ld.start_batch, ld.epochs = start_epoch, start_batch, epochs
+        ld.start_epoch, ld.start_batch = start_epoch, start_batch
+        ld.epochs = EPOCHS_ENDLESS if epochs is None else epochs
         ld.global_batch_rows = global_batch_rows  # > 0: elastic mode (batch_rows may be 0)
         ld.partitions = partitions
         if cache_dir:

@@ -310,7 +310,7 @@ int main(int argc, char **argv)
         int64_t want = 0, e;
         /* workers exit (and their /proc entries go) once the last epoch
            is decoded: run unbounded and stop after E epochs of batches */
-        d.epochs = 0;
+        d.epochs = GPUFEED_EPOCHS_ENDLESS;
         if (gpufeed_loader_open(&probe, ds, &d, &err)) { fprintf(stderr, "bench_epoch_stall: %s\n", err.message); rc = 1; goto done; }
         for (e = 0; e < ld.epochs; e++) want += gpufeed_loader_epoch_batches(probe, e);
         gpufeed_loader_close(probe);
