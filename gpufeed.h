@@ -201,6 +201,8 @@
                                             the default set of a wide file):
                                             more is an error that names it
      GPUFEED_MAX_WORKERS           256      loader threads
+     GPUFEED_MAX_PARTITION_KEYS    64       distinct key=value keys in a
+                                            dataset's paths
      GPUFEED_MAX_OPEN_FILES        64       descriptors a dataset keeps open for
                                             files read with pread (more files: each
                                             opened again when read; mapped files

@@ -139,7 +139,7 @@ def test_reference():
         words = set(w for w in re.findall(r"(?<![0-9a-fA-Fx])[0-9a-f]{7,40}(?![0-9a-fA-F])", text) if re.search(r"[a-f]", w) and re.search(r"\d", w))
         ids = commit_ids(words)
         check("%s names no commit (history is in CHANGELOG.md and git)" % doc, not ids, str(ids))
-        low = " ".join(text.lower().split())
+        low = " ".join(text.lower().split()).replace("aws_session_token", "")  # a credential's name, not history
         bad = [p for p in ("the build before", "session", "before the change", "after the change") if p in low]
         check("%s reads as reference, not a diary (%s)" % (doc, ", ".join(bad) or "no history words"), not bad)
     lines = read("CHANGELOG.md").splitlines()

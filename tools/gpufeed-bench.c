@@ -149,7 +149,7 @@ int main(int argc, char **argv)
         { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
           .help = "one feature each, in order, instead of --columns/--dtype; options hash=N,\n"
                   "seed=S, fill=V, null=fill|error, valid, cast=unsafe, width=W,\n"
-                  "ragged=error|pad|truncate, lengths" },
+                  "ragged=error|pad|truncate, lengths, unit=s|ms|us|ns, missing=null" },
         { .name = "--workers", .kind = GF_CLI_INT, .target = &ld.workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
           .flags = GF_CLI_THREADS, .help = "decode threads (default 1)" },
         { .name = "--epochs", .kind = GF_CLI_I64, .target = &ld.epochs, .meta = "E", .min = 1, .help = "epochs to run (default 1)" },

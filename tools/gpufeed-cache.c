@@ -173,7 +173,7 @@ int main(int argc, char **argv)
         { .name = "--cache", .kind = GF_CLI_STR, .target = &dir, .meta = "DIR", .help = "the cache directory (build, verify, info, rm)" },
         { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
           .help = "one feature each, in the loader's order; options hash=N, seed=S, fill=V,\n"
-                  "null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate, lengths" },
+                  "null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate, lengths,\nunit=s|ms|us|ns, missing=null" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, all as --dtype (instead of --feature)" },
         { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8, or the numpy name (float32 ...)" },
