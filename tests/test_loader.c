@@ -1669,7 +1669,7 @@ static void test_verdict_names_bottleneck(void)
                                                "the ring ran full" };
         int c, tries;
         for (c = 0; c < 4; c++) {
-            char seen[3][300];
+            char seen[3][400];
             int ok = 0;
             for (tries = 0; tries < 3 && !ok; tries++) {
                 d = base_desc(); d.workers = 2;
@@ -1711,7 +1711,7 @@ static void test_epochs_default(void)
     gpufeed_error err;
     gpufeed_batch b;
     gpufeed_result r;
-    int64_t n, rows, last_epoch;
+    int64_t n, rows, last_epoch = -1;
     int mode;
     if (!ds) return;
     for (mode = 0; mode < 3; mode++) { /* per-world; elastic; elastic with partitions */
