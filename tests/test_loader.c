@@ -1767,6 +1767,10 @@ static void test_verdict_rules(void)
     gpufeed_stats st;
     char want[96];
     int pass;
+#ifdef GPUFEED_NO_THREADS
+    printf("  a single-threaded build's verdict names only that (test_verdict_names_bottleneck): its rules are not checked\n");
+    return;
+#endif
     unit_rows_override = RG_ROWS; /* a unit a row group: 4 units an epoch */
     ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
     unit_rows_override = 0;
