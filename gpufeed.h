@@ -204,7 +204,8 @@
      GPUFEED_MAX_PARTITION_KEYS    64       distinct key=value keys in a
                                             dataset's paths
      GPUFEED_MAX_OPEN_FILES        64       descriptors a dataset keeps open for
-                                            files read with pread (more files: each
+                                            files read with pread (or a quarter of
+                                            `ulimit -n`, if less; more files: each
                                             opened again when read; mapped files
                                             keep none)
      GPUFEED_UNIT_BYTES            16 MiB   dense bytes of one unit at most
@@ -2111,7 +2112,8 @@ static int gf__mem_read(void *ctx, uint64_t off, void *buf, size_t len)
 /* A local file read with pread. A dataset's files do not keep their
    descriptors: a mapped one closes it once mapped (reads come from the
    mapping), and with more than GPUFEED_MAX_OPEN_FILES files read with
-   pread, each is opened again when a read needs it, in a pool that closes
+   pread (or a quarter of the descriptor limit, if less), each is opened
+   again when a read needs it, in a pool that closes
    the least recently read idle one beyond that many (so a dataset of
    10,000 files runs under `ulimit -n 256`). A file opened again must be
    the one first opened (device, inode, size, modification time), else
@@ -2124,6 +2126,15 @@ static int gf__mem_read(void *ctx, uint64_t off, void *buf, size_t len)
 #define GF__MTIME_NS(st) ((uint64_t)(st).st_mtim.tv_nsec)
 #define GF__CTIME_NS(st) ((uint64_t)(st).st_ctim.tv_nsec)
 #endif
+/* strerror(e) into out, and for a process or a system out of file
+   descriptors, that it is so and what helps */
+static void gf__errno_text(int e, char *out, size_t cap)
+{
+    if (e == EMFILE)
+        gf__fmt(out, cap, "%s: this process is out of file descriptors (raise its limit, ulimit -n, or open fewer files at once)", strerror(e));
+    else if (e == ENFILE) gf__fmt(out, cap, "%s: the system is out of file descriptors (its file table is full)", strerror(e));
+    else gf__fmt(out, cap, "%s", strerror(e));
+}
 typedef struct gf__fdpool gf__fdpool;
 typedef struct gf__fdsrc {
     int fd;                            /* -1: closed until a read needs it (pool) */
@@ -2203,7 +2214,11 @@ static void gf__fd_why(void *ctx, char *buf, size_t cap)
 {
     const gf__fdsrc *s = (const gf__fdsrc *)ctx;
     if (!s->pool || s->fd >= 0) gf__fmt(buf, cap, "%s", "");
-    else if (s->reopen_errno) gf__fmt(buf, cap, "opening it again for the read failed: %s", strerror(s->reopen_errno));
+    else if (s->reopen_errno) {
+        char e[200];
+        gf__errno_text(s->reopen_errno, e, sizeof e);
+        gf__fmt(buf, cap, "opening it again for the read failed: %s", e);
+    }
     else gf__fmt(buf, cap, "it is no longer the file the dataset opened (another file, size or modification time)");
 }
 static int gf__fd_read_open(gf__fdsrc *s, uint64_t off, void *buf, size_t len);
@@ -2266,15 +2281,6 @@ static void *gf__map_placed(size_t len, size_t ps, int fd)
 #endif
 }
 
-/* strerror(e) into out, and for a process or a system out of file
-   descriptors, that it is so and what helps */
-static void gf__errno_text(int e, char *out, size_t cap)
-{
-    if (e == EMFILE)
-        gf__fmt(out, cap, "%s: this process is out of file descriptors (raise its limit, ulimit -n, or open fewer files at once)", strerror(e));
-    else if (e == ENFILE) gf__fmt(out, cap, "%s: the system is out of file descriptors (its file table is full)", strerror(e));
-    else gf__fmt(out, cap, "%s", strerror(e));
-}
 
 /* A file system whose files another machine may change, shrink or remove
    while they are read (statfs's magic number): NFS, Lustre, FUSE, SMB and
@@ -11935,6 +11941,7 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
 #ifndef GPUFEED_NO_STDIO
 #include <dirent.h>
 #include <glob.h>
+#include <sys/resource.h>
 #endif
 
 enum { GF__VIRT_NONE = 0, GF__VIRT_CONST, GF__VIRT_NULL };
@@ -13363,14 +13370,22 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
     if (!ds->files) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
     ds->paths = files.v;
 #ifndef GPUFEED_NO_STDIO
-    if (files.n > GPUFEED_MAX_OPEN_FILES && !desc->open_source) { /* descriptors opened when reads need them */
-        ds->fdpool = (gf__fdpool *)gf__alloc(&ds->alloc, sizeof *ds->fdpool);
-        if (!ds->fdpool) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-        memset(ds->fdpool, 0, sizeof *ds->fdpool);
-        ds->fdpool->max = GPUFEED_MAX_OPEN_FILES > 0 ? GPUFEED_MAX_OPEN_FILES : 1;
+    {
+        /* the pool's bound: GPUFEED_MAX_OPEN_FILES, or a quarter of the
+           process's descriptor limit where that is less */
+        struct rlimit rl;
+        int64_t lim = GPUFEED_MAX_OPEN_FILES > 0 ? GPUFEED_MAX_OPEN_FILES : 1;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (int64_t)(rl.rlim_cur / 4) < lim)
+            lim = rl.rlim_cur / 4 > 4 ? (int64_t)(rl.rlim_cur / 4) : 4;
+        if (files.n > lim && !desc->open_source) { /* descriptors opened when reads need them */
+            ds->fdpool = (gf__fdpool *)gf__alloc(&ds->alloc, sizeof *ds->fdpool);
+            if (!ds->fdpool) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+            memset(ds->fdpool, 0, sizeof *ds->fdpool);
+            ds->fdpool->max = (int32_t)lim;
 #if !defined(GPUFEED_NO_THREADS)
-        pthread_mutex_init(&ds->fdpool->mu, NULL);
+            pthread_mutex_init(&ds->fdpool->mu, NULL);
 #endif
+        }
     }
 #endif
     for (i = 0; i < files.n; i++) {

@@ -15,7 +15,8 @@
 #   3. the cache file cut to half while it is served: the same, no signal;
 #   4. a source cut to half during an epoch, read with --pread: exit 1 naming
 #      the file, no signal, the batches before it the reference's;
-#   5. out of file descriptors: a message that says so;
+#   5. out of file descriptors: a message that says so (mapped files need
+#      none once mapped);
 #   6. desc fields out of range (start epoch 2^62, INT64_MAX, a start batch
 #      past the epoch's end): exit 1 naming them, no hang;
 #   7. a source on FUSE (tests/fuse_mirror.c, mounted here; root and
@@ -151,8 +152,14 @@ check "the cut landed during a run at least once ($errs)" test $errs -ge 1
 
 echo "== 5. out of file descriptors  (t=${SECONDS}s)"
 mkdir -p $T/many; for i in $(seq -w 1 40); do cp tests/data/ids.parquet $T/many/p$i.parquet; done
-( ulimit -n 24; exec "$BENCH" $T/many --batch 1000 ) > /dev/null 2> $T/fd.err; frc=$?
-check "40 files under ulimit -n 24: exit 1, the message says the process is out of file descriptors" eval '[ $frc = 1 ] && grep -q "out of file descriptors" $T/fd.err'
+# two descriptors to spare: too few for the pool of files read with pread
+( ulimit -n 5; exec "$BENCH" $T/many --batch 1000 --pread ) > /dev/null 2> $T/fd.err; frc=$?
+check "ulimit -n 5 with --pread: exit 1, the message says the process is out of file descriptors" eval '[ $frc = 1 ] && grep -q "out of file descriptors" $T/fd.err'
+# mapped files close their descriptors once mapped; pread files share a pool of a quarter of the limit
+for m in "" --pread; do
+  ( ulimit -n 24; exec "$BENCH" $T/many --batch 1000 $m ) > /dev/null 2> $T/fd2.err; frc=$?
+  check "40 files under ulimit -n 24 ${m:-(mapped)}: every batch" eval '[ $frc = 0 ]'
+done
 
 echo "== 6. desc fields out of range  (t=${SECONDS}s)"
 IDS=tests/data/ids.parquet

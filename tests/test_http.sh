@@ -26,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-if [ ! -x "$NGINX" ] || [ ! -f /usr/include/curl/curl.h ] && [ ! -f /usr/include/x86_64-linux-gnu/curl/curl.h ] && [ ! -f /usr/include/aarch64-linux-gnu/curl/curl.h ]; then
+if [ ! -x "$NGINX" ] || { [ ! -f /usr/include/curl/curl.h ] && [ ! -f /usr/include/x86_64-linux-gnu/curl/curl.h ] && [ ! -f /usr/include/aarch64-linux-gnu/curl/curl.h ]; }; then
   echo "installing nginx-light libcurl4-openssl-dev"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx-light libcurl4-openssl-dev; } > "$T/apt.log" 2>&1 ||
