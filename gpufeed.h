@@ -20280,7 +20280,12 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     hvalid = (uint8_t **)gf__alloc(a, (size_t)nf * sizeof(uint8_t *));
     if (!u->ids || !u->dmask || !hvalid) { gf__free(a, hvalid); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
     memset(u->dmask, 0, (size_t)nf * sizeof(uint8_t *)); memset(hvalid, 0, (size_t)nf * sizeof(uint8_t *));
-    *u->ids = *ds;
+    /* the dataset as it is, but for the counters its loader's running
+       workers add to (read apart from them: no torn copy, no race) */
+    memcpy(u->ids, ds, offsetof(gpufeed_dataset, bytes_read));
+    u->ids->bytes_read = 0; u->ids->read_us = 0;
+    u->ids->dcache = gf__dcache_load(&ds->dcache); u->ids->arena = ds->arena;
+    u->ids->users = 0;
     memset(&u->idfeat, 0, sizeof u->idfeat);
     u->idfeat.column = "row id"; u->idfeat.dtype = GPUFEED_DT_I64;
     u->idoff = 0;
