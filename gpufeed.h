@@ -12667,7 +12667,11 @@ static int gf__where_value(gpufeed_where *w, gf__lex *lx, gpufeed_value *v, int3
     {
         uint64_t u = 0;
         size_t i;
-        for (i = 0; buf[i] >= '0' && buf[i] <= '9' && u <= (UINT64_MAX - 9) / 10; i++) u = u * 10 + (uint64_t)(buf[i] - '0');
+        for (i = 0; buf[i] >= '0' && buf[i] <= '9'; i++) {
+            uint64_t d = (uint64_t)(buf[i] - '0');
+            if (u > (UINT64_MAX - d) / 10) break; /* past 2^64 - 1: a double below */
+            u = u * 10 + d;
+        }
         if (i == n && buf[0] != '-') { v->kind = GPUFEED_VAL_UINT; v->u = u; return 0; } /* above INT64_MAX */
     }
     {

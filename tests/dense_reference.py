@@ -25,7 +25,8 @@ Rules (the same as gpufeed's, see gpufeed.h >>dataset (API)):
     f32/f64/f16 like numpy's astype (f16 from f64 directly); bf16: the exact
     source value rounded to nearest even at 8 significant bits (subnormals
     below 2^-126, inf on overflow, NaN stays NaN); decimals -> floats: the
-    exact value unscaled/10^scale rounded once to the dtype;
+    exact value unscaled/10^scale rounded once to the dtype (scale 0: an
+    integer, refused by SAFE as above when the dtype cannot hold it);
   * to an integer dtype: SAFE (default) refuses a value out of range, a
     fractional one, NaN/inf, a decimal with a fractional part; UNSAFE
     truncates toward zero and saturates (NaN -> 0);
@@ -398,6 +399,8 @@ def convert(src, dtype, unsafe, name, hash_buckets):
                     return np.asarray(vals).astype(NP_DTYPE[dtype])  # numpy RNE, f64->f16 directly
             return v64
         if kind == "decimal":
+            if src.scale == 0 and not unsafe:  # a decimal without a fraction is an integer
+                check_ints_exact(np.array([v if ok else 0 for v, ok in zip(vals, src.valid)], dtype=object), src.valid, dtype, name)
             out = [round_fraction(Fraction(u, 10 ** src.scale), dtype) if ok else 0.0
                    for u, ok in zip(vals, src.valid)]
             return to_float_dtype_exact(np.array(out, np.float64), dtype)

@@ -209,13 +209,13 @@ def run_all(a, tmp):
              (flights, (20000, 65536, 1 << 20))]
     for path, sizes in multi:
         def unit_check(path=path, sizes=sizes):
-            exp, err = reference([path])
+            exp, err = reference([path], unsafe=True)  # integers past 2^24 round to f32
             if err:
                 raise Fail(f"reference: {err}")
             units = {}
             for ur in sizes:
                 for batch in ((65536, 777) if ur == sizes[1] else (65536,)):
-                    args = ["--unit-rows", str(ur), "--batch", str(batch), path]
+                    args = ["--unit-rows", str(ur), "--batch", str(batch), "--unsafe-cast", path]
                     rc, msg, data, st = R.run(args)
                     if rc != 0:
                         raise Fail(f"{cmd_line(args)}: exit {rc}: {msg}")
@@ -376,26 +376,26 @@ def run_all(a, tmp):
 
     def multi_list():
         paths = [F("pyarrow_nodict.parquet"), F("pyarrow_default.parquet")]
-        st = expect_same(R, paths, paths)
+        st = expect_same(R, ["--unsafe-cast", *paths], paths, unsafe=True)
         if st["files"] != 2:
             raise Fail(f"files {st['files']}")
         paths3 = [F("fastparquet_snappy.parquet"), F("fastparquet_default.parquet"), F("fastparquet_int96.parquet")]
-        expect_same(R, ["--dtype", "f64", *paths3], paths3, dtype="f64")
+        expect_same(R, ["--dtype", "f64", "--unsafe-cast", *paths3], paths3, dtype="f64", unsafe=True)
     check("multi-file list of files (order as given)", multi_list)
 
     def multi_dir():
-        st = expect_same(R, ["--dtype", "f64", ddir], by_name, dtype="f64")
+        st = expect_same(R, ["--dtype", "f64", "--unsafe-cast", ddir], by_name, dtype="f64", unsafe=True)
         if st["files"] != len(copies):
             raise Fail(f"files {st['files']}, expected {len(copies)}")
-        exp, _ = reference(by_name)
-        rc, msg, data, _ = R.run([ddir])
+        exp, _ = reference(by_name, unsafe=True)
+        rc, msg, data, _ = R.run(["--unsafe-cast", ddir])
         if data != exp.tobytes():
             raise Fail("directory: f32 output differs from the concatenation by name")
     check("multi-file directory (sorted *.parquet, other files ignored)", multi_dir)
 
     def multi_glob():
         pat = os.path.join(ddir, "part-*.parquet")
-        st = expect_same(R, ["--dtype", "f64", pat], by_name, dtype="f64")
+        st = expect_same(R, ["--dtype", "f64", "--unsafe-cast", pat], by_name, dtype="f64", unsafe=True)
         if st["files"] != len(copies):
             raise Fail(f"files {st['files']}")
         pat2 = os.path.join(ddir, "part-[0-2]-*.parquet")
