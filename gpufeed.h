@@ -2070,6 +2070,22 @@ static char *gf__arena_str(gf__arena *ar, const uint8_t *s, size_t n)
     return d;
 }
 
+/* a decimal unsigned integer of n bytes (no sign, no spaces): 0, or -1 on
+   anything else or when it does not fit in 64 bits */
+static int gf__parse_u64(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+    if (n == 0 || n > 20) return -1;
+    for (i = 0; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9 || v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
 /* >>source --------------------------------------------------------------- */
 #if !defined(GPUFEED_NO_STDIO) && defined(__linux__)
 #include <sys/vfs.h>
@@ -2709,21 +2725,6 @@ static int gf__xml_tag(const char **p, const char *end, const char *tag, const c
     return 0;
 }
 
-/* a decimal unsigned integer of n bytes (no sign, no spaces): 0, or -1 on
-   anything else or when it does not fit in 64 bits */
-static int gf__parse_u64(const char *s, size_t n, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i;
-    if (n == 0 || n > 20) return -1;
-    for (i = 0; i < n; i++) {
-        unsigned d = (unsigned)(unsigned char)s[i] - '0';
-        if (d > 9 || v > (UINT64_MAX - d) / 10) return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
 
 /* "bytes A-B/TOTAL" (TOTAL may be '*': *total = UINT64_MAX): 0 or -1 */
 static int gf__parse_crange(const char *s, size_t n, uint64_t *a, uint64_t *b, uint64_t *total)
@@ -12665,14 +12666,8 @@ static int gf__where_value(gpufeed_where *w, gf__lex *lx, gpufeed_value *v, int3
     }
     if (gf__parse_i64(buf, &v->i)) { v->kind = GPUFEED_VAL_INT; return 0; }
     {
-        uint64_t u = 0;
-        size_t i;
-        for (i = 0; buf[i] >= '0' && buf[i] <= '9'; i++) {
-            uint64_t d = (uint64_t)(buf[i] - '0');
-            if (u > (UINT64_MAX - d) / 10) break; /* past 2^64 - 1: a double below */
-            u = u * 10 + d;
-        }
-        if (i == n && buf[0] != '-') { v->kind = GPUFEED_VAL_UINT; v->u = u; return 0; } /* above INT64_MAX */
+        uint64_t u;
+        if (gf__parse_u64(buf, n, &u) == 0) { v->kind = GPUFEED_VAL_UINT; v->u = u; return 0; } /* above INT64_MAX; past 2^64 - 1: a double below */
     }
     {
         char *e;
