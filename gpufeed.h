@@ -201,6 +201,8 @@
                                             the default set of a wide file):
                                             more is an error that names it
      GPUFEED_MAX_WORKERS           256      loader threads
+     GPUFEED_MAX_PACK              1 Mi     tokens of one packed row (the
+                                            largest gpufeed_feature.pack)
      GPUFEED_MAX_PARTITION_KEYS    64       distinct key=value keys in a
                                             dataset's paths
      GPUFEED_MAX_OPEN_FILES        64       descriptors a dataset keeps open for
@@ -428,6 +430,9 @@
 #endif
 #ifndef GPUFEED_MAX_WORKERS
 #define GPUFEED_MAX_WORKERS 256
+#endif
+#ifndef GPUFEED_MAX_PACK
+#define GPUFEED_MAX_PACK (1 << 20)
 #endif
 #ifndef GPUFEED_UNIT_BYTES
 #define GPUFEED_UNIT_BYTES ((int64_t)16 << 20)
@@ -853,7 +858,39 @@ typedef struct gpufeed_feature {
                                           DATE: days unless a unit is given); 0: the unit
                                           of the dataset's first file */
     int32_t missing;                   /* GPUFEED_MISSING_ERROR or GPUFEED_MISSING_NULL */
+    int32_t pack;                      /* T > 0: token packing, T tokens a row (see below) */
+    int32_t positions;                 /* with pack: each token's position in its document
+                                          instead of the token */
+    int32_t use_eos;                   /* with pack: 1 appends `eos` after every document */
+    int64_t eos;                       /* the token appended (use_eos) */
 } gpufeed_feature;
+
+/* Token packing (pretraining on token sequences: Parquet list<int32> or
+   list<int64> columns such as `input_ids`). A feature with pack = T on a
+   list column with one repeated level (`column` may be the list's own name
+   when it has one leaf) makes every row of the dataset a document: the
+   documents, in the loader's order (shuffled or not), are concatenated and
+   cut every T tokens, so each output row is T tokens and no padding. No
+   token is lost but, each epoch, the last partial row of each rank
+   (gpufeed_stats.tokens_dropped). A second feature on the same column with
+   positions = 1 gives each token's position in its document (0 at every
+   document's start; a document cut by a row's end goes on counting in the
+   next row): the input of document-masked attention (segment starts are
+   the zeros; FlashAttention's varlen cu_seqlens are where they are, plus
+   each row's start). use_eos = 1 appends the token `eos` after every
+   document (it counts as the document's last token). Rules: every feature
+   of a packed dataset is a pack feature of the same column with the same
+   T and eos (one of tokens, at most one of positions); dtype i32 or i64 of
+   integer elements (the safe cast applies: a token that does not fit is an
+   error); no width, lengths, hashing or validity. A null or empty list is a
+   document of no tokens (and no eos); a null element is the fill (or an
+   error with GPUFEED_NULL_ERROR). T is at most GPUFEED_MAX_PACK. Batches
+   are batch_rows rows of T tokens ([rows, T] per feature); the loader's
+   plan counts tokens (one counting pass over the column's levels at the
+   first loader's open, or the tensor cache's index), so a checkpoint stays
+   (seed, epoch, batch), ranks get equal batch counts and resume decodes
+   nothing before the batch. The tensor cache stores tokens and document
+   lengths; packing happens after it. */
 
 /* List features. A feature on a leaf with exactly one repeated level (a
    list<T>, a map's keys or values, a legacy 2-level list, a repeated field)
@@ -973,6 +1010,7 @@ typedef struct gpufeed_dataset_info {
     int32_t row_groups, row_groups_pruned;
     int64_t row_bytes;                 /* bytes of one dense row (data only) */
     int32_t layout;
+    int32_t pack;                      /* a packed dataset: T tokens a row (0: not packed) */
 } gpufeed_dataset_info;
 
 GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out,
@@ -1238,6 +1276,8 @@ typedef struct gpufeed_stats {
                                           workers wait for work; lower unit_rows) */
     uint64_t batches, rows;
     uint64_t rows_dropped, rows_repeated;
+    uint64_t tokens_dropped;           /* packing: tokens not delivered (each epoch's last partial
+                                          row on each rank, and rows the even rule dropped) */
     int32_t cache_state;               /* GPUFEED_CACHE_* */
     uint64_t units_from_cache, cache_bad_units; /* units served from the cache; units
                                           that failed its checksum */
@@ -10338,6 +10378,7 @@ GPUFEED_API size_t gpufeed_dtype_size(gpufeed_dtype t)
 GPUFEED_API size_t gpufeed_feature_bytes(const gpufeed_feature *f)
 {
     if (!f) return 0;
+    if (f->pack > 0) return gpufeed_dtype_size(f->dtype) * (size_t)f->pack;
     return gpufeed_dtype_size(f->dtype) * (size_t)(f->width > 0 && !f->list_lengths ? f->width : 1);
 }
 GPUFEED_API const char *gpufeed_dtype_name(gpufeed_dtype t)
@@ -11782,6 +11823,71 @@ static gpufeed_result gf__dcol_read(gf__dcol *d, const char *fname, int64_t k, u
 }
 
 
+/* The values of a run of list elements (nn of them, d->vdst[] their byte
+   offsets in dst, -1 for a value dropped; d->vrow[] their rows, for the
+   predicates' mask and messages): converted and stored. */
+static gpufeed_result gf__dcol_list_values(gf__dcol *d, const char *fname, uint32_t nn, uint8_t *dst, const uint8_t *mask, int64_t row0)
+{
+    gpufeed_column *c = &d->c;
+    const size_t dsz = gpufeed_dtype_size(d->conv.dt);
+    gpufeed_result r;
+    if (c->enc == GPUFEED_ENC_PLAIN_DICTIONARY || c->enc == GPUFEED_ENC_RLE_DICTIONARY) {
+        uint32_t got, j;
+        r = gf__dcol_dict(d, dsz);
+        if (r) return r;
+        if (!c->idx_ready) {
+            int bw;
+            if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
+            bw = *c->vp;
+            if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
+            gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
+            c->idx_ready = 1;
+        }
+        got = gf__rle_get(&c->idx, d->idx, nn);
+        if (got != nn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
+        for (j = 0; j < nn; j++) {
+            uint32_t ix = d->idx[j];
+            if (ix >= c->dict_n)
+                return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", ix, c->dict_n);
+            if (d->vdst[j] < 0) continue;
+            if (d->dbad[ix] && !(d->dbad[ix] == 1 && d->conv.unsafe_cast) && (!mask || mask[d->vrow[j]])) {
+                char vb[96];
+                uint64_t cvv = 0;
+                if (d->dbad[ix] == 2)
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
+                                        "feature '%s': a decimal value in the list at row %lld does not convert to %s exactly (cast: %s)", fname,
+                                        (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
+                gf__canon_one(d, c->dict, ix, &cvv);
+                gf__fmt_canon(d, cvv, vb, sizeof vb);
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)%s",
+                                    fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), gf__cast_hint(d));
+            }
+            memcpy(dst + d->vdst[j], d->dconv + (size_t)ix * dsz, dsz);
+        }
+    } else {
+        int64_t at = 0, bad;
+        uint32_t j;
+        r = gf__dcol_canon(d, nn);
+        if (r) return r;
+        while ((bad = gf__convert(&d->conv, d->cv + at, (uint8_t *)d->tile + (size_t)at * dsz, (int64_t)nn - at)) >= 0) {
+            char vb[96];
+            gf__conv u = d->conv;
+            bad += at;
+            if (d->vdst[bad] >= 0 && (!mask || mask[d->vrow[bad]])) {
+                gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)%s",
+                                    fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt), gf__cast_hint(d));
+            }
+            u.unsafe_cast = 1; /* a dropped value or row: any value will do */
+            gf__convert(&u, d->cv + bad, (uint8_t *)d->tile + (size_t)bad * dsz, 1);
+            at = bad + 1;
+        }
+        for (j = 0; j < nn; j++)
+            if (d->vdst[j] >= 0) memcpy(dst + d->vdst[j], (const uint8_t *)d->tile + (size_t)j * dsz, dsz);
+    }
+    return GPUFEED_OK;
+}
+
 /* List features (one repeated level): k rows into dst (row r at dst + r *
    stride, W slots of dsz bytes each), or with d->lengths each row's length
    as one value. Rows are read whole: the read ends before the entry that
@@ -11873,63 +11979,95 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
         if (nn && d->lengths) {
             r = gf__col_drop_values(c, nn);
             if (r) return r;
-        } else if (nn && (c->enc == GPUFEED_ENC_PLAIN_DICTIONARY || c->enc == GPUFEED_ENC_RLE_DICTIONARY)) {
-            uint32_t got, j;
-            r = gf__dcol_dict(d, dsz);
-            if (r) return r;
-            if (!c->idx_ready) {
-                int bw;
-                if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
-                bw = *c->vp;
-                if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
-                gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
-                c->idx_ready = 1;
-            }
-            got = gf__rle_get(&c->idx, d->idx, nn);
-            if (got != nn) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
-            for (j = 0; j < nn; j++) {
-                uint32_t ix = d->idx[j];
-                if (ix >= c->dict_n)
-                    return gf__col_fail(c, GPUFEED_ERR_DICTIONARY, "dictionary index %u out of range (dictionary has %u entries)", ix, c->dict_n);
-                if (d->vdst[j] < 0) continue;
-                if (d->dbad[ix] && !(d->dbad[ix] == 1 && d->conv.unsafe_cast) && (!mask || mask[d->vrow[j]])) {
-                    char vb[96];
-                    uint64_t cvv = 0;
-                    if (d->dbad[ix] == 2)
-                        return gf__col_fail(c, GPUFEED_ERR_CORRUPT,
-                                            "feature '%s': a decimal value in the list at row %lld does not convert to %s exactly (cast: %s)", fname,
-                                            (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), d->conv.unsafe_cast ? "unsafe" : "safe");
-                    gf__canon_one(d, c->dict, ix, &cvv);
-                    gf__fmt_canon(d, cvv, vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)%s",
-                                        fname, vb, (long long)(row0 + d->vrow[j]), gpufeed_dtype_name(d->conv.dt), gf__cast_hint(d));
-                }
-                memcpy(dst + d->vdst[j], d->dconv + (size_t)ix * dsz, dsz);
-            }
         } else if (nn) {
-            int64_t at = 0, bad;
-            uint32_t j;
-            r = gf__dcol_canon(d, nn);
+            r = gf__dcol_list_values(d, fname, nn, dst, mask, row0);
             if (r) return r;
-            while ((bad = gf__convert(&d->conv, d->cv + at, (uint8_t *)d->tile + (size_t)at * dsz, (int64_t)nn - at)) >= 0) {
-                char vb[96];
-                gf__conv u = d->conv;
-                bad += at;
-                if (d->vdst[bad] >= 0 && (!mask || mask[d->vrow[bad]])) {
-                    gf__fmt_canon(d, d->cv[bad], vb, sizeof vb);
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': value %s in the list at row %lld does not convert to %s exactly (cast: safe)%s",
-                                        fname, vb, (long long)(row0 + d->vrow[bad]), gpufeed_dtype_name(d->conv.dt), gf__cast_hint(d));
-                }
-                u.unsafe_cast = 1; /* a dropped value or row: any value will do */
-                gf__convert(&u, d->cv + bad, (uint8_t *)d->tile + (size_t)bad * dsz, 1);
-                at = bad + 1;
-            }
-            for (j = 0; j < nn; j++)
-                if (d->vdst[j] >= 0) memcpy(dst + d->vdst[j], (const uint8_t *)d->tile + (size_t)j * dsz, dsz);
         }
         c->tpos = e;
     }
     c->rows_done += rows;
+    return GPUFEED_OK;
+}
+
+/* A packed feature's k rows (gpufeed_feature.pack): each row the
+   predicates keep (mask) is a document. Its elements go on at tok + *ntok
+   x dsz, then `eos` (when given) after a document of any token, and its
+   length (eos included) into lens[*ndocs]. A null or empty list is a
+   document of no tokens (a null one an error with null_error). tok NULL:
+   lengths only, no value decoded (the counting pass). More than cap
+   tokens is an error: the unit holds more than it was counted to. */
+static gpufeed_result gf__dcol_read_pack(gf__dcol *d, const char *fname, int64_t k, uint8_t *tok, int64_t cap, int64_t *ntok, int32_t *lens,
+                                         int64_t *ndocs, const uint8_t *eos, const uint8_t *fill, int null_error, const uint8_t *mask)
+{
+    gpufeed_column *c = &d->c;
+    const size_t dsz = gpufeed_dtype_size(d->conv.dt);
+    const uint32_t maxd = (uint32_t)c->ci->max_def, ldef = (uint32_t)(c->rdef[1] - 1);
+    const int64_t row0 = c->rows_done;
+    int64_t rows = 0, levels = 0, row = -1, len = 0, at = *ntok, nd = *ndocs;
+    int done = 0;
+    while (!done) {
+        uint32_t e, nn, i, nv = 0;
+        int stop, over = 0;
+        gpufeed_result r = gf__nest_seg(c, k, &rows, &levels, INT64_MAX, &e, &nn, &stop);
+        if (r == GPUFEED_DONE) {
+            if (rows < k)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)(row0 + rows), (long long)(k - rows));
+            e = c->tpos;
+            nn = 0;
+            stop = 1;
+            r = GPUFEED_OK;
+        } else if (r) return r;
+        done = stop;
+        for (i = c->tpos; i <= e; i++) {
+            uint32_t rp, df;
+            int kept;
+            if (i == e && !done) break;    /* the run ends inside a row */
+            rp = i < e ? c->tr[i] : 0; df = i < e ? c->td[i] : 0;
+            if (rp == 0 && row >= 0 && (!mask || mask[row])) { /* the row before ends: a document */
+                if (eos && len > 0) {
+                    if (at >= cap) { over = 1; break; }
+                    if (tok) memcpy(tok + (size_t)at * dsz, eos, dsz);
+                    at++; len++;
+                }
+                lens[nd++] = (int32_t)len;
+            }
+            if (i == e) break;
+            if (rp == 0) {
+                row++;
+                len = 0;
+                if (df < ldef && null_error && (!mask || mask[row]))
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null list at row %lld (null policy: error)", fname, (long long)(row0 + row));
+                if (df <= ldef) continue;  /* a null or empty list: no tokens */
+            } else if (row < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "a list continues before any row starts");
+            kept = !mask || mask[row];
+            if (kept && at >= cap) { over = 1; break; }
+            if (df == maxd) {              /* a token */
+                if (tok) {
+                    d->vdst[nv] = kept ? (int64_t)((size_t)at * dsz) : -1;
+                    d->vrow[nv] = row;
+                }
+                nv++;
+            } else if (kept) {             /* a null element */
+                if (null_error)
+                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", fname,
+                                        (long long)len, (long long)(row0 + row));
+                if (tok) memcpy(tok + (size_t)at * dsz, fill, dsz);
+            }
+            if (kept) { at++; len++; }
+        }
+        if (over)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the rows from row %lld hold more than the %lld tokens counted for them (the "
+                                "file changed since it was counted?)", fname, (long long)row0, (long long)(cap - *ntok));
+
+        /* the run's values */
+        if (nn && !tok) r = gf__col_drop_values(c, nn);
+        else if (nn) r = gf__dcol_list_values(d, fname, nn, tok, mask, row0);
+        if (r) return r;
+        c->tpos = e;
+    }
+    c->rows_done += rows;
+    *ntok = at;
+    *ndocs = nd;
     return GPUFEED_OK;
 }
 
@@ -12025,6 +12163,13 @@ struct gpufeed_dataset {
     struct gf__dcache *dcache;         /* converted dictionaries shared by its readers */
     gf__arena arena;
     int64_t users;                     /* atomic: 2 x the loaders open on it, + 1 once closed */
+    /* token packing (gpufeed_feature.pack): T tokens a row, the tokens' and
+       the positions' features, the tokens' dtype size; each unit's documents
+       and tokens (eos included) once counted (gf__pack_counts) */
+    int32_t pack, pack_tok, pack_pos;
+    int32_t pack_tsz;
+    int32_t pack_state;                /* atomic: 0 not counted, 1 counting, 2 counted */
+    int64_t *pack_docs, *pack_ntok;    /* [nunits] */
 };
 
 
@@ -12824,19 +12969,20 @@ static int gf__bind_column(const gpufeed_file *f, int32_t col, const gpufeed_fea
     if (ci->max_rep > 0) {
         if (for_pred) { gf__fmt(msg, cap, "column '%s' is a list or map: predicates on list columns are not supported", ci->path); return -1; }
         if (ci->max_rep > 1) {
-            gf__fmt(msg, cap, "column '%s' has %d repeated levels (a list of lists, or a list or map inside a list): list features need exactly one",
-                    ci->path, ci->max_rep);
+            gf__fmt(msg, cap, "column '%s' has %d repeated levels (a list of lists, or a list or map inside a list): %s need exactly one",
+                    ci->path, ci->max_rep, ft && ft->pack ? "packed columns" : "list features");
             return -1;
         }
-        if (ft && !ft->width && !ft->list_lengths) {
+        if (ft && !ft->width && !ft->list_lengths && !ft->pack) {
             gf__fmt(msg, cap,
                     "column '%s' is a list: set the feature's width (elements per row; pyarrow writes fixed_size_list as a plain list, so the width is not "
                     "in the file)", ci->path);
             return -1;
         }
         b->list = 1;
-    } else if (ft && (ft->width || ft->list_lengths)) {
-        gf__fmt(msg, cap, "column '%s' is not a list: %s applies to list columns only", ci->path, ft->width ? "a width" : "list_lengths");
+    } else if (ft && (ft->width || ft->list_lengths || ft->pack)) {
+        gf__fmt(msg, cap, "column '%s' is not a list: %s applies to list columns only%s", ci->path,
+                ft->pack ? "packing" : ft->width ? "a width" : "list_lengths", ft->pack ? " (a list<int32> or list<int64> of tokens a row)" : "");
         return -1;
     }
     b->conv.ck = GF__CK_I64;
@@ -13223,6 +13369,8 @@ static void gf__dataset_free(gpufeed_dataset *ds)
     }
 #endif
     gf__remote_release(ds->remote);
+    gf__free(&a, ds->pack_docs);
+    gf__free(&a, ds->pack_ntok);
     gf__dcache_free(ds->dcache, &a);
     gf__arena_free(&ds->arena);
     gf__free(&a, ds);
@@ -13248,6 +13396,27 @@ GPUFEED_API void gpufeed_dataset_close(gpufeed_dataset *ds)
     if (ds && gf__dataset_users(ds, 1)) gf__dataset_free(ds);
 }
 
+/* a pack feature's own fields (gf__dataset_pack checks them together) */
+static gpufeed_result gf__check_pack(const gpufeed_feature *ft, const char *name, gpufeed_error *err)
+{
+    if (ft->positions != 0 && ft->positions != 1)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': positions must be 0 or 1 (got %d)", name, ft->positions);
+    if (ft->use_eos != 0 && ft->use_eos != 1)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': use_eos must be 0 or 1 (got %d)", name, ft->use_eos);
+    if (ft->pack <= 0 || ft->pack > GPUFEED_MAX_PACK)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': pack %d is outside [1, GPUFEED_MAX_PACK = %d] (tokens a packed row)%s", name,
+                          ft->pack, (int)GPUFEED_MAX_PACK, ft->pack ? "" : ": positions and use_eos need pack");
+    if (ft->dtype != GPUFEED_DT_I32 && ft->dtype != GPUFEED_DT_I64)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': packed tokens are i32 or i64 (dtype %s)", name, gpufeed_dtype_name(ft->dtype));
+    if (ft->width || ft->list_lengths || ft->hash_buckets || ft->validity)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a pack feature takes no %s", name,
+                          ft->width ? "width (its rows are pack tokens)" : ft->list_lengths ? "list_lengths" : ft->hash_buckets ? "hash_buckets"
+                                                                                                                        : "validity (no token is null)");
+    if (ft->use_eos && ft->dtype == GPUFEED_DT_I32 && (ft->eos < INT32_MIN || ft->eos > INT32_MAX))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': eos %lld does not fit i32", name, (long long)ft->eos);
+    return GPUFEED_OK;
+}
+
 static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, uint8_t fill[8], gpufeed_error *err)
 {
     gf__conv cv;
@@ -13271,6 +13440,10 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
     if (ft->list_lengths && ft->hash_buckets)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s': a lengths feature cannot hash (hash_buckets %llu)", name,
                           (unsigned long long)ft->hash_buckets);
+    if (ft->pack || ft->positions || ft->use_eos) {
+        gpufeed_result r = gf__check_pack(ft, name, err);
+        if (r) return r;
+    }
     if (ft->hash_buckets) {
         uint64_t cap;
         switch (ft->dtype) {
@@ -13442,6 +13615,39 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
     return GPUFEED_OK;
 }
 
+/* A packed dataset's features together: all pack features of one column
+   with one T and one eos, one of tokens and at most one of positions. */
+static gpufeed_result gf__dataset_pack(gpufeed_dataset *ds, gpufeed_error *err)
+{
+    const gpufeed_feature *f0 = NULL;
+    int32_t i;
+    ds->pack_tok = ds->pack_pos = -1;
+    for (i = 0; i < ds->nfeat && !f0; i++) if (ds->feats[i].pack) f0 = &ds->feats[i];
+    if (!f0) return GPUFEED_OK;
+    for (i = 0; i < ds->nfeat; i++) {
+        const gpufeed_feature *f = &ds->feats[i];
+        if (!f->pack)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature '%s' is not packed, but '%s' is: a packed row holds several documents, so every "
+                              "feature of a packed dataset is a pack feature of the same column (its tokens, and positions)", f->column, f0->column);
+        if (strcmp(f->column, f0->column) != 0)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "features '%s' and '%s' are both packed: one column is packed (its tokens, and positions)",
+                              f0->column, f->column);
+        if (f->pack != f0->pack || f->use_eos != f0->use_eos || (f->use_eos && f->eos != f0->eos))
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "the pack features of '%s' differ in pack (%d, %d) or eos: give them the same", f->column,
+                              f0->pack, f->pack);
+        if (f->positions ? ds->pack_pos >= 0 : ds->pack_tok >= 0)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "column '%s' has two pack features of its %s", f->column, f->positions ? "positions" : "tokens");
+        if (f->positions) ds->pack_pos = i;
+        else ds->pack_tok = i;
+    }
+    if (ds->pack_tok < 0)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "column '%s': a positions feature without the tokens' (a pack feature with positions 0)",
+                          f0->column);
+    ds->pack = f0->pack;
+    ds->pack_tsz = (int32_t)gpufeed_dtype_size(ds->feats[ds->pack_tok].dtype);
+    return GPUFEED_OK;
+}
+
 static gpufeed_result gf__dataset_open_features(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
 {
     gpufeed_result r;
@@ -13486,7 +13692,7 @@ static gpufeed_result gf__dataset_open_features(gpufeed_dataset *ds, const gpufe
         r = gf__check_feature(&ds->feats[i], i, ds->fill[i], err);
         if (r) { return r; }
     }
-    return GPUFEED_OK;
+    return gf__dataset_pack(ds, err);
 }
 
 static gpufeed_result gf__dataset_open_predicates(gpufeed_dataset *ds, const gpufeed_dataset_desc *desc, gpufeed_error *err)
@@ -13623,6 +13829,32 @@ static void gf__column_hint(const gpufeed_file *f, const char *name, char *buf, 
     if (shown) gf__fmt(buf + used, cap - used, more ? ", and %d more)" : ")", (int)more);
 }
 
+/* The one leaf column under a list's own name (`input_ids` for
+   `input_ids.list.element`), -1 when there is none or more than one. */
+static int32_t gf__list_leaf(const gpufeed_file *f, const char *name)
+{
+    size_t nl = strlen(name);
+    int32_t c, found = -1;
+    for (c = 0; c < f->md.num_columns; c++) {
+        const char *p = f->md.columns[c].path;
+        if (strncmp(p, name, nl) != 0 || p[nl] != '.') continue;
+        if (found >= 0) return -1;
+        found = c;
+    }
+    return found >= 0 && f->md.columns[found].max_rep > 0 ? found : -1;
+}
+
+/* a packed column's elements: integers */
+static int gf__bind_pack(const gpufeed_file *f, int32_t col, char *msg, size_t cap)
+{
+    const gpufeed_column_info *ci = &f->md.columns[col];
+    const gpufeed_schema_node *n = &f->md.nodes[ci->node];
+    if ((n->physical == GPUFEED_INT32 || n->physical == GPUFEED_INT64) && n->logical != GPUFEED_LT_DECIMAL) return 0;
+    gf__fmt(msg, cap, "column '%s' holds %s%s%s elements: packing needs integer tokens (INT32 or INT64)", ci->path, gpufeed_physical_type_name(n->physical),
+            n->logical ? " " : "", n->logical ? gpufeed_logical_type_name(n->logical) : "");
+    return -1;
+}
+
 /* Feature j is the partition key k in file i: the path's value, converted
    once (an integer, or a string's hash with hash_buckets); null when the
    value is or the path lacks the key. */
@@ -13664,16 +13896,21 @@ static gpufeed_result gf__bind_feature(gpufeed_dataset *ds, int32_t i, int32_t j
     memset(b, 0, sizeof *b);
     b->col = -1;
     b->pfix = -1;
+    if (k >= 0 && ft->pack)
+        return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: feature '%s': a partition column (key=value in the path) is not a list and cannot be packed",
+                          f->name, ft->column);
     if (k >= 0) return gf__bind_partition(ds, i, j, k, b, err);
     col = gpufeed_file_find_column(f, ft->column);
+    if (col < 0 && ft->pack) col = gf__list_leaf(f, ft->column);
     if (col < 0 && ft->missing == GPUFEED_MISSING_NULL) { b->virt = GF__VIRT_NULL; return GPUFEED_OK; }
     if (col < 0) {
         gf__column_hint(f, ft->column, msg, sizeof msg);
         return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: feature '%s': no such column in this file%s%s", f->name, ft->column, msg,
                           msg[0] || ds->nfiles < 2 ? "" : " (set missing=null to read it as nulls where it is missing)");
     }
-    if (gf__bind_column(f, col, ft, 0, b, msg, sizeof msg) || gf__bind_time(ds, i, j, b, msg, sizeof msg))
+    if (gf__bind_column(f, col, ft, 0, b, msg, sizeof msg) || gf__bind_time(ds, i, j, b, msg, sizeof msg) || (ft->pack && gf__bind_pack(f, col, msg, sizeof msg)))
         return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: feature '%s': %s", f->name, ft->column, msg);
+    if (ft->positions) b->col = -1; /* computed from the tokens' documents: its column is not read again */
     return GPUFEED_OK;
 }
 
@@ -14029,13 +14266,37 @@ static gpufeed_result gf__plan_split(gpufeed_dataset *ds, gf__uplan *b, int32_t 
     return GPUFEED_OK;
 }
 
+/* A packed dataset's rows are documents of any length: its units hold
+   about unit_bytes of tokens, by the column chunks' values a row (the
+   counting pass then finds each unit's own) */
+static void gf__pack_unit_rows(gpufeed_dataset *ds)
+{
+    const int32_t nb = ds->nfeat + ds->npred;
+    double vals = 0, rows = 0, per;
+    int32_t i, g;
+    for (i = 0; i < ds->nfiles; i++) {
+        const gpufeed_file *f = ds->files[i];
+        const int32_t col = ds->bind[(size_t)i * (size_t)nb + (size_t)ds->pack_tok].col;
+        if (col < 0) continue;
+        for (g = 0; g < f->md.num_row_groups; g++) {
+            vals += (double)f->md.row_groups[g].chunks[col].num_values;
+            rows += (double)f->md.row_groups[g].num_rows;
+        }
+    }
+    if (ds->unit_bytes <= 0 || rows <= 0 || vals <= rows) return;
+    per = (double)ds->unit_bytes / ((double)ds->pack_tsz * (vals / rows));
+    if (per < 1) per = 1;
+    if (per < (double)ds->unit_rows) ds->unit_rows = (int64_t)per;
+}
+
 static gpufeed_result gf__dataset_open_plan(gpufeed_dataset *ds, gpufeed_error *err)
 {
     gpufeed_result r = GPUFEED_OK;
     int32_t i;
     gf__uplan b;
     memset(&b, 0, sizeof b);
-    if (ds->unit_bytes > 0 && ds->row_bytes > 0 && ds->unit_rows > ds->unit_bytes / ds->row_bytes) {
+    if (ds->pack) gf__pack_unit_rows(ds);
+    else if (ds->unit_bytes > 0 && ds->row_bytes > 0 && ds->unit_rows > ds->unit_bytes / ds->row_bytes) {
         int64_t wr = ds->unit_bytes / ds->row_bytes; /* a wide dataset: units bounded by bytes */
         ds->wide_rows = wr < 64 ? 64 : wr;
     }
@@ -14196,6 +14457,7 @@ GPUFEED_API void gpufeed_dataset_get_info(const gpufeed_dataset *ds, gpufeed_dat
     info->num_rows = ds->num_rows; info->total_rows = ds->total_rows;
     info->row_groups = ds->rgs; info->row_groups_pruned = ds->rgs_pruned;
     info->row_bytes = ds->row_bytes; info->layout = ds->layout;
+    info->pack = ds->pack;
 }
 GPUFEED_API const gpufeed_feature *gpufeed_dataset_feature(const gpufeed_dataset *ds, int32_t i)
 {
@@ -14357,7 +14619,7 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
     if (!s->tmp || gf__col_init_buffers(&s->tiles, &ds->alloc, ds->flags, NULL)) { gpufeed_scratch_close(s); return GPUFEED_ERR_OUT_OF_MEMORY; }
     for (i = j0; i < j1; i++) { /* this scratch's features only: another's are not its memory */
         gf__dcol *d = &GF__DC(s, i);
-        const int scalar = !ds->feats[i].width && !ds->feats[i].list_lengths;
+        const int scalar = !ds->feats[i].width && !ds->feats[i].list_lengths && !ds->feats[i].pack;
         d->dent = -1;
         d->feat = i;
         d->dcp = NULL;
@@ -14372,7 +14634,7 @@ static gpufeed_result gf__scratch_open_range(gpufeed_dataset *ds, int32_t j0, in
         d->c.relq = &s->relq;
     }
     s->step = GF__TILE;
-    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2) { /* the staging tile */
+    if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR && j1 - j0 >= 2 && !ds->pack) { /* the staging tile */
         size_t w = gpufeed_feature_bytes(&ds->feats[j0]);
         int same = w == 4 || w == 8, flat = ds->npred == 0;
         for (i = j0; i < j1 && same; i++) same = gpufeed_feature_bytes(&ds->feats[i]) == w && ds->offs[i] - ds->offs[j0] == (int64_t)(w * (size_t)(i - j0));
@@ -14772,6 +15034,38 @@ static gpufeed_result gf__virt_rows(const gf__dcol *d, const gpufeed_feature *ft
     return GPUFEED_OK;
 }
 
+/* The predicates over the positioned unit's next k rows: s->mask (1 kept) */
+static gpufeed_result gf__scratch_mask(gpufeed_scratch *s, int64_t k)
+{
+    gpufeed_dataset *ds = s->ds;
+    const gf__bind *pb;
+    int32_t j;
+    int64_t i;
+    gpufeed_result r;
+    if (!ds->npred) return GPUFEED_OK;
+    pb = &ds->bind[(size_t)ds->units[s->unit].u.file * (size_t)(ds->nfeat + ds->npred) + (size_t)ds->nfeat];
+    memset(s->mask, 1, (size_t)k);
+    for (j = 0; j < ds->npred; j++) {
+        gpufeed_column *c = s->pc[j];
+        int64_t done = 0;
+        if (pb[j].pfix >= 0) { /* settled for the whole file */
+            if (!pb[j].pfix) memset(s->mask, 0, (size_t)k);
+            continue;
+        }
+        while (done < k) {
+            gpufeed_column_batch b;
+            c->max_rows = k - done;
+            r = gpufeed_column_read(c, &b);
+            if (r == GPUFEED_DONE) r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended early");
+            if (r) return gf__scratch_fail_col(s, c, r);
+            for (i = 0; i < b.num_rows; i++)
+                if (s->mask[done + i] && !gf__match_value(c, &b, i, &pb[j].padj)) s->mask[done + i] = 0;
+            done += b.num_rows;
+        }
+    }
+    return GPUFEED_OK;
+}
+
 /* Reads k (<= s->step) rows of the positioned unit into the destination
    at row `at`; drops rows failing the predicates; returns rows kept. */
 static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data, void *const *features,
@@ -14783,28 +15077,8 @@ static gpufeed_result gf__scratch_rows(gpufeed_scratch *s, int64_t k, void *data
     int64_t i, w;
 
     /* the predicates first: null and cast checks apply to kept rows only */
-    if (ds->npred) {
-        const gf__bind *pb = &ds->bind[(size_t)ds->units[s->unit].u.file * (size_t)(ds->nfeat + ds->npred) + (size_t)ds->nfeat];
-        memset(s->mask, 1, (size_t)k);
-        for (j = 0; j < ds->npred; j++) {
-            gpufeed_column *c = s->pc[j];
-            int64_t done = 0;
-            if (pb[j].pfix >= 0) { /* settled for the whole file */
-                if (!pb[j].pfix) memset(s->mask, 0, (size_t)k);
-                continue;
-            }
-            while (done < k) {
-                gpufeed_column_batch b;
-                c->max_rows = k - done;
-                r = gpufeed_column_read(c, &b);
-                if (r == GPUFEED_DONE) r = gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended early");
-                if (r) return gf__scratch_fail_col(s, c, r);
-                for (i = 0; i < b.num_rows; i++)
-                    if (s->mask[done + i] && !gf__match_value(c, &b, i, &pb[j].padj)) s->mask[done + i] = 0;
-                done += b.num_rows;
-            }
-        }
-    }
+    r = gf__scratch_mask(s, k);
+    if (r) return r;
     for (j = s->j0; j < s->j1; j++) {
         const gpufeed_feature *ft = &ds->feats[j];
         size_t dsz = gpufeed_feature_bytes(ft);
@@ -14949,6 +15223,10 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
     if (!ds || !s || s->ds != ds || unit < 0 || unit >= ds->nunits || !num_rows ||
         (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR ? !data : !features))
         return GPUFEED_ERR_INVALID_ARG;
+    if (ds->pack) {
+        gf__fmt(s->err, sizeof s->err, "dataset: a packed dataset's rows are documents cut into rows of %d tokens by a loader: open a loader", ds->pack);
+        return GPUFEED_ERR_INVALID_ARG;
+    }
     pl = ds->units[unit].plan >= 0 ? &ds->plans[ds->units[unit].plan] : NULL;
 #ifndef GPUFEED_NO_STDIO
     if (pl && !s->own) (void)gf__atomic_count(&pl->busy, 1);
@@ -14968,6 +15246,184 @@ GPUFEED_API gpufeed_result gpufeed_dataset_decode_unit(gpufeed_dataset *ds, gpuf
     s->unit = -1;
     *num_rows = got;
     return r;
+}
+
+/* k rows of a packed unit whose file lacks the column (missing=null):
+   documents of no tokens */
+static gpufeed_result gf__pack_virt_rows(gpufeed_scratch *s, int64_t k, int32_t *lens, int64_t *ndocs)
+{
+    const gpufeed_dataset *ds = s->ds;
+    const gpufeed_feature *ft = &ds->feats[ds->pack_tok];
+    int64_t i;
+    for (i = 0; i < k; i++) {
+        if (ds->npred && !s->mask[i]) continue;
+        if (ft->null_policy == GPUFEED_NULL_ERROR) {
+            gf__fmt(s->err, sizeof s->err, "%s: feature '%s': null list at row %lld (null policy: error): the file lacks the column (missing=null)",
+                    ds->files[ds->units[s->unit].u.file]->name, ft->column,
+                    (long long)(ds->units[s->unit].u.first_row + ds->units[s->unit].u.num_rows - s->left + i));
+            return GPUFEED_ERR_CORRUPT;
+        }
+        lens[(*ndocs)++] = 0;
+    }
+    return GPUFEED_OK;
+}
+
+/* A packed dataset's unit: the documents of the rows the predicates keep,
+   their tokens (eos included) into tok (at most cap; NULL: counted only, no
+   value decoded) and their lengths into lens (room for the unit's rows). */
+static gpufeed_result gf__pack_decode_unit(gpufeed_dataset *ds, gpufeed_scratch *s, int64_t unit, uint8_t *tok, int64_t cap, int32_t *lens,
+                                           int64_t *ndocs, int64_t *ntok)
+{
+    const gpufeed_feature *ft = &ds->feats[ds->pack_tok];
+    gf__dcol *d = &GF__DC(s, ds->pack_tok);
+    uint8_t eos[8];
+    gpufeed_result r;
+    gf__rgplan *pl = ds->units[unit].plan >= 0 ? &ds->plans[ds->units[unit].plan] : NULL;
+    *ndocs = 0;
+    *ntok = 0;
+    if (ds->pack_tsz == 4) { int32_t v = (int32_t)ft->eos; memcpy(eos, &v, 4); }
+    else memcpy(eos, &ft->eos, 8);
+#ifndef GPUFEED_NO_STDIO
+    if (pl && !s->own) (void)gf__atomic_count(&pl->busy, 1);
+#endif
+    s->rgmode = 1;
+#ifndef GPUFEED_NO_STDIO
+    gf__scratch_rg_pending(s, pl);
+#endif
+    r = gf__scratch_begin(s, unit);
+    while (!r && s->left > 0) {
+        int64_t k = s->left < s->step ? s->left : s->step;
+        r = gf__scratch_mask(s, k);
+        if (!r && d->virt) r = gf__pack_virt_rows(s, k, lens, ndocs);
+        else if (!r) {
+            r = gf__dcol_read_pack(d, ft->column, k, tok, tok ? cap : INT64_MAX, ntok, lens, ndocs, ft->use_eos ? eos : NULL, ds->fill[ds->pack_tok],
+                                   ft->null_policy == GPUFEED_NULL_ERROR, ds->npred ? s->mask : NULL);
+            if (r) r = gf__scratch_fail_col(s, &d->c, r);
+        }
+        s->left -= k;
+    }
+    gf__scratch_account(s, pl);
+    s->rgmode = 0;
+    s->unit = -1;
+    return r;
+}
+
+/* ---- the counting pass of a packed dataset ---- */
+/* Each unit's documents and tokens (eos included), from the packed column's
+   levels only (no value decoded), once a dataset: the first loader's open
+   runs it on its workers' count of threads, the loaders after it (and
+   gf__loader_open_rows, from a ready tensor cache's index) use it. Two
+   loaders opening at once each count; the first to finish publishes. */
+typedef struct gf__pcount {
+    gpufeed_dataset *ds;
+    int64_t *next;                     /* atomic: the next unit to count */
+    int64_t *docs, *ntok;
+    int64_t maxrows;
+    gpufeed_result res;                /* this thread's first failure */
+    char err[GPUFEED_ERROR_MAX];
+#if !defined(GPUFEED_NO_THREADS)
+    pthread_t th;
+#endif
+} gf__pcount;
+
+static void *gf__pcount_main(void *arg)
+{
+    gf__pcount *pc = (gf__pcount *)arg;
+    gpufeed_dataset *ds = pc->ds;
+    gpufeed_scratch *s = NULL;
+    int32_t *lens = (int32_t *)gf__alloc(&ds->alloc, (size_t)(pc->maxrows ? pc->maxrows : 1) * sizeof(int32_t));
+    if (!lens || gpufeed_scratch_open(&s, ds, NULL)) {
+        pc->res = GPUFEED_ERR_OUT_OF_MEMORY;
+        gf__fmt(pc->err, sizeof pc->err, "dataset: out of memory for the counting pass");
+    }
+    while (!pc->res) {
+        int64_t u, nd = 0, nt = 0;
+#if defined(__GNUC__) || defined(__clang__)
+        u = __atomic_fetch_add(pc->next, 1, __ATOMIC_RELAXED);
+#else
+        u = (*pc->next)++;
+#endif
+        if (u >= ds->nunits) break;
+        pc->res = gf__pack_decode_unit(ds, s, u, NULL, 0, lens, &nd, &nt);
+        if (pc->res) gf__fmt(pc->err, sizeof pc->err, "%s", s->err);
+        pc->docs[u] = nd;
+        pc->ntok[u] = nt;
+    }
+    gpufeed_scratch_close(s);
+    gf__free(&ds->alloc, lens);
+    return NULL;
+}
+
+/* 2 once a dataset's counts are published */
+static int32_t gf__pack_state(gpufeed_dataset *ds)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_load_n(&ds->pack_state, __ATOMIC_ACQUIRE);
+#else
+    return ds->pack_state;
+#endif
+}
+/* publishes the counts (1), or 0 when another loader did first */
+static int gf__pack_publish(gpufeed_dataset *ds, int64_t *docs, int64_t *ntok)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    int32_t zero = 0;
+    if (!__atomic_compare_exchange_n(&ds->pack_state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&ds->pack_state, __ATOMIC_ACQUIRE) != 2) {} /* two stores away */
+        return 0;
+    }
+    ds->pack_docs = docs;
+    ds->pack_ntok = ntok;
+    __atomic_store_n(&ds->pack_state, 2, __ATOMIC_RELEASE);
+#else
+    if (ds->pack_state) return 0;
+    ds->pack_docs = docs;
+    ds->pack_ntok = ntok;
+    ds->pack_state = 2;
+#endif
+    return 1;
+}
+
+static gpufeed_result gf__pack_counts(gpufeed_dataset *ds, int32_t threads, char *err, size_t cap)
+{
+    gf__pcount *pc;
+    int64_t *docs, *ntok, next = 0, u, maxrows = 0;
+    int32_t t, started = 0;
+    gpufeed_result r = GPUFEED_OK;
+    if (gf__pack_state(ds) == 2) return GPUFEED_OK;
+    if (threads < 1) threads = 1;
+    if ((int64_t)threads > ds->nunits) threads = (int32_t)ds->nunits;
+    for (u = 0; u < ds->nunits; u++) if (ds->units[u].u.num_rows > maxrows) maxrows = ds->units[u].u.num_rows;
+    docs = (int64_t *)gf__alloc(&ds->alloc, (size_t)(ds->nunits + 1) * sizeof(int64_t));
+    ntok = (int64_t *)gf__alloc(&ds->alloc, (size_t)(ds->nunits + 1) * sizeof(int64_t));
+    pc = (gf__pcount *)gf__alloc(&ds->alloc, (size_t)threads * sizeof *pc);
+    if (!docs || !ntok || !pc) {
+        gf__free(&ds->alloc, docs); gf__free(&ds->alloc, ntok); gf__free(&ds->alloc, pc);
+        gf__fmt(err, cap, "dataset: out of memory for the counting pass");
+        return GPUFEED_ERR_OUT_OF_MEMORY;
+    }
+    memset(pc, 0, (size_t)threads * sizeof *pc);
+    for (t = 0; t < threads; t++) {
+        pc[t].ds = ds; pc[t].next = &next; pc[t].docs = docs; pc[t].ntok = ntok; pc[t].maxrows = maxrows;
+    }
+#if !defined(GPUFEED_NO_THREADS)
+    for (t = 1; t < threads; t++, started++)
+        if (pthread_create(&pc[t].th, NULL, gf__pcount_main, &pc[t]) != 0) break;
+#endif
+    gf__pcount_main(&pc[0]);
+#if !defined(GPUFEED_NO_THREADS)
+    for (t = 1; t <= started; t++) pthread_join(pc[t].th, NULL);
+#endif
+    for (t = 0; t <= started && !r; t++)
+        if (pc[t].res) { r = pc[t].res; gf__fmt(err, cap, "%s", pc[t].err); }
+    gf__free(&ds->alloc, pc);
+    if (!r && !gf__pack_publish(ds, docs, ntok)) r = GPUFEED_DONE; /* another loader published first */
+    if (r) {
+        gf__free(&ds->alloc, docs);
+        gf__free(&ds->alloc, ntok);
+        return r == GPUFEED_DONE ? GPUFEED_OK : r;
+    }
+    return GPUFEED_OK;
 }
 
 /* >>reader --------------------------------------------------------------- */
@@ -15155,6 +15611,9 @@ GPUFEED_API gpufeed_result gpufeed_reader_open(gpufeed_reader **out, gpufeed_dat
     if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_reader_open: out is NULL");
     *out = NULL;
     if (!ds || !desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_reader_open: dataset or desc is NULL");
+    if (ds->pack)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: a packed dataset ('%s', pack %d) is cut into rows by a loader: open a loader "
+                          "(no_unit_shuffle 1, shuffle_window 0 for the dataset's order)", ds->feats[ds->pack_tok].column, ds->pack);
     if (desc->batch_rows <= 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: batch_rows must be positive (got %lld)", (long long)desc->batch_rows);
     if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "reader: unknown last_batch %d", desc->last_batch);
@@ -15316,7 +15775,7 @@ GPUFEED_API gpufeed_result gpufeed_batch_view(gpufeed_view *out, const gpufeed_b
     else return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "feature %d ('%s'): the batch holds no host data (a device-resident batch?)", feature,
                            f->column ? f->column : "?");
     out->rows = b->num_rows;
-    out->width = f->width > 0 ? f->width : 1;
+    out->width = f->pack > 0 ? f->pack : f->width > 0 ? f->width : 1;
     out->dtype = dtype;
     return GPUFEED_OK;
 }
@@ -15452,6 +15911,11 @@ typedef struct gf__uslot {
     uint8_t **valid;
     int64_t rows, unit, g;
     int64_t pub;                       /* atomic: g + 1 once position g is decoded into it */
+    /* a packed dataset's unit: data holds its ntok tokens (eos included),
+       plens each document's length, poffs where each starts ([rows + 1]) */
+    int32_t *plens;
+    int64_t *poffs;
+    int64_t ntok;
     gpufeed_result res;
     char err[GPUFEED_ERROR_MAX];
     /* column-parallel loaders (gf__colpar_step): every worker decodes its
@@ -15537,6 +16001,7 @@ typedef struct gf__worker {
     gf__eplan dp;                      /* elastic mode: the decode position's epoch plan */
     const gf__uslot **wu;              /* [step] the window's units */
     int64_t *woff;                     /* [step + 1] their first rows in the window */
+    int64_t *wdoff;                    /* packing: [step + 1] their first documents in the window */
     uint32_t cu[GF__GCHUNK], cr[GF__GCHUNK];
     const uint8_t *src[GF__GCHUNK];    /* also the fused gather's ring of sources */
     uint32_t wt[GF__WT_MAX];           /* the window's unit of each 2^g-row bucket */
@@ -15562,6 +16027,16 @@ struct gpufeed_loader {
     int64_t G, s0;                     /* rows a batch index spans in the plan (the
                                           global batch, else B), this rank's start in it */
     int64_t B, U, M, NW;               /* batch rows, units, units and windows per epoch on this rank */
+    int64_t BR;                        /* rows of a batch's buffers: B, or packing B / pk */
+    int32_t pk;                        /* packing: T tokens a row (the plan's rows are tokens:
+                                          unit_rows, B, G and s0 count tokens), 0 none */
+    int64_t *unit_docs;                /* packing: each unit's documents */
+    int64_t max_unit_tok;              /* packing: the most tokens of a unit */
+    /* packing with a shuffled window: each window in flight's documents in
+       their shuffled order, the tokens before each ([docs + 1]), built once
+       by the first gather that needs it (gf__pack_window) */
+    int64_t *pwtag;                    /* [WR] atomic: A + 1 built for window A, -(A + 1) building */
+    int64_t **pwpre;                   /* [WR] */
     int64_t *unit_rows;
     int64_t first_epoch, bidx0;        /* the first batch delivered */
     int64_t w0, base_ua;               /* the first window decoded, and its first unit (epoch * M + index) */
@@ -15672,6 +16147,9 @@ static const gf__eplan *gf__eplan_at(const gpufeed_loader *l, gf__eplan *p, int6
     gf__epoch_perm(p->perm, l->U, l->ds, l->pworld, l->d.seed, e, !l->d.no_unit_shuffle);
     for (q = 0; q < l->pworld; q++) p->rank_rows[q] = 0;
     for (i = 0; i < l->U; i++) p->rank_rows[i % l->pworld] += l->unit_rows[p->perm[i]];
+    p->R = p->rank_rows[l->prank];
+    if (l->pk) /* packing: a rank's last partial row is dropped */
+        for (q = 0; q < l->pworld; q++) p->rank_rows[q] -= p->rank_rows[q] % l->pk;
     R = p->rank_rows[l->prank];
     if (l->elastic) nb = R / l->G; /* the partial global batch is dropped */
     else if (l->world == 1) nb = l->d.last_batch == GPUFEED_DROP_LAST ? R / l->B : (R + l->B - 1) / l->B;
@@ -15683,7 +16161,6 @@ static const gf__eplan *gf__eplan_at(const gpufeed_loader *l, gf__eplan *p, int6
         }
     }
     p->nb = nb;
-    p->R = R;
     if (l->elastic) { p->take = nb * l->G; p->pad = 0; }
     else {
         p->take = (l->world == 1 && l->d.last_batch == GPUFEED_KEEP_LAST) ? R : (R < nb * l->B ? R : nb * l->B);
@@ -15844,12 +16321,23 @@ static uint64_t gf__window_key(const gpufeed_loader *l, int64_t e, int64_t i0)
 
 /* ---- unit slots ---- */
 
+/* a packed unit's slot: tokens, then document lengths, then their starts */
+static void gf__slot_layout_pack(gpufeed_loader *l, gf__uslot *s)
+{
+    size_t off = (64 - ((size_t)(uintptr_t)s->mem & 63)) & 63;
+    s->data = s->mem + off;
+    off += ((size_t)l->max_unit_tok * (size_t)l->ds->pack_tsz + 63) & ~(size_t)63;
+    s->plens = (int32_t *)(void *)(s->mem + off);
+    off += ((size_t)l->max_unit_rows * 4 + 63) & ~(size_t)63;
+    s->poffs = (int64_t *)(void *)(s->mem + off);
+}
 static void gf__slot_layout(gpufeed_loader *l, gf__uslot *s)
 {
     gpufeed_dataset *ds = l->ds;
     size_t off = (64 - ((size_t)(uintptr_t)s->mem & 63)) & 63;
     int32_t j;
     const size_t R = (size_t)l->max_unit_rows;
+    if (l->pk) { gf__slot_layout_pack(l, s); return; }
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) { s->data = s->mem + off; off += (R * (size_t)ds->row_bytes + 63) & ~(size_t)63; }
     for (j = 0; j < ds->nfeat; j++) {
         s->feat[j] = NULL;
@@ -15865,6 +16353,7 @@ static size_t gf__slot_bytes(gpufeed_loader *l)
     gpufeed_dataset *ds = l->ds;
     size_t R = (size_t)l->max_unit_rows, t = 64;
     int32_t j;
+    if (l->pk) return t + (((size_t)l->max_unit_tok * (size_t)ds->pack_tsz + 63) & ~(size_t)63) + ((R * 4 + 63) & ~(size_t)63) + (R + 1) * 8;
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) t += (R * (size_t)ds->row_bytes + 63) & ~(size_t)63;
     for (j = 0; j < ds->nfeat; j++) {
         if (ds->layout == GPUFEED_LAYOUT_PER_FEATURE) t += (R * gpufeed_feature_bytes(&ds->feats[j]) + 63) & ~(size_t)63;
@@ -16083,9 +16572,14 @@ static void gf__cache_dataset_id(const gpufeed_dataset *ds, uint64_t id[2])
     gf__h2_u64(&k, GF__CACHE_VERSION);
     gf__h2_u64(&k, (uint64_t)ds->nfiles);
     for (i = 0; i < ds->nfiles; i++) { gf__cache_file_name(ds, i, name, sizeof name); gf__h2_str(&k, name); }
-    gf__h2_u64(&k, (uint64_t)ds->nfeat);
+    /* a packed dataset's cache holds its tokens and document lengths: only
+       the tokens' feature counts (its rows of T tokens are cut after it) */
+    if (ds->pack) gf__h2_u64(&k, 0x5041434bull | ((uint64_t)ds->feats[ds->pack_tok].use_eos << 32));
+    if (ds->pack && ds->feats[ds->pack_tok].use_eos) gf__h2_u64(&k, (uint64_t)ds->feats[ds->pack_tok].eos);
+    gf__h2_u64(&k, ds->pack ? 1 : (uint64_t)ds->nfeat);
     for (i = 0; i < ds->nfeat; i++) {
         const gpufeed_feature *f = &ds->feats[i];
+        if (ds->pack && i != ds->pack_tok) continue;
         gf__h2_str(&k, f->column);
         gf__h2_u64(&k, (uint64_t)f->dtype);
         gf__h2_u64(&k, (uint64_t)f->null_policy);
@@ -16189,6 +16683,8 @@ static void gf__cache_describe(const gpufeed_dataset *ds, char *out, size_t cap)
         if (f->list_lengths) gf__cat(out, cap, &n, ":lengths");
         if (f->unit) gf__cat(out, cap, &n, ":unit=%s", gf__unit_name(f->unit));
         if (f->missing == GPUFEED_MISSING_NULL) gf__cat(out, cap, &n, ":missing=null");
+        if (f->pack) gf__cat(out, cap, &n, ":pack=%d%s", f->pack, f->positions ? ":positions" : "");
+        if (f->use_eos) gf__cat(out, cap, &n, ":eos=%lld", (long long)f->eos);
     }
     gf__cat(out, cap, &n, "\nunit_rows=%lld layout=%s predicates=%d", (long long)(ds->wide_rows ? ds->wide_rows : ds->unit_rows),
             ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? "per-feature" : "row-major", ds->npred);
@@ -16200,15 +16696,23 @@ static uint64_t gf__cache_img_row(const gpufeed_dataset *ds)
 {
     uint64_t r = (uint64_t)ds->row_bytes;
     int32_t j;
+    if (ds->pack) return (uint64_t)ds->pack_tsz; /* a packed unit's image: its tokens, then int32 document lengths */
     for (j = 0; j < ds->nfeat; j++) if (ds->feats[j].validity) r++;
     return r;
 }
 
-/* the pieces of a unit image: (offset in the image, length, slot pointer) */
-static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, void *data, void *const *feat, uint8_t *const *valid, gf__piece *pc)
+/* the pieces of a unit image: (offset in the image, length, slot pointer);
+   a packed unit's (bytes: its image's): tokens from data, lengths from plens */
+static int32_t gf__image_pieces(const gpufeed_dataset *ds, uint64_t rows, uint64_t bytes, void *data, void *const *feat, uint8_t *const *valid,
+                                int32_t *plens, gf__piece *pc)
 {
     int32_t n = 0, j;
     uint64_t off = 0;
+    if (ds->pack) {
+        pc[0].off = 0; pc[0].len = bytes - rows * 4; pc[0].ptr = (uint8_t *)data;
+        pc[1].off = pc[0].len; pc[1].len = rows * 4; pc[1].ptr = (uint8_t *)plens;
+        return 2;
+    }
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) {
         pc[n].off = 0;
         pc[n].len = rows * (uint64_t)ds->row_bytes;
@@ -16324,16 +16828,17 @@ static void gf__cache_free(gf__cache *c)
     gf__free(c->a, c);
 }
 
-/* the layout for the given unit rows: offsets, sizes */
-static void gf__cache_layout(gf__cache *c, const int64_t *unit_rows)
+/* the layout for the given unit rows: offsets, sizes (a packed dataset's:
+   unit_rows its tokens, docs its documents) */
+static void gf__cache_layout(gf__cache *c, const int64_t *unit_rows, const int64_t *docs)
 {
     int64_t u;
     uint64_t off;
     c->data_off = ((uint64_t)GF__CACHE_HDR + (uint64_t)c->U * 32 + 4095) & ~(uint64_t)4095;
     off = c->data_off;
     for (u = 0; u < c->U; u++) {
-        c->idx[u].off = off; c->idx[u].rows = (uint64_t)unit_rows[u];
-        c->idx[u].bytes = (uint64_t)unit_rows[u] * c->img_row;
+        c->idx[u].off = off; c->idx[u].rows = (uint64_t)(docs ? docs[u] : unit_rows[u]);
+        c->idx[u].bytes = (uint64_t)unit_rows[u] * c->img_row + (docs ? (uint64_t)docs[u] * 4 : 0);
         off += (c->idx[u].bytes + 4095) & ~(uint64_t)4095;
     }
     c->size = off;
@@ -16633,7 +17138,9 @@ static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, i
         for (u = 0; u < c->U; u++) {
             c->idx[u].off = gf__ld64(ib + u * 32); c->idx[u].rows = gf__ld64(ib + u * 32 + 8);
             c->idx[u].bytes = gf__ld64(ib + u * 32 + 16); c->idx[u].sum = gf__ld64(ib + u * 32 + 24);
-            if (c->idx[u].off != off || c->idx[u].bytes != c->idx[u].rows * img || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows) {
+            if (c->idx[u].off != off || c->idx[u].rows > (uint64_t)ds->units[u].u.num_rows
+                || (ds->pack ? c->idx[u].bytes < c->idx[u].rows * 4 || (c->idx[u].bytes - c->idx[u].rows * 4) % img != 0
+                             : c->idx[u].bytes != c->idx[u].rows * img)) {
                 gf__free(c->a, ib);
                 gf__fmt(why, cap, "%s: index entry %lld is inconsistent", c->path, (long long)u);
                 return 2;
@@ -16651,7 +17158,7 @@ static int gf__cache_check_fd(gf__cache *c, const gpufeed_dataset *ds, int fd, i
         int64_t bad = 0;
         if (!pc) { gf__fmt(why, cap, "out of memory"); return 2; }
         for (u = 0; u < c->U; u++) {
-            int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+            int32_t np = gf__image_pieces(ds, c->idx[u].rows, c->idx[u].bytes, NULL, NULL, NULL, NULL, pc);
             if (!gf__grow(c->a, &buf, &cap2, (size_t)c->idx[u].bytes + 1) || gf__read_full(fd, buf, (size_t)c->idx[u].bytes, c->idx[u].off) ||
                 gf__pieces_sum(pc, np, buf) != c->idx[u].sum) { c->ust[u] = 2; bad++; }
             else c->ust[u] = 1;
@@ -17041,7 +17548,7 @@ static int64_t gf__cache_check_all(gf__cache *c, const gpufeed_dataset *ds)
     int64_t u, bad = 0;
     if (!pc) return -1;
     for (u = 0; u < c->U && bad >= 0; u++) {
-        int32_t np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+        int32_t np = gf__image_pieces(ds, c->idx[u].rows, c->idx[u].bytes, NULL, NULL, NULL, NULL, pc);
         uint8_t *base = c->ram ? c->ram + c->idx[u].off : NULL;
         if (!base && !gf__grow(c->a, &buf, &cap, (size_t)c->idx[u].bytes + 1)) bad = -1;
         else if (gf__cache_read_unit(c, u, pc, np, base ? base : buf)) { c->ust[u] = 2; bad++; }
@@ -17161,10 +17668,10 @@ static int gf__cache_make_room(gf__cache *c)
 
 /* Starts a build for the given unit rows: 1 BUILDING, 0 not possible
    (warned), -1 another process completed it meanwhile. */
-static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows)
+static int gf__cache_begin_build(gf__cache *c, const gpufeed_cache_desc *cd, const int64_t *unit_rows, const int64_t *docs)
 {
     if (c->src_moved) return 0;
-    gf__cache_layout(c, unit_rows);
+    gf__cache_layout(c, unit_rows, docs);
     if (cd->max_bytes && c->size > cd->max_bytes) {
         gf__cache_log(c, "warning: the cache would take %llu bytes, more than max_bytes %llu: not caching", (unsigned long long)c->size,
                       (unsigned long long)cd->max_bytes);
@@ -17306,14 +17813,13 @@ static void gf__cache_finalize(gf__cache *c)
 }
 
 /* After a unit was decoded from the source (slot pointers), during a build. */
-static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, void *data, void *const *feat, uint8_t *const *valid,
-                           gf__piece *pc)
+static int gf__cache_store(gf__cache *c, const gpufeed_dataset *ds, int64_t u, int64_t rows, const gf__uslot *s, gf__piece *pc)
 {
     int32_t np, i;
     int64_t n;
     if (GF__LOAD(&c->state) != GPUFEED_CACHE_BUILDING) return 0;
     if (!gf__cas_u8(&c->ust[u], 0, 3)) return 0;
-    np = gf__image_pieces(ds, (uint64_t)rows, data, feat, valid, pc);
+    np = gf__image_pieces(ds, (uint64_t)rows, c->idx[u].bytes, s->data, s->feat, s->valid, s->plens, pc);
     c->idx[u].sum = gf__pieces_sum(pc, np, NULL);
     for (i = 0; i < np; i++) {
         if (c->ram) memcpy(c->ram + c->idx[u].off + pc[i].off, pc[i].ptr, (size_t)pc[i].len);
@@ -17423,6 +17929,13 @@ static int gf__cache_bad(gf__cache *c, int64_t u)
 static void gf__cache_point(const gf__cache *c, const gpufeed_dataset *ds, int64_t u, gf__uslot *s, const gf__piece *pc, const uint8_t *base)
 {
     int32_t i, k = 0;
+    if (ds->pack) { /* tokens, lengths; the starts stay in the slot */
+        s->data = (void *)(base + pc[0].off);
+        s->plens = (int32_t *)(void *)(base + pc[1].off);
+        s->rows = (int64_t)c->idx[u].rows;
+        s->ntok = (int64_t)(pc[0].len / (uint64_t)ds->pack_tsz);
+        return;
+    }
     if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) s->data = (void *)(base + pc[k++].off);
     else for (i = 0; i < ds->nfeat; i++) s->feat[i] = (void *)(base + pc[k++].off);
     for (i = 0; i < ds->nfeat; i++) s->valid[i] = ds->feats[i].validity ? (uint8_t *)(base + pc[k++].off) : NULL;
@@ -17451,7 +17964,7 @@ static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot
     if (GF__LOAD(&c->failed) && !c->ram_asked) return 1;      /* the file part of the build was given up */
     if (c->ram) {
         uint8_t *base = c->ram + c->idx[u].off;
-        np = gf__image_pieces(ds, c->idx[u].rows, NULL, NULL, NULL, pc);
+        np = gf__image_pieces(ds, c->idx[u].rows, c->idx[u].bytes, NULL, NULL, NULL, NULL, pc);
         if (st == 1) { /* in ram, checked: only this loader writes there */
             if (c->verify == GPUFEED_CACHE_VERIFY_EVERY_USE && gf__pieces_sum(pc, np, base) != c->idx[u].sum) return gf__cache_bad(c, u);
             gf__cache_point(c, ds, u, s, pc, base);
@@ -17473,9 +17986,10 @@ static int gf__cache_serve(gf__cache *c, gpufeed_loader *l, int64_t u, gf__uslot
 #ifndef GPUFEED_NO_STDIO
     if (!gf__cache_readable(c)) return 1;
     gf__slot_layout(l, s); /* positioned reads into the slot's own buffers, checked every time */
-    np = gf__image_pieces(ds, c->idx[u].rows, s->data, s->feat, s->valid, pc);
+    np = gf__image_pieces(ds, c->idx[u].rows, c->idx[u].bytes, s->data, s->feat, s->valid, s->plens, pc);
     if (gf__cache_read_unit(c, u, pc, np, NULL)) return gf__cache_bad(c, u);
     s->rows = (int64_t)c->idx[u].rows;
+    s->ntok = ds->pack ? (int64_t)((c->idx[u].bytes - c->idx[u].rows * 4) / (uint64_t)ds->pack_tsz) : 0;
     GF__ADD(&c->served, 1);
     return 0;
 #else
@@ -17573,6 +18087,29 @@ GPUFEED_API gpufeed_result gpufeed_cache_prune(gpufeed_cache_prune_info *out, co
    tensor cache), any worker assembles any batch,
    the consumer takes them in order; open, next, stats, close. */
 
+/* A packed unit in its slot (decoded or served): the documents and tokens
+   counted for it, each document's start (poffs) from its length */
+static void gf__pack_check(const gpufeed_loader *l, int64_t unit, int64_t docs, gf__uslot *s)
+{
+    int64_t i, at = 0;
+    if (docs != l->unit_docs[unit] || s->ntok != l->unit_rows[unit]) {
+        s->res = GPUFEED_ERR_CORRUPT;
+        gf__fmt(s->err, sizeof s->err, "unit %lld holds %lld documents and %lld tokens, counted %lld and %lld (its file changed since?)", (long long)unit,
+                (long long)docs, (long long)s->ntok, (long long)l->unit_docs[unit], (long long)l->unit_rows[unit]);
+        return;
+    }
+    for (i = 0; i < docs; i++) {
+        s->poffs[i] = at;
+        at += s->plens[i] >= 0 ? s->plens[i] : INT64_MAX / 4;
+    }
+    s->poffs[docs] = at;
+    if (at != s->ntok) {
+        s->res = GPUFEED_ERR_CORRUPT;
+        gf__fmt(s->err, sizeof s->err, "unit %lld: its documents' lengths add up to %lld tokens, not its %lld", (long long)unit, (long long)at,
+                (long long)s->ntok);
+    }
+}
+
 /* decodes the unit at stream position g into slot s */
 static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
 {
@@ -17604,14 +18141,21 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
     } else if (l->cache && gf__cache_serve(l->cache, l, unit, s, w->pc) == 0) {
         rows = s->rows;
         served = 1;
+    } else if (l->pk) { /* a packed unit: tokens and document lengths */
+        gf__slot_layout(l, s);
+        s->res = gf__pack_decode_unit(l->ds, w->s, unit, (uint8_t *)s->data, l->unit_rows[unit], s->plens, &rows, &s->ntok);
+        if (epoch - l->first_epoch < 64) GF__ADD(&l->epoch_bytes[epoch - l->first_epoch], w->s->last_bytes);
+        if (!s->res && l->cache && rows == l->unit_docs[unit] && s->ntok == l->unit_rows[unit] && gf__cache_store(l->cache, l->ds, unit, rows, s, w->pc))
+            w->finalize = 1;
     } else {
         gf__slot_layout(l, s); /* the slot's own buffers (a served unit pointed elsewhere) */
         s->res = gpufeed_dataset_decode_unit(l->ds, w->s, unit, s->data, s->feat, s->valid, &rows);
         if (epoch - l->first_epoch < 64) GF__ADD(&l->epoch_bytes[epoch - l->first_epoch], w->s->last_bytes);
-        if (!s->res && l->cache && rows == l->unit_rows[unit] && gf__cache_store(l->cache, l->ds, unit, rows, s->data, s->feat, s->valid, w->pc))
+        if (!s->res && l->cache && rows == l->unit_rows[unit] && gf__cache_store(l->cache, l->ds, unit, rows, s, w->pc))
             w->finalize = 1;
     }
     if (s->res) gf__fmt(s->err, sizeof s->err, "%s", gpufeed_scratch_error(w->s));
+    else if (l->pk) gf__pack_check(l, unit, rows, s);
     else if (rows != l->unit_rows[unit]) {
         s->res = GPUFEED_ERR_CORRUPT;
         gf__fmt(s->err, sizeof s->err, "unit %lld decoded to %lld rows, planned %lld", (long long)unit, (long long)rows, (long long)l->unit_rows[unit]);
@@ -17901,6 +18445,127 @@ static void gf__gather_piece(gf__worker *w, const gf__eplan *p, int64_t e, int64
     }
 }
 
+/* ---- packing: documents cut into rows of T tokens ---- */
+
+/* n tokens at src into batch slot bs from token d of the batch (row d / T,
+   place d % T), and their positions pos0, pos0 + 1, ... */
+static void gf__pack_put(const gpufeed_loader *l, gf__bslot *bs, int64_t d, const uint8_t *src, int64_t n, int64_t pos0)
+{
+    const gpufeed_dataset *ds = l->ds;
+    const int64_t T = l->pk;
+    const size_t tsz = (size_t)ds->pack_tsz;
+    const int32_t tf = ds->pack_tok, pf = ds->pack_pos;
+    const int rowmajor = ds->layout == GPUFEED_LAYOUT_ROW_MAJOR;
+    const size_t psz = pf >= 0 ? gpufeed_dtype_size(ds->feats[pf].dtype) : 0;
+    while (n > 0) {
+        const int64_t r = d / T, c = d % T, k = n < T - c ? n : T - c;
+        uint8_t *t = rowmajor ? (uint8_t *)bs->data + (size_t)r * (size_t)ds->row_bytes + (size_t)ds->offs[tf] + (size_t)c * tsz
+                              : (uint8_t *)bs->feat[tf] + (size_t)d * tsz;
+        memcpy(t, src, (size_t)k * tsz);
+        if (pf >= 0) {
+            uint8_t *q = rowmajor ? (uint8_t *)bs->data + (size_t)r * (size_t)ds->row_bytes + (size_t)ds->offs[pf] + (size_t)c * psz
+                                  : (uint8_t *)bs->feat[pf] + (size_t)d * psz;
+            int64_t i;
+            if (psz == 4) for (i = 0; i < k; i++) { int32_t v = (int32_t)(pos0 + i); memcpy(q + (size_t)i * 4, &v, 4); }
+            else for (i = 0; i < k; i++) { int64_t v = pos0 + i; memcpy(q + (size_t)i * 8, &v, 8); }
+        }
+        d += k; src += (size_t)k * tsz; n -= k; pos0 += k;
+    }
+}
+
+/* the window's unit holding document y ([nu + 1] first documents in wdoff) */
+static int64_t gf__pack_unit_of(const int64_t *wdoff, int64_t nu, int64_t y)
+{
+    int64_t lo = 0, hi = nu - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (wdoff[mid] <= y) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* the last x in [0, n] with pre[x] <= t (pre ascending, pre[0] = 0 <= t) */
+static int64_t gf__pack_doc_at(const int64_t *pre, int64_t n, int64_t t)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (pre[mid] <= t) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* A shuffled window's documents (shuffle_window >= 1 permutes documents,
+   x -> bij(x), as it permutes rows): the tokens before each in that order
+   (pre[x]; pre[D] all the window's), built once for window A by the first
+   gather that needs it, kept while the window is held (the release
+   frontier frees the window only after every piece that reads it). NULL
+   while another thread builds it. */
+static const int64_t *gf__pack_window(gf__worker *w, int64_t e, int64_t win, int64_t i0, int64_t nu)
+{
+    gpufeed_loader *l = w->l;
+    const int64_t A = e * l->NW + win, slot = A % l->WR, D = w->wdoff[nu];
+    int64_t tag = GF__LOAD_SC(&l->pwtag[slot]), *pre = l->pwpre[slot], x;
+    gf__bij bj;
+    if (tag == A + 1) return pre;
+    if (tag == -(A + 1) || !gf__cas_i64(&l->pwtag[slot], tag, -(A + 1))) return NULL;
+    gf__bij_init(&bj, (uint64_t)(D > 0 ? D : 1), gf__window_key(l, e, i0));
+    pre[0] = 0;
+    for (x = 0; x < D; x++) {
+        const int64_t y = (int64_t)gf__bij_at(&bj, (uint64_t)x), j = gf__pack_unit_of(w->wdoff, nu, y);
+        pre[x + 1] = pre[x] + w->wu[j]->plens[y - w->wdoff[j]];
+    }
+    GF__STORE_SC(&l->pwtag[slot], A + 1);
+    gf__notify(l);
+    return pre;
+}
+
+/* Tokens [a, b) of window win's (epoch e, plan p) into batch slot bs from
+   token d of the batch: the window's documents in unit order, or in its
+   shuffled order, each cut where the span cuts it, with its positions.
+   0: not now (another thread builds the window's order). */
+static int gf__pack_piece(gf__worker *w, const gf__eplan *p, int64_t e, int64_t win, int64_t a, int64_t b, gf__bslot *bs, int64_t d)
+{
+    gpufeed_loader *l = w->l;
+    const size_t tsz = (size_t)l->ds->pack_tsz;
+    int64_t i0, i1, r0, r1, j, nu;
+    gf__window(l, p, win, &i0, &i1, &r0, &r1);
+    nu = i1 - i0;
+    w->wdoff[0] = 0;
+    for (j = 0; j < nu; j++) {
+        w->wu[j] = gf__slot_of(l, gf__gpos(l, e, i0 + j));
+        w->wdoff[j + 1] = w->wdoff[j] + w->wu[j]->rows;
+    }
+    a -= r0; b -= r0;
+    if (l->W == 0) { /* unit order: one unit */
+        const gf__uslot *s = w->wu[0];
+        int64_t x = gf__pack_doc_at(s->poffs, s->rows, a);
+        while (a < b) {
+            const int64_t end = s->poffs[x + 1] < b ? s->poffs[x + 1] : b;
+            if (end > a) gf__pack_put(l, bs, d, (const uint8_t *)s->data + (size_t)a * tsz, end - a, a - s->poffs[x]);
+            d += end - a; a = end; x++;
+        }
+        return 1;
+    } else {
+        const int64_t *pre = gf__pack_window(w, e, win, i0, nu);
+        gf__bij bj;
+        int64_t x;
+        if (!pre) return 0;
+        gf__bij_init(&bj, (uint64_t)(w->wdoff[nu] > 0 ? w->wdoff[nu] : 1), gf__window_key(l, e, i0));
+        x = gf__pack_doc_at(pre, w->wdoff[nu], a);
+        while (a < b) {
+            const int64_t end = pre[x + 1] < b ? pre[x + 1] : b;
+            if (end > a) {
+                const int64_t y = (int64_t)gf__bij_at(&bj, (uint64_t)x), u = gf__pack_unit_of(w->wdoff, nu, y), row = y - w->wdoff[u];
+                const gf__uslot *s = w->wu[u];
+                gf__pack_put(l, bs, d, (const uint8_t *)s->data + (size_t)(s->poffs[row] + a - pre[x]) * tsz, end - a, a - pre[x]);
+            }
+            d += end - a; a = end; x++;
+        }
+        return 1;
+    }
+}
+
 /* pads batch slot bs from `filled` rows to B: repeats its own rows, or
    zeros when it has none */
 static void gf__pad_batch(gpufeed_loader *l, gf__bslot *bs, int64_t filled)
@@ -17909,12 +18574,12 @@ static void gf__pad_batch(gpufeed_loader *l, gf__bslot *bs, int64_t filled)
     int64_t i;
     int32_t j;
     if (filled == 0) {
-        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memset(bs->data, 0, (size_t)(l->B * ds->row_bytes));
-        else for (j = 0; j < ds->nfeat; j++) memset(bs->feat[j], 0, (size_t)l->B * gpufeed_feature_bytes(&ds->feats[j]));
-        for (j = 0; j < ds->nfeat; j++) if (bs->valid[j]) memset(bs->valid[j], 0, (size_t)l->B);
+        if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR) memset(bs->data, 0, (size_t)(l->BR * ds->row_bytes));
+        else for (j = 0; j < ds->nfeat; j++) memset(bs->feat[j], 0, (size_t)l->BR * gpufeed_feature_bytes(&ds->feats[j]));
+        for (j = 0; j < ds->nfeat; j++) if (bs->valid[j]) memset(bs->valid[j], 0, (size_t)l->BR);
         return;
     }
-    for (i = filled; i < l->B; i++) {
+    for (i = filled; i < l->BR; i++) {
         int64_t src = i % filled;
         if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
             memcpy((uint8_t *)bs->data + i * ds->row_bytes, (uint8_t *)bs->data + src * ds->row_bytes, (size_t)ds->row_bytes);
@@ -17978,7 +18643,9 @@ static int gf__gather_step(gf__worker *w)
         }
         b = r1 < w->ghi ? r1 : w->ghi;
         GF__NVTX_PUSH("gpufeed assemble batch");
-        if (!bs->res) gf__gather_piece(w, p, w->ge, win, w->gat, b, bs, w->gat - w->glo);
+        if (!bs->res && l->pk) {
+            if (!gf__pack_piece(w, p, w->ge, win, w->gat, b, bs, w->gat - w->glo)) { GF__NVTX_POP(); return 0; } /* its order is being built */
+        } else if (!bs->res) gf__gather_piece(w, p, w->ge, win, w->gat, b, bs, w->gat - w->glo);
         GF__NVTX_POP();
         w->gat = b;
         A = w->ge * l->NW + win;
@@ -17986,15 +18653,15 @@ static int gf__gather_step(gf__worker *w)
         gf__frontier(l);
     }
     if (w->gat >= w->ghi) { /* the batch is complete */
-        filled = w->ghi - w->glo;
+        filled = (w->ghi - w->glo) / (l->pk ? l->pk : 1); /* the buffer's rows */
         bs->rows = filled;
         bs->repeated = 0;
         if (w->gk > p->kr && p->kr >= 0) { /* a padding batch: the last real batch's rows, repeated */
             if (!bs->res) gf__pad_batch(l, bs, filled);
-            bs->repeated = l->B; bs->rows = l->B;
-        } else if (filled < l->B && p->pad > 0 && l->world > 1) {
+            bs->repeated = l->BR; bs->rows = l->BR;
+        } else if (filled < l->BR && p->pad > 0 && l->world > 1) {
             if (!bs->res) gf__pad_batch(l, bs, filled);
-            bs->repeated = l->B - filled; bs->rows = l->B;
+            bs->repeated = l->BR - filled; bs->rows = l->BR;
         }
         bs->epoch = w->ge; bs->index = w->gk;
         GF__STORE_SC(&bs->ready, w->gq);
@@ -18216,7 +18883,7 @@ static void gf__colpar_decode(gf__worker *w, int64_t g, gf__uslot *s)
     if (GF__ADD_AR(&s->cleft, -1) != 1) return;
     /* the last share: the unit is whole */
     GF__ADD(&w->units, 1);
-    if (!s->res && l->cache && gf__cache_store(l->cache, l->ds, s->unit, s->rows, s->data, s->feat, s->valid, w->pc)) w->finalize = 1;
+    if (!s->res && l->cache && gf__cache_store(l->cache, l->ds, s->unit, s->rows, s, w->pc)) w->finalize = 1;
     GF__STORE_SC(&s->pub, g + 1);
     gf__notify(l);
     gf__frontier(l);
@@ -18425,7 +19092,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
             gf__free(a, w->perm);
             gf__free(a, w->ev);
             gf__free(a, w->pc);
-            gf__free(a, (void *)w->wu); gf__free(a, w->woff);
+            gf__free(a, (void *)w->wu); gf__free(a, w->woff); gf__free(a, w->wdoff);
             gf__eplan_free(&w->gp, a);
             gf__eplan_free(&w->dp, a);
         }
@@ -18433,6 +19100,7 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     if (l->hw) {
         gf__free(a, (void *)l->hw->wu);
         gf__free(a, l->hw->woff);
+        gf__free(a, l->hw->wdoff);
         gf__free(a, l->hw->ev);
         gf__eplan_free(&l->hw->gp, a);
         gf__free(a, l->hw);
@@ -18456,6 +19124,10 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     gf__free(a, l->w);
     gf__free(a, l->bs);
     gf__free(a, l->unit_rows);
+    gf__free(a, l->unit_docs);
+    if (l->pwpre) for (i = 0; i < l->WR; i++) gf__free(a, l->pwpre[i]);
+    gf__free(a, l->pwpre);
+    gf__free(a, l->pwtag);
     gf__free(a, l->unit_base);
     gf__free(a, l->wdone);
     gf__free(a, l->ev);
@@ -18493,17 +19165,23 @@ static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *d
     l->world = desc->world ? desc->world : 1;
     l->rank = desc->rank;
     l->elastic = desc->global_batch_rows > 0;
+    l->pk = ds->pack;
     if (l->elastic) { /* every rank plans the global stream, then takes its slice */
         l->pworld = 1; l->prank = 0;
         l->G = desc->global_batch_rows;
         l->B = l->G / l->world;
-        l->s0 = (int64_t)l->rank * l->B;
         l->d.batch_rows = l->B;
     } else {
         l->pworld = l->world; l->prank = l->rank;
         l->B = desc->batch_rows;
-        l->G = l->B; l->s0 = 0;
+        l->G = l->B;
     }
+    l->BR = l->B;
+    if (l->pk) { /* packing: the plan counts tokens (sizes checked by gf__loader_check_desc) */
+        l->B *= l->pk;
+        l->G *= l->pk;
+    }
+    l->s0 = l->elastic ? (int64_t)l->rank * l->B : 0;
     l->U = ds->nunits;
     l->fplan.epoch = l->cplan.epoch = l->aplan.epoch = -1;
     if (!l->d.trace_max_events) l->d.trace_max_events = 1 << 20;
@@ -18518,8 +19196,8 @@ static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *d
     l->NW = (l->M + l->step - 1) / l->step;
     {
         uint64_t bb;
-        if (!gf__mul_ok_u64((uint64_t)l->B, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat + 1, &bb) || bb > ((uint64_t)1 << 40)) {
-            int64_t rows = l->B;
+        if (!gf__mul_ok_u64((uint64_t)l->BR, (uint64_t)ds->row_bytes + (uint64_t)ds->nfeat + 1, &bb) || bb > ((uint64_t)1 << 40)) {
+            int64_t rows = l->BR;
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: batch of %lld rows x %lld bytes is too large", (long long)rows, (long long)ds->row_bytes);
         }
     }
@@ -18549,6 +19227,87 @@ static gpufeed_result gf__loader_open_plan(gpufeed_loader *l, gpufeed_dataset *d
     return GPUFEED_OK;
 }
 
+/* The end of gf__loader_open_rows (and _pack): the ring deep enough for
+   padding, the cache's build started (or given up) */
+static gpufeed_result gf__loader_open_finish(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    gpufeed_dataset *ds = l->ds;
+    const gpufeed_allocator *a = &ds->alloc;
+    int64_t i;
+    if (l->world > 1 && l->d.even == GPUFEED_EVEN_PAD && !l->elastic) {
+        /* Padding batches read the last real batch's units again, so its
+           units are held until they are assembled too: the ring holds the
+           most units a batch can span (the fewest-row units summing to B,
+           and one it starts inside), plus a window, else one worker would
+           wait for a slot that only its own batch frees. */
+        int64_t *sorted = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t)), span = 1, sum = 0, need;
+        if (!sorted) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+        memcpy(sorted, l->unit_rows, (size_t)l->U * sizeof(int64_t));
+        qsort(sorted, (size_t)l->U, sizeof(int64_t), gf__cmp_i64);
+        for (i = 0; i < l->U && sum < l->B; i++, span++) sum += sorted[i];
+        gf__free(a, sorted);
+        need = span + l->step + 1;
+        if ((int64_t)l->N * l->D < need) l->D = (int32_t)((need + l->N - 1) / l->N);
+    }
+    if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_OFF) {
+        if (desc->cache->no_build) { gf__cache_free(l->cache); l->cache = NULL; }
+        else if (l->world > 1) {
+            gf__cache_log(l->cache,
+                          "warning: with world %d no rank builds the cache while training (each decodes only its share): build it ahead of time "
+                          "(gpufeed_cache_build, gpufeed-cache build); reading the source", l->world);
+            gf__cache_free(l->cache); l->cache = NULL;
+        } else {
+            int b = gf__cache_begin_build(l->cache, desc->cache, l->unit_rows, l->unit_docs);
+            if (b < 0 && gf__cache_try_ready(l->cache, ds, desc->cache)) b = 1; /* another process just finished it */
+            if (b <= 0) { gf__cache_free(l->cache); l->cache = NULL; }
+        }
+    }
+    return GPUFEED_OK;
+}
+
+/* A packed dataset's units: documents and tokens (the plan's rows) from a
+   ready tensor cache's index, or from the dataset's counting pass (run on
+   this loader's workers' count of threads the first time); the cache
+   opened or built */
+static gpufeed_result gf__loader_open_pack(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    gpufeed_dataset *ds = l->ds;
+    const gpufeed_allocator *a = &ds->alloc;
+    int64_t i;
+    int ready = 0;
+    l->unit_docs = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
+    if (!l->unit_docs) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+    if (desc->cache) {
+        l->cache = gf__cache_new(ds, desc->cache, l->cache_share > 1 ? l->cache_share : 1);
+        if (!l->cache) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for the cache");
+        ready = gf__cache_try_ready(l->cache, ds, desc->cache);
+    }
+    if (ready) {
+        const gf__cidx *x = gf__cache_index(l->cache);
+        for (i = 0; i < l->U; i++) {
+            l->unit_docs[i] = (int64_t)x[i].rows;
+            l->unit_rows[i] = (int64_t)((x[i].bytes - x[i].rows * 4) / (uint64_t)ds->pack_tsz);
+        }
+    } else {
+        gpufeed_result r = gf__pack_counts(ds, l->N, err ? err->message : NULL, err ? sizeof err->message : 0);
+        if (r) {
+            if (err) err->code = r;
+            return r;
+        }
+        for (i = 0; i < l->U; i++) {
+            l->unit_docs[i] = ds->pack_docs[i];
+            l->unit_rows[i] = ds->pack_ntok[i];
+        }
+    }
+    l->max_unit_rows = 1;
+    l->max_unit_tok = 1;
+    for (i = 0; i < l->U; i++) {
+        if (l->unit_docs[i] > l->max_unit_rows) l->max_unit_rows = l->unit_docs[i];
+        if (l->unit_rows[i] > l->max_unit_tok) l->max_unit_tok = l->unit_rows[i];
+    }
+    return gf__loader_open_finish(l, desc, err);
+}
+
 /* rows of every unit: the dataset's, the override's, the cache's index or
    one counting pass through the predicates; the cache opened or built */
 static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_loader_desc *desc, const int64_t *rows_override,
@@ -18568,6 +19327,7 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
         l->unit_rows[i] = rows_override ? rows_override[i] : ds->units[i].u.num_rows;
         if (ds->units[i].u.num_rows > l->max_unit_rows) l->max_unit_rows = ds->units[i].u.num_rows;
     }
+    if (l->pk) return gf__loader_open_pack(l, desc, err);
     if (rows_override) { /* the index loader: unit u holds rows unit_base[u] .. + unit_rows[u] */
         l->index_mode = 1;
         l->unit_base = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t));
@@ -18621,35 +19381,7 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
         gf__free(a, tmp.valid);
         gpufeed_scratch_close(s);
     }
-    if (l->world > 1 && l->d.even == GPUFEED_EVEN_PAD && !l->elastic) {
-        /* Padding batches read the last real batch's units again, so its
-           units are held until they are assembled too: the ring holds the
-           most units a batch can span (the fewest-row units summing to B,
-           and one it starts inside), plus a window, else one worker would
-           wait for a slot that only its own batch frees. */
-        int64_t *sorted = (int64_t *)gf__alloc(a, (size_t)l->U * sizeof(int64_t)), span = 1, sum = 0, need;
-        if (!sorted) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
-        memcpy(sorted, l->unit_rows, (size_t)l->U * sizeof(int64_t));
-        qsort(sorted, (size_t)l->U, sizeof(int64_t), gf__cmp_i64);
-        for (i = 0; i < l->U && sum < l->B; i++, span++) sum += sorted[i];
-        gf__free(a, sorted);
-        need = span + l->step + 1;
-        if ((int64_t)l->N * l->D < need) l->D = (int32_t)((need + l->N - 1) / l->N);
-    }
-    if (l->cache && gf__cache_state(l->cache) == GPUFEED_CACHE_OFF) {
-        if (desc->cache->no_build) { gf__cache_free(l->cache); l->cache = NULL; }
-        else if (l->world > 1) {
-            gf__cache_log(l->cache,
-                          "warning: with world %d no rank builds the cache while training (each decodes only its share): build it ahead of time "
-                          "(gpufeed_cache_build, gpufeed-cache build); reading the source", l->world);
-            gf__cache_free(l->cache); l->cache = NULL;
-        } else {
-            int b = gf__cache_begin_build(l->cache, desc->cache, l->unit_rows);
-            if (b < 0 && gf__cache_try_ready(l->cache, ds, desc->cache)) b = 1; /* another process just finished it */
-            if (b <= 0) { gf__cache_free(l->cache); l->cache = NULL; }
-        }
-    }
-    return GPUFEED_OK;
+    return gf__loader_open_finish(l, desc, err);
 }
 
 /* where the stream starts (batch start_batch of start_epoch, the window of
@@ -18742,7 +19474,7 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
     l->wdone = (int64_t *)gf__alloc(a, (size_t)l->WR * sizeof(int64_t));
     if (!l->wdone) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     memset(l->wdone, 0, (size_t)l->WR * sizeof(int64_t));
-    bbytes = gf__batch_bytes(ds, l->B);
+    bbytes = gf__batch_bytes(ds, l->BR);
     l->S = l->N + 4; /* a slot a worker, one the trainer holds, slack for the one it assembles and readiness */
     if ((uint64_t)l->S * bbytes > ((uint64_t)(ds->wide_rows ? 128 : 256) << 20)) {
         /* cap the batch slots' memory, keeping 3 (a wide dataset's: half,
@@ -18767,8 +19499,20 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         gf__advise_huge(a, b->mem, bbytes + GPUFEED_ALIGN);
         memset(b->mem, 0, bbytes + GPUFEED_ALIGN);
         off = gf__align_up((size_t)(uintptr_t)b->mem) - (size_t)(uintptr_t)b->mem;
-        gf__batch_layout(ds, l->B, b->mem + off, &data, b->feat, b->valid);
+        gf__batch_layout(ds, l->BR, b->mem + off, &data, b->feat, b->valid);
         b->data = data;
+    }
+    if (l->pk && l->W > 0) { /* the shuffled windows' document orders (gf__pack_window) */
+        const int64_t D = (int64_t)l->step * l->max_unit_rows + 1;
+        l->pwtag = (int64_t *)gf__alloc(a, (size_t)l->WR * sizeof(int64_t));
+        l->pwpre = (int64_t **)gf__alloc(a, (size_t)l->WR * sizeof(int64_t *));
+        if (!l->pwtag || !l->pwpre) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+        memset(l->pwtag, 0, (size_t)l->WR * sizeof(int64_t));
+        memset(l->pwpre, 0, (size_t)l->WR * sizeof(int64_t *));
+        for (j = 0; j < l->WR; j++) {
+            l->pwpre[j] = (int64_t *)gf__alloc(a, (size_t)D * sizeof(int64_t));
+            if (!l->pwpre[j]) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for a window's %lld documents", (long long)D);
+        }
     }
 
     /* workers: rings of unit slots, allocated once */
@@ -18789,10 +19533,11 @@ static gpufeed_result gf__loader_open_slots(gpufeed_loader *l, gpufeed_error *er
         w->perm = (int64_t *)gf__alloc(a, (size_t)l->U * 2 * sizeof(int64_t)); /* gf__epoch_perm's scratch above */
         w->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
         w->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
+        w->wdoff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
         w->pc = (gf__piece *)gf__alloc(a, (size_t)(2 * ds->nfeat + 2) * sizeof(gf__piece));
         w->dp.epoch = -1;
         if (l->colpar) gf__colpar_range(l, j, &j0, &j1);
-        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp)
+        if (!w->ring.slot || !w->perm || !w->wu || !w->woff || !w->wdoff || !w->pc || !gf__eplan_alloc(l, &w->gp) || !gf__eplan_alloc(l, &w->dp)
             || (l->colpar ? gf__scratch_open_range(ds, j0, j1, &w->s) : gpufeed_scratch_open(&w->s, ds, NULL))) {
             return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
         }
@@ -18834,7 +19579,8 @@ static gpufeed_result gf__loader_open_threads(gpufeed_loader *l, const gpufeed_l
     l->hw->gp.epoch = -1;
     l->hw->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
     l->hw->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
-    if (!l->hw->wu || !l->hw->woff || !gf__eplan_alloc(l, &l->hw->gp)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    l->hw->wdoff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
+    if (!l->hw->wu || !l->hw->woff || !l->hw->wdoff || !gf__eplan_alloc(l, &l->hw->gp)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     pthread_mutex_init(&l->fmu, NULL);
@@ -18877,6 +19623,9 @@ static gpufeed_result gf__loader_check_desc(const gpufeed_dataset *ds, const gpu
                                                         (long long)desc->batch_rows);
     if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
+    if (ds->pack && (desc->batch_rows > ((int64_t)1 << 40) / ds->pack || desc->global_batch_rows > ((int64_t)1 << 40) / ds->pack))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld rows of %d tokens a batch are too many", (long long)(desc->batch_rows > desc->global_batch_rows
+                          ? desc->batch_rows : desc->global_batch_rows), ds->pack);
     if (desc->ring_depth < 0 || desc->ring_depth > 1024)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
     if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");
@@ -18984,6 +19733,7 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
     l->elastic = 1;
     l->G = G;
     l->B = G / W;
+    l->BR = l->B;
     l->s0 = (int64_t)desc->rank * l->B;
     l->d.batch_rows = l->B;
     per = P / W;
@@ -19091,7 +19841,7 @@ static void gf__deliver(gpufeed_loader *l, const gf__bslot *bs, gpufeed_batch *o
     out->row_bytes = ds->row_bytes;
     out->feature_offset = ds->offs;
     out->feature_info = ds->feats; out->num_features = ds->nfeat;
-    out->slice_start = l->s0;
+    out->slice_start = l->pk ? l->s0 / l->pk : l->s0;
     if (!l->dst_data && !l->dst_feat) {
         out->data = bs->data;
         out->features = bs->feat;
@@ -19124,7 +19874,7 @@ static uint8_t *gf__loader_exchange(gpufeed_loader *l, uint8_t *mem)
     uint8_t *old = bs->mem;
     void *data;
     bs->mem = mem;
-    gf__batch_layout(l->ds, l->B, mem + (gf__align_up((size_t)(uintptr_t)mem) - (size_t)(uintptr_t)mem), &data, bs->feat, bs->valid);
+    gf__batch_layout(l->ds, l->BR, mem + (gf__align_up((size_t)(uintptr_t)mem) - (size_t)(uintptr_t)mem), &data, bs->feat, bs->valid);
     bs->data = data;
     return old;
 }
@@ -19247,7 +19997,9 @@ static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_
         *dec += into->busy_s[k]; *asmb += into->asm_s[k];
     }
     if (l->hw) *help += (double)GF__GET(&l->hw->asm_us) * 1e-6; /* the consumer's own assembly */
-    st->rows_dropped += l->dropped; st->rows_repeated += l->repeated;
+    st->rows_dropped += l->pk ? l->dropped / (uint64_t)l->pk : l->dropped; /* packing: dropped counts tokens */
+    st->tokens_dropped += l->pk ? l->dropped : 0;
+    st->rows_repeated += l->repeated;
     st->units_per_epoch += l->M;
     if (l->cache) { /* each partition's loader has its own */
         st->cache_state = gf__cache_state(l->cache);
@@ -19599,7 +20351,7 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     }
     while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {
         rows += (uint64_t)b.num_rows;
-        bytes += (uint64_t)b.num_rows * gf__cache_img_row(ds);
+        bytes += (uint64_t)b.num_rows * (ds->pack ? (uint64_t)ds->row_bytes : gf__cache_img_row(ds));
         if (progress) { gpufeed_loader_stats(l, &st); progress(user, (int64_t)st.units_decoded, ds->nunits, rows, bytes); }
     }
     if (r != GPUFEED_DONE) {
@@ -20256,6 +21008,10 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
         fprintf(stderr, "gpufeed: note: the device-resident mode needs the row-major layout: plain uploads\n");
         return GPUFEED_OK;
     }
+    if (l->pk) {
+        fprintf(stderr, "gpufeed: note: packed rows are cut from documents as the loader goes, not gathered from resident rows: plain uploads\n");
+        return GPUFEED_OK;
+    }
 #if defined(GF__CUDA) && !defined(__CUDACC__)
     fprintf(stderr, "gpufeed: note: the device-resident mode needs a kernel: build with nvcc, or without GPUFEED_CUDA "
                     "(the driver loads it): plain uploads\n");
@@ -20336,8 +21092,8 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     gf__free(a, hvalid);
     if (r) return r;
     for (i = 0; i < u->n; i++) { /* each slot: the batch's ids, pinned and on the device */
-        e = gf__gpu_malloc(&u->gpu, &u->s[i].didx, (size_t)l->B * 8);
-        if (!e) e = gf__gpu_host_alloc(&u->gpu, &u->s[i].hidx, (size_t)l->B * 8 + GPUFEED_ALIGN);
+        e = gf__gpu_malloc(&u->gpu, &u->s[i].didx, (size_t)l->BR * 8);
+        if (!e) e = gf__gpu_host_alloc(&u->gpu, &u->s[i].hidx, (size_t)l->BR * 8 + GPUFEED_ALIGN);
         if (e) return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: slot %lld: %s", (long long)i, gf__gpu_str(&u->gpu, e, m, sizeof m));
     }
     u->resident = 1;
@@ -20398,7 +21154,7 @@ static void gf__uploader_exchange_setup(gpufeed_uploader *u, uint64_t pinned)
     gpufeed_loader *l = u->l;
     int32_t i;
     u->exchange = 0;
-    if (l->ninner || u->resident || gf__batch_bytes(l->ds, l->B) != u->slab) return;
+    if (l->ninner || u->resident || gf__batch_bytes(l->ds, l->BR) != u->slab) return;
     for (i = 0; i < u->n; i++) if (u->s[i].pinned != (u->on_device ? 1 : 0)) return;
 #ifdef GF__GPU
     if (u->on_device) {
@@ -20466,7 +21222,7 @@ static gpufeed_result gf__slot_host(gpufeed_uploader *u, int32_t i, uint64_t *pi
     s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
     {
         void *hd;
-        gf__batch_layout(u->l->ds, u->l->B, s->host, &hd, s->hfeat, s->hvalid);
+        gf__batch_layout(u->l->ds, u->l->BR, s->host, &hd, s->hfeat, s->hvalid);
         s->hdata = hd;
     }
     return GPUFEED_OK;
@@ -20483,7 +21239,7 @@ static gpufeed_result gf__slot_device(gpufeed_uploader *u, int32_t i, gpufeed_er
     if (!e) e = gf__gpu_event_new(&u->gpu, &s->copied);
     if (!e) e = gf__gpu_event_new(&u->gpu, &s->released);
     if (e) return gf__seterr(err, GPUFEED_ERR_CUDA, "uploader: device %d, slot %d: %s", u->d.device, i, gf__gpu_str(&u->gpu, e, m, sizeof m));
-    gf__batch_layout(u->l->ds, u->l->B, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
+    gf__batch_layout(u->l->ds, u->l->BR, (uint8_t *)s->dmem, &dd, s->dfeat, s->dvalid);
     s->ddata = dd;
     return GPUFEED_OK;
 }
@@ -20553,7 +21309,7 @@ GPUFEED_API gpufeed_result gpufeed_uploader_open(gpufeed_uploader **out, gpufeed
         gpufeed_uploader_close(u);
         return gf__seterr(err, GPUFEED_ERR_NO_DEVICE, "uploader: %s (set host_fallback for host batches)", why);
     }
-    u->slab = gf__batch_bytes(l->ds, l->B);
+    u->slab = gf__batch_bytes(l->ds, l->BR);
     u->s = (gf__dslot *)gf__alloc(a, (size_t)u->n * sizeof(gf__dslot));
     if (!u->s) { gpufeed_uploader_close(u); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "uploader: out of memory"); }
     memset(u->s, 0, (size_t)u->n * sizeof(gf__dslot));
@@ -20629,7 +21385,7 @@ GPUFEED_API gpufeed_result gpufeed_uploader_next(gpufeed_uploader *u, gpufeed_de
         void *hd;
         s->hmem = gf__loader_exchange(l, s->hmem);
         s->host = s->hmem + (gf__align_up((size_t)(uintptr_t)s->hmem) - (size_t)(uintptr_t)s->hmem);
-        gf__batch_layout(l->ds, l->B, s->host, &hd, s->hfeat, s->hvalid);
+        gf__batch_layout(l->ds, l->BR, s->host, &hd, s->hfeat, s->hvalid);
         s->hdata = hd;
         b->host.data = s->hdata;
         b->host.features = s->hfeat;

@@ -123,9 +123,15 @@
        unit=s|ms|us|ns   TIMESTAMP/TIME/DATE columns: the unit values arrive in,
                          whatever each file's (unit; default: the first file's)
        missing=error|null  a column some files lack: an error, or nulls there
+       pack=T            token packing: each row a document of a list<int> column,
+                         concatenated and cut into rows of T tokens (pack)
+       positions         with pack: a second feature, each token's position in
+                         its document (0 at every document's start)
+       eos=ID            with pack: the token ID appended after every document
 
    e.g. --feature dep_delay:f32 --feature carrier:i32:hash=1000
         --feature emb.list.element:f32:width=8:ragged=pad
+        --feature input_ids:i32:pack=2048:positions:eos=0
    A column name may itself contain ':' (the options and the dtype are taken
    from the right). The cache's description (gpufeed-cache ls) prints
    features in the same syntax. (It comes first in this file: the parser's
@@ -175,7 +181,22 @@ GF_CLI_FN int gf_cli_option(const char *o, size_t len, gpufeed_feature *f, char 
     if (!eq) {
         if (GF_CLI_KEY("valid")) { f->validity = 1; return 1; }
         if (GF_CLI_KEY("lengths")) { f->list_lengths = 1; return 1; }
+        if (GF_CLI_KEY("positions")) { f->positions = 1; return 1; }
         return 0;
+    }
+    if (GF_CLI_KEY("pack")) {
+        if (gf_cli_u64(v, &u) || u == 0 || u > (unsigned long long)GPUFEED_MAX_PACK) {
+            snprintf(msg, cap, "pack=%s: needs tokens a row, an integer in [1, %d] (GPUFEED_MAX_PACK)", v, (int)GPUFEED_MAX_PACK); return -1;
+        }
+        f->pack = (int32_t)u; return 1;
+    }
+    if (GF_CLI_KEY("eos")) {
+        char *e;
+        long long x;
+        errno = 0;
+        x = strtoll(v, &e, 10);
+        if (!*v || *e || errno) { snprintf(msg, cap, "eos=%s: needs an integer token id", v); return -1; }
+        f->eos = (int64_t)x; f->use_eos = 1; return 1;
     }
     if (GF_CLI_KEY("hash")) {
         if (gf_cli_u64(v, &u) || u == 0) { snprintf(msg, cap, "hash=%s: needs a positive bucket count", v); return -1; }
@@ -231,7 +252,7 @@ GF_CLI_FN int gf_cli_option(const char *o, size_t len, gpufeed_feature *f, char 
         return 1;
     }
 #undef GF_CLI_KEY
-    snprintf(msg, cap, "unknown option '%.*s' (hash, seed, fill, null, valid, cast, width, ragged, lengths, unit, missing)", (int)kl, o);
+    snprintf(msg, cap, "unknown option '%.*s' (hash, seed, fill, null, valid, cast, width, ragged, lengths, unit, missing, pack, positions, eos)", (int)kl, o);
     return -1;
 }
 
@@ -291,6 +312,7 @@ GF_CLI_FN int gf_cli_feature_parse(const char *spec, gpufeed_feature *f, char **
     memcpy(*column, spec, end); (*column)[end] = 0;
     f->column = *column;
     if (f->list_lengths && f->width) { snprintf(msg, cap, "'%s': lengths and width=W make two features: give the column twice", spec); free(*column); *column = NULL; return -1; }
+    if ((f->positions || f->use_eos) && !f->pack) { snprintf(msg, cap, "'%s': %s needs pack=T", spec, f->positions ? "positions" : "eos"); free(*column); *column = NULL; return -1; }
     return 0;
 }
 
@@ -312,12 +334,23 @@ GF_CLI_FN int gf_cli_features_push(gf_cli_features *fs, const gpufeed_feature *f
     return 0;
 }
 
-/* --feature SPEC: appends one feature. 0, or -1 with a message. */
+/* --feature SPEC: appends one feature (a packed column with positions: two,
+   its tokens and their positions). 0, or -1 with a message. */
 GF_CLI_FN int gf_cli_features_add(gf_cli_features *fs, const char *spec, char *msg, size_t cap)
 {
     gpufeed_feature f;
     char *name;
     if (gf_cli_feature_parse(spec, &f, &name, msg, cap)) return -1;
+    if (f.pack && f.positions) {
+        char *name2 = (char *)malloc(strlen(name) + 1);
+        gpufeed_feature pos = f;
+        f.positions = 0;
+        if (!name2 || gf_cli_features_push(fs, &f, name)) { free(name); free(name2); snprintf(msg, cap, "out of memory"); return -1; }
+        strcpy(name2, name);
+        pos.column = name2;
+        if (gf_cli_features_push(fs, &pos, name2)) { free(name2); snprintf(msg, cap, "out of memory"); return -1; }
+        return 0;
+    }
     if (gf_cli_features_push(fs, &f, name)) { free(name); snprintf(msg, cap, "out of memory"); return -1; }
     return 0;
 }

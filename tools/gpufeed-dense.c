@@ -86,6 +86,7 @@ int main(int argc, char **argv)
     gpufeed_dataset *ds = NULL;
     gpufeed_reader *rd = NULL;
     gpufeed_reader_desc rdd;
+    gpufeed_loader *lo = NULL;
     gpufeed_error err;
     gpufeed_dataset_info info;
     FILE *out = NULL;
@@ -282,19 +283,26 @@ int main(int argc, char **argv)
         if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
     }
     gpufeed_dataset_get_info(ds, &info);
-    memset(&rdd, 0, sizeof rdd);
-    rdd.batch_rows = batch;
-    rdd.threads = threads; /* the columns split between threads: the same bytes */
-    if (gpufeed_reader_open(&rd, ds, &rdd, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
+    if (info.pack) { /* packed rows are cut by a loader, in the dataset's order */
+        gpufeed_loader_desc ld;
+        memset(&ld, 0, sizeof ld);
+        ld.batch_rows = batch; ld.workers = threads; ld.no_unit_shuffle = 1;
+        if (gpufeed_loader_open(&lo, ds, &ld, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
+    } else {
+        memset(&rdd, 0, sizeof rdd);
+        rdd.batch_rows = batch;
+        rdd.threads = threads; /* the columns split between threads: the same bytes */
+        if (gpufeed_reader_open(&rd, ds, &rdd, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
+    }
     out = strcmp(outp, "-") ? fopen(outp, "wb") : stdout;
     if (!out) { fprintf(stderr, "gpufeed-dense: cannot write '%.100s': %s\n", outp, strerror(errno)); rc = 1; goto done; }
     if (out == stdout) outp = "stdout";
     gf_cli_progress_start(&pg);
     for (;;) {
         gpufeed_batch b;
-        gpufeed_result r = gpufeed_reader_next(rd, &b);
+        gpufeed_result r = lo ? gpufeed_loader_next(lo, &b) : gpufeed_reader_next(rd, &b);
         if (r == GPUFEED_DONE) break;
-        if (r) { gf_cli_progress_done(&pg); gf_cli_error(&cli, gpufeed_reader_error(rd)); rc = 1; goto done; }
+        if (r) { gf_cli_progress_done(&pg); gf_cli_error(&cli, lo ? gpufeed_loader_error(lo) : gpufeed_reader_error(rd)); rc = 1; goto done; }
         if (fwrite(b.data, (size_t)b.row_bytes, (size_t)b.num_rows, out) != (size_t)b.num_rows) {
             gf_cli_progress_done(&pg);
             fprintf(stderr, "gpufeed-dense: write to '%.100s' failed: %s\n", outp, strerror(errno)); rc = 1; goto done;
@@ -326,6 +334,7 @@ int main(int argc, char **argv)
     }
 done:
     if (out && out != stdout) fclose(out);
+    gpufeed_loader_close(lo);
     gpufeed_reader_close(rd);
     gpufeed_dataset_close(ds);
     gpufeed_where_free(wh);
