@@ -9824,6 +9824,44 @@ static gpufeed_result gf__col_drop_values(gpufeed_column *c, uint32_t nn)
     return GPUFEED_OK;
 }
 
+/* Skips n values of a run-length / bit-packed hybrid stream without
+   unpacking them: 0, or -1 when the stream ends first (r->err set). */
+static int gf__rle_skip(gf__rle *r, uint64_t n)
+{
+    while (n > 0) {
+        if (r->rle_left) {
+            uint32_t k = n < r->rle_left ? (uint32_t)n : r->rle_left;
+            r->rle_left -= k; n -= k;
+        } else if (r->lit_left) {
+            uint32_t k = n < r->lit_left ? (uint32_t)n : r->lit_left;
+            if (k > r->lit_avail) { r->err = 1; return -1; }
+            r->lit_left -= k; r->lit_avail -= k; r->lit_pos += k; n -= k;
+        } else if (!gf__rle_next_run(r)) {
+            r->err = 1;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Skips nn compact values of the current page: dictionary indices stepped
+   over by runs (not checked: no value of them is used), others dropped. */
+static gpufeed_result gf__col_skip_values(gpufeed_column *c, uint32_t nn)
+{
+    if (nn == 0) return GPUFEED_OK;
+    if (c->enc != GPUFEED_ENC_PLAIN_DICTIONARY && c->enc != GPUFEED_ENC_RLE_DICTIONARY) return gf__col_drop_values(c, nn);
+    if (!c->idx_ready) {
+        int bw;
+        if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
+        bw = *c->vp;
+        if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
+        gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
+        c->idx_ready = 1;
+    }
+    if (gf__rle_skip(&c->idx, nn)) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
+    return GPUFEED_OK;
+}
+
 /* ---- nested leaves: level entries, rows of many entries ----
 
    The levels of the current page are decoded GF__LTILE entries at a time
@@ -11056,6 +11094,7 @@ typedef struct gf__dcol {
     int32_t width;                     /* W (0: a scalar or lengths feature) */
     int32_t list_policy;
     int lengths;                       /* output the list's length */
+    int pack;                          /* a packed feature's column (gf__dcol_read_pack) */
     int64_t *vdst;                     /* [GF__TILE] where each value of a run goes (-1: dropped) */
     int64_t *vrow;                     /* [GF__TILE] and its row */
     int virt;                          /* this unit's file holds no such column: GF__VIRT_* */
@@ -11989,6 +12028,265 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
     return GPUFEED_OK;
 }
 
+/* ---- packed features: documents of a list column ----
+   A packed read walks the levels of a list<int> column (one repeated
+   level) by their runs: a run of continuing present elements (repetition 1,
+   definition max, as long as a document) is one step, its values decoded
+   straight into the tokens; the rest (row starts, nulls, bit-packed level
+   groups) goes through a tile of entries, one at a time. The counting pass
+   (no tokens wanted) never decodes a value. */
+typedef struct gf__pkst {
+    int64_t k, rows;                   /* rows wanted, rows started */
+    int64_t at, cap;                   /* tokens written, the most there is room for */
+    int64_t nd;                        /* documents written */
+    int64_t row, len, wlen;            /* the current row (-1 none), its tokens (kept), its elements */
+    int kept, rowel;                   /* the predicates keep it; it has elements */
+    int skip;                          /* skipping rows: values stepped over, no row kept */
+    uint8_t *tok;                      /* NULL: counting or skipping */
+    int32_t *lens;
+    const uint8_t *eos, *fill, *mask;
+    int null_error;
+    const char *fname;
+    int64_t row0;
+    gpufeed_column *c;                 /* the column read */
+    size_t dsz;                        /* the tokens' dtype size */
+    /* a page walk (gf__pack_page_index): each data page that starts a row */
+    const gpufeed_allocator *ra;       /* NULL: none */
+    int64_t rn, rcap;
+    uint64_t *roff;
+    int64_t *rrow, *rval;
+    int32_t *rord;
+} gf__pkst;
+
+/* the page just opened starts a row: its place, first row and first value */
+static int gf__pack_rec(gf__pkst *st, const gpufeed_column *c)
+{
+    if (st->rn == st->rcap) {
+        int64_t nc = st->rcap ? st->rcap * 2 : 64;
+        uint64_t *o = (uint64_t *)gf__realloc(st->ra, st->roff, (size_t)nc * 8);
+        int64_t *w, *v;
+        int32_t *d;
+        if (o) st->roff = o;
+        w = (int64_t *)gf__realloc(st->ra, st->rrow, (size_t)nc * 8);
+        if (w) st->rrow = w;
+        v = (int64_t *)gf__realloc(st->ra, st->rval, (size_t)nc * 8);
+        if (v) st->rval = v;
+        d = (int32_t *)gf__realloc(st->ra, st->rord, (size_t)nc * 4);
+        if (d) st->rord = d;
+        if (!o || !w || !v || !d) return -1;
+        st->rcap = nc;
+    }
+    st->roff[st->rn] = c->page_off;
+    st->rord[st->rn] = c->cur_page;
+    st->rrow[st->rn] = c->rows_seen;
+    st->rval[st->rn] = c->ch->num_values - c->values_left - (int64_t)c->page_nv;
+    st->rn++;
+    return 0;
+}
+
+/* the current row ends: a document, when kept (eos after a document of any token) */
+static gpufeed_result gf__pack_row_end(gf__dcol *d, gf__pkst *st, size_t dsz)
+{
+    if (st->row < 0 || !st->kept || st->skip) return GPUFEED_OK;
+    if (st->eos && st->len > 0) {
+        if (st->at >= st->cap) return GPUFEED_ERR_LIMIT;
+        if (st->tok) memcpy(st->tok + (size_t)st->at * dsz, st->eos, dsz);
+        st->at++; st->len++;
+    }
+    (void)d;
+    st->lens[st->nd++] = (int32_t)st->len;
+    return GPUFEED_OK;
+}
+
+static gpufeed_result gf__pack_over(const gf__pkst *st)
+{
+    return gf__col_fail(st->c, GPUFEED_ERR_CORRUPT, "feature '%s': the rows from row %lld hold more than the %lld tokens counted for them (the file "
+                        "changed since it was counted?)", st->fname, (long long)st->row0, (long long)st->cap);
+}
+
+/* n present values of the page in order, converted into dst (contiguous) */
+static gpufeed_result gf__pack_values(gf__dcol *d, gf__pkst *st, uint32_t n, uint8_t *dst, size_t dsz)
+{
+    gpufeed_column *c = &d->c;
+    gpufeed_result r;
+    if (c->enc == GPUFEED_ENC_PLAIN_DICTIONARY || c->enc == GPUFEED_ENC_RLE_DICTIONARY) {
+        r = gf__dcol_dict(d, dsz);
+        if (r) return r;
+        if (!c->idx_ready) {
+            int bw;
+            if (c->vp >= c->vend) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices miss their bit width");
+            bw = *c->vp;
+            if (bw > 32) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary index bit width %d", bw);
+            gf__rle_init(&c->idx, c->vp + 1, c->vend, bw);
+            c->idx_ready = 1;
+        }
+        while (n > 0) {
+            const uint32_t k = n < GF__TILE ? n : GF__TILE, dn = c->dict_n;
+            uint32_t j, bad = 0;
+            if (gf__rle_get(&c->idx, d->idx, k) != k) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
+            for (j = 0; j < k; j++) bad |= d->idx[j] >= dn;
+            if (!bad && d->dbad_any && !d->conv.unsafe_cast) for (j = 0; j < k; j++) bad |= d->dbad[d->idx[j]];
+            if (bad) { /* the slow way, for the message */
+                for (j = 0; j < k; j++) { d->vdst[j] = (int64_t)((size_t)j * dsz); d->vrow[j] = st->row; }
+                r = gf__dcol_list_values(d, st->fname, k, dst, NULL, st->row0);
+                if (r) return r;
+            } else if (dsz == 4) {
+                const uint32_t *dv = (const uint32_t *)(const void *)d->dconv;
+                uint32_t *o = (uint32_t *)(void *)dst;
+                for (j = 0; j < k; j++) o[j] = dv[d->idx[j]];
+            } else {
+                const uint64_t *dv = (const uint64_t *)(const void *)d->dconv;
+                for (j = 0; j < k; j++) memcpy(dst + (size_t)j * 8, &dv[d->idx[j]], 8);
+            }
+            dst += (size_t)k * dsz;
+            n -= k;
+        }
+        return GPUFEED_OK;
+    }
+    while (n > 0) { /* other encodings: canonical values, converted */
+        const uint32_t k = n < GF__TILE ? n : GF__TILE;
+        uint32_t j;
+        for (j = 0; j < k; j++) { d->vdst[j] = (int64_t)((size_t)j * dsz); d->vrow[j] = st->row; }
+        r = gf__dcol_list_values(d, st->fname, k, dst, NULL, st->row0);
+        if (r) return r;
+        dst += (size_t)k * dsz;
+        n -= k;
+    }
+    return GPUFEED_OK;
+}
+
+/* a run of m entries continuing the current row's list, all of definition
+   level df (present values, or null elements) */
+static gpufeed_result gf__pack_run(gf__dcol *d, gf__pkst *st, uint32_t m, uint32_t df, size_t dsz)
+{
+    gpufeed_column *c = st->c;
+    const uint32_t maxd = (uint32_t)c->ci->max_def, edef = (uint32_t)c->rdef[1];
+    if (c->row_start == 3) /* a page found by the page walk: the entries of the row before its first row start */
+        return df == maxd && (st->tok || st->skip) ? gf__col_skip_values(c, m) : GPUFEED_OK;
+    if (c->row_start || st->row < 0)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "repetition level 1 where a row must start (%s)",
+                            c->row_start == 2 ? "the first entry of a page found through the page index" : "the first entry of the column chunk");
+    if (!st->rowel || df < edef)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels: repetition level 1 continues a list that row %lld does not have (null or empty), "
+                            "or adds an element with definition level %u", (long long)(c->rows_seen - 1), df);
+    if ((st->wlen += m) > (int64_t)GPUFEED_MAX_LIST_WIDTH)
+        return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements", (long long)(c->rows_seen - 1),
+                            (unsigned long)GPUFEED_MAX_LIST_WIDTH);
+    if (!st->kept) return df == maxd && (st->tok || st->skip) ? gf__col_skip_values(c, m) : GPUFEED_OK;
+    if (st->at + (int64_t)m > st->cap) return gf__pack_over(st);
+    if (df == maxd) {
+        if (st->tok) {
+            gpufeed_result r = gf__pack_values(d, st, m, st->tok + (size_t)st->at * dsz, dsz);
+            if (r) return r;
+        }
+    } else if (st->null_error) {
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", st->fname,
+                            (long long)st->len, (long long)(st->row0 + st->row));
+    } else if (st->tok) {
+        uint32_t j;
+        for (j = 0; j < m; j++) memcpy(st->tok + (size_t)(st->at + j) * dsz, st->fill, dsz);
+    }
+    st->at += m;
+    st->len += m;
+    return GPUFEED_OK;
+}
+
+/* the tile's entries from c->tpos on, one at a time, until the row after
+   the k wanted would start (*stop); their values after them */
+static gpufeed_result gf__pack_tile_entries(gf__dcol *d, gf__pkst *st, size_t dsz, int *stop)
+{
+    gpufeed_column *c = st->c;
+    const uint32_t maxd = (uint32_t)c->ci->max_def, edef = (uint32_t)c->rdef[1];
+    const int64_t rg_rows = c->f->md.row_groups[c->rg].num_rows;
+    uint32_t i, nv = 0;
+    for (i = c->tpos; i < c->tcnt; i++) {
+        const uint32_t rp = c->tr[i], df = c->td[i];
+        if (rp > 1 || df > maxd)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "level entry %lld of the page: repetition level %u, definition level %u (the column's maxima: 1, %u)",
+                                (long long)gf__nest_entry(c, i), rp, df, maxd);
+        if (rp == 0) { /* a row starts */
+            if (st->rows == st->k) { *stop = 1; break; }
+            if (c->rows_seen >= rg_rows)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the levels start more rows than the row group's %lld (level entry %lld of the page)",
+                                    (long long)rg_rows, (long long)gf__nest_entry(c, i));
+            if (gf__pack_row_end(d, st, dsz)) return gf__pack_over(st);
+            c->rows_seen++; st->rows++; st->row++;
+            c->row_start = 0;
+            st->len = 0; st->wlen = 0;
+            st->kept = !st->skip && (!st->mask || st->mask[st->row]);
+            st->rowel = df >= edef;
+            if (df + 1 < edef && st->null_error && st->kept)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null list at row %lld (null policy: error)", st->fname,
+                                    (long long)(st->row0 + st->row));
+            if (df < edef) continue;   /* a null or empty list: no tokens */
+        } else {
+            if (c->row_start == 3) { /* the row before's (gf__pack_run) */
+                if (df == maxd && (st->tok || st->skip)) {
+                    if (!st->skip) { d->vdst[nv] = -1; d->vrow[nv] = 0; }
+                    nv++;
+                }
+                continue;
+            }
+            if (c->row_start || st->row < 0 || !st->rowel || df < edef)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels at level entry %lld of the page: repetition level 1 with definition level "
+                                    "%u, after a row %s", (long long)gf__nest_entry(c, i), df, st->row < 0 || c->row_start ? "start was due" : "without a list");
+        }
+        if (++st->wlen > (int64_t)GPUFEED_MAX_LIST_WIDTH)
+            return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements", (long long)(c->rows_seen - 1),
+                                (unsigned long)GPUFEED_MAX_LIST_WIDTH);
+        if (!st->kept) {
+            if (df == maxd && !st->skip) { d->vdst[nv] = -1; d->vrow[nv] = st->row; }
+            nv += df == maxd;
+            continue;
+        }
+        if (st->at >= st->cap) return gf__pack_over(st);
+        if (df == maxd) { d->vdst[nv] = (int64_t)((size_t)st->at * dsz); d->vrow[nv] = st->row; nv++; }
+        else if (st->null_error)
+            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", st->fname,
+                                (long long)st->len, (long long)(st->row0 + st->row));
+        else if (st->tok) memcpy(st->tok + (size_t)st->at * dsz, st->fill, dsz);
+        st->at++; st->len++;
+    }
+    c->tpos = i;
+    if (nv && st->skip) return gf__col_skip_values(c, nv);
+    if (nv && st->tok) return gf__dcol_list_values(d, st->fname, nv, st->tok, st->mask, st->row0);
+    return GPUFEED_OK;
+}
+
+/* the next level entries of the page: a run of continuing elements (1,
+   with its definition level in *df and length in *m), or 0 with the tile
+   filled with entries up to where such a run may start */
+static gpufeed_result gf__pack_next(gpufeed_column *c, uint32_t *m, uint32_t *df)
+{
+    gf__rle *rp = &c->rep, *dp = &c->def;
+    uint32_t n;
+    *m = 0;
+    if (c->page_left == 0) {
+        gpufeed_result r;
+        c->in_page = 0;
+        r = gf__col_next_page(c);
+        if (r) return r;
+    }
+    if ((!rp->rle_left && !rp->lit_left && !gf__rle_next_run(rp)) || (!dp->rle_left && !dp->lit_left && !gf__rle_next_run(dp)) || rp->err || dp->err)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "levels end before the page's %u values do", c->page_nv);
+    if (rp->rle_left && rp->rle_val == 1 && dp->rle_left) { /* a run of continuing elements */
+        n = rp->rle_left < dp->rle_left ? rp->rle_left : dp->rle_left;
+        if (n > c->page_left) n = c->page_left;
+        rp->rle_left -= n; dp->rle_left -= n;
+        c->page_left -= n;
+        *m = n; *df = dp->rle_val;
+        return GPUFEED_OK;
+    }
+    n = c->page_left < GF__LTILE ? c->page_left : GF__LTILE; /* one at a time: up to where the levels may run again */
+    if (rp->rle_left && rp->rle_left < n) n = rp->rle_left;
+    if (!rp->rle_left && rp->lit_left < n) n = rp->lit_left;
+    if (gf__rle_get(rp, c->tr, n) != n || rp->err || gf__rle_get(dp, c->td, n) != n || dp->err)
+        return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "levels end before the page's %u values do", c->page_nv);
+    c->page_left -= n;
+    c->tpos = 0; c->tcnt = n;
+    return GPUFEED_OK;
+}
+
 /* A packed feature's k rows (gpufeed_feature.pack): each row the
    predicates keep (mask) is a document. Its elements go on at tok + *ntok
    x dsz, then `eos` (when given) after a document of any token, and its
@@ -11996,79 +12294,73 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
    document of no tokens (a null one an error with null_error). tok NULL:
    lengths only, no value decoded (the counting pass). More than cap
    tokens is an error: the unit holds more than it was counted to. */
+static gpufeed_result gf__pack_read(gf__dcol *d, gf__pkst *st)
+{
+    gpufeed_column *c = st->c;
+    const size_t dsz = st->dsz;
+    int stop = 0;
+    gpufeed_result r = GPUFEED_OK;
+    st->row = -1;
+    st->row0 = c->rows_done;
+    if (c->ci->max_rep != 1) return gf__col_fail(c, GPUFEED_ERR_SCHEMA, "feature '%s': a packed column has one repeated level", st->fname);
+    while (!stop) {
+        uint32_t m = 0, df = 0;
+        int newpage;
+        if (c->tpos < c->tcnt) {
+            r = gf__pack_tile_entries(d, st, dsz, &stop);
+            if (r) return r;
+            continue;
+        }
+        newpage = c->page_left == 0;
+        r = gf__pack_next(c, &m, &df);
+        if (r == GPUFEED_DONE) { /* the chunk's end */
+            if (st->rows < st->k)
+                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)(st->row0 + st->rows),
+                                    (long long)(st->k - st->rows));
+            r = GPUFEED_OK;
+            break;
+        }
+        if (r) return r;
+        if (newpage && st->ra && gf__pack_rec(st, c))
+            return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for the page index");
+        if (m) {
+            r = gf__pack_run(d, st, m, df, dsz);
+            if (r) return r;
+        }
+    }
+    if (gf__pack_row_end(d, st, dsz)) return gf__pack_over(st);
+    c->rows_done += st->rows;
+    return GPUFEED_OK;
+}
+
 static gpufeed_result gf__dcol_read_pack(gf__dcol *d, const char *fname, int64_t k, uint8_t *tok, int64_t cap, int64_t *ntok, int32_t *lens,
                                          int64_t *ndocs, const uint8_t *eos, const uint8_t *fill, int null_error, const uint8_t *mask)
 {
-    gpufeed_column *c = &d->c;
-    const size_t dsz = gpufeed_dtype_size(d->conv.dt);
-    const uint32_t maxd = (uint32_t)c->ci->max_def, ldef = (uint32_t)(c->rdef[1] - 1);
-    const int64_t row0 = c->rows_done;
-    int64_t rows = 0, levels = 0, row = -1, len = 0, at = *ntok, nd = *ndocs;
-    int done = 0;
-    while (!done) {
-        uint32_t e, nn, i, nv = 0;
-        int stop, over = 0;
-        gpufeed_result r = gf__nest_seg(c, k, &rows, &levels, INT64_MAX, &e, &nn, &stop);
-        if (r == GPUFEED_DONE) {
-            if (rows < k)
-                return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "chunk ended at row %lld, %lld rows early", (long long)(row0 + rows), (long long)(k - rows));
-            e = c->tpos;
-            nn = 0;
-            stop = 1;
-            r = GPUFEED_OK;
-        } else if (r) return r;
-        done = stop;
-        for (i = c->tpos; i <= e; i++) {
-            uint32_t rp, df;
-            int kept;
-            if (i == e && !done) break;    /* the run ends inside a row */
-            rp = i < e ? c->tr[i] : 0; df = i < e ? c->td[i] : 0;
-            if (rp == 0 && row >= 0 && (!mask || mask[row])) { /* the row before ends: a document */
-                if (eos && len > 0) {
-                    if (at >= cap) { over = 1; break; }
-                    if (tok) memcpy(tok + (size_t)at * dsz, eos, dsz);
-                    at++; len++;
-                }
-                lens[nd++] = (int32_t)len;
-            }
-            if (i == e) break;
-            if (rp == 0) {
-                row++;
-                len = 0;
-                if (df < ldef && null_error && (!mask || mask[row]))
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null list at row %lld (null policy: error)", fname, (long long)(row0 + row));
-                if (df <= ldef) continue;  /* a null or empty list: no tokens */
-            } else if (row < 0) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "a list continues before any row starts");
-            kept = !mask || mask[row];
-            if (kept && at >= cap) { over = 1; break; }
-            if (df == maxd) {              /* a token */
-                if (tok) {
-                    d->vdst[nv] = kept ? (int64_t)((size_t)at * dsz) : -1;
-                    d->vrow[nv] = row;
-                }
-                nv++;
-            } else if (kept) {             /* a null element */
-                if (null_error)
-                    return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", fname,
-                                        (long long)len, (long long)(row0 + row));
-                if (tok) memcpy(tok + (size_t)at * dsz, fill, dsz);
-            }
-            if (kept) { at++; len++; }
-        }
-        if (over)
-            return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': the rows from row %lld hold more than the %lld tokens counted for them (the "
-                                "file changed since it was counted?)", fname, (long long)row0, (long long)(cap - *ntok));
+    gf__pkst st;
+    gpufeed_result r;
+    memset(&st, 0, sizeof st);
+    st.k = k; st.at = *ntok; st.cap = cap; st.nd = *ndocs;
+    st.tok = tok; st.lens = lens; st.eos = eos; st.fill = fill; st.mask = mask; st.null_error = null_error;
+    st.fname = fname;
+    st.c = &d->c;
+    st.dsz = gpufeed_dtype_size(d->conv.dt);
+    r = gf__pack_read(d, &st);
+    *ntok = st.at;
+    *ndocs = st.nd;
+    return r;
+}
 
-        /* the run's values */
-        if (nn && !tok) r = gf__col_drop_values(c, nn);
-        else if (nn) r = gf__dcol_list_values(d, fname, nn, tok, mask, row0);
-        if (r) return r;
-        c->tpos = e;
-    }
-    c->rows_done += rows;
-    *ntok = at;
-    *ndocs = nd;
-    return GPUFEED_OK;
+/* Skips n rows of a packed column by the runs of its levels, its values
+   stepped over (a unit that starts inside a row group without a page index) */
+static gpufeed_result gf__pack_skip(gf__dcol *d, int64_t n)
+{
+    gf__pkst st;
+    memset(&st, 0, sizeof st);
+    st.k = n; st.cap = INT64_MAX; st.skip = 1;
+    st.fname = d->name ? d->name : "?";
+    st.c = &d->c;
+    st.dsz = gpufeed_dtype_size(d->conv.dt);
+    return gf__pack_read(d, &st);
 }
 
 /* >>dataset -------------------------------------------------------------- */
@@ -13286,6 +13578,50 @@ static uint64_t gf__straddle_bytes(const gf__pidx *pi, const gpufeed_file *f, in
     return end > pi->offset[lo] ? end - pi->offset[lo] : 1;
 }
 
+/* A packed column's chunk without an OffsetIndex: each data page's first
+   row (the first that starts in it: v1 pages may begin inside a row, and
+   their headers do not say where rows start), found by walking the levels'
+   runs, so that its units are cut at pages and a reader seeks to the page
+   where its first row starts (gf__col_position: the entries before it
+   there are the row before's, stepped over) instead of skipping rows. */
+static gpufeed_result gf__pack_page_index(gpufeed_dataset *ds, int32_t file, int32_t rg, int32_t col, gf__pidx *pi, gpufeed_error *err)
+{
+    gpufeed_file *f = ds->files[file];
+    gpufeed_column *c;
+    gf__pkst st;
+    gpufeed_result r;
+    int64_t i, k;
+    memset(pi, 0, sizeof *pi);
+    r = gpufeed_column_open(&c, f, rg, col, NULL, err);
+    if (r) return r;
+    memset(&st, 0, sizeof st);
+    st.k = f->md.row_groups[rg].num_rows; st.cap = INT64_MAX; st.skip = 1;
+    st.fname = f->md.columns[col].path;
+    st.c = c;
+    st.dsz = 4;
+    st.ra = &ds->alloc;
+    r = gf__pack_read(NULL, &st);
+    if (r) gf__seterr(err, r, "%s", gpufeed_column_error(c));
+    if (!r) {
+        pi->first_row = (int64_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 8);
+        pi->first_value = (int64_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 8);
+        pi->offset = (uint64_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 8);
+        pi->ordinal = (int32_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 4);
+        if (!pi->first_row || !pi->first_value || !pi->offset || !pi->ordinal) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+    }
+    for (i = 0, k = 0; !r && i < st.rn; i++) {
+        if (k && st.rrow[i] == pi->first_row[k - 1]) k--; /* no row starts in the page before: row r starts in this one or later */
+        if (k ? st.rrow[i] < pi->first_row[k - 1] : st.rrow[i] != 0) continue; /* rows increase from 0 */
+        pi->first_row[k] = st.rrow[i]; pi->first_value[k] = st.rval[i];
+        pi->offset[k] = st.roff[i]; pi->ordinal[k] = st.rord[i];
+        k++;
+    }
+    pi->n = r ? 0 : k;
+    gf__free(&ds->alloc, st.roff); gf__free(&ds->alloc, st.rrow); gf__free(&ds->alloc, st.rval); gf__free(&ds->alloc, st.rord);
+    gpufeed_column_close(c);
+    return r;
+}
+
 static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t rg, int32_t col, gf__pidx *pi, gpufeed_error *err)
 {
     gpufeed_file *f = ds->files[file];
@@ -13307,6 +13643,7 @@ static gpufeed_result gf__page_index(gpufeed_dataset *ds, int32_t file, int32_t 
         if (!nested) return GPUFEED_OK;
         have_oi = 1;
     }
+    if (nested && !have_oi && ds->pack && f->md.columns[col].max_rep == 1) return gf__pack_page_index(ds, file, rg, col, pi, err);
     memset(pi, 0, sizeof *pi);
     r = gpufeed_chunk_pages(f, rg, col, NULL, 0, &n, err);
     if (r) return r;
@@ -14686,6 +15023,7 @@ static gpufeed_result gf__col_position(gpufeed_column *c, const gf__pidx *pi, in
     gpufeed_result r;
     gf__col_hint(c, pi, r1); /* read ahead no further than the unit's pages */
     if (r0 == 0) return GPUFEED_OK;
+    if ((!pi || pi->n == 0) && d && d->pack && c->nested) return gf__pack_skip(d, r0);
     if (!pi || pi->n == 0) return gf__col_skip(c, r0);
     hi = pi->n - 1;
     while (lo < hi) { /* last page with first_row <= r0 */
@@ -14698,6 +15036,10 @@ static gpufeed_result gf__col_position(gpufeed_column *c, const gf__pidx *pi, in
         if (r) return r;
     }
     if (d && r0 > c->rows_done && c->dict_pending && !c->has_dict && d->dent < 0 && d->dcp && gf__dcache_load(d->dcp)) gf__dcol_shared_dict(d);
+    if (d && d->pack && c->nested) {
+        if (c->row_start == 2) c->row_start = 3; /* the page may begin inside the row before: its entries stepped over */
+        return gf__pack_skip(d, r0 - c->rows_done);
+    }
     return gf__col_skip(c, r0 - c->rows_done);
 }
 
@@ -14815,6 +15157,7 @@ static gpufeed_result gf__scratch_begin(gpufeed_scratch *s, int64_t unit)
             d->width = ds->feats[j].width;
             d->list_policy = ds->feats[j].list_policy;
             d->lengths = ds->feats[j].list_lengths;
+            d->pack = ds->feats[j].pack > 0;
             if (!c->has_dict) { /* another chunk: let go of its dictionary */
                 d->dconv_ok = 0;
                 gf__dcache_release(gf__dcache_load(&ds->dcache), d->dent);
