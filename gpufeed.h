@@ -203,6 +203,7 @@
      GPUFEED_MAX_WORKERS           256      loader threads
      GPUFEED_MAX_PACK              1 Mi     tokens of one packed row (the
                                             largest gpufeed_feature.pack)
+     GPUFEED_MAX_SOURCES           256      datasets of one mixture
      GPUFEED_MAX_PARTITION_KEYS    64       distinct key=value keys in a
                                             dataset's paths
      GPUFEED_MAX_OPEN_FILES        64       descriptors a dataset keeps open for
@@ -433,6 +434,9 @@
 #endif
 #ifndef GPUFEED_MAX_PACK
 #define GPUFEED_MAX_PACK (1 << 20)
+#endif
+#ifndef GPUFEED_MAX_SOURCES
+#define GPUFEED_MAX_SOURCES 256
 #endif
 #ifndef GPUFEED_UNIT_BYTES
 #define GPUFEED_UNIT_BYTES ((int64_t)16 << 20)
@@ -1314,6 +1318,43 @@ GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l);
 GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l);
 /* Batches per epoch on this rank (after the even-batches rule). */
 GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch);
+
+/* Mixtures: one loader over several datasets, each with a weight. Every
+   batch draws its rows from the sources in proportion to their weights:
+   source s gives floor(B p_s) or that plus one of a batch's B rows (p_s its
+   weight over the sum), the extra rows going to the sources furthest
+   behind their targets so far, so each source stays within a row of its
+   share in every batch and overall; inside a batch the sources' rows are
+   interleaved the same way (the source furthest behind goes next), so any
+   slice of a batch (a rank's, in elastic mode) holds them in proportion.
+   For packed datasets a row is T tokens: proportions in tokens. Each
+   source keeps its own seeded order: mixture epoch e reads source s in the
+   order of a loader with seed mix(seed, s, e); its first epoch, or more
+   (until=LONGEST). The mixture's epoch ends when the first source runs out
+   (GPUFEED_UNTIL_FIRST: the other sources' rest of that epoch is not read,
+   stats.rows_dropped), or when the last one does (GPUFEED_UNTIL_LONGEST: a
+   source that runs out goes on with its next epoch's order,
+   stats.rows_repeated). Everything else is the loader's: the desc's batch
+   size, workers (shared out between the sources by weight, one each at
+   least), shuffle, ranks (each rank mixes its own shards; batch counts
+   are equal), elastic mode (without partitions: every rank plans the
+   global batches), resume at (epoch, batch) (nothing before the batch is
+   decoded), the tensor cache (one per source dataset), uploaders and
+   DLPack. The sources' datasets give the same features (column, dtype and
+   options; a source that cannot is an error naming it) and stay open
+   until the loader closes. */
+enum { GPUFEED_UNTIL_FIRST = 0, GPUFEED_UNTIL_LONGEST = 1 };
+typedef struct gpufeed_mix_source {
+    gpufeed_dataset *dataset;
+    double weight;                     /* > 0 (finite) */
+} gpufeed_mix_source;
+typedef struct gpufeed_mixture_desc {
+    const gpufeed_mix_source *sources;
+    int32_t num_sources;               /* 1 .. GPUFEED_MAX_SOURCES */
+    int32_t until;                     /* GPUFEED_UNTIL_FIRST (0) or GPUFEED_UNTIL_LONGEST */
+} gpufeed_mixture_desc;
+GPUFEED_API gpufeed_result gpufeed_loader_open_mixture(gpufeed_loader **out, const gpufeed_mixture_desc *mix,
+    const gpufeed_loader_desc *desc, gpufeed_error *err);
 /* Source bytes read for the units of one epoch (0 when they came from the
    cache), for the first 64 epochs of the stream. */
 GPUFEED_API uint64_t gpufeed_loader_epoch_bytes(gpufeed_loader *l, int64_t epoch);
@@ -16239,6 +16280,7 @@ static void gf__epoch_perm(int64_t *perm, int64_t n, const gpufeed_dataset *ds, 
 }
 
 typedef struct gf__cache gf__cache;
+typedef struct gf__mix gf__mix;     /* a mixture's state (>>loader) */
 typedef struct gf__piece {
     uint64_t off, len;
     uint8_t *ptr;
@@ -16297,6 +16339,35 @@ typedef struct gf__eplan {
     int64_t nb, take, pad, R;          /* batches, rows used, rows repeated, the rank's rows */
     int64_t kr;                        /* the last batch holding real rows, -1 none */
 } gf__eplan;
+
+/* A mixture's state (gpufeed_loader_open_mixture, >>loader): its sources
+   and the batch being built. */
+typedef struct gf__mixsrc {
+    gpufeed_dataset *ds;
+    double p;                          /* weight over the sum */
+    int64_t base;                      /* floor(Bm p): rows of every batch at least */
+    int32_t workers;
+    gpufeed_batch b;                   /* the batch in hand of its loader ... */
+    int64_t used;                      /* ... rows of it used */
+    int64_t C;                         /* rows of the epoch's batches before the next one */
+    int64_t n;                         /* rows of the batch being built */
+    int64_t R;                         /* rows of its first pass: the fewest (FIRST) or the most
+                                          (LONGEST) of any rank's */
+    int64_t Rme;                       /* this rank's rows of its first pass */
+    /* the stats of its loaders of earlier epochs (closed) */
+    double *cb, *ca, *ci;              /* [workers] busy, assembly, idle seconds */
+    double cfull, cjit, chelp;
+    uint64_t cunits, cfrom, cbad, cdrop, ctok, crep;
+    int64_t cM;                        /* units an epoch of its last loader */
+} gf__mixsrc;
+
+struct gf__mix {
+    int32_t n, until;
+    gf__mixsrc *s;
+    int64_t Bm;                        /* rows a batch spans: the batch, or the global batch */
+    int64_t e, nb, k;                  /* the epoch in hand (-1 none), its batches, the next one */
+    int32_t *order;                    /* [Bm] each row's source */
+};
 
 /* A batch slot: batch q is assembled into slot q mod S. */
 typedef struct gf__bslot {
@@ -16437,6 +16508,8 @@ struct gpufeed_loader {
     char err[GPUFEED_ERROR_MAX];
     int32_t busy;                      /* atomic: a thread is in gpufeed_loader_next */
     int32_t cache_share;               /* loaders of this process opening the cache together */
+    int keep_all;                      /* a mixture's source: every row of this rank, no even rule */
+    gf__mix *mix;                      /* a mixture of datasets (inner: its sources' loaders) */
     int counted;                       /* among its dataset's users (gf__dataset_users) */
 };
 
@@ -16495,6 +16568,7 @@ static const gf__eplan *gf__eplan_at(const gpufeed_loader *l, gf__eplan *p, int6
         for (q = 0; q < l->pworld; q++) p->rank_rows[q] -= p->rank_rows[q] % l->pk;
     R = p->rank_rows[l->prank];
     if (l->elastic) nb = R / l->G; /* the partial global batch is dropped */
+    else if (l->keep_all) nb = (R + l->B - 1) / l->B; /* a mixture's source: every row of this rank */
     else if (l->world == 1) nb = l->d.last_batch == GPUFEED_DROP_LAST ? R / l->B : (R + l->B - 1) / l->B;
     else {
         nb = l->d.even == GPUFEED_EVEN_PAD ? 0 : INT64_MAX;
@@ -16506,8 +16580,8 @@ static const gf__eplan *gf__eplan_at(const gpufeed_loader *l, gf__eplan *p, int6
     p->nb = nb;
     if (l->elastic) { p->take = nb * l->G; p->pad = 0; }
     else {
-        p->take = (l->world == 1 && l->d.last_batch == GPUFEED_KEEP_LAST) ? R : (R < nb * l->B ? R : nb * l->B);
-        p->pad = (l->world > 1 && nb * l->B > R) ? nb * l->B - R : 0;
+        p->take = (l->world == 1 && l->d.last_batch == GPUFEED_KEEP_LAST) || l->keep_all ? R : (R < nb * l->B ? R : nb * l->B);
+        p->pad = (l->world > 1 && !l->keep_all && nb * l->B > R) ? nb * l->B - R : 0;
     }
     p->kr = p->take > 0 ? (p->take - 1) / l->G : -1;
     p->pre[0] = 0;
@@ -19355,13 +19429,6 @@ static int gf__wait_for(gpufeed_loader *l, int (*cond)(gpufeed_loader *, int64_t
 }
 
 
-/* rows of each rank in an epoch; returns this rank's batches */
-GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch)
-{
-    if (!l || epoch < 0) return 0;
-    if (l->ninner) return gpufeed_loader_epoch_batches(l->inner[0], epoch);
-    return gf__eplan_at(l, &l->aplan, epoch)->nb;
-}
 
 static void gf__write_trace(gpufeed_loader *l)
 {
@@ -19404,8 +19471,14 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     if (!l) return;
     ds = l->counted ? l->ds : NULL; /* a dataset closed before this loader goes with it */
     a = &l->ds->alloc;
-    if (l->inner) { /* partitioned: the partitions' loaders */
+    if (l->inner || l->mix) { /* partitioned, or a mixture: the partitions' (sources') loaders */
         for (i = 0; i < l->ninner; i++) gpufeed_loader_close(l->inner[i]);
+        if (l->mix) {
+            for (i = 0; l->mix->s && i < l->mix->n; i++) gf__free(a, l->mix->s[i].cb);
+            gf__free(a, l->mix->s);
+            gf__free(a, l->mix->order);
+            gf__free(a, l->mix);
+        }
         gf__free(a, l->inner);
         gf__free(a, l->omem);
         gf__free(a, l->ofeat);
@@ -20001,7 +20074,7 @@ static gpufeed_result gf__loader_check_desc(const gpufeed_dataset *ds, const gpu
    device-resident mode): no counting pass, no cache, not one of the
    dataset's users. cache_share: loaders opening the cache together. */
 static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
-                                         gpufeed_error *err, const int64_t *rows_override, int32_t cache_share)
+                                         gpufeed_error *err, const int64_t *rows_override, int32_t cache_share, int keep_all)
 {
     gpufeed_loader *l;
     const gpufeed_allocator *a;
@@ -20017,6 +20090,7 @@ static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *
     if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
     memset(l, 0, sizeof *l);
     l->cache_share = cache_share;
+    l->keep_all = keep_all;
     r = gf__loader_open_plan(l, ds, desc, err);
     if (!r) r = gf__loader_open_rows(l, desc, rows_override, err);
     if (!r) r = gf__loader_open_start(l, desc, err);
@@ -20039,7 +20113,7 @@ static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *
 static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
                                          gpufeed_error *err, const int64_t *rows_override)
 {
-    return gf__loader_open_in(out, ds, desc, err, rows_override, 1);
+    return gf__loader_open_in(out, ds, desc, err, rows_override, 1, 0);
 }
 
 /* Partitioned elastic mode: rank r of world W serves partitions [r P / W,
@@ -20094,7 +20168,7 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
         if (in.workers < 1) in.workers = 1;
         if (!in.ring_depth) in.ring_depth = N > 4 ? 4 : 2; /* the default of the loader's workers in all */
         in.trace_path = NULL;
-        r = gf__loader_open_in(&l->inner[j], ds, &in, err, NULL, per);
+        r = gf__loader_open_in(&l->inner[j], ds, &in, err, NULL, per, 0);
         if (r) {
             l->ninner = j;
             gpufeed_loader_close(l);
@@ -20174,6 +20248,515 @@ static gpufeed_result gf__next_parts(gpufeed_loader *l, gpufeed_batch *out)
     return GPUFEED_OK;
 }
 
+/* ---- mixtures of datasets (gpufeed_loader_open_mixture) ---- */
+/* The mixture loader holds a loader per source (l->inner), opened for each
+   mixture epoch with the source's seed of that epoch, every row of this
+   rank kept (no even rule of its own), batches of the mixture's batch rows
+   (or its global batch in elastic mode, where it plans the whole stream).
+   Batch k takes n_s rows from each source's stream in turn, interleaved;
+   n_s and where each source's stream stands are pure functions of (weights,
+   batch rows, k), worked out from the epoch's start. */
+static uint64_t gf__mix_seed(const gpufeed_loader *l, int32_t s, int64_t e)
+{
+    return gf__mix64(l->d.seed ^ gf__mix64(0x6d69787475726500ull + (uint64_t)s) ^ gf__mix64((uint64_t)e * 0x9E3779B97F4A7C15ull + 1));
+}
+
+/* rows rank q of source loader sl's plan has in (inner) epoch e with `seed` */
+static int64_t gf__mix_rows(const gpufeed_loader *sl, uint64_t seed, int64_t e, int32_t q)
+{
+    int64_t *perm = (int64_t *)gf__alloc(&sl->ds->alloc, (size_t)sl->U * 2 * sizeof(int64_t)), i, t = 0;
+    if (!perm) return -1;
+    gf__epoch_perm(perm, sl->U, sl->ds, sl->pworld, seed, e, !sl->d.no_unit_shuffle);
+    for (i = q; i < sl->U; i += sl->pworld) t += sl->unit_rows[perm[i]];
+    gf__free(&sl->ds->alloc, perm);
+    return sl->pk ? t / sl->pk : t; /* packing: rows of T tokens */
+}
+
+/* the rows of batch k (every C_s at the batch's start): each source its
+   floor(Bm p_s), and the rows left over one each to the sources furthest
+   behind their targets (k + 1) Bm p_s, the first of equals first */
+static void gf__mix_counts(gf__mix *m, int64_t k)
+{
+    int64_t left = m->Bm, j;
+    int32_t i;
+    for (i = 0; i < m->n; i++) { m->s[i].n = m->s[i].base; left -= m->s[i].base; }
+    for (j = 0; j < left; j++) {
+        int32_t best = -1;
+        double bd = 0;
+        for (i = 0; i < m->n; i++) {
+            double d;
+            if (m->s[i].n > m->s[i].base) continue; /* one extra row each */
+            d = (double)(k + 1) * (double)m->Bm * m->s[i].p - (double)(m->s[i].C + m->s[i].n);
+            if (best < 0 || d > bd) { best = i; bd = d; }
+        }
+        if (best < 0) best = 0; /* not reached: fewer extra rows than sources */
+        m->s[best].n++;
+    }
+}
+
+/* C_s after batch k (its counts added) */
+static void gf__mix_advance(gf__mix *m, int64_t k)
+{
+    int32_t i;
+    gf__mix_counts(m, k);
+    for (i = 0; i < m->n; i++) m->s[i].C += m->s[i].n;
+}
+
+/* the order of the batch's rows: at each row, the source furthest behind
+   its share of the rows so far (with rows left), the first of equals */
+static void gf__mix_order(gf__mix *m)
+{
+    int64_t r, taken[GPUFEED_MAX_SOURCES];
+    int32_t i;
+    for (i = 0; i < m->n; i++) taken[i] = 0;
+    for (r = 0; r < m->Bm; r++) {
+        int32_t best = -1;
+        double bd = 0;
+        for (i = 0; i < m->n; i++) {
+            double d;
+            if (taken[i] >= m->s[i].n) continue;
+            d = (double)(r + 1) * (double)m->s[i].n / (double)m->Bm - (double)taken[i];
+            if (best < 0 || d > bd) { best = i; bd = d; }
+        }
+        m->order[r] = best;
+        taken[best]++;
+    }
+}
+
+/* the epoch's batches: FIRST the last k at which no source has given more
+   than its first pass; LONGEST the first at which every source has given
+   its first pass (-1 never: a source without rows) */
+static int64_t gf__mix_batches(gf__mix *m)
+{
+    int64_t k = 0, save[GPUFEED_MAX_SOURCES];
+    int32_t i, ok;
+    for (i = 0; i < m->n; i++) { save[i] = m->s[i].C; m->s[i].C = 0; }
+    for (;;) {
+        if (m->until == GPUFEED_UNTIL_LONGEST) {
+            for (i = 0, ok = 1; i < m->n && ok; i++) ok = m->s[i].C >= m->s[i].R;
+            if (ok) break;
+            for (i = 0, ok = 1; i < m->n && ok; i++) ok = m->s[i].R > 0 || m->s[i].base == 0;
+            if (!ok || k > ((int64_t)1 << 40)) { k = -1; break; }
+            gf__mix_advance(m, k);
+            k++;
+        } else {
+            gf__mix_advance(m, k);
+            for (i = 0, ok = 1; i < m->n && ok; i++) ok = m->s[i].C <= m->s[i].R;
+            if (!ok) break;
+            k++;
+        }
+    }
+    for (i = 0; i < m->n; i++) m->s[i].C = save[i];
+    return k;
+}
+
+/* first-pass rows of every source in mixture epoch e (loaders open: their units' rows) */
+static int gf__mix_pass_rows(gpufeed_loader *l, int64_t e)
+{
+    gf__mix *m = l->mix;
+    int32_t i, q;
+    for (i = 0; i < m->n; i++) {
+        const gpufeed_loader *sl = l->inner[i];
+        const uint64_t seed = gf__mix_seed(l, i, e);
+        m->s[i].Rme = gf__mix_rows(sl, seed, 0, sl->prank);
+        m->s[i].R = m->s[i].Rme;
+        for (q = 0; q < sl->pworld; q++) {
+            int64_t r = q == sl->prank ? m->s[i].Rme : gf__mix_rows(sl, seed, 0, q);
+            if (r < 0 || m->s[i].Rme < 0) return -1;
+            if (m->until == GPUFEED_UNTIL_LONGEST ? r > m->s[i].R : r < m->s[i].R) m->s[i].R = r;
+        }
+    }
+    return 0;
+}
+
+/* source i's loader's figures, kept before it closes */
+static void gf__mix_carry(gpufeed_loader *l, int32_t i)
+{
+    gf__mixsrc *src = &l->mix->s[i];
+    const gpufeed_loader *sl = l->inner[i];
+    int32_t w;
+    if (!sl) return;
+    for (w = 0; w < sl->N && w < src->workers; w++) {
+        src->cb[w] += (double)GF__GET(&sl->w[w].busy_us) * 1e-6;
+        src->ca[w] += (double)GF__GET(&sl->w[w].asm_us) * 1e-6;
+        src->ci[w] += (double)GF__GET(&sl->w[w].idle_us) * 1e-6;
+        src->cfull += (double)GF__GET(&sl->w[w].full_us) * 1e-6;
+        src->cjit += (double)GF__GET(&sl->w[w].jitter_us) * 1e-6;
+        src->cunits += GF__GET(&sl->w[w].units);
+    }
+    if (sl->hw) src->chelp += (double)GF__GET(&sl->hw->asm_us) * 1e-6;
+    src->cM = sl->M;
+    src->cdrop += sl->pk ? sl->dropped / (uint64_t)sl->pk : sl->dropped;
+    src->ctok += sl->pk ? sl->dropped : 0;
+    src->crep += sl->repeated;
+    if (sl->cache) {
+        src->cfrom += gf__cache_count(sl->cache, 0);
+        src->cbad += gf__cache_count(sl->cache, 1);
+    }
+}
+
+static void gf__mix_close_sources(gpufeed_loader *l)
+{
+    int32_t i;
+    for (i = 0; i < l->ninner; i++) {
+        gf__mix_carry(l, i);
+        gpufeed_loader_close(l->inner[i]);
+        l->inner[i] = NULL;
+    }
+}
+
+
+/* source i's loader for mixture epoch e, its stream at row `at` (of its
+   passes, in order) */
+static gpufeed_result gf__mix_open_source(gpufeed_loader *l, int32_t i, int64_t e, int64_t at, gpufeed_error *err)
+{
+    gf__mix *m = l->mix;
+    gpufeed_loader_desc in = l->d;
+    gpufeed_result r;
+    int64_t pass = 0, bi = m->Bm;
+    in.seed = gf__mix_seed(l, i, e);
+    in.workers = m->s[i].workers;
+    in.batch_rows = bi;
+    in.global_batch_rows = 0; in.partitions = 0;
+    if (l->elastic) { in.world = 1; in.rank = 0; }
+    in.last_batch = GPUFEED_KEEP_LAST;
+    in.even = GPUFEED_EVEN_DROP;
+    in.epochs = m->until == GPUFEED_UNTIL_LONGEST ? GPUFEED_EPOCHS_ENDLESS : 1;
+    in.start_epoch = 0; in.start_batch = 0;
+    in.trace_path = NULL;
+    in.prefill = 0;
+    if (at > 0 && l->inner[i]) { /* where row `at` of the stream is: its pass, and the batch there */
+        for (;;) {
+            int64_t pr = gf__mix_rows(l->inner[i], in.seed, pass, l->inner[i]->prank);
+            if (pr < 0) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+            if (at < pr || m->until != GPUFEED_UNTIL_LONGEST || pr == 0) break;
+            at -= pr;
+            pass++;
+        }
+        gpufeed_loader_close(l->inner[i]);
+        l->inner[i] = NULL;
+        in.start_epoch = pass;
+        in.start_batch = at / bi;
+        if (m->until != GPUFEED_UNTIL_LONGEST) in.epochs = 1;
+    }
+    r = gf__loader_open_in(&l->inner[i], m->s[i].ds, &in, err, NULL, 1, 1);
+    if (r) {
+        char msg[GPUFEED_ERROR_MAX];
+        gf__fmt(msg, sizeof msg, "%s", err ? err->message : "");
+        return gf__seterr(err, r, "mixture source %d (%s): %s", i, gpufeed_dataset_file_path(m->s[i].ds, 0), msg);
+    }
+    m->s[i].used = at % bi; /* rows of the first batch before `at`: skipped */
+    m->s[i].b.num_rows = -1;   /* no batch in hand */
+    return GPUFEED_OK;
+}
+
+/* mixture epoch e from its batch k0: the sources' loaders, the batches */
+static gpufeed_result gf__mix_begin(gpufeed_loader *l, int64_t e, int64_t k0, gpufeed_error *err)
+{
+    gf__mix *m = l->mix;
+    gpufeed_result r;
+    int64_t k;
+    int32_t i;
+    gf__mix_close_sources(l);
+    for (i = 0; i < m->n; i++) {
+        r = gf__mix_open_source(l, i, e, 0, err);
+        if (r) return r;
+    }
+    if (gf__mix_pass_rows(l, e)) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+    for (i = 0; i < m->n; i++) m->s[i].C = 0;
+    m->nb = gf__mix_batches(m);
+    if (m->nb < 0) {
+        for (i = 0; i < m->n && m->s[i].R > 0; i++) {}
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "mixture source %d (%s) has no rows on this rank: it can never run out (until=longest)",
+                          i < m->n ? i : 0, gpufeed_dataset_file_path(m->s[i < m->n ? i : 0].ds, 0));
+    }
+    m->e = e;
+    m->k = k0;
+    for (k = 0; k < k0; k++) gf__mix_advance(m, k);
+    if (k0 > 0)
+        for (i = 0; i < m->n; i++) {
+            r = gf__mix_open_source(l, i, e, m->s[i].C, err);
+            if (r) return r;
+        }
+    return GPUFEED_OK;
+}
+
+/* the next rows of source i's stream: n of them into out's rows from row
+   d on (dst NULL: skipped) */
+static gpufeed_result gf__mix_take(gpufeed_loader *l, int32_t i, int64_t n, void *data, void **feat, uint8_t **valid, int64_t d)
+{
+    gf__mix *m = l->mix;
+    gf__mixsrc *src = &m->s[i];
+    const gpufeed_dataset *ds = l->ds;
+    while (n > 0) {
+        int64_t k;
+        int32_t f;
+        if (src->b.num_rows < 0 || src->used >= src->b.num_rows) {
+            int64_t skip = src->b.num_rows < 0 ? src->used : 0;
+            gpufeed_result r = gpufeed_loader_next(l->inner[i], &src->b);
+            if (r == GPUFEED_DONE) {
+                gf__fmt(l->err, sizeof l->err, "loader: internal error: mixture source %d ran out inside its epoch's rows", i);
+                return GPUFEED_ERR_PLATFORM;
+            }
+            if (r) {
+                gf__fmt(l->err, sizeof l->err, "mixture source %d (%s): %s", i, gpufeed_dataset_file_path(src->ds, 0), gpufeed_loader_error(l->inner[i]));
+                return r;
+            }
+            src->used = skip;
+            if (src->used > src->b.num_rows) src->used = src->b.num_rows;
+            continue;
+        }
+        k = src->b.num_rows - src->used < n ? src->b.num_rows - src->used : n;
+        if (data || feat) {
+            if (ds->layout == GPUFEED_LAYOUT_ROW_MAJOR)
+                memcpy((uint8_t *)data + (size_t)d * (size_t)ds->row_bytes, (const uint8_t *)src->b.data + (size_t)src->used * (size_t)ds->row_bytes,
+                       (size_t)k * (size_t)ds->row_bytes);
+            else for (f = 0; f < ds->nfeat; f++) {
+                size_t z = gpufeed_feature_bytes(&ds->feats[f]);
+                memcpy((uint8_t *)feat[f] + (size_t)d * z, (const uint8_t *)src->b.features[f] + (size_t)src->used * z, (size_t)k * z);
+            }
+            for (f = 0; f < ds->nfeat; f++)
+                if (valid[f] && src->b.valid && src->b.valid[f]) memcpy(valid[f] + d, src->b.valid[f] + src->used, (size_t)k);
+        }
+        src->used += k;
+        d += k;
+        n -= k;
+    }
+    return GPUFEED_OK;
+}
+
+/* the mixture's next batch (into the uploader's slot if set) */
+static gpufeed_result gf__next_mix(gpufeed_loader *l, gpufeed_batch *out)
+{
+    gf__mix *m = l->mix;
+    gpufeed_dataset *ds = l->ds;
+    void *data = l->dst_data ? l->dst_data : l->odata;
+    void **feat = l->dst_feat ? l->dst_feat : l->ofeat;
+    uint8_t **valid = l->dst_valid ? l->dst_valid : l->ovalid;
+    uint64_t t0 = gf__now_us();
+    int64_t lo = l->elastic ? l->s0 : 0, hi = lo + l->B, r0, d = 0;
+    int32_t i;
+    gpufeed_result r;
+    gpufeed_error e;
+    if (!l->t_first) l->t_first = t0;
+    else if (l->t_last_ret) l->consumer_us += t0 - l->t_last_ret;
+    while (m->k >= m->nb) { /* the epoch's end */
+        for (i = 0; i < m->n; i++) {
+            if (m->until == GPUFEED_UNTIL_FIRST && m->s[i].Rme > m->s[i].C) l->dropped += (uint64_t)(m->s[i].Rme - m->s[i].C);
+            if (m->until == GPUFEED_UNTIL_LONGEST && m->s[i].C > m->s[i].Rme) l->repeated += (uint64_t)(m->s[i].C - m->s[i].Rme);
+        }
+        if (l->d.epochs > 0 && m->e + 1 >= l->d.start_epoch + l->d.epochs) {
+            gf__mix_close_sources(l);
+            l->done = 1;
+            return GPUFEED_DONE;
+        }
+        r = gf__mix_begin(l, m->e + 1, 0, &e);
+        if (r) { gf__fmt(l->err, sizeof l->err, "%s", e.message); return l->failed = r; }
+        if (m->nb == 0 && l->d.epochs < 0) {
+            gf__fmt(l->err, sizeof l->err, "mixture: epoch %lld has no batch (a source has fewer rows than its share of one)", (long long)m->e);
+            return l->failed = GPUFEED_ERR_INVALID_ARG;
+        }
+    }
+    gf__mix_counts(m, m->k);
+    gf__mix_order(m);
+    for (r0 = 0; r0 < m->Bm; ) { /* runs of one source's rows: this rank's slice taken, the rest skipped */
+        int64_t r1 = r0 + 1, a, b;
+        const int32_t si = m->order[r0];
+        while (r1 < m->Bm && m->order[r1] == si) r1++;
+        a = r0 > lo ? r0 : lo;
+        b = r1 < hi ? r1 : hi;
+        if (a < b) {
+            if (a > r0 && (r = gf__mix_take(l, si, a - r0, NULL, NULL, NULL, 0)) != GPUFEED_OK) return l->failed = r;
+            if ((r = gf__mix_take(l, si, b - a, data, feat, valid, d)) != GPUFEED_OK) return l->failed = r;
+            d += b - a;
+            if (r1 > b && (r = gf__mix_take(l, si, r1 - b, NULL, NULL, NULL, 0)) != GPUFEED_OK) return l->failed = r;
+        } else if ((r = gf__mix_take(l, si, r1 - r0, NULL, NULL, NULL, 0)) != GPUFEED_OK) return l->failed = r;
+        r0 = r1;
+    }
+    for (i = 0; i < m->n; i++) m->s[i].C += m->s[i].n;
+    l->wait_us += gf__now_us() - t0;
+    out->num_rows = d;
+    out->index = m->k;
+    out->epoch = m->e;
+    out->data = ds->layout == GPUFEED_LAYOUT_ROW_MAJOR ? data : NULL;
+    out->row_bytes = ds->row_bytes;
+    out->feature_offset = ds->offs;
+    out->features = ds->layout == GPUFEED_LAYOUT_PER_FEATURE ? feat : l->ofeat;
+    out->valid = valid;
+    out->feature_info = ds->feats; out->num_features = ds->nfeat;
+    out->slice_start = lo;
+    m->k++;
+    l->batches++;
+    l->rows += (uint64_t)d;
+    l->t_last_ret = gf__now_us();
+    return GPUFEED_OK;
+}
+
+/* the sources give the same features (the mixture's batches are source 0's layout) */
+static gpufeed_result gf__mix_check_features(const gpufeed_mixture_desc *mix, gpufeed_error *err)
+{
+    const gpufeed_dataset *d0 = mix->sources[0].dataset;
+    int32_t i, j;
+    for (i = 1; i < mix->num_sources; i++) {
+        const gpufeed_dataset *di = mix->sources[i].dataset;
+        if (di->nfeat != d0->nfeat || di->layout != d0->layout || di->row_bytes != d0->row_bytes)
+            return gf__seterr(err, GPUFEED_ERR_SCHEMA, "mixture source %d (%s) gives %d features in %lld bytes a row, source 0 (%s) %d in %lld: every source "
+                              "gives the same features (missing=null for a column a source lacks)", i, gpufeed_dataset_file_path(di, 0), di->nfeat,
+                              (long long)di->row_bytes, gpufeed_dataset_file_path(d0, 0), d0->nfeat, (long long)d0->row_bytes);
+        for (j = 0; j < d0->nfeat; j++) {
+            const gpufeed_feature *a = &d0->feats[j], *b = &di->feats[j];
+            if (strcmp(a->column, b->column) != 0 || a->dtype != b->dtype || a->width != b->width || a->validity != b->validity
+                || a->list_lengths != b->list_lengths || a->pack != b->pack || a->positions != b->positions || a->use_eos != b->use_eos
+                || (a->use_eos && a->eos != b->eos) || a->hash_buckets != b->hash_buckets || a->hash_seed != b->hash_seed)
+                return gf__seterr(err, GPUFEED_ERR_SCHEMA, "mixture source %d (%s): feature %d is '%s' %s, source 0's '%s' %s (or their options differ): "
+                                  "every source gives the same features", i, gpufeed_dataset_file_path(di, 0), j, b->column, gpufeed_dtype_name(b->dtype),
+                                  a->column, gpufeed_dtype_name(a->dtype));
+        }
+    }
+    return GPUFEED_OK;
+}
+
+static gpufeed_result gf__mix_check(const gpufeed_mixture_desc *mix, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    int32_t i;
+    if (!mix || !mix->sources || mix->num_sources < 1 || mix->num_sources > GPUFEED_MAX_SOURCES)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "mixture: %d sources (1 .. GPUFEED_MAX_SOURCES = %d)", mix ? mix->num_sources : 0,
+                          (int)GPUFEED_MAX_SOURCES);
+    if (mix->until != GPUFEED_UNTIL_FIRST && mix->until != GPUFEED_UNTIL_LONGEST)
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "mixture: unknown until %d (GPUFEED_UNTIL_FIRST or GPUFEED_UNTIL_LONGEST)", mix->until);
+    for (i = 0; i < mix->num_sources; i++) {
+        const double w = mix->sources[i].weight;
+        if (!mix->sources[i].dataset) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "mixture source %d: no dataset", i);
+        if (!(w > 0) || w > 1e300)
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "mixture source %d (%s): weight %g: a weight is a finite number above 0", i,
+                              gpufeed_dataset_file_path(mix->sources[i].dataset, 0), w);
+    }
+    if (desc->partitions > 1) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "mixture: partitions (elastic mode with partitions) is not supported");
+    return gf__mix_check_features(mix, err);
+}
+
+GPUFEED_API gpufeed_result gpufeed_loader_open_mixture(gpufeed_loader **out, const gpufeed_mixture_desc *mix, const gpufeed_loader_desc *desc,
+                                                       gpufeed_error *err)
+{
+    gpufeed_loader *l;
+    gpufeed_loader_desc d;
+    gpufeed_dataset *ds;
+    const gpufeed_allocator *a;
+    gf__mix *m;
+    gpufeed_result r;
+    double sum = 0;
+    int32_t i, N;
+    size_t bb, off;
+    if (err) { err->code = GPUFEED_OK; err->message[0] = 0; }
+    if (!out) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open_mixture: out is NULL");
+    *out = NULL;
+    if (!desc) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "gpufeed_loader_open_mixture: desc is NULL");
+    r = gf__mix_check(mix, desc, err);
+    if (r) return r;
+    ds = mix->sources[0].dataset;
+    d = *desc;
+    if (d.epochs == 0) d.epochs = 1;
+    r = gf__loader_check_desc(ds, &d, err);
+    if (r) return r;
+    a = &ds->alloc;
+    l = (gpufeed_loader *)gf__alloc(a, sizeof *l);
+    m = (gf__mix *)gf__alloc(a, sizeof *m);
+    if (!l || !m) { gf__free(a, l); gf__free(a, m); return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    memset(l, 0, sizeof *l);
+    memset(m, 0, sizeof *m);
+    l->mix = m;
+    l->ds = ds; l->d = d;
+    l->t_open = gf__now_us();
+    l->world = d.world ? d.world : 1;
+    l->rank = d.rank;
+    l->elastic = d.global_batch_rows > 0;
+    l->G = l->elastic ? d.global_batch_rows : d.batch_rows;
+    l->B = l->elastic ? l->G / l->world : d.batch_rows;
+    l->BR = l->B;
+    l->s0 = l->elastic ? (int64_t)l->rank * l->B : 0;
+    l->d.batch_rows = l->B;
+    l->counted = 1; /* the sources' loaders count their own datasets; this one, source 0's (its layout) */
+    (void)gf__dataset_users(ds, 2);
+    m->n = mix->num_sources;
+    m->until = mix->until;
+    m->e = -1;
+    m->Bm = l->G;
+    N = d.workers ? d.workers : 1;
+    m->s = (gf__mixsrc *)gf__alloc(a, (size_t)m->n * sizeof *m->s);
+    m->order = (int32_t *)gf__alloc(a, (size_t)(m->Bm > 0 ? m->Bm : 1) * sizeof(int32_t));
+    l->inner = (gpufeed_loader **)gf__alloc(a, (size_t)m->n * sizeof(gpufeed_loader *));
+    bb = gf__batch_bytes(ds, l->B);
+    l->omem = (uint8_t *)gf__alloc(a, bb + GPUFEED_ALIGN);
+    l->ofeat = (void **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(void *));
+    l->ovalid = (uint8_t **)gf__alloc(a, (size_t)(ds->nfeat ? ds->nfeat : 1) * sizeof(uint8_t *));
+    if (!m->s || !m->order || !l->inner || !l->omem || !l->ofeat || !l->ovalid) {
+        gpufeed_loader_close(l);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory for a mixture of %d sources", mix->num_sources);
+    }
+    memset(l->inner, 0, (size_t)m->n * sizeof(gpufeed_loader *));
+    l->ninner = m->n;
+    memset(l->omem, 0, bb + GPUFEED_ALIGN);
+    off = gf__align_up((size_t)(uintptr_t)l->omem) - (size_t)(uintptr_t)l->omem;
+    gf__batch_layout(ds, l->B, l->omem + off, &l->odata, l->ofeat, l->ovalid);
+    for (i = 0; i < m->n; i++) sum += mix->sources[i].weight;
+    for (i = 0; i < m->n; i++) {
+        gf__mixsrc *src = &m->s[i];
+        double w = N * mix->sources[i].weight / sum;
+        memset(src, 0, sizeof *src);
+        src->ds = mix->sources[i].dataset;
+        src->p = mix->sources[i].weight / sum;
+        src->base = (int64_t)((double)m->Bm * src->p); /* floor: both positive */
+        if (src->base > m->Bm) src->base = m->Bm;
+        src->workers = w < 1 ? 1 : (int32_t)(w + 0.5);
+        l->N += src->workers;
+        src->cb = (double *)gf__alloc(a, (size_t)src->workers * 3 * sizeof(double));
+        if (!src->cb) {
+            gpufeed_loader_close(l);
+            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+        }
+        memset(src->cb, 0, (size_t)src->workers * 3 * sizeof(double));
+        src->ca = src->cb + src->workers;
+        src->ci = src->ca + src->workers;
+    }
+    r = gf__mix_begin(l, d.start_epoch, 0, err);
+    if (!r && d.start_batch > m->nb)
+        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: start_batch %lld is past the end of epoch %lld, which has %lld batches on this rank",
+                       (long long)d.start_batch, (long long)d.start_epoch, (long long)m->nb);
+    else if (!r && d.start_batch > 0 && d.start_batch < m->nb) r = gf__mix_begin(l, d.start_epoch, d.start_batch, err);
+    else if (!r && d.start_batch > 0) m->k = m->nb; /* the next epoch's start */
+    if (!r && m->nb == 0 && l->d.epochs < 0)
+        r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "mixture: no batches: a batch of %lld rows needs more rows of a source than it has", (long long)m->Bm);
+    if (r) {
+        gpufeed_loader_close(l);
+        return r;
+    }
+    *out = l;
+    return GPUFEED_OK;
+}
+
+/* the mixture's batches in epoch e */
+static int64_t gf__mix_epoch_batches(gpufeed_loader *l, int64_t e)
+{
+    gf__mix *m = l->mix;
+    int64_t R[GPUFEED_MAX_SOURCES], Rme[GPUFEED_MAX_SOURCES], nb;
+    int32_t i;
+    if (e == m->e) return m->nb;
+    if (!l->inner[0]) return 0;
+    for (i = 0; i < m->n; i++) { R[i] = m->s[i].R; Rme[i] = m->s[i].Rme; }
+    nb = gf__mix_pass_rows(l, e) ? 0 : gf__mix_batches(m);
+    for (i = 0; i < m->n; i++) { m->s[i].R = R[i]; m->s[i].Rme = Rme[i]; }
+    return nb < 0 ? 0 : nb;
+}
+
+/* rows of each rank in an epoch; returns this rank's batches */
+GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch)
+{
+    if (!l || epoch < 0) return 0;
+    if (l->mix) return gf__mix_epoch_batches(l, epoch);
+    if (l->ninner) return gpufeed_loader_epoch_batches(l->inner[0], epoch);
+    return gf__eplan_at(l, &l->aplan, epoch)->nb;
+}
+
 /* the uploader's slot as the batch's destination (NULL: the loader's own) */
 static void gf__deliver(gpufeed_loader *l, const gf__bslot *bs, gpufeed_batch *out)
 {
@@ -20243,6 +20826,7 @@ static gpufeed_result gf__loader_next(gpufeed_loader *l, gpufeed_batch *out)
     int64_t e_prev;
     if (l->failed) return l->failed;
     if (l->done) return GPUFEED_DONE;
+    if (l->mix) return gf__next_mix(l, out);
     if (l->ninner) return gf__next_parts(l, out);
     t0 = gf__now_us();
     if (!l->t_first) l->t_first = t0;
@@ -20349,6 +20933,32 @@ static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_
         st->units_from_cache += gf__cache_count(l->cache, 0);
         st->cache_bad_units += gf__cache_count(l->cache, 1);
     }
+    return k;
+}
+
+/* a mixture's workers: each source's loader's, and what its earlier ones did */
+static int32_t gf__stats_mix(gpufeed_loader *l, gpufeed_stats *st, double *dec, double *asmb, double *help, double *jit)
+{
+    gf__mix *m = l->mix;
+    int32_t i, w, k = 0;
+    for (i = 0; i < m->n; i++) {
+        gf__mixsrc *src = &m->s[i];
+        int32_t k2 = k + src->workers;
+        if (k2 > GPUFEED_MAX_WORKERS) k2 = GPUFEED_MAX_WORKERS;
+        for (w = k; w < k2; w++) l->busy_s[w] = l->asm_s[w] = l->bp_s[w] = 0;
+        if (l->inner[i]) (void)gf__stats_workers(l->inner[i], l, k, st, dec, asmb, help, jit);
+        else st->units_per_epoch += src->cM;
+        for (w = k; w < k2; w++) {
+            l->busy_s[w] += src->cb[w - k]; l->asm_s[w] += src->ca[w - k]; l->bp_s[w] += src->ci[w - k];
+            *dec += src->cb[w - k]; *asmb += src->ca[w - k];
+        }
+        st->ring_full_s += src->cfull; *jit += src->cjit; *help += src->chelp;
+        st->units_decoded += src->cunits; st->units_from_cache += src->cfrom; st->cache_bad_units += src->cbad;
+        st->rows_dropped += src->cdrop; st->tokens_dropped += src->ctok; st->rows_repeated += src->crep;
+        k = k2;
+    }
+    st->rows_dropped += l->dropped; /* rows of the sources' epochs the mixture did not use */
+    st->rows_repeated += l->repeated;
     return k;
 }
 
@@ -20499,13 +21109,14 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     st->trainer_wait_s = t.wait;
     st->consumer_s = t.cons;
     st->copy_s = (double)l->copy_us * 1e-6;
-    if (l->ninner) {
+    if (l->mix) k = gf__stats_mix(l, st, &t.dec, &t.asmb, &t.help, &t.jit);
+    else if (l->ninner) {
         int32_t i;
         for (i = 0; i < l->ninner; i++) k = gf__stats_workers(l->inner[i], l, k, st, &t.dec, &t.asmb, &t.help, &t.jit); /* partitioned */
     } else k = gf__stats_workers(l, l, 0, st, &t.dec, &t.asmb, &t.help, &t.jit);
     st->workers = k;
-    st->ring_depth = l->ninner ? l->inner[0]->D : l->D;
-    t.threads = l->ninner ? l->inner[0]->threads : l->threads;
+    st->ring_depth = l->ninner && l->inner[0] ? l->inner[0]->D : l->D;
+    t.threads = l->ninner && l->inner[0] ? l->inner[0]->threads : l->ninner ? 1 : l->threads;
 #if !defined(GPUFEED_NO_THREADS) && !defined(GPUFEED_NO_STDIO)
     {
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
@@ -20513,12 +21124,21 @@ GPUFEED_API void gpufeed_loader_stats(gpufeed_loader *l, gpufeed_stats *st)
     }
 #endif
     t.rd = (double)gpufeed_dataset_read_us(l->ds) * 1e-6;
+    st->bytes_read = gpufeed_dataset_bytes_read(l->ds);
+    if (l->mix) { /* every source's dataset */
+        int32_t i;
+        t.rd = 0;
+        st->bytes_read = 0;
+        for (i = 0; i < l->mix->n; i++) {
+            t.rd += (double)gpufeed_dataset_read_us(l->mix->s[i].ds) * 1e-6;
+            st->bytes_read += gpufeed_dataset_bytes_read(l->mix->s[i].ds);
+        }
+    }
     st->worker_busy_s = l->busy_s;
     st->worker_assembly_s = l->asm_s;
     st->worker_backpressure_s = l->bp_s;
     st->worker_busy = l->share;
     st->read_s = t.rd;
-    st->bytes_read = gpufeed_dataset_bytes_read(l->ds);
     st->batches = l->batches; st->rows = l->rows;
     st->workers_busy = gf__stats_shares(l, k, t.life);
     t.asmb += t.help; /* the trainer's own assembly while it waited is work done */

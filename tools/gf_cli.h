@@ -375,6 +375,59 @@ GF_CLI_FN int gf_cli_features_columns(gf_cli_features *fs, const char *columns, 
     return 0;
 }
 
+/* --mix PATH=WEIGHT (repeated): the sources of a mixture (gpufeed_loader_open_mixture).
+   The weight is what follows the last '=' (a path may hold key=value
+   directories), a finite number above 0. */
+typedef struct gf_cli_mix {
+    const char **paths;                /* point into argv's strings, cut at the '=' (copied) */
+    char **own;
+    double *weights;
+    int n, cap;
+} gf_cli_mix;
+
+GF_CLI_FN int gf_cli_mix_add(void *target, const char *v, char *msg, size_t cap)
+{
+    gf_cli_mix *m = (gf_cli_mix *)target;
+    const char *eq = strrchr(v, '=');
+    char *end, *path;
+    double w;
+    if (!eq || eq == v) { snprintf(msg, cap, "needs PATH=WEIGHT, got '%.100s'", v); return -1; }
+    w = strtod(eq + 1, &end);
+    if (!eq[1] || *end || !(w > 0) || w > 1e300) { snprintf(msg, cap, "needs PATH=WEIGHT with a weight above 0, got '%.100s'", v); return -1; }
+    if (m->n == m->cap) {
+        int nc = m->cap ? m->cap * 2 : 4;
+        const char **np = (const char **)realloc((void *)m->paths, (size_t)nc * sizeof *np);
+        char **no;
+        double *nw;
+        if (!np) { snprintf(msg, cap, "out of memory"); return -1; }
+        m->paths = np;
+        no = (char **)realloc(m->own, (size_t)nc * sizeof *no);
+        if (!no) { snprintf(msg, cap, "out of memory"); return -1; }
+        m->own = no;
+        nw = (double *)realloc(m->weights, (size_t)nc * sizeof *nw);
+        if (!nw) { snprintf(msg, cap, "out of memory"); return -1; }
+        m->weights = nw;
+        m->cap = nc;
+    }
+    path = (char *)malloc((size_t)(eq - v) + 1);
+    if (!path) { snprintf(msg, cap, "out of memory"); return -1; }
+    memcpy(path, v, (size_t)(eq - v));
+    path[eq - v] = 0;
+    m->own[m->n] = path;
+    m->paths[m->n] = path;
+    m->weights[m->n] = w;
+    m->n++;
+    return 0;
+}
+
+GF_CLI_FN void gf_cli_mix_free(gf_cli_mix *m)
+{
+    int i;
+    for (i = 0; i < m->n; i++) free(m->own[i]);
+    free((void *)m->paths); free(m->own); free(m->weights);
+    memset(m, 0, sizeof *m);
+}
+
 GF_CLI_FN void gf_cli_features_free(gf_cli_features *fs)
 {
     int i;

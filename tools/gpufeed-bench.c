@@ -130,6 +130,9 @@ int main(int argc, char **argv)
     double t0, t1;
     gpufeed_cache_desc cache;
     gf_cli_features fs;
+    gf_cli_mix mixl;
+    int32_t until = 0;
+    gpufeed_dataset **mds = NULL;
     char msg[256];
     const char **files;
     gf_cli_opt opts[] = {
@@ -149,7 +152,14 @@ int main(int argc, char **argv)
         { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
           .help = "one feature each, in order, instead of --columns/--dtype; options hash=N,\n"
                   "seed=S, fill=V, null=fill|error, valid, cast=unsafe, width=W,\n"
-                  "ragged=error|pad|truncate, lengths, unit=s|ms|us|ns, missing=null" },
+                  "ragged=error|pad|truncate, lengths, unit=s|ms|us|ns, missing=null,\n"
+                  "pack=T, positions, eos=ID (token packing)" },
+        { .name = "--mix", .kind = GF_CLI_CALL, .target = &mixl, .call = gf_cli_mix_add, .meta = "PATH=WEIGHT",
+          .help = "a mixture (instead of PATHs), one source each: batches draw rows from the\n"
+                  "sources in proportion to their weights (tokens, with pack=T)" },
+        { .name = "--until", .kind = GF_CLI_CHOICE, .target = &until, .meta = "first|longest", .choices = "first|longest",
+          .help = "a mixture's epoch ends when its first source runs out (default) or its last\n"
+                  "(the others start their next epoch's order)" },
         { .name = "--workers", .kind = GF_CLI_INT, .target = &ld.workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
           .flags = GF_CLI_THREADS, .help = "decode threads (default 1)" },
         { .name = "--epochs", .kind = GF_CLI_I64, .target = &ld.epochs, .meta = "E", .min = 1, .help = "epochs to run (default 1)" },
@@ -207,12 +217,14 @@ int main(int argc, char **argv)
     gf_cli *cli = &g_cli;
 
     memset(&fs, 0, sizeof fs);
+    memset(&mixl, 0, sizeof mixl);
     memset(&ld, 0, sizeof ld);
     memset(&dd, 0, sizeof dd);
     memset(&cache, 0, sizeof cache);
     ld.epochs = 1;
     cli->prog = "gpufeed-bench";
-    cli->usage = "[options] --batch B PATH...";
+    cli->usage = "[options] --batch B PATH...  (or --mix PATH=WEIGHT ... instead of PATHs)";
+    cli->min_pos = -1;
     cli->about = "Run the deterministic parallel loader over Parquet files: rows/s, GB/s, where the time went, a verdict.";
     cli->opts = opts;
     cli->nopts = GF_CLI_COUNT(opts);
@@ -223,10 +235,20 @@ int main(int argc, char **argv)
                 "On a terminal a progress line (epoch, batch, rows/s) while it runs.\n"
                 "Exit status: 0; 1 when the data cannot be read; 2 on a usage error.\n";
     rc = gf_cli_parse(cli, argc, argv, 1);
-    if (rc != GF_CLI_RUN) { gf_cli_features_free(&fs); gf_cli_free(cli); return rc; }
+    if (rc != GF_CLI_RUN) { gf_cli_features_free(&fs); gf_cli_mix_free(&mixl); gf_cli_free(cli); return rc; }
     rc = 0;
     files = cli->pos;
     nfiles = cli->npos;
+    if ((nfiles == 0) == (mixl.n == 0)) {
+        fprintf(stderr, "gpufeed-bench: %s\n", nfiles ? "--mix names the sources: give no PATH with it" : "no PATH given (or --mix PATH=WEIGHT)");
+        gf_cli_features_free(&fs); gf_cli_mix_free(&mixl); gf_cli_free(cli); free((void *)files);
+        return 2;
+    }
+    if (gf_cli_seen(cli, "--until") && !mixl.n) {
+        fprintf(stderr, "gpufeed-bench: --until needs --mix\n");
+        gf_cli_features_free(&fs); gf_cli_mix_free(&mixl); gf_cli_free(cli); free((void *)files);
+        return 2;
+    }
     g_files = files;
     cli->pos = NULL;
     atexit(free_files);
@@ -261,8 +283,28 @@ int main(int argc, char **argv)
     }
     dd.where = gpufeed_where_predicates(wh, &dd.num_where);
     t0 = gf_cli_now();
-    if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
-    if (!columns && dt != GPUFEED_DT_F32) {
+    if (mixl.n) { /* a mixture: one dataset a source, the same features */
+        gpufeed_mix_source *src = (gpufeed_mix_source *)calloc((size_t)mixl.n, sizeof *src);
+        gpufeed_mixture_desc md;
+        mds = (gpufeed_dataset **)calloc((size_t)mixl.n, sizeof *mds);
+        if (!src || !mds) { free(src); rc = 1; goto done; }
+        for (i = 0; i < mixl.n; i++) {
+            dd.paths = &mixl.paths[i]; dd.num_paths = 1;
+            if (gpufeed_dataset_open(&mds[i], &dd, &err)) {
+                char out[2048];
+                gf_cli_translate(cli, err.message, out, sizeof out);
+                fprintf(stderr, "gpufeed-bench: --mix %s: %s\n", mixl.paths[i], out);
+                free(src); rc = 1; goto done;
+            }
+            src[i].dataset = mds[i]; src[i].weight = mixl.weights[i];
+        }
+        memset(&md, 0, sizeof md);
+        md.sources = src; md.num_sources = mixl.n; md.until = until;
+        ds = mds[0];
+        if (gpufeed_loader_open_mixture(&l, &md, &ld, &err)) { gf_cli_error(cli, err.message); free(src); rc = 1; goto done; }
+        free(src);
+    } else if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+    if (!mixl.n && !columns && dt != GPUFEED_DT_F32) {
         gpufeed_dataset_info info;
         int32_t k;
         gpufeed_dataset_get_info(ds, &info);
@@ -281,7 +323,7 @@ int main(int argc, char **argv)
         dd.features = feats; dd.num_features = nfeat;
         if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     }
-    if (gpufeed_loader_open(&l, ds, &ld, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+    if (!mixl.n && gpufeed_loader_open(&l, ds, &ld, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
     {
         gpufeed_batch b;
         gpufeed_result r;
@@ -343,6 +385,14 @@ int main(int argc, char **argv)
                 st.trainer_wait_s, st.wall_s, st.wall_s > 0 ? 100 * st.trainer_wait_s / st.wall_s : 0.0, st.copy_s,
                 (unsigned long long)st.units_decoded, (long long)st.units_per_epoch, (unsigned long long)st.rows_dropped,
                 (unsigned long long)st.rows_repeated);
+        {
+            gpufeed_dataset_info di;
+            gpufeed_dataset_get_info(ds, &di);
+            if (di.pack) /* rows of T tokens */
+                fprintf(stderr, "packing: %d tokens a row, %llu tokens, %.0f tokens/s; tokens dropped %llu (each epoch's last partial row)\n", di.pack,
+                        (unsigned long long)rows * (unsigned long long)di.pack, secs > 0 ? (double)rows * di.pack / secs : 0.0,
+                        (unsigned long long)st.tokens_dropped);
+        }
         for (k = 0; k < st.workers; k++) /* the verdict's "workers N% busy" is the mean of these */
             fprintf(stderr, "worker %d: decode %.3f s, batch assembly %.3f s, idle %.3f s (%.0f%% busy)\n", k, st.worker_busy_s[k],
                     st.worker_assembly_s[k], st.worker_backpressure_s[k], 100 * st.worker_busy[k]);
@@ -371,7 +421,11 @@ int main(int argc, char **argv)
     }
 done:
     gpufeed_loader_close(l);
-    gpufeed_dataset_close(ds);
+    if (mds) {
+        for (i = 0; i < mixl.n; i++) gpufeed_dataset_close(mds[i]);
+        free(mds);
+    } else gpufeed_dataset_close(ds);
+    gf_cli_mix_free(&mixl);
     gpufeed_where_free(wh);
     if (names) for (i = 0; i < nfeat; i++) free(names[i]);
     free(names); free(feats);
