@@ -16359,6 +16359,7 @@ typedef struct gf__mixsrc {
     double cfull, cjit, chelp;
     uint64_t cunits, cfrom, cbad, cdrop, ctok, crep;
     int64_t cM;                        /* units an epoch of its last loader */
+    int32_t cstate;                    /* its cache's state */
 } gf__mixsrc;
 
 struct gf__mix {
@@ -20392,6 +20393,7 @@ static void gf__mix_carry(gpufeed_loader *l, int32_t i)
     if (sl->cache) {
         src->cfrom += gf__cache_count(sl->cache, 0);
         src->cbad += gf__cache_count(sl->cache, 1);
+        src->cstate = gf__cache_state(sl->cache);
     }
 }
 
@@ -20947,7 +20949,10 @@ static int32_t gf__stats_mix(gpufeed_loader *l, gpufeed_stats *st, double *dec, 
         if (k2 > GPUFEED_MAX_WORKERS) k2 = GPUFEED_MAX_WORKERS;
         for (w = k; w < k2; w++) l->busy_s[w] = l->asm_s[w] = l->bp_s[w] = 0;
         if (l->inner[i]) (void)gf__stats_workers(l->inner[i], l, k, st, dec, asmb, help, jit);
-        else st->units_per_epoch += src->cM;
+        else {
+            st->units_per_epoch += src->cM;
+            if (src->cstate) st->cache_state = src->cstate;
+        }
         for (w = k; w < k2; w++) {
             l->busy_s[w] += src->cb[w - k]; l->asm_s[w] += src->ca[w - k]; l->bp_s[w] += src->ci[w - k];
             *dec += src->cb[w - k]; *asmb += src->ca[w - k];

@@ -145,6 +145,72 @@ static int cmd_prune(const char *dir, long long max_bytes)
     return 0;
 }
 
+/* build, verify, info or rm for one dataset (a mixture: each source's) */
+static int data_cmd_one(gf_cli *cli, const char *cmd, gpufeed_dataset_desc *dd, gpufeed_cache_desc *cd, gf_cli_features *fs, gpufeed_dtype dt,
+                        int32_t workers)
+{
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    int rc = 0;
+    if (gpufeed_dataset_open(&ds, dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+    if (!fs->n && dt != GPUFEED_DT_F32) { /* the default columns, with --dtype */
+        gpufeed_dataset_info info;
+        int32_t k;
+        gpufeed_dataset_get_info(ds, &info);
+        for (k = 0; k < info.num_features; k++) {
+            const char *col = gpufeed_dataset_feature(ds, k)->column;
+            gpufeed_feature f;
+            char *name = (char *)malloc(strlen(col) + 1);
+            if (!name) { rc = 1; goto done; }
+            strcpy(name, col);
+            memset(&f, 0, sizeof f);
+            f.column = name; f.dtype = dt;
+            if (gf_cli_features_push(fs, &f, name)) { free(name); rc = 1; goto done; }
+        }
+        gpufeed_dataset_close(ds); ds = NULL;
+        dd->features = fs->f; dd->num_features = fs->n;
+        if (gpufeed_dataset_open(&ds, dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+    }
+    if (!strcmp(cmd, "build")) {
+        prog *p = &g_prog;
+        gpufeed_cache_info info;
+        int64_t bad = 0;
+        double el;
+        gpufeed_result r;
+        gf_cli_progress_start(&p->pg);
+        r = gpufeed_cache_build(ds, cd, workers, progress, p, &err);
+        gf_cli_progress_done(&p->pg);
+        if (r) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+        el = gf_cli_now() - p->pg.t0;
+        if (p->calls && !p->rows && p->done == p->total)
+            fprintf(stderr, "units %lld/%lld: already built\n", (long long)p->done, (long long)p->total);
+        else
+            fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, %.2f s\n", (long long)p->done, (long long)p->total,
+                    (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el);
+        if (gpufeed_cache_verify(ds, cd, &bad, &err)) { fprintf(stderr, "gpufeed-cache: built, but verify failed: %s\n", err.message); rc = 1; goto done; }
+        gpufeed_cache_get_info(ds, cd, &info, &err);
+        printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified\n", info.path, (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows, gf_cli_now() - p->pg.t0);
+    } else if (!strcmp(cmd, "verify")) {
+        int64_t bad = 0;
+        gpufeed_result r = gpufeed_cache_verify(ds, cd, &bad, &err);
+        if (r) { fprintf(stderr, "gpufeed-cache: verify failed: %s\n", err.message); rc = 1; goto done; }
+        printf("ok: every unit matches its checksum\n");
+    } else if (!strcmp(cmd, "info")) {
+        gpufeed_cache_info info;
+        if (gpufeed_cache_get_info(ds, cd, &info, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+        printf("path:   %s\nkey:    %s\nexists: %s\nvalid:  %s%s%s%s\nbytes:  %llu\nunits:  %lld\nrows:   %lld\n", info.path, info.key,
+               info.exists ? "yes" : "no", info.valid ? "yes" : "no", info.valid ? "" : " (", info.valid ? "" : info.reason, info.valid ? "" : ")",
+               (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows);
+        if (!info.valid) rc = 1;
+    } else {
+        if (gpufeed_cache_remove(ds, cd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+        printf("removed\n");
+    }
+done:
+    gpufeed_dataset_close(ds);
+    return rc;
+}
+
 static const char **g_files;
 static void free_files(void) { free((void *)g_files); g_files = NULL; }
 
@@ -164,10 +230,10 @@ int main(int argc, char **argv)
     int64_t unit_rows = 0, unit_bytes = 0, max_bytes = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_dataset_desc dd;
-    gpufeed_dataset *ds = NULL;
     gpufeed_cache_desc cd;
     gpufeed_error err;
     gf_cli_features fs;
+    gf_cli_mix mixl;
     char msg[256];
     gf_cli_opt opts[] = {
         { .name = "--cache", .kind = GF_CLI_STR, .target = &dir, .meta = "DIR", .help = "the cache directory (build, verify, info, rm)" },
@@ -176,6 +242,9 @@ int main(int argc, char **argv)
                   "null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate, lengths,\nunit=s|ms|us|ns, missing=null" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, all as --dtype (instead of --feature)" },
+        { .name = "--mix", .kind = GF_CLI_CALL, .target = &mixl, .call = gf_cli_mix_add, .meta = "PATH=WEIGHT",
+          .help = "a mixture's sources (instead of PATHs, as gpufeed-bench takes them): each source's\n"
+                  "cache, the one a mixture's loader uses (the weights do not change it)" },
         { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8, or the numpy name (float32 ...)" },
         { .name = "--where", .kind = GF_CLI_STR, .target = &where, .meta = "EXPR",
           .help = "the rows the loader keeps: 'col >= 4 and name in (\"a\", \"b\")' (a cache is\nper expression, as the loader's)" },
@@ -195,6 +264,7 @@ int main(int argc, char **argv)
     gf_cli *cli = &g_cli;
 
     memset(&fs, 0, sizeof fs);
+    memset(&mixl, 0, sizeof mixl);
     cli->prog = "gpufeed-cache";
     cli->usage = "build|verify|info|rm --cache DIR [options] PATH...\n"
                  "       gpufeed-cache ls DIR\n"
@@ -250,7 +320,10 @@ int main(int argc, char **argv)
         gf_cli_features_free(&fs);
         return !strcmp(cmd, "ls") ? cmd_ls(dir) : cmd_prune(dir, max_bytes);
     }
-    if (!nfiles) { fprintf(stderr, "gpufeed-cache: no PATH given (gpufeed-cache --help shows the usage)\n"); gf_cli_features_free(&fs); return 2; }
+    if ((nfiles == 0) == (mixl.n == 0)) {
+        fprintf(stderr, "gpufeed-cache: %s\n", nfiles ? "--mix names the sources: give no PATH with it" : "no PATH given (gpufeed-cache --help shows the usage)");
+        gf_cli_features_free(&fs); gf_cli_mix_free(&mixl); return 2;
+    }
     if (fs.n && (columns || gf_cli_seen(cli, "--dtype"))) {
         fprintf(stderr, "gpufeed-cache: --feature gives each feature its dtype: not with --columns or --dtype\n");
         gf_cli_features_free(&fs); return 2;
@@ -270,63 +343,17 @@ int main(int argc, char **argv)
         return 2;
     }
     dd.where = gpufeed_where_predicates(wh, &dd.num_where);
-    if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
-    if (!fs.n && dt != GPUFEED_DT_F32) { /* the default columns, with --dtype */
-        gpufeed_dataset_info info;
-        int32_t k;
-        gpufeed_dataset_get_info(ds, &info);
-        for (k = 0; k < info.num_features; k++) {
-            const char *col = gpufeed_dataset_feature(ds, k)->column;
-            gpufeed_feature f;
-            char *name = (char *)malloc(strlen(col) + 1);
-            if (!name) { rc = 1; goto done; }
-            strcpy(name, col);
-            memset(&f, 0, sizeof f);
-            f.column = name; f.dtype = dt;
-            if (gf_cli_features_push(&fs, &f, name)) { free(name); rc = 1; goto done; }
+    if (mixl.n) { /* each source's cache: a mixture's loader uses one a source */
+        for (i = 0; i < mixl.n; i++) {
+            int r;
+            dd.paths = &mixl.paths[i]; dd.num_paths = 1;
+            fprintf(stderr, "source %d: %s (weight %g)\n", i, mixl.paths[i], mixl.weights[i]);
+            r = data_cmd_one(cli, cmd, &dd, &cd, &fs, dt, workers);
+            if (r) rc = r;
         }
-        gpufeed_dataset_close(ds); ds = NULL;
-        dd.features = fs.f; dd.num_features = fs.n;
-        if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
-    }
-    if (!strcmp(cmd, "build")) {
-        prog *p = &g_prog;
-        gpufeed_cache_info info;
-        int64_t bad = 0;
-        double el;
-        gpufeed_result r;
-        gf_cli_progress_start(&p->pg);
-        r = gpufeed_cache_build(ds, &cd, workers, progress, p, &err);
-        gf_cli_progress_done(&p->pg);
-        if (r) { gf_cli_error(cli, err.message); rc = 1; goto done; }
-        el = gf_cli_now() - p->pg.t0;
-        if (p->calls && !p->rows && p->done == p->total)
-            fprintf(stderr, "units %lld/%lld: already built\n", (long long)p->done, (long long)p->total);
-        else
-            fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, %.2f s\n", (long long)p->done, (long long)p->total,
-                    (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el);
-        if (gpufeed_cache_verify(ds, &cd, &bad, &err)) { fprintf(stderr, "gpufeed-cache: built, but verify failed: %s\n", err.message); rc = 1; goto done; }
-        gpufeed_cache_get_info(ds, &cd, &info, &err);
-        printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified\n", info.path, (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows, gf_cli_now() - p->pg.t0);
-    } else if (!strcmp(cmd, "verify")) {
-        int64_t bad = 0;
-        gpufeed_result r = gpufeed_cache_verify(ds, &cd, &bad, &err);
-        if (r) { fprintf(stderr, "gpufeed-cache: verify failed: %s\n", err.message); rc = 1; goto done; }
-        printf("ok: every unit matches its checksum\n");
-    } else if (!strcmp(cmd, "info")) {
-        gpufeed_cache_info info;
-        if (gpufeed_cache_get_info(ds, &cd, &info, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
-        printf("path:   %s\nkey:    %s\nexists: %s\nvalid:  %s%s%s%s\nbytes:  %llu\nunits:  %lld\nrows:   %lld\n", info.path, info.key,
-               info.exists ? "yes" : "no", info.valid ? "yes" : "no", info.valid ? "" : " (", info.valid ? "" : info.reason, info.valid ? "" : ")",
-               (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows);
-        if (!info.valid) rc = 1;
-    } else {
-        if (gpufeed_cache_remove(ds, &cd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
-        printf("removed\n");
-    }
-done:
-    gpufeed_dataset_close(ds);
+    } else rc = data_cmd_one(cli, cmd, &dd, &cd, &fs, dt, workers);
     gpufeed_where_free(wh);
     gf_cli_features_free(&fs);
+    gf_cli_mix_free(&mixl);
     return rc;
 }
