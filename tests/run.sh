@@ -248,7 +248,7 @@ build_all() {
   build_emu_driver || echo "FAIL build the emulated driver (build/emu/libcuda.so.1)"
   for t in tools/gpufeed-cat.c tools/gpufeed-inspect.c tools/gpufeed-dense.c tools/gpufeed-bench.c tools/gpufeed-cache.c \
            tests/test_unit.c tests/test_bad_input.c tests/test_nested.c tests/test_breadth.c tests/test_remote.c tests/test_dlpack.c tests/test_loader.c tests/test_resident_cpu.c tests/test_cache_api.c \
-           tests/test_faults.c; do
+           tests/test_faults.c tests/test_pack.c; do
     [ -f "$t" ] || continue
     build "$(basename "$t" .c)" "$t"
   done
@@ -301,6 +301,7 @@ build_all() {
     else echo "SKIP build test_curl_abi: no curl/curl.h (libcurl4-openssl-dev)"; fi
   fi
   [ -f examples/read_dense.c ] && pjob "read_dense (one command)" $CC -O2 $WARN examples/read_dense.c -o build/read_dense -lpthread -lm
+  [ -f tests/test_pack.c ] && pjob "test_pack (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_pack.c -o build/tsan_test_pack -lpthread -lm
   if [ -f tests/test_loader.c ]; then
     pjob "test_loader (TSan)" clang -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o build/tsan_test_loader -lpthread -lm
     # the loader without threads: workers' steps run on the caller's thread
@@ -388,6 +389,7 @@ build_quick() {
   pjob "test_unit (GPUFEED_NO_AVX512)" $SANCC $SANQ $WARN -DGPUFEED_NO_AVX512 -I. tests/test_unit.c -o $QB/asan/test_unit_noavx512 -lpthread -lm
   pjob "test_uploader_host" $SANCC $SANQ $WARN -DGPUFEED_NO_CUDA -I. tests/test_uploader_host.c -o $QB/asan/test_uploader_host -lpthread -lm
   [ -n "$TSANCC" ] && pjob "test_loader (TSan)" $TSANCC -g -O1 -fsanitize=thread $WARN -I. tests/test_loader.c -o $QB/tsan_test_loader -lpthread -lm
+  [ -n "$TSANCC" ] && pjob "test_pack (TSan)" $TSANCC -g -O1 -fsanitize=thread $WARN -I. tests/test_pack.c -o $QB/tsan_test_pack -lpthread -lm
   for t in $DECODERS; do  # libFuzzer targets, linked with the plain replay driver (no libFuzzer runtime needed)
     pjob "fz_$t (replay)" $SANCC $SANQ $WARN -DGFF_TARGET=$t -I. -Itests tests/fuzz_decoders.c tests/fuzz_replay_main.c -o $QB/asan/fz_$t
   done
@@ -395,7 +397,7 @@ build_quick() {
     pjob "fz_$t (replay)" $SANCC $SANQ $WARN -I. tests/fuzz_$t.c tests/fuzz_replay_main.c -o $QB/asan/fz_$t
   done
   # the programs of the public API: linked with the implementation built above
-  for t in test_loader test_cache_api test_dlpack test_nested test_remote; do
+  for t in test_loader test_cache_api test_dlpack test_nested test_remote test_pack; do
     pjob "$t" needs "$QIMPL" $SANCC $SANQ $WARN $USE_IMPL -I. tests/$t.c $QB/obj/gpufeed_asan.o -o $QB/asan/$t -lpthread -lm -ldl
   done
   for t in cat inspect dense bench cache; do
@@ -604,6 +606,9 @@ if [ $QUICK = 1 ]; then
   suite cache env GPUFEED_BENCH=build/gpufeed-bench GPUFEED_CACHE_TOOL=build/gpufeed-cache bash tests/test_cache.sh
   suite tools env BIN=$QB/asan README_OPT=-O0 bash tests/test_tools.sh
   suite_if $QB/asan/test_loader loader env GF_TEST_SKIP=$TIMED $QB/asan/test_loader
+  suite_if $QB/asan/test_pack pack $QB/asan/test_pack
+  if [ -n "$TSANCC" ]; then suite_if $QB/tsan_test_pack pack_tsan env TSAN_OPTIONS=halt_on_error=1 $QB/tsan_test_pack
+  else skip_suite pack_tsan "no compiler here has a working TSan runtime"; fi
   [ "$FAIL_FAST" = 1 ] || quick_short
   suite bench_cli env BENCH=build/gpufeed-bench DENSE=build/gpufeed-dense IMPL_O=build/obj/gpufeed.o bash tests/test_bench.sh
   suite make bash tests/test_make.sh
@@ -643,6 +648,8 @@ suite_if build/tsan_test_loader loader_tsan env TSAN_OPTIONS=halt_on_error=1 bui
 suite_if build/asan/test_loader_nothreads loader_nothreads build/asan/test_loader_nothreads
 suite_if build/asan/test_loader_noahead loader_noahead build/asan/test_loader_noahead
 suite_if build/asan/test_loader_window loader_window build/asan/test_loader_window
+suite_if build/asan/test_pack pack build/asan/test_pack
+suite_if build/tsan_test_pack pack_tsan env TSAN_OPTIONS=halt_on_error=1 build/tsan_test_pack
 [ -f tests/test_bench.sh ] && suite bench_cli bash tests/test_bench.sh
 [ -f tests/test_cache.sh ] && suite cache bash tests/test_cache.sh
 suite_if build/asan/test_cache_api cache_api build/asan/test_cache_api
