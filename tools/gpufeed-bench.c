@@ -241,12 +241,12 @@ int main(int argc, char **argv)
     nfiles = cli->npos;
     if ((nfiles == 0) == (mixl.n == 0)) {
         fprintf(stderr, "gpufeed-bench: %s\n", nfiles ? "--mix names the sources: give no PATH with it" : "no PATH given (or --mix PATH=WEIGHT)");
-        gf_cli_features_free(&fs); gf_cli_mix_free(&mixl); gf_cli_free(cli); free((void *)files);
+        gf_cli_features_free(&fs); gf_cli_mix_free(&mixl); gf_cli_free(cli);
         return 2;
     }
     if (gf_cli_seen(cli, "--until") && !mixl.n) {
         fprintf(stderr, "gpufeed-bench: --until needs --mix\n");
-        gf_cli_features_free(&fs); gf_cli_mix_free(&mixl); gf_cli_free(cli); free((void *)files);
+        gf_cli_features_free(&fs); gf_cli_mix_free(&mixl); gf_cli_free(cli);
         return 2;
     }
     g_files = files;
