@@ -1274,6 +1274,10 @@ GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l);
 GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l);
 /* Batches per epoch on this rank (after the even-batches rule). */
 GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch);
+/* Rows an epoch holds over all ranks (those that pass the predicates), the
+   same every epoch: in per-world mode the ranks deliver world x batches x
+   batch_rows of them, the even-batches rule dropping or repeating the rest. */
+GPUFEED_API int64_t gpufeed_loader_rows(gpufeed_loader *l);
 /* Source bytes read for the units of one epoch (0 when they came from the
    cache), for the first 64 epochs of the stream. */
 GPUFEED_API uint64_t gpufeed_loader_epoch_bytes(gpufeed_loader *l, int64_t epoch);
@@ -18351,6 +18355,16 @@ GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoc
     if (!l || epoch < 0) return 0;
     if (l->ninner) return gpufeed_loader_epoch_batches(l->inner[0], epoch);
     return gf__eplan_at(l, &l->aplan, epoch)->nb;
+}
+
+/* the sum of the units' rows (the plan deals them to the ranks) */
+GPUFEED_API int64_t gpufeed_loader_rows(gpufeed_loader *l)
+{
+    int64_t i, n = 0;
+    if (!l) return 0;
+    if (l->ninner) return gpufeed_loader_rows(l->inner[0]);
+    for (i = 0; i < l->U; i++) n += l->unit_rows[i];
+    return n;
 }
 
 static void gf__write_trace(gpufeed_loader *l)
