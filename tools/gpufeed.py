@@ -534,6 +534,9 @@ class Batch:
         return self._export(-1, 0, stream, max_version, dl_device, copy)
 
     def _released_error(self) -> GpufeedError:
+        if self._l._closed or self._l._closing:
+            return GpufeedError("batch %d of epoch %d was released when its Loader closed; tensors exported before "
+                                "that stay valid" % (self.index, self.epoch))
         return GpufeedError("batch %d of epoch %d was released (a batch is valid until the next-but-one next() of its "
                             "loader, or until the loader closes): export its tensors before then, and .clone() the "
                             "tensors you keep" % (self.index, self.epoch))
@@ -729,8 +732,8 @@ class Loader:
         [rows] mask). A label not among `features` is added as float32.
         Zero-copy views when every feature has one dtype; else x (and y)
         are put together with one copy.
-      batch_rows: rows a batch on this rank (elastic mode: 0 or
-        global_batch_rows / world).
+      batch_rows: rows a batch on this rank (default 1024; elastic mode:
+        global_batch_rows / world, the default there).
       workers, ring_depth: decoding threads and units held each (0: 2, 4
         with more than 4 workers).
       seed, shuffle_window, unit_shuffle: the order (a pure function of the
@@ -775,7 +778,7 @@ class Loader:
     use num_workers=0), and a Loader cannot be pickled."""
 
     def __init__(self, paths: Union[PathLike, Sequence[PathLike]], features: Optional[Sequence[Union[Feature, str]]] = None,
-                 batch_rows: int = 1024, workers: int = 1, ring_depth: int = 0, seed: int = 0, shuffle_window: int = 0,
+                 batch_rows: Optional[int] = None, workers: int = 1, ring_depth: int = 0, seed: int = 0, shuffle_window: int = 0,
                  unit_shuffle: bool = True, epochs: Optional[int] = None, rank: Optional[int] = None,
                  world: Optional[int] = None, even: str = "drop", drop_last: bool = False, start_epoch: int = 0,
                  start_batch: int = 0, unit_rows: int = 0, unit_bytes: int = 0, layout: Optional[str] = None,
@@ -847,6 +850,8 @@ class Loader:
             raise ValueError("start_epoch and start_batch are 0 or more")
         if epochs is not None and start_epoch >= epochs:
             raise ValueError("start_epoch=%d with epochs=%d: the run's epochs are 0 .. %d" % (start_epoch, epochs, epochs - 1))
+        if batch_rows is None:             # elastic mode: the rank's share of the global batch
+            batch_rows = 1024 if global_batch_rows <= 0 else 0
         self.batch_rows, self.workers, self.ring_depth, self.seed = int(batch_rows), int(workers), int(ring_depth), int(seed)
         self.shuffle_window, self.unit_shuffle, self.epochs, self.even = int(shuffle_window), bool(unit_shuffle), epochs, even
         self.drop_last, self._start_epoch, self._start_batch = bool(drop_last), int(start_epoch), int(start_batch)
@@ -869,6 +874,8 @@ class Loader:
     # ---- opening: the dataset, then the stream ----
 
     def _open(self) -> None:
+        if self.global_batch_rows > 0 and self.batch_rows == 0 and self.global_batch_rows % self.world == 0:
+            self.batch_rows = self.global_batch_rows // self.world
         if self._label:
             self._torch = _import_torch()
             if not self._features:          # every numeric column: ask the dataset which, then put the labels last
@@ -878,8 +885,7 @@ class Loader:
             self._order_label()
         self.layout = self._layout_arg or ("feature" if self._label and len(set(f.dtype for f in self._features)) > 1 else "row")
         self._open_dataset(self.unit_rows)
-        self._open_stream(self._epoch, self._batch)
-        self._check_split()
+        self._open_split()
         self._fingerprint()
 
     def _order_label(self) -> None:
@@ -1036,32 +1042,37 @@ class Loader:
                 worst = (lost, e, rows)
         return worst
 
-    def _check_split(self) -> None:
-        """per-world ranks never drop more than one batch of rows per rank an
-        epoch: finer units when unit_rows was not given, else an error"""
-        loss = self._split_loss()
-        tried = [self.unit_rows or 65536]
-        if loss and not self._unit_rows_arg and self.batch_rows > 0:
-            for u in (self.batch_rows, self.batch_rows // 4, self.batch_rows // 16):
-                if u < 64 or u >= tried[-1]:
-                    continue
+    def _open_split(self) -> None:
+        """the stream, with units fine enough for the ranks: per-world ranks
+        never drop more than one batch of rows per rank an epoch. Where
+        unit_rows was not given, finer units are tried (batch_rows, a
+        quarter, a sixteenth) when the split loses more, or when there are
+        fewer units than ranks; else, or when none helps, an error"""
+        tries = [self.unit_rows]
+        if not self._unit_rows_arg and self.world > 1 and self.global_batch_rows <= 0 and self.batch_rows > 0:
+            tries += [u for u in (self.batch_rows, self.batch_rows // 4, self.batch_rows // 16) if 64 <= u < 65536]
+        for i, u in enumerate(tries):
+            if i:
                 self._close_stream()
                 self._close_dataset()
                 self._open_dataset(u)
+            try:
                 self._open_stream(self._epoch, self._batch)
-                tried.append(u)
-                loss = self._split_loss()
-                if not loss:
-                    return
-        if loss:
-            lost, e, rows = loss
-            raise GpufeedError(
-                "the rank split would drop %d of the %d rows of epoch %d (%.1f%%; world %d, batch_rows %d: more than "
-                "one batch of rows per rank): the shards differ in size because the units are coarse (unit_rows %s "
-                "tried). Pass a smaller unit_rows, use elastic mode (global_batch_rows=%d), or even='pad' (rows "
-                "repeated instead of dropped)"
-                % (lost, rows, e, 100.0 * lost / max(rows, 1), self.world, self.batch_rows,
-                   ", ".join(str(u) for u in tried), self.batch_rows * self.world))
+            except GpufeedError:
+                if i + 1 < len(tries):
+                    continue
+                raise
+            loss = self._split_loss()
+            if not loss:
+                return
+        lost, e, rows = loss
+        raise GpufeedError(
+            "the rank split would drop %d of the %d rows of epoch %d (%.1f%%; world %d, batch_rows %d: more than "
+            "one batch of rows per rank): the shards differ in size because the units are coarse (unit_rows %s "
+            "tried). Pass a smaller unit_rows, use elastic mode (global_batch_rows=%d), or even='pad' (rows "
+            "repeated instead of dropped)"
+            % (lost, rows, e, 100.0 * lost / max(rows, 1), self.world, self.batch_rows,
+               ", ".join(str(u or 65536) for u in tries), self.batch_rows * self.world))
 
     # ---- state ----
 
