@@ -433,6 +433,38 @@ def test_mixtures():
     check("Loader([]): ValueError", msg is not None and "empty" in msg)
 
 
+def test_reference():
+    """tools/README.md's Python API reference names every public argument, method and function"""
+    import inspect
+    text = open(os.path.join(ROOT, "tools", "README.md"), encoding="utf-8").read()
+    ref = text[text.index("### Python API reference"):]
+    ref = ref[:ref.index("\n## ")] if "\n## " in ref else ref
+    missing = []
+    for cls in (gpufeed.Loader, gpufeed.Feature):
+        sig = inspect.signature(cls.__init__)
+        params = [p.replace(annotation=inspect.Parameter.empty) for p in list(sig.parameters.values())[1:]]
+        head = "gpufeed.%s(%s)" % (cls.__name__, ", ".join(str(p) for p in params).replace("'", '"'))
+        if head not in " ".join(ref.split()):
+            missing.append("the signature " + head)
+        missing += ["%s(%s=)" % (cls.__name__, n) for n in list(sig.parameters)[1:] if "`%s`" % n not in ref and n + "=" not in ref]
+    for cls in (gpufeed.Loader, gpufeed.Batch):
+        for name, _ in inspect.getmembers(cls):
+            if not name.startswith("_") and name not in ("UNITS",):
+                if name not in ref:
+                    missing.append("%s.%s" % (cls.__name__, name))
+    for name in ("ranks_from_env", "cuda_available", "dtype_name", "load", "build", "library_path", "library_key",
+                 "GpufeedError", "CPUFallbackWarning", "STATE_VERSION", "RANK_VARIABLES"):
+        if "gpufeed." + name not in ref:
+            missing.append("gpufeed." + name)
+    public = [n for n in dir(gpufeed) if not n.startswith("_") and callable(getattr(gpufeed, n))
+              and getattr(getattr(gpufeed, n), "__module__", "") == "gpufeed"]
+    missing += ["gpufeed.%s (public, undocumented)" % n for n in public if n not in ref]
+    check("tools/README.md's Python API reference: the Loader's and Feature's signatures as they are, every argument, "
+          "member and public function", not missing, ", ".join(missing))
+    undoc = [n for n in public if not (getattr(gpufeed, n).__doc__ or "").strip()]
+    check("every public class and function has a docstring", not undoc, str(undoc))
+
+
 LIB_CHILD = r"""
 import sys
 sys.path.insert(0, %(dir)r)
@@ -475,7 +507,7 @@ def main():
     ap.add_argument("--gpufeed-bench", default=os.path.join(ROOT, "build", "gpufeed-bench"))
     a = ap.parse_args()
     tests = [lambda: test_epochs(a.gpufeed_bench), test_lifetime, test_state, test_stats, test_ranks, test_close_race,
-             test_fork, test_mixtures, test_library]
+             test_fork, test_mixtures, test_library, test_reference]
     for t in tests:
         try:
             t()
