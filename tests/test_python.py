@@ -668,6 +668,31 @@ print(json.dumps({"err": err, "n": n, "same": len(mine) == len(ref) == 83 and al
 """
 
 
+def test_close_race_asan():
+    """tests/test_python_core.py's close race with the library built under ASan+UBSan (preloaded into python)"""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    asan = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip() if cc else ""
+    ubsan = subprocess.run([cc, "-print-file-name=libubsan.so"], capture_output=True, text=True).stdout.strip() if cc else ""
+    if not (asan and os.path.isabs(asan) and os.path.isabs(ubsan)):
+        print("SKIP the close race under ASan: no libasan here")
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_python_core as core
+    with tempfile.TemporaryDirectory() as td:
+        lib = os.path.join(td, "libgpufeed_asan.so")
+        r = subprocess.run([cc, "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
+                            "-shared", "-fPIC", "-x", "c", "-DGPUFEED_IMPLEMENTATION", "-DGPUFEED_CURL", os.path.join(ROOT, "gpufeed.h"),
+                            "-o", lib, "-lpthread", "-lm", "-ldl"], capture_output=True, text=True)
+        check("the library builds under ASan+UBSan", r.returncode == 0, r.stderr[-400:])
+        if r.returncode != 0:
+            return
+        before = core.PASS, core.FAIL
+        core.test_close_race({"GPUFEED_LIB": lib, "LD_PRELOAD": asan + " " + ubsan,
+                              "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1", "UBSAN_OPTIONS": "halt_on_error=1"}, 20,
+                             " (the library under ASan+UBSan)")
+        check("the close race under ASan+UBSan passed (the line above)", core.FAIL == before[1] and core.PASS == before[0] + 1)
+
+
 def test_dataloader_workers():
     """DataLoader(num_workers=2) over a Loader: the forked workers cannot use it (a clear error, no hang, no batch
     twice); the parent's Loader goes on"""
@@ -717,7 +742,7 @@ def main():
     for t in (lambda: test_values_vs_c(a.gpufeed_dense), test_views_and_protocols,
               lambda: test_hash_vs_c(a.gpufeed_bench), lambda: test_elastic(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example,
               test_cpu_defaults, test_auto_emulated_gpu, test_dtypes, test_verify_crc, test_readme_snippet, test_example_defaults, test_epochs,
-              test_label, test_dataloader, test_dataloader_workers,
+              test_label, test_dataloader, test_dataloader_workers, test_close_race_asan,
               test_pip_install):
         try:
             t()

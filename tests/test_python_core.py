@@ -343,12 +343,14 @@ rng = random.Random(%(seed)d)
 seen = {}
 for i in range(%(runs)d):
     L = gpufeed.Loader(%(ids)r, features=["x", "k", "y"], batch_rows=100, workers=2, seed=i, shuffle_window=2, device=None)
-    out = []
+    out, keep = [], []
     def run():
         try:
             for e in range(50):
                 for b in L:
                     b.hash()
+                    keep.append(b.__dlpack__())   # a tensor (capsule) alive across the close, dropped after it
+                    del keep[:-1]
             out.append("end")
         except gpufeed.GpufeedError as ex:
             out.append("error: " + str(ex)[:40])
@@ -358,18 +360,21 @@ for i in range(%(runs)d):
     L.close()
     t.join(60)
     r = "hang" if t.is_alive() else out[0]
+    del keep[:]
     seen[r] = seen.get(r, 0) + 1
 print(seen)
 """
 
 
-def test_close_race():
+def test_close_race(env=None, runs=40, what=""):
     r = subprocess.run([sys.executable, "-c", RACE_CHILD % {"tools": os.path.join(ROOT, "tools"), "ids": IDS, "seed": 11,
-                                                           "runs": 40}], capture_output=True, text=True, timeout=600)
+                                                           "runs": runs}], capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, **(env or {})))
     seen = eval(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 and r.stdout.strip() else {}
     good = all(k == "end" or k.startswith("error: the Loader") or k.startswith("error: batch") for k in seen)
-    check("close() from another thread at random times, 40 runs: the iterating thread ends with a GpufeedError (or its "
-          "end), no crash, no hang (%s)" % seen, r.returncode == 0 and sum(seen.values()) == 40 and good,
+    check("close() from another thread at random times, %d runs%s: the iterating thread ends with a GpufeedError (or its "
+          "end), no crash, no hang, tensors dropped after the close (%s)" % (runs, what, seen),
+          r.returncode == 0 and sum(seen.values()) == runs and good,
           "exit %d %s" % (r.returncode, r.stderr[-300:]))
 
 
@@ -392,6 +397,9 @@ if pid == 0:
         except gpufeed.GpufeedError as e:
             res.append([what, str(e)])
     L.close()
+    own = gpufeed.Loader(%(ids)r, features=["x", "k", "y"], batch_rows=1000, workers=2, seed=1, device=None)
+    res.append(["own", sum(1 for _ in own)])      # the fix: a Loader opened in the child works
+    own.close()
     os.write(wr, json.dumps(res).encode())
     os._exit(0)
 os.close(wr)
@@ -416,12 +424,13 @@ def test_fork():
     if not got:
         check("the fork check ran", False, r.stderr[-400:])
         return
-    msgs = [m for _, m in got["child"]]
+    msgs = [m for w, m in got["child"] if w != "own"]
     check("a forked child using the parent's Loader (iter, next, len, state_dict, stats): a GpufeedError naming the fork "
           "and the fix (open it in the worker, num_workers=0)",
           len(msgs) == 5 and all(m and "fork" in m and "num_workers=0" in m and "open the Loader" in m.replace("Open", "open") for m in msgs)
           and got["status"] == 0, str(got["child"])[:300])
     check("... the parent's epoch goes on whole and unchanged (20 batches, hashes as a fresh Loader's)", got["same"] and got["n"] == 20)
+    check("... and a Loader opened in the child itself runs its epoch there (20 batches)", ["own", 20] in got["child"], str(got["child"])[-80:])
     check("pickling a Loader: TypeError saying why (%s)" % (got["pickle"] or "")[:60], got["pickle"] and "num_workers=0" in got["pickle"])
 
 
