@@ -12,7 +12,10 @@ capsules); the batch hashes equal the C loader's (gpufeed-bench); tensors
 outlive their batch and the loader; holding too many batches is a clear
 error; bad input (missing file, unknown column, wrong dtype) raises
 GpufeedError with a message naming it; examples/pytorch_train.py trains
-(its loss goes down).
+(its loss goes down); label= yields (x, y) views of the batch; the Loader is a
+torch IterableDataset whose batches survive one fetch ahead
+(DataLoader(batch_size=None)); DataLoader workers get a clear error and
+the parent's epoch stays whole; the close race under an ASan+UBSan library.
 
 On a machine without a GPU, with the defaults: device="auto" gives CPU
 batches with exactly one CPUFallbackWarning, builds only the CPU library

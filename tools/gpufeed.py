@@ -886,6 +886,9 @@ class Loader:
         self.layout = self._layout_arg or ("feature" if self._label and len(set(f.dtype for f in self._features)) > 1 else "row")
         self._open_dataset(self.unit_rows)
         self._open_split()
+        if self._batch > 0 and self._batch == self._epoch_batches(self._epoch):   # start_batch at the epoch's end
+            self._epoch, self._batch = self._epoch + 1, 0
+            self._c_pos = (self._epoch, 0)
         self._fingerprint()
 
     def _order_label(self) -> None:
