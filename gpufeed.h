@@ -1318,6 +1318,11 @@ GPUFEED_API const char *gpufeed_loader_error(const gpufeed_loader *l);
 GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l);
 /* Batches per epoch on this rank (after the even-batches rule). */
 GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoch);
+/* Rows an epoch holds over all ranks (those that pass the predicates), the
+   same every epoch: in per-world mode the ranks deliver world x batches x
+   batch_rows of them, the even-batches rule dropping or repeating the rest.
+   Packing: rows of T tokens; a mixture: the rows its ranks deliver. */
+GPUFEED_API int64_t gpufeed_loader_rows(gpufeed_loader *l);
 
 /* Mixtures: one loader over several datasets, each with a weight. Every
    batch draws its rows from the sources in proportion to their weights:
@@ -19431,6 +19436,7 @@ static int gf__wait_for(gpufeed_loader *l, int (*cond)(gpufeed_loader *, int64_t
 
 
 
+
 static void gf__write_trace(gpufeed_loader *l)
 {
 #ifndef GPUFEED_NO_STDIO
@@ -20757,6 +20763,17 @@ GPUFEED_API int64_t gpufeed_loader_epoch_batches(gpufeed_loader *l, int64_t epoc
     if (l->mix) return gf__mix_epoch_batches(l, epoch);
     if (l->ninner) return gpufeed_loader_epoch_batches(l->inner[0], epoch);
     return gf__eplan_at(l, &l->aplan, epoch)->nb;
+}
+
+/* the sum of the units' rows (the plan deals them to the ranks) */
+GPUFEED_API int64_t gpufeed_loader_rows(gpufeed_loader *l)
+{
+    int64_t i, n = 0;
+    if (!l) return 0;
+    if (l->mix) return gf__mix_epoch_batches(l, l->mix->e >= 0 ? l->mix->e : 0) * l->B * l->world;
+    if (l->ninner) return gpufeed_loader_rows(l->inner[0]);
+    for (i = 0; i < l->U; i++) n += l->unit_rows[i];
+    return l->pk ? n / l->pk : n; /* packing: the epoch's tokens in rows of T */
 }
 
 /* the uploader's slot as the batch's destination (NULL: the loader's own) */

@@ -60,25 +60,23 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     scale = SCALE.to(dev)
     t0 = time.time()
-    epoch, total, count, rows = 0, 0.0, 0, 0
-    for batch in loader:
-        if batch.epoch != epoch:
-            print("epoch %d: loss %.4f over %d rows" % (epoch, total / max(count, 1), rows))
-            epoch, total, count, rows = batch.epoch, 0.0, 0, 0
-        # zero-copy views of the batch; on a GPU torch passes its current
-        # stream to __dlpack__, and that stream waits for the batch's upload
-        x = torch.from_dlpack(batch)
-        valid = torch.from_dlpack(batch.mask(5)).bool()
-        xs = x * scale
-        pred = model(xs[:, :5]).squeeze(1)
-        loss = ((pred - xs[:, 5]) ** 2)[valid].mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        total += loss.item()
-        count += 1
-        rows += batch.rows
-    print("epoch %d: loss %.4f over %d rows" % (epoch, total / max(count, 1), rows))
+    for epoch in range(args.epochs):    # each iter() of the Loader runs the next epoch
+        total, count, rows = 0.0, 0, 0
+        for batch in loader:
+            # zero-copy views of the batch; on a GPU torch passes its current
+            # stream to __dlpack__, and that stream waits for the batch's upload
+            x = torch.from_dlpack(batch)
+            valid = torch.from_dlpack(batch.mask(5)).bool()
+            xs = x * scale
+            pred = model(xs[:, :5]).squeeze(1)
+            loss = ((pred - xs[:, 5]) ** 2)[valid].mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item()
+            count += 1
+            rows += batch.rows
+        print("epoch %d: loss %.4f over %d rows" % (epoch, total / max(count, 1), rows))
     loader.close()
     print("%d epochs in %.2f s on %s" % (args.epochs, time.time() - t0, dev))
 

@@ -17,7 +17,8 @@
 # timing checks alone), the committed corpus, the tensor cache (its API and
 # the tool), the fault suite (a try or two of each case), the uploader's
 # host fallback and the emulated CUDA driver, DLPack export, the tools,
-# gpufeed-bench, the Makefile (help, install, demo), and a replay of the
+# gpufeed-bench, the Makefile (help, install, demo), the Python binding's
+# Loader with python3's standard library (tests/test_python_core.py), and a replay of the
 # committed fuzz corpora (tests/fuzz, tests/fuzz/dec) through the replay
 # drivers. Each thing is built once, in parallel, under build/quick/: the
 # implementation once at -O1 under ASan+UBSan, linked by the programs that
@@ -50,6 +51,8 @@ SAN="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 PY=.venv/bin/python
+# the Python binding's library: built once per header into build/ (not ~/.cache) for every suite that loads it
+export GPUFEED_CACHE_DIR=${GPUFEED_CACHE_DIR:-$PWD/build/gpufeed-lib}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 [ "$JOBS" -ge 2 ] 2>/dev/null || JOBS=2
@@ -559,6 +562,13 @@ layout_suite() {
   else skip_suite layout "no python3 here"; fi
 }
 
+# the Python binding's Loader with the standard library only (tests/test_python_core.py; python3, no .venv)
+python_core_suite() {
+  if command -v python3 > /dev/null 2>&1; then
+    suite python_core python3 tests/test_python_core.py --gpufeed-bench build/gpufeed-bench
+  else skip_suite python_core "no python3 here"; fi
+}
+
 # ---- the quick suite -----------------------------------------------------------------
 
 # the quick suite's short suites (seconds each)
@@ -611,6 +621,7 @@ if [ $QUICK = 1 ]; then
   else skip_suite pack_tsan "no compiler here has a working TSan runtime"; fi
   [ "$FAIL_FAST" = 1 ] || quick_short
   suite bench_cli env BENCH=build/gpufeed-bench DENSE=build/gpufeed-dense IMPL_O=build/obj/gpufeed.o bash tests/test_bench.sh
+  python_core_suite
   suite make bash tests/test_make.sh
   suite docs python3 tests/test_docs.py
   finish
@@ -700,11 +711,14 @@ if [ -x "$PY" ]; then
   [ -f tests/test_wide.py ] && suite wide $PY tests/test_wide.py --bin build
   [ -f tests/test_python.py ] && suite python $PY tests/test_python.py --gpufeed-dense build/gpufeed-dense --gpufeed-bench build/gpufeed-bench
   [ -f tests/test_python_emu.py ] && suite python_cuda_emu $PY tests/test_python_emu.py
+  # examples/lightning_train.py and examples/torchrun_ranks.py (torchrun --nproc_per_node=2) on the CPU
+  [ -f tests/test_python_examples.py ] && suite python_examples $PY tests/test_python_examples.py
 else
   # make test installs the venv: without it the corpus checks against pyarrow did not run
   SUITES+=(generated_corpus); echo "0 1 0" > build/logs/generated_corpus.count
   echo "generated_corpus       FAILED: no .venv (run make venv)"
 fi
+python_core_suite
 suite_if build/asan/fuzz_replay fuzz_replay fuzz_replay
 suite_if build/asan/fz_dense_replay fuzz_dense_replay fuzz_dense_replay build/asan/fz_dense_replay all
 suite_if build/fuzz_seeds fuzz_decoders_replay fuzz_decoders_replay

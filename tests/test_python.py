@@ -12,7 +12,10 @@ capsules); the batch hashes equal the C loader's (gpufeed-bench); tensors
 outlive their batch and the loader; holding too many batches is a clear
 error; bad input (missing file, unknown column, wrong dtype) raises
 GpufeedError with a message naming it; examples/pytorch_train.py trains
-(its loss goes down).
+(its loss goes down); label= yields (x, y) views of the batch; the Loader is a
+torch IterableDataset whose batches survive one fetch ahead
+(DataLoader(batch_size=None)); DataLoader workers get a clear error and
+the parent's epoch stays whole; the close race under an ASan+UBSan library.
 
 On a machine without a GPU, with the defaults: device="auto" gives CPU
 batches with exactly one CPUFallbackWarning, builds only the CPU library
@@ -138,7 +141,7 @@ def test_hash_vs_c(bench_bin):
             if len(l.split()) == 4 and len(l.split()[3]) == 16 and l.split()[0].isdigit()]
     L = gpufeed.Loader(IDS, features=[gpufeed.Feature("x"), gpufeed.Feature("k"), gpufeed.Feature("y")],
                        batch_rows=500, workers=2, seed=11, epochs=2, shuffle_window=2, unit_rows=2500, device=None)
-    got = ["%016x" % b.hash() for b in L]
+    got = ["%016x" % b.hash() for epoch in range(2) for b in L]     # each iter() an epoch
     L.close()
     check("batch hashes equal the C loader's (gpufeed-bench, %d batches over 2 epochs)" % len(want),
           len(want) > 0 and got == want, "first got %s want %s (%s)" % (got[:1], want[:1], out.stderr[-200:]))
@@ -520,25 +523,188 @@ def test_pip_fresh_venv(td, src, code):
 
 
 def test_epochs():
-    """one default everywhere: a Loader without epochs= delivers one epoch
-    (as a zero-initialised C desc does); epochs=None runs until closed; 0 is
-    refused"""
+    """epochs= counts iter() passes: None (the default) without end, N then
+    a clear error; one `for` is one epoch either way; 0 is refused"""
     L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, device=None)
     got = [b.epoch for b in L]
+    eps = [sorted(set(b.epoch for b in L)) for _ in range(3)]
     L.close()
-    check("Loader() without epochs=: one epoch (%d batches, epochs %s)" % (len(got), sorted(set(got))),
-          len(got) == 20 and set(got) == {0}, str(got[:5]))
-    L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, epochs=None, device=None)
-    it = iter(L)
-    eps = [next(it).epoch for _ in range(70)]
+    check("Loader() without epochs=: a `for` is one epoch (%d batches), and iter() goes on (epochs %s)" % (len(got), eps),
+          len(got) == 20 and set(got) == {0} and eps == [[1], [2], [3]], str(got[:5]))
+    L = gpufeed.Loader(IDS, features=feats(), batch_rows=1000, epochs=2, device=None)
+    n = [sum(1 for _ in L) for _ in range(2)]
+    try:
+        iter(L)
+        msg = None
+    except gpufeed.GpufeedError as e:
+        msg = str(e)
     L.close()
-    check("epochs=None: until closed (70 batches reach epoch 3)", eps[-1] == 3 and eps[0] == 0, str(eps[-3:]))
+    check("epochs=2: two passes of 20 batches, then iter() is a GpufeedError naming epochs=None", n == [20, 20] and msg and "epochs=None" in msg, str(n))
     for bad in (0, -1, 1.5, True):
         try:
             gpufeed.Loader(IDS, features=feats(), batch_rows=1000, epochs=bad, device=None).close()
             check("epochs=%r is refused" % (bad,), False, "accepted")
         except ValueError as e:
             check("epochs=%r: ValueError saying a count or None" % (bad,), "None" in str(e), str(e))
+
+
+LABEL_FEATS = ["dep_delay", "distance"]
+
+
+def test_label():
+    """label=: (x, y) tensors, views of the batch where the features share a dtype"""
+    kw = dict(batch_rows=4096, workers=2, seed=0, shuffle_window=4, device=None)
+    L = gpufeed.Loader(FLIGHTS, features=LABEL_FEATS, label="arr_delay", **kw)
+    R = gpufeed.Loader(FLIGHTS, features=LABEL_FEATS + ["arr_delay"], **kw)
+    same, views, n = True, True, 0
+    for (x, y), b in zip(L, R):
+        t = torch.from_dlpack(b)
+        same &= torch.equal(x, t[:, :2]) and torch.equal(y, t[:, 2]) and x.dtype == torch.float32
+        views &= x.stride() == (3, 1) and y.data_ptr() == x.data_ptr() + 8 and tuple(y.shape) == (x.shape[0],)
+        n += 1
+    check("label='arr_delay': %d (x, y) batches, x [rows, 2] and y [rows] equal to the batch's columns" % n, same and n == len(L) == 83)
+    check("... views of the batch's one matrix (no copy)", views)
+    L.close()
+    R.close()
+    # the label among the features, a dtype of its own, validity: (x, y, valid)
+    L = gpufeed.Loader(FLIGHTS, features=["dep_delay", gpufeed.Feature("arr_delay", "float64", validity=True), "distance"],
+                       label="arr_delay", **kw)
+    R = gpufeed.Loader(FLIGHTS, features=LABEL_FEATS + [gpufeed.Feature("arr_delay", "float64", validity=True)],
+                       layout="feature", **kw)
+    ok = True
+    for (x, y, valid), b in zip(L, R):
+        ok &= (torch.equal(x, torch.stack([torch.from_dlpack(b.feature(0)), torch.from_dlpack(b.feature(1))], 1))
+               and y.dtype == torch.float64 and torch.equal(y, torch.from_dlpack(b.feature(2)))
+               and valid.dtype == torch.bool and torch.equal(valid, torch.from_dlpack(b.mask(2)).bool()))
+    check("label of another dtype (float64) with validity=True: (x float32 [rows, 2], y float64, valid bool), the label "
+          "moved last", ok and L.layout == "feature")
+    L.close()
+    R.close()
+    L = gpufeed.Loader(FLIGHTS, features=None, label="arr_delay", **kw)
+    x, y = next(iter(L))
+    names = [f.column for f in L._features]
+    check("features=None with label=: every other numeric column is x (%d), the label y" % x.shape[1],
+          names[-1] == "arr_delay" and "arr_delay" not in names[:-1] and x.shape[1] == len(names) - 1 >= 10, str(names))
+    del x, y
+    L.close()
+    try:
+        gpufeed.Loader(FLIGHTS, features=["dep_delay", gpufeed.Feature("year", "int64")], label="arr_delay", **kw)
+        check("x of two dtypes with label=: refused", False, "accepted")
+    except ValueError as e:
+        check("x of two dtypes with label=: ValueError naming them (%s)" % str(e)[:60], "year i64" in str(e))
+    code = ("import sys\nsys.modules['torch'] = None\nsys.path.insert(0, %r)\nimport gpufeed\n"
+            "try:\n    gpufeed.Loader(%r, features=['dep_delay'], label='arr_delay', device=None)\n"
+            "except gpufeed.GpufeedError as e:\n    print('ERROR', e)\n" % (os.path.join(ROOT, "tools"), FLIGHTS))
+    rc, out, err = child(code)
+    check("label= without torch: a GpufeedError saying so, and what works without it", "ERROR label= yields torch tensors" in out, out + err[-300:])
+
+
+def test_dataloader():
+    """torch.utils.data: an IterableDataset with len(); batch lifetimes for one-ahead fetching"""
+    from torch.utils.data import DataLoader, IterableDataset
+    kw = dict(features=LABEL_FEATS, label="arr_delay", batch_rows=4096, workers=2, seed=1, shuffle_window=4, device=None)
+    L = gpufeed.Loader(FLIGHTS, **kw)
+    R = gpufeed.Loader(FLIGHTS, **kw)
+    dl = DataLoader(L, batch_size=None)
+    check("a Loader is a torch IterableDataset; DataLoader(loader, batch_size=None) has its len (%d)" % len(dl),
+          isinstance(L, IterableDataset) and len(dl) == len(L) == 83)
+    got = [[(x.clone(), y.clone()) for x, y in dl] for epoch in range(3)]
+    ref = [[(x.clone(), y.clone()) for x, y in R] for epoch in range(3)]
+    check("for epoch in range(3): for x, y in DataLoader(loader): 3 full epochs (%s batches), the loader's own"
+          % [len(g) for g in got], [len(g) for g in got] == [83] * 3 and all(
+              torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) for ga, gb in zip(got, ref) for a, b in zip(ga, gb))
+          and not torch.equal(got[0][0][0], got[1][0][0]))
+    del got, ref
+    L.close()
+    R.close()
+    # one batch ahead, as Lightning's fetcher: the batch before stays valid
+    L = gpufeed.Loader(FLIGHTS, features=LABEL_FEATS, batch_rows=4096, device=None)
+    it = iter(DataLoader(L, batch_size=None))
+    b0 = next(it)
+    b1 = next(it)                     # fetched ahead while b0 trains
+    t0 = torch.from_dlpack(b0)
+    check("one batch fetched ahead (DataLoader(batch_size=None)): the batch before still exports", t0.shape == (4096, 2))
+    b2 = next(it)
+    try:
+        torch.from_dlpack(b0)
+        msg = None
+    except gpufeed.GpufeedError as e:
+        msg = str(e)
+    check("... two ahead: released, in Python's words (%s)" % (msg or "")[:60], msg and "next-but-one" in msg and "gpufeed_" not in msg, str(msg))
+    del it, b0, b1, b2, t0
+    L.close()
+    # tensors of more batches than slots - 1: a clear error naming .clone()
+    L = gpufeed.Loader(FLIGHTS, features=LABEL_FEATS, label="arr_delay", batch_rows=4096, slots=3, device=None)
+    it = iter(L)
+    keep = [next(it), next(it), next(it)]
+    try:
+        next(it)
+        msg = None
+    except gpufeed.GpufeedError as e:
+        msg = str(e)
+    check("holding the tensors of 3 batches (slots=3) and asking for a 4th: GpufeedError naming slots - 1 and .clone(), no C "
+          "names (%s)" % (msg or "")[:80], msg and "slots are held" in msg and ".clone()" in msg and "slots - 1" in msg
+          and "gpufeed_" not in msg, str(msg))
+    keep = [(x.clone(), y.clone()) for x, y in keep]
+    gc.collect()
+    check("... .clone() them and the loader goes on", next(it)[0].shape == (4096, 2))
+    L.close()
+
+
+WORKERS_CHILD = r"""
+import json, sys
+sys.path.insert(0, %(tools)r)
+import torch, gpufeed
+from torch.utils.data import DataLoader
+kw = dict(features=["dep_delay", "distance"], label="arr_delay", batch_rows=4096, workers=2, seed=2, device=None)
+L = gpufeed.Loader(%(path)r, **kw)
+err = None
+n = 0
+try:
+    for x, y in DataLoader(L, batch_size=None, num_workers=2):
+        n += 1
+except gpufeed.GpufeedError as e:
+    err = str(e)
+mine = [y.clone() for x, y in L]
+ref = [y.clone() for x, y in gpufeed.Loader(%(path)r, **kw)]
+print(json.dumps({"err": err, "n": n, "same": len(mine) == len(ref) == 83 and all(torch.equal(a, b) for a, b in zip(mine, ref))}))
+"""
+
+
+def test_close_race_asan():
+    """tests/test_python_core.py's close race with the library built under ASan+UBSan (preloaded into python)"""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    asan = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip() if cc else ""
+    ubsan = subprocess.run([cc, "-print-file-name=libubsan.so"], capture_output=True, text=True).stdout.strip() if cc else ""
+    if not (asan and os.path.isabs(asan) and os.path.isabs(ubsan)):
+        print("SKIP the close race under ASan: no libasan here")
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_python_core as core
+    with tempfile.TemporaryDirectory() as td:
+        lib = os.path.join(td, "libgpufeed_asan.so")
+        r = subprocess.run([cc, "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
+                            "-shared", "-fPIC", "-x", "c", "-DGPUFEED_IMPLEMENTATION", "-DGPUFEED_CURL", os.path.join(ROOT, "gpufeed.h"),
+                            "-o", lib, "-lpthread", "-lm", "-ldl"], capture_output=True, text=True)
+        check("the library builds under ASan+UBSan", r.returncode == 0, r.stderr[-400:])
+        if r.returncode != 0:
+            return
+        before = core.PASS, core.FAIL
+        core.test_close_race({"GPUFEED_LIB": lib, "LD_PRELOAD": asan + " " + ubsan,
+                              "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1", "UBSAN_OPTIONS": "halt_on_error=1"}, 20,
+                             " (the library under ASan+UBSan)")
+        check("the close race under ASan+UBSan passed (the line above)", core.FAIL == before[1] and core.PASS == before[0] + 1)
+
+
+def test_dataloader_workers():
+    """DataLoader(num_workers=2) over a Loader: the forked workers cannot use it (a clear error, no hang, no batch
+    twice); the parent's Loader goes on"""
+    rc, out, err = child(WORKERS_CHILD % {"tools": os.path.join(ROOT, "tools"), "path": FLIGHTS}, timeout=180)
+    got = json.loads(out.strip().splitlines()[-1]) if rc == 0 and out.strip() else None
+    check("DataLoader(loader, num_workers=2): a GpufeedError from the worker naming the fork and num_workers=0, no batch, no hang",
+          got is not None and got["n"] == 0 and got["err"] and "fork" in got["err"] and "num_workers=0" in got["err"],
+          str(got) + err[-300:])
+    check("... the Loader then runs its epoch in the parent, whole (83 batches as a fresh Loader's)", got is not None and got["same"])
 
 
 def test_elastic(bench_bin):
@@ -551,7 +717,7 @@ def test_elastic(bench_bin):
             L = gpufeed.Loader(IDS, features=[gpufeed.Feature("x"), gpufeed.Feature("k"), gpufeed.Feature("y")],
                                batch_rows=0, global_batch_rows=1024, partitions=partitions, world=world, rank=r,
                                workers=2, seed=5, epochs=2, shuffle_window=3, unit_rows=1000, device=None)
-            for b in L:
+            for b in (b for epoch in range(2) for b in L):
                 x = np.from_dlpack(b)
                 for i in range(x.shape[0]):
                     got[(b.epoch, b.index, b.slice_start + i)] = x[i].tobytes()
@@ -579,6 +745,7 @@ def main():
     for t in (lambda: test_values_vs_c(a.gpufeed_dense), test_views_and_protocols,
               lambda: test_hash_vs_c(a.gpufeed_bench), lambda: test_elastic(a.gpufeed_bench), test_slots_and_errors, test_list_feature, test_cuda, test_example,
               test_cpu_defaults, test_auto_emulated_gpu, test_dtypes, test_verify_crc, test_readme_snippet, test_example_defaults, test_epochs,
+              test_label, test_dataloader, test_dataloader_workers, test_close_race_asan,
               test_pip_install):
         try:
             t()

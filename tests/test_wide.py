@@ -174,8 +174,9 @@ def main():
         L = gpufeed.Loader(path, features=feats(t), batch_rows=1000, unit_bytes=UB, workers=3, seed=2, shuffle_window=2, epochs=2,
                            cache_dir=cdir, device=None)
         ep = [[], []]
-        for b in L:
-            ep[b.epoch].append(np.from_dlpack(b).copy())
+        for epoch in range(2):          # each iter() of the Loader is an epoch
+            for b in L:
+                ep[b.epoch].append(np.from_dlpack(b).copy())
         L.close()
         e0, e1 = (np.concatenate(x) for x in ep)
         check("cache built by 3 column-parallel workers: epoch 1 (served) holds pyarrow's rows",

@@ -179,10 +179,8 @@ def main():
                                    epochs=1 + args.epochs, cache_dir=cache, device=0 if ok else None)
 
                 def epochs_gen(L=L):
-                    per = L.epoch_batches(0)
-                    it = iter(L)
-                    while True:
-                        yield (torch.from_dlpack(next(it)).to(dev, non_blocking=True) for _ in range(per))
+                    while True:   # each iter() of the Loader is an epoch
+                        yield (torch.from_dlpack(b).to(dev, non_blocking=True) for b in L)
                 rate, losses, n = timed_epochs(sync, epochs_gen(), trainer, args.epochs)
                 L.close()
                 note = "on the GPU" if ok else "CPU batches + .cuda()"

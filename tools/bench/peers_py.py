@@ -59,7 +59,7 @@ def run_gpufeed(a):
     loader = gpufeed.Loader(a.file, **kw)
     t0 = time.perf_counter()
     cur, rows, total = None, 0, 0.0
-    for b in loader:
+    for b in (b for _ in range(a.epochs) for b in loader):   # each iter() of the Loader is an epoch
         e = b.epoch
         if e != cur:
             if cur is not None:
