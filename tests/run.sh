@@ -707,7 +707,7 @@ if [ -x "$PY" ]; then
   suite extended_corpus extended_corpus
   # Spark/Hive trees, evolving schemas, time units, IDs, partition keys against pyarrow.dataset
   [ -f tests/test_datasets.py ] && suite datasets $PY tests/test_datasets.py --bin build/asan/gpufeed-dense
-  [ -f tests/test_pack.py ] && suite pack_writers $PY tests/test_pack.py --bin build/asan --no-python
+  [ -f tests/test_pack.py ] && suite pack_writers $PY tests/test_pack.py --bin build/asan
   [ -f tests/test_wide.py ] && suite wide $PY tests/test_wide.py --bin build
   [ -f tests/test_python.py ] && suite python $PY tests/test_python.py --gpufeed-dense build/gpufeed-dense --gpufeed-bench build/gpufeed-bench
   [ -f tests/test_python_emu.py ] && suite python_cuda_emu $PY tests/test_python_emu.py

@@ -203,7 +203,7 @@ def test_python(tmp):
     docs = [d for f in files for d in f]
     t, p, tail = reference(docs, 40)
     feats = [gpufeed.Feature("input_ids", dtype="int32", pack=40, positions=True)]
-    loader = gpufeed.Loader(paths, features=feats, batch_rows=7, workers=2, shuffle=False, device=None)
+    loader = gpufeed.Loader(paths, features=feats, batch_rows=7, workers=2, unit_shuffle=False, device=None)
     toks, poss = [], []
     for batch in loader:
         x, pos = gpufeed_batch_arrays(batch)

@@ -128,7 +128,16 @@ class _Feature(ctypes.Structure):
                 ("fill", ctypes.c_double), ("validity", ctypes.c_int32), ("cast", ctypes.c_int32),
                 ("hash_buckets", ctypes.c_uint64), ("hash_seed", ctypes.c_uint64),
                 ("width", ctypes.c_int32), ("list_policy", ctypes.c_int32), ("list_lengths", ctypes.c_int32),
-                ("unit", ctypes.c_int32), ("missing", ctypes.c_int32)]
+                ("unit", ctypes.c_int32), ("missing", ctypes.c_int32), ("pack", ctypes.c_int32), ("positions", ctypes.c_int32),
+                ("use_eos", ctypes.c_int32), ("eos", ctypes.c_int64)]
+
+
+class _MixSource(ctypes.Structure):
+    _fields_ = [("dataset", ctypes.c_void_p), ("weight", ctypes.c_double)]
+
+
+class _MixtureDesc(ctypes.Structure):
+    _fields_ = [("sources", ctypes.POINTER(_MixSource)), ("num_sources", ctypes.c_int32), ("until", ctypes.c_int32)]
 
 
 _OPEN_SOURCE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p,
@@ -194,7 +203,8 @@ class _Stats(ctypes.Structure):
                 ("worker_busy", _PD), ("workers_busy", ctypes.c_double), ("bottleneck", ctypes.c_int),
                 ("bytes_read", ctypes.c_uint64), ("units_decoded", ctypes.c_uint64), ("units_per_epoch", ctypes.c_int64),
                 ("batches", ctypes.c_uint64), ("rows", ctypes.c_uint64), ("rows_dropped", ctypes.c_uint64),
-                ("rows_repeated", ctypes.c_uint64), ("cache_state", ctypes.c_int32), ("units_from_cache", ctypes.c_uint64),
+                ("rows_repeated", ctypes.c_uint64), ("tokens_dropped", ctypes.c_uint64), ("cache_state", ctypes.c_int32),
+                ("units_from_cache", ctypes.c_uint64),
                 ("cache_bad_units", ctypes.c_uint64), ("verdict", ctypes.c_char * 384)]
 
 
@@ -322,6 +332,7 @@ def load() -> ctypes.CDLL:
             "gpufeed_dataset_file_path": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int32]),
             "gpufeed_dataset_unit": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_int64]),
             "gpufeed_loader_open": (ctypes.c_int, [P(ctypes.c_void_p), ctypes.c_void_p, P(_LoaderDesc), P(_Error)]),
+            "gpufeed_loader_open_mixture": (ctypes.c_int, [P(ctypes.c_void_p), P(_MixtureDesc), P(_LoaderDesc), P(_Error)]),
             "gpufeed_loader_close": (None, [ctypes.c_void_p]),
             "gpufeed_loader_error": (ctypes.c_char_p, [ctypes.c_void_p]),
             "gpufeed_loader_epoch_batches": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_int64]),
@@ -605,13 +616,23 @@ class Feature:
     list length instead. unit ('s', 'ms', 'us', 'ns'): the unit a
     TIMESTAMP/TIME/DATE column's values arrive in, whatever each file's
     (None: the first file's). missing ('error' or 'null'): a column some
-    files lack is an error, or nulls there."""
+    files lack is an error, or nulls there.
+
+    pack: T > 0 packs a list<int> column of token ids (`input_ids`; the
+    list's own name will do): each row is a document, the documents are
+    concatenated in the loader's order and cut into rows of T tokens, no
+    padding (dtype int32 or int64). positions=True adds a second output, each
+    token's position in its document (0 at each document's start): the
+    input of document-masked attention. eos: a token id appended after every
+    document. A packed loader yields Batch objects whose feature(0) is the
+    [rows, T] tokens and feature(1) the positions."""
 
     UNITS = {None: 0, "ms": 1, "us": 2, "ns": 3, "s": 4}
 
     def __init__(self, column: str, dtype: Any = "f32", fill: float = 0.0, null: str = "fill", validity: bool = False,
                  cast: str = "safe", hash_buckets: int = 0, hash_seed: int = 0, width: int = 0, ragged: str = "error",
-                 lengths: bool = False, unit: Optional[str] = None, missing: str = "error") -> None:
+                 lengths: bool = False, unit: Optional[str] = None, missing: str = "error", pack: int = 0,
+                 positions: bool = False, eos: Optional[int] = None) -> None:
         if not isinstance(column, str) or not column:
             raise TypeError("Feature(column=%r): a column name (a leaf's dotted path)" % (column,))
         dtype = dtype_name(dtype)
@@ -625,16 +646,27 @@ class Feature:
         self.validity, self.cast, self.hash_buckets, self.hash_seed = validity, cast, hash_buckets, hash_seed
         self.width, self.ragged, self.lengths = int(width), ragged, bool(lengths)
         self.unit, self.missing = unit, missing
+        if isinstance(pack, bool) or not isinstance(pack, int) or pack < 0:
+            raise ValueError("pack=%r: tokens a packed row, an integer above 0 (0: no packing)" % (pack,))
+        if (positions or eos is not None) and not pack:
+            raise ValueError("positions and eos need pack=T (Feature(%r, pack=2048, positions=True))" % (column,))
+        if pack and dtype not in ("i32", "i64"):
+            raise ValueError("Feature(%r, pack=%d): packed tokens are int32 or int64, not %s" % (column, pack, dtype))
+        self.pack, self.positions, self.eos = int(pack), bool(positions), eos
 
     def __repr__(self) -> str:
-        return "Feature(%r, %r%s)" % (self.column, self.dtype, ", width=%d" % self.width if self.width else "")
+        return "Feature(%r, %r%s%s)" % (self.column, self.dtype, ", width=%d" % self.width if self.width else "",
+                                         ", pack=%d%s" % (self.pack, ", positions=True" if self.positions else "") if self.pack else "")
 
     def _key(self) -> tuple:
-        return (self.column, self.dtype, float(self.fill), self.null, bool(self.validity), self.cast, int(self.hash_buckets),
-                int(self.hash_seed), self.width, self.ragged, self.lengths, self.unit, self.missing)
+        key = (self.column, self.dtype, float(self.fill), self.null, bool(self.validity), self.cast, int(self.hash_buckets),
+               int(self.hash_seed), self.width, self.ragged, self.lengths, self.unit, self.missing)
+        return key + (self.pack, self.positions, self.eos) if self.pack else key
 
     def _columns(self) -> int:
         """the feature's elements a row (its columns in the row-major matrix)"""
+        if self.pack:
+            return self.pack * (2 if self.positions else 1)
         return self.width if self.width > 0 and not self.lengths else 1
 
 
@@ -669,28 +701,52 @@ def ranks_from_env(environ: Optional[Dict[str, str]] = None) -> Tuple[int, int, 
 
 # ---- the loader -------------------------------------------------------------------
 
-_MIXTURE = ("paths=%r: weighted mixtures (a dict, or (path, weight) pairs) are not supported yet; pass a path or a "
-            "list of paths (each file is read once an epoch)")
+_MIXTURE = ("paths=%r: a mixture is a dict {path: weight} or a list of (path, weight) pairs, each weight a number "
+            "above 0 (a path may be a list of paths); for one dataset of several files pass a list of paths")
 
 
-def _path_list(paths: Any) -> List[Any]:
-    """paths as a list of paths; mixtures refused (never read as paths)."""
+def _one_source(p: Any, whole: Any) -> List[Any]:
+    """a mixture source's path(s) as a list"""
+    ps = [p] if isinstance(p, (str, bytes, os.PathLike)) else list(p) if isinstance(p, (list, tuple)) else None
+    if not ps or not all(isinstance(x, (str, bytes, os.PathLike)) for x in ps):
+        raise TypeError(_MIXTURE % (whole,))
+    return ps
+
+
+def _sources(paths: Any) -> Tuple[List[Any], Optional[List[Tuple[List[Any], float]]]]:
+    """(paths, mixture): a path or a list of them, mixture None; or a mixture,
+    a dict {path: weight} or (path, weight) pairs, as [(paths, weight)] (its
+    first source's paths first). A dict is always a mixture: never read as
+    a list of paths."""
     if isinstance(paths, (str, bytes, os.PathLike)):
-        return [paths]
+        return [paths], None
     if isinstance(paths, dict):
-        raise TypeError(_MIXTURE % (paths,))
-    try:
-        out = list(paths)
-    except TypeError:
-        raise TypeError("paths=%r: a path (file, directory, glob, s3:// or https://) or a list of them" % (paths,))
-    if not out:
-        raise ValueError("paths is empty: give a file, a directory, a glob or a list of them")
-    for p in out:
-        if isinstance(p, (tuple, list, dict)):
+        items = list(paths.items())
+    else:
+        try:
+            items = list(paths)
+        except TypeError:
+            raise TypeError("paths=%r: a path (file, directory, glob, s3:// or https://), a list of them, or a mixture "
+                            "({path: weight})" % (paths,))
+        if not items:
+            raise ValueError("paths is empty: give a file, a directory, a glob or a list of them")
+        if not any(isinstance(p, (tuple, list, dict)) for p in items):
+            for p in items:
+                if not isinstance(p, (str, bytes, os.PathLike)):
+                    raise TypeError("paths: %r is not a path" % (p,))
+            return items, None
+        if not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in items):
             raise TypeError(_MIXTURE % (paths,))
-        if not isinstance(p, (str, bytes, os.PathLike)):
-            raise TypeError("paths: %r is not a path" % (p,))
-    return out
+    if not items:
+        raise ValueError("the mixture has no source")
+    mix = []
+    for p, w in items:
+        if isinstance(w, bool) or not isinstance(w, (int, float)):
+            raise TypeError("mixture source %r: weight %r is not a number" % (p, w))
+        if not (w > 0) or w == float("inf"):
+            raise ValueError("mixture source %r: weight %r: a weight is a finite number above 0" % (p, w))
+        mix.append((_one_source(p, paths), float(w)))
+    return mix[0][0], mix
 
 
 class _EpochIterator:
@@ -784,7 +840,7 @@ class Loader:
                  start_batch: int = 0, unit_rows: int = 0, unit_bytes: int = 0, layout: Optional[str] = None,
                  cache_dir: Optional[PathLike] = None, device: Any = "auto", slots: int = 3, verify_crc: bool = False,
                  global_batch_rows: int = 0, partitions: int = 0, where: Optional[str] = None,
-                 label: Optional[Union[str, Sequence[str]]] = None) -> None:
+                 label: Optional[Union[str, Sequence[str]]] = None, until: str = "first") -> None:
         self._mu = threading.RLock()
         self._fork_mark = _forks[0]
         self._pid = os.getpid()
@@ -797,7 +853,11 @@ class Loader:
         self._acc = {}                     # counters of the C loaders closed so far
         self._skipped = 0
         _register_torch()
-        self._paths = _path_list(paths)
+        self._paths, self._mix = _sources(paths)
+        if until not in ("first", "longest"):
+            raise ValueError("until=%r: 'first' (a mixture's epoch ends with its first source's) or 'longest'" % (until,))
+        self.until = until
+        self._dss: List[Any] = []
         self._args(batch_rows, workers, ring_depth, seed, shuffle_window, unit_shuffle, epochs, even, drop_last,
                    start_epoch, start_batch, unit_rows, unit_bytes, layout, slots, global_batch_rows, partitions, where,
                    cache_dir, verify_crc)
@@ -876,6 +936,9 @@ class Loader:
     def _open(self) -> None:
         if self.global_batch_rows > 0 and self.batch_rows == 0 and self.global_batch_rows % self.world == 0:
             self.batch_rows = self.global_batch_rows // self.world
+        if self._label and any(f.pack for f in self._features):
+            raise ValueError("label= does not apply to packed features: a packed row is several documents (a causal LM's "
+                             "targets are its tokens shifted by one; positions=True marks where documents start)")
         if self._label:
             self._torch = _import_torch()
             if not self._features:          # every numeric column: ask the dataset which, then put the labels last
@@ -911,15 +974,38 @@ class Loader:
                              % (", ".join(sorted(set(f.dtype for f in xs))), ", ".join("%s %s" % (f.column, f.dtype) for f in xs)))
 
     def _open_dataset(self, unit_rows: int) -> None:
+        """the dataset (a mixture: one a source, self._ds the first's)"""
+        for paths in ([m[0] for m in self._mix] if self._mix else [self._paths]):
+            try:
+                self._dss.append(self._open_one(paths, unit_rows))
+            except GpufeedError as e:
+                if self._mix:
+                    raise GpufeedError("mixture source %s: %s" % (", ".join(map(str, paths)), e))
+                raise
+        self._ds = self._dss[0]
+        self.unit_rows = unit_rows
+
+    def _c_features(self) -> List[Tuple[Feature, int]]:
+        """the C features: (feature, positions) each; a packed feature with
+        positions=True is two (its tokens, then their positions)"""
+        out = []
+        for f in self._features:
+            out.append((f, 0))
+            if f.pack and f.positions:
+                out.append((f, 1))
+        return out
+
+    def _open_one(self, paths: List[Any], unit_rows: int) -> Any:
         err = _Error()
-        cpaths = (ctypes.c_char_p * len(self._paths))(*[os.fsencode(p) for p in self._paths])
+        cpaths = (ctypes.c_char_p * len(paths))(*[os.fsencode(p) for p in paths])
         dd = _DatasetDesc()
         dd.paths = cpaths
-        dd.num_paths = len(self._paths)
+        dd.num_paths = len(paths)
         keep = [cpaths]
         if self._features:
-            fa = (_Feature * len(self._features))()
-            for i, f in enumerate(self._features):
+            cf = self._c_features()
+            fa = (_Feature * len(cf))()
+            for i, (f, pos) in enumerate(cf):
                 fa[i].column = f.column.encode()
                 fa[i].dtype = DTYPES[f.dtype]
                 fa[i].null_policy = 1 if f.null == "error" else 0
@@ -933,8 +1019,10 @@ class Loader:
                 fa[i].list_lengths = 1 if f.lengths else 0
                 fa[i].unit = Feature.UNITS[f.unit]
                 fa[i].missing = 1 if f.missing == "null" else 0
+                fa[i].pack, fa[i].positions = f.pack, pos
+                fa[i].use_eos, fa[i].eos = (0, 0) if f.eos is None else (1, int(f.eos))
             dd.features = fa
-            dd.num_features = len(self._features)
+            dd.num_features = len(cf)
             keep.append(fa)
         dd.unit_rows = unit_rows
         dd.unit_bytes = self.unit_bytes
@@ -952,9 +1040,8 @@ class Loader:
         ds = ctypes.c_void_p()
         if self._lib.gpufeed_dataset_open(ctypes.byref(ds), ctypes.byref(dd), ctypes.byref(err)) != 0:
             raise GpufeedError(err.message.decode(errors="replace"))
-        self._ds = ds
-        self._keep = keep
-        self.unit_rows = unit_rows
+        self._keep.extend(keep)
+        return ds
 
     def _dataset_features(self) -> List[Feature]:
         """the dataset's features as it opened them (features=None: its choice)"""
@@ -974,9 +1061,11 @@ class Loader:
             i += 1
 
     def _close_dataset(self) -> None:
-        if self._ds:
-            self._lib.gpufeed_dataset_close(self._ds)
-            self._ds = None
+        for ds in self._dss:
+            self._lib.gpufeed_dataset_close(ds)
+        self._dss = []
+        self._ds = None
+        self._keep = []
 
     def _open_stream(self, epoch: int, batch: int) -> None:
         """the C loader and its uploader, delivering (epoch, batch) first"""
@@ -996,7 +1085,16 @@ class Loader:
             ld.cache = ctypes.pointer(self._cache)
         err = _Error()
         lo = ctypes.c_void_p()
-        if self._lib.gpufeed_loader_open(ctypes.byref(lo), self._ds, ctypes.byref(ld), ctypes.byref(err)) != 0:
+        if self._mix:
+            src = (_MixSource * len(self._mix))()
+            for i, (ds, (_, w)) in enumerate(zip(self._dss, self._mix)):
+                src[i].dataset, src[i].weight = ds, w
+            md = _MixtureDesc(src, len(self._mix), 1 if self.until == "longest" else 0)
+            self._mix_keep = (src, md)
+            r = self._lib.gpufeed_loader_open_mixture(ctypes.byref(lo), ctypes.byref(md), ctypes.byref(ld), ctypes.byref(err))
+        else:
+            r = self._lib.gpufeed_loader_open(ctypes.byref(lo), self._ds, ctypes.byref(ld), ctypes.byref(err))
+        if r != 0:
             raise GpufeedError(err.message.decode(errors="replace"))
         self._l = lo
         dv = _UploaderDesc()
@@ -1034,7 +1132,7 @@ class Loader:
         """(rows lost, epoch, rows an epoch) for the worst of the first epochs
         this run delivers, when per-world ranks drop more than one batch of
         rows per rank; else None"""
-        if self.world <= 1 or self.global_batch_rows > 0 or self.even != "drop":
+        if self.world <= 1 or self.global_batch_rows > 0 or self.even != "drop" or self._mix:
             return None
         rows = self._lib.gpufeed_loader_rows(self._l)
         last = self._epoch + 16 if self.epochs is None else min(self.epochs, self._epoch + 16)
@@ -1052,7 +1150,7 @@ class Loader:
         quarter, a sixteenth) when the split loses more, or when there are
         fewer units than ranks; else, or when none helps, an error"""
         tries = [self.unit_rows]
-        if not self._unit_rows_arg and self.world > 1 and self.global_batch_rows <= 0 and self.batch_rows > 0:
+        if not self._unit_rows_arg and self.world > 1 and self.global_batch_rows <= 0 and self.batch_rows > 0 and not self._mix:
             tries += [u for u in (self.batch_rows, self.batch_rows // 4, self.batch_rows // 16) if 64 <= u < 65536]
         for i, u in enumerate(tries):
             if i:
@@ -1081,22 +1179,25 @@ class Loader:
 
     def _fingerprint(self) -> None:
         """digests of the dataset, the features and the order, for state_dict"""
-        files, i = [], 0
-        while True:
-            p = self._lib.gpufeed_dataset_file_path(self._ds, i)
-            if p is None:
-                break
-            files.append(p.decode(errors="replace"))
-            i += 1
+        files = []
+        for ds in self._dss:
+            i = 0
+            while True:
+                p = self._lib.gpufeed_dataset_file_path(ds, i)
+                if p is None:
+                    break
+                files.append(p.decode(errors="replace"))
+                i += 1
         common = os.path.dirname(os.path.commonprefix(files)) if len(files) > 1 else os.path.dirname(files[0]) if files else ""
         names = [f[len(common):] for f in files]      # the data may move: names below the common directory
-        units = _count(lambda k: self._lib.gpufeed_dataset_unit(self._ds, k))
+        units = sum(_count(lambda k, ds=ds: self._lib.gpufeed_dataset_unit(ds, k)) for ds in self._dss)
         rows = self._lib.gpufeed_loader_rows(self._l)
         feats = [f._key() for f in (self._features or self._dataset_features())]
 
         def digest(obj: Any) -> str:
             return hashlib.sha256(repr(obj).encode()).hexdigest()[:16]
-        self._fp = {"dataset": digest((names, units, rows)), "features": digest((feats, self._label)),
+        mix = [w for _, w in self._mix] + [self.until] if self._mix else None
+        self._fp = {"dataset": digest((names, units, rows) + ((mix,) if mix else ())), "features": digest((feats, self._label)),
                     "order": digest((self.batch_rows if self.global_batch_rows <= 0 else 0, self.shuffle_window, self.unit_shuffle, self.even, self.drop_last,
                                      self.global_batch_rows, self.partitions, self.where, self.unit_rows, self.unit_bytes,
                                      self.world if self.global_batch_rows <= 0 else 0))}
@@ -1353,6 +1454,7 @@ class Loader:
         a GpufeedError. In a forked child it only lets go of the handles."""
         if self._forked():
             self._ds = self._l = self._u = self._where = None
+            self._dss = []
             self._closed = True
             return
         self._closing = True
