@@ -27,7 +27,8 @@ python3 (and in `make test`). Batches are compared by their hashes
               in a child process)
   fork        a forked child gets an error naming the fix; the parent's
               epoch stays whole; pickling is refused
-  mixtures    a dict or (path, weight) pairs are a TypeError
+  mixtures    a dict or (path, weight) pairs are mixtures (3:1 in every
+              batch of packed rows; until=longest), never paths; bad weights named
   library     one library per header and options: two processes starting
               together, one from the checkout and one from a copy beside
               the same header, build it once; the key follows the header's
@@ -435,9 +436,30 @@ def test_fork():
 
 
 def test_mixtures():
-    for paths in ({"a/": 0.75, "b/": 0.25}, [("a/", 0.75), ("b/", 0.25)]):
-        msg = error_of(lambda: gpufeed.Loader(paths, device=None), TypeError)
-        check("Loader(%r): TypeError, mixtures not supported (never read as paths)" % (paths,), msg is not None and "mixtures" in msg, str(msg))
+    """dicts and (path, weight) pairs are mixtures (never paths): 3:1 in every batch of packed rows"""
+    a, b = os.path.join(ROOT, "tests", "data", "tokens", "a_0.parquet"), os.path.join(ROOT, "tests", "data", "tokens", "b_0.parquet")
+    feats = [gpufeed.Feature("input_ids", dtype="int32", pack=32)]
+    for paths in ({a: 0.75, b: 0.25}, [(a, 3), ([b], 1)]):
+        lo = gpufeed.Loader(paths, features=feats, batch_rows=8, workers=2, seed=1, device=None)
+        bad = n = 0
+        for batch in lo:
+            v = memoryview(ctypes.string_at(batch._db.host.data, batch.rows * 32 * 4)).cast("i")
+            fromb = sum(1 for r in range(batch.rows) if any(v[r * 32 + j] >= (1 << 30) for j in range(32)))
+            bad += fromb != 2
+            n += 1
+        check("Loader(%s): a mixture, 2 of every 8 packed rows from b (%d batches)" % (type(paths).__name__, n), n > 0 and bad == 0, bad)
+        lo.close()
+    lo = gpufeed.Loader({a: 1, b: 1}, features=feats, batch_rows=8, until="longest", device=None)
+    first = gpufeed.Loader({a: 1, b: 1}, features=feats, batch_rows=8, device=None)
+    check("until='longest': more batches an epoch than until='first'", len(lo) > len(first) > 0, (len(lo), len(first)))
+    lo.close()
+    first.close()
+    for paths, exc, word in (({a: "x"}, TypeError, "weight"), ({a: 0, b: 1}, ValueError, "weight"), ([a, (b, 1)], TypeError, "mixture"),
+                             ({a: float("nan")}, ValueError, "weight")):
+        msg = error_of(lambda: gpufeed.Loader(paths, features=feats, batch_rows=8, device=None), exc)
+        check("Loader(%r): %s naming the %s" % (paths, exc.__name__, word), msg is not None and word in msg, str(msg))
+    msg = error_of(lambda: gpufeed.Loader({a: 1}, features=feats, batch_rows=8, until="always", device=None), ValueError)
+    check("until='always': ValueError", msg is not None and "until" in msg, str(msg))
     msg = error_of(lambda: gpufeed.Loader([], device=None), ValueError)
     check("Loader([]): ValueError", msg is not None and "empty" in msg)
 

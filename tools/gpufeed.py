@@ -1399,7 +1399,8 @@ class Loader:
         rows_per_epoch: all ranks' rows an epoch; epoch_rows_dropped /
         epoch_rows_repeated: rows of the current epoch that no rank
         delivers / that ranks deliver twice), counters since open
-        (batches, rows, rows_dropped, rows_repeated: this rank's;
+        (batches, rows, rows_dropped, rows_repeated: this rank's; tokens_dropped:
+        packing's partial last rows;
         batches_skipped: left by an iter() before their epoch's end;
         bytes_read, units_decoded, units_from_cache, cache_bad_units) and the
         running stream's timing (wall_s, trainer_wait_s, copy_s, read_s,
@@ -1491,7 +1492,7 @@ class Loader:
                         "num_workers=0 (gpufeed decodes in its own threads)")
 
 
-_COUNTERS = ("batches", "rows", "rows_dropped", "rows_repeated", "bytes_read", "units_decoded", "units_from_cache",
+_COUNTERS = ("batches", "rows", "rows_dropped", "rows_repeated", "tokens_dropped", "bytes_read", "units_decoded", "units_from_cache",
              "cache_bad_units")
 
 
