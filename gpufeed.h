@@ -878,7 +878,8 @@ enum { GPUFEED_LIST_ERROR = 0, GPUFEED_LIST_PAD = 1, GPUFEED_LIST_TRUNCATE = 2 }
 
 /* Predicates: `column op constant`, ANDed. Used to skip row groups by their
    statistics and then applied exactly to rows (null never matches a
-   comparison). Constants are numbers (int64 or double) or byte strings; a
+   comparison). Constants are numbers (int64, uint64 above INT64_MAX,
+   double, or an integer beyond both, compared exactly) or byte strings; a
    string constant needs a STRING/BINARY column and vice versa. */
 typedef enum gpufeed_op {
     GPUFEED_OP_LT = 0, GPUFEED_OP_LE, GPUFEED_OP_EQ, GPUFEED_OP_GE, GPUFEED_OP_GT,
@@ -886,12 +887,16 @@ typedef enum gpufeed_op {
 } gpufeed_op;
 
 typedef enum gpufeed_value_kind {
-    GPUFEED_VAL_INT = 0, GPUFEED_VAL_DOUBLE, GPUFEED_VAL_STRING, GPUFEED_VAL_UINT
+    GPUFEED_VAL_INT = 0, GPUFEED_VAL_DOUBLE, GPUFEED_VAL_STRING, GPUFEED_VAL_UINT,
+    GPUFEED_VAL_BIG                    /* an integer below INT64_MIN or above UINT64_MAX
+                                          (gpufeed_where_parse makes them): `d` its
+                                          nearest double, `i` -1, 0 or 1 as the integer
+                                          is below, equal to or above `d` */
 } gpufeed_value_kind;
 
 typedef struct gpufeed_value {
     gpufeed_value_kind kind;
-    int64_t i;
+    int64_t i;                         /* INT; BIG: the integer's side of `d` */
     uint64_t u;                        /* GPUFEED_VAL_UINT */
     double d;
     const char *s;                     /* STRING: bytes ... */
@@ -1619,6 +1624,10 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
 #ifndef __cplusplus
 extern ssize_t pread(int, void *, size_t, off_t);
 extern int madvise(void *, size_t, int);
+extern int lstat(const char *, struct stat *);
+#endif
+#ifndef S_ISLNK
+#define S_ISLNK(m) (((m) & 0170000) == 0120000) /* hidden by strict C99 headers; POSIX's value */
 #endif
 #endif
 
@@ -11941,7 +11950,6 @@ static gpufeed_result gf__dcol_read_list(gf__dcol *d, const char *fname, int64_t
 
 #ifndef GPUFEED_NO_STDIO
 #include <dirent.h>
-#include <glob.h>
 #include <sys/resource.h>
 #endif
 
@@ -12111,6 +12119,9 @@ typedef struct gf__walk {
     const char *const *pat;            /* a "**" glob's segments below the root (NULL: every file) */
     int32_t npat;
     gpufeed_error *err;
+    int32_t ndirs;                     /* the directories the walk is in, root first: */
+    uint64_t dev[GF__WALK_DEPTH + 1], ino[GF__WALK_DEPTH + 1]; /* their identity (a link back up is a loop) */
+    const char *dname[GF__WALK_DEPTH + 1];
 } gf__walk;
 
 /* pattern segments pat[0..np) match the path segments seg[0..ns) ("**":
@@ -12145,32 +12156,76 @@ static int gf__walk_matches(const gf__walk *w, const char *path)
     return gf__glob_match(w->pat, w->npat, seg, ns);
 }
 
-/* Walks directory `dir` recursively, entries in sorted order, skipping
-   hidden and bookkeeping names: its Parquet files (those matching the
-   pattern) into the walk's list. */
-static gpufeed_result gf__walk_dir(gf__walk *w, const char *dir, int depth)
+/* an error naming `path` whose stat (or lstat, opendir, readdir: `what`)
+   failed with errno e: a path expansion never skips what it cannot see */
+static gpufeed_result gf__walk_fail(gpufeed_error *err, const char *what, const char *path, int e)
+{
+    char why[200];
+    struct stat ls;
+    gf__errno_text(e, why, sizeof why);
+    if (e == ENOENT && lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode))
+        return gf__seterr(err, GPUFEED_ERR_IO, "dataset: '%s' is a symbolic link to nothing (a dangling link): %s", path, why);
+    return gf__seterr(err, GPUFEED_ERR_IO, "dataset: cannot %s '%s': %s", what, path, why);
+}
+
+/* directory `dir` (its stat st) entered by the walk: an error when it is
+   one of the directories the walk is in (a symbolic link back up the tree,
+   told by device and inode, not by depth) or past GF__WALK_DEPTH */
+static gpufeed_result gf__walk_enter(gf__walk *w, const char *dir, const struct stat *st)
+{
+    int32_t k;
+    for (k = 0; k < w->ndirs; k++)
+        if (w->dev[k] == (uint64_t)st->st_dev && w->ino[k] == (uint64_t)st->st_ino)
+            return gf__seterr(w->err, GPUFEED_ERR_IO, "dataset: '%s' is the directory '%s' again (a symbolic link loop)", dir, w->dname[k]);
+    if (w->ndirs > GF__WALK_DEPTH)
+        return gf__seterr(w->err, GPUFEED_ERR_LIMIT, "dataset: '%s' is more than %d directories deep", dir, GF__WALK_DEPTH);
+    w->dev[w->ndirs] = (uint64_t)st->st_dev;
+    w->ino[w->ndirs] = (uint64_t)st->st_ino;
+    w->dname[w->ndirs] = dir;
+    w->ndirs++;
+    return GPUFEED_OK;
+}
+
+/* the names in directory `dir` the walk does not skip (all: every name
+   but "." and ".."), unsorted; an error naming it when it cannot be
+   opened or read */
+static gpufeed_result gf__walk_list(gf__walk *w, const char *dir, int all, gf__strv *names)
 {
     DIR *d;
     struct dirent *e;
-    gf__strv names;
-    gpufeed_result r = GPUFEED_OK;
-    size_t dl = strlen(dir);
-    int32_t k;
-    if (depth > GF__WALK_DEPTH)
-        return gf__seterr(w->err, GPUFEED_ERR_LIMIT, "dataset: '%s' is more than %d directories deep (a symbolic link loop?)", dir, GF__WALK_DEPTH);
-    memset(&names, 0, sizeof names);
+    int rd;
     d = opendir(dir);
-    if (!d) {
-        char why[160];
-        gf__errno_text(errno, why, sizeof why);
-        return gf__seterr(w->err, GPUFEED_ERR_IO, "dataset: cannot read directory '%s': %s", dir, why);
-    }
-    while ((e = readdir(d)) != NULL)
-        if (!gf__walk_skips(e->d_name) && !gf__strv_push(w->ar, &names, e->d_name, 0)) {
+    if (!d) return gf__walk_fail(w->err, "read directory", dir, errno);
+    for (;;) {
+        errno = 0;
+        e = readdir(d);
+        if (!e) break;
+        if (all ? !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") : gf__walk_skips(e->d_name)) continue;
+        if (!gf__strv_push(w->ar, names, e->d_name, 0)) {
             closedir(d);
             return gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
         }
+    }
+    rd = errno;
     closedir(d);
+    if (rd) return gf__walk_fail(w->err, "read directory", dir, rd);
+    return GPUFEED_OK;
+}
+
+/* Walks directory `dir` (its stat st) recursively, entries in sorted
+   order, skipping hidden and bookkeeping names: its Parquet files (those
+   matching the pattern) into the walk's list. Whatever cannot be
+   listed or stat'ed is an error naming it. */
+static gpufeed_result gf__walk_dir(gf__walk *w, const char *dir, const struct stat *dst)
+{
+    gf__strv names;
+    gpufeed_result r;
+    size_t dl = strlen(dir);
+    int32_t k;
+    memset(&names, 0, sizeof names);
+    r = gf__walk_enter(w, dir, dst);
+    if (!r) r = gf__walk_list(w, dir, 0, &names);
+    if (r) return r;
     if (names.n) qsort(names.v, (size_t)names.n, sizeof(char *), gf__cmp_str);
     for (k = 0; k < names.n && !r; k++) {
         size_t nl = strlen(names.v[k]);
@@ -12180,12 +12235,21 @@ static gpufeed_result gf__walk_dir(gf__walk *w, const char *dir, int depth)
         memcpy(full, dir, dl);
         full[dl] = '/';
         memcpy(full + dl + 1, names.v[k], nl + 1);
-        if (stat(full, &st) != 0) continue; /* gone meanwhile, or a dangling link */
-        if (S_ISDIR(st.st_mode)) r = gf__walk_dir(w, full, depth + 1);
+        if (stat(full, &st) != 0) r = gf__walk_fail(w->err, "stat", full, errno);
+        else if (S_ISDIR(st.st_mode)) r = gf__walk_dir(w, full, &st);
         else if (S_ISREG(st.st_mode) && gf__walk_takes(names.v[k]) && gf__walk_matches(w, full) && !gf__strv_push(w->ar, w->out, full, w->root))
             r = gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
     }
+    w->ndirs--;
     return r;
+}
+
+/* the walk of the tree at `base` (root: its length and '/') */
+static gpufeed_result gf__walk_tree(gf__walk *w, const char *base)
+{
+    struct stat st;
+    if (stat(base, &st) != 0) return gf__walk_fail(w->err, "stat", base, errno);
+    return gf__walk_dir(w, base, &st);
 }
 
 /* A directory argument: its tree. `dir` keeps its spelling; a trailing
@@ -12202,7 +12266,7 @@ static gpufeed_result gf__expand_dir(gf__arena *ar, const char *dir, gf__strv *o
     while (dl > 1 && base[dl - 1] == '/') base[--dl] = 0;
     memset(&w, 0, sizeof w);
     w.ar = ar; w.out = out; w.root = dl + 1; w.err = err;
-    r = gf__walk_dir(&w, base, 0);
+    r = gf__walk_tree(&w, base);
     if (!r && out->n == before)
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: directory '%s' holds no Parquet file (*.parquet, *.parq, *.pq or a name without "
                        "an extension, in it or below it; names starting with '_' or '.' are skipped)", dir);
@@ -12237,10 +12301,93 @@ static gpufeed_result gf__expand_starstar(gf__arena *ar, const char *p, gf__strv
     memset(&w, 0, sizeof w);
     w.ar = ar; w.out = out; w.root = bl + 1; w.err = err;
     w.pat = seg + fixed; w.npat = ns - fixed;
-    r = gf__walk_dir(&w, base, 0);
+    r = gf__walk_tree(&w, base);
     if (!fixed && !r) /* "./" added to every name: take it off again */
         for (k = before; k < out->n; k++) { out->v[k] += 2; out->root[k] -= 2; }
     if (!r && out->n == before) r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
+    return r;
+}
+/* One level of a glob without "**": the names of directory `path` (with
+   its '/'; "" the current one) matching segment seg[0], then the rest
+   below each that is a directory; full matches into hits. A segment
+   without wildcards is looked up, not listed. A name matches as glob(3)
+   matches it (fnmatch; a leading '.' only by a '.'). Whatever cannot be
+   listed or stat'ed is an error naming it; dirs_only: the pattern ended
+   in '/'. */
+static gpufeed_result gf__glob_level(gf__walk *w, const char *path, const char *const *seg, int32_t ns, int dirs_only, gf__strv *hits)
+{
+    gf__strv names;
+    gpufeed_result r = GPUFEED_OK;
+    size_t pl = strlen(path);
+    int32_t k;
+    memset(&names, 0, sizeof names);
+    if (!gf__is_glob(seg[0])) r = gf__strv_push(w->ar, &names, seg[0], 0) ? GPUFEED_OK : GPUFEED_ERR_OUT_OF_MEMORY;
+    else r = gf__walk_list(w, pl ? path : ".", 1, &names);
+    if (r == GPUFEED_ERR_OUT_OF_MEMORY) return gf__seterr(w->err, r, "dataset: out of memory");
+    for (k = 0; k < names.n && !r; k++) {
+        size_t nl = strlen(names.v[k]);
+        char *child = (char *)gf__arena_get(w->ar, pl + nl + 2);
+        struct stat st;
+        int listed = gf__is_glob(seg[0]), e;
+        if (!child) return gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        if (listed && fnmatch(seg[0], names.v[k], FNM_PERIOD) != 0) continue;
+        memcpy(child, path, pl);
+        memcpy(child + pl, names.v[k], nl + 1);
+        if ((ns == 1 && !dirs_only ? lstat(child, &st) : stat(child, &st)) != 0) {
+            e = errno;
+            if (!listed && (e == ENOENT || e == ENOTDIR)) continue; /* a name looked up: not there, no match */
+            return gf__walk_fail(w->err, "stat", child, e);
+        }
+        if (ns == 1) {
+            if ((!dirs_only || S_ISDIR(st.st_mode)) && !gf__strv_push(w->ar, hits, child, 0))
+                return gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode)) continue;
+        child[pl + nl] = '/';
+        child[pl + nl + 1] = 0;
+        r = gf__glob_level(w, child, seg + 1, ns - 1, dirs_only, hits);
+    }
+    return r;
+}
+
+/* A glob without "**": its matches (as glob(3) gives them, but sorted by
+   strcmp and never passing over a directory it cannot read), each a
+   directory walked in turn or a file; its fixed part (up to the last '/'
+   before the first wildcard) is the root of partition keys. */
+static gpufeed_result gf__expand_glob(gf__arena *ar, const char *p, gf__strv *out, gpufeed_error *err)
+{
+    const char *seg[GF__WALK_DEPTH + 1];
+    size_t fl, fixed = 0;
+    char *prefix, *rest, *q;
+    int32_t ns = 0, k;
+    gf__walk w;
+    gf__strv hits;
+    gpufeed_result r;
+    for (fl = 0; p[fl] && !strchr("*?[", p[fl]); fl++) if (p[fl] == '/') fixed = fl + 1;
+    prefix = gf__arena_str(ar, (const uint8_t *)p, fixed);
+    rest = gf__arena_str(ar, (const uint8_t *)p + fixed, strlen(p + fixed));
+    if (!prefix || !rest) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (q = rest; q; ) {
+        char *sl = strchr(q, '/');
+        if (sl) *sl = 0;
+        if (*q && ns > GF__WALK_DEPTH) return gf__seterr(err, GPUFEED_ERR_LIMIT, "dataset: glob '%s' has more than %d levels", p, GF__WALK_DEPTH);
+        if (*q) seg[ns++] = q;
+        q = sl ? sl + 1 : NULL;
+    }
+    memset(&w, 0, sizeof w);
+    memset(&hits, 0, sizeof hits);
+    w.ar = ar; w.out = out; w.err = err;
+    r = gf__glob_level(&w, prefix, seg, ns, p[strlen(p) - 1] == '/', &hits);
+    if (r) return r;
+    if (!hits.n) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
+    qsort(hits.v, (size_t)hits.n, sizeof(char *), gf__cmp_str);
+    for (k = 0; k < hits.n && !r; k++) {
+        struct stat st;
+        if (stat(hits.v[k], &st) != 0) r = gf__walk_fail(err, "stat", hits.v[k], errno);
+        else if (S_ISDIR(st.st_mode)) r = gf__expand_dir(ar, hits.v[k], out, err);
+        else if (!gf__strv_push(ar, out, hits.v[k], fixed)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
     return r;
 }
 #endif
@@ -12270,25 +12417,8 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
             continue;
         }
         if (gf__is_glob(p)) {
-            glob_t g;
-            size_t k, fl;
-            const char *slash;
-            int rc = glob(p, 0, NULL, &g);
-            if (rc == GLOB_NOMATCH || (rc == 0 && g.gl_pathc == 0)) {
-                if (rc == 0) globfree(&g);
-                return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
-            }
-            if (rc != 0) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: glob '%s' failed", p);
-            slash = p; /* the fixed part: up to the last '/' before the first wildcard */
-            for (fl = 0; p[fl] && !strchr("*?[", p[fl]); fl++) if (p[fl] == '/') slash = p + fl + 1;
-            for (k = 0; k < g.gl_pathc; k++) { /* glob sorts */
-                struct stat st;
-                if (stat(g.gl_pathv[k], &st) == 0 && S_ISDIR(st.st_mode)) r = gf__expand_dir(ar, g.gl_pathv[k], out, err);
-                else r = gf__strv_push(ar, out, g.gl_pathv[k], (size_t)(slash - p)) ? GPUFEED_OK
-                         : gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                if (r) { globfree(&g); return r; }
-            }
-            globfree(&g);
+            r = gf__expand_glob(ar, p, out, err);
+            if (r) return r;
             continue;
         }
         {
@@ -12329,11 +12459,30 @@ GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_
     return r;
 }
 
+/* an integer constant (INT, UINT, BIG) as its nearest double *y; returns
+   -1, 0 or 1 as the constant is below, at or above *y */
+static int gf__int_near(const gpufeed_value *cv, double *y)
+{
+    if (cv->kind == GPUFEED_VAL_BIG) {
+        *y = cv->d;
+        return cv->i < 0 ? -1 : cv->i > 0;
+    }
+    if (cv->kind == GPUFEED_VAL_UINT) {
+        *y = (double)cv->u;
+        if (*y >= 18446744073709551616.0) return -1;
+        return cv->u < (uint64_t)*y ? -1 : cv->u > (uint64_t)*y;
+    }
+    *y = (double)cv->i;
+    if (*y >= 9223372036854775808.0) return -1;
+    return cv->i < (int64_t)*y ? -1 : cv->i > (int64_t)*y;
+}
+
 /* compares a column value (kind 0 int64, 1 uint64, 2 double; decimals as
    an unscaled int64 with `scale`) with a constant exactly: -1, 0, 1, or 2
    when incomparable (NaN) */
 static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t scale, const gpufeed_value *cv)
 {
+    if (cv->kind == GPUFEED_VAL_BIG && kind != 2) return cv->d < 0 ? 1 : -1; /* past every int64 and uint64 */
     if (kind == 0 && scale > 0) { /* decimal: scale the constant when exact */
         if (cv->kind == GPUFEED_VAL_INT && scale <= 18) {
             int64_t p = 1, c = cv->i;
@@ -12348,16 +12497,19 @@ static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t sca
     if (kind == 2 || cv->kind == GPUFEED_VAL_DOUBLE) {
         double y;
         if (kind == 2) {
+            int side;
             if (dv != dv) return 2;
-            y = cv->kind == GPUFEED_VAL_DOUBLE ? cv->d : cv->kind == GPUFEED_VAL_UINT ? (double)cv->u : (double)cv->i;
-            if (y != y) return 2;
-            if (cv->kind != GPUFEED_VAL_DOUBLE && dv >= -9223372036854775808.0 && dv < 9223372036854775808.0 && (double)(int64_t)dv == dv) {
-                /* integral double vs integer constant: compare as integers */
-                int64_t x = (int64_t)dv;
-                if (cv->kind == GPUFEED_VAL_UINT) return x < 0 ? -1 : (uint64_t)x < cv->u ? -1 : (uint64_t)x > cv->u;
-                return x < cv->i ? -1 : x > cv->i;
+            if (cv->kind == GPUFEED_VAL_DOUBLE) {
+                y = cv->d;
+                if (y != y) return 2;
+                return dv < y ? -1 : dv > y;
             }
-            return dv < y ? -1 : dv > y;
+            /* an integer constant: no double lies strictly between it and
+               its nearest double y, so dv against y decides, and at y the
+               constant's side of it */
+            side = gf__int_near(cv, &y);
+            if (dv != y) return dv < y ? -1 : 1;
+            return -side;
         }
 
         /* an integer column vs a double constant: exact */
@@ -12386,6 +12538,18 @@ static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t sca
     }
     if (kind == 1) return cv->i < 0 ? 1 : uv < (uint64_t)cv->i ? -1 : uv > (uint64_t)cv->i;
     return iv < cv->i ? -1 : iv > cv->i;
+}
+
+/* a constant as gpufeed_value documents it: a known kind, a string's
+   bytes, a BIG integer past int64 and uint64 with its side of `d` */
+static int gf__value_valid(const gpufeed_value *c)
+{
+    if ((unsigned)c->kind > GPUFEED_VAL_BIG) return 0;
+    if (c->kind == GPUFEED_VAL_STRING) return c->s || !c->len;
+    if (c->kind != GPUFEED_VAL_BIG) return 1;
+    if (c->i < -1 || c->i > 1 || c->d != c->d) return 0;
+    return c->d < -9223372036854775808.0 || (c->d == -9223372036854775808.0 && c->i < 0) ||
+           c->d > 18446744073709551616.0 || (c->d == 18446744073709551616.0 && c->i >= 0);
 }
 
 /* ---- partition columns: key=value directory segments ---- */
@@ -12450,9 +12614,11 @@ static int32_t gf__part_key(gpufeed_dataset *ds, const char *key, size_t kl)
 
 /* The partition columns of the files: each key=value directory segment
    below a file's tree root (the directory or the glob's fixed part) is a
-   column `key` with that value (decoded; __HIVE_DEFAULT_PARTITION__ is
-   null, so is a key another file has and this one lacks). A key's values
-   are int64 when every one parses as such, else strings. */
+   column `key` with that value (decoded; `key=` is the empty string, as
+   pyarrow, DuckDB and Polars read it; __HIVE_DEFAULT_PARTITION__ is null,
+   so is a key another file has and this one lacks). A key's values are
+   int64 when every one parses as such, else strings. */
+static const char gf__hive_null[] = "__HIVE_DEFAULT_PARTITION__";
 static gpufeed_result gf__dataset_partitions(gpufeed_dataset *ds, const gf__strv *files, gpufeed_error *err)
 {
     int32_t i, k;
@@ -12476,7 +12642,7 @@ static gpufeed_result gf__dataset_partitions(gpufeed_dataset *ds, const gf__strv
                     return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: partition key '%s' appears twice in the path", files->v[i], ds->part_key[k]);
                 if (gf__unescape(v))
                     return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: partition '%s': a broken %%XX escape in its value", files->v[i], ds->part_key[k]);
-                ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] = strcmp(v, "__HIVE_DEFAULT_PARTITION__") ? v : "";
+                ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] = strcmp(v, gf__hive_null) ? v : gf__hive_null;
             }
             s = e + 1;
         }
@@ -12486,13 +12652,13 @@ static gpufeed_result gf__dataset_partitions(gpufeed_dataset *ds, const gf__strv
         for (i = 0; i < files->n && ds->part_int[k]; i++) {
             const char *v = ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k];
             int64_t x;
-            if (v && *v && !gf__parse_i64(v, &x)) ds->part_int[k] = 0;
+            if (v && v != gf__hive_null && !gf__parse_i64(v, &x)) ds->part_int[k] = 0; /* "" too: a string */
         }
     }
-    /* the null marker ("") back to NULL */
+    /* the null marker back to NULL */
     for (i = 0; i < files->n; i++)
         for (k = 0; k < ds->nparts; k++)
-            if (ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] && !*ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k])
+            if (ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] == gf__hive_null)
                 ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] = NULL;
     return GPUFEED_OK;
 }
@@ -12554,6 +12720,9 @@ static gpufeed_result gf__partition_prune(gpufeed_dataset *ds, gf__strv *files, 
         nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
         for (v = 0; v < nv; v++) {
             const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
+            if (!gf__value_valid(c))
+                return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on partition key '%s': constant %d is not a valid gpufeed_value (kind %d)",
+                                  p->column, (int)v, (int)c->kind);
             if ((c->kind == GPUFEED_VAL_STRING) == ds->part_int[k])
                 return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on partition key '%s': a %s constant cannot compare with its %s values",
                                   p->column, c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", ds->part_int[k] ? "integer" : "string");
@@ -12633,10 +12802,73 @@ static int gf__lex_is(const gf__lex *lx, const char *w)
     return 1;
 }
 
+/* nd decimal digits (no sign) against mag, a finite integral double of at
+   least 2^63: -1, 0 or 1 as the digits' integer is below, at or above it.
+   Both in base 1e9 limbs, little-endian: mag as its 53-bit mantissa
+   doubled by its exponent, 29 bits a step. */
+#define GF__BIG_LIMBS 40
+static int gf__big_cmp(const char *dg, size_t nd, double mag)
+{
+    uint32_t a[GF__BIG_LIMBS], b[GF__BIG_LIMBS];
+    int32_t na = 0, nb = 0, k, e;
+    uint64_t bits, m;
+    size_t end;
+    while (nd > 1 && dg[0] == '0') { dg++; nd--; }
+    for (end = nd; end > 0 && na < GF__BIG_LIMBS; na++) { /* the digits: 9 a limb from the right */
+        size_t st = end > 9 ? end - 9 : 0, q;
+        uint32_t l = 0;
+        for (q = st; q < end; q++) l = l * 10 + (uint32_t)(dg[q] - '0');
+        a[na] = l;
+        end = st;
+    }
+    if (end > 0) return 1; /* more digits than any double has */
+    memcpy(&bits, &mag, 8);
+    e = (int32_t)((bits >> 52) & 0x7ff) - 1075;
+    m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    b[nb++] = (uint32_t)(m % 1000000000u);
+    b[nb++] = (uint32_t)(m / 1000000000u);
+    while (e > 0) { /* b <<= min(e, 29) */
+        int32_t s = e > 29 ? 29 : e;
+        uint64_t carry = 0;
+        for (k = 0; k < nb; k++) {
+            uint64_t t = ((uint64_t)b[k] << s) + carry;
+            b[k] = (uint32_t)(t % 1000000000u);
+            carry = t / 1000000000u;
+        }
+        while (carry && nb < GF__BIG_LIMBS) { b[nb++] = (uint32_t)(carry % 1000000000u); carry /= 1000000000u; }
+        e -= s;
+    }
+    while (na > 1 && !a[na - 1]) na--;
+    while (nb > 1 && !b[nb - 1]) nb--;
+    if (na != nb) return na < nb ? -1 : 1;
+    for (k = na - 1; k >= 0; k--) if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
+    return 0;
+}
+
+/* An integer literal past int64 and uint64 (buf: an optional sign and
+   digits) as GPUFEED_VAL_BIG: its nearest double and its side of it,
+   exactly. 0 when buf is no such literal. */
+static int gf__parse_big(const char *buf, gpufeed_value *v)
+{
+    const char *dg = buf + (buf[0] == '-' || buf[0] == '+');
+    size_t nd = strlen(dg), k;
+    int c;
+    if (!nd) return 0;
+    for (k = 0; k < nd; k++) if (dg[k] < '0' || dg[k] > '9') return 0;
+    while (nd > 1 && dg[0] == '0') { dg++; nd--; }
+    if (buf[0] != '-' && gf__parse_u64(dg, nd, &v->u) == 0) { v->kind = GPUFEED_VAL_UINT; return 1; } /* zeros in front */
+    v->d = strtod(buf, NULL);
+    if (v->d > 1.7976931348623157e308 || v->d < -1.7976931348623157e308) c = -1; /* d infinite: the digits below it */
+    else c = gf__big_cmp(dg, nd, v->d < 0 ? -v->d : v->d);
+    v->i = buf[0] == '-' ? -c : c; /* the integer's side of d */
+    v->kind = GPUFEED_VAL_BIG;
+    return 1;
+}
+
 /* a number or a string into *v (strings and the unit into the arena / *unit) */
 static int gf__where_value(gpufeed_where *w, gf__lex *lx, gpufeed_value *v, int32_t *unit, char *msg, size_t cap)
 {
-    char buf[64];
+    char buf[400];
     size_t n = lx->len;
     memset(v, 0, sizeof *v);
     if (lx->kind == 2) {
@@ -12667,8 +12899,10 @@ static int gf__where_value(gpufeed_where *w, gf__lex *lx, gpufeed_value *v, int3
     if (gf__parse_i64(buf, &v->i)) { v->kind = GPUFEED_VAL_INT; return 0; }
     {
         uint64_t u;
-        if (gf__parse_u64(buf, n, &u) == 0) { v->kind = GPUFEED_VAL_UINT; v->u = u; return 0; } /* above INT64_MAX; past 2^64 - 1: a double below */
+        const char *ub = buf + (buf[0] == '+');
+        if (gf__parse_u64(ub, strlen(ub), &u) == 0) { v->kind = GPUFEED_VAL_UINT; v->u = u; return 0; } /* above INT64_MAX */
     }
+    if (gf__parse_big(buf, v)) return 0; /* below INT64_MIN, above 2^64 - 1: exact too */
     {
         char *e;
         v->d = strtod(buf, &e);
@@ -13002,26 +13236,7 @@ static int gf__cmp_sv(const gf__sv *a, const gpufeed_value *c)
         return a->len < c->len ? -1 : a->len > c->len ? 1 : 0;
     }
     if (c->kind == GPUFEED_VAL_STRING) return 2;
-    if (c->kind == GPUFEED_VAL_DOUBLE) {
-        double x = a->kind == 0 ? (double)a->i : a->kind == 1 ? (double)a->u : a->d;
-        if (c->d != c->d) return 2;
-
-        /* exactness: an integer statistic vs a double constant */
-        if (a->kind == 0 && (a->i > (1ll << 53) || a->i < -(1ll << 53))) return 2;
-        if (a->kind == 1 && a->u > (1ull << 53)) return 2;
-        return x < c->d ? -1 : x > c->d ? 1 : 0;
-    }
-    if (c->kind == GPUFEED_VAL_UINT) {
-        if (a->kind == 0) return a->i < 0 ? -1 : (uint64_t)a->i < c->u ? -1 : (uint64_t)a->i > c->u ? 1 : 0;
-        if (a->kind == 1) return a->u < c->u ? -1 : a->u > c->u ? 1 : 0;
-        return 2;
-    }
-
-    /* integer constant */
-    if (a->kind == 0) return a->i < c->i ? -1 : a->i > c->i ? 1 : 0;
-    if (a->kind == 1) { if (c->i < 0) return 1; return a->u < (uint64_t)c->i ? -1 : a->u > (uint64_t)c->i ? 1 : 0; }
-    if (c->i > (1ll << 53) || c->i < -(1ll << 53)) return 2;
-    return a->d < (double)c->i ? -1 : a->d > (double)c->i ? 1 : 0;
+    return gf__cmp_num(a->kind, a->i, a->u, a->d, 0, c); /* exact, as rows compare */
 }
 
 /* 1 when the statistics prove that no row of the chunk can match */
@@ -13685,7 +13900,9 @@ static int gf__time_const(int op, const gpufeed_value *c, int64_t mul, int64_t d
 {
     *out = *c;
     if (c->kind == GPUFEED_VAL_DOUBLE) { out->d = mul > 1 ? c->d * (double)mul : c->d / (double)div; return op; }
-    if (c->kind == GPUFEED_VAL_UINT && c->u > (uint64_t)INT64_MAX) return op == GPUFEED_OP_LT || op == GPUFEED_OP_LE ? -2 : -1;
+    if ((c->kind == GPUFEED_VAL_UINT && c->u > (uint64_t)INT64_MAX) || (c->kind == GPUFEED_VAL_BIG && c->d > 0))
+        return op == GPUFEED_OP_LT || op == GPUFEED_OP_LE ? -2 : -1;
+    if (c->kind == GPUFEED_VAL_BIG) return op == GPUFEED_OP_GT || op == GPUFEED_OP_GE ? -2 : -1; /* below INT64_MIN */
     out->kind = GPUFEED_VAL_INT;
     out->i = c->kind == GPUFEED_VAL_UINT ? (int64_t)c->u : c->i;
     if (mul > 1) {
@@ -13763,7 +13980,10 @@ static gpufeed_result gf__bind_predicate(gpufeed_dataset *ds, int32_t i, int32_t
     nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
     for (v = 0; v < nv; v++) { /* constants must suit the column */
         const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
-        if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len))
+        if (!gf__value_valid(c))
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': constant %d is not a valid gpufeed_value (kind %d)", f->name,
+                              p->column, (int)v, (int)c->kind);
+        if ((c->kind == GPUFEED_VAL_STRING) != bytes_col)
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, p->column,
                               c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
     }
