@@ -1143,7 +1143,8 @@ GPUFEED_API uint16_t gpufeed_double_to_half(double d);
 GPUFEED_API uint16_t gpufeed_double_to_bf16(double d);
 /* >>loader (API): the deterministic parallel loader ---------------------- */
 
-enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1 };
+/* gpufeed_loader_desc.even (per-world ranks, world > 1) */
+enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1, GPUFEED_EVEN_DROP_ANY = 2 };
 
 /* gpufeed_loader_desc.epochs: a stream without an end (until the loader is closed) */
 #define GPUFEED_EPOCHS_ENDLESS (-1)
@@ -1165,8 +1166,12 @@ typedef struct gpufeed_loader_desc {
     int32_t last_batch;                /* world 1: GPUFEED_KEEP_LAST / GPUFEED_DROP_LAST */
     int32_t even;                      /* world > 1: every rank yields the same number
                                           of batches: GPUFEED_EVEN_DROP (drop rows past
-                                          the smallest rank's full batches) or
-                                          GPUFEED_EVEN_PAD (repeat rows up to the largest) */
+                                          the smallest rank's full batches; open fails
+                                          when an epoch would drop more than world x
+                                          batch_rows rows, naming the loss and the
+                                          unit_rows that would do), GPUFEED_EVEN_PAD
+                                          (repeat rows up to the largest) or
+                                          GPUFEED_EVEN_DROP_ANY (drop, whatever the loss) */
     int64_t start_epoch, start_batch;  /* resume point: the checkpoint is (seed, epoch, batch);
                                           start_batch 0 .. the epoch's batch count (that
                                           count: the next epoch's start; past it: an error) */
@@ -2168,16 +2173,20 @@ typedef struct gf__fdsrc {
     uint64_t dev, ino, size;           /* the file first opened */
     int64_t mt_s, mt_ns;
     int32_t users;                     /* reads in flight (under the pool's lock) */
-    uint64_t last;                     /* the pool's tick at its last read */
+    struct gf__fdsrc *older, *newer;   /* open and idle: its place in the pool's LRU list */
+    int idle;                          /* on that list */
     int reopen_errno;                  /* why the last reopen failed (0: another file) */
 } gf__fdsrc;
+/* The descriptors of files read with pread beyond GPUFEED_MAX_OPEN_FILES:
+   each file's opened when a read needs it; at the bound the least
+   recently read idle one is closed. The idle open files form a list,
+   least recent first: every step O(1), whatever the number of files. */
 struct gf__fdpool {
 #if !defined(GPUFEED_NO_THREADS)
     pthread_mutex_t mu;
 #endif
-    gf__fdsrc **src;
-    int32_t n, cap, open, max;
-    uint64_t tick;
+    gf__fdsrc *oldest, *newest;        /* the idle open files */
+    int32_t open, max;
 };
 static void gf__fdpool_lock(gf__fdpool *p)
 {
@@ -2195,6 +2204,17 @@ static void gf__fdpool_unlock(gf__fdpool *p)
     (void)p;
 #endif
 }
+/* s off the idle list (under the pool's lock) */
+static void gf__fdpool_unlist(gf__fdpool *p, gf__fdsrc *s)
+{
+    if (!s->idle) return;
+    if (s->older) s->older->newer = s->newer;
+    else p->oldest = s->newer;
+    if (s->newer) s->newer->older = s->older;
+    else p->newest = s->older;
+    s->older = s->newer = NULL;
+    s->idle = 0;
+}
 /* the descriptor for one read: opened again (the pool's least recently
    read idle file closed at its limit); 0, -1 when it cannot be */
 static int gf__fdpool_get(gf__fdsrc *s)
@@ -2203,13 +2223,14 @@ static int gf__fdpool_get(gf__fdsrc *s)
     struct stat st;
     int fd;
     gf__fdpool_lock(p);
+    gf__fdpool_unlist(p, s); /* in use now */
     if (s->fd < 0) {
-        if (p->open >= p->max) {
-            gf__fdsrc *lru = NULL;
-            int32_t i;
-            for (i = 0; i < p->n; i++)
-                if (p->src[i]->fd >= 0 && p->src[i]->users == 0 && (!lru || p->src[i]->last < lru->last)) lru = p->src[i];
-            if (lru) { close(lru->fd); lru->fd = -1; p->open--; }
+        if (p->open >= p->max && p->oldest) {
+            gf__fdsrc *lru = p->oldest;
+            gf__fdpool_unlist(p, lru);
+            close(lru->fd);
+            lru->fd = -1;
+            p->open--;
         }
         fd = open(s->path, O_RDONLY);
         if (fd < 0) { s->reopen_errno = errno; gf__fdpool_unlock(p); return -1; }
@@ -2229,10 +2250,17 @@ static int gf__fdpool_get(gf__fdsrc *s)
 }
 static void gf__fdpool_put(gf__fdsrc *s)
 {
-    gf__fdpool_lock(s->pool);
-    s->users--;
-    s->last = ++s->pool->tick;
-    gf__fdpool_unlock(s->pool);
+    gf__fdpool *p = s->pool;
+    gf__fdpool_lock(p);
+    if (--s->users == 0 && s->fd >= 0) { /* idle: the newest on the list */
+        s->older = p->newest;
+        s->newer = NULL;
+        if (p->newest) p->newest->newer = s;
+        else p->oldest = s;
+        p->newest = s;
+        s->idle = 1;
+    }
+    gf__fdpool_unlock(p);
 }
 /* why a pooled file's read failed (gpufeed_source.why) */
 static void gf__fd_why(void *ctx, char *buf, size_t cap)
@@ -5880,7 +5908,12 @@ GPUFEED_API void gpufeed_file_close(gpufeed_file *f)
 #ifndef GPUFEED_NO_STDIO
     if (f->map) munmap((void *)f->map, (size_t)f->map_len);
     if (f->fd_open && f->fd.fd >= 0) {
-        if (f->fd.pool) { gf__fdpool_lock(f->fd.pool); f->fd.pool->open--; gf__fdpool_unlock(f->fd.pool); }
+        if (f->fd.pool) {
+            gf__fdpool_lock(f->fd.pool);
+            gf__fdpool_unlist(f->fd.pool, &f->fd);
+            f->fd.pool->open--;
+            gf__fdpool_unlock(f->fd.pool);
+        }
         close(f->fd.fd);
     }
 #endif
@@ -13433,7 +13466,6 @@ static void gf__dataset_free(gpufeed_dataset *ds)
 #if !defined(GPUFEED_NO_THREADS)
         pthread_mutex_destroy(&ds->fdpool->mu);
 #endif
-        gf__free(&a, ds->fdpool->src);
         gf__free(&a, ds->fdpool);
     }
 #endif
@@ -13521,12 +13553,12 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
 #ifndef GPUFEED_NO_STDIO
 /* A local file just opened (its footer read): a mapped one gives up its
    descriptor (reads come from the mapping); with a pool, one read with
-   pread joins it, closed until a read needs it. 0, or -1 out of memory. */
-static int gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
+   pread joins it, closed until a read needs it. */
+static void gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
 {
     gf__fdpool *p = ds->fdpool;
     struct stat st;
-    if (!f->fd_open || f->fd.fd < 0 || f->src.read_at != gf__fd_read || fstat(f->fd.fd, &st) != 0) return 0; /* kept open */
+    if (!f->fd_open || f->fd.fd < 0 || f->src.read_at != gf__fd_read || fstat(f->fd.fd, &st) != 0) return; /* kept open */
     f->fd.dev = (uint64_t)st.st_dev; f->fd.ino = (uint64_t)st.st_ino; f->fd.size = (uint64_t)st.st_size;
     f->fd.mt_s = (int64_t)st.st_mtime; f->fd.mt_ns = (int64_t)GF__MTIME_NS(st);
     f->fd.path = f->name; /* the identity recorded: a cache build checks it again */
@@ -13536,21 +13568,13 @@ static int gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
         f->fd_open = 0;
         f->mem.data = f->map; f->mem.size = f->map_len;
         f->src.read_at = gf__mem_read; f->src.ctx = &f->mem;
-        return 0;
+        return;
     }
-    if (!p) return 0; /* kept open */
-    if (p->n == p->cap) {
-        int32_t nc = p->cap ? p->cap * 2 : 256;
-        gf__fdsrc **ns = (gf__fdsrc **)gf__realloc(&ds->alloc, p->src, (size_t)nc * sizeof *ns);
-        if (!ns) return -1;
-        p->src = ns; p->cap = nc;
-    }
+    if (!p) return; /* kept open */
     f->fd.pool = p;
     f->src.why = gf__fd_why;
     close(f->fd.fd);
     f->fd.fd = -1;
-    p->src[p->n++] = &f->fd;
-    return 0;
 }
 #endif
 
@@ -13651,7 +13675,7 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
         ds->nfiles = i + (r == GPUFEED_OK);
         if (r) { return r; }
 #ifndef GPUFEED_NO_STDIO
-        if (gf__dataset_file_rest(ds, ds->files[i])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        gf__dataset_file_rest(ds, ds->files[i]);
 #endif
     }
     return GPUFEED_OK;
@@ -16643,20 +16667,20 @@ static int gf__cache_sources_changed(const gf__cache *c, char *why, size_t cap, 
         if (ds->ident && ds->ident[i]) continue; /* open_source and remote files: their identity strings */
         gf__srcid_take(ds->paths[i], &now);
         d = gf__srcid_diff(&c->src[i], &now);
-        if (!d && f->fd_open) {
+        if (!d && f->fd_open && !f->fd.pool) { /* a descriptor kept open */
             if (fstat(f->fd.fd, &st) != 0) d = "it cannot be read";
             else {
                 gf__srcid_of(&st, &rd);
                 if (gf__srcid_diff(&now, &rd)) d = "the file the dataset opened is no longer the one its path names";
             }
-        } else if (!d && f->fd.path) { /* its descriptor closed after open: the file as it was opened */
+        } else if (!d && f->fd.path) { /* its descriptor closed after open (mapped, or pooled): the file as it was opened */
             if (now.dev != f->fd.dev || now.ino != f->fd.ino || now.size != f->fd.size || (int64_t)now.mtime_s != f->fd.mt_s ||
                 (int64_t)now.mtime_ns != f->fd.mt_ns)
                 d = "the file the dataset opened is no longer the one its path names";
         }
         if (!d && footers && f->footer_len && (f->fd_open || f->fd.path)) { /* read as the dataset reads it */
             uint8_t *b = (uint8_t *)gf__alloc(c->a, f->footer_len);
-            int bad = !b || (f->fd_open ? gf__read_full(f->fd.fd, b, f->footer_len, f->data_end)
+            int bad = !b || (f->fd_open && !f->fd.pool ? gf__read_full(f->fd.fd, b, f->footer_len, f->data_end)
                                         : f->src.read_at(f->src.ctx, f->data_end, b, f->footer_len));
             if (bad || memcmp(b, f->footer, f->footer_len) != 0) d = "its footer changed";
             gf__free(c->a, b);
@@ -18874,6 +18898,99 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
 
 /* where the stream starts (batch start_batch of start_epoch, the window of
    its first row), its length, and the consumer's cursor */
+/* Per-world ranks, GPUFEED_EVEN_DROP: the rows an epoch drops on all ranks
+   together (each rank cut to the smallest rank's full batches) from its
+   ranks' rows; their least and most */
+static int64_t gf__even_loss(const int64_t *rank_rows, int32_t world, int64_t B, int64_t *rmin, int64_t *rmax)
+{
+    int64_t nb = INT64_MAX, sum = 0;
+    int32_t q;
+    *rmin = INT64_MAX;
+    *rmax = 0;
+    for (q = 0; q < world; q++) {
+        if (rank_rows[q] / B < nb) nb = rank_rows[q] / B;
+        if (rank_rows[q] < *rmin) *rmin = rank_rows[q];
+        if (rank_rows[q] > *rmax) *rmax = rank_rows[q];
+        sum += rank_rows[q];
+    }
+    return sum - (int64_t)world * nb * B;
+}
+
+/* The worst loss of epochs e0 .. e0 + ne - 1 were each unit cut into
+   pieces of about u rows (as unit_rows = u would cut the row groups):
+   what a smaller unit_rows would drop, about; -1 when that plan would be
+   too large to try (more than 2^22 units) or memory is short */
+static int64_t gf__even_loss_with(const gpufeed_loader *l, int64_t u, int64_t e0, int64_t ne)
+{
+    const gpufeed_allocator *a = &l->ds->alloc;
+    int64_t n = 0, i, k, e, worst = 0, mn, mx, *rows, *perm, *rr;
+    for (i = 0; i < l->U; i++) n += l->unit_rows[i] > u ? (l->unit_rows[i] + u / 2) / u : 1;
+    if (n > ((int64_t)1 << 22)) return -1;
+    rows = (int64_t *)gf__alloc(a, (size_t)n * sizeof(int64_t));
+    perm = (int64_t *)gf__alloc(a, (size_t)n * 2 * sizeof(int64_t));
+    rr = (int64_t *)gf__alloc(a, (size_t)l->world * sizeof(int64_t));
+    if (!rows || !perm || !rr) { gf__free(a, rows); gf__free(a, perm); gf__free(a, rr); return -1; }
+    for (i = 0, n = 0; i < l->U; i++) { /* the unit's rows in pieces of equal size, the first ones a row more */
+        int64_t r = l->unit_rows[i], m = r > u ? (r + u / 2) / u : 1;
+        for (k = 0; k < m; k++) rows[n++] = r / m + (k < r % m);
+    }
+    for (e = e0; e < e0 + ne; e++) {
+        int64_t loss;
+        gf__epoch_perm(perm, n, NULL, l->world, l->d.seed, e, !l->d.no_unit_shuffle);
+        for (k = 0; k < l->world; k++) rr[k] = 0;
+        for (i = 0; i < n; i++) rr[i % l->world] += rows[perm[i]];
+        loss = gf__even_loss(rr, l->world, l->B, &mn, &mx);
+        if (loss > worst) worst = loss;
+    }
+    gf__free(a, rows); gf__free(a, perm); gf__free(a, rr);
+    return worst;
+}
+
+/* Per-world ranks with even = GPUFEED_EVEN_DROP never drop more than a
+   batch a rank unseen: the epochs this loader delivers (as many as 2^22
+   unit steps allow, at most 1,024; at least the first) are planned now,
+   and one that drops more than world x batch_rows rows is an error naming
+   the loss and the fixes: smaller units (the unit_rows that would do,
+   tried on the same epochs), elastic mode, GPUFEED_EVEN_PAD, or
+   GPUFEED_EVEN_DROP_ANY to accept it. */
+static gpufeed_result gf__loader_open_even(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    int64_t e, ne, worst = -1, we = 0, wmin = 0, wmax = 0, total = 0, umax = 0, u, sugg = 0, sl = -1, i;
+    const int64_t lim = (int64_t)l->world * l->B;
+    char fix[160];
+    if (l->world < 2 || l->elastic || desc->even != GPUFEED_EVEN_DROP) return GPUFEED_OK;
+    ne = ((int64_t)1 << 22) / l->U;
+    if (ne > 1024) ne = 1024;
+    if (ne < 1) ne = 1;
+    if (desc->epochs >= 0 && ne > (desc->epochs ? desc->epochs : 1)) ne = desc->epochs ? desc->epochs : 1;
+    for (e = desc->start_epoch; e < desc->start_epoch + ne; e++) {
+        int64_t mn, mx;
+        const gf__eplan *p = gf__eplan_at(l, &l->aplan, e);
+        int64_t loss = gf__even_loss(p->rank_rows, l->world, l->B, &mn, &mx);
+        if (loss > worst) { worst = loss; we = e; wmin = mn; wmax = mx; }
+    }
+    if (worst <= lim) return GPUFEED_OK;
+    for (i = 0; i < l->U; i++) {
+        total += l->unit_rows[i];
+        if (l->unit_rows[i] > umax) umax = l->unit_rows[i];
+    }
+    for (u = umax / 2; u >= 1 && !sugg; u /= 2) { /* the largest halving of the units that would do */
+        sl = gf__even_loss_with(l, u, desc->start_epoch, ne < 16 ? ne : 16);
+        if (sl < 0) break;
+        if (sl <= lim) sugg = u;
+    }
+    if (sugg)
+        gf__fmt(fix, sizeof fix, "smaller units (gpufeed_dataset_desc.unit_rows %lld or less: units of %lld rows would drop about %lld; units are "
+                "cut at page boundaries, so they may hold more rows than asked)", (long long)sugg, (long long)sugg, (long long)sl);
+    else gf__fmt(fix, sizeof fix, "smaller units (gpufeed_dataset_desc.unit_rows)");
+    return gf__seterr(err, GPUFEED_ERR_INVALID_ARG,
+                      "loader: %d ranks with even = GPUFEED_EVEN_DROP would drop %lld of %lld rows (%.1f%%) in epoch %lld, more than a batch a "
+                      "rank (world x batch_rows = %lld): the ranks hold %lld to %lld rows in units of up to %lld rows. Use %s, elastic mode "
+                      "(global_batch_rows), even = GPUFEED_EVEN_PAD (rows repeated instead), or even = GPUFEED_EVEN_DROP_ANY (the loss accepted)",
+                      (int)l->world, (long long)worst, (long long)total, total ? 100.0 * (double)worst / (double)total : 0.0, (long long)we,
+                      (long long)lim, (long long)wmin, (long long)wmax, (long long)umax, fix);
+}
+
 static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
     if (desc->epochs < 0) { /* an endless stream needs batches */
@@ -19114,7 +19231,7 @@ static gpufeed_result gf__loader_check_desc(const gpufeed_dataset *ds, const gpu
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: start_batch %lld is more than %lld", (long long)desc->start_batch, (long long)bmax);
     if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
-    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD)
+    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD && desc->even != GPUFEED_EVEN_DROP_ANY)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
     if (desc->debug_jitter_us < 0 || desc->trace_max_events < 0)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative debug_jitter_us (%d) or trace_max_events (%d)", desc->debug_jitter_us,
@@ -19147,6 +19264,7 @@ static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *
     l->cache_share = cache_share;
     r = gf__loader_open_plan(l, ds, desc, err);
     if (!r) r = gf__loader_open_rows(l, desc, rows_override, err);
+    if (!r) r = gf__loader_open_even(l, desc, err);
     if (!r) r = gf__loader_open_start(l, desc, err);
     if (!r) r = gf__loader_open_slots(l, err);
 #if !defined(GPUFEED_NO_THREADS)
@@ -19216,6 +19334,7 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
         gpufeed_result r;
         in.global_batch_rows = 0; in.partitions = 0;
         in.rank = desc->rank * per + j; in.world = P;
+        if (in.even == GPUFEED_EVEN_DROP) in.even = GPUFEED_EVEN_DROP_ANY; /* elastic: the partial global batch goes, as documented */
         in.batch_rows = G / P;
         in.workers = N / per + (j < N % per ? 1 : 0); /* the workers shared out, one at least */
         if (in.workers < 1) in.workers = 1;

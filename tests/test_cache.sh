@@ -4,7 +4,8 @@
 # once built, SIGKILL during a build, corrupt bytes, changed sources,
 # concurrent builders, a full disk, an unwritable directory, the CLI; the
 # identity (path spellings, chmod, rename-over, cp -p, rsync -a), five
-# content changes, a prebuild racing a loader, the demo, ls/prune/budget.
+# content changes, a prebuild racing a loader, the demo, ls/prune/budget,
+# files read with pread through the descriptor pool.
 #
 #   bash tests/test_cache.sh            (last line: "N passed, N failed, N skipped")
 #
@@ -145,7 +146,7 @@ echo "== 2. data-parallel ranks (world > 1) over a cache built ahead  (t=${SECON
 out=$($CTOOL build --cache $T/w $DS 2>$T/wbuild.err); rc=$?
 check "gpufeed-cache build exits 0 and says built" eval '[ $rc -eq 0 ] && [[ "$out" == built* ]]'
 check "gpufeed-cache verify passes on it" eval '$CTOOL verify --cache $T/w $DS > /dev/null'
-for RW in "0 2" "1 2" "2 3 --even pad" "0 3 --even drop" "1 4 --shuffle-window 3 --seed 9"; do
+for RW in "0 2" "1 2" "2 3 --even pad" "0 3 --even drop-any" "1 4 --shuffle-window 3 --seed 9"; do
   set -- $RW; r=$1; w=$2; shift 2
   run wref$r$w $D --epochs 2 --workers 2 --rank $r --world $w "$@"
   run wc$r$w $D --epochs 2 --workers 2 --rank $r --world $w --cache $T/w "$@"; rc=$?
@@ -586,6 +587,24 @@ $CTOOL ls $T/no/such/dir > /dev/null 2> $T/lsmissing.err; rc=$?
 check "ls of a missing directory: exit 1 naming it" eval '[ $rc = 1 ] && grep -q "no/such/dir" $T/lsmissing.err'
 $BENCH $FL --batch 4096 --feature dep_delay:f32 --columns distance > /dev/null 2>&1; rc=$?
 check "gpufeed-bench --feature with --columns: exit 2" test $rc = 2
+# files read with pread beyond the descriptor pool's bound (a quarter of ulimit -n: 10 here, 24 files): the cache is
+# built and served as for mapped files (it was never used past the bound: a pooled file's closed descriptor read as
+# "it cannot be read since the dataset was opened")
+PD=$T/pooled; mkdir -p $PD
+for i in $(seq -w 1 24); do cp tests/data/ids.parquet $PD/p$i.parquet; done
+pooled() { (ulimit -n 40; "$@"); }
+pooled $BENCH $PD --batch 4096 --workers 2 --epochs 2 --seed 3 --shuffle-window 2 --pread --print-batches > $T/pool_ref.out 2> $T/pool_ref.err
+pooled $BENCH $PD --batch 4096 --workers 2 --epochs 2 --seed 3 --shuffle-window 2 --pread --cache $T/pc --print-batches > $T/pool_b.out 2> $T/pool_b.err
+check "pooled pread files: the decoded stream and the one building the cache are equal, epoch 1 from the cache" \
+  eval '[ -s $T/pool_ref.out ] && cmp -s $T/pool_ref.out $T/pool_b.out && [ "$(ebytes $T/pool_b.err 1)" = 0 ] && ! grep -q "cache not used" $T/pool_b.err'
+pooled $BENCH $PD --batch 4096 --workers 2 --epochs 2 --seed 3 --shuffle-window 2 --pread --cache $T/pc --print-batches > $T/pool_s.out 2> $T/pool_s.err
+check "pooled pread files: a second run serves every unit from the cache (no source byte), the same stream" \
+  eval 'cmp -s $T/pool_ref.out $T/pool_s.out && all_zero $T/pool_s.err 0 1 && [ "$(cstate $T/pool_s.err)" = ready ]'
+rm -rf $T/pc
+out=$(pooled $CTOOL build --pread --cache $T/pc $PD 2>&1); rc=$?
+pooled $BENCH $PD --batch 4096 --workers 2 --epochs 2 --seed 3 --shuffle-window 2 --pread --cache $T/pc --print-batches > $T/pool_c.out 2> $T/pool_c.err
+check "pooled pread files: gpufeed-cache build --pread, then the loader serves it (the same stream)" \
+  eval '[ $rc = 0 ] && cmp -s $T/pool_ref.out $T/pool_c.out && all_zero $T/pool_c.err 0 1'
 nl=$(find $T -name '*.lock' | wc -l)
 check "no lock file anywhere under the test directory after all these runs ($nl)" test "$nl" = 0
 

@@ -161,8 +161,9 @@ int main(int argc, char **argv)
           .help = "drop each epoch's last batch when it is short" },
         { .name = "--rank", .kind = GF_CLI_INT, .target = &ld.rank, .meta = "r", .help = "this rank of --world (data parallel)" },
         { .name = "--world", .kind = GF_CLI_INT, .target = &ld.world, .meta = "w", .min = 1, .help = "ranks sharing the data (default 1)" },
-        { .name = "--even", .kind = GF_CLI_CHOICE, .target = &ld.even, .meta = "drop|pad", .choices = "drop|pad",
-          .help = "every rank the same batch count: drop rows (default) or repeat some" },
+        { .name = "--even", .kind = GF_CLI_CHOICE, .target = &ld.even, .meta = "drop|pad|drop-any", .choices = "drop|pad|drop-any",
+          .help = "every rank the same batch count: drop rows (default; an error when an epoch\n"
+                  "would drop more than --world x --batch rows), repeat some, or drop whatever the loss" },
         { .name = "--start-epoch", .kind = GF_CLI_I64, .target = &ld.start_epoch, .meta = "e", .help = "resume at this epoch ..." },
         { .name = "--start-batch", .kind = GF_CLI_I64, .target = &ld.start_batch, .meta = "k", .help = "... and this batch" },
         { .name = "--ring-depth", .kind = GF_CLI_INT, .target = &ld.ring_depth, .meta = "D", .min = 1, .max = 1024,

@@ -28,7 +28,8 @@
    unit and exits 0. --max-bytes N (K, M, G, T suffixes: 1024-based) is the
    directory's budget: least recently used caches no process uses are
    removed to make room. `verify` checks every unit's checksum and exits 1
-   on any bad unit. --verify-crc checks page CRCs while decoding.
+   on any bad unit. --verify-crc checks page CRCs while decoding; --pread
+   reads the files with pread instead of mapping them.
 
    `ls DIR` lists the cache files (least recently used first): state,
    size, last use, dataset, features. `prune DIR` removes what no process
@@ -160,7 +161,7 @@ int main(int argc, char **argv)
     gpufeed_where *wh = NULL;
     const char **files;
     int nfiles = 0, i, rc = 0, data_cmd = 0;
-    int32_t workers = 2, verify_crc = 0, no_wait = 0;
+    int32_t workers = 2, verify_crc = 0, no_wait = 0, use_pread = 0;
     int64_t unit_rows = 0, unit_bytes = 0, max_bytes = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_dataset_desc dd;
@@ -186,6 +187,8 @@ int main(int argc, char **argv)
         { .name = "--workers", .kind = GF_CLI_INT, .target = &workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
           .flags = GF_CLI_THREADS, .help = "build: decode threads (default 2)" },
         { .name = "--verify-crc", .kind = GF_CLI_FLAG, .target = &verify_crc, .help = "check page CRCs while decoding" },
+        { .name = "--pread", .kind = GF_CLI_FLAG, .target = &use_pread,
+          .help = "build: positioned reads instead of mapping the files (a file cut short while it\nis read is then an error, never a signal)" },
         { .name = "--no-wait", .kind = GF_CLI_FLAG, .target = &no_wait,
           .help = "build: exit 1 at once when another process builds the same cache" },
         { .name = "--max-bytes", .kind = GF_CLI_SIZE, .target = &max_bytes, .meta = "N", .min = 1,
@@ -264,6 +267,7 @@ int main(int argc, char **argv)
     cd.log = logline;
     dd.paths = files; dd.num_paths = nfiles; dd.features = fs.n ? fs.f : NULL; dd.num_features = fs.n; dd.unit_rows = unit_rows; dd.unit_bytes = unit_bytes;
     if (verify_crc) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
+    if (use_pread) dd.flags |= GPUFEED_OPEN_PREAD;
     if (where && gpufeed_where_parse(&wh, where, &err)) {
         fprintf(stderr, "gpufeed-cache: --%s\n", err.message);
         gf_cli_features_free(&fs);
