@@ -288,7 +288,6 @@ int main(int argc, char **argv)
         gpufeed_result r;
         uint64_t rows = 0, bytes = 0;
         gpufeed_stats st;
-        struct rusage ru;
         gpufeed_remote_stats rs;
         double secs, t_epoch_end = 0;
         int32_t k;
@@ -335,7 +334,6 @@ int main(int argc, char **argv)
         t1 = gf_cli_now();
         secs = t1 - t0;
         gpufeed_loader_stats(l, &st);
-        getrusage(RUSAGE_SELF, &ru);
         fprintf(stderr, "rows %llu, batches %llu, %.3f s, %.0f rows/s, %.3f GB/s dense, source bytes read %llu\n",
                 (unsigned long long)rows, (unsigned long long)st.batches, secs, secs > 0 ? (double)rows / secs : 0.0,
                 secs > 0 ? (double)bytes / secs / 1e9 : 0.0, (unsigned long long)st.bytes_read);
@@ -368,7 +366,7 @@ int main(int argc, char **argv)
             gf_cli_translate(cli, st.verdict, v, sizeof v);
             fprintf(stderr, "verdict: %s\n", v);
         }
-        fprintf(stderr, "peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
+        fprintf(stderr, "peak RSS %.1f MiB\n", gf_cli_peak_rss_mib());
     }
 done:
     gpufeed_loader_close(l);
