@@ -19906,7 +19906,10 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     cd.log = gf__logcap_fn;
     cd.log_user = &lc;
     cd.no_build = 0;
-    if (cd.dir && *cd.dir) cd.no_map = 1; /* one epoch that writes the file: no copy in memory (a 2,000-column table's 800 MB) */
+    if (cd.dir && *cd.dir) { /* one epoch that writes the file: no copy in memory (a 2,000-column table's 800 MB) */
+        cd.no_map = 1;
+        cd.ram_bytes = 0;
+    }
     memset(&ld, 0, sizeof ld);
     ld.batch_rows = 65536; /* the batches only drain the loader: at most 8 MiB each (wide rows) */
     if (ds->row_bytes > 0 && ld.batch_rows > ((int64_t)8 << 20) / ds->row_bytes)

@@ -1522,43 +1522,57 @@ static void test_trace_stats_prefill(void)
     gpufeed_dataset_close(ds);
 }
 
-/* No allocation per batch: after a warm-up (each worker's column readers
-   grow their read windows the first time a unit needs more, a handful of
-   reallocs a worker) the count of allocations stays flat for the rest of
-   a 20-epoch run of 800 batches; and everything is freed at close. Which
-   worker meets a unit first depends on timing (workers claim units from
-   one ring), so the warm-up can run into the first epochs: after batch 10
-   at most 8 allocations a worker (30 runs: 1-12 in all, for 3 workers),
-   after batch 200 at most one a worker (30 runs: none). An allocation
-   per batch would be hundreds. */
-static void test_memory(void)
+/* the allocation events (allocs and reallocs) of a loader from before its
+   open to the end of its stream of `epochs` epochs (shuffled) */
+static int64_t memory_events(counter *cnt, int64_t epochs, int32_t workers, uint64_t *batches)
 {
-    static counter cnt;
     gpufeed_dataset *ds;
     gpufeed_loader *l;
     gpufeed_loader_desc d = base_desc();
     gpufeed_error err;
     gpufeed_batch b;
-    gpufeed_result r = GPUFEED_OK;
-    long at10 = -1, at200 = -1, at_end = -1;
-    int64_t i;
-    pthread_mutex_init(&cnt.mu, NULL);
-    ds = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, NULL, 0, &cnt, &err);
+    gpufeed_result r;
+    int64_t ev;
+    *batches = 0;
+    ds = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, NULL, 0, cnt, &err);
     CHECK_MSG(ds != NULL, "%s", err.message);
-    if (!ds) return;
-    d.epochs = 20; d.workers = 3;
-    if (gpufeed_loader_open(&l, ds, &d, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); return; }
-    for (i = 0; i < 20 * 40 && (r = gpufeed_loader_next(l, &b)) == GPUFEED_OK; i++) {
-        if (i == 10) at10 = c_events(&cnt);
-        if (i == 200) at200 = c_events(&cnt);
-    }
-    at_end = c_events(&cnt);
-    CHECK_MSG(r == GPUFEED_OK && i == 800, "%lld batches, %d", (long long)i, r);
-    CHECK(gpufeed_loader_next(l, &b) == GPUFEED_DONE);
-    CHECK_MSG(at10 > 0 && at_end - at10 <= 8 * d.workers, "allocations at batch 10: %ld, at batch 800: %ld", at10, at_end);
-    CHECK_MSG(at200 > 0 && at_end - at200 <= d.workers, "allocations at batch 200: %ld, at batch 800: %ld", at200, at_end);
+    if (!ds) return -1;
+    d.epochs = epochs; d.workers = workers;
+    ev = c_events(cnt); /* before the open: its workers start at once */
+    if (gpufeed_loader_open(&l, ds, &d, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); return -1; }
+    while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) ++*batches;
+    CHECK_MSG(r == GPUFEED_DONE, "%d %s", (int)r, gpufeed_loader_error(l));
+    ev = c_events(cnt) - ev; /* every unit decoded and every batch taken: the workers are done */
     gpufeed_loader_close(l);
     gpufeed_dataset_close(ds);
+    return ev;
+}
+
+/* No allocation a batch or an epoch: once a worker is warm (its decoder
+   buffers grown to the largest page it meets, a handful of reallocs) the
+   count stays flat, and everything is freed at close. One worker decodes
+   every unit in the same order in every run: its allocations from open to
+   the end of 2 epochs and of 20 are equal (one an epoch would be 18 more,
+   one a batch hundreds). With 3 workers which unit a worker meets first
+   depends on timing (they claim units from one ring), so their warm-up
+   may run into later epochs: the two counts differ by at most 8 a worker
+   (12 runs side by side: -1 to 2 over whole streams). Every count is taken once the stream has ended:
+   counting at batch 10 made the check depend on how far the workers had
+   got, and it failed on a loaded machine. */
+static void test_memory(void)
+{
+    static counter cnt;
+    uint64_t b2 = 0, b20 = 0;
+    int64_t e2, e20;
+    int32_t workers;
+    pthread_mutex_init(&cnt.mu, NULL);
+    for (workers = 1; workers <= 3; workers += 2) {
+        e2 = memory_events(&cnt, 2, workers, &b2);
+        e20 = memory_events(&cnt, 20, workers, &b20);
+        CHECK_MSG(b2 > 0 && b20 == 10 * b2, "%d workers: %llu and %llu batches", (int)workers, (unsigned long long)b2, (unsigned long long)b20);
+        CHECK_MSG(e2 > 0 && (workers == 1 ? e20 == e2 : e20 - e2 <= 8 * workers && e2 - e20 <= 8 * workers),
+                  "%d workers: allocations: %lld over 2 epochs, %lld over 20", (int)workers, (long long)e2, (long long)e20);
+    }
     CHECK_MSG(cnt.live == 0, "%ld allocations not freed", cnt.live);
     pthread_mutex_destroy(&cnt.mu);
 }
@@ -1710,6 +1724,22 @@ static void check_fractions(const gpufeed_stats *st, const char *what)
         CHECK_MSG(st->worker_busy_s[i] + st->worker_assembly_s[i] <= st->life_s + 0.01, "%s: worker %d busy %.3f + %.3f s in %.3f s", what, (int)i,
                   st->worker_busy_s[i], st->worker_assembly_s[i], st->life_s);
     CHECK_MSG(st->trainer_wait_s <= st->wall_s + 0.01, "%s: waited %.3f of %.3f s", what, st->trainer_wait_s, st->wall_s);
+}
+/* A consumer that does no work between batches: the verdict says so
+   exactly when its measured time is under 20 us a batch, and then names
+   neither a waiting trainer nor the consumer as the bottleneck. Whether it
+   is under 20 us is the machine's business (a loaded one preempts the
+   consumer between calls): the rule is checked either way. */
+static void check_idle_rule(const gpufeed_stats *st, const char *what)
+{
+    int idle = st->batches > 0 && st->consumer_s < 20e-6 * (double)st->batches;
+    int said = strstr(st->verdict, "does no work between batches") != NULL;
+    CHECK_MSG(said == idle, "%s: %.1f us a batch, yet the verdict %s it: %s", what, st->batches ? 1e6 * st->consumer_s / (double)st->batches : 0.0,
+              said ? "names" : "does not name", st->verdict);
+    if (idle)
+        CHECK_MSG(!strstr(st->verdict, "the trainer waited") && !strstr(st->verdict, "the consumer is the bottleneck"),
+                  "%s: called a trainer or the bottleneck: %s", what, st->verdict);
+    else printf("  %s: %.1f us a batch here (preempted): the verdict's other branch checked\n", what, 1e6 * st->consumer_s / (double)st->batches);
 }
 static void run_consumer(gpufeed_dataset *ds, const gpufeed_loader_desc *d, int sleep_us, gpufeed_stats *st, const char *what)
 {
@@ -1874,10 +1904,7 @@ static void test_verdict_rules(void)
     /* a consumer that does no work, then one that does (5 ms a batch, fewer workers than units) */
     d.workers = 2;
     run_consumer(ds, &d, 0, &st, "no work");
-    CHECK_MSG(strstr(st.verdict, "a consumer that does no work between batches") || strstr(st.verdict, "the consumer does no work between batches"),
-              "a consumer without work: %s", st.verdict);
-    CHECK_MSG(!strstr(st.verdict, "the trainer waited") && !strstr(st.verdict, "the consumer is the bottleneck"),
-              "a consumer without work called a trainer or the bottleneck: %s", st.verdict);
+    check_idle_rule(&st, "a consumer without work");
     run_consumer(ds, &d, 5000, &st, "5 ms a batch");
     CHECK_MSG(!strstr(st.verdict, "does no work"), "a consumer working 5 ms a batch named as doing no work: %s", st.verdict);
     CHECK_MSG(st.consumer_s >= 0.9 * 0.005 * (double)st.batches, "consumer time %.3f s for %llu batches of 5 ms", st.consumer_s,
@@ -1885,7 +1912,7 @@ static void test_verdict_rules(void)
     /* the same through partitioned elastic mode (each partition its own loader) */
     d = base_desc(); d.workers = 2; d.epochs = 1; d.batch_rows = 0; d.global_batch_rows = 1024; d.partitions = 2;
     run_consumer(ds, &d, 0, &st, "partitions, no work");
-    CHECK_MSG(strstr(st.verdict, "does no work between batches") != NULL, "partitions, a consumer without work: %s", st.verdict);
+    check_idle_rule(&st, "partitions, a consumer without work");
     CHECK_MSG(st.units_per_epoch == 4, "partitions: %lld units an epoch, want 4 (the partitions' together)", (long long)st.units_per_epoch);
     run_consumer(ds, &d, 5000, &st, "partitions, 5 ms a batch");
     CHECK_MSG(!strstr(st.verdict, "does no work") && st.consumer_s >= 0.9 * 0.005 * (double)st.batches,

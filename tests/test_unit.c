@@ -4452,6 +4452,131 @@ static void test_partition_empty_value(void)
     walk_rm(root);
 }
 
+/* The SAFE cast of integers to floats at the edge of each float's exact
+   integers (issue 49: a mutant turning gf__int_exact's `>=` into `>` let
+   16777217 become 16777216.0f): 2^24 and 2^24 + 2 are exact in f32,
+   2^24 + 1 and -(2^24 + 1) are not (their index returned); 2^53 + 1 in
+   f64, 2049 in f16; the UNSAFE cast rounds them. Then through a dataset:
+   an INT64 column holding 16777217 read as f32 is an error naming the value. */
+static void test_safe_cast_float_edges(void)
+{
+    static const struct { gpufeed_dtype dt; int64_t ok, bad; } cases[] = {
+        { GPUFEED_DT_F32, 16777216, 16777217 }, { GPUFEED_DT_F32, 16777218, -16777217 },
+        { GPUFEED_DT_F64, 9007199254740992ll, 9007199254740993ll }, { GPUFEED_DT_F16, 2048, 2049 },
+        { GPUFEED_DT_BF16, 256, 257 },
+    };
+    gf__conv cv;
+    uint64_t in[3];
+    uint8_t out[3 * 8];
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&cv, 0, sizeof cv);
+        cv.ck = GF__CK_I64; cv.dt = cases[k].dt;
+        in[0] = (uint64_t)cases[k].ok; in[1] = (uint64_t)cases[k].ok; in[2] = (uint64_t)cases[k].bad;
+        CHECK_MSG(gf__convert(&cv, in, out, 2) == -1, "case %d: %lld is exact", (int)k, (long long)cases[k].ok);
+        CHECK_MSG(gf__convert(&cv, in, out, 3) == 2, "case %d: %lld is not exact", (int)k, (long long)cases[k].bad);
+        cv.unsafe_cast = 1;
+        CHECK_MSG(gf__convert(&cv, in, out, 3) == -1, "case %d: the unsafe cast rounds %lld", (int)k, (long long)cases[k].bad);
+    }
+    {   /* f32 of 16777217 rounds to 16777216 unsafe */
+        float f;
+        memset(&cv, 0, sizeof cv);
+        cv.ck = GF__CK_I64; cv.dt = GPUFEED_DT_F32; cv.unsafe_cast = 1;
+        in[0] = 16777217;
+        CHECK(gf__convert(&cv, in, &f, 1) == -1 && f == 16777216.0f);
+    }
+    {   /* the same value in a file: the SAFE cast is an error naming it */
+        static const char *paths[] = { "cast.parquet" };
+        static const int64_t vals[4] = { 1, 16777216, 16777217, 5 };
+        pqw_schema sch[2];
+        pqw_page pg;
+        pqw_buf body, file;
+        pqw_chunk ch;
+        pqw_rowgroup rg;
+        pqw_file f;
+        gpufeed_feature ft;
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_reader *rd = NULL;
+        gpufeed_reader_desc rdd;
+        gpufeed_batch b;
+        gpufeed_error err;
+        gpufeed_result r = GPUFEED_OK;
+        memset(&body, 0, sizeof body); memset(&file, 0, sizeof file); memset(&ch, 0, sizeof ch); memset(&rg, 0, sizeof rg); memset(&f, 0, sizeof f);
+        sch[0] = pqw_root(1);
+        sch[1] = pqw_leaf("v", PQW_INT64, PQW_REQUIRED);
+        pqw_plain_i64(&body, vals, 4);
+        pg = pqw_data_page(&body, 4, PQW_PLAIN);
+        ch.pages = &pg; ch.npages = 1; ch.physical = PQW_INT64; ch.path = "v";
+        rg.chunks = &ch; rg.nchunks = 1;
+        f.schema = sch; f.nschema = 2; f.rgs = &rg; f.nrgs = 1;
+        pqw_build(&f, &file);
+        memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d); memset(&rdd, 0, sizeof rdd);
+        ft.column = "v"; ft.dtype = GPUFEED_DT_F32;
+        d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1;
+        d.open_source = fn_open_source; d.source_user = &file;
+        rdd.batch_rows = 4;
+        if (gpufeed_dataset_open(&ds, &d, &err) || gpufeed_reader_open(&rd, ds, &rdd, &err)) CHECK_MSG(0, "%s", err.message);
+        else {
+            while ((r = gpufeed_reader_next(rd, &b)) == GPUFEED_OK) {}
+            CHECK_MSG(r == GPUFEED_ERR_CORRUPT || r == GPUFEED_ERR_INVALID_ARG || r < 0, "16777217 as f32: %d", (int)r);
+            CHECK_HAS(gpufeed_reader_error(rd), "16777217");
+            CHECK_HAS(gpufeed_reader_error(rd), "f32");
+        }
+        gpufeed_reader_close(rd);
+        gpufeed_dataset_close(ds);
+        pqw_free(&body); pqw_free(&file);
+    }
+}
+
+/* Partition predicates at each comparison's boundary (issue 49: a mutant
+   turning the partition match's `<` into `<=` kept twice the rows): a tree
+   n=1..4 (a 3-row file each) and city=la|ny|sf; each condition keeps the
+   files pyarrow keeps, and no other file is opened. */
+static void test_partition_predicates(void)
+{
+    static const struct { const char *where; int files; } cases[] = {
+        { "n < 3", 2 }, { "n <= 3", 3 }, { "n > 2", 2 }, { "n >= 2", 3 }, { "n == 2", 1 }, { "n between 2 and 3", 2 },
+        { "n in (1, 4)", 2 }, { "n < 1", 0 }, { "n > 4", 0 }, { "city < 'ny'", 1 }, { "city <= 'ny'", 3 }, { "city > 'ny'", 1 },
+        { "city >= 'ny'", 3 }, { "n < 3 and city < 'ny'", 1 }, { "n <= 9223372036854775807", 4 }, { "n > -9223372036854775809", 4 },
+    };
+    static const char *const cities[4] = { "la", "ny", "sf", "ny" };
+    char root[256], p[512];
+    const char *paths[1];
+    size_t k;
+    int n;
+    if (!walk_tmp(root, sizeof root)) { CHECK_MSG(0, "mkdtemp: %s", strerror(errno)); return; }
+    for (n = 1; n <= 4; n++) {
+        WALK_P(p, "%s/n=%d", root, n); CHECK(mkdir(p, 0755) == 0);
+        WALK_P(p, "%s/n=%d/city=%s", root, n, cities[n - 1]); CHECK(mkdir(p, 0755) == 0);
+        WALK_P(p, "%s/n=%d/city=%s/part-0.parquet", root, n, cities[n - 1]); CHECK(walk_file(p) == 0);
+    }
+    paths[0] = root;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        gpufeed_where *w = NULL;
+        gpufeed_feature ft;
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset_info info;
+        gpufeed_error err;
+        int32_t np = 0;
+        if (gpufeed_where_parse(&w, cases[k].where, &err)) { CHECK_MSG(0, "%s: %s", cases[k].where, err.message); continue; }
+        memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+        ft.column = "v"; ft.dtype = GPUFEED_DT_I32;
+        d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1;
+        d.where = gpufeed_where_predicates(w, &np); d.num_where = np;
+        if (gpufeed_dataset_open(&ds, &d, &err)) CHECK_MSG(0, "%s: %s", cases[k].where, err.message);
+        else {
+            gpufeed_dataset_get_info(ds, &info);
+            CHECK_MSG(info.num_rows == 3 * cases[k].files, "%s: %lld rows, want %d (%d files)", cases[k].where, (long long)info.num_rows,
+                      3 * cases[k].files, cases[k].files);
+        }
+        gpufeed_dataset_close(ds);
+        gpufeed_where_free(w);
+    }
+    walk_rm(root);
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -4516,5 +4641,7 @@ int main(void)
     RUN(test_walk_links);
     RUN(test_walk_denied);
     RUN(test_partition_empty_value);
+    RUN(test_safe_cast_float_edges);
+    RUN(test_partition_predicates);
     return TEST_SUMMARY();
 }
