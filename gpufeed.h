@@ -206,8 +206,9 @@
      GPUFEED_MAX_OPEN_FILES        64       descriptors a dataset keeps open for
                                             files read with pread (or a quarter of
                                             `ulimit -n`, if less; more files: each
-                                            opened again when read; mapped files
-                                            keep none)
+                                            opened again when read, the least
+                                            recently read closed, O(1) a read;
+                                            mapped files keep none)
      GPUFEED_UNIT_BYTES            16 MiB   dense bytes of one unit at most
                                             (gpufeed_dataset_desc.unit_bytes'
                                             default): a wide row group is cut
@@ -925,7 +926,13 @@ typedef struct gpufeed_dataset_desc {
                                           sorted) or glob patterns; with
                                           GPUFEED_CURL also s3:// objects,
                                           prefixes and globs, http(s):// URLs
-                                          (see >>remote) */
+                                          (see >>remote). A directory or match
+                                          that cannot be listed or stat'ed, a
+                                          dangling link and a link back up the
+                                          tree are errors naming them; key=value
+                                          directories are partition columns
+                                          (`key=`: the empty string,
+                                          __HIVE_DEFAULT_PARTITION__: null) */
     int32_t num_paths;
     const gpufeed_feature *features;   /* NULL: every numeric and boolean leaf
                                           of the first file (not under a list

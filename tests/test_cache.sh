@@ -75,6 +75,9 @@ all_zero() { # ERR FIRST LAST: every epoch's source bytes are 0
 # run NAME ARGS...: gpufeed-bench --print-batches into $T/NAME.out / .err
 run() { local n=$1; shift; $BENCH "$@" --print-batches > "$T/$n.out" 2> "$T/$n.err"; }
 same() { cmp -s "$T/$1.out" "$T/$2.out" && [ -s "$T/$1.out" ]; }
+# wait_until CMD: polls CMD every 0.1 s until it holds, for up to 2 minutes (a loaded machine
+# may start a process late: no check here depends on how soon)
+wait_until() { local w; for w in $(seq 1 1200); do eval "$1" && return 0; sleep 0.1; done; return 1; }
 
 # ---------------------------------------------------------------------------
 echo "== 1. cached stream == decoded stream, source bytes 0 after the build  (t=${SECONDS}s)"
@@ -357,7 +360,7 @@ if mount -t tmpfs -o size=2m tmpfs $MNT 2> /dev/null; then
   check "tmpfs 2 MiB, 19 MB cache: no .tmp, no .gfc left" eval '[ "$(ntmp $MNT/c)" = 0 ] && [ "$(ngfc $MNT/c)" = 0 ]'
   # (b) a cache that fits when the build starts; the disk fills up under it
   $BENCH $FL $FA --columns dep_delay --jitter-us 100000 --cache $MNT/c --print-batches > $T/fb.out 2> $T/fb.err & pb=$!
-  for w in $(seq 1 300); do [ "$(ntmp $MNT/c)" != 0 ] && break; sleep 0.01; done
+  wait_until '[ "$(ntmp $MNT/c)" != 0 ]'
   sawtmp=$(ntmp $MNT/c)
   dd if=/dev/zero of=$MNT/filler bs=64k > /dev/null 2>&1
   wait $pb; rb=$?
@@ -485,7 +488,7 @@ else
 while not os.path.exists(sys.argv[1]): time.sleep(0.05)
 sys.stdout.write(sys.stdin.read())' $T/fvslow.go > $T/fvslow.out & slow=$!
       # until it holds version 4's cache file open (a loaded machine may take a while to start it)
-      for i in $(seq 300); do ls -l /proc/[0-9]*/fd 2> /dev/null | grep -q "$FC/.*\.gfc\$" && break; sleep 0.1; done
+      wait_until 'ls -l /proc/[0-9]*/fd 2> /dev/null | grep -q "$FC/.*\.gfc\$"'
       continue
     fi
     run fref$v $FD/x.parquet $FA
@@ -524,12 +527,21 @@ for r in $(seq 1 10); do
 done
 echo "  the prebuild waited for the loader's build in $waited of 10 rounds"
 check "a prebuild racing a loader succeeds 10 times out of 10 ($race_ok/10)" test $race_ok = 10
-check "the prebuild waited for a loader's build at least once (progress lines)" test $waited -ge 1
+# building DIR PID: waits until the cache's listing names PID as its builder (its header written)
+building() { wait_until "$CTOOL ls '$1' 2> /dev/null | grep -q 'building (process $2, '"; }
+# a prebuild started once a loader is known to build (its listing says so; no sleep decides): it waits, then verifies
+RP=$T/racewait; rm -rf $RP
+$BENCH $KD $K --batch 4096 --epochs 2 --workers 2 --shuffle-window 3 --seed 3 --jitter-us 50000 --cache $RP --print-batches > $T/rw_l.out 2> $T/rw_l.err & lp=$!
+building $RP $lp; bw=$?
+$CTOOL build --cache $RP $K --workers 2 $KD > $T/rw_b.out 2> $T/rw_b.err; rb=$?
+wait $lp; rl=$?
+cp $T/rw_l.out $T/rwl.out
+check "a prebuild while a loader builds: it waits (progress lines), then finds the cache built and verified; the loader's stream as without it" \
+  eval '[ $bw = 0 ] && [ $rb = 0 ] && grep -q "waiting for" $T/rw_b.err && grep -q "^built .*verified$" $T/rw_b.out && [ $rl = 0 ] && same kref rwl'
 # --no-wait, the listing of a build in progress, a build whose process died
 RW=$T/racenw; rm -rf $RW
 $BENCH $KD $K --batch 4096 --epochs 1 --workers 1 --jitter-us 300000 --cache $RW > /dev/null 2>&1 & lp=$!
-for w in $(seq 1 300); do [ "$(ntmp $RW)" != 0 ] && break; sleep 0.01; done
-sleep 0.2   # its header (who builds) is written just after the .tmp appears
+building $RW $lp
 $CTOOL build --cache $RW $K --no-wait $KD > /dev/null 2> $T/nw.err; rc=$?
 check "build --no-wait while a loader builds: exit 1 naming the other process" eval '[ $rc = 1 ] && grep -q "another process (pid $lp) is building" $T/nw.err'
 $CTOOL ls $RW > $T/ls_building.out

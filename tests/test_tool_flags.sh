@@ -78,7 +78,7 @@ one_line "gpufeed-cache build: no PATH is named (exit 2)" 2 "^gpufeed-cache: no 
 one_line "gpufeed-bench: a bad value names the flag (--batch x)" 2 "^gpufeed-bench: --batch needs a positive integer, got 'x'$" $BIN/gpufeed-bench $IDS --batch x
 one_line "gpufeed-bench: --batch=0 (the = form) names the flag" 2 "^gpufeed-bench: --batch needs a positive integer, got '0'$" $BIN/gpufeed-bench $IDS --batch=0
 one_line "gpufeed-bench: --workers beyond the limit names the range" 2 "^gpufeed-bench: --workers needs an integer in \[1, [0-9]+\], got '100000'$" $BIN/gpufeed-bench $IDS --batch 5 --workers 100000
-one_line "gpufeed-bench: --even names its words" 2 "^gpufeed-bench: --even needs drop or pad, got 'up'$" $BIN/gpufeed-bench $IDS --batch 5 --even up
+one_line "gpufeed-bench: --even names its words" 2 "^gpufeed-bench: --even needs drop, pad or drop-any, got 'up'$" $BIN/gpufeed-bench $IDS --batch 5 --even up
 one_line "gpufeed-bench: a value missing at the end" 2 "^gpufeed-bench: --seed needs a value" $BIN/gpufeed-bench $IDS --batch 5 --seed
 one_line "gpufeed-dense: a bad value names the flag (--hash x)" 2 "^gpufeed-dense: --hash needs a positive integer, got 'x'$" $BIN/gpufeed-dense --hash x -o $T/x.bin $D
 one_line "gpufeed-dense: --ragged names its words" 2 "^gpufeed-dense: --ragged needs error, pad or truncate, got 'x'$" $BIN/gpufeed-dense --ragged x -o $T/x.bin $D

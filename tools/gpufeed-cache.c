@@ -311,8 +311,9 @@ int main(int argc, char **argv)
                     (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el);
         if (gpufeed_cache_verify(ds, &cd, &bad, &err)) { fprintf(stderr, "gpufeed-cache: built, but verify failed: %s\n", err.message); rc = 1; goto done; }
         gpufeed_cache_get_info(ds, &cd, &info, &err);
-        printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified; peak RSS %.1f MiB\n", info.path, (unsigned long long)info.bytes,
-               (long long)info.units, (long long)info.rows, gf_cli_now() - p->pg.t0, gf_cli_peak_rss_mib());
+        printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified\n", info.path, (unsigned long long)info.bytes, (long long)info.units,
+               (long long)info.rows, gf_cli_now() - p->pg.t0);
+        fprintf(stderr, "peak RSS %.1f MiB\n", gf_cli_peak_rss_mib());
     } else if (!strcmp(cmd, "verify")) {
         int64_t bad = 0;
         gpufeed_result r = gpufeed_cache_verify(ds, &cd, &bad, &err);
