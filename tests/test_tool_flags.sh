@@ -154,7 +154,7 @@ check "gpufeed-bench on a pipe: no \\r, the summary's rows line once" bash -c "!
 $BIN/gpufeed-dense -o $T/fl.bin $FL 2> $T/dense.pipe
 check "gpufeed-dense on a pipe: no \\r, the two summary lines only" bash -c "! grep -q \$'\\r' $T/dense.pipe && [ \$(wc -l < $T/dense.pipe) -eq 2 ]"
 rm -rf $T/pc; $BIN/gpufeed-cache build --cache $T/pc --dtype f64 $FL $FL > $T/cache.out 2> $T/cache.pipe
-check "gpufeed-cache build on a pipe: no \\r, exactly one progress line (units N/N, rows, MB/s)" bash -c "! grep -q \$'\\r' $T/cache.pipe && [ \$(wc -l < $T/cache.pipe) -eq 1 ] && grep -qE '^units ([0-9]+)/\\1, rows [0-9]+, [0-9.]+ MB/s, [0-9.]+ s$' $T/cache.pipe && grep -q '^built ' $T/cache.out"
+check "gpufeed-cache build on a pipe: no \\r, exactly one progress line (units N/N, rows, MB/s, seconds, peak RSS)" bash -c "! grep -q \$'\\r' $T/cache.pipe && [ \$(wc -l < $T/cache.pipe) -eq 1 ] && grep -qE '^units ([0-9]+)/\\1, rows [0-9]+, [0-9.]+ MB/s, [0-9.]+ s, peak RSS [0-9.]+ MiB$' $T/cache.pipe && grep -q '^built ' $T/cache.out"
 $BIN/gpufeed-cache build --cache $T/pc --dtype f64 $FL $FL > /dev/null 2> $T/cache2.pipe
 check "gpufeed-cache build of a built cache: one line saying so" bash -c "[ \$(wc -l < $T/cache2.pipe) -eq 1 ] && grep -q 'already built' $T/cache2.pipe"
 if command -v script > /dev/null 2>&1 && script -qec true /dev/null > /dev/null 2>&1; then

@@ -22,7 +22,7 @@
    The cache is the one a loader with the same files, features and unit
    rows uses (its name is a key over all of them). `build` shows a progress
    bar on a terminal (rows, MB/s, ETA) and one final line on stderr in any
-   case (units, rows, MB/s, seconds); when a loader or another build is
+   case (units, rows, MB/s, seconds, peak RSS); when a loader or another build is
    writing the same cache it waits for it (a line every 2 s; --no-wait:
    exit 1 at once), then verifies every
    unit and exits 0. --max-bytes N (K, M, G, T suffixes: 1024-based) is the
@@ -307,13 +307,12 @@ int main(int argc, char **argv)
         if (p->calls && !p->rows && p->done == p->total)
             fprintf(stderr, "units %lld/%lld: already built\n", (long long)p->done, (long long)p->total);
         else
-            fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, %.2f s\n", (long long)p->done, (long long)p->total,
-                    (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el);
+            fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, %.2f s, peak RSS %.1f MiB\n", (long long)p->done, (long long)p->total,
+                    (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el, gf_cli_peak_rss_mib());
         if (gpufeed_cache_verify(ds, &cd, &bad, &err)) { fprintf(stderr, "gpufeed-cache: built, but verify failed: %s\n", err.message); rc = 1; goto done; }
         gpufeed_cache_get_info(ds, &cd, &info, &err);
         printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified\n", info.path, (unsigned long long)info.bytes, (long long)info.units,
                (long long)info.rows, gf_cli_now() - p->pg.t0);
-        fprintf(stderr, "peak RSS %.1f MiB\n", gf_cli_peak_rss_mib());
     } else if (!strcmp(cmd, "verify")) {
         int64_t bad = 0;
         gpufeed_result r = gpufeed_cache_verify(ds, &cd, &bad, &err);
