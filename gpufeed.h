@@ -18979,9 +18979,9 @@ static int64_t gf__even_loss_with(const gpufeed_loader *l, int64_t u, int64_t e0
    GPUFEED_EVEN_DROP_ANY to accept it. */
 static gpufeed_result gf__loader_open_even(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
-    int64_t e, ne, worst = -1, we = 0, wmin = 0, wmax = 0, total = 0, umax = 0, u, sugg = 0, sl = -1, i;
+    int64_t e, ne, worst = -1, we = 0, wmin = 0, wmax = 0, total = 0, umax = 0, u, sugg = 0, sl = -1, i, asked;
     const int64_t lim = (int64_t)l->world * l->B;
-    char fix[160];
+    char fix[200];
     if (l->world < 2 || l->elastic || desc->even != GPUFEED_EVEN_DROP) return GPUFEED_OK;
     ne = ((int64_t)1 << 22) / l->U;
     if (ne > 1024) ne = 1024;
@@ -18998,19 +18998,23 @@ static gpufeed_result gf__loader_open_even(gpufeed_loader *l, const gpufeed_load
         total += l->unit_rows[i];
         if (l->unit_rows[i] > umax) umax = l->unit_rows[i];
     }
-    for (u = umax / 2; u >= 1 && !sugg; u /= 2) { /* the largest halving of the units that would do */
+    asked = l->ds->wide_rows ? l->ds->wide_rows : l->ds->unit_rows;
+    for (u = umax / 2; u >= 1 && !sugg && umax <= 2 * asked; u /= 2) { /* the largest halving of the units that would do */
         sl = gf__even_loss_with(l, u, desc->start_epoch, ne < 16 ? ne : 16);
         if (sl < 0) break;
         if (sl <= lim) sugg = u;
     }
-    if (sugg)
-        gf__fmt(fix, sizeof fix, "smaller units (gpufeed_dataset_desc.unit_rows %lld or less: units of %lld rows would drop about %lld; units are "
-                "cut at page boundaries, so they may hold more rows than asked)", (long long)sugg, (long long)sugg, (long long)sl);
-    else gf__fmt(fix, sizeof fix, "smaller units (gpufeed_dataset_desc.unit_rows)");
+    if (umax > 2 * asked) /* units already larger than asked: the pages bound them */
+        gf__fmt(fix, sizeof fix, "not a smaller unit_rows (units of up to %lld rows where %lld were asked: the pages bound them)", (long long)umax,
+                (long long)asked);
+    else if (sugg)
+        gf__fmt(fix, sizeof fix, "gpufeed_dataset_desc.unit_rows %lld or less (units that small would drop about %lld; pages may keep units larger)",
+                (long long)sugg, (long long)sl);
+    else gf__fmt(fix, sizeof fix, "a smaller gpufeed_dataset_desc.unit_rows");
     return gf__seterr(err, GPUFEED_ERR_INVALID_ARG,
-                      "loader: %d ranks with even = GPUFEED_EVEN_DROP would drop %lld of %lld rows (%.1f%%) in epoch %lld, more than a batch a "
-                      "rank (world x batch_rows = %lld): the ranks hold %lld to %lld rows in units of up to %lld rows. Use %s, elastic mode "
-                      "(global_batch_rows), even = GPUFEED_EVEN_PAD (rows repeated instead), or even = GPUFEED_EVEN_DROP_ANY (the loss accepted)",
+                      "loader: %d ranks with even = GPUFEED_EVEN_DROP would drop %lld of %lld rows (%.1f%%) in epoch %lld, more than world x "
+                      "batch_rows = %lld (ranks of %lld to %lld rows, units of up to %lld). Fixes: %s, elastic mode (global_batch_rows), "
+                      "even = GPUFEED_EVEN_PAD, or even = GPUFEED_EVEN_DROP_ANY to accept the loss",
                       (int)l->world, (long long)worst, (long long)total, total ? 100.0 * (double)worst / (double)total : 0.0, (long long)we,
                       (long long)lim, (long long)wmin, (long long)wmax, (long long)umax, fix);
 }
