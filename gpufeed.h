@@ -1007,15 +1007,17 @@ GPUFEED_API void gpufeed_dataset_remote_stats(const gpufeed_dataset *ds, gpufeed
    its *.parquet, sorted; a glob: its matches, sorted; with GPUFEED_CURL an
    s3:// prefix or glob: its objects' URLs, sorted by key; else the path itself):
    fn(user, file) for each, in order. An entry that expands to nothing is an
-   error before any call. */
+   error before any call, and so is a directory or entry that cannot be
+   listed or stat'ed, a dangling link or a link loop (named). */
 GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
     void (*fn)(void *user, const char *file), void *user, gpufeed_error *err);
 
 /* Predicates written as the tools and the Python binding take them:
    conditions joined by `and`, each `COLUMN OP VALUE` with OP one of < <=
    = == >= >, or `COLUMN between A and B`, `COLUMN in (A, B, ...)`,
-   `COLUMN is null`, `COLUMN is not null`. Values: integers (int64, or
-   uint64 above it), decimals (double), 'quoted' or "quoted" strings; an
+   `COLUMN is null`, `COLUMN is not null`. Values: integers (int64,
+   uint64 above it, GPUFEED_VAL_BIG beyond both: every integer compares
+   exactly), decimals (double), 'quoted' or "quoted" strings; an
    integer followed by s, ms, us or ns is a time in that unit (the
    predicate's unit). gpufeed_where_predicates gives the array to put in
    gpufeed_dataset_desc.where (valid until gpufeed_where_free); a syntax
