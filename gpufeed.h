@@ -209,8 +209,9 @@
      GPUFEED_MAX_OPEN_FILES        64       descriptors a dataset keeps open for
                                             files read with pread (or a quarter of
                                             `ulimit -n`, if less; more files: each
-                                            opened again when read; mapped files
-                                            keep none)
+                                            opened again when read, the least
+                                            recently read closed, O(1) a read;
+                                            mapped files keep none)
      GPUFEED_UNIT_BYTES            16 MiB   dense bytes of one unit at most
                                             (gpufeed_dataset_desc.unit_bytes'
                                             default): a wide row group is cut
@@ -919,7 +920,8 @@ enum { GPUFEED_LIST_ERROR = 0, GPUFEED_LIST_PAD = 1, GPUFEED_LIST_TRUNCATE = 2 }
 
 /* Predicates: `column op constant`, ANDed. Used to skip row groups by their
    statistics and then applied exactly to rows (null never matches a
-   comparison). Constants are numbers (int64 or double) or byte strings; a
+   comparison). Constants are numbers (int64, uint64 above INT64_MAX,
+   double, or an integer beyond both, compared exactly) or byte strings; a
    string constant needs a STRING/BINARY column and vice versa. */
 typedef enum gpufeed_op {
     GPUFEED_OP_LT = 0, GPUFEED_OP_LE, GPUFEED_OP_EQ, GPUFEED_OP_GE, GPUFEED_OP_GT,
@@ -927,12 +929,16 @@ typedef enum gpufeed_op {
 } gpufeed_op;
 
 typedef enum gpufeed_value_kind {
-    GPUFEED_VAL_INT = 0, GPUFEED_VAL_DOUBLE, GPUFEED_VAL_STRING, GPUFEED_VAL_UINT
+    GPUFEED_VAL_INT = 0, GPUFEED_VAL_DOUBLE, GPUFEED_VAL_STRING, GPUFEED_VAL_UINT,
+    GPUFEED_VAL_BIG                    /* an integer below INT64_MIN or above UINT64_MAX
+                                          (gpufeed_where_parse makes them): `d` its
+                                          nearest double, `i` -1, 0 or 1 as the integer
+                                          is below, equal to or above `d` */
 } gpufeed_value_kind;
 
 typedef struct gpufeed_value {
     gpufeed_value_kind kind;
-    int64_t i;
+    int64_t i;                         /* INT; BIG: the integer's side of `d` */
     uint64_t u;                        /* GPUFEED_VAL_UINT */
     double d;
     const char *s;                     /* STRING: bytes ... */
@@ -961,7 +967,13 @@ typedef struct gpufeed_dataset_desc {
                                           sorted) or glob patterns; with
                                           GPUFEED_CURL also s3:// objects,
                                           prefixes and globs, http(s):// URLs
-                                          (see >>remote) */
+                                          (see >>remote). A directory or match
+                                          that cannot be listed or stat'ed, a
+                                          dangling link and a link back up the
+                                          tree are errors naming them; key=value
+                                          directories are partition columns
+                                          (`key=`: the empty string,
+                                          __HIVE_DEFAULT_PARTITION__: null) */
     int32_t num_paths;
     const gpufeed_feature *features;   /* NULL: every numeric and boolean leaf
                                           of the first file (not under a list
@@ -1037,15 +1049,17 @@ GPUFEED_API void gpufeed_dataset_remote_stats(const gpufeed_dataset *ds, gpufeed
    its *.parquet, sorted; a glob: its matches, sorted; with GPUFEED_CURL an
    s3:// prefix or glob: its objects' URLs, sorted by key; else the path itself):
    fn(user, file) for each, in order. An entry that expands to nothing is an
-   error before any call. */
+   error before any call, and so is a directory or entry that cannot be
+   listed or stat'ed, a dangling link or a link loop (named). */
 GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
     void (*fn)(void *user, const char *file), void *user, gpufeed_error *err);
 
 /* Predicates written as the tools and the Python binding take them:
    conditions joined by `and`, each `COLUMN OP VALUE` with OP one of < <=
    = == >= >, or `COLUMN between A and B`, `COLUMN in (A, B, ...)`,
-   `COLUMN is null`, `COLUMN is not null`. Values: integers (int64, or
-   uint64 above it), decimals (double), 'quoted' or "quoted" strings; an
+   `COLUMN is null`, `COLUMN is not null`. Values: integers (int64,
+   uint64 above it, GPUFEED_VAL_BIG beyond both: every integer compares
+   exactly), decimals (double), 'quoted' or "quoted" strings; an
    integer followed by s, ms, us or ns is a time in that unit (the
    predicate's unit). gpufeed_where_predicates gives the array to put in
    gpufeed_dataset_desc.where (valid until gpufeed_where_free); a syntax
@@ -1180,7 +1194,8 @@ GPUFEED_API uint16_t gpufeed_double_to_half(double d);
 GPUFEED_API uint16_t gpufeed_double_to_bf16(double d);
 /* >>loader (API): the deterministic parallel loader ---------------------- */
 
-enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1 };
+/* gpufeed_loader_desc.even (per-world ranks, world > 1) */
+enum { GPUFEED_EVEN_DROP = 0, GPUFEED_EVEN_PAD = 1, GPUFEED_EVEN_DROP_ANY = 2 };
 
 /* gpufeed_loader_desc.epochs: a stream without an end (until the loader is closed) */
 #define GPUFEED_EPOCHS_ENDLESS (-1)
@@ -1202,8 +1217,12 @@ typedef struct gpufeed_loader_desc {
     int32_t last_batch;                /* world 1: GPUFEED_KEEP_LAST / GPUFEED_DROP_LAST */
     int32_t even;                      /* world > 1: every rank yields the same number
                                           of batches: GPUFEED_EVEN_DROP (drop rows past
-                                          the smallest rank's full batches) or
-                                          GPUFEED_EVEN_PAD (repeat rows up to the largest) */
+                                          the smallest rank's full batches; open fails
+                                          when an epoch would drop more than world x
+                                          batch_rows rows, naming the loss and the
+                                          unit_rows that would do), GPUFEED_EVEN_PAD
+                                          (repeat rows up to the largest) or
+                                          GPUFEED_EVEN_DROP_ANY (drop, whatever the loss) */
     int64_t start_epoch, start_batch;  /* resume point: the checkpoint is (seed, epoch, batch);
                                           start_batch 0 .. the epoch's batch count (that
                                           count: the next epoch's start; past it: an error) */
@@ -1705,6 +1724,10 @@ GPUFEED_API uint32_t gpufeed_crc32(uint32_t crc, const void *data, size_t len);
 #ifndef __cplusplus
 extern ssize_t pread(int, void *, size_t, off_t);
 extern int madvise(void *, size_t, int);
+extern int lstat(const char *, struct stat *);
+#endif
+#ifndef S_ISLNK
+#define S_ISLNK(m) (((m) & 0170000) == 0120000) /* hidden by strict C99 headers; POSIX's value */
 #endif
 #endif
 
@@ -1833,6 +1856,23 @@ static int gf__grow(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size
         nc *= 2;
     }
     GPUFEED_ASSERT(nc >= need);
+    n = (uint8_t *)gf__realloc(a, *buf, nc);
+    if (!n) return 0;
+    *buf = n; *cap = nc;
+    return 1;
+}
+
+/* gf__grow to `need` rounded up to 4 KiB, not to a power of two: for the
+   buffers a decoder keeps per column (a page, a converted dictionary),
+   which a wide table holds for thousands of columns at once (doubling
+   left them a third empty: 2,000 columns, 90 MB of heap) */
+static int gf__grow_fit(const gpufeed_allocator *a, uint8_t **buf, size_t *cap, size_t need)
+{
+    uint8_t *n;
+    size_t nc;
+    if (need == 0) need = 1;
+    if (*buf && need <= *cap) return 1;
+    nc = need > SIZE_MAX - 4095 ? need : (need + 4095) & ~(size_t)4095;
     n = (uint8_t *)gf__realloc(a, *buf, nc);
     if (!n) return 0;
     *buf = n; *cap = nc;
@@ -2245,16 +2285,20 @@ typedef struct gf__fdsrc {
     uint64_t dev, ino, size;           /* the file first opened */
     int64_t mt_s, mt_ns;
     int32_t users;                     /* reads in flight (under the pool's lock) */
-    uint64_t last;                     /* the pool's tick at its last read */
+    struct gf__fdsrc *older, *newer;   /* open and idle: its place in the pool's LRU list */
+    int idle;                          /* on that list */
     int reopen_errno;                  /* why the last reopen failed (0: another file) */
 } gf__fdsrc;
+/* The descriptors of files read with pread beyond GPUFEED_MAX_OPEN_FILES:
+   each file's opened when a read needs it; at the bound the least
+   recently read idle one is closed. The idle open files form a list,
+   least recent first: every step O(1), whatever the number of files. */
 struct gf__fdpool {
 #if !defined(GPUFEED_NO_THREADS)
     pthread_mutex_t mu;
 #endif
-    gf__fdsrc **src;
-    int32_t n, cap, open, max;
-    uint64_t tick;
+    gf__fdsrc *oldest, *newest;        /* the idle open files */
+    int32_t open, max;
 };
 static void gf__fdpool_lock(gf__fdpool *p)
 {
@@ -2272,6 +2316,17 @@ static void gf__fdpool_unlock(gf__fdpool *p)
     (void)p;
 #endif
 }
+/* s off the idle list (under the pool's lock) */
+static void gf__fdpool_unlist(gf__fdpool *p, gf__fdsrc *s)
+{
+    if (!s->idle) return;
+    if (s->older) s->older->newer = s->newer;
+    else p->oldest = s->newer;
+    if (s->newer) s->newer->older = s->older;
+    else p->newest = s->older;
+    s->older = s->newer = NULL;
+    s->idle = 0;
+}
 /* the descriptor for one read: opened again (the pool's least recently
    read idle file closed at its limit); 0, -1 when it cannot be */
 static int gf__fdpool_get(gf__fdsrc *s)
@@ -2280,13 +2335,14 @@ static int gf__fdpool_get(gf__fdsrc *s)
     struct stat st;
     int fd;
     gf__fdpool_lock(p);
+    gf__fdpool_unlist(p, s); /* in use now */
     if (s->fd < 0) {
-        if (p->open >= p->max) {
-            gf__fdsrc *lru = NULL;
-            int32_t i;
-            for (i = 0; i < p->n; i++)
-                if (p->src[i]->fd >= 0 && p->src[i]->users == 0 && (!lru || p->src[i]->last < lru->last)) lru = p->src[i];
-            if (lru) { close(lru->fd); lru->fd = -1; p->open--; }
+        if (p->open >= p->max && p->oldest) {
+            gf__fdsrc *lru = p->oldest;
+            gf__fdpool_unlist(p, lru);
+            close(lru->fd);
+            lru->fd = -1;
+            p->open--;
         }
         fd = open(s->path, O_RDONLY);
         if (fd < 0) { s->reopen_errno = errno; gf__fdpool_unlock(p); return -1; }
@@ -2306,10 +2362,17 @@ static int gf__fdpool_get(gf__fdsrc *s)
 }
 static void gf__fdpool_put(gf__fdsrc *s)
 {
-    gf__fdpool_lock(s->pool);
-    s->users--;
-    s->last = ++s->pool->tick;
-    gf__fdpool_unlock(s->pool);
+    gf__fdpool *p = s->pool;
+    gf__fdpool_lock(p);
+    if (--s->users == 0 && s->fd >= 0) { /* idle: the newest on the list */
+        s->older = p->newest;
+        s->newer = NULL;
+        if (p->newest) p->newest->newer = s;
+        else p->oldest = s;
+        p->newest = s;
+        s->idle = 1;
+    }
+    gf__fdpool_unlock(p);
 }
 /* why a pooled file's read failed (gpufeed_source.why) */
 static void gf__fd_why(void *ctx, char *buf, size_t cap)
@@ -5957,7 +6020,12 @@ GPUFEED_API void gpufeed_file_close(gpufeed_file *f)
 #ifndef GPUFEED_NO_STDIO
     if (f->map) munmap((void *)f->map, (size_t)f->map_len);
     if (f->fd_open && f->fd.fd >= 0) {
-        if (f->fd.pool) { gf__fdpool_lock(f->fd.pool); f->fd.pool->open--; gf__fdpool_unlock(f->fd.pool); }
+        if (f->fd.pool) {
+            gf__fdpool_lock(f->fd.pool);
+            gf__fdpool_unlist(f->fd.pool, &f->fd);
+            f->fd.pool->open--;
+            gf__fdpool_unlock(f->fd.pool);
+        }
         close(f->fd.fd);
     }
 #endif
@@ -8829,7 +8897,7 @@ static gpufeed_result gf__col_inflate_room(gpufeed_column *c, uint64_t n, size_t
     if ((uint64_t)un > gf__codec_max_expansion(c->ch->codec, n))
         return gf__col_fail(c, GPUFEED_ERR_CODEC, "page claims %llu bytes uncompressed from %llu compressed: impossible for %s",
                             (unsigned long long)un, (unsigned long long)n, gpufeed_codec_name(c->ch->codec));
-    if (!gf__grow(&c->f->alloc, buf, cap, un ? un : 1))
+    if (!gf__grow_fit(&c->f->alloc, buf, cap, un ? un : 1))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte page", (unsigned long long)un);
     return GPUFEED_OK;
 }
@@ -11375,7 +11443,7 @@ static gpufeed_result gf__dcol_dict(gf__dcol *d, size_t dsz)
         gf__col_lend_dict(c); /* the last dictionary's buffer: the next page's */
         goto converted;
     }
-    if (!gf__grow(a, &d->dconv, &d->dconv_cap, (size_t)n * dsz + 8) || !gf__grow(a, &d->dbad, &d->dbad_cap, (size_t)n))
+    if (!gf__grow_fit(a, &d->dconv, &d->dconv_cap, (size_t)n * dsz + 8) || !gf__grow_fit(a, &d->dbad, &d->dbad_cap, (size_t)n))
         return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory converting the dictionary");
     if (n && !d->conv.scale && !d->uint32_src && !d->decimal_bytes && !d->dec_scale && !d->f16 &&
         (d->conv.dt == GPUFEED_DT_F32 || d->conv.dt == GPUFEED_DT_F64) &&
@@ -12417,7 +12485,6 @@ static gpufeed_result gf__pack_skip(gf__dcol *d, int64_t n)
 
 #ifndef GPUFEED_NO_STDIO
 #include <dirent.h>
-#include <glob.h>
 #include <sys/resource.h>
 #endif
 
@@ -12594,6 +12661,9 @@ typedef struct gf__walk {
     const char *const *pat;            /* a "**" glob's segments below the root (NULL: every file) */
     int32_t npat;
     gpufeed_error *err;
+    int32_t ndirs;                     /* the directories the walk is in, root first: */
+    uint64_t dev[GF__WALK_DEPTH + 1], ino[GF__WALK_DEPTH + 1]; /* their identity (a link back up is a loop) */
+    const char *dname[GF__WALK_DEPTH + 1];
 } gf__walk;
 
 /* pattern segments pat[0..np) match the path segments seg[0..ns) ("**":
@@ -12628,32 +12698,76 @@ static int gf__walk_matches(const gf__walk *w, const char *path)
     return gf__glob_match(w->pat, w->npat, seg, ns);
 }
 
-/* Walks directory `dir` recursively, entries in sorted order, skipping
-   hidden and bookkeeping names: its Parquet files (those matching the
-   pattern) into the walk's list. */
-static gpufeed_result gf__walk_dir(gf__walk *w, const char *dir, int depth)
+/* an error naming `path` whose stat (or lstat, opendir, readdir: `what`)
+   failed with errno e: a path expansion never skips what it cannot see */
+static gpufeed_result gf__walk_fail(gpufeed_error *err, const char *what, const char *path, int e)
+{
+    char why[200];
+    struct stat ls;
+    gf__errno_text(e, why, sizeof why);
+    if (e == ENOENT && lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode))
+        return gf__seterr(err, GPUFEED_ERR_IO, "dataset: '%s' is a symbolic link to nothing (a dangling link): %s", path, why);
+    return gf__seterr(err, GPUFEED_ERR_IO, "dataset: cannot %s '%s': %s", what, path, why);
+}
+
+/* directory `dir` (its stat st) entered by the walk: an error when it is
+   one of the directories the walk is in (a symbolic link back up the tree,
+   told by device and inode, not by depth) or past GF__WALK_DEPTH */
+static gpufeed_result gf__walk_enter(gf__walk *w, const char *dir, const struct stat *st)
+{
+    int32_t k;
+    for (k = 0; k < w->ndirs; k++)
+        if (w->dev[k] == (uint64_t)st->st_dev && w->ino[k] == (uint64_t)st->st_ino)
+            return gf__seterr(w->err, GPUFEED_ERR_IO, "dataset: '%s' is the directory '%s' again (a symbolic link loop)", dir, w->dname[k]);
+    if (w->ndirs > GF__WALK_DEPTH)
+        return gf__seterr(w->err, GPUFEED_ERR_LIMIT, "dataset: '%s' is more than %d directories deep", dir, GF__WALK_DEPTH);
+    w->dev[w->ndirs] = (uint64_t)st->st_dev;
+    w->ino[w->ndirs] = (uint64_t)st->st_ino;
+    w->dname[w->ndirs] = dir;
+    w->ndirs++;
+    return GPUFEED_OK;
+}
+
+/* the names in directory `dir` the walk does not skip (all: every name
+   but "." and ".."), unsorted; an error naming it when it cannot be
+   opened or read */
+static gpufeed_result gf__walk_list(gf__walk *w, const char *dir, int all, gf__strv *names)
 {
     DIR *d;
     struct dirent *e;
-    gf__strv names;
-    gpufeed_result r = GPUFEED_OK;
-    size_t dl = strlen(dir);
-    int32_t k;
-    if (depth > GF__WALK_DEPTH)
-        return gf__seterr(w->err, GPUFEED_ERR_LIMIT, "dataset: '%s' is more than %d directories deep (a symbolic link loop?)", dir, GF__WALK_DEPTH);
-    memset(&names, 0, sizeof names);
+    int rd;
     d = opendir(dir);
-    if (!d) {
-        char why[160];
-        gf__errno_text(errno, why, sizeof why);
-        return gf__seterr(w->err, GPUFEED_ERR_IO, "dataset: cannot read directory '%s': %s", dir, why);
-    }
-    while ((e = readdir(d)) != NULL)
-        if (!gf__walk_skips(e->d_name) && !gf__strv_push(w->ar, &names, e->d_name, 0)) {
+    if (!d) return gf__walk_fail(w->err, "read directory", dir, errno);
+    for (;;) {
+        errno = 0;
+        e = readdir(d);
+        if (!e) break;
+        if (all ? !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") : gf__walk_skips(e->d_name)) continue;
+        if (!gf__strv_push(w->ar, names, e->d_name, 0)) {
             closedir(d);
             return gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
         }
+    }
+    rd = errno;
     closedir(d);
+    if (rd) return gf__walk_fail(w->err, "read directory", dir, rd);
+    return GPUFEED_OK;
+}
+
+/* Walks directory `dir` (its stat st) recursively, entries in sorted
+   order, skipping hidden and bookkeeping names: its Parquet files (those
+   matching the pattern) into the walk's list. Whatever cannot be
+   listed or stat'ed is an error naming it. */
+static gpufeed_result gf__walk_dir(gf__walk *w, const char *dir, const struct stat *dst)
+{
+    gf__strv names;
+    gpufeed_result r;
+    size_t dl = strlen(dir);
+    int32_t k;
+    memset(&names, 0, sizeof names);
+    r = gf__walk_enter(w, dir, dst);
+    if (!r) r = gf__walk_list(w, dir, 0, &names);
+    if (r) return r;
     if (names.n) qsort(names.v, (size_t)names.n, sizeof(char *), gf__cmp_str);
     for (k = 0; k < names.n && !r; k++) {
         size_t nl = strlen(names.v[k]);
@@ -12663,12 +12777,21 @@ static gpufeed_result gf__walk_dir(gf__walk *w, const char *dir, int depth)
         memcpy(full, dir, dl);
         full[dl] = '/';
         memcpy(full + dl + 1, names.v[k], nl + 1);
-        if (stat(full, &st) != 0) continue; /* gone meanwhile, or a dangling link */
-        if (S_ISDIR(st.st_mode)) r = gf__walk_dir(w, full, depth + 1);
+        if (stat(full, &st) != 0) r = gf__walk_fail(w->err, "stat", full, errno);
+        else if (S_ISDIR(st.st_mode)) r = gf__walk_dir(w, full, &st);
         else if (S_ISREG(st.st_mode) && gf__walk_takes(names.v[k]) && gf__walk_matches(w, full) && !gf__strv_push(w->ar, w->out, full, w->root))
             r = gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
     }
+    w->ndirs--;
     return r;
+}
+
+/* the walk of the tree at `base` (root: its length and '/') */
+static gpufeed_result gf__walk_tree(gf__walk *w, const char *base)
+{
+    struct stat st;
+    if (stat(base, &st) != 0) return gf__walk_fail(w->err, "stat", base, errno);
+    return gf__walk_dir(w, base, &st);
 }
 
 /* A directory argument: its tree. `dir` keeps its spelling; a trailing
@@ -12685,7 +12808,7 @@ static gpufeed_result gf__expand_dir(gf__arena *ar, const char *dir, gf__strv *o
     while (dl > 1 && base[dl - 1] == '/') base[--dl] = 0;
     memset(&w, 0, sizeof w);
     w.ar = ar; w.out = out; w.root = dl + 1; w.err = err;
-    r = gf__walk_dir(&w, base, 0);
+    r = gf__walk_tree(&w, base);
     if (!r && out->n == before)
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: directory '%s' holds no Parquet file (*.parquet, *.parq, *.pq or a name without "
                        "an extension, in it or below it; names starting with '_' or '.' are skipped)", dir);
@@ -12720,10 +12843,93 @@ static gpufeed_result gf__expand_starstar(gf__arena *ar, const char *p, gf__strv
     memset(&w, 0, sizeof w);
     w.ar = ar; w.out = out; w.root = bl + 1; w.err = err;
     w.pat = seg + fixed; w.npat = ns - fixed;
-    r = gf__walk_dir(&w, base, 0);
+    r = gf__walk_tree(&w, base);
     if (!fixed && !r) /* "./" added to every name: take it off again */
         for (k = before; k < out->n; k++) { out->v[k] += 2; out->root[k] -= 2; }
     if (!r && out->n == before) r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
+    return r;
+}
+/* One level of a glob without "**": the names of directory `path` (with
+   its '/'; "" the current one) matching segment seg[0], then the rest
+   below each that is a directory; full matches into hits. A segment
+   without wildcards is looked up, not listed. A name matches as glob(3)
+   matches it (fnmatch; a leading '.' only by a '.'). Whatever cannot be
+   listed or stat'ed is an error naming it; dirs_only: the pattern ended
+   in '/'. */
+static gpufeed_result gf__glob_level(gf__walk *w, const char *path, const char *const *seg, int32_t ns, int dirs_only, gf__strv *hits)
+{
+    gf__strv names;
+    gpufeed_result r = GPUFEED_OK;
+    size_t pl = strlen(path);
+    int32_t k;
+    memset(&names, 0, sizeof names);
+    if (!gf__is_glob(seg[0])) r = gf__strv_push(w->ar, &names, seg[0], 0) ? GPUFEED_OK : GPUFEED_ERR_OUT_OF_MEMORY;
+    else r = gf__walk_list(w, pl ? path : ".", 1, &names);
+    if (r == GPUFEED_ERR_OUT_OF_MEMORY) return gf__seterr(w->err, r, "dataset: out of memory");
+    for (k = 0; k < names.n && !r; k++) {
+        size_t nl = strlen(names.v[k]);
+        char *child = (char *)gf__arena_get(w->ar, pl + nl + 2);
+        struct stat st;
+        int listed = gf__is_glob(seg[0]), e;
+        if (!child) return gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        if (listed && fnmatch(seg[0], names.v[k], FNM_PERIOD) != 0) continue;
+        memcpy(child, path, pl);
+        memcpy(child + pl, names.v[k], nl + 1);
+        if ((ns == 1 && !dirs_only ? lstat(child, &st) : stat(child, &st)) != 0) {
+            e = errno;
+            if (!listed && (e == ENOENT || e == ENOTDIR)) continue; /* a name looked up: not there, no match */
+            return gf__walk_fail(w->err, "stat", child, e);
+        }
+        if (ns == 1) {
+            if ((!dirs_only || S_ISDIR(st.st_mode)) && !gf__strv_push(w->ar, hits, child, 0))
+                return gf__seterr(w->err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode)) continue;
+        child[pl + nl] = '/';
+        child[pl + nl + 1] = 0;
+        r = gf__glob_level(w, child, seg + 1, ns - 1, dirs_only, hits);
+    }
+    return r;
+}
+
+/* A glob without "**": its matches (as glob(3) gives them, but sorted by
+   strcmp and never passing over a directory it cannot read), each a
+   directory walked in turn or a file; its fixed part (up to the last '/'
+   before the first wildcard) is the root of partition keys. */
+static gpufeed_result gf__expand_glob(gf__arena *ar, const char *p, gf__strv *out, gpufeed_error *err)
+{
+    const char *seg[GF__WALK_DEPTH + 1];
+    size_t fl, fixed = 0;
+    char *prefix, *rest, *q;
+    int32_t ns = 0, k;
+    gf__walk w;
+    gf__strv hits;
+    gpufeed_result r;
+    for (fl = 0; p[fl] && !strchr("*?[", p[fl]); fl++) if (p[fl] == '/') fixed = fl + 1;
+    prefix = gf__arena_str(ar, (const uint8_t *)p, fixed);
+    rest = gf__arena_str(ar, (const uint8_t *)p + fixed, strlen(p + fixed));
+    if (!prefix || !rest) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (q = rest; q; ) {
+        char *sl = strchr(q, '/');
+        if (sl) *sl = 0;
+        if (*q && ns > GF__WALK_DEPTH) return gf__seterr(err, GPUFEED_ERR_LIMIT, "dataset: glob '%s' has more than %d levels", p, GF__WALK_DEPTH);
+        if (*q) seg[ns++] = q;
+        q = sl ? sl + 1 : NULL;
+    }
+    memset(&w, 0, sizeof w);
+    memset(&hits, 0, sizeof hits);
+    w.ar = ar; w.out = out; w.err = err;
+    r = gf__glob_level(&w, prefix, seg, ns, p[strlen(p) - 1] == '/', &hits);
+    if (r) return r;
+    if (!hits.n) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
+    qsort(hits.v, (size_t)hits.n, sizeof(char *), gf__cmp_str);
+    for (k = 0; k < hits.n && !r; k++) {
+        struct stat st;
+        if (stat(hits.v[k], &st) != 0) r = gf__walk_fail(err, "stat", hits.v[k], errno);
+        else if (S_ISDIR(st.st_mode)) r = gf__expand_dir(ar, hits.v[k], out, err);
+        else if (!gf__strv_push(ar, out, hits.v[k], fixed)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
     return r;
 }
 #endif
@@ -12753,25 +12959,8 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
             continue;
         }
         if (gf__is_glob(p)) {
-            glob_t g;
-            size_t k, fl;
-            const char *slash;
-            int rc = glob(p, 0, NULL, &g);
-            if (rc == GLOB_NOMATCH || (rc == 0 && g.gl_pathc == 0)) {
-                if (rc == 0) globfree(&g);
-                return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: glob '%s' matches no file", p);
-            }
-            if (rc != 0) return gf__seterr(err, GPUFEED_ERR_IO, "dataset: glob '%s' failed", p);
-            slash = p; /* the fixed part: up to the last '/' before the first wildcard */
-            for (fl = 0; p[fl] && !strchr("*?[", p[fl]); fl++) if (p[fl] == '/') slash = p + fl + 1;
-            for (k = 0; k < g.gl_pathc; k++) { /* glob sorts */
-                struct stat st;
-                if (stat(g.gl_pathv[k], &st) == 0 && S_ISDIR(st.st_mode)) r = gf__expand_dir(ar, g.gl_pathv[k], out, err);
-                else r = gf__strv_push(ar, out, g.gl_pathv[k], (size_t)(slash - p)) ? GPUFEED_OK
-                         : gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                if (r) { globfree(&g); return r; }
-            }
-            globfree(&g);
+            r = gf__expand_glob(ar, p, out, err);
+            if (r) return r;
             continue;
         }
         {
@@ -12812,11 +13001,30 @@ GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_
     return r;
 }
 
+/* an integer constant (INT, UINT, BIG) as its nearest double *y; returns
+   -1, 0 or 1 as the constant is below, at or above *y */
+static int gf__int_near(const gpufeed_value *cv, double *y)
+{
+    if (cv->kind == GPUFEED_VAL_BIG) {
+        *y = cv->d;
+        return cv->i < 0 ? -1 : cv->i > 0;
+    }
+    if (cv->kind == GPUFEED_VAL_UINT) {
+        *y = (double)cv->u;
+        if (*y >= 18446744073709551616.0) return -1;
+        return cv->u < (uint64_t)*y ? -1 : cv->u > (uint64_t)*y;
+    }
+    *y = (double)cv->i;
+    if (*y >= 9223372036854775808.0) return -1;
+    return cv->i < (int64_t)*y ? -1 : cv->i > (int64_t)*y;
+}
+
 /* compares a column value (kind 0 int64, 1 uint64, 2 double; decimals as
    an unscaled int64 with `scale`) with a constant exactly: -1, 0, 1, or 2
    when incomparable (NaN) */
 static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t scale, const gpufeed_value *cv)
 {
+    if (cv->kind == GPUFEED_VAL_BIG && kind != 2) return cv->d < 0 ? 1 : -1; /* past every int64 and uint64 */
     if (kind == 0 && scale > 0) { /* decimal: scale the constant when exact */
         if (cv->kind == GPUFEED_VAL_INT && scale <= 18) {
             int64_t p = 1, c = cv->i;
@@ -12831,16 +13039,19 @@ static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t sca
     if (kind == 2 || cv->kind == GPUFEED_VAL_DOUBLE) {
         double y;
         if (kind == 2) {
+            int side;
             if (dv != dv) return 2;
-            y = cv->kind == GPUFEED_VAL_DOUBLE ? cv->d : cv->kind == GPUFEED_VAL_UINT ? (double)cv->u : (double)cv->i;
-            if (y != y) return 2;
-            if (cv->kind != GPUFEED_VAL_DOUBLE && dv >= -9223372036854775808.0 && dv < 9223372036854775808.0 && (double)(int64_t)dv == dv) {
-                /* integral double vs integer constant: compare as integers */
-                int64_t x = (int64_t)dv;
-                if (cv->kind == GPUFEED_VAL_UINT) return x < 0 ? -1 : (uint64_t)x < cv->u ? -1 : (uint64_t)x > cv->u;
-                return x < cv->i ? -1 : x > cv->i;
+            if (cv->kind == GPUFEED_VAL_DOUBLE) {
+                y = cv->d;
+                if (y != y) return 2;
+                return dv < y ? -1 : dv > y;
             }
-            return dv < y ? -1 : dv > y;
+            /* an integer constant: no double lies strictly between it and
+               its nearest double y, so dv against y decides, and at y the
+               constant's side of it */
+            side = gf__int_near(cv, &y);
+            if (dv != y) return dv < y ? -1 : 1;
+            return -side;
         }
 
         /* an integer column vs a double constant: exact */
@@ -12869,6 +13080,18 @@ static int gf__cmp_num(int kind, int64_t iv, uint64_t uv, double dv, int32_t sca
     }
     if (kind == 1) return cv->i < 0 ? 1 : uv < (uint64_t)cv->i ? -1 : uv > (uint64_t)cv->i;
     return iv < cv->i ? -1 : iv > cv->i;
+}
+
+/* a constant as gpufeed_value documents it: a known kind, a string's
+   bytes, a BIG integer past int64 and uint64 with its side of `d` */
+static int gf__value_valid(const gpufeed_value *c)
+{
+    if ((unsigned)c->kind > GPUFEED_VAL_BIG) return 0;
+    if (c->kind == GPUFEED_VAL_STRING) return c->s || !c->len;
+    if (c->kind != GPUFEED_VAL_BIG) return 1;
+    if (c->i < -1 || c->i > 1 || c->d != c->d) return 0;
+    return c->d < -9223372036854775808.0 || (c->d == -9223372036854775808.0 && c->i < 0) ||
+           c->d > 18446744073709551616.0 || (c->d == 18446744073709551616.0 && c->i >= 0);
 }
 
 /* ---- partition columns: key=value directory segments ---- */
@@ -12933,9 +13156,11 @@ static int32_t gf__part_key(gpufeed_dataset *ds, const char *key, size_t kl)
 
 /* The partition columns of the files: each key=value directory segment
    below a file's tree root (the directory or the glob's fixed part) is a
-   column `key` with that value (decoded; __HIVE_DEFAULT_PARTITION__ is
-   null, so is a key another file has and this one lacks). A key's values
-   are int64 when every one parses as such, else strings. */
+   column `key` with that value (decoded; `key=` is the empty string, as
+   pyarrow, DuckDB and Polars read it; __HIVE_DEFAULT_PARTITION__ is null,
+   so is a key another file has and this one lacks). A key's values are
+   int64 when every one parses as such, else strings. */
+static const char gf__hive_null[] = "__HIVE_DEFAULT_PARTITION__";
 static gpufeed_result gf__dataset_partitions(gpufeed_dataset *ds, const gf__strv *files, gpufeed_error *err)
 {
     int32_t i, k;
@@ -12959,7 +13184,7 @@ static gpufeed_result gf__dataset_partitions(gpufeed_dataset *ds, const gf__strv
                     return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: partition key '%s' appears twice in the path", files->v[i], ds->part_key[k]);
                 if (gf__unescape(v))
                     return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: partition '%s': a broken %%XX escape in its value", files->v[i], ds->part_key[k]);
-                ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] = strcmp(v, "__HIVE_DEFAULT_PARTITION__") ? v : "";
+                ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] = strcmp(v, gf__hive_null) ? v : gf__hive_null;
             }
             s = e + 1;
         }
@@ -12969,13 +13194,13 @@ static gpufeed_result gf__dataset_partitions(gpufeed_dataset *ds, const gf__strv
         for (i = 0; i < files->n && ds->part_int[k]; i++) {
             const char *v = ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k];
             int64_t x;
-            if (v && *v && !gf__parse_i64(v, &x)) ds->part_int[k] = 0;
+            if (v && v != gf__hive_null && !gf__parse_i64(v, &x)) ds->part_int[k] = 0; /* "" too: a string */
         }
     }
-    /* the null marker ("") back to NULL */
+    /* the null marker back to NULL */
     for (i = 0; i < files->n; i++)
         for (k = 0; k < ds->nparts; k++)
-            if (ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] && !*ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k])
+            if (ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] == gf__hive_null)
                 ds->part_val[(size_t)i * GPUFEED_MAX_PARTITION_KEYS + (size_t)k] = NULL;
     return GPUFEED_OK;
 }
@@ -13037,6 +13262,9 @@ static gpufeed_result gf__partition_prune(gpufeed_dataset *ds, gf__strv *files, 
         nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
         for (v = 0; v < nv; v++) {
             const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
+            if (!gf__value_valid(c))
+                return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on partition key '%s': constant %d is not a valid gpufeed_value (kind %d)",
+                                  p->column, (int)v, (int)c->kind);
             if ((c->kind == GPUFEED_VAL_STRING) == ds->part_int[k])
                 return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "predicate on partition key '%s': a %s constant cannot compare with its %s values",
                                   p->column, c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", ds->part_int[k] ? "integer" : "string");
@@ -13116,10 +13344,73 @@ static int gf__lex_is(const gf__lex *lx, const char *w)
     return 1;
 }
 
+/* nd decimal digits (no sign) against mag, a finite integral double of at
+   least 2^63: -1, 0 or 1 as the digits' integer is below, at or above it.
+   Both in base 1e9 limbs, little-endian: mag as its 53-bit mantissa
+   doubled by its exponent, 29 bits a step. */
+#define GF__BIG_LIMBS 40
+static int gf__big_cmp(const char *dg, size_t nd, double mag)
+{
+    uint32_t a[GF__BIG_LIMBS], b[GF__BIG_LIMBS];
+    int32_t na = 0, nb = 0, k, e;
+    uint64_t bits, m;
+    size_t end;
+    while (nd > 1 && dg[0] == '0') { dg++; nd--; }
+    for (end = nd; end > 0 && na < GF__BIG_LIMBS; na++) { /* the digits: 9 a limb from the right */
+        size_t st = end > 9 ? end - 9 : 0, q;
+        uint32_t l = 0;
+        for (q = st; q < end; q++) l = l * 10 + (uint32_t)(dg[q] - '0');
+        a[na] = l;
+        end = st;
+    }
+    if (end > 0) return 1; /* more digits than any double has */
+    memcpy(&bits, &mag, 8);
+    e = (int32_t)((bits >> 52) & 0x7ff) - 1075;
+    m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    b[nb++] = (uint32_t)(m % 1000000000u);
+    b[nb++] = (uint32_t)(m / 1000000000u);
+    while (e > 0) { /* b <<= min(e, 29) */
+        int32_t s = e > 29 ? 29 : e;
+        uint64_t carry = 0;
+        for (k = 0; k < nb; k++) {
+            uint64_t t = ((uint64_t)b[k] << s) + carry;
+            b[k] = (uint32_t)(t % 1000000000u);
+            carry = t / 1000000000u;
+        }
+        while (carry && nb < GF__BIG_LIMBS) { b[nb++] = (uint32_t)(carry % 1000000000u); carry /= 1000000000u; }
+        e -= s;
+    }
+    while (na > 1 && !a[na - 1]) na--;
+    while (nb > 1 && !b[nb - 1]) nb--;
+    if (na != nb) return na < nb ? -1 : 1;
+    for (k = na - 1; k >= 0; k--) if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
+    return 0;
+}
+
+/* An integer literal past int64 and uint64 (buf: an optional sign and
+   digits) as GPUFEED_VAL_BIG: its nearest double and its side of it,
+   exactly. 0 when buf is no such literal. */
+static int gf__parse_big(const char *buf, gpufeed_value *v)
+{
+    const char *dg = buf + (buf[0] == '-' || buf[0] == '+');
+    size_t nd = strlen(dg), k;
+    int c;
+    if (!nd) return 0;
+    for (k = 0; k < nd; k++) if (dg[k] < '0' || dg[k] > '9') return 0;
+    while (nd > 1 && dg[0] == '0') { dg++; nd--; }
+    if (buf[0] != '-' && gf__parse_u64(dg, nd, &v->u) == 0) { v->kind = GPUFEED_VAL_UINT; return 1; } /* zeros in front */
+    v->d = strtod(buf, NULL);
+    if (v->d > 1.7976931348623157e308 || v->d < -1.7976931348623157e308) c = -1; /* d infinite: the digits below it */
+    else c = gf__big_cmp(dg, nd, v->d < 0 ? -v->d : v->d);
+    v->i = buf[0] == '-' ? -c : c; /* the integer's side of d */
+    v->kind = GPUFEED_VAL_BIG;
+    return 1;
+}
+
 /* a number or a string into *v (strings and the unit into the arena / *unit) */
 static int gf__where_value(gpufeed_where *w, gf__lex *lx, gpufeed_value *v, int32_t *unit, char *msg, size_t cap)
 {
-    char buf[64];
+    char buf[400];
     size_t n = lx->len;
     memset(v, 0, sizeof *v);
     if (lx->kind == 2) {
@@ -13150,8 +13441,10 @@ static int gf__where_value(gpufeed_where *w, gf__lex *lx, gpufeed_value *v, int3
     if (gf__parse_i64(buf, &v->i)) { v->kind = GPUFEED_VAL_INT; return 0; }
     {
         uint64_t u;
-        if (gf__parse_u64(buf, n, &u) == 0) { v->kind = GPUFEED_VAL_UINT; v->u = u; return 0; } /* above INT64_MAX; past 2^64 - 1: a double below */
+        const char *ub = buf + (buf[0] == '+');
+        if (gf__parse_u64(ub, strlen(ub), &u) == 0) { v->kind = GPUFEED_VAL_UINT; v->u = u; return 0; } /* above INT64_MAX */
     }
+    if (gf__parse_big(buf, v)) return 0; /* below INT64_MIN, above 2^64 - 1: exact too */
     {
         char *e;
         v->d = strtod(buf, &e);
@@ -13486,26 +13779,7 @@ static int gf__cmp_sv(const gf__sv *a, const gpufeed_value *c)
         return a->len < c->len ? -1 : a->len > c->len ? 1 : 0;
     }
     if (c->kind == GPUFEED_VAL_STRING) return 2;
-    if (c->kind == GPUFEED_VAL_DOUBLE) {
-        double x = a->kind == 0 ? (double)a->i : a->kind == 1 ? (double)a->u : a->d;
-        if (c->d != c->d) return 2;
-
-        /* exactness: an integer statistic vs a double constant */
-        if (a->kind == 0 && (a->i > (1ll << 53) || a->i < -(1ll << 53))) return 2;
-        if (a->kind == 1 && a->u > (1ull << 53)) return 2;
-        return x < c->d ? -1 : x > c->d ? 1 : 0;
-    }
-    if (c->kind == GPUFEED_VAL_UINT) {
-        if (a->kind == 0) return a->i < 0 ? -1 : (uint64_t)a->i < c->u ? -1 : (uint64_t)a->i > c->u ? 1 : 0;
-        if (a->kind == 1) return a->u < c->u ? -1 : a->u > c->u ? 1 : 0;
-        return 2;
-    }
-
-    /* integer constant */
-    if (a->kind == 0) return a->i < c->i ? -1 : a->i > c->i ? 1 : 0;
-    if (a->kind == 1) { if (c->i < 0) return 1; return a->u < (uint64_t)c->i ? -1 : a->u > (uint64_t)c->i ? 1 : 0; }
-    if (c->i > (1ll << 53) || c->i < -(1ll << 53)) return 2;
-    return a->d < (double)c->i ? -1 : a->d > (double)c->i ? 1 : 0;
+    return gf__cmp_num(a->kind, a->i, a->u, a->d, 0, c); /* exact, as rows compare */
 }
 
 /* 1 when the statistics prove that no row of the chunk can match */
@@ -13747,7 +14021,6 @@ static void gf__dataset_free(gpufeed_dataset *ds)
 #if !defined(GPUFEED_NO_THREADS)
         pthread_mutex_destroy(&ds->fdpool->mu);
 #endif
-        gf__free(&a, ds->fdpool->src);
         gf__free(&a, ds->fdpool);
     }
 #endif
@@ -13862,12 +14135,12 @@ static gpufeed_result gf__check_feature(const gpufeed_feature *ft, int32_t i, ui
 #ifndef GPUFEED_NO_STDIO
 /* A local file just opened (its footer read): a mapped one gives up its
    descriptor (reads come from the mapping); with a pool, one read with
-   pread joins it, closed until a read needs it. 0, or -1 out of memory. */
-static int gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
+   pread joins it, closed until a read needs it. */
+static void gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
 {
     gf__fdpool *p = ds->fdpool;
     struct stat st;
-    if (!f->fd_open || f->fd.fd < 0 || f->src.read_at != gf__fd_read || fstat(f->fd.fd, &st) != 0) return 0; /* kept open */
+    if (!f->fd_open || f->fd.fd < 0 || f->src.read_at != gf__fd_read || fstat(f->fd.fd, &st) != 0) return; /* kept open */
     f->fd.dev = (uint64_t)st.st_dev; f->fd.ino = (uint64_t)st.st_ino; f->fd.size = (uint64_t)st.st_size;
     f->fd.mt_s = (int64_t)st.st_mtime; f->fd.mt_ns = (int64_t)GF__MTIME_NS(st);
     f->fd.path = f->name; /* the identity recorded: a cache build checks it again */
@@ -13877,21 +14150,13 @@ static int gf__dataset_file_rest(gpufeed_dataset *ds, gpufeed_file *f)
         f->fd_open = 0;
         f->mem.data = f->map; f->mem.size = f->map_len;
         f->src.read_at = gf__mem_read; f->src.ctx = &f->mem;
-        return 0;
+        return;
     }
-    if (!p) return 0; /* kept open */
-    if (p->n == p->cap) {
-        int32_t nc = p->cap ? p->cap * 2 : 256;
-        gf__fdsrc **ns = (gf__fdsrc **)gf__realloc(&ds->alloc, p->src, (size_t)nc * sizeof *ns);
-        if (!ns) return -1;
-        p->src = ns; p->cap = nc;
-    }
+    if (!p) return; /* kept open */
     f->fd.pool = p;
     f->src.why = gf__fd_why;
     close(f->fd.fd);
     f->fd.fd = -1;
-    p->src[p->n++] = &f->fd;
-    return 0;
 }
 #endif
 
@@ -13992,7 +14257,7 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
         ds->nfiles = i + (r == GPUFEED_OK);
         if (r) { return r; }
 #ifndef GPUFEED_NO_STDIO
-        if (gf__dataset_file_rest(ds, ds->files[i])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        gf__dataset_file_rest(ds, ds->files[i]);
 #endif
     }
     return GPUFEED_OK;
@@ -14305,7 +14570,9 @@ static int gf__time_const(int op, const gpufeed_value *c, int64_t mul, int64_t d
 {
     *out = *c;
     if (c->kind == GPUFEED_VAL_DOUBLE) { out->d = mul > 1 ? c->d * (double)mul : c->d / (double)div; return op; }
-    if (c->kind == GPUFEED_VAL_UINT && c->u > (uint64_t)INT64_MAX) return op == GPUFEED_OP_LT || op == GPUFEED_OP_LE ? -2 : -1;
+    if ((c->kind == GPUFEED_VAL_UINT && c->u > (uint64_t)INT64_MAX) || (c->kind == GPUFEED_VAL_BIG && c->d > 0))
+        return op == GPUFEED_OP_LT || op == GPUFEED_OP_LE ? -2 : -1;
+    if (c->kind == GPUFEED_VAL_BIG) return op == GPUFEED_OP_GT || op == GPUFEED_OP_GE ? -2 : -1; /* below INT64_MIN */
     out->kind = GPUFEED_VAL_INT;
     out->i = c->kind == GPUFEED_VAL_UINT ? (int64_t)c->u : c->i;
     if (mul > 1) {
@@ -14383,7 +14650,10 @@ static gpufeed_result gf__bind_predicate(gpufeed_dataset *ds, int32_t i, int32_t
     nv = p->op == GPUFEED_OP_IN ? p->set_size : p->op == GPUFEED_OP_BETWEEN ? 2 : (p->op <= GPUFEED_OP_GT ? 1 : 0);
     for (v = 0; v < nv; v++) { /* constants must suit the column */
         const gpufeed_value *c = p->op == GPUFEED_OP_IN ? &p->set[v] : v ? &p->b : &p->a;
-        if ((c->kind == GPUFEED_VAL_STRING) != bytes_col || (unsigned)c->kind > GPUFEED_VAL_UINT || (c->kind == GPUFEED_VAL_STRING && !c->s && c->len))
+        if (!gf__value_valid(c))
+            return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': constant %d is not a valid gpufeed_value (kind %d)", f->name,
+                              p->column, (int)v, (int)c->kind);
+        if ((c->kind == GPUFEED_VAL_STRING) != bytes_col)
             return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: predicate on '%s': a %s constant cannot compare with this %s column", f->name, p->column,
                               c->kind == GPUFEED_VAL_STRING ? "string" : "numeric", bytes_col ? "byte/string" : "numeric");
     }
@@ -17351,20 +17621,20 @@ static int gf__cache_sources_changed(const gf__cache *c, char *why, size_t cap, 
         if (ds->ident && ds->ident[i]) continue; /* open_source and remote files: their identity strings */
         gf__srcid_take(ds->paths[i], &now);
         d = gf__srcid_diff(&c->src[i], &now);
-        if (!d && f->fd_open) {
+        if (!d && f->fd_open && !f->fd.pool) { /* a descriptor kept open */
             if (fstat(f->fd.fd, &st) != 0) d = "it cannot be read";
             else {
                 gf__srcid_of(&st, &rd);
                 if (gf__srcid_diff(&now, &rd)) d = "the file the dataset opened is no longer the one its path names";
             }
-        } else if (!d && f->fd.path) { /* its descriptor closed after open: the file as it was opened */
+        } else if (!d && f->fd.path) { /* its descriptor closed after open (mapped, or pooled): the file as it was opened */
             if (now.dev != f->fd.dev || now.ino != f->fd.ino || now.size != f->fd.size || (int64_t)now.mtime_s != f->fd.mt_s ||
                 (int64_t)now.mtime_ns != f->fd.mt_ns)
                 d = "the file the dataset opened is no longer the one its path names";
         }
         if (!d && footers && f->footer_len && (f->fd_open || f->fd.path)) { /* read as the dataset reads it */
             uint8_t *b = (uint8_t *)gf__alloc(c->a, f->footer_len);
-            int bad = !b || (f->fd_open ? gf__read_full(f->fd.fd, b, f->footer_len, f->data_end)
+            int bad = !b || (f->fd_open && !f->fd.pool ? gf__read_full(f->fd.fd, b, f->footer_len, f->data_end)
                                         : f->src.read_at(f->src.ctx, f->data_end, b, f->footer_len));
             if (bad || memcmp(b, f->footer, f->footer_len) != 0) d = "its footer changed";
             gf__free(c->a, b);
@@ -19809,6 +20079,103 @@ static gpufeed_result gf__loader_open_rows(gpufeed_loader *l, const gpufeed_load
 
 /* where the stream starts (batch start_batch of start_epoch, the window of
    its first row), its length, and the consumer's cursor */
+/* Per-world ranks, GPUFEED_EVEN_DROP: the rows an epoch drops on all ranks
+   together (each rank cut to the smallest rank's full batches) from its
+   ranks' rows; their least and most */
+static int64_t gf__even_loss(const int64_t *rank_rows, int32_t world, int64_t B, int64_t *rmin, int64_t *rmax)
+{
+    int64_t nb = INT64_MAX, sum = 0;
+    int32_t q;
+    *rmin = INT64_MAX;
+    *rmax = 0;
+    for (q = 0; q < world; q++) {
+        if (rank_rows[q] / B < nb) nb = rank_rows[q] / B;
+        if (rank_rows[q] < *rmin) *rmin = rank_rows[q];
+        if (rank_rows[q] > *rmax) *rmax = rank_rows[q];
+        sum += rank_rows[q];
+    }
+    return sum - (int64_t)world * nb * B;
+}
+
+/* The worst loss of epochs e0 .. e0 + ne - 1 were each unit cut into
+   pieces of about u rows (as unit_rows = u would cut the row groups):
+   what a smaller unit_rows would drop, about; -1 when that plan would be
+   too large to try (more than 2^22 units) or memory is short */
+static int64_t gf__even_loss_with(const gpufeed_loader *l, int64_t u, int64_t e0, int64_t ne)
+{
+    const gpufeed_allocator *a = &l->ds->alloc;
+    int64_t n = 0, i, k, e, worst = 0, mn, mx, *rows, *perm, *rr;
+    for (i = 0; i < l->U; i++) n += l->unit_rows[i] > u ? (l->unit_rows[i] + u / 2) / u : 1;
+    if (n > ((int64_t)1 << 22)) return -1;
+    rows = (int64_t *)gf__alloc(a, (size_t)n * sizeof(int64_t));
+    perm = (int64_t *)gf__alloc(a, (size_t)n * 2 * sizeof(int64_t));
+    rr = (int64_t *)gf__alloc(a, (size_t)l->world * sizeof(int64_t));
+    if (!rows || !perm || !rr) { gf__free(a, rows); gf__free(a, perm); gf__free(a, rr); return -1; }
+    for (i = 0, n = 0; i < l->U; i++) { /* the unit's rows in pieces of equal size, the first ones a row more */
+        int64_t r = l->unit_rows[i], m = r > u ? (r + u / 2) / u : 1;
+        for (k = 0; k < m; k++) rows[n++] = r / m + (k < r % m);
+    }
+    for (e = e0; e < e0 + ne; e++) {
+        int64_t loss;
+        gf__epoch_perm(perm, n, NULL, l->world, l->d.seed, e, !l->d.no_unit_shuffle);
+        for (k = 0; k < l->world; k++) rr[k] = 0;
+        for (i = 0; i < n; i++) rr[i % l->world] += rows[perm[i]];
+        loss = gf__even_loss(rr, l->world, l->B, &mn, &mx);
+        if (loss > worst) worst = loss;
+    }
+    gf__free(a, rows); gf__free(a, perm); gf__free(a, rr);
+    return worst;
+}
+
+/* Per-world ranks with even = GPUFEED_EVEN_DROP never drop more than a
+   batch a rank unseen: the epochs this loader delivers (as many as 2^22
+   unit steps allow, at most 1,024; at least the first) are planned now,
+   and one that drops more than world x batch_rows rows is an error naming
+   the loss and the fixes: smaller units (the unit_rows that would do,
+   tried on the same epochs), elastic mode, GPUFEED_EVEN_PAD, or
+   GPUFEED_EVEN_DROP_ANY to accept it. */
+static gpufeed_result gf__loader_open_even(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
+{
+    int64_t e, ne, worst = -1, we = 0, wmin = 0, wmax = 0, total = 0, umax = 0, u, sugg = 0, sl = -1, i, asked;
+    const int64_t lim = (int64_t)l->world * l->B;
+    char fix[200];
+    if (l->world < 2 || l->elastic || l->keep_all || desc->even != GPUFEED_EVEN_DROP) return GPUFEED_OK;
+    ne = ((int64_t)1 << 22) / l->U;
+    if (ne > 1024) ne = 1024;
+    if (ne < 1) ne = 1;
+    if (desc->epochs >= 0 && ne > (desc->epochs ? desc->epochs : 1)) ne = desc->epochs ? desc->epochs : 1;
+    for (e = desc->start_epoch; e < desc->start_epoch + ne; e++) {
+        int64_t mn, mx;
+        const gf__eplan *p = gf__eplan_at(l, &l->aplan, e);
+        int64_t loss = gf__even_loss(p->rank_rows, l->world, l->B, &mn, &mx);
+        if (loss > worst) { worst = loss; we = e; wmin = mn; wmax = mx; }
+    }
+    if (worst <= lim) return GPUFEED_OK;
+    for (i = 0; i < l->U; i++) {
+        total += l->unit_rows[i];
+        if (l->unit_rows[i] > umax) umax = l->unit_rows[i];
+    }
+    asked = l->ds->wide_rows ? l->ds->wide_rows : l->ds->unit_rows;
+    for (u = umax / 2; u >= 1 && !sugg && umax <= 2 * asked; u /= 2) { /* the largest halving of the units that would do */
+        sl = gf__even_loss_with(l, u, desc->start_epoch, ne < 16 ? ne : 16);
+        if (sl < 0) break;
+        if (sl <= lim) sugg = u;
+    }
+    if (umax > 2 * asked) /* units already larger than asked: the pages bound them */
+        gf__fmt(fix, sizeof fix, "not a smaller unit_rows (units of up to %lld rows where %lld were asked: the pages bound them)", (long long)umax,
+                (long long)asked);
+    else if (sugg)
+        gf__fmt(fix, sizeof fix, "gpufeed_dataset_desc.unit_rows %lld or less (units that small would drop about %lld; pages may keep units larger)",
+                (long long)sugg, (long long)sl);
+    else gf__fmt(fix, sizeof fix, "a smaller gpufeed_dataset_desc.unit_rows");
+    return gf__seterr(err, GPUFEED_ERR_INVALID_ARG,
+                      "loader: %d ranks with even = GPUFEED_EVEN_DROP would drop %lld of %lld %s (%.1f%%) in epoch %lld, more than world x "
+                      "batch_rows = %lld (ranks of %lld to %lld, units of up to %lld). Fixes: %s, elastic mode (global_batch_rows), "
+                      "even = GPUFEED_EVEN_PAD, or even = GPUFEED_EVEN_DROP_ANY to accept the loss",
+                      (int)l->world, (long long)worst, (long long)total, l->pk ? "tokens" : "rows", total ? 100.0 * (double)worst / (double)total : 0.0,
+                      (long long)we, (long long)lim, (long long)wmin, (long long)wmax, (long long)umax, fix);
+}
+
 static gpufeed_result gf__loader_open_start(gpufeed_loader *l, const gpufeed_loader_desc *desc, gpufeed_error *err)
 {
     if (desc->epochs < 0) { /* an endless stream needs batches */
@@ -20066,7 +20433,7 @@ static gpufeed_result gf__loader_check_desc(const gpufeed_dataset *ds, const gpu
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: start_batch %lld is more than %lld", (long long)desc->start_batch, (long long)bmax);
     if (desc->last_batch != GPUFEED_KEEP_LAST && desc->last_batch != GPUFEED_DROP_LAST)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown last_batch %d", desc->last_batch);
-    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD)
+    if (desc->even != GPUFEED_EVEN_DROP && desc->even != GPUFEED_EVEN_PAD && desc->even != GPUFEED_EVEN_DROP_ANY)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: unknown even policy %d", desc->even);
     if (desc->debug_jitter_us < 0 || desc->trace_max_events < 0)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative debug_jitter_us (%d) or trace_max_events (%d)", desc->debug_jitter_us,
@@ -20100,6 +20467,7 @@ static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *
     l->keep_all = keep_all;
     r = gf__loader_open_plan(l, ds, desc, err);
     if (!r) r = gf__loader_open_rows(l, desc, rows_override, err);
+    if (!r) r = gf__loader_open_even(l, desc, err);
     if (!r) r = gf__loader_open_start(l, desc, err);
     if (!r) r = gf__loader_open_slots(l, err);
 #if !defined(GPUFEED_NO_THREADS)
@@ -20170,6 +20538,7 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
         gpufeed_result r;
         in.global_batch_rows = 0; in.partitions = 0;
         in.rank = desc->rank * per + j; in.world = P;
+        if (in.even == GPUFEED_EVEN_DROP) in.even = GPUFEED_EVEN_DROP_ANY; /* elastic: the partial global batch goes, as documented */
         in.batch_rows = G / P;
         in.workers = N / per + (j < N % per ? 1 : 0); /* the workers shared out, one at least */
         if (in.workers < 1) in.workers = 1;
@@ -21287,6 +21656,10 @@ GPUFEED_API gpufeed_result gpufeed_cache_build(gpufeed_dataset *ds, const gpufee
     cd.log = gf__logcap_fn;
     cd.log_user = &lc;
     cd.no_build = 0;
+    if (cd.dir && *cd.dir) { /* one epoch that writes the file: no copy in memory (a 2,000-column table's 800 MB) */
+        cd.no_map = 1;
+        cd.ram_bytes = 0;
+    }
     memset(&ld, 0, sizeof ld);
     ld.batch_rows = 65536; /* the batches only drain the loader: at most 8 MiB each (wide rows) */
     if (ds->row_bytes > 0 && ld.batch_rows > ((int64_t)8 << 20) / ds->row_bytes)

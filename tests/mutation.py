@@ -10,8 +10,8 @@ ignore, and the .venv link) into build/mutation/work, runs `make check` there
 once unmutated (the baseline: it must pass), then once per mutation with one
 change applied to the copy's gpufeed.h, restoring it afterwards. The real
 gpufeed.h is never written. `make check` runs with GF_FAIL_FAST=1 (the first
-failing suite stops the run; GF_SKIP_TIMING=1: test_loader's
-load-dependent verdict check is skipped; GF_SKIP_LAYOUT=1: the layout
+failing suite stops the run; GF_SKIP_TIMING=1, which only make test's
+loader suite reads (make check has no timing checks); GF_SKIP_LAYOUT=1: the layout
 suite, which checks the header's shape (a mutant that makes a line too
 long is not caught by a behaviour test), is skipped) and a time limit of 3x the baseline (a mutant
 that hangs counts as caught: "timeout").
@@ -304,6 +304,9 @@ MUTATIONS = [
       at="case GPUFEED_DT_U8: lo = 0; hi = 255; break;", old="hi = 255", new="hi = 256"),
     M("dense-f64-i64-2p63", "dense:conversions", "the double 2^63 converted to int64 (d >= 2^63 -> d > 2^63)",
       at="else if (d >= 9223372036854775808.0) { bad = 1; v = INT64_MAX; }", old="d >= 9223372036854775808.0", new="d > 9223372036854775808.0"),
+    M("dense-int-f32-exact", "dense:conversions", "an integer one bit wider than the float's mantissa counted exact under the SAFE cast (16777217 -> "
+      "16777216.0f; >= bits -> > bits)",
+      at="if (top - low >= bits) return 0;", old="top - low >= bits", new="top - low > bits"),
     M("dense-list-null-fill", "dense:conversions", "a null list row's first element not filled (j = isnull ? 0 -> 1)",
       at="for (j = isnull ? 0 : len; j < W; j++) memcpy(o + (size_t)j * dsz, fill, dsz);", old="isnull ? 0", new="isnull ? 1"),
     M("dense-list-policy", "dense:conversions", "short lists refused under LIST_TRUNCATE (policy != ERROR -> == PAD)",
@@ -315,6 +318,8 @@ MUTATIONS = [
       at="case GPUFEED_OP_LE: return hmn && (c1 = gf__cmp_sv(&mn, &p->a)) != 2 && c1 > 0;", old="c1 > 0", new="c1 >= 0"),
     M("dense-prune-all-null", "dense:dataset", "an all-null chunk not pruned (null_count >= rows -> > rows)",
       at="if (s->has_null_count && s->null_count >= rows && rows > 0) return 1;", old="s->null_count >= rows", new="s->null_count > rows"),
+    M("dense-part-lt", "dense:dataset", "a partition value equal to a LT constant kept (cmp < 0 -> cmp <= 0: 2x the rows)",
+      at="case GPUFEED_OP_LT: return cmp < 0;", old="cmp < 0", new="cmp <= 0"),
     M("dense-map-huge-all", "dense:dataset", "huge-page advice only for files read more than whole (used >= all - used -> used > all)",
       at="if (used > 0 && used >= all - used) (void)madvise(", old="used >= all - used", new="used > all"),
     # ---- dense: page index, units, batch reader
@@ -350,6 +355,10 @@ MUTATIONS = [
       at="gf__h2_str(&k, f->column); gf__h2_u64(&k, (uint64_t)f->dtype);", old="gf__h2_u64(&k, (uint64_t)f->dtype);", new=";"),
     M("cache-key-fill", "cache", "the dataset identity leaves out each feature's fill value",
       at="gf__h2_feed(&k, &f->fill, 8);", new=";"),
+    M("cache-key-mtime-ns", "cache", "the key hashes a source's modification seconds twice, not seconds and nanoseconds (a rewrite within the "
+      "second served stale)",
+      at="gf__h2_u64(&k, src[i].mtime_s); gf__h2_u64(&k, src[i].mtime_ns);", old="gf__h2_u64(&k, src[i].mtime_ns);",
+      new="gf__h2_u64(&k, src[i].mtime_s);"),
     M("cache-header-sum", "cache", "the header checksum not verified at open",
       at='if (gpufeed_hash64(hdr, GF__CACHE_HDR - 8, 0) != gf__ld64(hdr + GF__CACHE_HDR - 8)) { gf__fmt(why, cap, "%s: header checksum mismatch"', old="!= gf__ld64(hdr + GF__CACHE_HDR - 8)", new="!= gf__ld64(hdr + GF__CACHE_HDR - 8) && 0"),
     M("cache-version", "cache", "an older format version accepted at open (v != VERSION -> v > VERSION)",
@@ -475,8 +484,8 @@ CURRENT = {"proc": None}
 
 
 def make_check(timeout, log):
-    # GF_SKIP_TIMING: test_loader's verdict check reads timings, which the
-    # machine's load can mislead; under it a mutant would be "caught" by chance
+    # GF_SKIP_TIMING: make check has no timing checks any more (they run in
+    # make test only); set in case a suite grows one again
     env = dict(os.environ, GF_FAIL_FAST="1", GF_SKIP_TIMING="1", GF_SKIP_LAYOUT="1")
     t0 = time.time()
     with open(log, "w") as f:

@@ -92,13 +92,13 @@ shards() { # TAG WORLD EVEN
   for ((r = 0; r < world; r++)); do
     run $tag.$r $IDS "${S[@]}" --rank $r --world $world --even $even --workers $((1 + r % 3))
     counts="$counts $(lines $tag.$r)"
-    rows=$((rows + $(stat_of $tag.$r 'rows'))); extra=$((extra + $(stat_of $tag.$r "$([ $even = drop ] && echo 'rows dropped' || echo repeated)")))
+    rows=$((rows + $(stat_of $tag.$r 'rows'))); extra=$((extra + $(stat_of $tag.$r "$([ $even != pad ] && echo 'rows dropped' || echo repeated)")))
   done
   check "$tag: every rank exits 0" bash -c "for r in \$(seq 0 $((world - 1))); do [ \$(cat $T/$tag.\$r.rc) -eq 0 ] || exit 1; done"
   check "$tag: every rank has the same batch count ($counts)" test "$(echo $counts | tr ' ' '\n' | sort -u | wc -l)" -eq 1
   check "$tag: every batch has 512 rows" bash -c "! cat $T/$tag.*.out | awk '\$3 != 512' | grep -q ."
   check "$tag: ranks differ" bash -c "! cmp -s $T/$tag.0.out $T/$tag.1.out"
-  if [ $even = drop ]; then
+  if [ $even != pad ]; then
     check "$tag: rows + rows dropped = 2 x 20000 ($rows + $extra)" test $((rows + extra)) -eq 40000
   else
     check "$tag: rows - rows repeated = 2 x 20000 ($rows - $extra)" test $((rows - extra)) -eq 40000
@@ -106,8 +106,8 @@ shards() { # TAG WORLD EVEN
   run $tag.again $IDS "${S[@]}" --rank 1 --world $world --even $even --workers 4 --jitter-us 100
   check "$tag: rank 1 again with other workers and jitter" same $tag.again $tag.1
 }
-shards drop2 2 drop
-shards drop3 3 drop
+shards drop2 2 drop-any   # these units leave the ranks more than a batch apart: --even drop refuses them (below)
+shards drop3 3 drop-any
 shards pad4 4 pad
 shards pad2 2 pad
 run rs1 $IDS "${S[@]}" --rank 1 --world 4 --even pad --start-epoch 1 --start-batch 2 --epochs 1 --workers 2
@@ -130,6 +130,19 @@ run fr $FL "${FA[@]}" --workers 3 --start-epoch 1 --start-batch 41 --epochs 1
 check "flights: resume at epoch 1 batch 41 = the tail" cmp -s $T/fr.out <(tail_from f1 1 41)
 run f64 $FL "${FA[@]}" --workers 2 --dtype f64
 check "flights: --dtype f64: same batch sizes, other bytes" bash -c "cmp -s <(cut -d' ' -f1-3 $T/f64.out) <(cut -d' ' -f1-3 $T/f1.out) && ! cmp -s $T/f64.out $T/f1.out"
+# per-world ranks never drop more than a batch a rank unseen: flights in its 6 row groups (5 x 65,536 + 9,096 rows)
+# over 2 ranks leaves one rank 56,440 rows short every epoch
+FD=(--columns dep_delay,distance --batch 4096 --seed 7 --epochs 2 --world 2)
+run fdrop $FL "${FD[@]}" --rank 0
+check "flights, 6 units over 2 ranks, --even drop: exit 1 naming the loss (rows and share) and the fixes" \
+  bash -c "[ \$(cat $T/fdrop.rc) -eq 1 ] && grep -q 'would drop 58248 of 336776 rows (17.3%) in epoch 0' $T/fdrop.err &&
+           grep -q -- '--unit-rows [0-9]* or less' $T/fdrop.err && grep -q -- '--even pad' $T/fdrop.err && grep -q -- '--even drop-any' $T/fdrop.err &&
+           grep -q -- '--global-batch' $T/fdrop.err && [ \$(wc -l < $T/fdrop.err) -eq 1 ]"
+run fany0 $FL "${FD[@]}" --rank 0 --even drop-any
+run fany1 $FL "${FD[@]}" --rank 1 --even drop-any
+fsum=$(( $(stat_of fany0 'rows') + $(stat_of fany1 'rows') + $(stat_of fany0 'rows dropped') + $(stat_of fany1 'rows dropped') ))
+check "... --even drop-any: both ranks run, rows + rows dropped = 2 epochs x 336776 ($fsum)" \
+  bash -c "[ \$(cat $T/fany0.rc) -eq 0 ] && [ \$(cat $T/fany1.rc) -eq 0 ] && [ $fsum -eq 673552 ]"
 run fw $FL "${FA[@]}" --rank 1 --world 2 --even pad --workers 3
 run fw2 $FL "${FA[@]}" --rank 1 --world 2 --even pad --workers 1
 check "flights: a shard is deterministic" bash -c "[ \$(cat $T/fw.rc) -eq 0 ] && cmp -s $T/fw.out $T/fw2.out"

@@ -4,7 +4,8 @@
 # once built, SIGKILL during a build, corrupt bytes, changed sources,
 # concurrent builders, a full disk, an unwritable directory, the CLI; the
 # identity (path spellings, chmod, rename-over, cp -p, rsync -a), five
-# content changes, a prebuild racing a loader, the demo, ls/prune/budget.
+# content changes, a prebuild racing a loader, the demo, ls/prune/budget,
+# files read with pread through the descriptor pool.
 #
 #   bash tests/test_cache.sh            (last line: "N passed, N failed, N skipped")
 #
@@ -74,6 +75,9 @@ all_zero() { # ERR FIRST LAST: every epoch's source bytes are 0
 # run NAME ARGS...: gpufeed-bench --print-batches into $T/NAME.out / .err
 run() { local n=$1; shift; $BENCH "$@" --print-batches > "$T/$n.out" 2> "$T/$n.err"; }
 same() { cmp -s "$T/$1.out" "$T/$2.out" && [ -s "$T/$1.out" ]; }
+# wait_until CMD: polls CMD every 0.1 s until it holds, for up to 2 minutes (a loaded machine
+# may start a process late: no check here depends on how soon)
+wait_until() { local w; for w in $(seq 1 1200); do eval "$1" && return 0; sleep 0.1; done; return 1; }
 
 # ---------------------------------------------------------------------------
 echo "== 1. cached stream == decoded stream, source bytes 0 after the build  (t=${SECONDS}s)"
@@ -145,7 +149,7 @@ echo "== 2. data-parallel ranks (world > 1) over a cache built ahead  (t=${SECON
 out=$($CTOOL build --cache $T/w $DS 2>$T/wbuild.err); rc=$?
 check "gpufeed-cache build exits 0 and says built" eval '[ $rc -eq 0 ] && [[ "$out" == built* ]]'
 check "gpufeed-cache verify passes on it" eval '$CTOOL verify --cache $T/w $DS > /dev/null'
-for RW in "0 2" "1 2" "2 3 --even pad" "0 3 --even drop" "1 4 --shuffle-window 3 --seed 9"; do
+for RW in "0 2" "1 2" "2 3 --even pad" "0 3 --even drop-any" "1 4 --shuffle-window 3 --seed 9"; do
   set -- $RW; r=$1; w=$2; shift 2
   run wref$r$w $D --epochs 2 --workers 2 --rank $r --world $w "$@"
   run wc$r$w $D --epochs 2 --workers 2 --rank $r --world $w --cache $T/w "$@"; rc=$?
@@ -356,7 +360,7 @@ if mount -t tmpfs -o size=2m tmpfs $MNT 2> /dev/null; then
   check "tmpfs 2 MiB, 19 MB cache: no .tmp, no .gfc left" eval '[ "$(ntmp $MNT/c)" = 0 ] && [ "$(ngfc $MNT/c)" = 0 ]'
   # (b) a cache that fits when the build starts; the disk fills up under it
   $BENCH $FL $FA --columns dep_delay --jitter-us 100000 --cache $MNT/c --print-batches > $T/fb.out 2> $T/fb.err & pb=$!
-  for w in $(seq 1 300); do [ "$(ntmp $MNT/c)" != 0 ] && break; sleep 0.01; done
+  wait_until '[ "$(ntmp $MNT/c)" != 0 ]'
   sawtmp=$(ntmp $MNT/c)
   dd if=/dev/zero of=$MNT/filler bs=64k > /dev/null 2>&1
   wait $pb; rb=$?
@@ -484,7 +488,7 @@ else
 while not os.path.exists(sys.argv[1]): time.sleep(0.05)
 sys.stdout.write(sys.stdin.read())' $T/fvslow.go > $T/fvslow.out & slow=$!
       # until it holds version 4's cache file open (a loaded machine may take a while to start it)
-      for i in $(seq 300); do ls -l /proc/[0-9]*/fd 2> /dev/null | grep -q "$FC/.*\.gfc\$" && break; sleep 0.1; done
+      wait_until 'ls -l /proc/[0-9]*/fd 2> /dev/null | grep -q "$FC/.*\.gfc\$"'
       continue
     fi
     run fref$v $FD/x.parquet $FA
@@ -523,12 +527,21 @@ for r in $(seq 1 10); do
 done
 echo "  the prebuild waited for the loader's build in $waited of 10 rounds"
 check "a prebuild racing a loader succeeds 10 times out of 10 ($race_ok/10)" test $race_ok = 10
-check "the prebuild waited for a loader's build at least once (progress lines)" test $waited -ge 1
+# building DIR PID: waits until the cache's listing names PID as its builder (its header written)
+building() { wait_until "$CTOOL ls '$1' 2> /dev/null | grep -q 'building (process $2, '"; }
+# a prebuild started once a loader is known to build (its listing says so; no sleep decides): it waits, then verifies
+RP=$T/racewait; rm -rf $RP
+$BENCH $KD $K --batch 4096 --epochs 2 --workers 2 --shuffle-window 3 --seed 3 --jitter-us 50000 --cache $RP --print-batches > $T/rw_l.out 2> $T/rw_l.err & lp=$!
+building $RP $lp; bw=$?
+$CTOOL build --cache $RP $K --workers 2 $KD > $T/rw_b.out 2> $T/rw_b.err; rb=$?
+wait $lp; rl=$?
+cp $T/rw_l.out $T/rwl.out
+check "a prebuild while a loader builds: it waits (progress lines), then finds the cache built and verified; the loader's stream as without it" \
+  eval '[ $bw = 0 ] && [ $rb = 0 ] && grep -q "waiting for" $T/rw_b.err && grep -q "^built .*verified$" $T/rw_b.out && [ $rl = 0 ] && same kref rwl'
 # --no-wait, the listing of a build in progress, a build whose process died
 RW=$T/racenw; rm -rf $RW
 $BENCH $KD $K --batch 4096 --epochs 1 --workers 1 --jitter-us 300000 --cache $RW > /dev/null 2>&1 & lp=$!
-for w in $(seq 1 300); do [ "$(ntmp $RW)" != 0 ] && break; sleep 0.01; done
-sleep 0.2   # its header (who builds) is written just after the .tmp appears
+building $RW $lp
 $CTOOL build --cache $RW $K --no-wait $KD > /dev/null 2> $T/nw.err; rc=$?
 check "build --no-wait while a loader builds: exit 1 naming the other process" eval '[ $rc = 1 ] && grep -q "another process (pid $lp) is building" $T/nw.err'
 $CTOOL ls $RW > $T/ls_building.out
@@ -586,6 +599,24 @@ $CTOOL ls $T/no/such/dir > /dev/null 2> $T/lsmissing.err; rc=$?
 check "ls of a missing directory: exit 1 naming it" eval '[ $rc = 1 ] && grep -q "no/such/dir" $T/lsmissing.err'
 $BENCH $FL --batch 4096 --feature dep_delay:f32 --columns distance > /dev/null 2>&1; rc=$?
 check "gpufeed-bench --feature with --columns: exit 2" test $rc = 2
+# files read with pread beyond the descriptor pool's bound (a quarter of ulimit -n: 10 here, 24 files): the cache is
+# built and served as for mapped files (it was never used past the bound: a pooled file's closed descriptor read as
+# "it cannot be read since the dataset was opened")
+PD=$T/pooled; mkdir -p $PD
+for i in $(seq -w 1 24); do cp tests/data/ids.parquet $PD/p$i.parquet; done
+pooled() { (ulimit -n 40; "$@"); }
+pooled $BENCH $PD --batch 4096 --workers 2 --epochs 2 --seed 3 --shuffle-window 2 --pread --print-batches > $T/pool_ref.out 2> $T/pool_ref.err
+pooled $BENCH $PD --batch 4096 --workers 2 --epochs 2 --seed 3 --shuffle-window 2 --pread --cache $T/pc --print-batches > $T/pool_b.out 2> $T/pool_b.err
+check "pooled pread files: the decoded stream and the one building the cache are equal, epoch 1 from the cache" \
+  eval '[ -s $T/pool_ref.out ] && cmp -s $T/pool_ref.out $T/pool_b.out && [ "$(ebytes $T/pool_b.err 1)" = 0 ] && ! grep -q "cache not used" $T/pool_b.err'
+pooled $BENCH $PD --batch 4096 --workers 2 --epochs 2 --seed 3 --shuffle-window 2 --pread --cache $T/pc --print-batches > $T/pool_s.out 2> $T/pool_s.err
+check "pooled pread files: a second run serves every unit from the cache (no source byte), the same stream" \
+  eval 'cmp -s $T/pool_ref.out $T/pool_s.out && all_zero $T/pool_s.err 0 1 && [ "$(cstate $T/pool_s.err)" = ready ]'
+rm -rf $T/pc
+out=$(pooled $CTOOL build --pread --cache $T/pc $PD 2>&1); rc=$?
+pooled $BENCH $PD --batch 4096 --workers 2 --epochs 2 --seed 3 --shuffle-window 2 --pread --cache $T/pc --print-batches > $T/pool_c.out 2> $T/pool_c.err
+check "pooled pread files: gpufeed-cache build --pread, then the loader serves it (the same stream)" \
+  eval '[ $rc = 0 ] && cmp -s $T/pool_ref.out $T/pool_c.out && all_zero $T/pool_c.err 0 1'
 nl=$(find $T -name '*.lock' | wc -l)
 check "no lock file anywhere under the test directory after all these runs ($nl)" test "$nl" = 0
 

@@ -17,6 +17,7 @@
 #define GPUFEED_IMPLEMENTATION
 #include "../gpufeed.h"
 #include "gf_test.h"
+#include "pq_writer.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,7 @@ static void log_fn(void *user, const char *msg)
     logbox *lb = (logbox *)user;
     lb->total++;
     snprintf(lb->last, sizeof lb->last, "%s", msg);
-    if (lb->needle && strstr(msg, lb->needle)) lb->hits++;
+    if (lb->needle && strstr(msg, lb->needle)) __atomic_add_fetch(&lb->hits, 1, __ATOMIC_SEQ_CST); /* read by another thread */
 }
 
 static gpufeed_dataset *open_ds(int64_t unit_rows, gpufeed_dtype dt)
@@ -313,7 +314,9 @@ static void test_serve_while_building(void)
 
 /* gpufeed_cache_build while another process holds the build (the .tmp's
    lock, held here by hand): no_wait fails at once naming it; otherwise it
-   waits (progress lines through the log) and builds once the lock goes. */
+   waits (progress lines through the log) and builds once the lock goes.
+   The lock goes only once the build has said it waits (no time limit
+   decides: a loaded machine may start the thread late). */
 typedef struct build_arg { gpufeed_dataset *ds; gpufeed_cache_desc cd; gpufeed_result r; gpufeed_error err; int done; } build_arg;
 static void *build_thread(void *p)
 {
@@ -348,12 +351,15 @@ static void test_build_waits(void)
     memset(&lb, 0, sizeof lb); lb.needle = "waiting for";
     ba.ds = ds; ba.cd = cd; ba.cd.no_wait = 0; ba.cd.log = log_fn; ba.cd.log_user = &lb;
     CHECK(pthread_create(&th, NULL, build_thread, &ba) == 0);
-    while (waited_ms < 400 && !__atomic_load_n(&ba.done, __ATOMIC_SEQ_CST)) { sleep_ms(20); waited_ms += 20; }
-    CHECK_MSG(!__atomic_load_n(&ba.done, __ATOMIC_SEQ_CST), "gpufeed_cache_build did not wait for the lock holder");
+    while (!__atomic_load_n(&lb.hits, __ATOMIC_SEQ_CST) && !__atomic_load_n(&ba.done, __ATOMIC_SEQ_CST) && waited_ms < 300000) {
+        sleep_ms(20);
+        waited_ms += 20;
+    }
+    CHECK_MSG(!__atomic_load_n(&ba.done, __ATOMIC_SEQ_CST), "gpufeed_cache_build did not wait for the lock holder (%d, %s)", (int)ba.r, ba.err.message);
+    CHECK_MSG(__atomic_load_n(&lb.hits, __ATOMIC_SEQ_CST) >= 1, "no progress line while waiting (log: %s)", lb.last);
     close(fd); /* the other "builder" dies: its lock goes, its .tmp stays */
     pthread_join(th, NULL);
     CHECK_MSG(ba.r == GPUFEED_OK, "%s", ba.err.message);
-    CHECK_MSG(lb.hits >= 1, "no progress line while waiting (log: %s)", lb.last);
     CHECK(gpufeed_cache_verify(ds, &cd, NULL, &err) == GPUFEED_OK);
     CHECK(!file_exists(tmp));
     /* a second build finds it complete at once */
@@ -704,6 +710,104 @@ static void test_no_map(void)
     gpufeed_dataset_close(ds);
 }
 
+/* A source rewritten within the same second (issue 49: a mutant hashing
+   the modification time's seconds twice, not seconds and nanoseconds,
+   served 245 of 245 batches stale): a file of one INT64 column, PLAIN and
+   uncompressed without statistics, so that its new values leave its size
+   and footer as they were; its mtime 0.1 s into a second, then 0.7 s. The
+   loader after the rewrite gives the new values, from a new cache, never
+   the old one's. */
+static int write_version(const char *path, int64_t base)
+{
+    int64_t vals[2000];
+    pqw_schema sch[2];
+    pqw_page pg;
+    pqw_buf body, file;
+    pqw_chunk ch;
+    pqw_rowgroup rg;
+    pqw_file f;
+    FILE *fp;
+    int i, ok;
+    memset(&body, 0, sizeof body); memset(&file, 0, sizeof file); memset(&ch, 0, sizeof ch); memset(&rg, 0, sizeof rg); memset(&f, 0, sizeof f);
+    for (i = 0; i < 2000; i++) vals[i] = base + i;
+    sch[0] = pqw_root(1);
+    sch[1] = pqw_leaf("v", PQW_INT64, PQW_REQUIRED);
+    pqw_plain_i64(&body, vals, 2000);
+    pg = pqw_data_page(&body, 2000, PQW_PLAIN);
+    ch.pages = &pg; ch.npages = 1; ch.physical = PQW_INT64; ch.path = "v";
+    rg.chunks = &ch; rg.nchunks = 1;
+    f.schema = sch; f.nschema = 2; f.rgs = &rg; f.nrgs = 1;
+    pqw_build(&f, &file);
+    fp = fopen(path, "r+b");
+    if (!fp) fp = fopen(path, "wb");
+    ok = fp && fwrite(file.p, 1, file.n, fp) == file.n;
+    if (fp) ok &= fclose(fp) == 0;
+    pqw_free(&body); pqw_free(&file);
+    return ok ? 0 : -1;
+}
+static int set_mtime(const char *path, time_t s, long ns)
+{
+    struct timespec ts[2];
+    ts[0].tv_sec = s; ts[0].tv_nsec = ns;
+    ts[1].tv_sec = s; ts[1].tv_nsec = ns;
+    return utimensat(AT_FDCWD, path, ts, 0);
+}
+static gpufeed_dataset *open_one(const char *path)
+{
+    const char *paths[1];
+    gpufeed_feature ft;
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_error err;
+    paths[0] = path;
+    memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+    ft.column = "v"; ft.dtype = GPUFEED_DT_I64;
+    d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1; d.unit_rows = 500;
+    if (gpufeed_dataset_open(&ds, &d, &err)) { fprintf(stderr, "  dataset: %s\n", err.message); return NULL; }
+    return ds;
+}
+static void test_key_subsecond_rewrite(void)
+{
+    char dir[128], src[256], cdir[160];
+    gpufeed_dataset *ds;
+    gpufeed_loader_desc ld;
+    gpufeed_cache_desc cd;
+    gpufeed_stats st;
+    struct stat a, b;
+    static uint64_t old[64], ref[64], got[64];
+    int nold, nref, ngot;
+    const time_t t = 1700000000;
+    subdir(dir, sizeof dir, "subsecond");
+    snprintf(src, sizeof src, "%s/s.parquet", dir);
+    snprintf(cdir, sizeof cdir, "%s/cache", dir);
+    CHECK(write_version(src, 0) == 0 && set_mtime(src, t, 100000000) == 0 && stat(src, &a) == 0);
+    memset(&cd, 0, sizeof cd); cd.dir = cdir;
+    loader_desc(&ld, 2, 2, 1);
+    ds = open_one(src);
+    if (!ds) { CHECK(0); return; }
+    nold = run_hashes(ds, &ld, &cd, old, 64, &st);   /* builds the cache */
+    CHECK(nold > 0 && run_hashes(ds, &ld, &cd, got, 64, &st) == nold && st.cache_state == GPUFEED_CACHE_READY && st.units_from_cache > 0);
+    gpufeed_dataset_close(ds);
+    CHECK(write_version(src, 1000000) == 0 && set_mtime(src, t, 700000000) == 0 && stat(src, &b) == 0);
+    CHECK_MSG(a.st_size == b.st_size && a.st_mtime == b.st_mtime && a.st_mtim.tv_nsec != b.st_mtim.tv_nsec,
+              "the rewrite: size %lld -> %lld, mtime %lld.%09ld -> %lld.%09ld", (long long)a.st_size, (long long)b.st_size, (long long)a.st_mtime,
+              a.st_mtim.tv_nsec, (long long)b.st_mtime, b.st_mtim.tv_nsec);
+    ds = open_one(src);
+    if (!ds) { CHECK(0); return; }
+    nref = run_hashes(ds, &ld, NULL, ref, 64, NULL);   /* the new values, decoded */
+    ngot = run_hashes(ds, &ld, &cd, got, 64, &st);
+    CHECK_MSG(nref == nold && nref > 0 && memcmp(ref, old, (size_t)nref * 8) != 0, "the rewrite changed no batch (%d, %d)", nref, nold);
+    {
+        int k, diff = 0;
+        for (k = 0; k < ngot && k < nref; k++) diff += got[k] != ref[k];
+        CHECK_MSG(ngot == nref && diff == 0, "after a rewrite 0.6 s later in the same second: %d of %d batches differ from the new file's "
+                  "(%d batches)", diff, nref, ngot);
+    }
+    ngot = run_hashes(ds, &ld, &cd, got, 64, &st);     /* the new cache, served */
+    CHECK(ngot == nref && memcmp(got, ref, (size_t)nref * 8) == 0 && st.units_from_cache > 0);
+    gpufeed_dataset_close(ds);
+}
+
 int main(void)
 {
     char cmd[128];
@@ -718,6 +822,7 @@ int main(void)
     RUN(test_list_and_prune);
     RUN(test_superseded_versions);
     RUN(test_key_fields);
+    RUN(test_key_subsecond_rewrite);
     RUN(test_format_version);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_root);

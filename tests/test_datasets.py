@@ -21,7 +21,9 @@ unsafe one truncating as pyarrow's does; predicates on times compare
 instants; IDs exact as i64, refused as f32 under the safe cast, hashed as
 integers (XXH64 of the int64's 8 bytes, modulo the buckets) the same from
 INT32 and INT64 files; errors that name the file, the limit, the leaves of
-a list or struct; 10,000 files read under `ulimit -n 256`. Prints PASS/FAIL lines and `N passed, N failed`.
+a list or struct; 10,000 files read under `ulimit -n 256`; a tree with
+empty values (`city=`: the empty string, as pyarrow reads it) beside the
+default partition (null). Prints PASS/FAIL lines and `N passed, N failed`.
 """
 from __future__ import annotations
 
@@ -298,6 +300,49 @@ def run_all(binary, tmp):
           err)
 
     many_files(dn, tmp)
+    empty_partitions(dn, tmp)
+
+
+def empty_partitions(dn, tmp):
+    """`key=` is the empty string (pyarrow, DuckDB and Polars read ""),
+    __HIVE_DEFAULT_PARTITION__ null; a key with an empty value among
+    integers holds strings (pyarrow infers string)"""
+    root = os.path.join(tmp, "empty_parts")
+    rid = 0
+    for city in ("", "__HIVE_DEFAULT_PARTITION__", "sf"):
+        for n in ("", "7"):
+            d = os.path.join(root, "city=" + city, "n=" + n)
+            os.makedirs(d)
+            pq.write_table(pa.table({"rid": pa.array(np.arange(rid, rid + 5, dtype=np.int64))}), os.path.join(d, "part-0.parquet"))
+            rid += 5
+    exp = pds.dataset(root, format="parquet", partitioning="hive").to_table().sort_by("rid")
+    check("empty partition values: pyarrow reads '' for city= and n=, null for the default partition, n as strings",
+          "" in exp["city"].to_pylist() and None in exp["city"].to_pylist() and "" in exp["n"].to_pylist() and
+          pa.types.is_string(exp.schema.field("n").type), str(exp.schema))
+    masks = os.path.join(tmp, "masks.bin")
+    m, err = dn.matrix(np.float64, 3, "--feature", "rid:f64", "--feature", "city:f64:hash=1000:valid:fill=-1",
+                       "--feature", "n:f64:hash=1000:valid:fill=-1", "--valid-out", masks, root)
+    if m is None:
+        check("empty partition values", False, err)
+        return
+    valid = np.fromfile(masks, dtype=np.uint8).reshape(-1, 2)
+    m, valid = m[np.argsort(m[:, 0], kind="stable")], valid[np.argsort(m[:, 0], kind="stable")]
+    want, want_valid = [], []
+    for c, n in zip(exp["city"].to_pylist(), exp["n"].to_pylist()):
+        want.append([-1.0 if c is None else float(xxhash.xxh64(c.encode(), seed=0).intdigest() % 1000),
+                     -1.0 if n is None else float(xxhash.xxh64(n.encode(), seed=0).intdigest() % 1000)])
+        want_valid.append([c is not None, n is not None])
+    check("... gpufeed: '' hashed as the empty string and valid, the default partition null (its fill, mask 0): %d rows" % rid,
+          m.shape[0] == rid and np.array_equal(m[:, 1:3], np.array(want)) and np.array_equal(valid, np.array(want_valid, dtype=np.uint8)),
+          err)
+    m2, err2 = dn.matrix(np.float64, 1, "--feature", "rid:f64", "--where", "city == ''", root)
+    n_exp = exp.filter(pc.field("city") == "").num_rows
+    check("--where \"city == ''\": pyarrow's %d rows" % n_exp,
+          m2 is not None and np.array_equal(np.sort(m2[:, 0]), exp.filter(pc.field("city") == "")["rid"].to_numpy().astype(np.float64)), err2)
+    m3, err3 = dn.matrix(np.float64, 1, "--feature", "rid:f64", "--where", "city is null", root)
+    n_null = exp.filter(pc.field("city").is_null()).num_rows
+    check("--where 'city is null': the default partition only (%d rows)" % n_null, m3 is not None and m3.shape[0] == n_null, err3)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def many_files(dn, tmp):

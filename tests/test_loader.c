@@ -799,7 +799,7 @@ static void shard_check(gpufeed_dataset *ds, int world, int even, int B, uint64_
     {
         uint64_t dropped = 0, repeated = 0, rows = 0;
         for (r = 0; r < world; r++) { dropped += s[r].st.rows_dropped; repeated += s[r].st.rows_repeated; rows += s[r].st.rows; }
-        if (even == GPUFEED_EVEN_DROP || world == 1) {
+        if (even != GPUFEED_EVEN_PAD || world == 1) {
             CHECK_MSG(rows + dropped == 2 * NROWS, "%s world %d: %llu rows + %llu dropped", tag, world, (unsigned long long)rows, (unsigned long long)dropped);
             CHECK(repeated == 0);
         } else {
@@ -826,14 +826,14 @@ static void test_sharding(void)
     if (!ds) return;
     map_units(ds);
     for (world = 1; world <= 4; world++) {
-        shard_check(ds, world, GPUFEED_EVEN_DROP, 512, 11, "drop");
+        shard_check(ds, world, GPUFEED_EVEN_DROP_ANY, 512, 11, "drop");
         shard_check(ds, world, GPUFEED_EVEN_PAD, 512, 11, "pad");
-        shard_check(ds, world, GPUFEED_EVEN_DROP, 512, 3, "drop");
+        shard_check(ds, world, GPUFEED_EVEN_DROP_ANY, 512, 3, "drop");
         shard_check(ds, world, GPUFEED_EVEN_PAD, 512, 3, "pad");
     }
     /* batches larger than a rank's rows: pad repeats rows of one batch */
     shard_check(ds, 4, GPUFEED_EVEN_PAD, 3000, 11, "pad B=3000");
-    shard_check(ds, 4, GPUFEED_EVEN_DROP, 3000, 11, "drop B=3000");
+    shard_check(ds, 4, GPUFEED_EVEN_DROP_ANY, 3000, 11, "drop B=3000");
     gpufeed_dataset_close(ds);
 }
 
@@ -912,14 +912,93 @@ static void test_sharding_uneven_units(void)
         for (w = 5; w < 32 && nw < 3; w++) if (units_n % w != 0 && w <= units_n) worlds[nw++] = w;
         CHECK(nw == 3);
         if (nw == 3) {
-            shard_check(ds, worlds[0], GPUFEED_EVEN_DROP, 512, 11, "drop");
+            shard_check(ds, worlds[0], GPUFEED_EVEN_DROP_ANY, 512, 11, "drop");
             shard_check(ds, worlds[0], GPUFEED_EVEN_PAD, 512, 11, "pad");
-            shard_check(ds, worlds[1], GPUFEED_EVEN_DROP, 256, 11, "drop");
+            shard_check(ds, worlds[1], GPUFEED_EVEN_DROP_ANY, 256, 11, "drop");
             shard_check(ds, worlds[1], GPUFEED_EVEN_PAD, 256, 11, "pad");
             shard_check(ds, worlds[2], GPUFEED_EVEN_PAD, 256, 11, "pad");
         }
     }
     gpufeed_dataset_close(ds);
+}
+
+/* Per-world ranks with even = GPUFEED_EVEN_DROP never drop more than a
+   batch a rank unseen (issue 49): ids.parquet in units of up to 1,024 rows
+   over 2 ranks of 512-row batches drops more than 1,024 rows in epoch 0
+   (measured with GPUFEED_EVEN_DROP_ANY, which accepts it and counts it):
+   the open fails naming the loss, its share and the fixes, with a
+   unit_rows K "or less" that does (units are cut at page boundaries, so
+   the planner may make them larger: K, K/2 or K/4 must open, and its ranks
+   drop at most 1,024 rows an epoch); units of 5,000 rows (2 a rank, 10,000
+   rows: 272 past 19 batches each) pass, and the stats count what they
+   drop. */
+static void test_even_drop_bound(void)
+{
+    gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+    gpufeed_loader_desc d = base_desc();
+    gpufeed_loader *l = NULL;
+    gpufeed_error err;
+    gpufeed_result res;
+    stream s;
+    uint64_t dropped = 0, rows = 0;
+    long long sugg = 0;
+    char want[96];
+    const char *at;
+    int r, pass;
+    if (!ds) return;
+    d.world = 2; d.batch_rows = 512; d.epochs = 1; d.even = GPUFEED_EVEN_DROP_ANY;
+    for (r = 0; r < 2; r++) {
+        d.rank = r;
+        run_stream(ds, &d, &s, -1);
+        CHECK_MSG(s.res == GPUFEED_DONE, "drop-any rank %d: %s", r, s.err);
+        dropped += s.st.rows_dropped;
+        rows += s.st.rows;
+        stream_free(&s);
+    }
+    CHECK_MSG(dropped > 1024 && rows + dropped == NROWS, "drop-any: %llu rows dropped, %llu delivered", (unsigned long long)dropped,
+              (unsigned long long)rows);
+    d.even = GPUFEED_EVEN_DROP; d.rank = 1;
+    res = gpufeed_loader_open(&l, ds, &d, &err);
+    CHECK_MSG(res == GPUFEED_ERR_INVALID_ARG, "drop: %d %s", (int)res, res ? err.message : "opened");
+    if (!res) gpufeed_loader_close(l);
+    snprintf(want, sizeof want, "would drop %llu of %d rows (%.1f%%) in epoch 0", (unsigned long long)dropped, NROWS, 100.0 * (double)dropped / NROWS);
+    CHECK_HAS(err.message, want);
+    CHECK_HAS(err.message, "more than world x batch_rows = 1024");
+    CHECK_HAS(err.message, "elastic mode (global_batch_rows)");
+    CHECK_HAS(err.message, "even = GPUFEED_EVEN_PAD");
+    CHECK_HAS(err.message, "even = GPUFEED_EVEN_DROP_ANY to accept the loss");
+    at = strstr(err.message, "gpufeed_dataset_desc.unit_rows ");
+    CHECK_MSG(at && sscanf(at + 31, "%lld", &sugg) == 1 && sugg > 0, "no unit_rows named: %s", err.message);
+    gpufeed_dataset_close(ds);
+    for (pass = 0; pass < 2 && sugg > 0; pass++) { /* the unit_rows named (or a half, a quarter); then units of 5,000 rows */
+        int tries = 0;
+        for (;;) {
+            unit_rows_override = pass ? 5000 : sugg;
+            ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
+            unit_rows_override = 0;
+            if (!ds) return;
+            d.even = GPUFEED_EVEN_DROP; d.epochs = 2; d.rank = 0;
+            res = gpufeed_loader_open(&l, ds, &d, &err);
+            if (!res) gpufeed_loader_close(l);
+            if (!res || pass || ++tries == 3 || sugg < 2) break;
+            gpufeed_dataset_close(ds);
+            sugg /= 2;
+        }
+        CHECK_MSG(res == GPUFEED_OK, "unit_rows %lld (%d halvings of the one named): %s", pass ? 5000 : sugg, tries, err.message);
+        dropped = rows = 0;
+        for (r = 0; r < 2; r++) {
+            d.rank = r;
+            run_stream(ds, &d, &s, -1);
+            CHECK_MSG(s.res == GPUFEED_DONE, "unit_rows %lld, rank %d: %s", pass ? 5000 : sugg, r, s.err);
+            dropped += s.st.rows_dropped;
+            rows += s.st.rows;
+            stream_free(&s);
+        }
+        CHECK_MSG(rows + dropped == 2 * NROWS && dropped <= 2 * 1024 && (!pass || dropped == 2 * 544),
+                  "unit_rows %lld: %llu rows dropped in 2 epochs, %llu delivered", pass ? 5000 : sugg, (unsigned long long)dropped,
+                  (unsigned long long)rows);
+        gpufeed_dataset_close(ds);
+    }
 }
 
 /* resuming a rank at every batch of its epoch gives the tail of its stream,
@@ -929,7 +1008,7 @@ static void test_resume_sharded(void)
     gpufeed_dataset *ds = open_ds(GPUFEED_LAYOUT_ROW_MAJOR);
     int even, r, world = 4;
     if (!ds) return;
-    for (even = GPUFEED_EVEN_DROP; even <= GPUFEED_EVEN_PAD; even++)
+    for (even = GPUFEED_EVEN_PAD; even <= GPUFEED_EVEN_DROP_ANY; even++)
         for (r = 0; r < world; r++) {
             gpufeed_loader_desc d = base_desc();
             stream full, s;
@@ -941,7 +1020,7 @@ static void test_resume_sharded(void)
                 int64_t at = k == full.epoch_nb[0] ? find_batch(&full, 1, 0) : find_batch(&full, 0, k);
                 d.start_batch = k;
                 run_stream(ds, &d, &s, -1);
-                snprintf(what, sizeof what, "%s rank %d of %d resumed at batch %lld of %lld", even ? "pad" : "drop", r, world,
+                snprintf(what, sizeof what, "%s rank %d of %d resumed at batch %lld of %lld", even == GPUFEED_EVEN_PAD ? "pad" : "drop", r, world,
                          (long long)k, (long long)full.epoch_nb[0]);
                 if (at >= 0) same_stream(&s, &full, at, what);
                 stream_free(&s);
@@ -1098,7 +1177,7 @@ static void test_bad_options(void)
         gpufeed_loader_close(l);
     }
     /* world equal to the number of units is fine */
-    d = base_desc(); d.world = (int32_t)info.num_units; d.rank = d.world - 1; d.epochs = 1;
+    d = base_desc(); d.world = (int32_t)info.num_units; d.rank = d.world - 1; d.epochs = 1; d.even = GPUFEED_EVEN_PAD;
     r = gpufeed_loader_open(&l, ds, &d, &err);
     CHECK_MSG(r == GPUFEED_OK, "world = units: %s", err.message);
     if (!r) gpufeed_loader_close(l);
@@ -1443,43 +1522,57 @@ static void test_trace_stats_prefill(void)
     gpufeed_dataset_close(ds);
 }
 
-/* No allocation per batch: after a warm-up (each worker's column readers
-   grow their read windows the first time a unit needs more, a handful of
-   reallocs a worker) the count of allocations stays flat for the rest of
-   a 20-epoch run of 800 batches; and everything is freed at close. Which
-   worker meets a unit first depends on timing (workers claim units from
-   one ring), so the warm-up can run into the first epochs: after batch 10
-   at most 8 allocations a worker (30 runs: 1-12 in all, for 3 workers),
-   after batch 200 at most one a worker (30 runs: none). An allocation
-   per batch would be hundreds. */
-static void test_memory(void)
+/* the allocation events (allocs and reallocs) of a loader from before its
+   open to the end of its stream of `epochs` epochs (shuffled) */
+static int64_t memory_events(counter *cnt, int64_t epochs, int32_t workers, uint64_t *batches)
 {
-    static counter cnt;
     gpufeed_dataset *ds;
     gpufeed_loader *l;
     gpufeed_loader_desc d = base_desc();
     gpufeed_error err;
     gpufeed_batch b;
-    gpufeed_result r = GPUFEED_OK;
-    long at10 = -1, at200 = -1, at_end = -1;
-    int64_t i;
-    pthread_mutex_init(&cnt.mu, NULL);
-    ds = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, NULL, 0, &cnt, &err);
+    gpufeed_result r;
+    int64_t ev;
+    *batches = 0;
+    ds = open_ds_ex(IDS_PATH, GPUFEED_LAYOUT_ROW_MAJOR, NULL, 0, cnt, &err);
     CHECK_MSG(ds != NULL, "%s", err.message);
-    if (!ds) return;
-    d.epochs = 20; d.workers = 3;
-    if (gpufeed_loader_open(&l, ds, &d, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); return; }
-    for (i = 0; i < 20 * 40 && (r = gpufeed_loader_next(l, &b)) == GPUFEED_OK; i++) {
-        if (i == 10) at10 = c_events(&cnt);
-        if (i == 200) at200 = c_events(&cnt);
-    }
-    at_end = c_events(&cnt);
-    CHECK_MSG(r == GPUFEED_OK && i == 800, "%lld batches, %d", (long long)i, r);
-    CHECK(gpufeed_loader_next(l, &b) == GPUFEED_DONE);
-    CHECK_MSG(at10 > 0 && at_end - at10 <= 8 * d.workers, "allocations at batch 10: %ld, at batch 800: %ld", at10, at_end);
-    CHECK_MSG(at200 > 0 && at_end - at200 <= d.workers, "allocations at batch 200: %ld, at batch 800: %ld", at200, at_end);
+    if (!ds) return -1;
+    d.epochs = epochs; d.workers = workers;
+    ev = c_events(cnt); /* before the open: its workers start at once */
+    if (gpufeed_loader_open(&l, ds, &d, &err)) { CHECK_MSG(0, "%s", err.message); gpufeed_dataset_close(ds); return -1; }
+    while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) ++*batches;
+    CHECK_MSG(r == GPUFEED_DONE, "%d %s", (int)r, gpufeed_loader_error(l));
+    ev = c_events(cnt) - ev; /* every unit decoded and every batch taken: the workers are done */
     gpufeed_loader_close(l);
     gpufeed_dataset_close(ds);
+    return ev;
+}
+
+/* No allocation a batch or an epoch: once a worker is warm (its decoder
+   buffers grown to the largest page it meets, a handful of reallocs) the
+   count stays flat, and everything is freed at close. One worker decodes
+   every unit in the same order in every run: its allocations from open to
+   the end of 2 epochs and of 20 are equal (one an epoch would be 18 more,
+   one a batch hundreds). With 3 workers which unit a worker meets first
+   depends on timing (they claim units from one ring), so their warm-up
+   may run into later epochs: the two counts differ by at most 8 a worker
+   (12 runs side by side: -1 to 2 over whole streams). Every count is taken once the stream has ended:
+   counting at batch 10 made the check depend on how far the workers had
+   got, and it failed on a loaded machine. */
+static void test_memory(void)
+{
+    static counter cnt;
+    uint64_t b2 = 0, b20 = 0;
+    int64_t e2, e20;
+    int32_t workers;
+    pthread_mutex_init(&cnt.mu, NULL);
+    for (workers = 1; workers <= 3; workers += 2) {
+        e2 = memory_events(&cnt, 2, workers, &b2);
+        e20 = memory_events(&cnt, 20, workers, &b20);
+        CHECK_MSG(b2 > 0 && b20 == 10 * b2, "%d workers: %llu and %llu batches", (int)workers, (unsigned long long)b2, (unsigned long long)b20);
+        CHECK_MSG(e2 > 0 && (workers == 1 ? e20 == e2 : e20 - e2 <= 8 * workers && e2 - e20 <= 8 * workers),
+                  "%d workers: allocations: %lld over 2 epochs, %lld over 20", (int)workers, (long long)e2, (long long)e20);
+    }
     CHECK_MSG(cnt.live == 0, "%ld allocations not freed", cnt.live);
     pthread_mutex_destroy(&cnt.mu);
 }
@@ -1631,6 +1724,22 @@ static void check_fractions(const gpufeed_stats *st, const char *what)
         CHECK_MSG(st->worker_busy_s[i] + st->worker_assembly_s[i] <= st->life_s + 0.01, "%s: worker %d busy %.3f + %.3f s in %.3f s", what, (int)i,
                   st->worker_busy_s[i], st->worker_assembly_s[i], st->life_s);
     CHECK_MSG(st->trainer_wait_s <= st->wall_s + 0.01, "%s: waited %.3f of %.3f s", what, st->trainer_wait_s, st->wall_s);
+}
+/* A consumer that does no work between batches: the verdict says so
+   exactly when its measured time is under 20 us a batch, and then names
+   neither a waiting trainer nor the consumer as the bottleneck. Whether it
+   is under 20 us is the machine's business (a loaded one preempts the
+   consumer between calls): the rule is checked either way. */
+static void check_idle_rule(const gpufeed_stats *st, const char *what)
+{
+    int idle = st->batches > 0 && st->consumer_s < 20e-6 * (double)st->batches;
+    int said = strstr(st->verdict, "does no work between batches") != NULL;
+    CHECK_MSG(said == idle, "%s: %.1f us a batch, yet the verdict %s it: %s", what, st->batches ? 1e6 * st->consumer_s / (double)st->batches : 0.0,
+              said ? "names" : "does not name", st->verdict);
+    if (idle)
+        CHECK_MSG(!strstr(st->verdict, "the trainer waited") && !strstr(st->verdict, "the consumer is the bottleneck"),
+                  "%s: called a trainer or the bottleneck: %s", what, st->verdict);
+    else printf("  %s: %.1f us a batch here (preempted): the verdict's other branch checked\n", what, 1e6 * st->consumer_s / (double)st->batches);
 }
 static void run_consumer(gpufeed_dataset *ds, const gpufeed_loader_desc *d, int sleep_us, gpufeed_stats *st, const char *what)
 {
@@ -1795,10 +1904,7 @@ static void test_verdict_rules(void)
     /* a consumer that does no work, then one that does (5 ms a batch, fewer workers than units) */
     d.workers = 2;
     run_consumer(ds, &d, 0, &st, "no work");
-    CHECK_MSG(strstr(st.verdict, "a consumer that does no work between batches") || strstr(st.verdict, "the consumer does no work between batches"),
-              "a consumer without work: %s", st.verdict);
-    CHECK_MSG(!strstr(st.verdict, "the trainer waited") && !strstr(st.verdict, "the consumer is the bottleneck"),
-              "a consumer without work called a trainer or the bottleneck: %s", st.verdict);
+    check_idle_rule(&st, "a consumer without work");
     run_consumer(ds, &d, 5000, &st, "5 ms a batch");
     CHECK_MSG(!strstr(st.verdict, "does no work"), "a consumer working 5 ms a batch named as doing no work: %s", st.verdict);
     CHECK_MSG(st.consumer_s >= 0.9 * 0.005 * (double)st.batches, "consumer time %.3f s for %llu batches of 5 ms", st.consumer_s,
@@ -1806,7 +1912,7 @@ static void test_verdict_rules(void)
     /* the same through partitioned elastic mode (each partition its own loader) */
     d = base_desc(); d.workers = 2; d.epochs = 1; d.batch_rows = 0; d.global_batch_rows = 1024; d.partitions = 2;
     run_consumer(ds, &d, 0, &st, "partitions, no work");
-    CHECK_MSG(strstr(st.verdict, "does no work between batches") != NULL, "partitions, a consumer without work: %s", st.verdict);
+    check_idle_rule(&st, "partitions, a consumer without work");
     CHECK_MSG(st.units_per_epoch == 4, "partitions: %lld units an epoch, want 4 (the partitions' together)", (long long)st.units_per_epoch);
     run_consumer(ds, &d, 5000, &st, "partitions, 5 ms a batch");
     CHECK_MSG(!strstr(st.verdict, "does no work") && st.consumer_s >= 0.9 * 0.005 * (double)st.batches,
@@ -2712,6 +2818,7 @@ int main(void)
     RUN(test_unit_assignment);
     RUN(test_sharding_uneven_units);
     RUN(test_resume_sharded);
+    RUN(test_even_drop_bound);
     RUN(test_resume_stats);
     RUN(test_predicates);
     RUN(test_bad_options);

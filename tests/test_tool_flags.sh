@@ -78,7 +78,7 @@ one_line "gpufeed-cache build: no PATH is named (exit 2)" 2 "^gpufeed-cache: no 
 one_line "gpufeed-bench: a bad value names the flag (--batch x)" 2 "^gpufeed-bench: --batch needs a positive integer, got 'x'$" $BIN/gpufeed-bench $IDS --batch x
 one_line "gpufeed-bench: --batch=0 (the = form) names the flag" 2 "^gpufeed-bench: --batch needs a positive integer, got '0'$" $BIN/gpufeed-bench $IDS --batch=0
 one_line "gpufeed-bench: --workers beyond the limit names the range" 2 "^gpufeed-bench: --workers needs an integer in \[1, [0-9]+\], got '100000'$" $BIN/gpufeed-bench $IDS --batch 5 --workers 100000
-one_line "gpufeed-bench: --even names its words" 2 "^gpufeed-bench: --even needs drop or pad, got 'up'$" $BIN/gpufeed-bench $IDS --batch 5 --even up
+one_line "gpufeed-bench: --even names its words" 2 "^gpufeed-bench: --even needs drop, pad or drop-any, got 'up'$" $BIN/gpufeed-bench $IDS --batch 5 --even up
 one_line "gpufeed-bench: a value missing at the end" 2 "^gpufeed-bench: --seed needs a value" $BIN/gpufeed-bench $IDS --batch 5 --seed
 one_line "gpufeed-dense: a bad value names the flag (--hash x)" 2 "^gpufeed-dense: --hash needs a positive integer, got 'x'$" $BIN/gpufeed-dense --hash x -o $T/x.bin $D
 one_line "gpufeed-dense: --ragged names its words" 2 "^gpufeed-dense: --ragged needs error, pad or truncate, got 'x'$" $BIN/gpufeed-dense --ragged x -o $T/x.bin $D
@@ -154,7 +154,7 @@ check "gpufeed-bench on a pipe: no \\r, the summary's rows line once" bash -c "!
 $BIN/gpufeed-dense -o $T/fl.bin $FL 2> $T/dense.pipe
 check "gpufeed-dense on a pipe: no \\r, the two summary lines only" bash -c "! grep -q \$'\\r' $T/dense.pipe && [ \$(wc -l < $T/dense.pipe) -eq 2 ]"
 rm -rf $T/pc; $BIN/gpufeed-cache build --cache $T/pc --dtype f64 $FL $FL > $T/cache.out 2> $T/cache.pipe
-check "gpufeed-cache build on a pipe: no \\r, exactly one progress line (units N/N, rows, MB/s)" bash -c "! grep -q \$'\\r' $T/cache.pipe && [ \$(wc -l < $T/cache.pipe) -eq 1 ] && grep -qE '^units ([0-9]+)/\\1, rows [0-9]+, [0-9.]+ MB/s, [0-9.]+ s$' $T/cache.pipe && grep -q '^built ' $T/cache.out"
+check "gpufeed-cache build on a pipe: no \\r, exactly one progress line (units N/N, rows, MB/s, seconds, peak RSS)" bash -c "! grep -q \$'\\r' $T/cache.pipe && [ \$(wc -l < $T/cache.pipe) -eq 1 ] && grep -qE '^units ([0-9]+)/\\1, rows [0-9]+, [0-9.]+ MB/s, [0-9.]+ s, peak RSS [0-9.]+ MiB$' $T/cache.pipe && grep -q '^built ' $T/cache.out"
 $BIN/gpufeed-cache build --cache $T/pc --dtype f64 $FL $FL > /dev/null 2> $T/cache2.pipe
 check "gpufeed-cache build of a built cache: one line saying so" bash -c "[ \$(wc -l < $T/cache2.pipe) -eq 1 ] && grep -q 'already built' $T/cache2.pipe"
 if command -v script > /dev/null 2>&1 && script -qec true /dev/null > /dev/null 2>&1; then

@@ -247,6 +247,39 @@ if [ -x .venv/bin/python ]; then
 else
   skip "tests/test_cli.py (the checks against pyarrow): no .venv (make venv)"
 fi
+# gpufeed-dense's `valid`: the masks of the features that ask for one, rows x those features, 1 a value, 0 a null
+DENSE=$BIN/gpufeed-dense; FL=examples/data/flights.parquet
+$DENSE -o $T/v.bin --feature arr_delay:f32:valid:fill=-7 --feature distance:f64 --feature dep_time:i32:valid $FL > /dev/null 2> $T/v.err; rc=$?
+check "dense :valid: exit 0, the masks' file named (default OUT.bin.valid)" bash -c "[ $rc -eq 0 ] && grep -q 'validity masks of 2 features: $T/v.bin.valid' $T/v.err"
+check "dense :valid: the masks' size is rows x 2 bytes" test "$(stat -c %s $T/v.bin.valid 2>/dev/null || echo 0)" -eq $((2 * $(stat -c %s $T/v.bin) / 16))
+$DENSE -o $T/v2.bin --valid-out $T/masks --feature dep_time:i32:valid $FL > /dev/null 2>&1
+check "dense --valid-out PATH: the same mask there" bash -c "cmp -s $T/masks <(python3 -c 'import sys; d = open(sys.argv[1], \"rb\").read(); sys.stdout.buffer.write(d[1::2])' $T/v.bin.valid)"
+$DENSE -o - --feature dep_time:i32:valid $FL > /dev/null 2> $T/v3.err; rc=$?
+check "dense -o - with valid and no --valid-out: a usage error naming --valid-out" bash -c "[ $rc -eq 2 ] && grep -q -- '--valid-out PATH' $T/v3.err"
+$DENSE -o $T/v4.bin --valid-out $T/m4 --feature dep_time:i32 $FL > /dev/null 2> $T/v4.err; rc=$?
+check "dense --valid-out without a valid feature: a usage error" bash -c "[ $rc -eq 2 ] && grep -q 'no feature has the .valid. option' $T/v4.err"
+if [ -x .venv/bin/python ]; then
+  .venv/bin/python - $T $FL <<'PY'; check "dense :valid masks and fills equal pyarrow's nulls (arr_delay, dep_time)" test $? -eq 0
+import sys, numpy as np, pyarrow.parquet as pq
+T, fl = sys.argv[1], sys.argv[2]
+t = pq.read_table(fl, columns=["arr_delay", "dep_time", "distance"])
+rows = np.fromfile(T + "/v.bin", dtype=np.uint8).reshape(-1, 16)
+masks = np.fromfile(T + "/v.bin.valid", dtype=np.uint8).reshape(-1, 2)
+arr = rows[:, 0:4].copy().view(np.float32)[:, 0]
+dep = rows[:, 12:16].copy().view(np.int32)[:, 0]
+ok = len(masks) == t.num_rows
+for k, (name, got) in enumerate((("arr_delay", arr), ("dep_time", dep))):
+    valid = np.asarray(t.column(name).is_valid())
+    ok &= bool(np.array_equal(masks[:, k], valid.astype(np.uint8))) and 0 < valid.sum() < len(valid)
+    ref = t.column(name).to_numpy(zero_copy_only=False)
+    ok &= bool(np.array_equal(got[valid], ref[valid].astype(got.dtype)))
+ok &= bool((arr[masks[:, 0] == 0] == -7).all() and (dep[masks[:, 1] == 0] == 0).all())
+print("rows", t.num_rows, "nulls", int((masks == 0).sum(axis=0)[0]), int((masks == 0).sum(axis=0)[1]), "ok", ok)
+sys.exit(0 if ok else 1)
+PY
+else
+  skip "dense :valid against pyarrow's nulls: no .venv (make venv)"
+fi
 # the README's complete C programs (every ```c block with a main), extracted
 # byte for byte and compiled as a user would: no line added
 python3 - "$T" <<'PY'

@@ -4071,6 +4071,512 @@ static void test_reader_batch_sizes(void)
             }
 }
 
+/* Integer constants past int64 and uint64 compare exactly (issue 49):
+   -9223372036854775809 is below every int64 (not -2^63, as a double would
+   round it), -1000000000000000000000000000000 above the double -1e30.
+   A file of two row groups of three rows with statistics: i64 {INT64_MIN,
+   INT64_MIN + 1, -5 | 0, 7, INT64_MAX}, f64 {-1e30, -2^63 - 2048, -2^63 |
+   0.5, 2^64, 1e300}, u64 (UINT_64) {0, 1, 2 | 2^63, 2^64 - 2, 2^64 - 1},
+   i32 {INT32_MIN, -1, 0 | 1, 2, INT32_MAX}. Each condition's rows (read
+   through the batch reader) and row groups pruned against the exact
+   answer. */
+typedef struct big_file { pqw_schema sch[5]; pqw_page pg[2][4]; pqw_buf body[2][4]; pqw_chunk ch[2][4]; pqw_rowgroup rg[2];
+                          pqw_stats st[2][4]; uint64_t mn[2][4], mx[2][4]; pqw_file f; pqw_buf out; } big_file;
+static void big_build(big_file *m)
+{
+    static const int64_t i64[6] = { INT64_MIN, INT64_MIN + 1, -5, 0, 7, INT64_MAX };
+    static const double f64[6] = { -1e30, -9223372036854777856.0, -9223372036854775808.0, 0.5, 18446744073709551616.0, 1e300 };
+    static const uint64_t u64[6] = { 0, 1, 2, 9223372036854775808ull, UINT64_MAX - 1, UINT64_MAX };
+    static const int32_t i32[6] = { INT32_MIN, -1, 0, 1, 2, INT32_MAX };
+    static const char *names[4] = { "i64", "f64", "u64", "i32" };
+    int g, c;
+    memset(m, 0, sizeof *m);
+    m->sch[0] = pqw_root(4);
+    m->sch[1] = pqw_leaf("i64", PQW_INT64, PQW_REQUIRED);
+    m->sch[2] = pqw_leaf("f64", PQW_DOUBLE, PQW_REQUIRED);
+    m->sch[3] = pqw_leaf("u64", PQW_INT64, PQW_REQUIRED);
+    m->sch[3].converted_type = pqw_set(14); /* UINT_64 */
+    m->sch[4] = pqw_leaf("i32", PQW_INT32, PQW_REQUIRED);
+    for (g = 0; g < 2; g++) {
+        for (c = 0; c < 4; c++) {
+            pqw_buf *b = &m->body[g][c];
+            size_t w = c == 3 ? 4 : 8;
+            if (c == 0) pqw_plain_i64(b, i64 + 3 * g, 3);
+            if (c == 1) pqw_plain_double(b, f64 + 3 * g, 3);
+            if (c == 2) pqw_plain_i64(b, (const int64_t *)(const void *)(u64 + 3 * g), 3);
+            if (c == 3) pqw_plain_i32(b, i32 + 3 * g, 3);
+            memcpy(&m->mn[g][c], b->p, w);            /* each column's three values ascend */
+            memcpy(&m->mx[g][c], b->p + 2 * w, w);
+            m->pg[g][c] = pqw_data_page(b, 3, PQW_PLAIN);
+            m->st[g][c].min = &m->mn[g][c]; m->st[g][c].max = &m->mx[g][c];
+            m->st[g][c].min_len = m->st[g][c].max_len = w;
+            m->st[g][c].has_min = m->st[g][c].has_max = 1;
+            m->st[g][c].null_count = pqw_set(0);
+            m->ch[g][c].pages = &m->pg[g][c]; m->ch[g][c].npages = 1; m->ch[g][c].path = names[c]; m->ch[g][c].stats = &m->st[g][c];
+            m->ch[g][c].physical = c == 1 ? PQW_DOUBLE : c == 3 ? PQW_INT32 : PQW_INT64;
+        }
+        m->rg[g].chunks = m->ch[g]; m->rg[g].nchunks = 4;
+    }
+    m->f.schema = m->sch; m->f.nschema = 5; m->f.rgs = m->rg; m->f.nrgs = 2;
+    pqw_build(&m->f, &m->out);
+}
+static void test_where_big_ints(void)
+{
+    static const struct { const char *where; int rows, pruned; } cases[] = {
+        { "i64 > -9223372036854775809", 6, 0 }, { "i64 >= -9223372036854775809", 6, 0 },
+        { "i64 <= -9223372036854775809", 0, 2 }, { "i64 == -9223372036854775809", 0, 2 },
+        { "i64 < -9223372036854775809", 0, 2 }, { "i64 >= -1000000000000000000000000000000", 6, 0 },
+        { "i64 between -9223372036854775809 and -5", 3, 1 }, { "i64 in (-9223372036854775809, 0)", 1, 1 },
+        { "i64 > 18446744073709551616", 0, 2 }, { "i64 < 18446744073709551617", 6, 0 },
+        { "i64 >= -9223372036854775808", 6, 0 }, { "i64 <= -9223372036854775808", 1, 1 },
+        { "f64 > -9223372036854775809", 4, 0 }, { "f64 >= -9223372036854776832", 4, 0 },
+        { "f64 <= -9223372036854776833", 2, 1 }, { "f64 == -9223372036854777856", 1, 1 },
+        { "f64 < -1000000000000000000000000000000", 1, 1 }, { "f64 == -1000000000000000000000000000000", 0, 1 },
+        { "f64 < 18446744073709551617", 5, 0 }, { "f64 == 18446744073709551616", 1, 1 },
+        { "f64 > 18446744073709551615", 2, 1 }, { "f64 < 9223372036854775807", 4, 0 },
+        { "u64 > -9223372036854775809", 6, 0 }, { "u64 <= -9223372036854775809", 0, 2 },
+        { "u64 < 18446744073709551617", 6, 0 }, { "u64 >= 18446744073709551616", 0, 2 },
+        { "i32 > -9223372036854775809", 6, 0 }, { "i32 < -1000000000000000000000000000000", 0, 2 },
+    };
+    static const char *paths[] = { "big.parquet" };
+    big_file *m = (big_file *)calloc(1, sizeof *m);
+    size_t k;
+    if (!m) { CHECK(0); return; }
+    big_build(m);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        gpufeed_where *w = NULL;
+        gpufeed_feature ft;
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset_info info;
+        gpufeed_reader *rd = NULL;
+        gpufeed_reader_desc rdd;
+        gpufeed_batch b;
+        gpufeed_error err;
+        int32_t np = 0;
+        int64_t rows = 0;
+        if (gpufeed_where_parse(&w, cases[k].where, &err)) { CHECK_MSG(0, "%s: %s", cases[k].where, err.message); continue; }
+        memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d); memset(&rdd, 0, sizeof rdd);
+        ft.column = "i32"; ft.dtype = GPUFEED_DT_I32;
+        d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1;
+        d.where = gpufeed_where_predicates(w, &np); d.num_where = np;
+        d.open_source = fn_open_source; d.source_user = &m->out;
+        rdd.batch_rows = 4;
+        if (gpufeed_dataset_open(&ds, &d, &err) || gpufeed_reader_open(&rd, ds, &rdd, &err)) {
+            CHECK_MSG(0, "%s: %s", cases[k].where, err.message);
+            if (ds) gpufeed_dataset_close(ds);
+            gpufeed_where_free(w);
+            continue;
+        }
+        gpufeed_dataset_get_info(ds, &info);
+        while (gpufeed_reader_next(rd, &b) == GPUFEED_OK) rows += b.num_rows;
+        CHECK_MSG(rows == cases[k].rows && info.row_groups_pruned == cases[k].pruned, "%s: %lld rows, %d row groups pruned; want %d, %d",
+                  cases[k].where, (long long)rows, (int)info.row_groups_pruned, cases[k].rows, cases[k].pruned);
+        gpufeed_reader_close(rd);
+        gpufeed_dataset_close(ds);
+        gpufeed_where_free(w);
+    }
+    pqw_free(&m->out);
+    for (k = 0; k < 8; k++) pqw_free(&m->body[k / 4][k % 4]);
+    free(m);
+}
+
+/* ---- path expansion: what cannot be read is an error (issue 49) ---- */
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <errno.h>
+extern int symlink(const char *, const char *);
+extern char *mkdtemp(char *);
+extern int setgroups(size_t, const gid_t *);
+
+typedef struct walk_list { int n; char first[512]; char all[4096]; } walk_list;
+static void walk_add(void *u, const char *f)
+{
+    walk_list *l = (walk_list *)u;
+    if (!l->n) snprintf(l->first, sizeof l->first, "%s", f);
+    if (strlen(l->all) + strlen(f) + 2 < sizeof l->all) { strcat(l->all, f); strcat(l->all, " "); }
+    l->n++;
+}
+/* the files `path` expands to (their count in l), or the error */
+static gpufeed_result walk_expand(const char *path, walk_list *l, gpufeed_error *err)
+{
+    const char *paths[1];
+    paths[0] = path;
+    memset(l, 0, sizeof *l);
+    return gpufeed_expand_paths(paths, 1, walk_add, l, err);
+}
+/* a 3-row file of one INT32 column "v" at path */
+static int walk_file(const char *path)
+{
+    static const int64_t rows[1] = { 3 };
+    u19_file *m = (u19_file *)calloc(1, sizeof *m);
+    FILE *fp = fopen(path, "wb");
+    int ok;
+    if (!m || !fp) { free(m); if (fp) fclose(fp); return -1; }
+    u19_build(m, rows, 1, 3, 0, -1);
+    ok = fwrite(m->out.p, 1, m->out.n, fp) == m->out.n;
+    ok &= fclose(fp) == 0;
+    u19_free(m);
+    free(m);
+    return ok ? 0 : -1;
+}
+static const char *walk_tmp(char *buf, size_t cap)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(buf, cap, "%s/gf-walk-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(buf)) return NULL;
+    chmod(buf, 0755);
+    return buf;
+}
+static void walk_rm(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", dir, dir);
+    if (system(cmd) != 0) fprintf(stderr, "  (could not remove %s)\n", dir);
+}
+#define WALK_P(buf, ...) snprintf(buf, sizeof buf, __VA_ARGS__)
+
+/* Symbolic links: a link back up the tree is a loop, told by device and
+   inode (a long-named loop no longer reads a file once per level until
+   the path is too long); a link to a sibling directory is followed; a
+   dangling link and a link to itself are errors naming them. */
+static void test_walk_links(void)
+{
+    char root[256], p[512], q[512], longname[241];
+    walk_list l;
+    gpufeed_error err;
+    gpufeed_result r;
+    if (!walk_tmp(root, sizeof root)) { CHECK_MSG(0, "mkdtemp: %s", strerror(errno)); return; }
+    WALK_P(p, "%s/a", root); CHECK(mkdir(p, 0755) == 0);
+    WALK_P(p, "%s/a/x.parquet", root); CHECK(walk_file(p) == 0);
+    WALK_P(p, "%s/b", root); CHECK(symlink("a", p) == 0);                     /* a sibling: followed */
+    r = walk_expand(root, &l, &err);
+    CHECK_MSG(r == GPUFEED_OK && l.n == 2, "a link to a sibling directory: %d files (%s) %s", l.n, l.all, r ? err.message : "");
+
+    memset(longname, 'n', sizeof longname - 1); longname[sizeof longname - 1] = 0;
+    WALK_P(p, "%s/a/%s", root, longname); CHECK(symlink(".", p) == 0);       /* back to a, under a long name */
+    r = walk_expand(root, &l, &err);
+    CHECK_MSG(r == GPUFEED_ERR_IO && l.n == 0, "a long-named loop: %d, %d files (%s)", (int)r, l.n, l.all);
+    WALK_P(q, "/a/%s' is the directory", longname);
+    CHECK_HAS(err.message, q);
+    CHECK_HAS(err.message, "(a symbolic link loop)");
+    WALK_P(q, "%s/**/*.parquet", root);
+    r = walk_expand(q, &l, &err);
+    CHECK_MSG(r == GPUFEED_ERR_IO && strstr(err.message, "symbolic link loop"), "'**' over the loop: %d %s", (int)r, err.message);
+    CHECK(unlink(p) == 0);
+    WALK_P(p, "%s/a/up", root); CHECK(symlink("..", p) == 0);                /* back to the root */
+    r = walk_expand(root, &l, &err);
+    CHECK_MSG(r == GPUFEED_ERR_IO && strstr(err.message, "/a/up' is the directory"), "a link to the root: %d %s", (int)r, err.message);
+    CHECK(unlink(p) == 0);
+
+    WALK_P(p, "%s/a/gone.parquet", root); CHECK(symlink("nowhere.parquet", p) == 0);
+    r = walk_expand(root, &l, &err);
+    CHECK_MSG(r == GPUFEED_ERR_IO && l.n == 0, "a dangling link: %d, %d files", (int)r, l.n);
+    CHECK_HAS(err.message, "a/gone.parquet' is a symbolic link to nothing");
+    CHECK(unlink(p) == 0);
+    WALK_P(p, "%s/a/self.parquet", root); CHECK(symlink("self.parquet", p) == 0);
+    r = walk_expand(root, &l, &err);
+    CHECK_MSG(r == GPUFEED_ERR_IO && strstr(err.message, "cannot stat") && strstr(err.message, "a/self.parquet"),
+              "a link to itself: %d %s", (int)r, err.message);
+    WALK_P(q, "%s/*/*.parquet", root);
+    r = walk_expand(q, &l, &err);
+    CHECK_MSG(r != GPUFEED_OK && strstr(err.message, "a/self.parquet"), "a glob over it: %d %s", (int)r, err.message);
+    CHECK(unlink(p) == 0);
+    r = walk_expand(q, &l, &err);
+    CHECK_MSG(r == GPUFEED_OK && l.n == 2, "the glob without it: %d, %d files (%s) %s", (int)r, l.n, l.all, r ? err.message : "");
+    walk_rm(root);
+}
+
+/* run in a child as uid/gid 65534 when this process is root (whose reads
+   no permission stops); *skip: why it could not */
+static int walk_unprivileged(const char *what, void (*fn)(const char *root, int out), const char *root, char *res, size_t cap, const char **skip)
+{
+    int fd[2], st = 0;
+    pid_t pid;
+    ssize_t n, got = 0;
+    *skip = NULL;
+    if (geteuid() != 0) {
+        if (pipe(fd) != 0) return -1;
+        fn(root, fd[1]);
+        close(fd[1]);
+    } else {
+        if (pipe(fd) != 0) return -1;
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0) { close(fd[0]); close(fd[1]); return -1; }
+        if (pid == 0) {
+            close(fd[0]);
+            if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(77);
+            fn(root, fd[1]);
+            _exit(0);
+        }
+        close(fd[1]);
+        fd[1] = -1;
+        while ((n = read(fd[0], res + got, cap - 1 - (size_t)got)) > 0) got += n;
+        waitpid(pid, &st, 0);
+        close(fd[0]);
+        res[got] = 0;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 77) { *skip = "cannot drop root to uid 65534 here (setuid refused)"; return 0; }
+        (void)what;
+        return 0;
+    }
+    while ((n = read(fd[0], res + got, cap - 1 - (size_t)got)) > 0) got += n;
+    close(fd[0]);
+    res[got] = 0;
+    return 0;
+}
+/* the child's part: "rc files|message" for each spelling, one a line;
+   "noperm" first when the unreadable directory reads after all */
+static void walk_denied_child(const char *root, int out)
+{
+    static const char *const forms[5] = { "%s", "%s/**/*.parquet", "%s/*/*.parquet", "%s/*", "%s/s/*.parquet" };
+    char p[512], line[4200];
+    walk_list l;
+    gpufeed_error err;
+    int k;
+    WALK_P(p, "%s/c", root);
+    if (access(p, R_OK | X_OK) == 0) { WALK_P(line, "noperm\n"); if (write(out, line, strlen(line)) < 0) return; }
+    for (k = 0; k < 5; k++) {
+        gpufeed_result r;
+        WALK_P(p, forms[k], root);
+        r = walk_expand(p, &l, &err);
+        WALK_P(line, "%d %d|%s\n", (int)r, l.n, r ? err.message : l.all);
+        if (write(out, line, strlen(line)) < 0) return;
+    }
+}
+
+/* A directory that cannot be read (mode 000), or read but not searched
+   (0444), loses no file silently: every spelling of the tree (the
+   directory, '**', a glob through it, a glob matching it) is an error
+   naming it or its entry, as pyarrow raises EACCES. Run as uid 65534 when
+   the test runs as root. */
+static void test_walk_denied(void)
+{
+    char root[256], p[512], res[8192];
+    const char *skip = NULL;
+    int mode;
+    if (!walk_tmp(root, sizeof root)) { CHECK_MSG(0, "mkdtemp: %s", strerror(errno)); return; }
+    WALK_P(p, "%s/a", root); CHECK(mkdir(p, 0755) == 0);
+    WALK_P(p, "%s/a/x.parquet", root); CHECK(walk_file(p) == 0);
+    WALK_P(p, "%s/c", root); CHECK(mkdir(p, 0755) == 0);
+    WALK_P(p, "%s/c/y.parquet", root); CHECK(walk_file(p) == 0);
+    WALK_P(p, "%s/s", root); CHECK(mkdir(p, 0755) == 0);
+    WALK_P(p, "%s/s/z.parquet", root); CHECK(walk_file(p) == 0);
+    for (mode = 0; mode < 2; mode++) {
+        char *line, *nl;
+        int k = 0;
+        WALK_P(p, "%s/c", root);
+        CHECK(chmod(p, mode ? 0444 : 0) == 0);
+        if (walk_unprivileged("denied", walk_denied_child, root, res, sizeof res, &skip) != 0) { CHECK_MSG(0, "pipe/fork: %s", strerror(errno)); break; }
+        if (skip) { printf("SKIP test_walk_denied: %s\n", skip); break; }
+        if (!strncmp(res, "noperm", 6)) { printf("SKIP test_walk_denied: a mode-000 directory reads here even as uid 65534\n"); break; }
+        for (line = res; *line && (nl = strchr(line, '\n')) != NULL; line = nl + 1, k++) {
+            int rc = atoi(line);
+            const char *msg = strchr(line, '|') ? strchr(line, '|') + 1 : "";
+            *nl = 0;
+            if (k < 4) /* the directory, '**', '*' / '*' through c, '*' matching c: an error naming c */
+                CHECK_MSG(rc == GPUFEED_ERR_IO && strstr(msg, "/c") && strstr(msg, "Permission denied"),
+                          "mode %s, spelling %d: %s", mode ? "0444" : "000", k, line);
+            else /* a glob beside it: its file */
+                CHECK_MSG(rc == 0 && strstr(msg, "/s/z.parquet"), "mode %s, the glob beside it: %s", mode ? "0444" : "000", line);
+        }
+        CHECK_MSG(k == 5, "%d results from the child", k);
+    }
+    WALK_P(p, "%s/c", root);
+    chmod(p, 0755);
+    walk_rm(root);
+}
+
+/* Hive partitions (issue 49): `city=` is the empty string, as pyarrow,
+   DuckDB and Polars read it (hashed as "", valid), and makes its key a
+   string key; __HIVE_DEFAULT_PARTITION__ stays null (validity 0, the
+   fill). A predicate city == '' keeps only that file. */
+static void test_partition_empty_value(void)
+{
+    static const char *const vals[3] = { "", "__HIVE_DEFAULT_PARTITION__", "sf" };
+    char root[256], p[512];
+    const char *paths[1];
+    gpufeed_feature ft[2];
+    gpufeed_dataset_desc d;
+    gpufeed_dataset *ds = NULL;
+    gpufeed_reader *rd = NULL;
+    gpufeed_reader_desc rdd;
+    gpufeed_batch b;
+    gpufeed_error err;
+    gpufeed_where *w = NULL;
+    int k, pass;
+    if (!walk_tmp(root, sizeof root)) { CHECK_MSG(0, "mkdtemp: %s", strerror(errno)); return; }
+    for (k = 0; k < 3; k++) {
+        WALK_P(p, "%s/city=%s", root, vals[k]); CHECK(mkdir(p, 0755) == 0);
+        WALK_P(p, "%s/city=%s/part-0.parquet", root, vals[k]); CHECK(walk_file(p) == 0);
+    }
+    paths[0] = root;
+    for (pass = 0; pass < 2; pass++) {
+        int64_t rows = 0;
+        int32_t np = 0;
+        memset(ft, 0, sizeof ft); memset(&d, 0, sizeof d); memset(&rdd, 0, sizeof rdd);
+        ft[0].column = "city"; ft[0].dtype = GPUFEED_DT_I64; ft[0].hash_buckets = 1000000; ft[0].validity = 1; ft[0].fill = -1;
+        ft[1].column = "v"; ft[1].dtype = GPUFEED_DT_I32;
+        d.paths = paths; d.num_paths = 1; d.features = ft; d.num_features = 2;
+        if (pass == 1) {
+            if (gpufeed_where_parse(&w, "city == ''", &err)) { CHECK_MSG(0, "%s", err.message); break; }
+            d.where = gpufeed_where_predicates(w, &np); d.num_where = np;
+        }
+        rdd.batch_rows = 16;
+        if (gpufeed_dataset_open(&ds, &d, &err) || gpufeed_reader_open(&rd, ds, &rdd, &err)) {
+            CHECK_MSG(0, "pass %d: %s", pass, err.message);
+            if (ds) gpufeed_dataset_close(ds);
+            ds = NULL;
+            break;
+        }
+        while (gpufeed_reader_next(rd, &b) == GPUFEED_OK) {
+            int64_t i;
+            for (i = 0; i < b.num_rows; i++, rows++) {
+                int64_t city;
+                int file = pass ? 0 : (int)(rows / 3); /* sorted: "city=", "city=__HIVE...", "city=sf" */
+                memcpy(&city, (const uint8_t *)b.data + i * b.row_bytes + b.feature_offset[0], 8);
+                if (file == 1) CHECK_MSG(city == -1 && b.valid[0][i] == 0, "the default partition, row %lld: %lld, valid %d", (long long)rows,
+                                         (long long)city, b.valid[0][i]);
+                else CHECK_MSG(city == (int64_t)(gpufeed_hash64(vals[file], strlen(vals[file]), 0) % 1000000) && b.valid[0][i] == 1,
+                               "'%s', row %lld: %lld, valid %d", vals[file], (long long)rows, (long long)city, b.valid[0][i]);
+            }
+        }
+        CHECK_MSG(rows == (pass ? 3 : 9), "pass %d: %lld rows", pass, (long long)rows);
+        gpufeed_reader_close(rd);
+        gpufeed_dataset_close(ds);
+        ds = NULL;
+    }
+    if (w) gpufeed_where_free(w);
+    walk_rm(root);
+}
+
+/* The SAFE cast of integers to floats at the edge of each float's exact
+   integers (issue 49: a mutant turning gf__int_exact's `>=` into `>` let
+   16777217 become 16777216.0f): 2^24 and 2^24 + 2 are exact in f32,
+   2^24 + 1 and -(2^24 + 1) are not (their index returned); 2^53 + 1 in
+   f64, 2049 in f16; the UNSAFE cast rounds them. Then through a dataset:
+   an INT64 column holding 16777217 read as f32 is an error naming the value. */
+static void test_safe_cast_float_edges(void)
+{
+    static const struct { gpufeed_dtype dt; int64_t ok, bad; } cases[] = {
+        { GPUFEED_DT_F32, 16777216, 16777217 }, { GPUFEED_DT_F32, 16777218, -16777217 },
+        { GPUFEED_DT_F64, 9007199254740992ll, 9007199254740993ll }, { GPUFEED_DT_F16, 2048, 2049 },
+        { GPUFEED_DT_BF16, 256, 257 },
+    };
+    gf__conv cv;
+    uint64_t in[3];
+    uint8_t out[3 * 8];
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&cv, 0, sizeof cv);
+        cv.ck = GF__CK_I64; cv.dt = cases[k].dt;
+        in[0] = (uint64_t)cases[k].ok; in[1] = (uint64_t)cases[k].ok; in[2] = (uint64_t)cases[k].bad;
+        CHECK_MSG(gf__convert(&cv, in, out, 2) == -1, "case %d: %lld is exact", (int)k, (long long)cases[k].ok);
+        CHECK_MSG(gf__convert(&cv, in, out, 3) == 2, "case %d: %lld is not exact", (int)k, (long long)cases[k].bad);
+        cv.unsafe_cast = 1;
+        CHECK_MSG(gf__convert(&cv, in, out, 3) == -1, "case %d: the unsafe cast rounds %lld", (int)k, (long long)cases[k].bad);
+    }
+    {   /* f32 of 16777217 rounds to 16777216 unsafe */
+        float f;
+        memset(&cv, 0, sizeof cv);
+        cv.ck = GF__CK_I64; cv.dt = GPUFEED_DT_F32; cv.unsafe_cast = 1;
+        in[0] = 16777217;
+        CHECK(gf__convert(&cv, in, &f, 1) == -1 && f == 16777216.0f);
+    }
+    {   /* the same value in a file: the SAFE cast is an error naming it */
+        static const char *paths[] = { "cast.parquet" };
+        static const int64_t vals[4] = { 1, 16777216, 16777217, 5 };
+        pqw_schema sch[2];
+        pqw_page pg;
+        pqw_buf body, file;
+        pqw_chunk ch;
+        pqw_rowgroup rg;
+        pqw_file f;
+        gpufeed_feature ft;
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_reader *rd = NULL;
+        gpufeed_reader_desc rdd;
+        gpufeed_batch b;
+        gpufeed_error err;
+        gpufeed_result r = GPUFEED_OK;
+        memset(&body, 0, sizeof body); memset(&file, 0, sizeof file); memset(&ch, 0, sizeof ch); memset(&rg, 0, sizeof rg); memset(&f, 0, sizeof f);
+        sch[0] = pqw_root(1);
+        sch[1] = pqw_leaf("v", PQW_INT64, PQW_REQUIRED);
+        pqw_plain_i64(&body, vals, 4);
+        pg = pqw_data_page(&body, 4, PQW_PLAIN);
+        ch.pages = &pg; ch.npages = 1; ch.physical = PQW_INT64; ch.path = "v";
+        rg.chunks = &ch; rg.nchunks = 1;
+        f.schema = sch; f.nschema = 2; f.rgs = &rg; f.nrgs = 1;
+        pqw_build(&f, &file);
+        memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d); memset(&rdd, 0, sizeof rdd);
+        ft.column = "v"; ft.dtype = GPUFEED_DT_F32;
+        d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1;
+        d.open_source = fn_open_source; d.source_user = &file;
+        rdd.batch_rows = 4;
+        if (gpufeed_dataset_open(&ds, &d, &err) || gpufeed_reader_open(&rd, ds, &rdd, &err)) CHECK_MSG(0, "%s", err.message);
+        else {
+            while ((r = gpufeed_reader_next(rd, &b)) == GPUFEED_OK) {}
+            CHECK_MSG(r == GPUFEED_ERR_CORRUPT || r == GPUFEED_ERR_INVALID_ARG || r < 0, "16777217 as f32: %d", (int)r);
+            CHECK_HAS(gpufeed_reader_error(rd), "16777217");
+            CHECK_HAS(gpufeed_reader_error(rd), "f32");
+        }
+        gpufeed_reader_close(rd);
+        gpufeed_dataset_close(ds);
+        pqw_free(&body); pqw_free(&file);
+    }
+}
+
+/* Partition predicates at each comparison's boundary (issue 49: a mutant
+   turning the partition match's `<` into `<=` kept twice the rows): a tree
+   n=1..4 (a 3-row file each) and city=la|ny|sf; each condition keeps the
+   files pyarrow keeps, and no other file is opened. */
+static void test_partition_predicates(void)
+{
+    static const struct { const char *where; int files; } cases[] = {
+        { "n < 3", 2 }, { "n <= 3", 3 }, { "n > 2", 2 }, { "n >= 2", 3 }, { "n == 2", 1 }, { "n between 2 and 3", 2 },
+        { "n in (1, 4)", 2 }, { "n < 1", 0 }, { "n > 4", 0 }, { "city < 'ny'", 1 }, { "city <= 'ny'", 3 }, { "city > 'ny'", 1 },
+        { "city >= 'ny'", 3 }, { "n < 3 and city < 'ny'", 1 }, { "n <= 9223372036854775807", 4 }, { "n > -9223372036854775809", 4 },
+    };
+    static const char *const cities[4] = { "la", "ny", "sf", "ny" };
+    char root[256], p[512];
+    const char *paths[1];
+    size_t k;
+    int n;
+    if (!walk_tmp(root, sizeof root)) { CHECK_MSG(0, "mkdtemp: %s", strerror(errno)); return; }
+    for (n = 1; n <= 4; n++) {
+        WALK_P(p, "%s/n=%d", root, n); CHECK(mkdir(p, 0755) == 0);
+        WALK_P(p, "%s/n=%d/city=%s", root, n, cities[n - 1]); CHECK(mkdir(p, 0755) == 0);
+        WALK_P(p, "%s/n=%d/city=%s/part-0.parquet", root, n, cities[n - 1]); CHECK(walk_file(p) == 0);
+    }
+    paths[0] = root;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        gpufeed_where *w = NULL;
+        gpufeed_feature ft;
+        gpufeed_dataset_desc d;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_dataset_info info;
+        gpufeed_error err;
+        int32_t np = 0;
+        if (gpufeed_where_parse(&w, cases[k].where, &err)) { CHECK_MSG(0, "%s: %s", cases[k].where, err.message); continue; }
+        memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d);
+        ft.column = "v"; ft.dtype = GPUFEED_DT_I32;
+        d.paths = paths; d.num_paths = 1; d.features = &ft; d.num_features = 1;
+        d.where = gpufeed_where_predicates(w, &np); d.num_where = np;
+        if (gpufeed_dataset_open(&ds, &d, &err)) CHECK_MSG(0, "%s: %s", cases[k].where, err.message);
+        else {
+            gpufeed_dataset_get_info(ds, &info);
+            CHECK_MSG(info.num_rows == 3 * cases[k].files, "%s: %lld rows, want %d (%d files)", cases[k].where, (long long)info.num_rows,
+                      3 * cases[k].files, cases[k].files);
+        }
+        gpufeed_dataset_close(ds);
+        gpufeed_where_free(w);
+    }
+    walk_rm(root);
+}
+
 int main(void)
 {
     RUN(test_writer_roundtrip);
@@ -4131,5 +4637,11 @@ int main(void)
     RUN(test_unit_ring);
     RUN(test_prune_all_null);
     RUN(test_reader_batch_sizes);
+    RUN(test_where_big_ints);
+    RUN(test_walk_links);
+    RUN(test_walk_denied);
+    RUN(test_partition_empty_value);
+    RUN(test_safe_cast_float_edges);
+    RUN(test_partition_predicates);
     return TEST_SUMMARY();
 }

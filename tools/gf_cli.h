@@ -85,6 +85,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/time.h>
+#include <sys/resource.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define GF_CLI_FN static __attribute__((unused))
@@ -817,6 +818,11 @@ GF_CLI_FN void gf_cli_translate(const gf_cli *c, const char *msg, char *out, siz
         { "raise ring_depth and set prefill", "raise --ring-depth and give --prefill" },
         { "mapped (without GPUFEED_OPEN_PREAD)", "mapped (leave out --pread)" },
         { "(gpufeed_cache_build, gpufeed-cache build)", "(gpufeed-cache build)" },
+        { "gpufeed_dataset_desc.unit_rows", "--unit-rows" },
+        { "elastic mode (global_batch_rows)", "elastic mode (--global-batch)" },
+        { "even = GPUFEED_EVEN_DROP_ANY", "--even drop-any" },
+        { "even = GPUFEED_EVEN_DROP", "--even drop" },
+        { "even = GPUFEED_EVEN_PAD", "--even pad" },
         { "dir_max_bytes", "--max-bytes" },
         { "batch_rows", "--batch" },
         { "unit_rows", "--unit-rows" },
@@ -872,6 +878,25 @@ typedef struct gf_cli_progress {
     double t0, last;                   /* start, last live line */
     int len;                           /* the live line's length (0: none shown) */
 } gf_cli_progress;
+
+/* This process's peak resident set in MiB: VmHWM of /proc/self/status
+   (Linux: the process's own, from its exec on), else getrusage's
+   ru_maxrss, which also counts the parent's high-water mark when the
+   parent started it with vfork (a Python parent that once held a GiB makes
+   every child it starts report a GiB) */
+GF_CLI_FN double gf_cli_peak_rss_mib(void)
+{
+    struct rusage ru;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) { kb = atoll(line + 6); break; }
+    if (f) fclose(f);
+    if (kb >= 0) return (double)kb / 1024.0;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
 
 GF_CLI_FN double gf_cli_now(void)
 {

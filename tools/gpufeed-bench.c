@@ -171,8 +171,9 @@ int main(int argc, char **argv)
           .help = "drop each epoch's last batch when it is short" },
         { .name = "--rank", .kind = GF_CLI_INT, .target = &ld.rank, .meta = "r", .help = "this rank of --world (data parallel)" },
         { .name = "--world", .kind = GF_CLI_INT, .target = &ld.world, .meta = "w", .min = 1, .help = "ranks sharing the data (default 1)" },
-        { .name = "--even", .kind = GF_CLI_CHOICE, .target = &ld.even, .meta = "drop|pad", .choices = "drop|pad",
-          .help = "every rank the same batch count: drop rows (default) or repeat some" },
+        { .name = "--even", .kind = GF_CLI_CHOICE, .target = &ld.even, .meta = "drop|pad|drop-any", .choices = "drop|pad|drop-any",
+          .help = "every rank the same batch count: drop rows (default; an error when an epoch\n"
+                  "would drop more than --world x --batch rows), repeat some, or drop whatever the loss" },
         { .name = "--start-epoch", .kind = GF_CLI_I64, .target = &ld.start_epoch, .meta = "e", .help = "resume at this epoch ..." },
         { .name = "--start-batch", .kind = GF_CLI_I64, .target = &ld.start_batch, .meta = "k", .help = "... and this batch" },
         { .name = "--ring-depth", .kind = GF_CLI_INT, .target = &ld.ring_depth, .meta = "D", .min = 1, .max = 1024,
@@ -329,7 +330,6 @@ int main(int argc, char **argv)
         gpufeed_result r;
         uint64_t rows = 0, bytes = 0;
         gpufeed_stats st;
-        struct rusage ru;
         gpufeed_remote_stats rs;
         double secs, t_epoch_end = 0;
         int32_t k;
@@ -376,7 +376,6 @@ int main(int argc, char **argv)
         t1 = gf_cli_now();
         secs = t1 - t0;
         gpufeed_loader_stats(l, &st);
-        getrusage(RUSAGE_SELF, &ru);
         fprintf(stderr, "rows %llu, batches %llu, %.3f s, %.0f rows/s, %.3f GB/s dense, source bytes read %llu\n",
                 (unsigned long long)rows, (unsigned long long)st.batches, secs, secs > 0 ? (double)rows / secs : 0.0,
                 secs > 0 ? (double)bytes / secs / 1e9 : 0.0, (unsigned long long)st.bytes_read);
@@ -417,7 +416,7 @@ int main(int argc, char **argv)
             gf_cli_translate(cli, st.verdict, v, sizeof v);
             fprintf(stderr, "verdict: %s\n", v);
         }
-        fprintf(stderr, "peak RSS %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
+        fprintf(stderr, "peak RSS %.1f MiB\n", gf_cli_peak_rss_mib());
     }
 done:
     gpufeed_loader_close(l);

@@ -22,13 +22,14 @@
    The cache is the one a loader with the same files, features and unit
    rows uses (its name is a key over all of them). `build` shows a progress
    bar on a terminal (rows, MB/s, ETA) and one final line on stderr in any
-   case (units, rows, MB/s, seconds); when a loader or another build is
+   case (units, rows, MB/s, seconds, peak RSS); when a loader or another build is
    writing the same cache it waits for it (a line every 2 s; --no-wait:
    exit 1 at once), then verifies every
    unit and exits 0. --max-bytes N (K, M, G, T suffixes: 1024-based) is the
    directory's budget: least recently used caches no process uses are
    removed to make room. `verify` checks every unit's checksum and exits 1
-   on any bad unit. --verify-crc checks page CRCs while decoding.
+   on any bad unit. --verify-crc checks page CRCs while decoding; --pread
+   reads the files with pread instead of mapping them.
 
    `ls DIR` lists the cache files (least recently used first): state,
    size, last use, dataset, features. `prune DIR` removes what no process
@@ -185,8 +186,8 @@ static int data_cmd_one(gf_cli *cli, const char *cmd, gpufeed_dataset_desc *dd, 
         if (p->calls && !p->rows && p->done == p->total)
             fprintf(stderr, "units %lld/%lld: already built\n", (long long)p->done, (long long)p->total);
         else
-            fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, %.2f s\n", (long long)p->done, (long long)p->total,
-                    (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el);
+            fprintf(stderr, "units %lld/%lld, rows %llu, %.1f MB/s, %.2f s, peak RSS %.1f MiB\n", (long long)p->done, (long long)p->total,
+                    (unsigned long long)p->rows, el > 0 ? (double)p->bytes / el / 1e6 : 0.0, el, gf_cli_peak_rss_mib());
         if (gpufeed_cache_verify(ds, cd, &bad, &err)) { fprintf(stderr, "gpufeed-cache: built, but verify failed: %s\n", err.message); rc = 1; goto done; }
         gpufeed_cache_get_info(ds, cd, &info, &err);
         printf("built %s: %llu bytes, %lld units, %lld rows, %.2f s; verified\n", info.path, (unsigned long long)info.bytes, (long long)info.units, (long long)info.rows, gf_cli_now() - p->pg.t0);
@@ -226,7 +227,7 @@ int main(int argc, char **argv)
     gpufeed_where *wh = NULL;
     const char **files;
     int nfiles = 0, i, rc = 0, data_cmd = 0;
-    int32_t workers = 2, verify_crc = 0, no_wait = 0;
+    int32_t workers = 2, verify_crc = 0, no_wait = 0, use_pread = 0;
     int64_t unit_rows = 0, unit_bytes = 0, max_bytes = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_dataset_desc dd;
@@ -255,6 +256,8 @@ int main(int argc, char **argv)
         { .name = "--workers", .kind = GF_CLI_INT, .target = &workers, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
           .flags = GF_CLI_THREADS, .help = "build: decode threads (default 2)" },
         { .name = "--verify-crc", .kind = GF_CLI_FLAG, .target = &verify_crc, .help = "check page CRCs while decoding" },
+        { .name = "--pread", .kind = GF_CLI_FLAG, .target = &use_pread,
+          .help = "build: positioned reads instead of mapping the files (a file cut short while it\nis read is then an error, never a signal)" },
         { .name = "--no-wait", .kind = GF_CLI_FLAG, .target = &no_wait,
           .help = "build: exit 1 at once when another process builds the same cache" },
         { .name = "--max-bytes", .kind = GF_CLI_SIZE, .target = &max_bytes, .meta = "N", .min = 1,
@@ -337,6 +340,7 @@ int main(int argc, char **argv)
     cd.log = logline;
     dd.paths = files; dd.num_paths = nfiles; dd.features = fs.n ? fs.f : NULL; dd.num_features = fs.n; dd.unit_rows = unit_rows; dd.unit_bytes = unit_bytes;
     if (verify_crc) dd.flags |= GPUFEED_OPEN_VERIFY_CRC;
+    if (use_pread) dd.flags |= GPUFEED_OPEN_PREAD;
     if (where && gpufeed_where_parse(&wh, where, &err)) {
         fprintf(stderr, "gpufeed-cache: --%s\n", err.message);
         gf_cli_features_free(&fs);

@@ -28,7 +28,10 @@
    hash=N, seed=S, fill=V, null=fill|error, valid, cast=unsafe, width=W,
    ragged=error|pad|truncate, lengths; it replaces --columns, --dtype,
    --hash, --fill, --null-error, --unsafe-cast, --list-width, --ragged and
-   --lengths. --verify-crc checks page CRCs where the file has them.
+   --lengths. A feature with `valid` writes its validity mask too: all such
+   masks go to --valid-out PATH (default OUT.bin.valid) as a uint8 matrix,
+   rows x those features in order, 1 a value and 0 a null (its fill in
+   OUT.bin). --verify-crc checks page CRCs where the file has them.
    --threads N splits the columns between N threads (the same bytes as one
    thread). */
 #define _POSIX_C_SOURCE 200809L
@@ -62,12 +65,55 @@ static const gf_cli_words dense_feature_words[] = { /* with --feature (the share
     { NULL, NULL }
 };
 
+/* The features with `valid` (their indexes into *vfeat, *nvalid of them)
+   and the file their masks go to: validp, or OUT.bin.valid (-o -: a usage
+   error without --valid-out). 0, 1 on a write error, 2 on a usage error. */
+static int valid_open(const gpufeed_dataset_info *info, const gpufeed_dataset *ds, const char *outp, const char *validp,
+                      int32_t **vfeat, int32_t *nvalid, char **path, FILE **vout)
+{
+    int32_t k;
+    *vfeat = (int32_t *)malloc((size_t)(info->num_features ? info->num_features : 1) * sizeof(int32_t));
+    if (!*vfeat) return 1;
+    for (k = 0; k < info->num_features; k++)
+        if (gpufeed_dataset_feature(ds, k)->validity) (*vfeat)[(*nvalid)++] = k;
+    if (!*nvalid) {
+        if (!validp) return 0;
+        fprintf(stderr, "gpufeed-dense: --valid-out: no feature has the `valid` option (--feature COL:DTYPE:valid)\n");
+        return 2;
+    }
+    if (!validp && !strcmp(outp, "-")) {
+        fprintf(stderr, "gpufeed-dense: features with `valid` write their masks to a file: give --valid-out PATH (-o - is stdout)\n");
+        return 2;
+    }
+    *path = (char *)malloc(strlen(validp ? validp : outp) + 7);
+    if (!*path) return 1;
+    strcpy(*path, validp ? validp : outp);
+    if (!validp) strcat(*path, ".valid");
+    *vout = strcmp(*path, "-") ? fopen(*path, "wb") : stdout;
+    if (!*vout) { fprintf(stderr, "gpufeed-dense: cannot write '%.100s': %s\n", *path, strerror(errno)); return 1; }
+    return 0;
+}
+
+/* a batch's masks as rows of nvalid bytes (row buffer rb) into vout */
+static int valid_write(const gpufeed_batch *b, const int32_t *vfeat, int32_t nvalid, uint8_t *rb, FILE *vout)
+{
+    int64_t r;
+    int32_t k;
+    for (r = 0; r < b->num_rows; r++)
+        for (k = 0; k < nvalid; k++) rb[r * nvalid + k] = b->valid[vfeat[k]] ? b->valid[vfeat[k]][r] : 1;
+    return fwrite(rb, (size_t)nvalid, (size_t)b->num_rows, vout) != (size_t)b->num_rows;
+}
+
 static const char **g_files;
 static void free_files(void) { free((void *)g_files); g_files = NULL; }
 
 int main(int argc, char **argv)
 {
-    const char *columns = NULL, *outp = NULL, *where = NULL, *lengths = NULL;
+    const char *columns = NULL, *outp = NULL, *where = NULL, *lengths = NULL, *validp = NULL;
+    char *valid_path = NULL;
+    int32_t *vfeat = NULL, nvalid = 0;
+    uint8_t *vrow = NULL;
+    FILE *vout = NULL;
     int64_t list_width = 0;
     int32_t ragged = GPUFEED_LIST_ERROR;
     const char **files = NULL;
@@ -99,8 +145,11 @@ int main(int argc, char **argv)
           .help = "the output file; - writes to stdout (not a terminal)" },
         { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
           .help = "one feature (output column) each, in order; options hash=N, seed=S,\n"
-                  "fill=V, null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate,\n"
-                  "lengths; replaces the nine flags from --columns to --lengths" },
+                  "fill=V, null=fill|error, valid (its mask into --valid-out), cast=unsafe, width=W,\n"
+                  "ragged=error|pad|truncate, lengths; replaces the nine flags from --columns to --lengths" },
+        { .name = "--valid-out", .kind = GF_CLI_STR, .target = &validp, .meta = "PATH",
+          .help = "where the validity masks of the features with `valid` go (default OUT.bin.valid):\n"
+                  "a uint8 matrix, rows x those features in order, 1 a value, 0 a null (its fill in OUT)" },
         { .name = "--columns", .kind = GF_CLI_STR, .target = &columns, .meta = "a,b",
           .help = "these columns, in order (default: every numeric and boolean column)" },
         { .name = "--dtype", .kind = GF_CLI_DTYPE, .target = &dt, .meta = "T", .help = "f32 (default), f64, f16, bf16, i32, i64 or u8, or the numpy name (float32 ...)" },
@@ -164,6 +213,7 @@ int main(int argc, char **argv)
         gf_cli_features_free(&fs); return 2;
     }
     if (lengths && !columns) { fprintf(stderr, "gpufeed-dense: --lengths needs --columns\n"); gf_cli_features_free(&fs); return 2; }
+    if (validp && !strcmp(validp, outp)) { fprintf(stderr, "gpufeed-dense: --valid-out must be another file than -o\n"); gf_cli_features_free(&fs); return 2; }
     if (!strcmp(outp, "-") && isatty(1)) {
         fprintf(stderr, "gpufeed-dense: -o - writes binary to stdout, which is a terminal: redirect it (> OUT.bin, | ...)\n");
         gf_cli_features_free(&fs); return 2;
@@ -283,6 +333,12 @@ int main(int argc, char **argv)
         if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(&cli, err.message); rc = 1; goto done; }
     }
     gpufeed_dataset_get_info(ds, &info);
+    rc = valid_open(&info, ds, outp, validp, &vfeat, &nvalid, &valid_path, &vout);
+    if (rc) goto done;
+    if (nvalid && !(vrow = (uint8_t *)malloc((size_t)batch * (size_t)nvalid))) {
+        fprintf(stderr, "gpufeed-dense: out of memory for the masks of --batch %lld rows\n", (long long)batch);
+        rc = 1; goto done;
+    }
     if (info.pack) { /* packed rows are cut by a loader, in the dataset's order */
         gpufeed_loader_desc ld;
         memset(&ld, 0, sizeof ld);
@@ -307,6 +363,10 @@ int main(int argc, char **argv)
             gf_cli_progress_done(&pg);
             fprintf(stderr, "gpufeed-dense: write to '%.100s' failed: %s\n", outp, strerror(errno)); rc = 1; goto done;
         }
+        if (nvalid && valid_write(&b, vfeat, nvalid, vrow, vout)) {
+            gf_cli_progress_done(&pg);
+            fprintf(stderr, "gpufeed-dense: write to '%.100s' failed: %s\n", valid_path, strerror(errno)); rc = 1; goto done;
+        }
         rows += b.num_rows;
         if (gf_cli_progress_due(&pg)) {
             double el = gf_cli_now() - pg.t0;
@@ -323,6 +383,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpufeed-dense: write to '%.100s' failed: %s\n", outp, strerror(errno)); rc = 1; goto done;
     }
     out = NULL;
+    if (vout && fclose(vout) != 0) {
+        vout = NULL;
+        fprintf(stderr, "gpufeed-dense: write to '%.100s' failed: %s\n", valid_path, strerror(errno)); rc = 1; goto done;
+    }
+    vout = NULL;
     t1 = now_s();
     {
         double secs = t1 - t0, bytes = (double)rows * (double)info.row_bytes;
@@ -331,10 +396,15 @@ int main(int argc, char **argv)
                 info.row_groups, info.row_groups_pruned);
         fprintf(stderr, "bytes read %llu, seconds %.3f, output %.3f GB/s (%.0f rows/s)\n",
                 (unsigned long long)gpufeed_dataset_bytes_read(ds), secs, secs > 0 ? bytes / secs / 1e9 : 0.0, secs > 0 ? (double)rows / secs : 0.0);
+        if (nvalid) fprintf(stderr, "validity masks of %d features: %s (%lld rows x %d bytes)\n", (int)nvalid, valid_path, rows, (int)nvalid);
     }
 done:
     if (out && out != stdout) fclose(out);
     gpufeed_loader_close(lo);
+    if (vout) fclose(vout);
+    free(vfeat);
+    free(vrow);
+    free(valid_path);
     gpufeed_reader_close(rd);
     gpufeed_dataset_close(ds);
     gpufeed_where_free(wh);

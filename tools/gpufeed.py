@@ -900,8 +900,8 @@ class Loader:
     def _args(self, batch_rows, workers, ring_depth, seed, shuffle_window, unit_shuffle, epochs, even, drop_last,
               start_epoch, start_batch, unit_rows, unit_bytes, layout, slots, global_batch_rows, partitions, where,
               cache_dir, verify_crc) -> None:
-        if even not in ("drop", "pad"):
-            raise ValueError("even=%r: 'drop' or 'pad'" % (even,))
+        if even not in ("drop", "pad", "drop_any"):
+            raise ValueError("even=%r: 'drop', 'pad' or 'drop_any' (drop, whatever the loss)" % (even,))
         if layout not in (None, "row", "feature"):
             raise ValueError("layout=%r: 'row' or 'feature'" % (layout,))
         if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
@@ -1074,7 +1074,7 @@ class Loader:
         ld.no_unit_shuffle = 0 if self.unit_shuffle else 1
         ld.shuffle_window, ld.rank, ld.world = self.shuffle_window, self.rank, self.world
         ld.last_batch = 1 if self.drop_last else 0
-        ld.even = {"drop": 0, "pad": 1}[self.even]
+        ld.even = {"drop": 0, "pad": 1, "drop_any": 2}[self.even]
         ld.start_epoch, ld.start_batch = epoch, batch
         ld.epochs = EPOCHS_ENDLESS if self.epochs is None else self.epochs - epoch
         ld.global_batch_rows = self.global_batch_rows  # > 0: elastic mode (batch_rows may be 0)

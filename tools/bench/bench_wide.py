@@ -11,7 +11,13 @@ dictionary pages, 1 MiB data pages): a quarter float64 (normal), a quarter
 float32 with 200 distinct values, a quarter int32 categories (5,000
 distinct), a quarter float64 with 2% nulls. Every column read as f32.
 
-Measured, each the median of --runs runs (process peak RSS from wait4):
+Measured, each the median of --runs runs; peak RSS is each process's own
+high-water mark (VmHWM: gpufeed-bench's and gpufeed-cache's "peak RSS",
+the pyarrow child's from /proc/self/status). Not wait4's ru_maxrss: a
+child Python starts with vfork carries the parent's high-water mark
+(this script once wrote the file itself: 1.3 GiB for every child). The
+file is written, and its column bytes summed, by child processes, so this
+process stays small.
   loader      gpufeed-bench FILE --batch B --workers N --shuffle-window W
               --seed 1 --epochs E: wall time, peak RSS, source bytes read in
               an epoch against the selected column bytes (the sum of the
@@ -41,15 +47,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run(cmd, env=None):
-    """(wall seconds, peak RSS MiB, stdout+stderr) of one child"""
+    """(wall seconds, peak RSS MiB, stdout+stderr) of one child; the peak
+    is the one the child prints ("peak RSS N MiB": its VmHWM)"""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
     out = p.stdout.read().decode(errors="replace")
-    _, status, ru = os.wait4(p.pid, 0)
+    status = p.wait()
     wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
+    if status != 0:
         sys.exit("bench_wide.py: %s failed:\n%s" % (" ".join(cmd), out[-2000:]))
-    return wall, ru.ru_maxrss / 1024.0, out
+    m = re.search(r"peak RSS ([0-9.]+) MiB", out)
+    if not m:
+        sys.exit("bench_wide.py: %s printed no peak RSS:\n%s" % (" ".join(cmd), out[-2000:]))
+    return wall, float(m.group(1)), out
 
 
 def make_file(path, cols, rows, rg):
@@ -94,7 +104,29 @@ m = np.empty((t.num_rows, t.num_columns), dtype=np.float32)
 for j, c in enumerate(t.columns):
     m[:, j] = pc.fill_null(c, 0).to_numpy()
 print(m.shape, float(m[:, ::97].sum()))
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+print("peak RSS %.1f MiB" % (int(hwm[0].split()[1]) / 1024.0))
 """
+
+# the file written and its bytes summed in child processes (the parent's
+# high-water mark stays that of a small process)
+CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import bench_wide
+if sys.argv[2] == "make":
+    bench_wide.make_file(sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+else:
+    print(bench_wide.selected_bytes(sys.argv[3]))
+"""
+
+
+def in_child(*args):
+    p = subprocess.run([sys.executable, "-c", CHILD, os.path.dirname(os.path.abspath(__file__)), *[str(a) for a in args]],
+                       cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit("bench_wide.py: the child (%s) failed" % args[0])
+    return p.stdout
 
 
 def main():
@@ -114,8 +146,8 @@ def main():
     out = os.path.join(ROOT, a.out)
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, f"wide_{a.cols}x{a.rows}_rg{a.rg}.parquet")
-    make_file(path, a.cols, a.rows, a.rg)
-    sel = selected_bytes(path)
+    sys.stdout.write(in_child("make", path, a.cols, a.rows, a.rg))
+    sel = int(in_child("bytes", path).split()[-1])
     bench, cache_tool = os.path.join(a.bin, "gpufeed-bench"), os.path.join(a.bin, "gpufeed-cache")
     rows = []
 
