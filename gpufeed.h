@@ -2808,6 +2808,929 @@ static int gf__s3_list_url(const char *endpoint, const char *region, const char 
     return gf__uri_encode(out, cap, &n, prefix, 0);
 }
 
+static char *gf__rstrdup(const gpufeed_allocator *a, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    char *d = (char *)gf__alloc(a, n + 1);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* ---- pure helpers: whole XML answers, times, INI and JSON (no network) ---- */
+
+static int gf__xml_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* up to 40 bytes of s as printable text, for messages */
+static void gf__snippet(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t i, m = 0;
+    for (i = 0; i < n && i < 40 && m + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[m++] = c >= 32 && c < 127 ? (char)c : '?';
+    }
+    out[m] = 0;
+}
+
+/* an answer that is one whole XML document whose root element is `root`:
+   an optional declaration, then <root ...> first and </root> last
+   (whitespace around them). 0, or -1 with what is wrong in why: a page
+   cut anywhere, HTML or garbage are never taken for an answer */
+static int gf__xml_whole(const char *s, size_t n, const char *root, char *why, size_t cap)
+{
+    size_t rl = strlen(root), i = 0, e = n;
+    char snip[48];
+    while (i < n && gf__xml_space(s[i])) i++;
+    if (n - i >= 5 && memcmp(s + i, "<?xml", 5) == 0) {
+        size_t j = i + 5;
+        while (j + 1 < n && !(s[j] == '?' && s[j + 1] == '>')) j++;
+        if (j + 1 >= n) {
+            gf__fmt(why, cap, "a cut XML declaration");
+            return -1;
+        }
+        i = j + 2;
+        while (i < n && gf__xml_space(s[i])) i++;
+    }
+    if (n - i < rl + 2 || s[i] != '<' || memcmp(s + i + 1, root, rl) != 0 || !(s[i + 1 + rl] == '>' || gf__xml_space(s[i + 1 + rl]))) {
+        gf__snippet(s + i, n - i, snip, sizeof snip);
+        gf__fmt(why, cap, "not a <%s> document: it starts with '%s'", root, snip);
+        return -1;
+    }
+    while (e > i && gf__xml_space(s[e - 1])) e--;
+    if (e - i < 2 * rl + 5 || memcmp(s + e - rl - 3, "</", 2) != 0 || memcmp(s + e - rl - 1, root, rl) != 0 || s[e - 1] != '>') {
+        gf__fmt(why, cap, "cut short: the document does not end with </%s>", root);
+        return -1;
+    }
+    return 0;
+}
+
+/* w decimal digits at s: 0 and *v, or -1 */
+static int gf__digits(const char *s, int w, int64_t *v)
+{
+    int k;
+    *v = 0;
+    for (k = 0; k < w; k++) {
+        if (s[k] < '0' || s[k] > '9') return -1;
+        *v = *v * 10 + (s[k] - '0');
+    }
+    return 0;
+}
+
+/* days since 1970-01-01 of a proleptic Gregorian date: years counted from
+   March in eras of 400 years (146,097 days) */
+static int64_t gf__days_civil(int64_t y, int64_t m, int64_t d)
+{
+    int64_t era, yoe, doy, doe;
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* the date of day z since 1970-01-01 (the inverse of gf__days_civil) */
+static void gf__civil_days(int64_t z, int64_t *y, int *m, int *d)
+{
+    int64_t era, doe, yoe, doy, mp;
+    z += 719468;
+    era = (z >= 0 ? z : z - 146096) / 146097;
+    doe = z - era * 146097;
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
+/* an ISO 8601 time as S3, STS and the metadata endpoints write it
+   (2026-11-28T12:00:00Z, fractions of a second, +HH:MM or none: UTC)
+   into unix seconds: 0, or -1 */
+static int gf__iso8601(const char *s, size_t n, int64_t *out)
+{
+    static const int at[6] = { 0, 5, 8, 11, 14, 17 }, w[6] = { 4, 2, 2, 2, 2, 2 };
+    int64_t v[6], t, hh, mm;
+    size_t i = 19;
+    int k;
+    if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return -1;
+    for (k = 0; k < 6; k++)
+        if (gf__digits(s + at[k], w[k], &v[k])) return -1;
+    if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 60) return -1;
+    t = gf__days_civil(v[0], v[1], v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5];
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    }
+    if (i < n && (s[i] == 'Z' || s[i] == 'z')) i++;
+    else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+        if (gf__digits(s + i + 1, 2, &hh) || gf__digits(s + i + 4, 2, &mm) || hh > 23 || mm > 59) return -1;
+        t -= (s[i] == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
+        i += 6;
+    }
+    if (i != n) return -1;
+    *out = t;
+    return 0;
+}
+
+static const char gf__months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+static const char gf__wdays[] = "ThuFriSatSunMonTueWed"; /* 1970-01-01 was a Thursday */
+
+/* an HTTP date (Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT) into unix
+   seconds: 0, or -1 */
+static int gf__http_date(const char *s, size_t n, int64_t *out)
+{
+    int64_t d, y, hh, mm, ss;
+    int m;
+    if (n != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' || s[19] != ':' || s[22] != ':' ||
+        memcmp(s + 25, " GMT", 4) != 0)
+        return -1;
+    for (m = 0; m < 12 && memcmp(gf__months + 3 * m, s + 8, 3) != 0; m++) {}
+    if (m == 12 || gf__digits(s + 5, 2, &d) || gf__digits(s + 12, 4, &y) || gf__digits(s + 17, 2, &hh) || gf__digits(s + 20, 2, &mm) ||
+        gf__digits(s + 23, 2, &ss) || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60)
+        return -1;
+    *out = gf__days_civil(y, m + 1, d) * 86400 + hh * 3600 + mm * 60 + ss;
+    return 0;
+}
+
+/* unix seconds as an HTTP date (If-Unmodified-Since) into out (>= 30 bytes) */
+static void gf__http_date_fmt(int64_t t, char *out, size_t cap)
+{
+    int64_t days = (t >= 0 ? t : t - 86399) / 86400, s = t - days * 86400, y;
+    int m, d, wd = (int)(((days % 7) + 7) % 7);
+    gf__civil_days(days, &y, &m, &d);
+    gf__fmt(out, cap, "%.3s, %02d %.3s %04lld %02d:%02d:%02d GMT", gf__wdays + 3 * wd, d, gf__months + 3 * (m - 1), (long long)y, (int)(s / 3600),
+            (int)(s / 60 % 60), (int)(s % 60));
+}
+
+/* a's first n bytes equal to b ignoring ASCII case, b's length n */
+static int gf__ieq(const char *a, size_t n, const char *b)
+{
+    size_t i;
+    if (strlen(b) != n) return 0;
+    for (i = 0; i < n; i++) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
+        if (x != y) return 0;
+    }
+    return 1;
+}
+
+/* a section header's name [ profile  dev ] against sect ("profile dev"):
+   runs of spaces match one space */
+static int gf__ini_sect_is(const char *h, size_t n, const char *sect)
+{
+    size_t i = 0;
+    while (i < n && (h[i] == ' ' || h[i] == '\t')) i++;
+    while (n > i && (h[n - 1] == ' ' || h[n - 1] == '\t')) n--;
+    while (i < n && *sect) {
+        if ((h[i] == ' ' || h[i] == '\t') && *sect == ' ') {
+            while (i < n && (h[i] == ' ' || h[i] == '\t')) i++;
+            sect++;
+            continue;
+        }
+        if (h[i] != *sect) return 0;
+        i++;
+        sect++;
+    }
+    return i == n && !*sect;
+}
+
+/* one line of an INI text: [a, e) without its line end and trailing
+   blanks; *next the next line's start */
+static void gf__ini_line(const char *s, size_t n, size_t at, size_t *a, size_t *e, size_t *next)
+{
+    size_t j = at;
+    while (j < n && s[j] != '\n') j++;
+    *next = j < n ? j + 1 : n;
+    *a = at;
+    while (j > at && (s[j - 1] == '\r' || s[j - 1] == ' ' || s[j - 1] == '\t')) j--;
+    *e = j;
+}
+
+/* The value of `key` in section `sect` of an AWS config or credentials
+   file (n bytes of text): [sect] headers, `key = value` lines, '#' and
+   ';' comment lines; indented lines (a nested setting's) are skipped. 1
+   found (the value, trimmed, into out; key NULL: the section is there),
+   0 absent, -1 a value that does not fit. */
+static int gf__ini_get(const char *s, size_t n, const char *sect, const char *key, char *out, size_t cap)
+{
+    size_t at = 0, a, e, next;
+    int in = 0;
+    while (at < n) {
+        const char *eq;
+        gf__ini_line(s, n, at, &a, &e, &next);
+        at = next;
+        if (a == e || s[a] == '#' || s[a] == ';') continue;
+        if (s[a] == ' ' || s[a] == '\t') continue; /* a nested setting's line */
+        if (s[a] == '[') {
+            in = s[e - 1] == ']' && e - a >= 2 && gf__ini_sect_is(s + a + 1, e - a - 2, sect);
+            if (in && !key) return 1;
+            continue;
+        }
+        eq = in && key ? (const char *)memchr(s + a, '=', e - a) : NULL;
+        if (!eq) continue;
+        {
+            size_t kn = (size_t)(eq - (s + a)), v = (size_t)(eq - s) + 1;
+            while (kn > 0 && (s[a + kn - 1] == ' ' || s[a + kn - 1] == '\t')) kn--;
+            if (!gf__ieq(s + a, kn, key)) continue;
+            while (v < e && (s[v] == ' ' || s[v] == '\t')) v++;
+            if (e - v >= cap) return -1;
+            memcpy(out, s + v, e - v);
+            out[e - v] = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A JSON text: credential_process's output and the container and
+   instance metadata endpoints' answers. Strings unescaped (\uXXXX into
+   UTF-8), numbers, literals, nested values skipped (16 levels at most);
+   the whole text is checked. */
+typedef struct gf__json {
+    const char *s;
+    size_t n, i;
+    int depth;
+} gf__json;
+
+static void gf__json_ws(gf__json *j)
+{
+    while (j->i < j->n && gf__xml_space(j->s[j->i])) j->i++;
+}
+
+/* a code point as UTF-8 into out (m used of cap): 0 or -1 */
+static int gf__utf8_put(uint32_t cp, char *out, size_t cap, size_t *m)
+{
+    int k = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4, b;
+    static const unsigned char lead[5] = { 0, 0, 0xC0, 0xE0, 0xF0 };
+    if (!out) return 0;
+    if (*m + (size_t)k >= cap) return -1;
+    for (b = k - 1; b > 0; b--) {
+        out[*m + (size_t)b] = (char)(0x80 | (cp & 0x3F));
+        cp >>= 6;
+    }
+    out[*m] = (char)(k == 1 ? cp : (lead[k] | cp));
+    *m += (size_t)k;
+    return 0;
+}
+
+/* \uXXXX at s (after the 'u'): the unit, or -1 */
+static int32_t gf__json_u4(const char *s, size_t left)
+{
+    int32_t v = 0;
+    int k;
+    if (left < 4) return -1;
+    for (k = 0; k < 4; k++) {
+        int h = gf__hexval(s[k]);
+        if (h < 0) return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* an escape after '\' at j->i: its code point into *cp (a surrogate pair
+   joined), j->i past it; 0 or -1 */
+static int gf__json_escape(gf__json *j, uint32_t *cp)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char *p;
+    int32_t u, lo;
+    char c = j->i < j->n ? j->s[j->i] : 0;
+    if (c && (p = strchr(from, c)) != NULL) {
+        *cp = (unsigned char)to[p - from];
+        j->i++;
+        return 0;
+    }
+    if (c != 'u' || (u = gf__json_u4(j->s + j->i + 1, j->n - j->i - 1)) < 0) return -1;
+    j->i += 5;
+    if (u >= 0xDC00 && u <= 0xDFFF) return -1;
+    if (u >= 0xD800 && u <= 0xDBFF) {
+        if (j->n - j->i < 6 || j->s[j->i] != '\\' || j->s[j->i + 1] != 'u') return -1;
+        lo = gf__json_u4(j->s + j->i + 2, j->n - j->i - 2);
+        if (lo < 0xDC00 || lo > 0xDFFF) return -1;
+        j->i += 6;
+        u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+    }
+    *cp = (uint32_t)u;
+    return 0;
+}
+
+/* a string at j->i ('"'): unescaped into out (NULL: skipped; *fits 0 when
+   it did not fit in cap); 0 or -1 */
+static int gf__json_string(gf__json *j, char *out, size_t cap, int *fits)
+{
+    size_t m = 0;
+    *fits = 1;
+    j->i++;
+    while (j->i < j->n && j->s[j->i] != '"') {
+        unsigned char c = (unsigned char)j->s[j->i];
+        uint32_t cp = c;
+        if (c < 0x20) return -1;
+        if (c == '\\') {
+            j->i++;
+            if (gf__json_escape(j, &cp)) return -1;
+            if (*fits && gf__utf8_put(cp, out, cap, &m)) *fits = 0;
+            continue;
+        }
+        if (*fits && out && m + 1 < cap) out[m++] = (char)c;
+        else if (out) *fits = 0;
+        j->i++;
+    }
+    if (j->i >= j->n) return -1;
+    j->i++;
+    if (out && cap) out[m < cap ? m : cap - 1] = 0;
+    return 0;
+}
+
+/* a number or a literal at j->i: [a, j->i); 0 or -1 */
+static int gf__json_scalar(gf__json *j)
+{
+    static const char *const lit[] = { "true", "false", "null" };
+    size_t a = j->i, d;
+    int k;
+    for (k = 0; k < 3; k++)
+        if (j->n - j->i >= strlen(lit[k]) && memcmp(j->s + j->i, lit[k], strlen(lit[k])) == 0) {
+            j->i += strlen(lit[k]);
+            return 0;
+        }
+    if (j->i < j->n && j->s[j->i] == '-') j->i++;
+    for (d = j->i; j->i < j->n && j->s[j->i] >= '0' && j->s[j->i] <= '9'; j->i++) {}
+    if (j->i == d) return -1;
+    if (j->i < j->n && j->s[j->i] == '.') {
+        for (d = ++j->i; j->i < j->n && j->s[j->i] >= '0' && j->s[j->i] <= '9'; j->i++) {}
+        if (j->i == d) return -1;
+    }
+    if (j->i < j->n && (j->s[j->i] == 'e' || j->s[j->i] == 'E')) {
+        j->i++;
+        if (j->i < j->n && (j->s[j->i] == '+' || j->s[j->i] == '-')) j->i++;
+        for (d = j->i; j->i < j->n && j->s[j->i] >= '0' && j->s[j->i] <= '9'; j->i++) {}
+        if (j->i == d) return -1;
+    }
+    return j->i > a ? 0 : -1;
+}
+
+static int gf__json_value(gf__json *j);
+
+/* an object or array at j->i ('{' or '['), skipped; 0 or -1 */
+static int gf__json_nested(gf__json *j)
+{
+    char close = j->s[j->i] == '{' ? '}' : ']';
+    int first = 1, fits;
+    if (++j->depth > 16) return -1;
+    j->i++;
+    for (;;) {
+        gf__json_ws(j);
+        if (j->i < j->n && j->s[j->i] == close && first) break;
+        if (!first) {
+            if (j->i >= j->n || (j->s[j->i] != ',' && j->s[j->i] != close)) return -1;
+            if (j->s[j->i] == close) break;
+            j->i++;
+            gf__json_ws(j);
+        }
+        first = 0;
+        if (close == '}') {
+            if (j->i >= j->n || j->s[j->i] != '"' || gf__json_string(j, NULL, 0, &fits)) return -1;
+            gf__json_ws(j);
+            if (j->i >= j->n || j->s[j->i] != ':') return -1;
+            j->i++;
+        }
+        if (gf__json_value(j)) return -1;
+    }
+    j->i++;
+    j->depth--;
+    return 0;
+}
+
+static int gf__json_value(gf__json *j)
+{
+    int fits;
+    gf__json_ws(j);
+    if (j->i >= j->n) return -1;
+    if (j->s[j->i] == '{' || j->s[j->i] == '[') return gf__json_nested(j);
+    if (j->s[j->i] == '"') return gf__json_string(j, NULL, 0, &fits);
+    return gf__json_scalar(j);
+}
+
+/* member `key` of the JSON object text s (n bytes): 1 a string (unescaped
+   into out), 2 a number or literal (its text into out), 0 absent, -1
+   malformed JSON (anywhere in the text) or a value that does not fit */
+static int gf__json_get(const char *s, size_t n, const char *key, char *out, size_t cap)
+{
+    gf__json j;
+    int found = 0, first = 1, fits;
+    char k[64];
+    memset(&j, 0, sizeof j);
+    j.s = s;
+    j.n = n;
+    gf__json_ws(&j);
+    if (j.i >= n || s[j.i] != '{') return -1;
+    j.i++;
+    for (;;) {
+        size_t v;
+        gf__json_ws(&j);
+        if (j.i < n && s[j.i] == '}' && first) break;
+        if (!first) {
+            if (j.i >= n || (s[j.i] != ',' && s[j.i] != '}')) return -1;
+            if (s[j.i] == '}') break;
+            j.i++;
+            gf__json_ws(&j);
+        }
+        first = 0;
+        if (j.i >= n || s[j.i] != '"' || gf__json_string(&j, k, sizeof k, &fits)) return -1;
+        gf__json_ws(&j);
+        if (j.i >= n || s[j.i] != ':') return -1;
+        j.i++;
+        gf__json_ws(&j);
+        v = j.i;
+        if (fits && strcmp(k, key) == 0 && !found && j.i < n && s[j.i] == '"') {
+            if (gf__json_string(&j, out, cap, &fits) || !fits) return -1;
+            found = 1;
+            continue;
+        }
+        if (gf__json_value(&j)) return -1;
+        if (fits && strcmp(k, key) == 0 && !found && s[v] != '{' && s[v] != '[') {
+            if (j.i - v >= cap) return -1;
+            memcpy(out, s + v, j.i - v);
+            out[j.i - v] = 0;
+            found = 2;
+        }
+    }
+    j.i++;
+    gf__json_ws(&j);
+    return j.i == n ? found : -1;
+}
+
+/* Where a redirect (301, 302, 307, 308) of a request to `from` may go:
+   `loc` (absolute, or a path on the same host) into out when it stays on
+   the same scheme://host:port, or, with AWS's own endpoints (aws), on an
+   https://...amazonaws.com host. 0: follow it, -1: not (why). */
+static int gf__redirect_ok(const char *from, const char *loc, int aws, char *out, size_t cap, char *why, size_t wcap)
+{
+    const char *fs = strstr(from, "://"), *fe, *ls = strstr(loc, "://"), *le;
+    size_t fn, ln, i;
+    int same;
+    if (!fs) {
+        gf__fmt(why, wcap, "a redirect of a request that is no URL");
+        return -1;
+    }
+    fe = strchr(fs + 3, '/');
+    fn = fe ? (size_t)(fe - from) : strlen(from);
+    if (loc[0] == '/') {
+        if (fn + strlen(loc) >= cap) return -1;
+        memcpy(out, from, fn);
+        memcpy(out + fn, loc, strlen(loc) + 1);
+        return 0;
+    }
+    if (!ls || (strncmp(loc, "http://", 7) != 0 && strncmp(loc, "https://", 8) != 0)) {
+        gf__fmt(why, wcap, "a Location that is no http(s) URL: '%.200s'", loc);
+        return -1;
+    }
+    le = strchr(ls + 3, '/');
+    ln = le ? (size_t)(le - loc) : strlen(loc);
+    same = ln == fn;
+    for (i = 0; same && i < ln; i++) {
+        char a = from[i], b = loc[i];
+        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+        same = a == b;
+    }
+    if (!same && aws && strncmp(loc, "https://", 8) == 0) {
+        const char *h = loc + 8, *colon = (const char *)memchr(h, ':', (size_t)(loc + ln - h));
+        size_t hn = (size_t)((colon ? colon : loc + ln) - h);
+        same = hn > 14 && gf__ieq(h + hn - 14, 14, ".amazonaws.com");
+    }
+    if (!same) {
+        gf__fmt(why, wcap, "to another endpoint, %.*s", (int)(ln < 200 ? ln : 200), loc);
+        return -1;
+    }
+    if (strlen(loc) >= cap) return -1;
+    memcpy(out, loc, strlen(loc) + 1);
+    return 0;
+}
+
+/* ---- pure helpers: listing pages, checked (no network) ---- */
+
+typedef struct gf__rkeys {             /* keys found and what the listing said of them, grown */
+    char **v;
+    char **etag;                       /* "" when none */
+    uint64_t *size;
+    int64_t *mtime;                    /* Last-Modified, unix seconds; -1 not given */
+    int32_t n, cap;
+} gf__rkeys;
+
+static int gf__rkeys_push(const gpufeed_allocator *a, gf__rkeys *k, const char *s, uint64_t size, const char *etag, int64_t mtime)
+{
+    if (k->n == k->cap) {
+        int32_t nc = k->cap ? k->cap * 2 : 64;
+        char **nv, **ne;
+        uint64_t *ns;
+        int64_t *nm;
+        if (nc <= k->cap || (size_t)nc > SIZE_MAX / 16) return -1;
+        nv = (char **)gf__realloc(a, k->v, (size_t)nc * sizeof(char *));
+        if (nv) k->v = nv;
+        ne = nv ? (char **)gf__realloc(a, k->etag, (size_t)nc * sizeof(char *)) : NULL;
+        if (ne) k->etag = ne;
+        ns = ne ? (uint64_t *)gf__realloc(a, k->size, (size_t)nc * sizeof(uint64_t)) : NULL;
+        if (ns) k->size = ns;
+        nm = ns ? (int64_t *)gf__realloc(a, k->mtime, (size_t)nc * sizeof(int64_t)) : NULL;
+        if (!nm) return -1;
+        k->mtime = nm;
+        k->cap = nc;
+    }
+    k->v[k->n] = gf__rstrdup(a, s);
+    k->etag[k->n] = gf__rstrdup(a, etag ? etag : "");
+    if (!k->v[k->n] || !k->etag[k->n]) {
+        gf__free(a, k->v[k->n]);
+        gf__free(a, k->etag[k->n]);
+        return -1;
+    }
+    k->size[k->n] = size;
+    k->mtime[k->n] = mtime;
+    k->n++;
+    return 0;
+}
+
+static void gf__rkeys_free(const gpufeed_allocator *a, gf__rkeys *k)
+{
+    int32_t i;
+    for (i = 0; i < k->n; i++) {
+        gf__free(a, k->v[i]);
+        gf__free(a, k->etag[i]);
+    }
+    gf__free(a, k->v);
+    gf__free(a, k->etag);
+    gf__free(a, k->size);
+    gf__free(a, k->mtime);
+    memset(k, 0, sizeof *k);
+}
+
+/* which listed keys a path takes: a prefix's *.parquet, or a glob's matches */
+typedef struct gf__rmatch {
+    const char *glob;                  /* NULL: every *.parquet key below `base` */
+    size_t base;                       /* the length of the literal directory (with its '/') */
+} gf__rmatch;
+
+static int gf__rmatch_key(const gf__rmatch *m, const char *key)
+{
+    size_t n = strlen(key);
+    if (n <= m->base || key[n - 1] == '/' || gf__rhidden(key + m->base)) return 0;
+    if (m->glob) return gf__rglob(m->glob, key, 1);
+    return n >= 8 && strcmp(key + n - 8, ".parquet") == 0;
+}
+
+/* A listing's pages so far: every page must be a whole document with
+   IsTruncated, keys within the prefix, ascending and unique within and
+   across pages; a truncated page needs a continuation token not seen
+   before; more pages than 8 + the keys listed is a listing that does not
+   advance. */
+typedef struct gf__rlstate {
+    const char *prefix;
+    char *last;                        /* the greatest key so far */
+    int64_t keys;                      /* keys listed so far (taken or not) */
+    int32_t page;                      /* pages so far */
+    uint64_t *seen;                    /* hashes of the tokens seen (open addressing; 0: free) */
+    uint32_t nseen, cap;
+} gf__rlstate;
+
+static void gf__rlstate_free(const gpufeed_allocator *a, gf__rlstate *st)
+{
+    gf__free(a, st->last);
+    gf__free(a, st->seen);
+    st->last = NULL;
+    st->seen = NULL;
+    st->nseen = st->cap = 0;
+}
+
+/* records a continuation token: 1 new, 0 seen before, -1 no memory */
+static int gf__rlstate_token(const gpufeed_allocator *a, gf__rlstate *st, const char *tok)
+{
+    uint64_t h = gpufeed_hash64(tok, strlen(tok), 0x746f6b656e73ull) | 1;
+    uint32_t i;
+    if (2 * (st->nseen + 1) > st->cap) {
+        uint32_t nc = st->cap ? st->cap * 2 : 64, k;
+        uint64_t *ns = (uint64_t *)gf__alloc(a, (size_t)nc * sizeof(uint64_t));
+        if (!ns || nc <= st->cap) return -1;
+        memset(ns, 0, (size_t)nc * sizeof(uint64_t));
+        for (k = 0; k < st->cap; k++) {
+            if (!st->seen[k]) continue;
+            for (i = (uint32_t)(st->seen[k] & (nc - 1)); ns[i]; i = (i + 1) & (nc - 1)) {}
+            ns[i] = st->seen[k];
+        }
+        gf__free(a, st->seen);
+        st->seen = ns;
+        st->cap = nc;
+    }
+    for (i = (uint32_t)(h & (st->cap - 1)); st->seen[i]; i = (i + 1) & (st->cap - 1))
+        if (st->seen[i] == h) return 0;
+    st->seen[i] = h;
+    st->nseen++;
+    return 1;
+}
+
+/* the text of element `tag` in [p, end) decoded (entities; %XX too with
+   url) into a new string (*out; NULL when absent): 0, or -1 malformed */
+static int gf__xml_text(const gpufeed_allocator *a, const char *p, const char *end, const char *tag, int url, char **out)
+{
+    const char *v;
+    size_t vn;
+    int r = gf__xml_tag(&p, end, tag, &v, &vn);
+    *out = NULL;
+    if (r == 0) return 0;
+    if (r < 0) return -1;
+    *out = (char *)gf__alloc(a, vn + 1);
+    if (!*out) return -1;
+    if (gf__rdecode(v, vn, url, *out, vn + 1) == 0) return 0;
+    gf__free(a, *out);
+    *out = NULL;
+    return -1;
+}
+
+/* one <Contents> entry (v, vn): checked against the pages so far, taken
+   into out when m takes it. 0, or -1 (why). */
+static int gf__rlist_entry(const gpufeed_allocator *a, const char *v, size_t vn, int url, const gf__rmatch *m, gf__rlstate *st, gf__rkeys *out,
+                           char *why, size_t cap)
+{
+    char *key = NULL, *sz = NULL, *et = NULL, *lm = NULL, etag[128];
+    uint64_t size = 0;
+    int64_t mtime = -1;
+    int rc = -1;
+    etag[0] = 0;
+    if (gf__xml_text(a, v, v + vn, "Key", url, &key) || !key || gf__xml_text(a, v, v + vn, "Size", 0, &sz) || !sz ||
+        gf__parse_u64(sz, strlen(sz), &size))
+        gf__fmt(why, cap, "an entry without a proper Key and Size");
+    else if (gf__xml_text(a, v, v + vn, "ETag", 0, &et) || gf__xml_text(a, v, v + vn, "LastModified", 0, &lm) || (lm && gf__iso8601(lm, strlen(lm), &mtime)))
+        gf__fmt(why, cap, "key '%.300s': a malformed ETag or LastModified", key);
+    else if (strncmp(key, st->prefix, strlen(st->prefix)) != 0)
+        gf__fmt(why, cap, "key '%.300s' is outside the prefix", key);
+    else if (st->last && strcmp(key, st->last) <= 0)
+        gf__fmt(why, cap, strcmp(key, st->last) == 0 ? "key '%.300s' listed twice" : "keys out of order: '%.300s' after a greater one", key);
+    else rc = 0;
+    if (rc == 0 && et) gf__etag_copy(etag, sizeof etag, et, strlen(et));
+    if (rc == 0 && gf__rmatch_key(m, key) && gf__rkeys_push(a, out, key, size, etag, mtime)) {
+        gf__fmt(why, cap, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) {
+        gf__free(a, st->last);
+        st->last = key;
+        st->keys++;
+        key = NULL;
+    }
+    gf__free(a, key);
+    gf__free(a, sz);
+    gf__free(a, et);
+    gf__free(a, lm);
+    return rc;
+}
+
+/* IsTruncated of a page: 1 true, 0 false, -1 absent or malformed */
+static int gf__rlist_truncated(const char *body, size_t n)
+{
+    const char *p = body, *v;
+    size_t vn;
+    if (gf__xml_tag(&p, body + n, "IsTruncated", &v, &vn) != 1) return -1;
+    if (vn == 4 && memcmp(v, "true", 4) == 0) return 1;
+    if (vn == 5 && memcmp(v, "false", 5) == 0) return 0;
+    return -1;
+}
+
+/* One ListObjectsV2 page (n bytes), checked (see gf__rlstate): its
+   <Contents> that m takes into out, its continuation token into *token
+   (NULL: the last page). 0, or -1 with what is wrong in why. */
+static int gf__rlist_page(const gpufeed_allocator *a, const char *body, size_t n, const gf__rmatch *m, gf__rlstate *st, gf__rkeys *out,
+                          char **token, char *why, size_t cap)
+{
+    const char *p = body, *end = body + n, *v;
+    size_t vn;
+    int r, trunc, url;
+    int64_t entries = 0;
+    char *kc = NULL, *enc = NULL;
+    uint64_t kcount;
+    *token = NULL;
+    st->page++;
+    if (gf__xml_whole(body, n, "ListBucketResult", why, cap)) return -1;
+    trunc = gf__rlist_truncated(body, n);
+    if (trunc < 0) {
+        gf__fmt(why, cap, "no IsTruncated element (true or false)");
+        return -1;
+    }
+    if (gf__xml_text(a, body, end, "EncodingType", 0, &enc)) enc = NULL;
+    url = enc && strcmp(enc, "url") == 0;
+    gf__free(a, enc);
+    while ((r = gf__xml_tag(&p, end, "Contents", &v, &vn)) == 1) {
+        if (gf__rlist_entry(a, v, vn, url, m, st, out, why, cap)) return -1;
+        entries++;
+    }
+    if (r < 0) {
+        gf__fmt(why, cap, "a <Contents> element is not closed");
+        return -1;
+    }
+    if (gf__xml_text(a, body, end, "KeyCount", 0, &kc) == 0 && kc && (gf__parse_u64(kc, strlen(kc), &kcount) || kcount != (uint64_t)entries)) {
+        gf__fmt(why, cap, "KeyCount says %.30s, the page has %lld entries", kc, (long long)entries);
+        gf__free(a, kc);
+        return -1;
+    }
+    gf__free(a, kc);
+    if (!trunc) return 0;
+    if (gf__xml_text(a, body, end, "NextContinuationToken", 0, token) || !*token || !**token) {
+        gf__free(a, *token);
+        *token = NULL;
+        gf__fmt(why, cap, "a truncated page without a proper NextContinuationToken");
+        return -1;
+    }
+    r = gf__rlstate_token(a, st, *token);
+    if (r <= 0) {
+        gf__fmt(why, cap, r < 0 ? "out of memory" : "a continuation token seen before ('%.60s'): the listing goes round in circles", *token);
+        gf__free(a, *token);
+        *token = NULL;
+        return -1;
+    }
+    if (st->page > 8 + st->keys) {
+        gf__fmt(why, cap, "%d pages gave %lld keys: a listing that does not advance", (int)st->page, (long long)st->keys);
+        gf__free(a, *token);
+        *token = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- pure helpers: manifests (the footers of objects, keyed by key, ETag and size) ---- */
+
+/* A manifest holds what opening an object fetches (its size, ETag,
+   Last-Modified, first bytes, footer) for a listing's objects, so that a
+   later open of the same objects needs no GET:
+     "GFMANIF1", u32 count, u32 root length, root (the s3:// path listed),
+     per object: u32 URL length, URL, u64 size, i64 Last-Modified (unix s,
+     -1), u8 ETag length, ETag, u32 head length, head (the object's first
+     bytes), u64 tail offset, u32 tail length, tail (up to the object's
+     end: its footer), then u64 gpufeed_hash64 of every byte before it.
+   Little-endian; every length is checked against the limits below. */
+#define GF__MF_MAGIC "GFMANIF1"
+#define GF__MF_MAX_URL 4096
+#define GF__MF_MAX_HEAD 4096
+#define GF__MF_MAX_TAIL ((uint32_t)16 << 20)
+#define GF__MF_SEED 0x6d616e6966657374ull
+
+typedef struct gf__mfent {
+    const char *url;
+    size_t url_n;
+    uint64_t size;
+    int64_t mtime;
+    const char *etag;
+    size_t etag_n;
+    const uint8_t *head, *tail;
+    uint32_t head_n, tail_n;
+    uint64_t tail_off;
+} gf__mfent;
+
+typedef struct gf__mfbuf {             /* a manifest being written */
+    const gpufeed_allocator *a;
+    uint8_t *p;
+    size_t n, cap;
+    int nomem;
+} gf__mfbuf;
+
+static void gf__mf_put(gf__mfbuf *b, const void *d, size_t n)
+{
+    if (b->nomem || (b->n + n > b->cap && gf__grow(b->a, &b->p, &b->cap, b->n + n))) {
+        b->nomem = 1;
+        return;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void gf__mf_u32(gf__mfbuf *b, uint32_t v)
+{
+    uint8_t x[4];
+    int k;
+    for (k = 0; k < 4; k++) x[k] = (uint8_t)(v >> (8 * k));
+    gf__mf_put(b, x, 4);
+}
+
+static void gf__mf_u64(gf__mfbuf *b, uint64_t v)
+{
+    uint8_t x[8];
+    int k;
+    for (k = 0; k < 8; k++) x[k] = (uint8_t)(v >> (8 * k));
+    gf__mf_put(b, x, 8);
+}
+
+/* the header of a manifest of `count` objects listed from root */
+static void gf__mf_begin(gf__mfbuf *b, const char *root, uint32_t count)
+{
+    gf__mf_put(b, GF__MF_MAGIC, 8);
+    gf__mf_u32(b, count);
+    gf__mf_u32(b, (uint32_t)strlen(root));
+    gf__mf_put(b, root, strlen(root));
+}
+
+static void gf__mf_add(gf__mfbuf *b, const gf__mfent *e)
+{
+    uint8_t en = (uint8_t)e->etag_n;
+    gf__mf_u32(b, (uint32_t)e->url_n);
+    gf__mf_put(b, e->url, e->url_n);
+    gf__mf_u64(b, e->size);
+    gf__mf_u64(b, (uint64_t)e->mtime);
+    gf__mf_put(b, &en, 1);
+    gf__mf_put(b, e->etag, e->etag_n);
+    gf__mf_u32(b, e->head_n);
+    gf__mf_put(b, e->head, e->head_n);
+    gf__mf_u64(b, e->tail_off);
+    gf__mf_u32(b, e->tail_n);
+    gf__mf_put(b, e->tail, e->tail_n);
+}
+
+static void gf__mf_end(gf__mfbuf *b)
+{
+    if (!b->nomem) gf__mf_u64(b, gpufeed_hash64(b->p, b->n, GF__MF_SEED));
+}
+
+/* a manifest being read: p..end the entries */
+typedef struct gf__mfread {
+    const uint8_t *p, *end;
+    uint32_t count, left;
+    const char *root;
+    size_t root_n;
+} gf__mfread;
+
+/* takes n bytes at the cursor: their start, or NULL when fewer are left */
+static const uint8_t *gf__mf_take(gf__mfread *r, uint64_t n)
+{
+    const uint8_t *at = r->p;
+    if (n > (uint64_t)(r->end - r->p)) return NULL;
+    r->p += n;
+    return at;
+}
+
+/* checks a manifest's magic, checksum and header: 0, or -1 (why) */
+static int gf__mf_open(gf__mfread *r, const uint8_t *d, size_t n, char *why, size_t cap)
+{
+    const uint8_t *q;
+    memset(r, 0, sizeof *r);
+    if (n < 24 || memcmp(d, GF__MF_MAGIC, 8) != 0) {
+        gf__fmt(why, cap, "not a gpufeed manifest (no %s magic)", GF__MF_MAGIC);
+        return -1;
+    }
+    if (gf__ld64(d + n - 8) != gpufeed_hash64(d, n - 8, GF__MF_SEED)) {
+        gf__fmt(why, cap, "its checksum does not match its %llu bytes (damaged or cut short)", (unsigned long long)n);
+        return -1;
+    }
+    r->p = d + 8;
+    r->end = d + n - 8;
+    r->count = r->left = gf__ld32(gf__mf_take(r, 4));
+    q = gf__mf_take(r, 4);
+    r->root_n = gf__ld32(q);
+    r->root = r->root_n <= GF__MF_MAX_URL ? (const char *)gf__mf_take(r, r->root_n) : NULL;
+    if (!r->root || r->count > (uint32_t)(r->end - r->p) / 40) {
+        gf__fmt(why, cap, "a malformed header");
+        return -1;
+    }
+    return 0;
+}
+
+/* the next entry, its lengths checked: 1, 0 at the end, -1 malformed (why) */
+static int gf__mf_next(gf__mfread *r, gf__mfent *e, char *why, size_t cap)
+{
+    const uint8_t *q;
+    uint32_t k = r->count - r->left;
+    memset(e, 0, sizeof e[0]);
+    if (r->left == 0) {
+        if (r->p == r->end) return 0;
+        gf__fmt(why, cap, "%llu bytes after its last entry", (unsigned long long)(r->end - r->p));
+        return -1;
+    }
+    r->left--;
+    q = gf__mf_take(r, 4);
+    e->url_n = q ? gf__ld32(q) : 0;
+    e->url = q && e->url_n > 0 && e->url_n <= GF__MF_MAX_URL ? (const char *)gf__mf_take(r, e->url_n) : NULL;
+    q = e->url ? gf__mf_take(r, 17) : NULL;
+    if (q) {
+        e->size = gf__ld64(q);
+        e->mtime = (int64_t)gf__ld64(q + 8);
+        e->etag_n = q[16];
+    }
+    e->etag = q && e->etag_n < 128 ? (const char *)gf__mf_take(r, e->etag_n) : NULL;
+    q = e->etag ? gf__mf_take(r, 4) : NULL;
+    e->head_n = q ? gf__ld32(q) : 0;
+    e->head = q && e->head_n <= GF__MF_MAX_HEAD && e->head_n <= e->size ? gf__mf_take(r, e->head_n) : NULL;
+    q = e->head ? gf__mf_take(r, 12) : NULL;
+    if (q) {
+        e->tail_off = gf__ld64(q);
+        e->tail_n = gf__ld32(q + 8);
+    }
+    e->tail = q && e->tail_n >= 8 && e->tail_n <= GF__MF_MAX_TAIL && e->tail_off <= e->size && e->size - e->tail_off == e->tail_n
+                  ? gf__mf_take(r, e->tail_n) : NULL;
+    if (!e->tail || memchr(e->url, 0, e->url_n)) {
+        gf__fmt(why, cap, "entry %u is malformed (lengths beyond its limits or the file)", (unsigned)k);
+        return -1;
+    }
+    return 1;
+}
+
 #define GF__RMAX_INFLIGHT 64           /* the most requests in flight a fetching thread */
 
 #include <dlfcn.h>
@@ -2997,16 +3920,6 @@ struct gf__rsrc {                      /* one object: a gpufeed_source's ctx */
     uint64_t fail_off, fail_len;       /* a range will_read could not fetch: read_at fails there at once */
     char why[GPUFEED_ERROR_MAX];       /* the last failure */
 };
-
-static char *gf__rstrdup(const gpufeed_allocator *a, const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    char *d = (char *)gf__alloc(a, n + 1);
-    if (!d) return NULL;
-    if (n) memcpy(d, s, n);
-    d[n] = 0;
-    return d;
-}
 
 /* an environment variable as an integer clamped to [lo, hi] (else the default) */
 static uint64_t gf__renv_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
@@ -4284,87 +5197,6 @@ static gpufeed_result gf__remote_open(gf__rctx **cxp, const gpufeed_allocator *a
 }
 
 /* ---- listing: ListObjectsV2, every page ---- */
-
-typedef struct gf__rkeys {             /* keys found, grown */
-    char **v;
-    int32_t n, cap;
-} gf__rkeys;
-
-static int gf__rkeys_push(const gpufeed_allocator *a, gf__rkeys *k, const char *s)
-{
-    if (k->n == k->cap) {
-        int32_t nc = k->cap ? k->cap * 2 : 64;
-        char **nv;
-        if (nc <= k->cap || (size_t)nc > SIZE_MAX / sizeof(char *)) return -1;
-        nv = (char **)gf__realloc(a, k->v, (size_t)nc * sizeof(char *));
-        if (!nv) return -1;
-        k->v = nv;
-        k->cap = nc;
-    }
-    k->v[k->n] = gf__rstrdup(a, s);
-    if (!k->v[k->n]) return -1;
-    k->n++;
-    return 0;
-}
-
-static void gf__rkeys_free(const gpufeed_allocator *a, gf__rkeys *k)
-{
-    int32_t i;
-    for (i = 0; i < k->n; i++) gf__free(a, k->v[i]);
-    gf__free(a, k->v);
-    memset(k, 0, sizeof *k);
-}
-
-/* which listed keys a path takes: a prefix's *.parquet, or a glob's matches */
-typedef struct gf__rmatch {
-    const char *glob;                  /* NULL: every *.parquet key below `base` */
-    size_t base;                       /* the length of the literal directory (with its '/') */
-} gf__rmatch;
-
-static int gf__rmatch_key(const gf__rmatch *m, const char *key)
-{
-    size_t n = strlen(key);
-    if (n <= m->base || key[n - 1] == '/' || gf__rhidden(key + m->base)) return 0;
-    if (m->glob) return gf__rglob(m->glob, key, 1);
-    return n >= 8 && strcmp(key + n - 8, ".parquet") == 0;
-}
-
-/* one page's <Contents>: keys (URL-decoded) that match, into out; its
-   continuation token into *token (NULL: the last page). 0, or -1 (why). */
-static int gf__rlist_page(const gpufeed_allocator *a, const char *body, size_t n, const gf__rmatch *m, gf__rkeys *out, char **token,
-                          char *why, size_t cap)
-{
-    const char *p = body, *end = body + n, *v, *k;
-    size_t vn, kn;
-    int r;
-    uint64_t size;
-    *token = NULL;
-    while ((r = gf__xml_tag(&p, end, "Contents", &v, &vn)) == 1) {
-        const char *c = v, *s;
-        size_t sn;
-        char *key = (char *)gf__alloc(a, vn + 1);
-        if (!key) { gf__fmt(why, cap, "out of memory"); return -1; }
-        int bad = gf__xml_tag(&c, v + vn, "Key", &k, &kn) != 1 || gf__rdecode(k, kn, 1, key, vn + 1);
-        c = v;
-        if (bad || gf__xml_tag(&c, v + vn, "Size", &s, &sn) != 1 || gf__parse_u64(s, sn, &size)) {
-            gf__fmt(why, cap, "a malformed listing: an entry without a proper Key and Size");
-            gf__free(a, key);
-            return -1;
-        }
-        if (gf__rmatch_key(m, key) && gf__rkeys_push(a, out, key)) { gf__fmt(why, cap, "out of memory"); gf__free(a, key); return -1; }
-        gf__free(a, key);
-    }
-    if (r < 0) { gf__fmt(why, cap, "a malformed listing: <Contents> is not closed"); return -1; }
-    p = body;
-    if (gf__xml_tag(&p, end, "IsTruncated", &v, &vn) != 1 || !(vn == 4 && memcmp(v, "true", 4) == 0)) return 0;
-    p = body;
-    if (gf__xml_tag(&p, end, "NextContinuationToken", &v, &vn) != 1 || vn == 0 || !(*token = (char *)gf__alloc(a, vn + 1)) ||
-        gf__rdecode(v, vn, 0, *token, vn + 1)) {
-        gf__fmt(why, cap, "a truncated listing without a proper NextContinuationToken");
-        return -1;
-    }
-    return 0;
-}
 
 /* every key of bucket under prefix that m takes, in out: 0, or -1 (why) */
 static int gf__rlist(gf__rctx *cx, const char *bucket, const char *prefix, const gf__rmatch *m, gf__rkeys *out, char *why, size_t cap)
