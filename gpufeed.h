@@ -3982,7 +3982,7 @@ typedef struct gf__rctx {
 
 struct gf__rsrc {                      /* one object: a gpufeed_source's ctx */
     gf__rctx *cx;
-    gf__rsrc *next;
+    gf__rsrc *next, *prev;             /* the context's sources */
     char *url;                         /* the request URL */
     char *name;                        /* s3://bucket/key or the URL */
     char *what;                        /* "bucket 'B', key 'K'" or the URL, in messages */
@@ -4346,7 +4346,7 @@ static const char *gf__http_reason(long s)
 
 /* q's header lines for this attempt: S3's payload hash and session token
    (signed requests), the pin (If-Match, or If-Unmodified-Since), a body's
-   type, the extra lines. 0, or -1 without memory. Credentials under cx->mu. */
+   type, the extra lines (no empty "Expect:": libcurl would sign it). 0, or -1 without memory. Credentials under cx->mu. */
 static int gf__rq_headers(gf__rctx *cx, gf__rreq *q, int signing)
 {
     const gf__curl *c = &cx->c;
@@ -4357,7 +4357,6 @@ static int gf__rq_headers(gf__rctx *cx, gf__rreq *q, int signing)
     if (signing) fixed[0] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
     if (q->kind == GF__RQ_POST) fixed[1] = "Content-Type: application/x-www-form-urlencoded";
     if (q->kind == GF__RQ_PUT && q->body) fixed[1] = "Content-Type: application/octet-stream";
-    if (q->kind == GF__RQ_PUT) fixed[2] = "Expect:";
     for (k = 0; k < 4 && ok; k++)
         if (fixed[k]) ok = (l = c->slist_append(l, fixed[k])) != NULL;
     for (k = 0; k < 2 && ok; k++)
@@ -5867,8 +5866,9 @@ static void gf__rsrc_close(void *ctx)
     gf__rctx *cx = s->cx;
     int32_t i;
     pthread_mutex_lock(&cx->mu);
-    for (pp = &cx->srcs; *pp && *pp != s; pp = &(*pp)->next) {}
-    if (*pp) *pp = s->next;
+    pp = s->prev ? &s->prev->next : &cx->srcs;
+    *pp = s->next;
+    if (s->next) s->next->prev = s->prev;
     for (i = 0; i < GF__RMAX_RANGES; i++)
         if (s->r[i].buf) gf__rrange_drop(cx, &s->r[i]);
     cx->refs--;
@@ -6244,6 +6244,7 @@ static gf__rsrc *gf__rsrc_new(gf__rctx *cx, int32_t k)
     cx->ahead_bytes -= o->tail.len + o->head.len;
     pthread_mutex_lock(&cx->mu);
     s->next = cx->srcs;
+    if (cx->srcs) cx->srcs->prev = s;
     cx->srcs = s;
     cx->refs++;
     if (o->tail.buf) gf__rsrc_keep(s, o->tail.off, o->tail.len, o->tail.buf, 0);
