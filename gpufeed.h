@@ -4716,7 +4716,7 @@ static void gf__rq_count(gf__rctx *cx, const gf__rreq *q, int v, int retries)
     cx->st.bytes += q->got;
     if (q->kind == GF__RQ_GET && !q->opening) cx->st.gets++;
     if ((q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL || q->kind == GF__RQ_WHOLE) && q->opening) cx->st.open_gets++;
-    if (q->kind == GF__RQ_LIST) cx->st.list_pages++;
+    if (q->kind == GF__RQ_LIST && v == 0) cx->st.list_pages++;
     if (q->kind == GF__RQ_HEAD) cx->st.heads++;
     if (v == 3) cx->st.redirects++;
     if (v == 0 && q->slice) cx->st.whole_answers++;
