@@ -3768,6 +3768,7 @@ static int gf__mf_next(gf__mfread *r, gf__mfent *e, char *why, size_t cap)
 #include <stdlib.h>
 #include <sys/select.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -5325,15 +5326,15 @@ static int gf__cred_imds(gf__rctx *cx, gf__rcred *c, char *tried, size_t tcap, c
    go unsigned); -1: a source that is configured failed (why names it). */
 static int gf__cred_chain(gf__rctx *cx, const gf__awsfiles *f, gf__rcred *c, char *why, size_t cap)
 {
-    char t[4][300];
+    char t[4][200];
     int r = gf__cred_env(cx, c, why, cap);
     if (r == 0) r = gf__cred_profile(cx, f, c, why, cap);
     if (r == 0) r = gf__cred_webid_env(cx, c, why, cap);
     if (r == 0) r = gf__cred_container(cx, c, why, cap);
     if (r == 0) r = gf__cred_imds(cx, c, t[3], sizeof t[3], why, cap);
     if (r != 0) return r < 0 ? -1 : 0;
-    gf__fmt(t[0], sizeof t[0], "profile '%.100s' is in neither %.80s nor %.80s", f->profile, f->cred_path, f->conf_path);
-    gf__fmt(c->from, sizeof c->from, "none found: not in the environment (AWS_ACCESS_KEY_ID), %.160s, no web identity, no container endpoint, %.120s", t[0], t[3]);
+    gf__fmt(c->from, sizeof c->from, "none found: not in the environment, no profile '%.60s' in the AWS files, no web identity, no container endpoint, %.110s",
+            f->profile, t[3]);
     return 0;
 }
 
@@ -6414,6 +6415,13 @@ static int gf__write_file(const char *path, const uint8_t *d, size_t n, char *wh
     int fd;
     gf__fmt(tmp, sizeof tmp, "%s.%ld.%llx.tmp", path, (long)getpid(), (unsigned long long)gf__now_us());
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0 && errno == ENOENT && strrchr(tmp, '/')) { /* the directory, made when missing (one level, as the tensor cache's) */
+        char *slash = strrchr(tmp, '/');
+        *slash = 0;
+        (void)mkdir(tmp, 0755);
+        *slash = '/';
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    }
     if (fd < 0) {
         gf__fmt(why, cap, "%s: %s", tmp, strerror(errno));
         return -1;
@@ -6620,7 +6628,7 @@ static int gf__rlist(gf__rctx *cx, const char *bucket, const char *prefix, const
         beside = -1;
     }
     if (beside >= 0) gf__rfetch(cx, first, beside ? 2 : 1);
-    r = beside > 0 ? gf__rlist_beside(cx, &first[1], bucket, prefix, out, why, cap) : 0;
+    r = beside > 0 && first[0].state == GF__RS_OK ? gf__rlist_beside(cx, &first[1], bucket, prefix, out, why, cap) : 0; /* the listing's error first */
     if (beside >= 0 && r == 0) rc = gf__rlist_took(cx, &first[0], bucket, m, &st, out, &token, why, cap);
     if (r == 1) rc = 0;
     while (rc == 0 && r == 0 && token) {

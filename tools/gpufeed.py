@@ -117,7 +117,8 @@ class _DatasetDesc(ctypes.Structure):
                 ("features", ctypes.POINTER(_Feature)), ("num_features", ctypes.c_int32),
                 ("where", ctypes.c_void_p), ("num_where", ctypes.c_int32),
                 ("unit_rows", ctypes.c_int64), ("unit_bytes", ctypes.c_int64), ("layout", ctypes.c_int32), ("flags", ctypes.c_uint32),
-                ("allocator", _Allocator), ("open_source", ctypes.c_void_p), ("source_user", ctypes.c_void_p)]
+                ("allocator", _Allocator), ("open_source", ctypes.c_void_p), ("source_user", ctypes.c_void_p),
+                ("manifest_dir", ctypes.c_char_p)]
 
 
 class _CacheDesc(ctypes.Structure):
@@ -515,7 +516,9 @@ class Loader:
     wider table's row groups are cut into units this size, which the
     workers decode together, each its share of the columns.
     verify_crc: check the page CRCs the files have (a mismatch is a
-    GpufeedError naming the page). Other arguments as in
+    GpufeedError naming the page). manifest_dir: s3:// paths keep their
+    objects' footers there, so a later open lists them and fetches no
+    footer (default: cache_dir). Other arguments as in
     gpufeed_loader_desc / gpufeed_cache_desc (see the README's options
     table); ring_depth 0 is the library's default (2, 4 with more than 4
     workers). epochs: how many (default 1); None: until closed (C's
@@ -524,7 +527,8 @@ class Loader:
     def __init__(self, paths, features=None, batch_rows=1024, workers=1, ring_depth=0, seed=0,
                  shuffle_window=0, unit_shuffle=True, epochs=1, rank=0, world=1, even="drop",
                  drop_last=False, start_epoch=0, start_batch=0, unit_rows=0, unit_bytes=0, layout="row",
-                 cache_dir=None, device="auto", slots=3, verify_crc=False, global_batch_rows=0, partitions=0, where=None):
+                 cache_dir=None, device="auto", slots=3, verify_crc=False, global_batch_rows=0, partitions=0, where=None,
+                 manifest_dir=None):
         self._ds = self._l = self._u = self._prev = self._where = None
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
@@ -576,6 +580,9 @@ class Loader:
         dd.unit_bytes = unit_bytes
         dd.layout = {"row": 0, "feature": 1}[layout]
         dd.flags = 1 if verify_crc else 0          # GPUFEED_OPEN_VERIFY_CRC
+        mdir = manifest_dir or cache_dir
+        if mdir:
+            dd.manifest_dir = os.fsencode(mdir)
         self._keep.append(cpaths)
         if where:
             w = ctypes.c_void_p()
