@@ -4486,7 +4486,7 @@ static int gf__rq_http_error(gf__rctx *cx, gf__rreq *q, char *out, size_t cap)
     if (gf__xml_tag(&p, end, "Code", &v, &vn) == 1 && gf__rdecode(v, vn, 0, code, sizeof code)) code[0] = 0;
     p = q->ebody;
     if (gf__xml_tag(&p, end, "Message", &m, &mn) == 1 && gf__rdecode(m, mn, 0, msg, sizeof msg)) msg[0] = 0;
-    if (q->status == 403 && q->sign) {
+    if (q->sign && (q->status == 403 || ((q->status == 400 || q->status == 401) && !cx->cred.key_id))) { /* unsigned: what was tried */
         pthread_mutex_lock(&cx->mu);
         gf__rq_hint403(cx, code, hint, sizeof hint);
         pthread_mutex_unlock(&cx->mu);
