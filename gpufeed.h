@@ -2407,39 +2407,108 @@ static int gf__canon_path(const char *path, char *out, size_t cap)
    library). Without the macro a remote path is an error naming it.
 
    Configuration, read when a dataset (or file) opens:
-     AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  requests signed with SigV4
-                        (libcurl's CURLOPT_AWS_SIGV4, libcurl >= 7.75);
-                        without them requests go unsigned (public buckets)
-     AWS_SESSION_TOKEN  sent (and signed) as x-amz-security-token
-     AWS_REGION, AWS_DEFAULT_REGION   the signing region (us-east-1)
+     AWS_REGION, AWS_DEFAULT_REGION   the signing region (else the profile's
+                        region, else us-east-1)
      AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL   a custom endpoint
-                        (http://127.0.0.1:9000): path-style URLs
-                        ENDPOINT/BUCKET/KEY; without one, AWS's
-                        virtual-hosted https://BUCKET.s3.REGION.amazonaws.com/KEY
+                        (http://127.0.0.1:9000; else the profile's
+                        endpoint_url): path-style URLs ENDPOINT/BUCKET/KEY;
+                        without one, AWS's virtual-hosted
+                        https://BUCKET.s3.REGION.amazonaws.com/KEY
                         (path-style for a bucket with a dot)
      AWS_CA_BUNDLE      certificates to verify TLS with
    and GPUFEED_REMOTE_INFLIGHT, _GAP, _PART, _RETRIES, _TIMEOUT, _BUFFER
    (environment variables of the macros' names, plain integers) override
    the macros' defaults (>>options).
 
+   Credentials, in the AWS order; the first source configured is used, one
+   that is configured and fails is an error naming it. Requests are signed
+   with SigV4 by libcurl (CURLOPT_AWS_SIGV4, libcurl >= 7.75).
+     1. the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+        AWS_SESSION_TOKEN (sent and signed as x-amz-security-token);
+     2. the profile AWS_PROFILE (else "default") of the shared files
+        (AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials: [NAME];
+        AWS_CONFIG_FILE, else ~/.aws/config: [profile NAME], [default]):
+        aws_access_key_id + aws_secret_access_key (+ aws_session_token),
+        else credential_process (run with /bin/sh, 60 s and 64 KiB at
+        most; its JSON: Version 1, AccessKeyId, SecretAccessKey,
+        SessionToken, Expiration), else web_identity_token_file + role_arn
+        (as 3). A profile AWS_PROFILE names that is in neither file is an
+        error; role chains (source_profile) and SSO are named as not
+        supported (credential_process can run `aws configure
+        export-credentials`);
+     3. web identity: AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN
+        (AWS_ROLE_SESSION_NAME): the token traded by STS
+        AssumeRoleWithWebIdentity at AWS_ENDPOINT_URL_STS (else
+        https://sts.REGION.amazonaws.com/);
+     4. the container endpoint: AWS_CONTAINER_CREDENTIALS_FULL_URI (plain
+        http only to a loopback or the container agent's address) or
+        _RELATIVE_URI (http://169.254.170.2), the Authorization header
+        from AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE);
+     5. instance metadata, IMDSv2 (a session token, the role, its
+        credentials; 1 s to connect) at AWS_EC2_METADATA_SERVICE_ENDPOINT
+        (else http://169.254.169.254), unless AWS_EC2_METADATA_DISABLED=true.
+   None: requests go unsigned (public buckets), and a refusal names every
+   source tried. Credentials that expire are fetched again from the chain
+   5 minutes before (half their life, if that is less) by one thread; a
+   failed refresh keeps them (tried again in 10 s) and is named in the
+   errors of the requests they fail. Every answer (INI, JSON, XML) is
+   parsed by this section's own bounded code.
+
    Paths: an s3:// key that ends in '/' (or the bucket alone) is a prefix:
    every *.parquet object below it, recursively (ListObjectsV2, all
    pages), sorted by key, leaving out keys with a path segment below the
-   prefix that starts with '_' or '.' (_SUCCESS, _committed_*, .crc). A key
-   with '*', '?' or '[' is a glob on whole keys ('*', '?' and [...] within a
+   prefix that starts with '_' or '.' (_SUCCESS, _committed_*, .crc). Any
+   other key is first the object of that key (a HEAD):
+   s3://bkt/data[1].parquet is that object when it exists. Else a key with
+   '*', '?' or '[' is a glob on whole keys ('*', '?' and [...] within a
    segment, '**' for any number of segments), with the same rule for
-   hidden segments below its literal directory. Any other key is an object
-   (HEAD), or, when there is none, a prefix. Expanded names keep the keys
-   as they are (s3://bucket/year=2024/part-0.parquet). http(s):// URLs are
-   single objects.
+   hidden segments below its literal directory, and any other key a
+   prefix (KEY/). Expanded names keep the keys as they are
+   (s3://bucket/year=2024/part-0.parquet). http(s):// URLs are single
+   objects.
 
-   Reads: opening an object is one suffix GET of its last
-   GPUFEED_REMOTE_TAIL bytes (size, ETag, footer), plus one of its first
-   4 KiB when the object is larger; the objects of a dataset open
-   GPUFEED_REMOTE_INFLIGHT requests at a time, 64 objects a round. A
-   unit's byte ranges (will_read) are merged across gaps of at most
-   GPUFEED_REMOTE_GAP bytes (never more gap than wanted bytes); what of
-   them is not held yet is cut into parts of at most GPUFEED_REMOTE_PART
+   Listings: every page is checked before a key of it is taken: one whole
+   <ListBucketResult> document (a page cut short, HTML, garbage: an
+   error), IsTruncated true or false, keys within the prefix, ascending
+   and unique within and across pages, KeyCount (when given) the entries'
+   count; a truncated page needs a NextContinuationToken never seen
+   before, and more pages than 8 + the keys listed is a listing that does
+   not advance. Errors name the bucket, prefix, page and what was wrong.
+
+   Opening: the objects of a dataset open GF__ROPEN_WINDOW (256) together,
+   4 x GPUFEED_REMOTE_INFLIGHT requests (at most 64) at a time: an object
+   whose size the listing gave and that is at most GPUFEED_REMOTE_TAIL +
+   4 KiB comes in one GET of the whole object (no Range: rclone answers a
+   suffix range longer than the object with 416), a larger one in its last
+   GPUFEED_REMOTE_TAIL and first 4 KiB at once, one of unknown size (an
+   http(s):// URL) in a suffix GET then its first bytes; a footer longer
+   than the tail comes in a second round. Small objects of a listing's
+   page are fetched while the next page is listed (datasets without
+   predicates; up to half of GPUFEED_REMOTE_BUFFER held until their
+   sources take them).
+
+   Manifests hold what opening fetched: each object's size, ETag,
+   Last-Modified, first 4 bytes and the last bytes opening read (the
+   footer, a page index), keyed by (key, ETag, size), or (key, size,
+   Last-Modified) without an ETag, under a checksum (the format: at
+   GF__MF_MAGIC). With gpufeed_dataset_desc.manifest_dir, an s3:// path's
+   manifest file there (gpufeed-manifest-HASH.gfm, the hash of the
+   endpoint and the path) is read before listing: each object the listing
+   names in the same version opens from it, without a GET; after the
+   dataset opened, a file that misses objects, holds stale ones or is
+   damaged (then ignored) is written again (a new file renamed over it).
+   gpufeed_remote_manifest_write (gpufeed-cache manifest) puts one beside
+   the data, PREFIX_gpufeed_manifest; opening a prefix asks for it with the
+   listing's first page and, when it is there, takes its objects (sorted,
+   below the prefix) instead of listing further: every rank opens from one
+   object. It is a snapshot: objects added later are not seen until it is
+   written again, and every read is pinned to the version it names (a
+   changed object: HTTP 412, an error naming the manifest); a damaged one
+   is an error naming it.
+
+   Reads: a unit's byte ranges (will_read) are merged across gaps of at
+   most GPUFEED_REMOTE_GAP bytes (never more gap than wanted bytes); what
+   of them is not held yet is cut into parts of at most GPUFEED_REMOTE_PART
    bytes and fetched GPUFEED_REMOTE_INFLIGHT at a time (libcurl's multi
    interface, the connections kept for the next unit), while other
    threads that read those bytes wait for them; read_at serves them from
@@ -2456,19 +2525,30 @@ static int gf__canon_path(const char *path, char *out, size_t cap)
    holds them. Read-ahead only uses room that drops no bytes not yet
    read. Fetched ranges are kept up to GPUFEED_REMOTE_BUFFER bytes per
    dataset (those read through dropped first, then the least recently
-   used): it should hold the units all workers decode at once. Every
-   response is checked: its status,
-   Content-Range against the range asked for, the byte count, the ETag
-   against the one seen at open (a changed object is an error, never a
-   mix of two versions). 5xx, 429, 408, dropped connections, short bodies
-   and timeouts are retried GPUFEED_REMOTE_RETRIES times with exponential
-   backoff (100 ms doubling, at most 5 s); errors name the bucket, key,
-   byte range, the HTTP status and S3's error code (a wrong secret key:
-   403 SignatureDoesNotMatch).
+   used): it should hold the units all workers decode at once.
+   Every object is pinned to the version opened: each GET carries
+   If-Match with its ETag, or, without one, If-Unmodified-Since with its
+   Last-Modified; every answer is checked: its status (412: the object
+   changed), Content-Range against the range asked for, the size, the
+   byte count, the ETag (or Last-Modified) against the one opened: a
+   changed object is an error, never a mix of two versions, and so never
+   a tensor cache of them. A 200 with the whole object for a range (a CDN,
+   a plain server) is sliced to the range (its length must be the
+   object's). A redirect (301, 302, 307, 308) is followed at once with the
+   same credentials when it stays on the endpoint (a custom one: the same
+   scheme, host and port; AWS's: an https://...amazonaws.com host; a
+   region it names signs the request again and, on AWS, the next ones),
+   at most 4 times; else an error names the endpoint to set
+   (AWS_ENDPOINT_URL) or, on AWS, the region. 5xx, 429, 408, dropped
+   connections, short bodies and timeouts are retried
+   GPUFEED_REMOTE_RETRIES times with exponential backoff (100 ms doubling,
+   at most 5 s); errors name the bucket, key, byte range, the HTTP status
+   and S3's error code (a wrong secret key: 403 SignatureDoesNotMatch, and
+   where the credentials came from).
 
    Identity (the tensor cache's key): the URL, the size and the ETag, so
    a new version of an object makes a new cache; an HTTP server without
-   ETags: Last-Modified.
+   ETags: Last-Modified (unix seconds).
 
    No global mutable state but one: curl_global_init must run once per
    process before other curl calls and is not thread-safe, so it runs
@@ -3848,6 +3928,7 @@ typedef struct gf__curlmsg {
 #define GF__CURLE_UNSUPPORTED_PROTOCOL 1u
 #define GF__CURLE_URL_MALFORMAT 3u
 #define GF__CURLE_NOT_BUILT_IN 4u
+#define GF__CURLE_PARTIAL_FILE 18u
 #define GF__CURLE_WRITE_ERROR 23u
 #define GF__CURLE_UNKNOWN_OPTION 48u
 
@@ -3927,6 +4008,8 @@ typedef struct gf__rrange {            /* bytes of an object fetched and kept */
 #define GF__RSEQ 32                    /* read streams followed per object */
 #define GF__RAHEAD_X 4                 /* a stream reads ahead at most this many times what it wants */
 
+typedef struct gf__rsrc gf__rsrc;
+
 /* An object of the dataset: what a listing, a HEAD or a manifest said of
    it, and the bytes opening it fetched (or a manifest held) until a
    source takes them. The table is used by the thread that opens the
@@ -3944,6 +4027,7 @@ typedef struct gf__robj {
     uint8_t magic[4];                  /* for a manifest: its first 4 bytes, */
     uint8_t *foot;                     /* and a copy of its footer (PAR1 and length included) */
     uint32_t foot_n;
+    gf__rsrc *src;                     /* the source made of it (its reads at open: the manifest's bytes) */
     char *why;
 } gf__robj;
 
@@ -3953,7 +4037,6 @@ typedef struct gf__rspec {             /* an s3:// path listed, and its local ma
     int dirty;                         /* the manifest file misses objects or holds stale ones */
 } gf__rspec;
 
-typedef struct gf__rsrc gf__rsrc;
 typedef struct gf__rctx {
     gf__curl c;
     void *lib;
@@ -3991,6 +4074,9 @@ struct gf__rsrc {                      /* one object: a gpufeed_source's ctx */
     int manifest;                      /* opened from a manifest beside the data */
     uint64_t size;
     int64_t mtime;                     /* Last-Modified at open (-1: none), pinned without an ETag */
+    uint64_t low;                      /* the lowest offset read of the bytes opening fetched at the end
+                                          (the footer, a page index): what a manifest keeps */
+    uint64_t tail_off;                 /* where those bytes start */
     char etag[128];
     gf__rrange r[GF__RMAX_RANGES];
     uint64_t seq_end[GF__RSEQ], seq_ra[GF__RSEQ], seq_stamp[GF__RSEQ]; /* where read streams stand */
@@ -4491,6 +4577,8 @@ static int gf__rq_http_error(gf__rctx *cx, gf__rreq *q, char *out, size_t cap)
         gf__rq_hint403(cx, code, hint, sizeof hint);
         pthread_mutex_unlock(&cx->mu);
     }
+    if (q->status == 416 && q->kind == GF__RQ_GET && q->off + q->len <= q->size)
+        gf__fmt(hint, sizeof hint, " (the object is shorter than the %llu bytes it had when opened: it changed)", (unsigned long long)q->size);
     if (q->status == 412 && q->etag && q->etag[0]) gf__fmt(hint, sizeof hint, " (the object changed since it was opened: its ETag is no longer %.100s%s)", q->etag,
                                                           q->manifest ? "; the manifest beside the data is stale: write it again with gpufeed-cache manifest" : "");
     else if (q->status == 412 && q->mtime >= 0) {
@@ -4641,6 +4729,7 @@ static int gf__rq_judge(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc)
     how[0] = 0;
     q->status = 0;
     cx->c.easy_getinfo(e, GF__CURLINFO_RESPONSE_CODE, &q->status);
+    if (rc == GF__CURLE_PARTIAL_FILE && q->hstatus >= 400 && q->status == q->hstatus) rc = 0; /* an error's body cut short: its status says it */
     if (rc != 0) {
         v = (rc == GF__CURLE_UNSUPPORTED_PROTOCOL || rc == GF__CURLE_URL_MALFORMAT || rc == GF__CURLE_NOT_BUILT_IN || rc == GF__CURLE_UNKNOWN_OPTION) ? -1 : 1;
         if (q->overflow) v = -1;
@@ -5682,6 +5771,7 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
         return -1;
     }
     end = off + len;
+    if (off >= s->tail_off && off >= 4096 && off < s->low) s->low = off; /* a page index read at open (not the magic): kept by a manifest too */
     while (off < end) {
         uint64_t got = gf__rsrc_copy(s, off, p, end - off), stop;
         int pending = 0;
@@ -6206,10 +6296,12 @@ static int gf__robj_open_window(gf__rctx *cx, const char *const *urls, int32_t n
     return r < 0 ? -1 : 0;
 }
 
-/* a copy of o's first 4 bytes and its footer, for a manifest */
+/* a copy of o's first 4 bytes and its footer (a small object: all of it), for a manifest */
+#define GF__MF_WHOLE 16384             /* an object fetched whole and this small is kept whole by a manifest */
 static void gf__robj_keep_foot(gf__rctx *cx, gf__robj *o)
 {
     uint64_t need = gf__robj_footer(o);
+    if (need && o->tail.buf && o->tail.off == 0 && o->size <= GF__MF_WHOLE) need = o->size; /* its units need no GET either */
     const uint8_t *first = o->head.buf && o->head.len >= 4 ? o->head.buf : o->tail.buf && o->tail.off == 0 && o->tail.len >= 4 ? o->tail.buf : NULL;
     if (o->foot || !need || !first || need > GF__MF_MAX_TAIL || need > o->tail.len) return;
     o->foot = (uint8_t *)gf__alloc(&cx->alloc, (size_t)need);
@@ -6241,6 +6333,9 @@ static gf__rsrc *gf__rsrc_new(gf__rctx *cx, int32_t k)
     s->size = o->size;
     s->mtime = o->etag[0] ? -1 : o->mtime;
     s->manifest = o->manifest == 2;
+    s->tail_off = o->tail.buf ? o->tail.off : o->size;
+    s->low = o->foot_n ? o->size - o->foot_n : o->size;
+    o->src = s;
     gf__fmt(s->etag, sizeof s->etag, "%s", o->etag);
     cx->ahead_bytes -= o->tail.len + o->head.len;
     pthread_mutex_lock(&cx->mu);
@@ -6450,7 +6545,16 @@ static uint32_t gf__mf_build(gf__rctx *cx, gf__mfbuf *b, const char *root, const
     for (i = 0; i < n; i++) {
         const gf__robj *o = &cx->objs[objs[i]];
         gf__mfent e;
+        uint8_t *more = NULL;
+        uint64_t mlen = 0;
         if (!o->foot) continue;
+        if (o->src && o->src->low < o->size - o->foot_n && o->size - o->src->low <= GF__MF_MAX_TAIL) { /* the bytes read at open, from the source */
+            mlen = o->size - o->src->low;
+            more = (uint8_t *)gf__alloc(&cx->alloc, (size_t)mlen);
+            pthread_mutex_lock(&cx->mu);
+            if (more && gf__rsrc_copy(o->src, o->src->low, more, mlen) != mlen) mlen = 0;
+            pthread_mutex_unlock(&cx->mu);
+        }
         memset(&e, 0, sizeof e);
         e.url = o->url;
         e.url_n = strlen(o->url);
@@ -6460,10 +6564,11 @@ static uint32_t gf__mf_build(gf__rctx *cx, gf__mfbuf *b, const char *root, const
         e.etag_n = strlen(o->etag);
         e.head = o->magic;
         e.head_n = 4;
-        e.tail = o->foot;
-        e.tail_n = o->foot_n;
-        e.tail_off = o->size - o->foot_n;
+        e.tail = mlen ? more : o->foot;
+        e.tail_n = mlen ? (uint32_t)mlen : o->foot_n;
+        e.tail_off = o->size - e.tail_n;
         gf__mf_add(b, &e);
+        gf__free(&cx->alloc, more);
     }
     gf__mf_end(b);
     return c;
@@ -15842,7 +15947,6 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
         if (gf__dataset_file_rest(ds, ds->files[i])) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
 #endif
     }
-    gf__remote_manifest_save(ds->remote); /* s3:// objects' footers for the next open (manifest_dir) */
     return GPUFEED_OK;
 }
 
@@ -16567,6 +16671,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
         gf__dataset_free(ds);
         return r;
     }
+    gf__remote_manifest_save(ds->remote); /* s3:// objects' footers and page indexes for the next open (manifest_dir) */
     if (ds->total_rows == 0) {
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: the %d file(s) hold no rows (first: %s)", ds->nfiles, ds->paths[0]);
         gf__dataset_free(ds); return r;

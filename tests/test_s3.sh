@@ -408,8 +408,8 @@ HP2=$(free_port)
 "$RCLONE" serve http --addr "127.0.0.1:$HP2" "$D" > "$T/http2.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$HP2/" && curl -s -o /dev/null "http://127.0.0.1:$RP2/" && break; sleep 0.1; done
-replaced() {  # replaced NAME URL ENDPOINT_PORT
-  AWS_ENDPOINT_URL=http://127.0.0.1:$3 $PY - "$2" "$D/bkt/noetag/big.parquet" "$T/cache_ne" > "$T/ne.out" 2>&1 << 'EOF'
+replaced() {  # replaced NAME URL ENDPOINT_PORT: a buffer smaller than the object, so units are read after the replacement
+  AWS_ENDPOINT_URL=http://127.0.0.1:$3 GPUFEED_REMOTE_BUFFER=200000 $PY - "$2" "$D/bkt/noetag/big.parquet" "$T/cache_ne" > "$T/ne.out" 2>&1 << 'EOF'
 import os, sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq
 sys.path.insert(0, "tools")
 import gpufeed
@@ -418,24 +418,27 @@ t = pq.read_table(path)
 l = gpufeed.Loader(url, features=[gpufeed.Feature("v", dtype="float64")], batch_rows=20000, workers=1, ring_depth=1, epochs=1, device=None,
                    unit_shuffle=False, cache_dir=cache)
 it = iter(l)
-next(it)
+old = t.column("v").to_numpy()
+same = [np.array_equal(np.from_dlpack(next(it))[:, 0], old[:20000])]
 st = os.stat(path)
-pq.write_table(t.set_column(0, "v", pa.array(t.column("v").to_numpy() + 1.0)), path, row_group_size=20000, compression="none", use_dictionary=False)
+pq.write_table(t.set_column(0, "v", pa.array(old + 1.0)), path + ".new", row_group_size=20000, compression="none", use_dictionary=False)
+os.replace(path + ".new", path)  # the same size, a new Last-Modified
 os.utime(path, (st.st_atime + 10, st.st_mtime + 10))
 n, err = 1, ""
 try:
     for b in it:
+        same.append(np.array_equal(np.from_dlpack(b)[:, 0], old[n * 20000:(n + 1) * 20000]))
         n += 1
 except gpufeed.GpufeedError as e:
     err = str(e)
 l.close()
-print("batches", n, "size kept", os.stat(path).st_size == st.st_size)
+print("batches", n, "size kept", os.stat(path).st_size == st.st_size, "all of the version opened", all(same))
 print("error", err)
 pq.write_table(t, path, row_group_size=20000, compression="none", use_dictionary=False)
 EOF
   check "no ETag ($1): an object replaced at the same size mid-epoch refused ($(grep -oE '(changed|HTTP 412).*' "$T/ne.out" | head -c 140))" \
-    bash -c "grep -q 'size kept True' '$T/ne.out' && grep -qE 'error .*(the object changed while being read: Last-Modified|HTTP 412 Precondition Failed)' '$T/ne.out' && \
-      ! grep -q 'batches 10 ' '$T/ne.out'"
+    bash -c "grep -q 'size kept True all of the version opened True' '$T/ne.out' && \
+      grep -qE 'error .*(the object changed while being read: Last-Modified|HTTP 412 Precondition Failed)' '$T/ne.out' && ! grep -q 'batches 10 ' '$T/ne.out'"
 }
 replaced "rclone serve s3 --etag-hash ''" s3://bkt/noetag/big.parquet "$RP2"
 replaced "rclone serve http" "http://127.0.0.1:$HP2/bkt/noetag/big.parquet" "$RP2"
