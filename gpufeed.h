@@ -4579,8 +4579,9 @@ static int gf__rq_http_error(gf__rctx *cx, gf__rreq *q, char *out, size_t cap)
     }
     if (q->status == 416 && q->kind == GF__RQ_GET && q->off + q->len <= q->size)
         gf__fmt(hint, sizeof hint, " (the object is shorter than the %llu bytes it had when opened: it changed)", (unsigned long long)q->size);
-    if (q->status == 412 && q->etag && q->etag[0]) gf__fmt(hint, sizeof hint, " (the object changed since it was opened: its ETag is no longer %.100s%s)", q->etag,
-                                                          q->manifest ? "; the manifest beside the data is stale: write it again with gpufeed-cache manifest" : "");
+    if (q->status == 412 && q->etag && q->etag[0])
+        gf__fmt(hint, sizeof hint, " (the object changed since it was opened: its ETag is no longer %.100s%s)", q->etag,
+                q->manifest ? "; the manifest beside the data is stale: write it again with gpufeed-cache manifest" : "");
     else if (q->status == 412 && q->mtime >= 0) {
         gf__http_date_fmt(q->mtime, date, sizeof date);
         gf__fmt(hint, sizeof hint, " (the object changed since it was opened: modified after %s)", date);
@@ -4729,7 +4730,7 @@ static int gf__rq_judge(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc)
     how[0] = 0;
     q->status = 0;
     cx->c.easy_getinfo(e, GF__CURLINFO_RESPONSE_CODE, &q->status);
-    if (rc == GF__CURLE_PARTIAL_FILE && q->hstatus >= 400 && q->status == q->hstatus) rc = 0; /* an error's body cut short: its status says it */
+    if (rc != 0 && q->hstatus >= 400 && q->status == q->hstatus) rc = 0; /* an error's body cut short or stalled: its status says it */
     if (rc != 0) {
         v = (rc == GF__CURLE_UNSUPPORTED_PROTOCOL || rc == GF__CURLE_URL_MALFORMAT || rc == GF__CURLE_NOT_BUILT_IN || rc == GF__CURLE_UNKNOWN_OPTION) ? -1 : 1;
         if (q->overflow) v = -1;
@@ -5280,7 +5281,9 @@ static int gf__cred_profile(gf__rctx *cx, const gf__awsfiles *f, gf__rcred *c, c
     } else if (gf__aws_get(f, "aws_access_key_id", id, sizeof id) == 1 && gf__aws_get(f, "aws_secret_access_key", sk, sizeof sk) == 1) {
         if (gf__aws_get(f, "aws_session_token", tok, 8192) < 0 || gf__rcred_set(&cx->alloc, c, id, sk, tok, 0)) gf__fmt(why, cap, "out of memory");
         else r = 1;
-        gf__fmt(c->from, sizeof c->from, "profile '%.100s' (%.140s)", f->profile, f->cred && gf__ini_get(f->cred, f->ncred, f->profile, "aws_access_key_id", id, sizeof id) == 1 ? f->cred_path : f->conf_path);
+        r = r == 1 && f->cred && gf__ini_get(f->cred, f->ncred, f->profile, "aws_access_key_id", id, sizeof id) == 1 ? 2 : r;
+        gf__fmt(c->from, sizeof c->from, "profile '%.100s' (%.140s)", f->profile, r == 2 ? f->cred_path : f->conf_path);
+        r = r == 2 ? 1 : r;
     } else if (gf__aws_get(f, "credential_process", cmd, sizeof cmd) == 1) {
         r = gf__cred_process(cx, f, cmd, c, why, cap);
     } else if (gf__aws_get(f, "web_identity_token_file", tf, sizeof tf) == 1 && gf__aws_get(f, "role_arn", role, sizeof role) == 1) {
@@ -6252,7 +6255,8 @@ static int gf__ropen_took(gf__rctx *cx, gf__ropen *b, int round)
         uint64_t need;
         if (o->state < 0 || o->state == 1) continue;
         need = gf__robj_footer(o);
-        if (round == 1 && !o->head.buf && o->tail.off > 0 && !gf__ropen_req(cx, b, j, GF__RQ_GET, 0, o->tail.off < GF__RHEAD ? o->tail.off : GF__RHEAD)) return -1;
+        if (round == 1 && !o->head.buf && o->tail.off > 0 && !gf__ropen_req(cx, b, j, GF__RQ_GET, 0, o->tail.off < GF__RHEAD ? o->tail.off : GF__RHEAD))
+            return -1;
         if (round == 1 && need > o->tail.len && !gf__ropen_req(cx, b, j, GF__RQ_GET, o->size - need, need - o->tail.len)) return -1;
         if (round == 2 || b->nq == 0 || b->who[b->nq] != j) o->state = 1;
     }
@@ -6375,7 +6379,8 @@ static gpufeed_result gf__remote_open(gf__rctx **cxp, const gpufeed_allocator *a
     else if (cx->objs[k].state < 0) r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", urls[0], cx->objs[k].why ? cx->objs[k].why : "out of memory");
     else if ((s = gf__rsrc_new(cx, k)) == NULL) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", urls[0]);
     if (s && identity && icap)
-        gf__fmt(identity, icap, "%s size=%llu etag=%s last-modified=%.0lld", urls[0], (unsigned long long)s->size, s->etag, (long long)(s->etag[0] ? 0 : s->mtime));
+        gf__fmt(identity, icap, "%s size=%llu etag=%s last-modified=%.0lld", urls[0], (unsigned long long)s->size, s->etag,
+                (long long)(s->etag[0] ? 0 : s->mtime));
     if (!cxp) gf__remote_release(cx); /* the source holds the context now */
     if (r) return r;
     src->read_at = gf__rsrc_read;
@@ -6445,7 +6450,8 @@ static int gf__mf_load(gf__rctx *cx, const uint8_t *d, size_t n, const char *roo
         int bad = url && keys && (strncmp(url, pre, strlen(pre)) != 0 || (keys->n && strcmp(key, keys->v[keys->n - 1]) <= 0));
         if (bad) gf__fmt(why, cap, "entry %s is not below %s in order", url, root);
         else if (!o) gf__fmt(why, cap, "out of memory");
-        else if (o->state == 0 && !o->cand && !o->known && (gf__mf_fill(cx, o, &e) || (keys && gf__rkeys_push(&cx->alloc, keys, key, e.size, o->etag, e.mtime)))) {
+        else if (o->state == 0 && !o->cand && !o->known &&
+                 (gf__mf_fill(cx, o, &e) || (keys && gf__rkeys_push(&cx->alloc, keys, key, e.size, o->etag, e.mtime)))) {
             gf__fmt(why, cap, "out of memory");
             o = NULL;
         } else if (o->state == 0 && !o->known && o->tail.buf) {

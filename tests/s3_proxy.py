@@ -202,6 +202,8 @@ class Handler(socketserver.BaseRequestHandler):
             if a.drop_every and method == b"GET" and g % a.drop_every == 0 and rlen is not None and int(rlen) > 1:
                 cut = int(rlen) // 2
             sent = self.relay(up, rest, cut)
+            if rlen is not None and method != b"HEAD" and sent < int(rlen):
+                keep = False  # the upstream body ended early (a 412 announcing a length): no keep-alive past it
             if cut is not None:
                 self.log("%s %s: cut after %d of %s body bytes" % (method.decode(), path, sent, rlen.decode()))
                 self.request.shutdown(socket.SHUT_RDWR)

@@ -405,43 +405,43 @@ RP2=$(free_port)
   >> "$T/rclone2.log" 2>&1 &
 PIDS+=($!)
 HP2=$(free_port)
-"$RCLONE" serve http --addr "127.0.0.1:$HP2" "$D" > "$T/http2.log" 2>&1 &
+"$RCLONE" serve http --addr "127.0.0.1:$HP2" --dir-cache-time 0s "$D" > "$T/http2.log" 2>&1 &  # (cached: new bytes, old Last-Modified)
 PIDS+=($!)
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$HP2/" && curl -s -o /dev/null "http://127.0.0.1:$RP2/" && break; sleep 0.1; done
-replaced() {  # replaced NAME URL ENDPOINT_PORT: a buffer smaller than the object, so units are read after the replacement
-  AWS_ENDPOINT_URL=http://127.0.0.1:$3 GPUFEED_REMOTE_BUFFER=200000 $PY - "$2" "$D/bkt/noetag/big.parquet" "$T/cache_ne" > "$T/ne.out" 2>&1 << 'EOF'
-import os, sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq
-sys.path.insert(0, "tools")
-import gpufeed
-url, path, cache = sys.argv[1:4]
-t = pq.read_table(path)
-l = gpufeed.Loader(url, features=[gpufeed.Feature("v", dtype="float64")], batch_rows=20000, workers=1, ring_depth=1, epochs=1, device=None,
-                   unit_shuffle=False, cache_dir=cache)
-it = iter(l)
-old = t.column("v").to_numpy()
-same = [np.array_equal(np.from_dlpack(next(it))[:, 0], old[:20000])]
-st = os.stat(path)
-pq.write_table(t.set_column(0, "v", pa.array(old + 1.0)), path + ".new", row_group_size=20000, compression="none", use_dictionary=False)
-os.replace(path + ".new", path)  # the same size, a new Last-Modified
-os.utime(path, (st.st_atime + 10, st.st_mtime + 10))
-n, err = 1, ""
-try:
-    for b in it:
-        same.append(np.array_equal(np.from_dlpack(b)[:, 0], old[n * 20000:(n + 1) * 20000]))
-        n += 1
-except gpufeed.GpufeedError as e:
-    err = str(e)
-l.close()
-print("batches", n, "size kept", os.stat(path).st_size == st.st_size, "all of the version opened", all(same))
-print("error", err)
-pq.write_table(t, path, row_group_size=20000, compression="none", use_dictionary=False)
-EOF
-  check "no ETag ($1): an object replaced at the same size mid-epoch refused ($(grep -oE '(changed|HTTP 412).*' "$T/ne.out" | head -c 140))" \
-    bash -c "grep -q 'size kept True all of the version opened True' '$T/ne.out' && \
-      grep -qE 'error .*(the object changed while being read: Last-Modified|HTTP 412 Precondition Failed)' '$T/ne.out' && ! grep -q 'batches 10 ' '$T/ne.out'"
+# the proxy holds the request that reads the second unit (a HEAD and two GETs open the s3:// object, a suffix GET and a
+# first-bytes GET the http:// one) for 3 s while the object is replaced: then that request comes after the replacement
+NE=$D/bkt/noetag/big.parquet
+cp -p "$NE" "$T/big.orig"
+$BENCH --batch 20000 --no-shuffle --feature v:f64 --print-batches "$NE" > "$T/ne_ref.out" 2> /dev/null
+replaced() {  # replaced NAME UPSTREAM_PORT URL (HOST:PORT in it: the proxy's)
+  local PP
+  PP=$(free_port)
+  start_proxy "$PP" "$2" --pause-after "$4" --pause-s 3 --log || bad "proxy did not start"
+  AWS_ENDPOINT_URL=http://127.0.0.1:$PP GPUFEED_REMOTE_BUFFER=200000 timeout 120 $BENCH --batch 20000 --no-shuffle --feature v:f64 --print-batches \
+    --cache "$T/cache_ne" "${3/HOSTPORT/127.0.0.1:$PP}" > "$T/ne.out" 2> "$T/ne.err" &
+  local bp=$!
+  for _ in $(seq 200); do grep -q paused "$T/proxy.$PP.log" 2> /dev/null && break; sleep 0.05; done
+  $PY -c "
+import os, sys, pyarrow as pa, pyarrow.parquet as pq
+p = sys.argv[1]
+t = pq.read_table(p)
+st = os.stat(p)
+pq.write_table(t.set_column(0, 'v', pa.array(t.column('v').to_numpy() + 1.0)), p + '.new', row_group_size=20000, compression='none', use_dictionary=False)
+os.replace(p + '.new', p)
+os.utime(p, (st.st_atime + 10, st.st_mtime + 10))
+assert os.stat(p).st_size == st.st_size
+" "$NE"
+  wait $bp; local rc=$?
+  local nb
+  nb=$(batches "$T/ne.out" | wc -l)
+  check "no ETag ($1): replaced at the same size mid-epoch, exit $rc after $nb batches of the version opened ($(grep -oE '(the object changed|HTTP 412).*' "$T/ne.err" | head -c 130))" \
+    bash -c "[ $rc -eq 1 ] && grep -qE '(the object changed while being read: Last-Modified|HTTP 412 Precondition Failed \\(the object changed since it was opened)' '$T/ne.err' \
+      && [ $nb -lt 10 ] && cmp -s <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/ne.out') <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/ne_ref.out' | head -n $nb)"
+  kill "$PROXY_PID" 2> /dev/null
+  cp -p "$T/big.orig" "$NE"
 }
-replaced "rclone serve s3 --etag-hash ''" s3://bkt/noetag/big.parquet "$RP2"
-replaced "rclone serve http" "http://127.0.0.1:$HP2/bkt/noetag/big.parquet" "$RP2"
+replaced "rclone serve s3 --etag-hash ''" "$RP2" s3://bkt/noetag/big.parquet 4
+replaced "rclone serve http" "$HP2" http://HOSTPORT/bkt/noetag/big.parquet 3
 n=$(find "$T/cache_ne" -name '*.gfc' 2> /dev/null | wc -l)
 check "no ETag: no tensor cache kept from the refused epochs ($n complete caches)" test "$n" -eq 0
 
