@@ -534,8 +534,7 @@ typedef struct gpufeed_source {
 } gpufeed_source;
 
 /* What the s3:// and https:// objects of a dataset (GPUFEED_CURL, see
-   >>remote) cost so far: gpufeed_dataset_remote_stats. Listing a prefix
-   or glob happens before the dataset exists and is not counted. */
+   >>remote) cost so far, listing them included: gpufeed_dataset_remote_stats. */
 typedef struct gpufeed_remote_stats {
     uint64_t requests;                 /* HTTP requests sent, every attempt */
     uint64_t open_gets;                /* of them: GETs of objects' first and last
@@ -546,6 +545,15 @@ typedef struct gpufeed_remote_stats {
     uint64_t failures;                 /* requests given up (an error was returned) */
     uint64_t reads, reads_served;      /* read_at calls; of them, served from fetched
                                           ranges without a request */
+    uint64_t list_pages;               /* ListObjectsV2 pages */
+    uint64_t heads;                    /* HEAD requests (an object's path) */
+    uint64_t manifest_objects;         /* objects opened from a manifest: no GET */
+    uint64_t whole_answers;            /* 200 answers with the whole object to a range,
+                                          sliced */
+    uint64_t redirects;                /* redirects followed */
+    uint64_t refreshes;                /* credentials fetched again before they expired */
+    char credentials[256];             /* where the credentials came from */
+    char manifest[256];                /* what the manifests did ("" none) */
 } gpufeed_remote_stats;
 
 enum {
@@ -1006,6 +1014,11 @@ typedef struct gpufeed_dataset_desc {
     int (*open_source)(void *user, const char *path, gpufeed_source *src,
                        char *identity, size_t identity_cap, char *why, size_t why_cap);
     void *source_user;
+    /* s3:// paths (GPUFEED_CURL): a directory for manifests, files of the
+       objects' footers keyed by (key, ETag, size), so that a later open of
+       the same objects lists them and fetches no footer (e.g. the tensor
+       cache's directory; NULL: none). See >>remote. */
+    const char *manifest_dir;
 } gpufeed_dataset_desc;
 
 typedef struct gpufeed_dataset gpufeed_dataset;
@@ -1053,6 +1066,12 @@ GPUFEED_API void gpufeed_dataset_remote_stats(const gpufeed_dataset *ds, gpufeed
    listed or stat'ed, a dangling link or a link loop (named). */
 GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_t num_paths,
     void (*fn)(void *user, const char *file), void *user, gpufeed_error *err);
+/* Writes the manifest beside the data of an s3:// prefix (GPUFEED_CURL):
+   lists it, fetches every *.parquet object's footer and puts them as
+   PREFIX_gpufeed_manifest, from which every later open of the prefix
+   (every rank) opens all its objects with one GET (see >>remote). st:
+   the requests it took (may be NULL). */
+GPUFEED_API gpufeed_result gpufeed_remote_manifest_write(const char *prefix, gpufeed_remote_stats *st, gpufeed_error *err);
 
 /* Predicates written as the tools and the Python binding take them:
    conditions joined by `and`, each `COLUMN OP VALUE` with OP one of < <=
@@ -2537,39 +2556,108 @@ static int gf__canon_path(const char *path, char *out, size_t cap)
    library). Without the macro a remote path is an error naming it.
 
    Configuration, read when a dataset (or file) opens:
-     AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  requests signed with SigV4
-                        (libcurl's CURLOPT_AWS_SIGV4, libcurl >= 7.75);
-                        without them requests go unsigned (public buckets)
-     AWS_SESSION_TOKEN  sent (and signed) as x-amz-security-token
-     AWS_REGION, AWS_DEFAULT_REGION   the signing region (us-east-1)
+     AWS_REGION, AWS_DEFAULT_REGION   the signing region (else the profile's
+                        region, else us-east-1)
      AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL   a custom endpoint
-                        (http://127.0.0.1:9000): path-style URLs
-                        ENDPOINT/BUCKET/KEY; without one, AWS's
-                        virtual-hosted https://BUCKET.s3.REGION.amazonaws.com/KEY
+                        (http://127.0.0.1:9000; else the profile's
+                        endpoint_url): path-style URLs ENDPOINT/BUCKET/KEY;
+                        without one, AWS's virtual-hosted
+                        https://BUCKET.s3.REGION.amazonaws.com/KEY
                         (path-style for a bucket with a dot)
      AWS_CA_BUNDLE      certificates to verify TLS with
    and GPUFEED_REMOTE_INFLIGHT, _GAP, _PART, _RETRIES, _TIMEOUT, _BUFFER
    (environment variables of the macros' names, plain integers) override
    the macros' defaults (>>options).
 
+   Credentials, in the AWS order; the first source configured is used, one
+   that is configured and fails is an error naming it. Requests are signed
+   with SigV4 by libcurl (CURLOPT_AWS_SIGV4, libcurl >= 7.75).
+     1. the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+        AWS_SESSION_TOKEN (sent and signed as x-amz-security-token);
+     2. the profile AWS_PROFILE (else "default") of the shared files
+        (AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials: [NAME];
+        AWS_CONFIG_FILE, else ~/.aws/config: [profile NAME], [default]):
+        aws_access_key_id + aws_secret_access_key (+ aws_session_token),
+        else credential_process (run with /bin/sh, 60 s and 64 KiB at
+        most; its JSON: Version 1, AccessKeyId, SecretAccessKey,
+        SessionToken, Expiration), else web_identity_token_file + role_arn
+        (as 3). A profile AWS_PROFILE names that is in neither file is an
+        error; role chains (source_profile) and SSO are named as not
+        supported (credential_process can run `aws configure
+        export-credentials`);
+     3. web identity: AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN
+        (AWS_ROLE_SESSION_NAME): the token traded by STS
+        AssumeRoleWithWebIdentity at AWS_ENDPOINT_URL_STS (else
+        https://sts.REGION.amazonaws.com/);
+     4. the container endpoint: AWS_CONTAINER_CREDENTIALS_FULL_URI (plain
+        http only to a loopback or the container agent's address) or
+        _RELATIVE_URI (http://169.254.170.2), the Authorization header
+        from AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE);
+     5. instance metadata, IMDSv2 (a session token, the role, its
+        credentials; 1 s to connect) at AWS_EC2_METADATA_SERVICE_ENDPOINT
+        (else http://169.254.169.254), unless AWS_EC2_METADATA_DISABLED=true.
+   None: requests go unsigned (public buckets), and a refusal names every
+   source tried. Credentials that expire are fetched again from the chain
+   5 minutes before (half their life, if that is less) by one thread; a
+   failed refresh keeps them (tried again in 10 s) and is named in the
+   errors of the requests they fail. Every answer (INI, JSON, XML) is
+   parsed by this section's own bounded code.
+
    Paths: an s3:// key that ends in '/' (or the bucket alone) is a prefix:
    every *.parquet object below it, recursively (ListObjectsV2, all
    pages), sorted by key, leaving out keys with a path segment below the
-   prefix that starts with '_' or '.' (_SUCCESS, _committed_*, .crc). A key
-   with '*', '?' or '[' is a glob on whole keys ('*', '?' and [...] within a
+   prefix that starts with '_' or '.' (_SUCCESS, _committed_*, .crc). Any
+   other key is first the object of that key (a HEAD):
+   s3://bkt/data[1].parquet is that object when it exists. Else a key with
+   '*', '?' or '[' is a glob on whole keys ('*', '?' and [...] within a
    segment, '**' for any number of segments), with the same rule for
-   hidden segments below its literal directory. Any other key is an object
-   (HEAD), or, when there is none, a prefix. Expanded names keep the keys
-   as they are (s3://bucket/year=2024/part-0.parquet). http(s):// URLs are
-   single objects.
+   hidden segments below its literal directory, and any other key a
+   prefix (KEY/). Expanded names keep the keys as they are
+   (s3://bucket/year=2024/part-0.parquet). http(s):// URLs are single
+   objects.
 
-   Reads: opening an object is one suffix GET of its last
-   GPUFEED_REMOTE_TAIL bytes (size, ETag, footer), plus one of its first
-   4 KiB when the object is larger; the objects of a dataset open
-   GPUFEED_REMOTE_INFLIGHT requests at a time, 64 objects a round. A
-   unit's byte ranges (will_read) are merged across gaps of at most
-   GPUFEED_REMOTE_GAP bytes (never more gap than wanted bytes); what of
-   them is not held yet is cut into parts of at most GPUFEED_REMOTE_PART
+   Listings: every page is checked before a key of it is taken: one whole
+   <ListBucketResult> document (a page cut short, HTML, garbage: an
+   error), IsTruncated true or false, keys within the prefix, ascending
+   and unique within and across pages, KeyCount (when given) the entries'
+   count; a truncated page needs a NextContinuationToken never seen
+   before, and more pages than 8 + the keys listed is a listing that does
+   not advance. Errors name the bucket, prefix, page and what was wrong.
+
+   Opening: the objects of a dataset open GF__ROPEN_WINDOW (256) together,
+   4 x GPUFEED_REMOTE_INFLIGHT requests (at most 64) at a time: an object
+   whose size the listing gave and that is at most GPUFEED_REMOTE_TAIL +
+   4 KiB comes in one GET of the whole object (no Range: rclone answers a
+   suffix range longer than the object with 416), a larger one in its last
+   GPUFEED_REMOTE_TAIL and first 4 KiB at once, one of unknown size (an
+   http(s):// URL) in a suffix GET then its first bytes; a footer longer
+   than the tail comes in a second round. Small objects of a listing's
+   page are fetched while the next page is listed (datasets without
+   predicates; up to half of GPUFEED_REMOTE_BUFFER held until their
+   sources take them).
+
+   Manifests hold what opening fetched: each object's size, ETag,
+   Last-Modified, first 4 bytes and the last bytes opening read (the
+   footer, a page index), keyed by (key, ETag, size), or (key, size,
+   Last-Modified) without an ETag, under a checksum (the format: at
+   GF__MF_MAGIC). With gpufeed_dataset_desc.manifest_dir, an s3:// path's
+   manifest file there (gpufeed-manifest-HASH.gfm, the hash of the
+   endpoint and the path) is read before listing: each object the listing
+   names in the same version opens from it, without a GET; after the
+   dataset opened, a file that misses objects, holds stale ones or is
+   damaged (then ignored) is written again (a new file renamed over it).
+   gpufeed_remote_manifest_write (gpufeed-cache manifest) puts one beside
+   the data, PREFIX_gpufeed_manifest; opening a prefix asks for it with the
+   listing's first page and, when it is there, takes its objects (sorted,
+   below the prefix) instead of listing further: every rank opens from one
+   object. It is a snapshot: objects added later are not seen until it is
+   written again, and every read is pinned to the version it names (a
+   changed object: HTTP 412, an error naming the manifest); a damaged one
+   is an error naming it.
+
+   Reads: a unit's byte ranges (will_read) are merged across gaps of at
+   most GPUFEED_REMOTE_GAP bytes (never more gap than wanted bytes); what
+   of them is not held yet is cut into parts of at most GPUFEED_REMOTE_PART
    bytes and fetched GPUFEED_REMOTE_INFLIGHT at a time (libcurl's multi
    interface, the connections kept for the next unit), while other
    threads that read those bytes wait for them; read_at serves them from
@@ -2586,19 +2674,30 @@ static int gf__canon_path(const char *path, char *out, size_t cap)
    holds them. Read-ahead only uses room that drops no bytes not yet
    read. Fetched ranges are kept up to GPUFEED_REMOTE_BUFFER bytes per
    dataset (those read through dropped first, then the least recently
-   used): it should hold the units all workers decode at once. Every
-   response is checked: its status,
-   Content-Range against the range asked for, the byte count, the ETag
-   against the one seen at open (a changed object is an error, never a
-   mix of two versions). 5xx, 429, 408, dropped connections, short bodies
-   and timeouts are retried GPUFEED_REMOTE_RETRIES times with exponential
-   backoff (100 ms doubling, at most 5 s); errors name the bucket, key,
-   byte range, the HTTP status and S3's error code (a wrong secret key:
-   403 SignatureDoesNotMatch).
+   used): it should hold the units all workers decode at once.
+   Every object is pinned to the version opened: each GET carries
+   If-Match with its ETag, or, without one, If-Unmodified-Since with its
+   Last-Modified; every answer is checked: its status (412: the object
+   changed), Content-Range against the range asked for, the size, the
+   byte count, the ETag (or Last-Modified) against the one opened: a
+   changed object is an error, never a mix of two versions, and so never
+   a tensor cache of them. A 200 with the whole object for a range (a CDN,
+   a plain server) is sliced to the range (its length must be the
+   object's). A redirect (301, 302, 307, 308) is followed at once with the
+   same credentials when it stays on the endpoint (a custom one: the same
+   scheme, host and port; AWS's: an https://...amazonaws.com host; a
+   region it names signs the request again and, on AWS, the next ones),
+   at most 4 times; else an error names the endpoint to set
+   (AWS_ENDPOINT_URL) or, on AWS, the region. 5xx, 429, 408, dropped
+   connections, short bodies and timeouts are retried
+   GPUFEED_REMOTE_RETRIES times with exponential backoff (100 ms doubling,
+   at most 5 s); errors name the bucket, key, byte range, the HTTP status
+   and S3's error code (a wrong secret key: 403 SignatureDoesNotMatch, and
+   where the credentials came from).
 
    Identity (the tensor cache's key): the URL, the size and the ETag, so
    a new version of an object makes a new cache; an HTTP server without
-   ETags: Last-Modified.
+   ETags: Last-Modified (unix seconds).
 
    No global mutable state but one: curl_global_init must run once per
    process before other curl calls and is not thread-safe, so it runs
@@ -2957,12 +3056,956 @@ static int gf__s3_list_url(const char *endpoint, const char *region, const char 
     return gf__uri_encode(out, cap, &n, prefix, 0);
 }
 
+static char *gf__rstrdup(const gpufeed_allocator *a, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    char *d = (char *)gf__alloc(a, n + 1);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* ---- pure helpers: whole XML answers, times, INI and JSON (no network) ---- */
+
+static int gf__xml_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* up to 40 bytes of s as printable text, for messages */
+static void gf__snippet(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t i, m = 0;
+    for (i = 0; i < n && i < 40 && m + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[m++] = c >= 32 && c < 127 ? (char)c : '?';
+    }
+    out[m] = 0;
+}
+
+/* an answer that is one whole XML document whose root element is `root`:
+   an optional declaration, then <root ...> first and </root> last
+   (whitespace around them). 0, or -1 with what is wrong in why: a page
+   cut anywhere, HTML or garbage are never taken for an answer */
+static int gf__xml_whole(const char *s, size_t n, const char *root, char *why, size_t cap)
+{
+    size_t rl = strlen(root), i = 0, e = n;
+    char snip[48];
+    while (i < n && gf__xml_space(s[i])) i++;
+    if (n - i >= 5 && memcmp(s + i, "<?xml", 5) == 0) {
+        size_t j = i + 5;
+        while (j + 1 < n && !(s[j] == '?' && s[j + 1] == '>')) j++;
+        if (j + 1 >= n) {
+            gf__fmt(why, cap, "a cut XML declaration");
+            return -1;
+        }
+        i = j + 2;
+        while (i < n && gf__xml_space(s[i])) i++;
+    }
+    if (n - i < rl + 2 || s[i] != '<' || memcmp(s + i + 1, root, rl) != 0 || !(s[i + 1 + rl] == '>' || gf__xml_space(s[i + 1 + rl]))) {
+        gf__snippet(s + i, n - i, snip, sizeof snip);
+        gf__fmt(why, cap, "not a <%s> document: it starts with '%s'", root, snip);
+        return -1;
+    }
+    while (e > i && gf__xml_space(s[e - 1])) e--;
+    if (e - i < 2 * rl + 5 || memcmp(s + e - rl - 3, "</", 2) != 0 || memcmp(s + e - rl - 1, root, rl) != 0 || s[e - 1] != '>') {
+        gf__fmt(why, cap, "cut short: the document does not end with </%s>", root);
+        return -1;
+    }
+    return 0;
+}
+
+/* w decimal digits at s: 0 and *v, or -1 */
+static int gf__digits(const char *s, int w, int64_t *v)
+{
+    int k;
+    *v = 0;
+    for (k = 0; k < w; k++) {
+        if (s[k] < '0' || s[k] > '9') return -1;
+        *v = *v * 10 + (s[k] - '0');
+    }
+    return 0;
+}
+
+/* days since 1970-01-01 of a proleptic Gregorian date: years counted from
+   March in eras of 400 years (146,097 days) */
+static int64_t gf__days_civil(int64_t y, int64_t m, int64_t d)
+{
+    int64_t era, yoe, doy, doe;
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* the date of day z since 1970-01-01 (the inverse of gf__days_civil) */
+static void gf__civil_days(int64_t z, int64_t *y, int *m, int *d)
+{
+    int64_t era, doe, yoe, doy, mp;
+    z += 719468;
+    era = (z >= 0 ? z : z - 146096) / 146097;
+    doe = z - era * 146097;
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
+/* an ISO 8601 time as S3, STS and the metadata endpoints write it
+   (2026-11-28T12:00:00Z, fractions of a second, +HH:MM or none: UTC)
+   into unix seconds: 0, or -1 */
+static int gf__iso8601(const char *s, size_t n, int64_t *out)
+{
+    static const int at[6] = { 0, 5, 8, 11, 14, 17 }, w[6] = { 4, 2, 2, 2, 2, 2 };
+    int64_t v[6], t, hh, mm;
+    size_t i = 19;
+    int k;
+    if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return -1;
+    for (k = 0; k < 6; k++)
+        if (gf__digits(s + at[k], w[k], &v[k])) return -1;
+    if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 60) return -1;
+    t = gf__days_civil(v[0], v[1], v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5];
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    }
+    if (i < n && (s[i] == 'Z' || s[i] == 'z')) i++;
+    else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+        if (gf__digits(s + i + 1, 2, &hh) || gf__digits(s + i + 4, 2, &mm) || hh > 23 || mm > 59) return -1;
+        t -= (s[i] == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
+        i += 6;
+    }
+    if (i != n) return -1;
+    *out = t;
+    return 0;
+}
+
+static const char gf__months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+static const char gf__wdays[] = "ThuFriSatSunMonTueWed"; /* 1970-01-01 was a Thursday */
+
+/* an HTTP date (Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT) into unix
+   seconds: 0, or -1 */
+static int gf__http_date(const char *s, size_t n, int64_t *out)
+{
+    int64_t d, y, hh, mm, ss;
+    int m;
+    if (n != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' || s[19] != ':' || s[22] != ':' ||
+        memcmp(s + 25, " GMT", 4) != 0)
+        return -1;
+    for (m = 0; m < 12 && memcmp(gf__months + 3 * m, s + 8, 3) != 0; m++) {}
+    if (m == 12 || gf__digits(s + 5, 2, &d) || gf__digits(s + 12, 4, &y) || gf__digits(s + 17, 2, &hh) || gf__digits(s + 20, 2, &mm) ||
+        gf__digits(s + 23, 2, &ss) || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60)
+        return -1;
+    *out = gf__days_civil(y, m + 1, d) * 86400 + hh * 3600 + mm * 60 + ss;
+    return 0;
+}
+
+/* unix seconds as an HTTP date (If-Unmodified-Since) into out (>= 30 bytes) */
+static void gf__http_date_fmt(int64_t t, char *out, size_t cap)
+{
+    int64_t days = (t >= 0 ? t : t - 86399) / 86400, s = t - days * 86400, y;
+    int m, d, wd = (int)(((days % 7) + 7) % 7);
+    gf__civil_days(days, &y, &m, &d);
+    gf__fmt(out, cap, "%.3s, %02d %.3s %04lld %02d:%02d:%02d GMT", gf__wdays + 3 * wd, d, gf__months + 3 * (m - 1), (long long)y, (int)(s / 3600),
+            (int)(s / 60 % 60), (int)(s % 60));
+}
+
+/* a's first n bytes equal to b ignoring ASCII case, b's length n */
+static int gf__ieq(const char *a, size_t n, const char *b)
+{
+    size_t i;
+    if (strlen(b) != n) return 0;
+    for (i = 0; i < n; i++) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
+        if (x != y) return 0;
+    }
+    return 1;
+}
+
+/* a section header's name [ profile  dev ] against sect ("profile dev"):
+   runs of spaces match one space */
+static int gf__ini_sect_is(const char *h, size_t n, const char *sect)
+{
+    size_t i = 0;
+    while (i < n && (h[i] == ' ' || h[i] == '\t')) i++;
+    while (n > i && (h[n - 1] == ' ' || h[n - 1] == '\t')) n--;
+    while (i < n && *sect) {
+        if ((h[i] == ' ' || h[i] == '\t') && *sect == ' ') {
+            while (i < n && (h[i] == ' ' || h[i] == '\t')) i++;
+            sect++;
+            continue;
+        }
+        if (h[i] != *sect) return 0;
+        i++;
+        sect++;
+    }
+    return i == n && !*sect;
+}
+
+/* one line of an INI text: [a, e) without its line end and trailing
+   blanks; *next the next line's start */
+static void gf__ini_line(const char *s, size_t n, size_t at, size_t *a, size_t *e, size_t *next)
+{
+    size_t j = at;
+    while (j < n && s[j] != '\n') j++;
+    *next = j < n ? j + 1 : n;
+    *a = at;
+    while (j > at && (s[j - 1] == '\r' || s[j - 1] == ' ' || s[j - 1] == '\t')) j--;
+    *e = j;
+}
+
+/* The value of `key` in section `sect` of an AWS config or credentials
+   file (n bytes of text): [sect] headers, `key = value` lines, '#' and
+   ';' comment lines; indented lines (a nested setting's) are skipped. 1
+   found (the value, trimmed, into out; key NULL: the section is there),
+   0 absent, -1 a value that does not fit. */
+static int gf__ini_get(const char *s, size_t n, const char *sect, const char *key, char *out, size_t cap)
+{
+    size_t at = 0, a, e, next;
+    int in = 0;
+    while (at < n) {
+        const char *eq;
+        gf__ini_line(s, n, at, &a, &e, &next);
+        at = next;
+        if (a == e || s[a] == '#' || s[a] == ';') continue;
+        if (s[a] == ' ' || s[a] == '\t') continue; /* a nested setting's line */
+        if (s[a] == '[') {
+            in = s[e - 1] == ']' && e - a >= 2 && gf__ini_sect_is(s + a + 1, e - a - 2, sect);
+            if (in && !key) return 1;
+            continue;
+        }
+        eq = in && key ? (const char *)memchr(s + a, '=', e - a) : NULL;
+        if (!eq) continue;
+        {
+            size_t kn = (size_t)(eq - (s + a)), v = (size_t)(eq - s) + 1;
+            while (kn > 0 && (s[a + kn - 1] == ' ' || s[a + kn - 1] == '\t')) kn--;
+            if (!gf__ieq(s + a, kn, key)) continue;
+            while (v < e && (s[v] == ' ' || s[v] == '\t')) v++;
+            if (e - v >= cap) return -1;
+            memcpy(out, s + v, e - v);
+            out[e - v] = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A JSON text: credential_process's output and the container and
+   instance metadata endpoints' answers. Strings unescaped (\uXXXX into
+   UTF-8), numbers, literals, nested values skipped (16 levels at most);
+   the whole text is checked. */
+typedef struct gf__json {
+    const char *s;
+    size_t n, i;
+    int depth;
+} gf__json;
+
+static void gf__json_ws(gf__json *j)
+{
+    while (j->i < j->n && gf__xml_space(j->s[j->i])) j->i++;
+}
+
+/* a code point as UTF-8 into out (m used of cap): 0 or -1 */
+static int gf__utf8_put(uint32_t cp, char *out, size_t cap, size_t *m)
+{
+    int k = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4, b;
+    static const unsigned char lead[5] = { 0, 0, 0xC0, 0xE0, 0xF0 };
+    if (!out) return 0;
+    if (*m + (size_t)k >= cap) return -1;
+    for (b = k - 1; b > 0; b--) {
+        out[*m + (size_t)b] = (char)(0x80 | (cp & 0x3F));
+        cp >>= 6;
+    }
+    out[*m] = (char)(k == 1 ? cp : (lead[k] | cp));
+    *m += (size_t)k;
+    return 0;
+}
+
+/* \uXXXX at s (after the 'u'): the unit, or -1 */
+static int32_t gf__json_u4(const char *s, size_t left)
+{
+    int32_t v = 0;
+    int k;
+    if (left < 4) return -1;
+    for (k = 0; k < 4; k++) {
+        int h = gf__hexval(s[k]);
+        if (h < 0) return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* an escape after '\' at j->i: its code point into *cp (a surrogate pair
+   joined), j->i past it; 0 or -1 */
+static int gf__json_escape(gf__json *j, uint32_t *cp)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char *p;
+    int32_t u, lo;
+    char c = j->i < j->n ? j->s[j->i] : 0;
+    if (c && (p = strchr(from, c)) != NULL) {
+        *cp = (unsigned char)to[p - from];
+        j->i++;
+        return 0;
+    }
+    if (c != 'u' || (u = gf__json_u4(j->s + j->i + 1, j->n - j->i - 1)) < 0) return -1;
+    j->i += 5;
+    if (u >= 0xDC00 && u <= 0xDFFF) return -1;
+    if (u >= 0xD800 && u <= 0xDBFF) {
+        if (j->n - j->i < 6 || j->s[j->i] != '\\' || j->s[j->i + 1] != 'u') return -1;
+        lo = gf__json_u4(j->s + j->i + 2, j->n - j->i - 2);
+        if (lo < 0xDC00 || lo > 0xDFFF) return -1;
+        j->i += 6;
+        u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+    }
+    *cp = (uint32_t)u;
+    return 0;
+}
+
+/* a string at j->i ('"'): unescaped into out (NULL: skipped; *fits 0 when
+   it did not fit in cap); 0 or -1 */
+static int gf__json_string(gf__json *j, char *out, size_t cap, int *fits)
+{
+    size_t m = 0;
+    *fits = 1;
+    j->i++;
+    while (j->i < j->n && j->s[j->i] != '"') {
+        unsigned char c = (unsigned char)j->s[j->i];
+        uint32_t cp = c;
+        if (c < 0x20) return -1;
+        if (c == '\\') {
+            j->i++;
+            if (gf__json_escape(j, &cp)) return -1;
+            if (*fits && gf__utf8_put(cp, out, cap, &m)) *fits = 0;
+            continue;
+        }
+        if (*fits && out && m + 1 < cap) out[m++] = (char)c;
+        else if (out) *fits = 0;
+        j->i++;
+    }
+    if (j->i >= j->n) return -1;
+    j->i++;
+    if (out && cap) out[m < cap ? m : cap - 1] = 0;
+    return 0;
+}
+
+/* a number or a literal at j->i: [a, j->i); 0 or -1 */
+static int gf__json_scalar(gf__json *j)
+{
+    static const char *const lit[] = { "true", "false", "null" };
+    size_t a = j->i, d;
+    int k;
+    for (k = 0; k < 3; k++)
+        if (j->n - j->i >= strlen(lit[k]) && memcmp(j->s + j->i, lit[k], strlen(lit[k])) == 0) {
+            j->i += strlen(lit[k]);
+            return 0;
+        }
+    if (j->i < j->n && j->s[j->i] == '-') j->i++;
+    for (d = j->i; j->i < j->n && j->s[j->i] >= '0' && j->s[j->i] <= '9'; j->i++) {}
+    if (j->i == d) return -1;
+    if (j->i < j->n && j->s[j->i] == '.') {
+        for (d = ++j->i; j->i < j->n && j->s[j->i] >= '0' && j->s[j->i] <= '9'; j->i++) {}
+        if (j->i == d) return -1;
+    }
+    if (j->i < j->n && (j->s[j->i] == 'e' || j->s[j->i] == 'E')) {
+        j->i++;
+        if (j->i < j->n && (j->s[j->i] == '+' || j->s[j->i] == '-')) j->i++;
+        for (d = j->i; j->i < j->n && j->s[j->i] >= '0' && j->s[j->i] <= '9'; j->i++) {}
+        if (j->i == d) return -1;
+    }
+    return j->i > a ? 0 : -1;
+}
+
+static int gf__json_value(gf__json *j);
+
+/* an object or array at j->i ('{' or '['), skipped; 0 or -1 */
+static int gf__json_nested(gf__json *j)
+{
+    char close = j->s[j->i] == '{' ? '}' : ']';
+    int first = 1, fits;
+    if (++j->depth > 16) return -1;
+    j->i++;
+    for (;;) {
+        gf__json_ws(j);
+        if (j->i < j->n && j->s[j->i] == close && first) break;
+        if (!first) {
+            if (j->i >= j->n || (j->s[j->i] != ',' && j->s[j->i] != close)) return -1;
+            if (j->s[j->i] == close) break;
+            j->i++;
+            gf__json_ws(j);
+        }
+        first = 0;
+        if (close == '}') {
+            if (j->i >= j->n || j->s[j->i] != '"' || gf__json_string(j, NULL, 0, &fits)) return -1;
+            gf__json_ws(j);
+            if (j->i >= j->n || j->s[j->i] != ':') return -1;
+            j->i++;
+        }
+        if (gf__json_value(j)) return -1;
+    }
+    j->i++;
+    j->depth--;
+    return 0;
+}
+
+static int gf__json_value(gf__json *j)
+{
+    int fits;
+    gf__json_ws(j);
+    if (j->i >= j->n) return -1;
+    if (j->s[j->i] == '{' || j->s[j->i] == '[') return gf__json_nested(j);
+    if (j->s[j->i] == '"') return gf__json_string(j, NULL, 0, &fits);
+    return gf__json_scalar(j);
+}
+
+/* member `key` of the JSON object text s (n bytes): 1 a string (unescaped
+   into out), 2 a number or literal (its text into out), 0 absent, -1
+   malformed JSON (anywhere in the text) or a value that does not fit */
+static int gf__json_get(const char *s, size_t n, const char *key, char *out, size_t cap)
+{
+    gf__json j;
+    int found = 0, first = 1, fits;
+    char k[64];
+    memset(&j, 0, sizeof j);
+    j.s = s;
+    j.n = n;
+    gf__json_ws(&j);
+    if (j.i >= n || s[j.i] != '{') return -1;
+    j.i++;
+    for (;;) {
+        size_t v;
+        gf__json_ws(&j);
+        if (j.i < n && s[j.i] == '}' && first) break;
+        if (!first) {
+            if (j.i >= n || (s[j.i] != ',' && s[j.i] != '}')) return -1;
+            if (s[j.i] == '}') break;
+            j.i++;
+            gf__json_ws(&j);
+        }
+        first = 0;
+        if (j.i >= n || s[j.i] != '"' || gf__json_string(&j, k, sizeof k, &fits)) return -1;
+        gf__json_ws(&j);
+        if (j.i >= n || s[j.i] != ':') return -1;
+        j.i++;
+        gf__json_ws(&j);
+        v = j.i;
+        if (fits && strcmp(k, key) == 0 && !found && j.i < n && s[j.i] == '"') {
+            if (gf__json_string(&j, out, cap, &fits) || !fits) return -1;
+            found = 1;
+            continue;
+        }
+        if (gf__json_value(&j)) return -1;
+        if (fits && strcmp(k, key) == 0 && !found && s[v] != '{' && s[v] != '[') {
+            if (j.i - v >= cap) return -1;
+            memcpy(out, s + v, j.i - v);
+            out[j.i - v] = 0;
+            found = 2;
+        }
+    }
+    j.i++;
+    gf__json_ws(&j);
+    return j.i == n ? found : -1;
+}
+
+/* Where a redirect (301, 302, 307, 308) of a request to `from` may go:
+   `loc` (absolute, or a path on the same host) into out when it stays on
+   the same scheme://host:port, or, with AWS's own endpoints (aws), on an
+   https://...amazonaws.com host. 0: follow it, -1: not (why). */
+static int gf__redirect_ok(const char *from, const char *loc, int aws, char *out, size_t cap, char *why, size_t wcap)
+{
+    const char *fs = strstr(from, "://"), *fe, *ls = strstr(loc, "://"), *le;
+    size_t fn, ln, i;
+    int same;
+    if (!fs) {
+        gf__fmt(why, wcap, "a redirect of a request that is no URL");
+        return -1;
+    }
+    fe = strchr(fs + 3, '/');
+    fn = fe ? (size_t)(fe - from) : strlen(from);
+    if (loc[0] == '/') {
+        if (fn + strlen(loc) >= cap) return -1;
+        memcpy(out, from, fn);
+        memcpy(out + fn, loc, strlen(loc) + 1);
+        return 0;
+    }
+    if (!ls || (strncmp(loc, "http://", 7) != 0 && strncmp(loc, "https://", 8) != 0)) {
+        gf__fmt(why, wcap, "a Location that is no http(s) URL: '%.200s'", loc);
+        return -1;
+    }
+    le = strchr(ls + 3, '/');
+    ln = le ? (size_t)(le - loc) : strlen(loc);
+    same = ln == fn;
+    for (i = 0; same && i < ln; i++) {
+        char a = from[i], b = loc[i];
+        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+        same = a == b;
+    }
+    if (!same && aws && strncmp(loc, "https://", 8) == 0) {
+        const char *h = loc + 8, *colon = (const char *)memchr(h, ':', (size_t)(loc + ln - h));
+        size_t hn = (size_t)((colon ? colon : loc + ln) - h);
+        same = hn > 14 && gf__ieq(h + hn - 14, 14, ".amazonaws.com");
+    }
+    if (!same) {
+        gf__fmt(why, wcap, "to another endpoint, %.*s", (int)(ln < 200 ? ln : 200), loc);
+        return -1;
+    }
+    if (strlen(loc) >= cap) return -1;
+    memcpy(out, loc, strlen(loc) + 1);
+    return 0;
+}
+
+/* ---- pure helpers: listing pages, checked (no network) ---- */
+
+/* an ETag without W/ and quotes (S3's listings leave the quotes out) */
+static void gf__etag_copy(char *dst, size_t cap, const char *v, size_t n)
+{
+    if (n >= 2 && v[0] == 'W' && v[1] == '/') { v += 2; n -= 2; }
+    if (n >= 2 && v[0] == '"' && v[n - 1] == '"') { v++; n -= 2; }
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, v, n);
+    dst[n] = 0;
+}
+
+
+typedef struct gf__rkeys {             /* keys found and what the listing said of them, grown */
+    char **v;
+    char **etag;                       /* "" when none */
+    uint64_t *size;
+    int64_t *mtime;                    /* Last-Modified, unix seconds; -1 not given */
+    int32_t n, cap;
+} gf__rkeys;
+
+static int gf__rkeys_push(const gpufeed_allocator *a, gf__rkeys *k, const char *s, uint64_t size, const char *etag, int64_t mtime)
+{
+    if (k->n == k->cap) {
+        int32_t nc = k->cap ? k->cap * 2 : 64;
+        char **nv, **ne;
+        uint64_t *ns;
+        int64_t *nm;
+        if (nc <= k->cap || (size_t)nc > SIZE_MAX / 16) return -1;
+        nv = (char **)gf__realloc(a, k->v, (size_t)nc * sizeof(char *));
+        if (nv) k->v = nv;
+        ne = nv ? (char **)gf__realloc(a, k->etag, (size_t)nc * sizeof(char *)) : NULL;
+        if (ne) k->etag = ne;
+        ns = ne ? (uint64_t *)gf__realloc(a, k->size, (size_t)nc * sizeof(uint64_t)) : NULL;
+        if (ns) k->size = ns;
+        nm = ns ? (int64_t *)gf__realloc(a, k->mtime, (size_t)nc * sizeof(int64_t)) : NULL;
+        if (!nm) return -1;
+        k->mtime = nm;
+        k->cap = nc;
+    }
+    k->v[k->n] = gf__rstrdup(a, s);
+    k->etag[k->n] = gf__rstrdup(a, etag ? etag : "");
+    if (!k->v[k->n] || !k->etag[k->n]) {
+        gf__free(a, k->v[k->n]);
+        gf__free(a, k->etag[k->n]);
+        return -1;
+    }
+    k->size[k->n] = size;
+    k->mtime[k->n] = mtime;
+    k->n++;
+    return 0;
+}
+
+static void gf__rkeys_free(const gpufeed_allocator *a, gf__rkeys *k)
+{
+    int32_t i;
+    for (i = 0; i < k->n; i++) {
+        gf__free(a, k->v[i]);
+        gf__free(a, k->etag[i]);
+    }
+    gf__free(a, k->v);
+    gf__free(a, k->etag);
+    gf__free(a, k->size);
+    gf__free(a, k->mtime);
+    memset(k, 0, sizeof *k);
+}
+
+/* which listed keys a path takes: a prefix's *.parquet, or a glob's matches */
+typedef struct gf__rmatch {
+    const char *glob;                  /* NULL: every *.parquet key below `base` */
+    size_t base;                       /* the length of the literal directory (with its '/') */
+} gf__rmatch;
+
+static int gf__rmatch_key(const gf__rmatch *m, const char *key)
+{
+    size_t n = strlen(key);
+    if (n <= m->base || key[n - 1] == '/' || gf__rhidden(key + m->base)) return 0;
+    if (m->glob) return gf__rglob(m->glob, key, 1);
+    return n >= 8 && strcmp(key + n - 8, ".parquet") == 0;
+}
+
+/* A listing's pages so far: every page must be a whole document with
+   IsTruncated, keys within the prefix, ascending and unique within and
+   across pages; a truncated page needs a continuation token not seen
+   before; more pages than 8 + the keys listed is a listing that does not
+   advance. */
+typedef struct gf__rlstate {
+    const char *prefix;
+    char *last;                        /* the greatest key so far */
+    int64_t keys;                      /* keys listed so far (taken or not) */
+    int32_t page;                      /* pages so far */
+    uint64_t *seen;                    /* hashes of the tokens seen (open addressing; 0: free) */
+    uint32_t nseen, cap;
+} gf__rlstate;
+
+static void gf__rlstate_free(const gpufeed_allocator *a, gf__rlstate *st)
+{
+    gf__free(a, st->last);
+    gf__free(a, st->seen);
+    st->last = NULL;
+    st->seen = NULL;
+    st->nseen = st->cap = 0;
+}
+
+/* records a continuation token: 1 new, 0 seen before, -1 no memory */
+static int gf__rlstate_token(const gpufeed_allocator *a, gf__rlstate *st, const char *tok)
+{
+    uint64_t h = gpufeed_hash64(tok, strlen(tok), 0x746f6b656e73ull) | 1;
+    uint32_t i;
+    if (2 * (st->nseen + 1) > st->cap) {
+        uint32_t nc = st->cap ? st->cap * 2 : 64, k;
+        uint64_t *ns = (uint64_t *)gf__alloc(a, (size_t)nc * sizeof(uint64_t));
+        if (!ns || nc <= st->cap) return -1;
+        memset(ns, 0, (size_t)nc * sizeof(uint64_t));
+        for (k = 0; k < st->cap; k++) {
+            if (!st->seen[k]) continue;
+            for (i = (uint32_t)(st->seen[k] & (nc - 1)); ns[i]; i = (i + 1) & (nc - 1)) {}
+            ns[i] = st->seen[k];
+        }
+        gf__free(a, st->seen);
+        st->seen = ns;
+        st->cap = nc;
+    }
+    for (i = (uint32_t)(h & (st->cap - 1)); st->seen[i]; i = (i + 1) & (st->cap - 1))
+        if (st->seen[i] == h) return 0;
+    st->seen[i] = h;
+    st->nseen++;
+    return 1;
+}
+
+/* the text of element `tag` in [p, end) decoded (entities; %XX too with
+   url) into a new string (*out; NULL when absent): 0, or -1 malformed */
+static int gf__xml_text(const gpufeed_allocator *a, const char *p, const char *end, const char *tag, int url, char **out)
+{
+    const char *v;
+    size_t vn;
+    int r = gf__xml_tag(&p, end, tag, &v, &vn);
+    *out = NULL;
+    if (r == 0) return 0;
+    if (r < 0) return -1;
+    *out = (char *)gf__alloc(a, vn + 1);
+    if (!*out) return -1;
+    if (gf__rdecode(v, vn, url, *out, vn + 1) == 0) return 0;
+    gf__free(a, *out);
+    *out = NULL;
+    return -1;
+}
+
+/* one <Contents> entry (v, vn): checked against the pages so far, taken
+   into out when m takes it. 0, or -1 (why). */
+static int gf__rlist_entry(const gpufeed_allocator *a, const char *v, size_t vn, int url, const gf__rmatch *m, gf__rlstate *st, gf__rkeys *out,
+                           char *why, size_t cap)
+{
+    char *key = NULL, *sz = NULL, *et = NULL, *lm = NULL, etag[128];
+    uint64_t size = 0;
+    int64_t mtime = -1;
+    int rc = -1;
+    etag[0] = 0;
+    if (gf__xml_text(a, v, v + vn, "Key", url, &key) || !key || gf__xml_text(a, v, v + vn, "Size", 0, &sz) || !sz ||
+        gf__parse_u64(sz, strlen(sz), &size))
+        gf__fmt(why, cap, "an entry without a proper Key and Size");
+    else if (gf__xml_text(a, v, v + vn, "ETag", 0, &et) || gf__xml_text(a, v, v + vn, "LastModified", 0, &lm) || (lm && gf__iso8601(lm, strlen(lm), &mtime)))
+        gf__fmt(why, cap, "key '%.300s': a malformed ETag or LastModified", key);
+    else if (strncmp(key, st->prefix, strlen(st->prefix)) != 0)
+        gf__fmt(why, cap, "key '%.300s' is outside the prefix", key);
+    else if (st->last && strcmp(key, st->last) <= 0)
+        gf__fmt(why, cap, strcmp(key, st->last) == 0 ? "key '%.300s' listed twice" : "keys out of order: '%.300s' after a greater one", key);
+    else rc = 0;
+    if (rc == 0 && et) gf__etag_copy(etag, sizeof etag, et, strlen(et));
+    if (rc == 0 && gf__rmatch_key(m, key) && gf__rkeys_push(a, out, key, size, etag, mtime)) {
+        gf__fmt(why, cap, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) {
+        gf__free(a, st->last);
+        st->last = key;
+        st->keys++;
+        key = NULL;
+    }
+    gf__free(a, key);
+    gf__free(a, sz);
+    gf__free(a, et);
+    gf__free(a, lm);
+    return rc;
+}
+
+/* IsTruncated of a page: 1 true, 0 false, -1 absent or malformed */
+static int gf__rlist_truncated(const char *body, size_t n)
+{
+    const char *p = body, *v;
+    size_t vn;
+    if (gf__xml_tag(&p, body + n, "IsTruncated", &v, &vn) != 1) return -1;
+    if (vn == 4 && memcmp(v, "true", 4) == 0) return 1;
+    if (vn == 5 && memcmp(v, "false", 5) == 0) return 0;
+    return -1;
+}
+
+/* One ListObjectsV2 page (n bytes), checked (see gf__rlstate): its
+   <Contents> that m takes into out, its continuation token into *token
+   (NULL: the last page). 0, or -1 with what is wrong in why. */
+static int gf__rlist_page(const gpufeed_allocator *a, const char *body, size_t n, const gf__rmatch *m, gf__rlstate *st, gf__rkeys *out,
+                          char **token, char *why, size_t cap)
+{
+    const char *p = body, *end = body + n, *v;
+    size_t vn;
+    int r, trunc, url;
+    int64_t entries = 0;
+    char *kc = NULL, *enc = NULL;
+    uint64_t kcount;
+    *token = NULL;
+    st->page++;
+    if (gf__xml_whole(body, n, "ListBucketResult", why, cap)) return -1;
+    trunc = gf__rlist_truncated(body, n);
+    if (trunc < 0) {
+        gf__fmt(why, cap, "no IsTruncated element (true or false)");
+        return -1;
+    }
+    if (gf__xml_text(a, body, end, "EncodingType", 0, &enc)) enc = NULL;
+    url = enc && strcmp(enc, "url") == 0;
+    gf__free(a, enc);
+    while ((r = gf__xml_tag(&p, end, "Contents", &v, &vn)) == 1) {
+        if (gf__rlist_entry(a, v, vn, url, m, st, out, why, cap)) return -1;
+        entries++;
+    }
+    if (r < 0) {
+        gf__fmt(why, cap, "a <Contents> element is not closed");
+        return -1;
+    }
+    if (gf__xml_text(a, body, end, "KeyCount", 0, &kc) == 0 && kc && (gf__parse_u64(kc, strlen(kc), &kcount) || kcount != (uint64_t)entries)) {
+        gf__fmt(why, cap, "KeyCount says %.30s, the page has %lld entries", kc, (long long)entries);
+        gf__free(a, kc);
+        return -1;
+    }
+    gf__free(a, kc);
+    if (!trunc) return 0;
+    if (gf__xml_text(a, body, end, "NextContinuationToken", 0, token) || !*token || !**token) {
+        gf__free(a, *token);
+        *token = NULL;
+        gf__fmt(why, cap, "a truncated page without a proper NextContinuationToken");
+        return -1;
+    }
+    r = gf__rlstate_token(a, st, *token);
+    if (r <= 0) {
+        gf__fmt(why, cap, r < 0 ? "out of memory" : "a continuation token seen before ('%.60s'): the listing goes round in circles", *token);
+        gf__free(a, *token);
+        *token = NULL;
+        return -1;
+    }
+    if (st->page > 8 + st->keys) {
+        gf__fmt(why, cap, "%d pages gave %lld keys: a listing that does not advance", (int)st->page, (long long)st->keys);
+        gf__free(a, *token);
+        *token = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- pure helpers: manifests (the footers of objects, keyed by key, ETag and size) ---- */
+
+/* A manifest holds what opening an object fetches (its size, ETag,
+   Last-Modified, first bytes, footer) for a listing's objects, so that a
+   later open of the same objects needs no GET:
+     "GFMANIF1", u32 count, u32 root length, root (the s3:// path listed),
+     per object: u32 URL length, URL, u64 size, i64 Last-Modified (unix s,
+     -1), u8 ETag length, ETag, u32 head length, head (the object's first
+     bytes), u64 tail offset, u32 tail length, tail (up to the object's
+     end: its footer), then u64 gpufeed_hash64 of every byte before it.
+   Little-endian; every length is checked against the limits below. */
+#define GF__MF_MAGIC "GFMANIF1"
+#define GF__MF_MAX_URL 4096
+#define GF__MF_MAX_HEAD 4096
+#define GF__MF_MAX_TAIL ((uint32_t)16 << 20)
+#define GF__MF_SEED 0x6d616e6966657374ull
+
+typedef struct gf__mfent {
+    const char *url;
+    size_t url_n;
+    uint64_t size;
+    int64_t mtime;
+    const char *etag;
+    size_t etag_n;
+    const uint8_t *head, *tail;
+    uint32_t head_n, tail_n;
+    uint64_t tail_off;
+} gf__mfent;
+
+typedef struct gf__mfbuf {             /* a manifest being written */
+    const gpufeed_allocator *a;
+    uint8_t *p;
+    size_t n, cap;
+    int nomem;
+} gf__mfbuf;
+
+static void gf__mf_put(gf__mfbuf *b, const void *d, size_t n)
+{
+    if (b->nomem || (b->n + n > b->cap && !gf__grow(b->a, &b->p, &b->cap, b->n + n))) {
+        b->nomem = 1;
+        return;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void gf__mf_u32(gf__mfbuf *b, uint32_t v)
+{
+    uint8_t x[4];
+    int k;
+    for (k = 0; k < 4; k++) x[k] = (uint8_t)(v >> (8 * k));
+    gf__mf_put(b, x, 4);
+}
+
+static void gf__mf_u64(gf__mfbuf *b, uint64_t v)
+{
+    uint8_t x[8];
+    int k;
+    for (k = 0; k < 8; k++) x[k] = (uint8_t)(v >> (8 * k));
+    gf__mf_put(b, x, 8);
+}
+
+/* the header of a manifest of `count` objects listed from root */
+static void gf__mf_begin(gf__mfbuf *b, const char *root, uint32_t count)
+{
+    gf__mf_put(b, GF__MF_MAGIC, 8);
+    gf__mf_u32(b, count);
+    gf__mf_u32(b, (uint32_t)strlen(root));
+    gf__mf_put(b, root, strlen(root));
+}
+
+static void gf__mf_add(gf__mfbuf *b, const gf__mfent *e)
+{
+    uint8_t en = (uint8_t)e->etag_n;
+    gf__mf_u32(b, (uint32_t)e->url_n);
+    gf__mf_put(b, e->url, e->url_n);
+    gf__mf_u64(b, e->size);
+    gf__mf_u64(b, (uint64_t)e->mtime);
+    gf__mf_put(b, &en, 1);
+    gf__mf_put(b, e->etag, e->etag_n);
+    gf__mf_u32(b, e->head_n);
+    gf__mf_put(b, e->head, e->head_n);
+    gf__mf_u64(b, e->tail_off);
+    gf__mf_u32(b, e->tail_n);
+    gf__mf_put(b, e->tail, e->tail_n);
+}
+
+static void gf__mf_end(gf__mfbuf *b)
+{
+    if (!b->nomem) gf__mf_u64(b, gpufeed_hash64(b->p, b->n, GF__MF_SEED));
+}
+
+/* a manifest being read: p..end the entries */
+typedef struct gf__mfread {
+    const uint8_t *p, *end;
+    uint32_t count, left;
+    const char *root;
+    size_t root_n;
+} gf__mfread;
+
+/* takes n bytes at the cursor: their start, or NULL when fewer are left */
+static const uint8_t *gf__mf_take(gf__mfread *r, uint64_t n)
+{
+    const uint8_t *at = r->p;
+    if (n > (uint64_t)(r->end - r->p)) return NULL;
+    r->p += n;
+    return at;
+}
+
+/* checks a manifest's magic, checksum and header: 0, or -1 (why) */
+static int gf__mf_open(gf__mfread *r, const uint8_t *d, size_t n, char *why, size_t cap)
+{
+    const uint8_t *q;
+    memset(r, 0, sizeof *r);
+    if (n < 24 || memcmp(d, GF__MF_MAGIC, 8) != 0) {
+        gf__fmt(why, cap, "not a gpufeed manifest (no %s magic)", GF__MF_MAGIC);
+        return -1;
+    }
+    if (gf__ld64(d + n - 8) != gpufeed_hash64(d, n - 8, GF__MF_SEED)) {
+        gf__fmt(why, cap, "its checksum does not match its %llu bytes (damaged or cut short)", (unsigned long long)n);
+        return -1;
+    }
+    r->p = d + 8;
+    r->end = d + n - 8;
+    r->count = r->left = gf__ld32(gf__mf_take(r, 4));
+    q = gf__mf_take(r, 4);
+    r->root_n = gf__ld32(q);
+    r->root = r->root_n <= GF__MF_MAX_URL ? (const char *)gf__mf_take(r, r->root_n) : NULL;
+    if (!r->root || r->count > (uint32_t)(r->end - r->p) / 40) {
+        gf__fmt(why, cap, "a malformed header");
+        return -1;
+    }
+    return 0;
+}
+
+/* the next entry, its lengths checked: 1, 0 at the end, -1 malformed (why) */
+static int gf__mf_next(gf__mfread *r, gf__mfent *e, char *why, size_t cap)
+{
+    const uint8_t *q;
+    uint32_t k = r->count - r->left;
+    memset(e, 0, sizeof e[0]);
+    if (r->left == 0) {
+        if (r->p == r->end) return 0;
+        gf__fmt(why, cap, "%llu bytes after its last entry", (unsigned long long)(r->end - r->p));
+        return -1;
+    }
+    r->left--;
+    q = gf__mf_take(r, 4);
+    e->url_n = q ? gf__ld32(q) : 0;
+    e->url = q && e->url_n > 0 && e->url_n <= GF__MF_MAX_URL ? (const char *)gf__mf_take(r, e->url_n) : NULL;
+    q = e->url ? gf__mf_take(r, 17) : NULL;
+    if (q) {
+        e->size = gf__ld64(q);
+        e->mtime = (int64_t)gf__ld64(q + 8);
+        e->etag_n = q[16];
+    }
+    e->etag = q && e->etag_n < 128 ? (const char *)gf__mf_take(r, e->etag_n) : NULL;
+    q = e->etag ? gf__mf_take(r, 4) : NULL;
+    e->head_n = q ? gf__ld32(q) : 0;
+    e->head = q && e->head_n <= GF__MF_MAX_HEAD && e->head_n <= e->size ? gf__mf_take(r, e->head_n) : NULL;
+    q = e->head ? gf__mf_take(r, 12) : NULL;
+    if (q) {
+        e->tail_off = gf__ld64(q);
+        e->tail_n = gf__ld32(q + 8);
+    }
+    e->tail = q && e->tail_n >= 8 && e->tail_n <= GF__MF_MAX_TAIL && e->tail_off <= e->size && e->size - e->tail_off == e->tail_n
+                  ? gf__mf_take(r, e->tail_n) : NULL;
+    if (!e->tail || memchr(e->url, 0, e->url_n)) {
+        gf__fmt(why, cap, "entry %u is malformed (lengths beyond its limits or the file)", (unsigned)k);
+        return -1;
+    }
+    return 1;
+}
+
 #define GF__RMAX_INFLIGHT 64           /* the most requests in flight a fetching thread */
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/select.h>
+#include <sys/wait.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <errno.h>
+#include <time.h>
+#ifndef __cplusplus
+extern int kill(pid_t, int); /* POSIX, hidden by strict C99 headers */
+#endif
 
 /* ---- libcurl, loaded at run time ---- */
 
@@ -3011,6 +4054,9 @@ typedef struct gf__curlmsg {
 #define GF__CURLOPT_WRITEDATA 10001u
 #define GF__CURLOPT_URL 10002u
 #define GF__CURLOPT_RANGE 10007u
+#define GF__CURLOPT_POSTFIELDS 10015u
+#define GF__CURLOPT_CUSTOMREQUEST 10036u
+#define GF__CURLOPT_POSTFIELDSIZE_LARGE 30120u
 #define GF__CURLOPT_WRITEFUNCTION 20011u
 #define GF__CURLOPT_LOW_SPEED_LIMIT 19u
 #define GF__CURLOPT_LOW_SPEED_TIME 20u
@@ -3031,6 +4077,7 @@ typedef struct gf__curlmsg {
 #define GF__CURLE_UNSUPPORTED_PROTOCOL 1u
 #define GF__CURLE_URL_MALFORMAT 3u
 #define GF__CURLE_NOT_BUILT_IN 4u
+#define GF__CURLE_PARTIAL_FILE 18u
 #define GF__CURLE_WRITE_ERROR 23u
 #define GF__CURLE_UNKNOWN_OPTION 48u
 
@@ -3077,14 +4124,22 @@ static int gf__curl_load(gf__curl *c, void **lib, char *why, size_t cap)
     return 0;
 }
 
-/* ---- the context: configuration, curl handles, fetched bytes ---- */
+
+/* ---- the context: configuration, credentials, curl handles, objects, fetched bytes ---- */
 
 typedef struct gf__rcfg {
-    char *key_id, *secret, *token, *region, *endpoint, *ca;
+    char region[64];                   /* the signing region (a redirect may name the bucket's) */
+    char *endpoint, *ca, *sts, *manifest_dir;
     int32_t inflight, retries;
     uint64_t gap, part, buffer, tail;
     long timeout_s;
 } gf__rcfg;
+
+typedef struct gf__rcred {             /* credentials, and where they came from */
+    char *key_id, *secret, *token;     /* key_id NULL: none (requests go unsigned) */
+    int64_t got, expires;              /* unix seconds; expires 0: they do not expire */
+    char from[256];                    /* the source, in words */
+} gf__rcred;
 
 typedef struct gf__rconn {             /* one fetching thread's curl handles */
     struct gf__rconn *next;
@@ -3102,60 +4157,81 @@ typedef struct gf__rrange {            /* bytes of an object fetched and kept */
 #define GF__RSEQ 32                    /* read streams followed per object */
 #define GF__RAHEAD_X 4                 /* a stream reads ahead at most this many times what it wants */
 
-typedef struct gf__robj {              /* an object opened ahead (its first and last bytes) */
-    char *url;
-    int ok;
+typedef struct gf__rsrc gf__rsrc;
+
+/* An object of the dataset: what a listing, a HEAD or a manifest said of
+   it, and the bytes opening it fetched (or a manifest held) until a
+   source takes them. The table is used by the thread that opens the
+   dataset only. */
+typedef struct gf__robj {
+    char *url;                         /* s3://bucket/key or the http(s):// URL */
+    int state;                         /* 0 not opened, 1 opened (head, tail), -1 failed (why) */
+    int known;                         /* size, etag and mtime known before opening */
+    int manifest;                      /* opened from a manifest: 1 a local one, 2 one beside the data */
+    int cand;                          /* head and tail from a local manifest, not confirmed yet */
     uint64_t size;
-    char etag[128], lastmod[64];
-    gf__rrange head, tail;
-    char why[GPUFEED_ERROR_MAX];
+    int64_t mtime;                     /* Last-Modified, unix seconds; -1 unknown */
+    char etag[128];                    /* "" none */
+    gf__rrange head, tail;             /* its first bytes; its last (the footer at least) */
+    uint8_t magic[4];                  /* for a manifest: its first 4 bytes, */
+    uint8_t *foot;                     /* and a copy of its footer (PAR1 and length included) */
+    uint32_t foot_n;
+    gf__rsrc *src;                     /* the source made of it (its reads at open: the manifest's bytes) */
+    char *why;
 } gf__robj;
 
-typedef struct gf__rsrc gf__rsrc;
+typedef struct gf__rspec {             /* an s3:// path listed, and its local manifest */
+    char *root, *file;
+    int32_t *objs, n, cap;
+    int dirty;                         /* the manifest file misses objects or holds stale ones */
+} gf__rspec;
+
 typedef struct gf__rctx {
     gf__curl c;
     void *lib;
     gpufeed_allocator alloc;
-    pthread_mutex_t mu;                /* everything below, and every source's ranges */
+    pthread_mutex_t mu;                /* cred, cfg.region, idle, the buffer, every source's ranges, st */
     pthread_cond_t done;               /* a pending range was fetched (or failed) */
     int32_t refs;
     gf__rcfg cfg;
-    struct curl_slist *hdrs;           /* x-amz-content-sha256 (and the session token) */
-    char sigv4[96];                    /* "aws:amz:REGION:s3" */
+    gf__rcred cred;
+    int64_t refresh_at;                /* when the credentials are fetched again (0: never) */
+    int refreshing;                    /* a thread is fetching them */
+    char refresh_why[GPUFEED_ERROR_MAX / 2]; /* why the last refresh failed */
     gf__rconn *idle;                   /* handles no thread uses now */
     gf__rsrc *srcs;                    /* its sources (their kept ranges) */
     uint64_t ttfb_us, bw;              /* averages of GETs: time to the first byte (us), bytes/s */
     uint64_t held, stamp;              /* bytes kept; the LRU clock */
     uint64_t thru;                     /* bytes of kept ranges read through (dropped first) */
-    gf__robj *ahead;                   /* objects opened ahead, not yet taken */
-    int32_t nahead;
+    gf__robj *objs;                    /* the object table, */
+    int32_t nobj, cobj;
+    int32_t *oidx;                     /* its index by URL (open addressing, -1 free) */
+    uint32_t omask;
+    uint64_t ahead_bytes;              /* bytes objects hold until their sources take them */
+    gf__rspec *specs;
+    int32_t nspec;
     gpufeed_remote_stats st;
 } gf__rctx;
 
 struct gf__rsrc {                      /* one object: a gpufeed_source's ctx */
     gf__rctx *cx;
-    gf__rsrc *next;
+    gf__rsrc *next, *prev;             /* the context's sources */
     char *url;                         /* the request URL */
     char *name;                        /* s3://bucket/key or the URL */
     char *what;                        /* "bucket 'B', key 'K'" or the URL, in messages */
     int s3;
+    int manifest;                      /* opened from a manifest beside the data */
     uint64_t size;
+    int64_t mtime;                     /* Last-Modified at open (-1: none), pinned without an ETag */
+    uint64_t low;                      /* the lowest offset read of the bytes opening fetched at the end
+                                          (the footer, a page index): what a manifest keeps */
+    uint64_t tail_off;                 /* where those bytes start */
     char etag[128];
     gf__rrange r[GF__RMAX_RANGES];
     uint64_t seq_end[GF__RSEQ], seq_ra[GF__RSEQ], seq_stamp[GF__RSEQ]; /* where read streams stand */
     uint64_t fail_off, fail_len;       /* a range will_read could not fetch: read_at fails there at once */
     char why[GPUFEED_ERROR_MAX];       /* the last failure */
 };
-
-static char *gf__rstrdup(const gpufeed_allocator *a, const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    char *d = (char *)gf__alloc(a, n + 1);
-    if (!d) return NULL;
-    if (n) memcpy(d, s, n);
-    d[n] = 0;
-    return d;
-}
 
 /* an environment variable as an integer clamped to [lo, hi] (else the default) */
 static uint64_t gf__renv_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
@@ -3173,25 +4249,16 @@ static const char *gf__renv(const char *a, const char *b)
     return v && *v ? v : NULL;
 }
 
-/* the configuration from the environment; 0, or -1 without memory */
-static int gf__rcfg_load(gf__rcfg *g, const gpufeed_allocator *a)
+/* the limits from the environment (the region, endpoint and credentials
+   come with the profile, see gf__rctx_new); 0, or -1 without memory */
+static int gf__rcfg_load(gf__rcfg *g, const gpufeed_allocator *a, const char *manifest_dir)
 {
-    const char *ep = gf__renv("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
-    const char *rg = gf__renv("AWS_REGION", "AWS_DEFAULT_REGION");
-    const char *id = gf__renv("AWS_ACCESS_KEY_ID", NULL), *sk = gf__renv("AWS_SECRET_ACCESS_KEY", NULL);
-    const char *tk = gf__renv("AWS_SESSION_TOKEN", NULL), *ca = gf__renv("AWS_CA_BUNDLE", NULL);
+    const char *ca = gf__renv("AWS_CA_BUNDLE", NULL), *sts = gf__renv("AWS_ENDPOINT_URL_STS", NULL);
     memset(g, 0, sizeof *g);
-    g->region = gf__rstrdup(a, rg ? rg : "us-east-1");
-    g->endpoint = ep ? gf__rstrdup(a, ep) : NULL;
-    g->key_id = id && sk ? gf__rstrdup(a, id) : NULL;
-    g->secret = id && sk ? gf__rstrdup(a, sk) : NULL;
-    g->token = tk && id && sk ? gf__rstrdup(a, tk) : NULL;
     g->ca = ca ? gf__rstrdup(a, ca) : NULL;
-    if (!g->region || (ep && !g->endpoint) || (id && sk && (!g->key_id || !g->secret)) || (tk && id && sk && !g->token) || (ca && !g->ca)) return -1;
-    if (g->endpoint) { /* no trailing '/' */
-        size_t n = strlen(g->endpoint);
-        while (n > 0 && g->endpoint[n - 1] == '/') g->endpoint[--n] = 0;
-    }
+    g->sts = sts ? gf__rstrdup(a, sts) : NULL;
+    g->manifest_dir = manifest_dir && *manifest_dir ? gf__rstrdup(a, manifest_dir) : NULL;
+    if ((ca && !g->ca) || (sts && !g->sts) || (manifest_dir && *manifest_dir && !g->manifest_dir)) return -1;
     g->inflight = (int32_t)gf__renv_u64("GPUFEED_REMOTE_INFLIGHT", GPUFEED_REMOTE_INFLIGHT, 1, GF__RMAX_INFLIGHT);
     g->retries = (int32_t)gf__renv_u64("GPUFEED_REMOTE_RETRIES", GPUFEED_REMOTE_RETRIES, 0, 100);
     g->gap = gf__renv_u64("GPUFEED_REMOTE_GAP", GPUFEED_REMOTE_GAP, 0, (uint64_t)1 << 40);
@@ -3204,12 +4271,18 @@ static int gf__rcfg_load(gf__rcfg *g, const gpufeed_allocator *a)
 
 static void gf__rcfg_free(gf__rcfg *g, const gpufeed_allocator *a)
 {
-    gf__free(a, g->key_id);
-    gf__free(a, g->secret);
-    gf__free(a, g->token);
-    gf__free(a, g->region);
     gf__free(a, g->endpoint);
     gf__free(a, g->ca);
+    gf__free(a, g->sts);
+    gf__free(a, g->manifest_dir);
+}
+
+static void gf__rcred_free(const gpufeed_allocator *a, gf__rcred *c)
+{
+    gf__free(a, c->key_id);
+    gf__free(a, c->secret);
+    gf__free(a, c->token);
+    memset(c, 0, sizeof *c);
 }
 
 static void gf__robj_free(const gpufeed_allocator *a, gf__robj *o)
@@ -3217,6 +4290,8 @@ static void gf__robj_free(const gpufeed_allocator *a, gf__robj *o)
     gf__free(a, o->url);
     gf__free(a, o->head.buf);
     gf__free(a, o->tail.buf);
+    gf__free(a, o->foot);
+    gf__free(a, o->why);
     memset(o, 0, sizeof *o);
 }
 
@@ -3234,9 +4309,16 @@ static void gf__rctx_free(gf__rctx *cx)
         if (k->multi) cx->c.multi_cleanup(k->multi);
         gf__free(&a, k);
     }
-    for (i = 0; i < cx->nahead; i++) gf__robj_free(&a, &cx->ahead[i]);
-    gf__free(&a, cx->ahead);
-    if (cx->hdrs) cx->c.slist_free_all(cx->hdrs);
+    for (i = 0; i < cx->nobj; i++) gf__robj_free(&a, &cx->objs[i]);
+    gf__free(&a, cx->objs);
+    gf__free(&a, cx->oidx);
+    for (i = 0; i < cx->nspec; i++) {
+        gf__free(&a, cx->specs[i].root);
+        gf__free(&a, cx->specs[i].file);
+        gf__free(&a, cx->specs[i].objs);
+    }
+    gf__free(&a, cx->specs);
+    gf__rcred_free(&a, &cx->cred);
     gf__rcfg_free(&cx->cfg, &a);
     pthread_mutex_destroy(&cx->mu);
     pthread_cond_destroy(&cx->done);
@@ -3253,54 +4335,6 @@ static void gf__remote_release(gf__rctx *cx)
     left = --cx->refs;
     pthread_mutex_unlock(&cx->mu);
     if (left == 0) gf__rctx_free(cx);
-}
-
-/* a new context (one reference) from the environment */
-static gpufeed_result gf__rctx_new(gf__rctx **out, const gpufeed_allocator *a, const char *path, gpufeed_error *err)
-{
-    gpufeed_allocator al;
-    gf__rctx *cx;
-    char why[GPUFEED_ERROR_MAX];
-    memset(&al, 0, sizeof al);
-    if (a && a->alloc) al = *a;
-    *out = NULL;
-    cx = (gf__rctx *)gf__alloc(&al, sizeof *cx);
-    if (!cx) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-    memset(cx, 0, sizeof *cx);
-    cx->alloc = al;
-    cx->refs = 1;
-    pthread_mutex_init(&cx->mu, NULL);
-    pthread_cond_init(&cx->done, NULL);
-    if (gf__curl_load(&cx->c, &cx->lib, why, sizeof why)) {
-        gf__rctx_free(cx);
-        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: %s", path, why);
-    }
-    if (gf__rcfg_load(&cx->cfg, &cx->alloc)) {
-        gf__rctx_free(cx);
-        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-    }
-    gf__fmt(cx->sigv4, sizeof cx->sigv4, "aws:amz:%.64s:s3", cx->cfg.region);
-    cx->hdrs = cx->c.slist_append(NULL, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
-    if (cx->hdrs && cx->cfg.token) {
-        size_t n = strlen(cx->cfg.token) + 24;
-        char *h = (char *)gf__alloc(&cx->alloc, n);
-        struct curl_slist *l = NULL;
-        if (h) {
-            gf__fmt(h, n, "x-amz-security-token: %s", cx->cfg.token);
-            l = cx->c.slist_append(cx->hdrs, h);
-            gf__free(&cx->alloc, h);
-        }
-        if (!l) {
-            gf__rctx_free(cx);
-            return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-        }
-    }
-    if (!cx->hdrs) {
-        gf__rctx_free(cx);
-        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-    }
-    *out = cx;
-    return GPUFEED_OK;
 }
 
 /* a fetching thread's handles: an idle set, or a new one (NULL: no memory) */
@@ -3331,31 +4365,48 @@ static void gf__rconn_put(gf__rctx *cx, gf__rconn *k)
     pthread_mutex_unlock(&cx->mu);
 }
 
-/* ---- requests: ranged GETs, HEADs, listings, through the multi interface ---- */
+/* ---- requests: GETs, HEADs, listings, credentials, through the multi interface ---- */
 
-enum { GF__RQ_GET = 0, GF__RQ_TAIL, GF__RQ_WHOLE, GF__RQ_HEAD, GF__RQ_LIST };
+enum { GF__RQ_GET = 0, GF__RQ_TAIL, GF__RQ_WHOLE, GF__RQ_HEAD, GF__RQ_LIST, GF__RQ_CRED, GF__RQ_POST, GF__RQ_PUT };
 enum { GF__RS_NEW = 0, GF__RS_RUN, GF__RS_WAIT, GF__RS_OK, GF__RS_FAIL };
+#define GF__RMAX_HOPS 4                /* redirects followed for one request */
 
 typedef struct gf__rreq {
-    int kind;                          /* GF__RQ_* */
+    int kind;                          /* GF__RQ_*: CRED a plain GET, POST and PUT with a body */
     const char *url;
     const char *what;                  /* "bucket 'B', key 'K'" or the URL */
     int sign;                          /* SigV4 (s3://) */
     int opening;                       /* counted as an opening GET */
+    int probe;                         /* a 404 is an answer, not a failure */
     uint64_t off, len;                 /* GET: the range; TAIL: the last len bytes */
     uint64_t size;                     /* the object's size (GET); found (TAIL, WHOLE, HEAD) */
-    const char *etag;                  /* GET: the ETag seen at open ("": none) */
+    const char *etag;                  /* GET, WHOLE: pinned with If-Match ("" or NULL: none) */
+    int64_t mtime;                     /* without an ETag: pinned with If-Unmodified-Since (-1: none) */
+    int manifest;                      /* the pin came from a manifest beside the data */
+    const char *body;                  /* POST, PUT */
+    size_t body_n;
+    const char *hdr[2];                /* more header lines (CRED, PUT) */
+    long timeout_ms, connect_ms;       /* 0: the configuration's */
+    int tries;                         /* attempts at most (0: 1 + the configuration's retries) */
     const gpufeed_allocator *a;
     uint8_t *dst;                      /* the body: GET exactly len bytes here; the */
     size_t dcap, cap, got;             /* others grow it (dcap) up to cap bytes */
     int grow;
+    struct curl_slist *hl;             /* the attempt's header lines */
+    char *url_own;                     /* a redirect's target */
+    int hops;
+    char region[64];                   /* signing region learned from a redirect ("": the context's) */
+    int body_seen, slice;              /* a 200 whole object for a range: sliced */
+    uint64_t pos, s_from, s_len, s_total;
     int hstatus;                       /* the response: its status line, */
     long status;                       /* curl's final status, */
     int has_cr;                        /* Content-Range (1, -1 malformed), */
     uint64_t cr_a, cr_b, cr_total;
     int has_cl;                        /* Content-Length, */
     uint64_t cl;
-    char etag_got[128], lastmod[64];   /* ETag, Last-Modified, */
+    char etag_got[128];                /* ETag, Last-Modified, */
+    int64_t mtime_got;
+    char loc[1024], region_got[64];    /* Location, x-amz-bucket-region, */
     char ebody[512];                   /* an error's body (S3's XML) */
     size_t ebody_n;
     int overflow, nomem;
@@ -3385,11 +4436,8 @@ static int gf__hdr_is(const char *p, size_t k, const char *name, const char **v,
     return 1;
 }
 
-/* an ETag without W/ and quotes (S3's listings leave the quotes out) */
-static void gf__etag_copy(char *dst, size_t cap, const char *v, size_t n)
+static void gf__hdr_copy(char *dst, size_t cap, const char *v, size_t n)
 {
-    if (n >= 2 && v[0] == 'W' && v[1] == '/') { v += 2; n -= 2; }
-    if (n >= 2 && v[0] == '"' && v[n - 1] == '"') { v++; n -= 2; }
     if (n >= cap) n = cap - 1;
     memcpy(dst, v, n);
     dst[n] = 0;
@@ -3402,13 +4450,14 @@ static size_t gf__rq_header(char *p, size_t sz, size_t n, void *u)
     size_t k, vn;
     if (sz && n > SIZE_MAX / sz) return 0;
     k = sz * n;
-    if (k >= 12 && memcmp(p, "HTTP/", 5) == 0) { /* a response starts (a redirect's, a 100's, the last) */
+    if (k >= 12 && memcmp(p, "HTTP/", 5) == 0) { /* a response starts (a 100's, the last) */
         const char *sp = (const char *)memchr(p, ' ', k);
         if (!q->t_first) q->t_first = gf__now_us();
         q->hstatus = 0;
         if (sp && (size_t)(sp - p) + 4 <= k) q->hstatus = (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0');
         q->has_cr = q->has_cl = 0;
-        q->etag_got[0] = q->lastmod[0] = 0;
+        q->etag_got[0] = q->loc[0] = q->region_got[0] = 0;
+        q->mtime_got = -1;
         q->ebody_n = 0;
         q->ebody[0] = 0;
     } else if (gf__hdr_is(p, k, "content-range", &v, &vn)) {
@@ -3418,10 +4467,57 @@ static size_t gf__rq_header(char *p, size_t sz, size_t n, void *u)
     } else if (gf__hdr_is(p, k, "etag", &v, &vn)) {
         gf__etag_copy(q->etag_got, sizeof q->etag_got, v, vn);
     } else if (gf__hdr_is(p, k, "last-modified", &v, &vn)) {
-        if (vn >= sizeof q->lastmod) vn = sizeof q->lastmod - 1;
-        memcpy(q->lastmod, v, vn);
-        q->lastmod[vn] = 0;
+        if (gf__http_date(v, vn, &q->mtime_got)) q->mtime_got = -1;
+    } else if (gf__hdr_is(p, k, "location", &v, &vn)) {
+        gf__hdr_copy(q->loc, sizeof q->loc, v, vn);
+    } else if (gf__hdr_is(p, k, "x-amz-bucket-region", &v, &vn)) {
+        gf__hdr_copy(q->region_got, sizeof q->region_got, v, vn);
     }
+    return k;
+}
+
+/* a 2xx answer without Content-Range to a request for part of an object
+   (a CDN or a plain server sending the whole object): which bytes of it
+   to keep. GET: the range asked for; TAIL: the last cap bytes. */
+static void gf__rq_slice_start(gf__rreq *q)
+{
+    q->body_seen = 1;
+    if (q->hstatus != 200 || q->has_cr != 0) return;
+    if (q->kind == GF__RQ_GET) {
+        q->slice = 1;
+        q->s_from = q->off;
+        q->s_len = q->len;
+        q->s_total = q->size;
+    } else if (q->kind == GF__RQ_TAIL && q->has_cl > 0 && q->cl > q->cap) {
+        q->slice = 1;
+        q->s_from = q->cl - q->cap;
+        q->s_len = q->cap;
+        q->s_total = q->cl;
+    }
+}
+
+/* a sliced body's k bytes at q->pos: those in the slice kept */
+static size_t gf__rq_body_slice(gf__rreq *q, const char *p, size_t k)
+{
+    uint64_t a = q->pos > q->s_from ? q->pos : q->s_from, e = q->pos + k < q->s_from + q->s_len ? q->pos + k : q->s_from + q->s_len;
+    if (k > q->s_total - q->pos) { /* longer than the object */
+        q->overflow = 1;
+        return 0;
+    }
+    if (e > a) {
+        if (!q->dst || q->dcap < q->s_len) {
+            uint8_t *nd = (uint8_t *)gf__realloc(q->a, q->dst, (size_t)q->s_len);
+            if (!nd) {
+                q->nomem = 1;
+                return 0;
+            }
+            q->dst = nd;
+            q->dcap = (size_t)q->s_len;
+        }
+        memcpy(q->dst + (a - q->s_from), p + (a - q->pos), (size_t)(e - a));
+        q->got += (size_t)(e - a);
+    }
+    q->pos += k;
     return k;
 }
 
@@ -3438,6 +4534,8 @@ static size_t gf__rq_body(char *p, size_t sz, size_t n, void *u)
         q->ebody[q->ebody_n] = 0;
         return k;
     }
+    if (!q->body_seen) gf__rq_slice_start(q);
+    if (q->slice) return gf__rq_body_slice(q, p, k);
     if (k > q->cap - q->got) { /* more than asked for, or than a listing may hold */
         q->overflow = 1;
         return 0;
@@ -3462,8 +4560,10 @@ static size_t gf__rq_body(char *p, size_t sz, size_t n, void *u)
 static const char *gf__http_reason(long s)
 {
     switch (s) {
-    case 301: return "Moved Permanently (the bucket is in another region: set AWS_REGION)";
-    case 307: return "Temporary Redirect (the bucket is in another region: set AWS_REGION)";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -3480,16 +4580,72 @@ static const char *gf__http_reason(long s)
     }
 }
 
+/* q's header lines for this attempt: S3's payload hash and session token
+   (signed requests), the pin (If-Match, or If-Unmodified-Since), a body's
+   type, the extra lines (no empty "Expect:": libcurl would sign it). 0, or -1 without memory. Credentials under cx->mu. */
+static int gf__rq_headers(gf__rctx *cx, gf__rreq *q, int signing)
+{
+    const gf__curl *c = &cx->c;
+    struct curl_slist *l = NULL;
+    char line[320];
+    const char *fixed[4] = { NULL, NULL, NULL, NULL };
+    int k, ok = 1;
+    if (signing) fixed[0] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
+    if (q->kind == GF__RQ_POST) fixed[1] = "Content-Type: application/x-www-form-urlencoded";
+    if (q->kind == GF__RQ_PUT && q->body) fixed[1] = "Content-Type: application/octet-stream";
+    for (k = 0; k < 4 && ok; k++)
+        if (fixed[k]) ok = (l = c->slist_append(l, fixed[k])) != NULL;
+    for (k = 0; k < 2 && ok; k++)
+        if (q->hdr[k]) ok = (l = c->slist_append(l, q->hdr[k])) != NULL;
+    if (ok && q->etag && q->etag[0] && (q->kind == GF__RQ_GET || q->kind == GF__RQ_WHOLE)) {
+        gf__fmt(line, sizeof line, "If-Match: \"%s\"", q->etag);
+        ok = (l = c->slist_append(l, line)) != NULL;
+    } else if (ok && q->mtime >= 0 && (q->kind == GF__RQ_GET || q->kind == GF__RQ_WHOLE)) {
+        memcpy(line, "If-Unmodified-Since: ", 21);
+        gf__http_date_fmt(q->mtime, line + 21, sizeof line - 21);
+        ok = (l = c->slist_append(l, line)) != NULL;
+    }
+    if (ok && signing && cx->cred.token) {
+        size_t n = strlen(cx->cred.token) + 24;
+        char *h = (char *)gf__alloc(&cx->alloc, n);
+        ok = h != NULL;
+        if (h) gf__fmt(h, n, "x-amz-security-token: %s", cx->cred.token);
+        if (h) ok = (l = c->slist_append(l, h)) != NULL;
+        gf__free(&cx->alloc, h);
+    }
+    if (!ok && l) c->slist_free_all(l);
+    q->hl = ok ? l : NULL;
+    return ok ? 0 : -1;
+}
+
+/* the options of the request's method: a range, no body (HEAD), a POST
+   or PUT body */
+static void gf__rq_method(gf__rctx *cx, void *e, gf__rreq *q)
+{
+    const gf__curl *c = &cx->c;
+    char range[64];
+    if (q->kind == GF__RQ_HEAD) c->easy_setopt(e, GF__CURLOPT_NOBODY, 1L);
+    if (q->kind == GF__RQ_GET) gf__fmt(range, sizeof range, "%llu-%llu", (unsigned long long)q->off, (unsigned long long)(q->off + q->len - 1));
+    if (q->kind == GF__RQ_TAIL) gf__fmt(range, sizeof range, "-%llu", (unsigned long long)q->len);
+    if (q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL) c->easy_setopt(e, GF__CURLOPT_RANGE, range);
+    if (q->kind == GF__RQ_POST || q->kind == GF__RQ_PUT) {
+        c->easy_setopt(e, GF__CURLOPT_POSTFIELDSIZE_LARGE, (int64_t)q->body_n);
+        c->easy_setopt(e, GF__CURLOPT_POSTFIELDS, q->body ? q->body : "");
+    }
+    if (q->kind == GF__RQ_PUT) c->easy_setopt(e, GF__CURLOPT_CUSTOMREQUEST, "PUT");
+}
+
 /* sets the easy handle up for q's next attempt; 0, or -1 (why in q) */
 static int gf__rq_setup(gf__rctx *cx, void *e, gf__rreq *q)
 {
     const gf__curl *c = &cx->c;
-    char range[64];
+    char sigv4[96];
+    int signing, bad = 0;
     c->easy_reset(e);
     c->easy_setopt(e, GF__CURLOPT_URL, q->url);
     c->easy_setopt(e, GF__CURLOPT_NOSIGNAL, 1L);
-    c->easy_setopt(e, GF__CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    c->easy_setopt(e, GF__CURLOPT_TIMEOUT_MS, cx->cfg.timeout_s * 1000L);
+    c->easy_setopt(e, GF__CURLOPT_CONNECTTIMEOUT_MS, q->connect_ms ? q->connect_ms : 10000L);
+    c->easy_setopt(e, GF__CURLOPT_TIMEOUT_MS, q->timeout_ms ? q->timeout_ms : cx->cfg.timeout_s * 1000L);
     c->easy_setopt(e, GF__CURLOPT_LOW_SPEED_LIMIT, 1L); /* no byte for this long: a stalled connection */
     c->easy_setopt(e, GF__CURLOPT_LOW_SPEED_TIME, cx->cfg.timeout_s < 15 ? cx->cfg.timeout_s : 15L);
     c->easy_setopt(e, GF__CURLOPT_WRITEFUNCTION, gf__rq_body);
@@ -3497,27 +4653,30 @@ static int gf__rq_setup(gf__rctx *cx, void *e, gf__rreq *q)
     c->easy_setopt(e, GF__CURLOPT_HEADERFUNCTION, gf__rq_header);
     c->easy_setopt(e, GF__CURLOPT_HEADERDATA, (void *)q);
     if (cx->cfg.ca) c->easy_setopt(e, GF__CURLOPT_CAINFO, cx->cfg.ca);
-    if (q->kind == GF__RQ_HEAD) c->easy_setopt(e, GF__CURLOPT_NOBODY, 1L);
-    if (q->kind == GF__RQ_GET) gf__fmt(range, sizeof range, "%llu-%llu", (unsigned long long)q->off, (unsigned long long)(q->off + q->len - 1));
-    if (q->kind == GF__RQ_TAIL) gf__fmt(range, sizeof range, "-%llu", (unsigned long long)q->len);
-    if (q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL) c->easy_setopt(e, GF__CURLOPT_RANGE, range);
-    if (q->sign && cx->cfg.key_id) {
-        if (c->easy_setopt(e, GF__CURLOPT_AWS_SIGV4, cx->sigv4) == GF__CURLE_UNKNOWN_OPTION) {
-            gf__fmt(q->why, sizeof q->why, "%s is older than 7.75: it cannot sign S3 requests (CURLOPT_AWS_SIGV4)", GPUFEED_CURL_LIB);
-            return -1;
-        }
-        c->easy_setopt(e, GF__CURLOPT_USERNAME, cx->cfg.key_id);
-        c->easy_setopt(e, GF__CURLOPT_PASSWORD, cx->cfg.secret);
-        c->easy_setopt(e, GF__CURLOPT_HTTPHEADER, cx->hdrs);
-    }
+    gf__rq_method(cx, e, q);
+    pthread_mutex_lock(&cx->mu);
+    signing = q->sign && cx->cred.key_id != NULL;
+    gf__fmt(sigv4, sizeof sigv4, "aws:amz:%.60s:s3", q->region[0] ? q->region : cx->cfg.region);
+    if (signing && c->easy_setopt(e, GF__CURLOPT_AWS_SIGV4, sigv4) == GF__CURLE_UNKNOWN_OPTION) bad = 1;
+    if (signing && !bad) c->easy_setopt(e, GF__CURLOPT_USERNAME, cx->cred.key_id);
+    if (signing && !bad) c->easy_setopt(e, GF__CURLOPT_PASSWORD, cx->cred.secret);
+    if (!bad && gf__rq_headers(cx, q, signing)) bad = 2;
+    pthread_mutex_unlock(&cx->mu);
+    if (bad == 1) gf__fmt(q->why, sizeof q->why, "%s is older than 7.75: it cannot sign S3 requests (CURLOPT_AWS_SIGV4)", GPUFEED_CURL_LIB);
+    if (bad == 2) gf__fmt(q->why, sizeof q->why, "out of memory for the request's headers");
+    if (bad) return -1;
+    if (q->hl) c->easy_setopt(e, GF__CURLOPT_HTTPHEADER, q->hl);
     q->hstatus = 0;
     q->has_cr = q->has_cl = 0;
     q->got = 0;
+    q->pos = 0;
+    q->body_seen = q->slice = 0;
     q->overflow = q->nomem = 0;
     q->t_start = gf__now_us();
     q->t_first = 0;
     q->ebody_n = 0;
-    q->etag_got[0] = q->lastmod[0] = 0;
+    q->etag_got[0] = q->loc[0] = q->region_got[0] = 0;
+    q->mtime_got = -1;
     return 0;
 }
 
@@ -3531,28 +4690,70 @@ static void gf__rq_name(const gf__rreq *q, char *out, size_t cap)
     case GF__RQ_TAIL: gf__fmt(out, cap, "GET the last %llu bytes of %s", (unsigned long long)q->len, q->what); break;
     case GF__RQ_WHOLE: gf__fmt(out, cap, "GET %s", q->what); break;
     case GF__RQ_HEAD: gf__fmt(out, cap, "HEAD %s", q->what); break;
-    default: gf__fmt(out, cap, "ListObjectsV2 of %s", q->what); break;
+    case GF__RQ_LIST: gf__fmt(out, cap, "ListObjectsV2 of %s", q->what); break;
+    case GF__RQ_PUT: gf__fmt(out, cap, "PUT %s", q->what); break;
+    default: gf__fmt(out, cap, "%s", q->what); break;
     }
+}
+
+/* what a 403 may mean with the credentials the context has */
+static void gf__rq_hint403(const gf__rctx *cx, const char *code, char *out, size_t cap)
+{
+    const char *what = "access denied: a wrong secret key, an unknown key id or no permission";
+    if (!cx->cred.key_id) {
+        gf__fmt(out, cap, " (no credentials: %s)", cx->cred.from);
+        return;
+    }
+    if (strcmp(code, "SignatureDoesNotMatch") == 0) what = "a wrong secret key: the secret does not match the key id";
+    else if (strcmp(code, "InvalidAccessKeyId") == 0) what = "an unknown key id";
+    else if (strcmp(code, "ExpiredToken") == 0 || strcmp(code, "InvalidToken") == 0) what = "expired or invalid session credentials";
+    gf__fmt(out, cap, " (%s; credentials from %s%s%s)", what, cx->cred.from, cx->refresh_why[0] ? "; their refresh failed: " : "", cx->refresh_why);
 }
 
 /* an HTTP error in words: status, reason, S3's code and message, what
    to check; 1 when another attempt may succeed */
-static int gf__rq_http_error(const gf__rctx *cx, gf__rreq *q, char *out, size_t cap)
+static int gf__rq_http_error(gf__rctx *cx, gf__rreq *q, char *out, size_t cap)
 {
     const char *p = q->ebody, *end = q->ebody + q->ebody_n, *v = NULL, *m = NULL;
     size_t vn = 0, mn = 0;
-    const char *hint = "";
-    char code[96] = "", msg[200] = "";
+    char code[96] = "", msg[200] = "", hint[GPUFEED_ERROR_MAX / 2] = "";
+    char date[40];
     if (gf__xml_tag(&p, end, "Code", &v, &vn) == 1 && gf__rdecode(v, vn, 0, code, sizeof code)) code[0] = 0;
     p = q->ebody;
     if (gf__xml_tag(&p, end, "Message", &m, &mn) == 1 && gf__rdecode(m, mn, 0, msg, sizeof msg)) msg[0] = 0;
-    if (q->status == 403 && !cx->cfg.key_id) hint = " (no credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set)";
-    else if (q->status == 403 && strcmp(code, "SignatureDoesNotMatch") == 0)
-        hint = " (a wrong secret key: AWS_SECRET_ACCESS_KEY does not match AWS_ACCESS_KEY_ID)";
-    else if (q->status == 403 && strcmp(code, "InvalidAccessKeyId") == 0) hint = " (an unknown AWS_ACCESS_KEY_ID)";
-    else if (q->status == 403) hint = " (access denied: a wrong secret key, an unknown key id or no permission)";
+    if (q->sign && (q->status == 403 || ((q->status == 400 || q->status == 401) && !cx->cred.key_id))) { /* unsigned: what was tried */
+        pthread_mutex_lock(&cx->mu);
+        gf__rq_hint403(cx, code, hint, sizeof hint);
+        pthread_mutex_unlock(&cx->mu);
+    }
+    if (q->status == 416 && q->kind == GF__RQ_GET && q->off + q->len <= q->size)
+        gf__fmt(hint, sizeof hint, " (the object is shorter than the %llu bytes it had when opened: it changed)", (unsigned long long)q->size);
+    if (q->status == 412 && q->etag && q->etag[0])
+        gf__fmt(hint, sizeof hint, " (the object changed since it was opened: its ETag is no longer %.100s%s)", q->etag,
+                q->manifest ? "; the manifest beside the data is stale: write it again with gpufeed-cache manifest" : "");
+    else if (q->status == 412 && q->mtime >= 0) {
+        gf__http_date_fmt(q->mtime, date, sizeof date);
+        gf__fmt(hint, sizeof hint, " (the object changed since it was opened: modified after %s)", date);
+    }
     gf__fmt(out, cap, "HTTP %ld %s%s%s%s%s%s", q->status, gf__http_reason(q->status), code[0] ? ", " : "", code, msg[0] ? ": " : "", msg, hint);
     return q->status >= 500 || q->status == 429 || q->status == 408;
+}
+
+/* the object's version in the answer against the one opened: 0, or -1 */
+static int gf__rq_check_version(const gf__rreq *q, char *out, size_t cap)
+{
+    char a[40], b[40];
+    if (q->etag && q->etag[0] && q->etag_got[0] && strcmp(q->etag, q->etag_got) != 0) {
+        gf__fmt(out, cap, "the object changed while being read: ETag %.60s, was %.60s", q->etag_got, q->etag);
+        return -1;
+    }
+    if ((!q->etag || !q->etag[0]) && q->mtime >= 0 && q->mtime_got >= 0 && q->mtime_got != q->mtime) {
+        gf__http_date_fmt(q->mtime_got, a, sizeof a);
+        gf__http_date_fmt(q->mtime, b, sizeof b);
+        gf__fmt(out, cap, "the object changed while being read: Last-Modified %s, was %s", a, b);
+        return -1;
+    }
+    return 0;
 }
 
 /* a 2xx answer to a ranged GET: what it says against what was asked */
@@ -3568,14 +4769,15 @@ static int gf__rq_check_get(gf__rreq *q, char *out, size_t cap)
         gf__fmt(out, cap, "the server answered bytes %llu-%llu", (unsigned long long)q->cr_a, (unsigned long long)q->cr_b);
         return -1;
     }
-    if (q->has_cr == 0 && (q->status == 206 || q->off != 0 || q->len != q->size)) {
+    if (q->has_cr == 0 && !q->slice && (q->status == 206 || q->off != 0 || q->len != q->size)) {
         gf__fmt(out, cap, "HTTP %ld without a Content-Range: the server ignored the Range header", q->status);
         return -1;
     }
-    if (q->etag && q->etag[0] && q->etag_got[0] && strcmp(q->etag, q->etag_got) != 0) {
-        gf__fmt(out, cap, "the object changed while being read: ETag %.60s, was %.60s", q->etag_got, q->etag);
-        return -1;
+    if (q->slice && q->pos != q->s_total) { /* a whole object for the range: it must be the object's size */
+        gf__fmt(out, cap, "HTTP 200 with %llu bytes for a range of an object of %llu bytes", (unsigned long long)q->pos, (unsigned long long)q->s_total);
+        return q->pos < q->s_total ? 1 : -1;
     }
+    if (gf__rq_check_version(q, out, cap)) return -1;
     if (q->got != q->len) {
         gf__fmt(out, cap, "a short body: %llu of %llu bytes", (unsigned long long)q->got, (unsigned long long)q->len);
         return 1;
@@ -3594,6 +4796,14 @@ static int gf__rq_check_size(gf__rreq *q, char *out, size_t cap)
         q->off = q->cr_a;
         q->len = q->cr_b - q->cr_a + 1;
         q->size = q->cr_total;
+    } else if (q->slice) {
+        if (q->pos != q->s_total) {
+            gf__fmt(out, cap, "a short body: %llu of %llu bytes", (unsigned long long)q->pos, (unsigned long long)q->s_total);
+            return 1;
+        }
+        q->off = q->s_from;
+        q->len = q->s_len;
+        q->size = q->s_total;
     } else {
         if (q->has_cl > 0 && q->cl != q->got) {
             gf__fmt(out, cap, "a short body: %llu of %llu bytes", (unsigned long long)q->got, (unsigned long long)q->cl);
@@ -3607,12 +4817,61 @@ static int gf__rq_check_size(gf__rreq *q, char *out, size_t cap)
         gf__fmt(out, cap, "a short body: %llu of %llu bytes", (unsigned long long)q->got, (unsigned long long)q->len);
         return 1;
     }
-    return 0;
+    return gf__rq_check_version(q, out, cap);
+}
+
+/* a redirect (301, 302, 307, 308): followed at once with the same
+   credentials when it stays on the endpoint (a region it names signs the
+   request again), at most GF__RMAX_HOPS times; else what to set. 3: go
+   again at q->url, -1 not followed (how). */
+static int gf__rq_redirect(gf__rctx *cx, gf__rreq *q, char *how, size_t cap)
+{
+    char to[2048], why[300], ep[512];
+    const char *loc = q->loc;
+    int aws = !cx->cfg.endpoint && q->sign;
+    const char *p = q->ebody, *v;
+    size_t vn;
+    if (q->hops >= GF__RMAX_HOPS) {
+        gf__fmt(how, cap, "HTTP %ld %s after %d redirects: the endpoint keeps redirecting", q->status, gf__http_reason(q->status), q->hops);
+        return -1;
+    }
+    if (q->region_got[0] && q->sign) gf__fmt(q->region, sizeof q->region, "%s", q->region_got);
+    if (!loc[0] && aws && gf__xml_tag(&p, q->ebody + q->ebody_n, "Endpoint", &v, &vn) == 1 && vn < 200) { /* S3's 301: the bucket's endpoint */
+        const char *path = strstr(q->url, "://");
+        path = path ? strchr(path + 3, '/') : NULL;
+        gf__fmt(ep, sizeof ep, "https://%.*s%.250s", (int)vn, v, path ? path : "/");
+        loc = ep;
+    }
+    if (!loc[0] && q->region_got[0] && q->sign) loc = q->url; /* the same URL, signed for the bucket's region */
+    why[0] = 0;
+    if (!loc[0] || gf__redirect_ok(q->url, loc, aws, to, sizeof to, why, sizeof why)) {
+        if (aws) gf__fmt(how, cap, "HTTP %ld %s: the bucket is in another region%s%s%s", q->status, gf__http_reason(q->status),
+                         q->region_got[0] ? " (" : "", q->region_got, q->region_got[0] ? "): set AWS_REGION to it" : ": set AWS_REGION to the bucket's");
+        else if (loc[0]) gf__fmt(how, cap, "HTTP %ld %s %s: not followed (credentials stay with the endpoint %.200s): set AWS_ENDPOINT_URL to the one it names",
+                                 q->status, gf__http_reason(q->status), why, cx->cfg.endpoint ? cx->cfg.endpoint : q->url);
+        else gf__fmt(how, cap, "HTTP %ld %s without a Location: the endpoint %.200s answers for another one", q->status, gf__http_reason(q->status),
+                     cx->cfg.endpoint ? cx->cfg.endpoint : q->url);
+        return -1;
+    }
+    gf__free(q->a, q->url_own);
+    q->url_own = gf__rstrdup(q->a, to);
+    if (!q->url_own) {
+        gf__fmt(how, cap, "out of memory");
+        return -1;
+    }
+    q->url = q->url_own;
+    q->hops++;
+    if (aws && q->region[0]) { /* later requests go to the bucket's region at once */
+        pthread_mutex_lock(&cx->mu);
+        gf__fmt(cx->cfg.region, sizeof cx->cfg.region, "%s", q->region);
+        pthread_mutex_unlock(&cx->mu);
+    }
+    return 3;
 }
 
 /* what an attempt's end means: 0 done, 1 worth another attempt, 2 again at
-   once as a whole GET (a suffix larger than the object: 416), -1 failed;
-   the reason in q->why */
+   once as a whole GET (a suffix larger than the object: 416), 3 again at
+   once at a redirect's URL, -1 failed; the reason in q->why */
 static int gf__rq_judge(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc)
 {
     char how[GPUFEED_ERROR_MAX], name[GPUFEED_ERROR_MAX / 2];
@@ -3620,6 +4879,7 @@ static int gf__rq_judge(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc)
     how[0] = 0;
     q->status = 0;
     cx->c.easy_getinfo(e, GF__CURLINFO_RESPONSE_CODE, &q->status);
+    if (rc != 0 && q->hstatus >= 400 && q->status == q->hstatus) rc = 0; /* an error's body cut short or stalled: its status says it */
     if (rc != 0) {
         v = (rc == GF__CURLE_UNSUPPORTED_PROTOCOL || rc == GF__CURLE_URL_MALFORMAT || rc == GF__CURLE_NOT_BUILT_IN || rc == GF__CURLE_UNKNOWN_OPTION) ? -1 : 1;
         if (q->overflow) v = -1;
@@ -3629,6 +4889,9 @@ static int gf__rq_judge(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc)
                 (unsigned long long)q->got);
     } else if (q->kind == GF__RQ_TAIL && q->status == 416) {
         return 2;
+    } else if (q->status == 301 || q->status == 302 || q->status == 307 || q->status == 308) {
+        v = gf__rq_redirect(cx, q, how, sizeof how);
+        if (v == 3) return 3;
     } else if (q->status < 200 || q->status > 299) {
         v = gf__rq_http_error(cx, q, how, sizeof how) ? 1 : -1;
     } else if (q->kind == GF__RQ_GET) {
@@ -3674,6 +4937,7 @@ static int gf__rq_start(gf__rctx *cx, gf__rconn *k, int32_t i, gf__rreq *q)
         gf__fmt(q->why, sizeof q->why, "curl_easy_init failed");
         return -1;
     }
+    if (!q->a) q->a = &cx->alloc;
     if (gf__rq_setup(cx, k->easy[i], q)) return -1;
     if (cx->c.multi_add_handle(k->multi, k->easy[i]) != 0) {
         gf__fmt(q->why, sizeof q->why, "curl_multi_add_handle failed");
@@ -3684,26 +4948,39 @@ static int gf__rq_start(gf__rctx *cx, gf__rconn *k, int32_t i, gf__rreq *q)
     return 0;
 }
 
-/* an attempt ended: counted, judged, done or scheduled again */
-static void gf__rq_end(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc, int retries)
+/* an attempt's figures into the context's statistics */
+static void gf__rq_count(gf__rctx *cx, const gf__rreq *q, int v, int retries)
 {
-    int v = gf__rq_judge(cx, e, q, rc);
     pthread_mutex_lock(&cx->mu);
     cx->st.requests++;
     cx->st.bytes += q->got;
     if (q->kind == GF__RQ_GET && !q->opening) cx->st.gets++;
     if ((q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL || q->kind == GF__RQ_WHOLE) && q->opening) cx->st.open_gets++;
+    if (q->kind == GF__RQ_LIST && v == 0) cx->st.list_pages++;
+    if (q->kind == GF__RQ_HEAD) cx->st.heads++;
+    if (v == 3) cx->st.redirects++;
+    if (v == 0 && q->slice) cx->st.whole_answers++;
     if (v == 1 && q->attempts <= retries) cx->st.retries++;
-    if (v < 0 || (v == 1 && q->attempts > retries)) cx->st.failures++;
+    if ((v < 0 && !(q->probe && q->status == 404)) || (v == 1 && q->attempts > retries)) cx->st.failures++;
     if (v == 0 && (q->kind == GF__RQ_GET || q->kind == GF__RQ_TAIL) && q->t_first > q->t_start) { /* the network's figures, averaged */
         uint64_t now = gf__now_us(), ttfb = q->t_first - q->t_start, bw = q->len * 1000000 / (now > q->t_first ? now - q->t_first : 1);
         cx->ttfb_us = cx->ttfb_us ? (cx->ttfb_us * 7 + ttfb) / 8 : ttfb;
         if (q->len >= 65536) cx->bw = cx->bw ? (cx->bw / 8) * 7 + bw / 8 : bw;
     }
     pthread_mutex_unlock(&cx->mu);
+}
+
+/* an attempt ended: counted, judged, done or scheduled again */
+static void gf__rq_end(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc, int retries)
+{
+    int v = gf__rq_judge(cx, e, q, rc);
+    if (q->tries > 0) retries = q->tries - 1;
+    if (q->hl) cx->c.slist_free_all(q->hl);
+    q->hl = NULL;
+    gf__rq_count(cx, q, v, retries);
     if (v == 0) q->state = GF__RS_OK;
-    else if (v == 2) {
-        q->kind = GF__RQ_WHOLE;
+    else if (v == 2 || v == 3) {
+        if (v == 2) q->kind = GF__RQ_WHOLE;
         q->state = GF__RS_WAIT;
         q->due_us = 0;
         q->attempts--;
@@ -3720,12 +4997,19 @@ static void gf__rq_end(gf__rctx *cx, void *e, gf__rreq *q, unsigned rc, int retr
     }
 }
 
-/* Runs n requests, cfg.inflight at a time on one set of handles, each with
-   its retries. Returns how many failed (their reasons in why). */
-static int32_t gf__rfetch(gf__rctx *cx, gf__rreq *q, int32_t n)
+static void gf__rcred_check(gf__rctx *cx);
+
+/* Runs n requests, `slots` at a time (0: cfg.inflight) on one set of
+   handles, each with its retries; credentials about to expire are fetched
+   again first. Returns how many failed (their reasons in why). */
+static int32_t gf__rfetch_n(gf__rctx *cx, gf__rreq *q, int32_t n, int32_t slots)
 {
-    gf__rconn *k = gf__rconn_get(cx);
-    int32_t cur[GF__RMAX_INFLIGHT], next = 0, done = 0, failed = 0, i, slots = cx->cfg.inflight;
+    gf__rconn *k;
+    int32_t cur[GF__RMAX_INFLIGHT], next = 0, done = 0, failed = 0, i;
+    if (n <= 0) return 0;
+    gf__rcred_check(cx);
+    k = gf__rconn_get(cx);
+    if (slots <= 0 || slots > GF__RMAX_INFLIGHT) slots = cx->cfg.inflight;
     if (!k) {
         for (i = 0; i < n; i++) gf__fmt(q[i].why, sizeof q[i].why, "out of memory for curl handles");
         return n;
@@ -3744,6 +5028,8 @@ static int32_t gf__rfetch(gf__rctx *cx, gf__rreq *q, int32_t n)
                 cur[i] = j;
                 continue;
             }
+            if (q[j].hl) cx->c.slist_free_all(q[j].hl);
+            q[j].hl = NULL;
             q[j].state = GF__RS_FAIL;
             done++;
             failed++;
@@ -3770,7 +5056,631 @@ static int32_t gf__rfetch(gf__rctx *cx, gf__rreq *q, int32_t n)
         else if (wake != UINT64_MAX && wake > gf__now_us()) gf__rsleep_ms((long)((wake - gf__now_us()) / 1000 + 1));
     }
     gf__rconn_put(cx, k);
+    for (i = 0; i < n; i++) { /* a redirect's URL goes with the request */
+        if (q[i].url == q[i].url_own) q[i].url = NULL;
+        gf__free(q[i].a ? q[i].a : &cx->alloc, q[i].url_own);
+        q[i].url_own = NULL;
+    }
     return failed;
+}
+
+static int32_t gf__rfetch(gf__rctx *cx, gf__rreq *q, int32_t n) { return gf__rfetch_n(cx, q, n, 0); }
+
+/* ---- credentials: the AWS chain, refreshed before they expire ---- */
+
+#define GF__CRED_MAX_FILE ((size_t)1 << 20) /* a config, credentials or token file, at most */
+#define GF__CRED_MAX_OUT ((size_t)64 << 10) /* credential_process's output, at most */
+#define GF__CRED_PROCESS_S 60          /* seconds credential_process may take */
+#define GF__CRED_MARGIN_S 300          /* credentials are fetched again this long before they expire (half their life, if less) */
+
+/* a whole file of at most max bytes into a new NUL-terminated buffer: 0,
+   1 no such file, -1 an error (why) */
+static int gf__read_small(const gpufeed_allocator *a, const char *path, size_t max, char **out, size_t *n, char *why, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t got = 0, k;
+    char *b;
+    *out = NULL;
+    *n = 0;
+    if (!f) {
+        if (errno == ENOENT) return 1;
+        gf__fmt(why, cap, "%s cannot be read: %s", path, strerror(errno));
+        return -1;
+    }
+    b = (char *)gf__alloc(a, max + 1);
+    if (!b) {
+        fclose(f);
+        gf__fmt(why, cap, "out of memory");
+        return -1;
+    }
+    while (got <= max && (k = fread(b + got, 1, max + 1 - got, f)) > 0) got += k;
+    fclose(f);
+    if (got > max) {
+        gf__free(a, b);
+        gf__fmt(why, cap, "%s is larger than %llu bytes", path, (unsigned long long)max);
+        return -1;
+    }
+    b[got] = 0;
+    *out = b;
+    *n = got;
+    return 0;
+}
+
+/* The shared config and credentials files and the profile: AWS_PROFILE
+   (else "default"), AWS_SHARED_CREDENTIALS_FILE (else ~/.aws/credentials),
+   AWS_CONFIG_FILE (else ~/.aws/config). */
+typedef struct gf__awsfiles {
+    char *cred, *conf;                 /* the files' text (NULL: absent) */
+    size_t ncred, nconf;
+    char cred_path[1024], conf_path[1024], profile[128];
+    int named;                         /* AWS_PROFILE named the profile */
+} gf__awsfiles;
+
+static void gf__awsfiles_free(const gpufeed_allocator *a, gf__awsfiles *f)
+{
+    gf__free(a, f->cred);
+    gf__free(a, f->conf);
+    f->cred = f->conf = NULL;
+}
+
+/* a file's path: the variable's value (~/ expanded), else ~/.aws/NAME */
+static void gf__aws_path(const char *var, const char *name, char *out, size_t cap)
+{
+    const char *v = gf__renv(var, NULL), *home = gf__renv("HOME", NULL);
+    if (v && v[0] == '~' && v[1] == '/' && home) gf__fmt(out, cap, "%s%s", home, v + 1);
+    else if (v) gf__fmt(out, cap, "%s", v);
+    else gf__fmt(out, cap, "%s/.aws/%s", home ? home : ".", name);
+}
+
+static int gf__aws_files(const gpufeed_allocator *a, gf__awsfiles *f, char *why, size_t cap)
+{
+    const char *p = gf__renv("AWS_PROFILE", "AWS_DEFAULT_PROFILE");
+    memset(f, 0, sizeof *f);
+    f->named = p != NULL;
+    gf__fmt(f->profile, sizeof f->profile, "%s", p ? p : "default");
+    gf__aws_path("AWS_SHARED_CREDENTIALS_FILE", "credentials", f->cred_path, sizeof f->cred_path);
+    gf__aws_path("AWS_CONFIG_FILE", "config", f->conf_path, sizeof f->conf_path);
+    if (gf__read_small(a, f->cred_path, GF__CRED_MAX_FILE, &f->cred, &f->ncred, why, cap) < 0) return -1;
+    if (gf__read_small(a, f->conf_path, GF__CRED_MAX_FILE, &f->conf, &f->nconf, why, cap) < 0) {
+        gf__awsfiles_free(a, f);
+        return -1;
+    }
+    return 0;
+}
+
+/* a setting of the profile: the credentials file's, else the config
+   file's ([profile NAME], or [default]); key NULL: whether the profile is
+   in either. 1, 0 absent, -1 too long */
+static int gf__aws_get(const gf__awsfiles *f, const char *key, char *out, size_t cap)
+{
+    char sect[160];
+    int r = f->cred ? gf__ini_get(f->cred, f->ncred, f->profile, key, out, cap) : 0;
+    if (r || !f->conf) return r;
+    gf__fmt(sect, sizeof sect, "profile %s", f->profile);
+    r = gf__ini_get(f->conf, f->nconf, sect, key, out, cap);
+    if (r == 0 && strcmp(f->profile, "default") == 0) r = gf__ini_get(f->conf, f->nconf, "default", key, out, cap);
+    return r;
+}
+
+/* credentials into c (strings copied): 0, or -1 without memory */
+static int gf__rcred_set(const gpufeed_allocator *a, gf__rcred *c, const char *id, const char *sk, const char *tok, int64_t expires)
+{
+    c->key_id = gf__rstrdup(a, id);
+    c->secret = gf__rstrdup(a, sk);
+    c->token = tok && *tok ? gf__rstrdup(a, tok) : NULL;
+    c->got = (int64_t)time(NULL);
+    c->expires = expires;
+    return c->key_id && c->secret && (!tok || !*tok || c->token) ? 0 : -1;
+}
+
+/* the environment's keys: 1 found, 0 not set, -1 half set (why) */
+static int gf__cred_env(gf__rctx *cx, gf__rcred *c, char *why, size_t cap)
+{
+    const char *id = gf__renv("AWS_ACCESS_KEY_ID", NULL), *sk = gf__renv("AWS_SECRET_ACCESS_KEY", NULL);
+    if (!id && !sk) return 0;
+    if (!id || !sk) {
+        gf__fmt(why, cap, "the environment has %s without %s", id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
+                id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
+        return -1;
+    }
+    gf__fmt(c->from, sizeof c->from, "the environment (AWS_ACCESS_KEY_ID)");
+    if (gf__rcred_set(&cx->alloc, c, id, sk, gf__renv("AWS_SESSION_TOKEN", NULL), 0) == 0) return 1;
+    gf__fmt(why, cap, "out of memory");
+    return -1;
+}
+
+/* the fields of a JSON credentials answer (credential_process: AccessKeyId,
+   SecretAccessKey, SessionToken, Expiration; the container and instance
+   endpoints: Token for SessionToken). 1 found, -1 malformed (why). */
+static int gf__cred_json(gf__rctx *cx, const char *s, size_t n, const char *src, gf__rcred *c, char *why, size_t cap)
+{
+    char id[256], sk[256], ex[64], *tok = (char *)gf__alloc(&cx->alloc, 8192);
+    int64_t exp = 0;
+    int r = -1;
+    if (!tok) {
+        gf__fmt(why, cap, "out of memory");
+        return -1;
+    }
+    tok[0] = 0;
+    if (gf__json_get(s, n, "AccessKeyId", id, sizeof id) != 1 || gf__json_get(s, n, "SecretAccessKey", sk, sizeof sk) != 1)
+        gf__fmt(why, cap, "%s: its answer is not JSON with AccessKeyId and SecretAccessKey", src);
+    else if (gf__json_get(s, n, "SessionToken", tok, 8192) < 0 || (!tok[0] && gf__json_get(s, n, "Token", tok, 8192) < 0))
+        gf__fmt(why, cap, "%s: a malformed session token", src);
+    else if (gf__json_get(s, n, "Expiration", ex, sizeof ex) == 1 && gf__iso8601(ex, strlen(ex), &exp))
+        gf__fmt(why, cap, "%s: a malformed Expiration '%.40s'", src, ex);
+    else if (exp && exp <= (int64_t)time(NULL))
+        gf__fmt(why, cap, "%s: its credentials expired at %.40s", src, ex);
+    else if (gf__rcred_set(&cx->alloc, c, id, sk, tok, exp))
+        gf__fmt(why, cap, "out of memory");
+    else r = 1;
+    gf__free(&cx->alloc, tok);
+    return r;
+}
+
+/* runs cmd with /bin/sh, its standard output (at most GF__CRED_MAX_OUT
+   bytes, GF__CRED_PROCESS_S seconds) into a new buffer: 0, or -1 (why) */
+static int gf__run_cmd(const gpufeed_allocator *a, const char *cmd, char **out, size_t *n, char *why, size_t cap)
+{
+    int fd[2], st = 0, over = 0;
+    pid_t pid;
+    uint64_t end = gf__now_us() + (uint64_t)GF__CRED_PROCESS_S * 1000000;
+    char *b = (char *)gf__alloc(a, GF__CRED_MAX_OUT + 1);
+    *out = NULL;
+    *n = 0;
+    if (!b || pipe(fd)) {
+        gf__free(a, b);
+        gf__fmt(why, cap, "cannot run it: %s", b ? strerror(errno) : "out of memory");
+        return -1;
+    }
+    pid = fork();
+    if (pid == 0) { /* the child: only async-signal-safe calls */
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    while (pid > 0 && !over) {
+        fd_set rs;
+        struct timeval tv;
+        uint64_t now = gf__now_us();
+        ssize_t k;
+        if (now >= end) over = 1;
+        FD_ZERO(&rs);
+        FD_SET(fd[0], &rs);
+        tv.tv_sec = (long)((end - now) / 1000000);
+        tv.tv_usec = (long)((end - now) % 1000000);
+        if (over || select(fd[0] + 1, &rs, NULL, NULL, &tv) <= 0) continue;
+        k = read(fd[0], b + *n, GF__CRED_MAX_OUT + 1 - *n);
+        if (k <= 0) break;
+        *n += (size_t)k;
+        if (*n > GF__CRED_MAX_OUT) over = 2;
+    }
+    close(fd[0]);
+    if (pid > 0 && over) kill(pid, SIGKILL);
+    if (pid > 0) waitpid(pid, &st, 0);
+    if (pid < 0 || over || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        if (pid < 0) gf__fmt(why, cap, "cannot run it: fork failed");
+        else if (over) gf__fmt(why, cap, over == 1 ? "it ran longer than %d s (killed)" : "it wrote more than %d KiB", over == 1 ? GF__CRED_PROCESS_S : 64);
+        else gf__fmt(why, cap, "it exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0));
+        gf__free(a, b);
+        return -1;
+    }
+    b[*n] = 0;
+    *out = b;
+    return 0;
+}
+
+/* credential_process = CMD of the profile: 1, or -1 (why) */
+static int gf__cred_process(gf__rctx *cx, const gf__awsfiles *f, const char *cmd, gf__rcred *c, char *why, size_t cap)
+{
+    char *out, w[GPUFEED_ERROR_MAX / 2], src[300], ver[16];
+    size_t n;
+    int r;
+    gf__fmt(src, sizeof src, "credential_process of profile '%.100s' (%.150s)", f->profile, cmd);
+    if (gf__run_cmd(&cx->alloc, cmd, &out, &n, w, sizeof w)) {
+        gf__fmt(why, cap, "%s: %s", src, w);
+        return -1;
+    }
+    if (gf__json_get(out, n, "Version", ver, sizeof ver) != 2 || strcmp(ver, "1") != 0) {
+        gf__fmt(why, cap, "%s: its output is not JSON with \"Version\": 1", src);
+        gf__free(&cx->alloc, out);
+        return -1;
+    }
+    r = gf__cred_json(cx, out, n, src, c, why, cap);
+    gf__free(&cx->alloc, out);
+    if (r == 1) gf__fmt(c->from, sizeof c->from, "%.250s", src);
+    return r;
+}
+
+/* appends "&name=value" (value percent-encoded) to the form in b */
+static void gf__form_add(gf__mfbuf *b, const char *name, const char *value)
+{
+    size_t cap = strlen(value) * 3 + 1, n = 0;
+    char *e = (char *)gf__alloc(b->a, cap);
+    if (!e || gf__uri_encode(e, cap, &n, value, 0)) b->nomem = 1;
+    if (b->n) gf__mf_put(b, "&", 1);
+    gf__mf_put(b, name, strlen(name));
+    gf__mf_put(b, "=", 1);
+    if (e) gf__mf_put(b, e, n);
+    gf__free(b->a, e);
+}
+
+/* one request for credentials: its body in *out (NUL-terminated); 0, or
+   -1 (why, the HTTP status in *status) */
+static int gf__cred_req(gf__rctx *cx, gf__rreq *q, char **out, size_t *n, long *status, char *why, size_t cap)
+{
+    q->a = &cx->alloc;
+    q->grow = 1;
+    q->cap = GF__CRED_MAX_OUT;
+    q->mtime = -1;
+    *out = NULL;
+    *n = 0;
+    if (gf__rfetch(cx, q, 1) || !q->dst || q->got >= q->dcap) {
+        *status = q->status;
+        gf__fmt(why, cap, "%s", q->state == GF__RS_OK ? "an empty answer" : q->why);
+        gf__free(&cx->alloc, q->dst);
+        return -1;
+    }
+    *status = q->status;
+    q->dst[q->got] = 0;
+    *out = (char *)q->dst;
+    *n = q->got;
+    return 0;
+}
+
+/* the credentials of an STS answer (AssumeRoleWithWebIdentity): 1, -1 (why) */
+static int gf__cred_sts_answer(gf__rctx *cx, const char *s, size_t n, const char *src, gf__rcred *c, char *why, size_t cap)
+{
+    char *id = NULL, *sk = NULL, *tok = NULL, *ex = NULL, w[200];
+    const gpufeed_allocator *a = &cx->alloc;
+    int64_t exp = 0;
+    int r = -1;
+    if (gf__xml_whole(s, n, "AssumeRoleWithWebIdentityResponse", w, sizeof w)) gf__fmt(why, cap, "%s: its answer is %s", src, w);
+    else if (gf__xml_text(a, s, s + n, "AccessKeyId", 0, &id) || !id || gf__xml_text(a, s, s + n, "SecretAccessKey", 0, &sk) || !sk ||
+             gf__xml_text(a, s, s + n, "SessionToken", 0, &tok) || gf__xml_text(a, s, s + n, "Expiration", 0, &ex) ||
+             (ex && gf__iso8601(ex, strlen(ex), &exp)))
+        gf__fmt(why, cap, "%s: its answer lacks proper Credentials", src);
+    else if (gf__rcred_set(a, c, id, sk, tok, exp)) gf__fmt(why, cap, "out of memory");
+    else r = 1;
+    gf__free(a, id);
+    gf__free(a, sk);
+    gf__free(a, tok);
+    gf__free(a, ex);
+    return r;
+}
+
+/* web identity: the token file's token traded for a role's credentials by
+   STS AssumeRoleWithWebIdentity (AWS_ENDPOINT_URL_STS, else
+   https://sts.REGION.amazonaws.com). 1, or -1 (why) */
+static int gf__cred_webid(gf__rctx *cx, const char *token_file, const char *role, const char *session, gf__rcred *c, char *why, size_t cap)
+{
+    gf__mfbuf form;
+    gf__rreq q;
+    char *tok = NULL, *ans = NULL, url[512], src[400], w[GPUFEED_ERROR_MAX / 2], sess[96];
+    size_t tn, an;
+    long status = 0;
+    int r;
+    if (cx->cfg.sts) gf__fmt(url, sizeof url, "%s", cx->cfg.sts);
+    else gf__fmt(url, sizeof url, "https://sts.%s.amazonaws.com/", cx->cfg.region);
+    gf__fmt(src, sizeof src, "web identity (role %.150s, STS at %.150s)", role, url);
+    gf__fmt(sess, sizeof sess, "%s", session ? session : "");
+    if (!sess[0]) gf__fmt(sess, sizeof sess, "gpufeed-%ld-%lld", (long)getpid(), (long long)time(NULL));
+    r = gf__read_small(&cx->alloc, token_file, GF__CRED_MAX_OUT, &tok, &tn, w, sizeof w);
+    if (r) {
+        gf__fmt(why, cap, "%s: the token file %.200s %s", src, token_file, r > 0 ? "does not exist" : w);
+        return -1;
+    }
+    while (tn > 0 && gf__xml_space(tok[tn - 1])) tok[--tn] = 0;
+    memset(&form, 0, sizeof form);
+    form.a = &cx->alloc;
+    gf__form_add(&form, "Action", "AssumeRoleWithWebIdentity");
+    gf__form_add(&form, "RoleArn", role);
+    gf__form_add(&form, "RoleSessionName", sess);
+    gf__form_add(&form, "Version", "2011-06-15");
+    gf__form_add(&form, "WebIdentityToken", tok);
+    gf__free(&cx->alloc, tok);
+    memset(&q, 0, sizeof q);
+    q.kind = GF__RQ_POST;
+    q.url = url;
+    q.what = "STS AssumeRoleWithWebIdentity";
+    q.body = (const char *)form.p;
+    q.body_n = form.n;
+    r = form.nomem ? -1 : gf__cred_req(cx, &q, &ans, &an, &status, w, sizeof w);
+    gf__free(&cx->alloc, form.p);
+    if (r) {
+        gf__fmt(why, cap, "%s: %s", src, form.nomem ? "out of memory" : w);
+        return -1;
+    }
+    r = gf__cred_sts_answer(cx, ans, an, src, c, why, cap);
+    gf__free(&cx->alloc, ans);
+    if (r == 1) gf__fmt(c->from, sizeof c->from, "%.250s", src);
+    return r;
+}
+
+/* AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN: 1, 0 not set, -1 (why) */
+static int gf__cred_webid_env(gf__rctx *cx, gf__rcred *c, char *why, size_t cap)
+{
+    const char *tf = gf__renv("AWS_WEB_IDENTITY_TOKEN_FILE", NULL), *role = gf__renv("AWS_ROLE_ARN", NULL);
+    if (!tf && !role) return 0;
+    if (!tf || !role) {
+        gf__fmt(why, cap, "web identity: %s is set without %s", tf ? "AWS_WEB_IDENTITY_TOKEN_FILE" : "AWS_ROLE_ARN",
+                tf ? "AWS_ROLE_ARN" : "AWS_WEB_IDENTITY_TOKEN_FILE");
+        return -1;
+    }
+    return gf__cred_webid(cx, tf, role, gf__renv("AWS_ROLE_SESSION_NAME", NULL), c, why, cap);
+}
+
+/* the profile: keys, credential_process, or web identity; role chains
+   (source_profile) and SSO are named as not supported. 1, 0 no such
+   profile (not named by AWS_PROFILE), -1 (why) */
+static int gf__cred_profile(gf__rctx *cx, const gf__awsfiles *f, gf__rcred *c, char *why, size_t cap)
+{
+    char id[256], sk[256], tf[1024], role[512], sess[96], cmd[2048], *tok = (char *)gf__alloc(&cx->alloc, 8192);
+    int r = -1;
+    if (!tok) {
+        gf__fmt(why, cap, "out of memory");
+        return -1;
+    }
+    tok[0] = 0;
+    if (gf__aws_get(f, NULL, NULL, 0) != 1) {
+        r = f->named ? -1 : 0;
+        if (r) gf__fmt(why, cap, "profile '%s' (AWS_PROFILE) is in neither %.300s nor %.300s", f->profile, f->cred_path, f->conf_path);
+    } else if (gf__aws_get(f, "aws_access_key_id", id, sizeof id) == 1 && gf__aws_get(f, "aws_secret_access_key", sk, sizeof sk) == 1) {
+        if (gf__aws_get(f, "aws_session_token", tok, 8192) < 0 || gf__rcred_set(&cx->alloc, c, id, sk, tok, 0)) gf__fmt(why, cap, "out of memory");
+        else r = 1;
+        r = r == 1 && f->cred && gf__ini_get(f->cred, f->ncred, f->profile, "aws_access_key_id", id, sizeof id) == 1 ? 2 : r;
+        gf__fmt(c->from, sizeof c->from, "profile '%.100s' (%.140s)", f->profile, r == 2 ? f->cred_path : f->conf_path);
+        r = r == 2 ? 1 : r;
+    } else if (gf__aws_get(f, "credential_process", cmd, sizeof cmd) == 1) {
+        r = gf__cred_process(cx, f, cmd, c, why, cap);
+    } else if (gf__aws_get(f, "web_identity_token_file", tf, sizeof tf) == 1 && gf__aws_get(f, "role_arn", role, sizeof role) == 1) {
+        if (gf__aws_get(f, "role_session_name", sess, sizeof sess) != 1) sess[0] = 0;
+        r = gf__cred_webid(cx, tf, role, sess[0] ? sess : NULL, c, why, cap);
+    } else if (gf__aws_get(f, "source_profile", cmd, sizeof cmd) == 1 || gf__aws_get(f, "credential_source", cmd, sizeof cmd) == 1 ||
+               gf__aws_get(f, "sso_session", cmd, sizeof cmd) == 1 || gf__aws_get(f, "sso_start_url", cmd, sizeof cmd) == 1) {
+        gf__fmt(why, cap, "profile '%s': role chains and SSO are not supported; use credential_process = aws configure export-credentials "
+                "--profile %s --format process", f->profile, f->profile);
+    } else {
+        gf__fmt(why, cap, "profile '%s' has no aws_access_key_id and aws_secret_access_key, credential_process or web_identity_token_file",
+                f->profile);
+    }
+    gf__free(&cx->alloc, tok);
+    return r;
+}
+
+/* the container endpoint (ECS, EKS Pod Identity):
+   AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI, with
+   AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE). 1, 0 not set, -1 (why) */
+static int gf__cred_container(gf__rctx *cx, gf__rcred *c, char *why, size_t cap)
+{
+    const char *full = gf__renv("AWS_CONTAINER_CREDENTIALS_FULL_URI", NULL), *rel = gf__renv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", NULL);
+    const char *tokf = gf__renv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", NULL), *tokv = gf__renv("AWS_CONTAINER_AUTHORIZATION_TOKEN", NULL);
+    char url[1024], src[1100], hdr[2100], w[GPUFEED_ERROR_MAX / 2], *ans = NULL, *tf = NULL;
+    size_t an, tn;
+    long status = 0;
+    gf__rreq q;
+    int r;
+    if (!full && !rel) return 0;
+    if (rel) gf__fmt(url, sizeof url, "http://169.254.170.2%s", rel);
+    else gf__fmt(url, sizeof url, "%s", full);
+    gf__fmt(src, sizeof src, "the container endpoint %s", url);
+    if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://127.", 11) != 0 && strncmp(url, "http://localhost", 16) != 0 &&
+        strncmp(url, "http://[::1]", 12) != 0 && strncmp(url, "http://169.254.170.2", 20) != 0 && strncmp(url, "http://169.254.170.23", 21) != 0) {
+        gf__fmt(why, cap, "%s: plain http only to a loopback or the container agent's address", src);
+        return -1;
+    }
+    hdr[0] = 0;
+    if (tokf && (r = gf__read_small(&cx->alloc, tokf, 2000, &tf, &tn, w, sizeof w)) != 0) {
+        gf__fmt(why, cap, "%s: its token file %.200s %s", src, tokf, r > 0 ? "does not exist" : w);
+        return -1;
+    }
+    while (tf && tn > 0 && gf__xml_space(tf[tn - 1])) tf[--tn] = 0;
+    if (tf || tokv) gf__fmt(hdr, sizeof hdr, "Authorization: %s", tf ? tf : tokv);
+    gf__free(&cx->alloc, tf);
+    memset(&q, 0, sizeof q);
+    q.kind = GF__RQ_CRED;
+    q.url = url;
+    q.what = src;
+    q.hdr[0] = hdr[0] ? hdr : NULL;
+    q.timeout_ms = 5000;
+    if (gf__cred_req(cx, &q, &ans, &an, &status, w, sizeof w)) {
+        gf__fmt(why, cap, "%s", w);
+        return -1;
+    }
+    r = gf__cred_json(cx, ans, an, src, c, why, cap);
+    gf__free(&cx->alloc, ans);
+    if (r == 1) gf__fmt(c->from, sizeof c->from, "%.250s", src);
+    return r;
+}
+
+/* the instance metadata service (IMDSv2: a session token, the role, its
+   credentials) at AWS_EC2_METADATA_SERVICE_ENDPOINT (else
+   http://169.254.169.254), unless AWS_EC2_METADATA_DISABLED=true. 1, 0
+   none (no answer, no role: *tried says so), -1 (why) */
+static int gf__cred_imds(gf__rctx *cx, gf__rcred *c, char *tried, size_t tcap, char *why, size_t cap)
+{
+    const char *off = gf__renv("AWS_EC2_METADATA_DISABLED", NULL), *ep = gf__renv("AWS_EC2_METADATA_SERVICE_ENDPOINT", NULL);
+    char base[512], url[1024], hdr[600], w[GPUFEED_ERROR_MAX / 2], src[600], *tok = NULL, *role = NULL, *ans = NULL;
+    size_t n, an;
+    long status = 0;
+    gf__rreq q;
+    int r = 0;
+    if (off && gf__ieq(off, strlen(off), "true")) {
+        gf__fmt(tried, tcap, "instance metadata (AWS_EC2_METADATA_DISABLED)");
+        return 0;
+    }
+    gf__fmt(base, sizeof base, "%s", ep ? ep : "http://169.254.169.254");
+    n = strlen(base);
+    while (n > 0 && base[n - 1] == '/') base[--n] = 0;
+    gf__fmt(src, sizeof src, "instance metadata at %s", base);
+    memset(&q, 0, sizeof q);
+    q.kind = GF__RQ_PUT;
+    gf__fmt(url, sizeof url, "%s/latest/api/token", base);
+    q.url = url;
+    q.what = src;
+    q.hdr[0] = "X-aws-ec2-metadata-token-ttl-seconds: 21600";
+    q.connect_ms = 1000;
+    q.timeout_ms = 2000;
+    q.tries = 1;
+    if (gf__cred_req(cx, &q, &tok, &n, &status, w, sizeof w)) {
+        gf__fmt(tried, tcap, "%s (no answer)", src);
+        return 0;
+    }
+    while (n > 0 && gf__xml_space(tok[n - 1])) tok[--n] = 0;
+    gf__fmt(hdr, sizeof hdr, "X-aws-ec2-metadata-token: %.500s", tok);
+    memset(&q, 0, sizeof q);
+    q.kind = GF__RQ_CRED;
+    gf__fmt(url, sizeof url, "%s/latest/meta-data/iam/security-credentials/", base);
+    q.url = url;
+    q.what = src;
+    q.hdr[0] = hdr;
+    q.timeout_ms = 5000;
+    if (gf__cred_req(cx, &q, &role, &n, &status, w, sizeof w)) {
+        if (status == 404) gf__fmt(tried, tcap, "%s (no role attached)", src);
+        else gf__fmt(why, cap, "%s", w);
+        r = status == 404 ? 0 : -1;
+    } else {
+        n = strcspn(role, "\r\n");
+        role[n] = 0;
+        memset(&q, 0, sizeof q);
+        q.kind = GF__RQ_CRED;
+        gf__fmt(url, sizeof url, "%s/latest/meta-data/iam/security-credentials/%.200s", base, role);
+        q.url = url;
+        q.what = src;
+        q.hdr[0] = hdr;
+        q.timeout_ms = 5000;
+        r = gf__cred_req(cx, &q, &ans, &an, &status, w, sizeof w) ? -1 : gf__cred_json(cx, ans, an, src, c, why, cap);
+        if (!ans) gf__fmt(why, cap, "%s", w);
+        if (r == 1) gf__fmt(c->from, sizeof c->from, "%.200s (role %.40s)", src, role);
+    }
+    gf__free(&cx->alloc, tok);
+    gf__free(&cx->alloc, role);
+    gf__free(&cx->alloc, ans);
+    return r;
+}
+
+/* Credentials in the AWS order: the environment, the profile of the
+   shared files, web identity, the container endpoint, instance metadata.
+   0: found (c), or none (c->key_id NULL, c->from what was tried: requests
+   go unsigned); -1: a source that is configured failed (why names it). */
+static int gf__cred_chain(gf__rctx *cx, const gf__awsfiles *f, gf__rcred *c, char *why, size_t cap)
+{
+    char t[4][200];
+    int r = gf__cred_env(cx, c, why, cap);
+    if (r == 0) r = gf__cred_profile(cx, f, c, why, cap);
+    if (r == 0) r = gf__cred_webid_env(cx, c, why, cap);
+    if (r == 0) r = gf__cred_container(cx, c, why, cap);
+    if (r == 0) r = gf__cred_imds(cx, c, t[3], sizeof t[3], why, cap);
+    if (r != 0) return r < 0 ? -1 : 0;
+    gf__fmt(c->from, sizeof c->from, "none found: not in the environment, no profile '%.60s' in the AWS files, no web identity, no container endpoint, %.110s",
+            f->profile, t[3]);
+    return 0;
+}
+
+/* when credentials got at `got` that expire at `exp` are fetched again
+   (0: never): GF__CRED_MARGIN_S before, or half their life if that is less */
+static int64_t gf__cred_refresh_at(int64_t got, int64_t exp)
+{
+    int64_t life = exp - got, margin = life / 2 < GF__CRED_MARGIN_S ? life / 2 : GF__CRED_MARGIN_S;
+    return exp ? exp - (margin > 0 ? margin : 0) : 0;
+}
+
+/* before requests: credentials due for a refresh are fetched again from
+   the chain, by one thread (the others go on with the current ones); a
+   failed refresh keeps them (tried again in 10 s) and says why in the
+   errors of the requests they fail */
+static void gf__rcred_check(gf__rctx *cx)
+{
+    int64_t now = (int64_t)time(NULL);
+    gf__awsfiles f;
+    gf__rcred nc, old;
+    char why[GPUFEED_ERROR_MAX / 2];
+    int ok;
+    pthread_mutex_lock(&cx->mu);
+    ok = cx->refresh_at && now >= cx->refresh_at && !cx->refreshing;
+    if (ok) cx->refreshing = 1;
+    pthread_mutex_unlock(&cx->mu);
+    if (!ok) return;
+    memset(&nc, 0, sizeof nc);
+    why[0] = 0;
+    ok = gf__aws_files(&cx->alloc, &f, why, sizeof why) == 0;
+    if (ok) ok = gf__cred_chain(cx, &f, &nc, why, sizeof why) == 0 && nc.key_id;
+    if (ok || f.cred || f.conf) gf__awsfiles_free(&cx->alloc, &f);
+    pthread_mutex_lock(&cx->mu);
+    if (ok) {
+        old = cx->cred;
+        cx->cred = nc;
+        memset(&nc, 0, sizeof nc);
+        nc = old;
+        cx->refresh_at = gf__cred_refresh_at(cx->cred.got, cx->cred.expires);
+        cx->refresh_why[0] = 0;
+        cx->st.refreshes++;
+    } else {
+        cx->refresh_at = now + 10;
+        gf__fmt(cx->refresh_why, sizeof cx->refresh_why, "%s", why[0] ? why : "no credentials found");
+    }
+    cx->refreshing = 0;
+    pthread_mutex_unlock(&cx->mu);
+    gf__rcred_free(&cx->alloc, &nc);
+}
+
+/* the region and the endpoint: AWS_REGION, AWS_DEFAULT_REGION, the
+   profile's region, us-east-1; AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the
+   profile's endpoint_url. 0, or -1 without memory */
+static int gf__rctx_where(gf__rctx *cx, const gf__awsfiles *f)
+{
+    const char *rg = gf__renv("AWS_REGION", "AWS_DEFAULT_REGION"), *ep = gf__renv("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+    char prg[64], pep[512];
+    size_t n;
+    if (!rg && gf__aws_get(f, "region", prg, sizeof prg) == 1) rg = prg;
+    if (!ep && gf__aws_get(f, "endpoint_url", pep, sizeof pep) == 1 && pep[0]) ep = pep;
+    gf__fmt(cx->cfg.region, sizeof cx->cfg.region, "%s", rg ? rg : "us-east-1");
+    cx->cfg.endpoint = ep ? gf__rstrdup(&cx->alloc, ep) : NULL;
+    if (ep && !cx->cfg.endpoint) return -1;
+    n = ep ? strlen(cx->cfg.endpoint) : 0;
+    while (n > 0 && cx->cfg.endpoint[n - 1] == '/') cx->cfg.endpoint[--n] = 0; /* no trailing '/' */
+    return 0;
+}
+
+/* a new context (one reference): libcurl, the limits, the region and
+   endpoint, the credentials of the chain */
+static gpufeed_result gf__rctx_new(gf__rctx **out, const gpufeed_allocator *a, const char *manifest_dir, const char *path, gpufeed_error *err)
+{
+    gpufeed_allocator al;
+    gf__rctx *cx;
+    gf__awsfiles f;
+    char why[GPUFEED_ERROR_MAX];
+    memset(&al, 0, sizeof al);
+    if (a && a->alloc) al = *a;
+    *out = NULL;
+    cx = (gf__rctx *)gf__alloc(&al, sizeof *cx);
+    if (!cx) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    memset(cx, 0, sizeof *cx);
+    cx->alloc = al;
+    cx->refs = 1;
+    pthread_mutex_init(&cx->mu, NULL);
+    pthread_cond_init(&cx->done, NULL);
+    if (gf__curl_load(&cx->c, &cx->lib, why, sizeof why)) {
+        gf__rctx_free(cx);
+        return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: %s", path, why);
+    }
+    if (gf__rcfg_load(&cx->cfg, &cx->alloc, manifest_dir)) {
+        gf__rctx_free(cx);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    why[0] = 0;
+    if (gf__aws_files(&cx->alloc, &f, why, sizeof why) || gf__rctx_where(cx, &f) || gf__cred_chain(cx, &f, &cx->cred, why, sizeof why)) {
+        gf__awsfiles_free(&cx->alloc, &f);
+        gf__rctx_free(cx);
+        return gf__seterr(err, why[0] ? GPUFEED_ERR_IO : GPUFEED_ERR_OUT_OF_MEMORY, "%s: credentials: %s", path, why[0] ? why : "out of memory");
+    }
+    gf__awsfiles_free(&cx->alloc, &f);
+    cx->refresh_at = gf__cred_refresh_at(cx->cred.got, cx->cred.expires);
+    gf__fmt(cx->st.credentials, sizeof cx->st.credentials, "%s", cx->cred.key_id ? cx->cred.from : "none (requests unsigned)");
+    *out = cx;
+    return GPUFEED_OK;
 }
 
 /* ---- one object as a gpufeed_source: kept ranges, will_read, read_at ---- */
@@ -3902,6 +5812,8 @@ static void gf__rsrc_req(gf__rsrc *s, gf__rreq *q, uint64_t off, uint64_t n, uin
     q->len = n;
     q->size = s->size;
     q->etag = s->etag;
+    q->mtime = s->mtime;
+    q->manifest = s->manifest;
     q->a = &s->cx->alloc;
     q->dst = dst;
     q->dcap = q->cap = (size_t)n;
@@ -4011,6 +5923,7 @@ static int gf__rsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
         return -1;
     }
     end = off + len;
+    if (off >= s->tail_off && off >= 4096 && off < s->low) s->low = off; /* a page index read at open (not the magic): kept by a manifest too */
     while (off < end) {
         uint64_t got = gf__rsrc_copy(s, off, p, end - off), stop;
         int pending = 0;
@@ -4196,8 +6109,9 @@ static void gf__rsrc_close(void *ctx)
     gf__rctx *cx = s->cx;
     int32_t i;
     pthread_mutex_lock(&cx->mu);
-    for (pp = &cx->srcs; *pp && *pp != s; pp = &(*pp)->next) {}
-    if (*pp) *pp = s->next;
+    pp = s->prev ? &s->prev->next : &cx->srcs;
+    *pp = s->next;
+    if (s->next) s->next->prev = s->prev;
     for (i = 0; i < GF__RMAX_RANGES; i++)
         if (s->r[i].buf) gf__rrange_drop(cx, &s->r[i]);
     cx->refs--;
@@ -4210,15 +6124,103 @@ static void gf__rsrc_close(void *ctx)
     if (i == 0) gf__rctx_free(cx);
 }
 
-/* ---- opening objects: their last and first bytes, 64 objects a round ---- */
 
-#define GF__RAHEAD 64                  /* objects opened ahead together */
+/* ---- the object table; opening objects in a bounded pool ---- */
+
+#define GF__ROPEN_WINDOW 256           /* objects opened together */
 #define GF__RHEAD 4096                 /* first bytes fetched with the last */
 
-/* an object's request URL and its name in messages; 0, or -1 (why) */
-static int gf__robj_names(const gf__rctx *cx, const char *url, char **rurl, char **what, char *why, size_t cap)
+static uint32_t gf__url_slot(const char *url, uint32_t mask) { return (uint32_t)(gpufeed_hash64(url, strlen(url), 0x6f626a73ull) & mask); }
+
+/* the table index of url, or -1 */
+static int32_t gf__robj_find(const gf__rctx *cx, const char *url)
 {
-    char bucket[256], *key = NULL;
+    uint32_t i;
+    if (!cx->oidx) return -1;
+    for (i = gf__url_slot(url, cx->omask); cx->oidx[i] >= 0; i = (i + 1) & cx->omask)
+        if (strcmp(cx->objs[cx->oidx[i]].url, url) == 0) return cx->oidx[i];
+    return -1;
+}
+
+/* the index grown to hold twice the objects */
+static int gf__robj_reindex(gf__rctx *cx)
+{
+    uint32_t size = cx->omask ? (cx->omask + 1) * 2 : 1024, i;
+    int32_t k, *ix = (int32_t *)gf__alloc(&cx->alloc, (size_t)size * sizeof(int32_t));
+    if (!ix || size < 1024) return -1;
+    for (i = 0; i < size; i++) ix[i] = -1;
+    for (k = 0; k < cx->nobj; k++) {
+        for (i = gf__url_slot(cx->objs[k].url, size - 1); ix[i] >= 0; i = (i + 1) & (size - 1)) {}
+        ix[i] = k;
+    }
+    gf__free(&cx->alloc, cx->oidx);
+    cx->oidx = ix;
+    cx->omask = size - 1;
+    return 0;
+}
+
+/* url's index, added when new: -1 without memory */
+static int32_t gf__robj_add(gf__rctx *cx, const char *url)
+{
+    int32_t k = gf__robj_find(cx, url);
+    uint32_t i;
+    if (k >= 0) return k;
+    if (cx->nobj == cx->cobj) {
+        int32_t nc = cx->cobj ? cx->cobj * 2 : 256;
+        gf__robj *no;
+        if (nc <= cx->cobj || (size_t)nc > SIZE_MAX / sizeof *no) return -1;
+        no = (gf__robj *)gf__realloc(&cx->alloc, cx->objs, (size_t)nc * sizeof *no);
+        if (!no) return -1;
+        cx->objs = no;
+        cx->cobj = nc;
+    }
+    if ((uint32_t)(cx->nobj + 1) * 2 > cx->omask + 1 && gf__robj_reindex(cx)) return -1;
+    memset(&cx->objs[cx->nobj], 0, sizeof cx->objs[0]);
+    cx->objs[cx->nobj].url = gf__rstrdup(&cx->alloc, url);
+    cx->objs[cx->nobj].mtime = -1;
+    if (!cx->objs[cx->nobj].url) return -1;
+    for (i = gf__url_slot(url, cx->omask); cx->oidx[i] >= 0; i = (i + 1) & cx->omask) {}
+    cx->oidx[i] = cx->nobj;
+    return cx->nobj++;
+}
+
+/* what a listing or a HEAD says of object k: its version is pinned from
+   now on; bytes a local manifest held for it are confirmed when they are
+   of that version (size and ETag, or size and Last-Modified), else dropped */
+static void gf__robj_known(gf__rctx *cx, int32_t k, uint64_t size, const char *etag, int64_t mtime)
+{
+    gf__robj *o = &cx->objs[k];
+    int same = o->size == size && strcmp(o->etag, etag ? etag : "") == 0 && (o->etag[0] || o->mtime == mtime);
+    if (o->state != 0) return;
+    if (o->cand && same) {
+        o->state = 1;
+        o->manifest = 1;
+        cx->st.manifest_objects++;
+    } else if (o->cand) {
+        gf__free(&cx->alloc, o->head.buf);
+        gf__free(&cx->alloc, o->tail.buf);
+        memset(&o->head, 0, sizeof o->head);
+        memset(&o->tail, 0, sizeof o->tail);
+    }
+    o->cand = 0;
+    o->known = 1;
+    o->size = size;
+    o->mtime = mtime;
+    gf__fmt(o->etag, sizeof o->etag, "%s", etag ? etag : "");
+}
+
+static void gf__robj_fail(gf__rctx *cx, gf__robj *o, const char *why)
+{
+    if (o->state < 0) return;
+    o->state = -1;
+    gf__free(&cx->alloc, o->why);
+    o->why = gf__rstrdup(&cx->alloc, why);
+}
+
+/* an object's request URL and its name in messages; 0, or -1 (why) */
+static int gf__robj_names(gf__rctx *cx, const char *url, char **rurl, char **what, char *why, size_t cap)
+{
+    char bucket[256], region[64], *key = NULL;
     size_t kl = strlen(url) + 1, ul;
     *rurl = *what = NULL;
     if (strncmp(url, "s3://", 5) != 0) {
@@ -4233,134 +6235,239 @@ static int gf__robj_names(const gf__rctx *cx, const char *url, char **rurl, char
         gf__free(&cx->alloc, key);
         return -1;
     }
-    ul = strlen(url) * 3 + (cx->cfg.endpoint ? strlen(cx->cfg.endpoint) : 0) + strlen(cx->cfg.region) + 64;
+    pthread_mutex_lock(&cx->mu);
+    gf__fmt(region, sizeof region, "%s", cx->cfg.region);
+    pthread_mutex_unlock(&cx->mu);
+    ul = strlen(url) * 3 + (cx->cfg.endpoint ? strlen(cx->cfg.endpoint) : 0) + strlen(region) + 64;
     *rurl = (char *)gf__alloc(&cx->alloc, ul);
     *what = (char *)gf__alloc(&cx->alloc, kl + sizeof bucket + 32);
-    if (*rurl && *what && gf__s3_url(cx->cfg.endpoint, cx->cfg.region, bucket, key, *rurl, ul) == 0)
+    if (*rurl && *what && gf__s3_url(cx->cfg.endpoint, region, bucket, key, *rurl, ul) == 0)
         gf__fmt(*what, kl + sizeof bucket + 32, "bucket '%s', key '%s'", bucket, key);
     else if (*rurl) (*rurl)[0] = 0;
     gf__free(&cx->alloc, key);
     return *rurl && *what && (*rurl)[0] ? 0 : -1;
 }
 
-/* a suffix GET (its last `tail` bytes) of an object */
-static void gf__robj_tail_req(gf__rctx *cx, gf__rreq *q, const char *url, const char *what, int s3)
+/* Objects being opened together: round 1 fetches each one's end (an
+   object whose size is known and small in one whole GET, a larger one's
+   last and first bytes at once, one of unknown size by a suffix GET, 416
+   then a whole GET), round 2 what round 1 left out (the first bytes of an
+   object of unknown size, the rest of a footer longer than the tail).
+   Requests pinned to the version listed, or found by round 1. q[0] is
+   the caller's (a listing's page fetched alongside). */
+typedef struct gf__ropen {
+    int32_t *idx, *who;                /* [cap] objects; [2 cap + 1] each request's object */
+    char **names;                      /* [2 cap]: each object's request URL and name */
+    gf__rreq *q;                       /* [2 cap + 1] */
+    int32_t m, nq, cap;
+} gf__ropen;
+
+static int gf__ropen_init(gf__rctx *cx, gf__ropen *b, int32_t cap)
 {
+    memset(b, 0, sizeof *b);
+    b->cap = cap;
+    b->idx = (int32_t *)gf__alloc(&cx->alloc, (size_t)(3 * cap + 1) * sizeof(int32_t));
+    b->who = b->idx ? b->idx + cap : NULL;
+    b->names = (char **)gf__alloc(&cx->alloc, (size_t)(2 * cap) * sizeof(char *));
+    b->q = (gf__rreq *)gf__alloc(&cx->alloc, (size_t)(2 * cap + 1) * sizeof(gf__rreq));
+    if (b->names) memset(b->names, 0, (size_t)(2 * cap) * sizeof(char *));
+    if (b->q) memset(b->q, 0, sizeof b->q[0]);
+    return b->idx && b->names && b->q ? 0 : -1;
+}
+
+static void gf__ropen_free(gf__rctx *cx, gf__ropen *b)
+{
+    int32_t i;
+    for (i = 0; b->names && i < 2 * b->m; i++) gf__free(&cx->alloc, b->names[i]);
+    for (i = 1; b->q && i <= b->nq; i++) gf__free(&cx->alloc, b->q[i].dst);
+    gf__free(&cx->alloc, b->idx);
+    gf__free(&cx->alloc, b->names);
+    gf__free(&cx->alloc, b->q);
+    memset(b, 0, sizeof *b);
+}
+
+/* a request of b for object slot j: GET len bytes at off (kind GET), a
+   whole GET (WHOLE) or a suffix GET (TAIL) */
+static gf__rreq *gf__ropen_req(gf__rctx *cx, gf__ropen *b, int32_t j, int kind, uint64_t off, uint64_t len)
+{
+    const gf__robj *o = &cx->objs[b->idx[j]];
+    gf__rreq *q = &b->q[++b->nq];
     memset(q, 0, sizeof *q);
-    q->kind = GF__RQ_TAIL;
-    q->url = url;
-    q->what = what;
-    q->sign = s3;
+    b->who[b->nq] = j;
+    q->kind = kind;
+    q->url = b->names[2 * j];
+    q->what = b->names[2 * j + 1];
+    q->sign = strncmp(o->url, "s3://", 5) == 0;
     q->opening = 1;
-    q->len = cx->cfg.tail;
+    q->off = off;
+    q->len = len;
+    q->size = o->size;
+    q->etag = o->etag;
+    q->mtime = o->etag[0] ? -1 : o->mtime;
     q->a = &cx->alloc;
-    q->grow = 1;
-    q->cap = (size_t)cx->cfg.tail;
+    q->grow = kind != GF__RQ_GET;
+    q->cap = (size_t)(kind == GF__RQ_WHOLE && o->known ? o->size : len);
+    if (kind == GF__RQ_GET) {
+        q->dst = (uint8_t *)gf__alloc(&cx->alloc, (size_t)len);
+        q->dcap = (size_t)len;
+        if (!q->dst) b->nq--;
+    }
+    return q->dst || kind != GF__RQ_GET ? q : NULL;
 }
 
-/* what round 1 (the last bytes) found, into o; and round 2's request (the
-   first bytes, when the last did not cover them): 1 when there is one */
-static int gf__robj_took_tail(gf__rctx *cx, gf__robj *o, gf__rreq *t, gf__rreq *h)
+/* object k into b with its round-1 requests; small_only: only an object
+   of known size that one whole GET fetches. 1 added, 0 not, -1 no memory */
+static int gf__ropen_add(gf__rctx *cx, gf__ropen *b, int32_t k, int small_only)
 {
-    uint8_t *b;
-    o->ok = t->state == GF__RS_OK;
-    if (!o->ok) {
-        gf__fmt(o->why, sizeof o->why, "%s", t->why);
-        return 0;
+    gf__robj *o = &cx->objs[k];
+    uint64_t t = cx->cfg.tail;
+    int32_t j = b->m;
+    char why[200];
+    if (o->state != 0 || o->cand || b->m == b->cap || (small_only && (!o->known || o->size > t + GF__RHEAD))) return 0;
+    why[0] = 0;
+    if (gf__robj_names(cx, o->url, &b->names[2 * j], &b->names[2 * j + 1], why, sizeof why)) {
+        if (why[0]) gf__robj_fail(cx, &cx->objs[k], why);
+        gf__free(&cx->alloc, b->names[2 * j]);
+        gf__free(&cx->alloc, b->names[2 * j + 1]);
+        b->names[2 * j] = b->names[2 * j + 1] = NULL;
+        return why[0] ? 0 : -1;
     }
-    o->size = t->size;
-    gf__etag_copy(o->etag, sizeof o->etag, t->etag_got, strlen(t->etag_got));
-    gf__fmt(o->lastmod, sizeof o->lastmod, "%s", t->lastmod);
-    o->tail.off = t->off;
-    o->tail.len = t->len;
-    o->tail.buf = t->dst;
-    t->dst = NULL;
-    if (o->tail.off == 0) return 0;
-    b = (uint8_t *)gf__alloc(&cx->alloc, GF__RHEAD);
-    if (!b) {
-        o->ok = 0;
-        gf__fmt(o->why, sizeof o->why, "out of memory");
-        return 0;
-    }
-    memset(h, 0, sizeof *h);
-    h->kind = GF__RQ_GET;
-    h->url = t->url;
-    h->what = t->what;
-    h->sign = t->sign;
-    h->opening = 1;
-    h->len = o->tail.off < GF__RHEAD ? o->tail.off : GF__RHEAD;
-    h->size = o->size;
-    h->etag = o->etag;
-    h->a = &cx->alloc;
-    h->dst = b;
-    h->dcap = h->cap = (size_t)h->len;
-    return 1;
+    b->idx[j] = k;
+    b->m++;
+    if (o->known && o->size <= t + GF__RHEAD) return gf__ropen_req(cx, b, j, GF__RQ_WHOLE, 0, o->size) ? 1 : -1;
+    if (o->known) return gf__ropen_req(cx, b, j, GF__RQ_GET, o->size - t, t) && gf__ropen_req(cx, b, j, GF__RQ_GET, 0, GF__RHEAD) ? 1 : -1;
+    return gf__ropen_req(cx, b, j, GF__RQ_TAIL, 0, t) ? 1 : -1;
 }
 
-/* round 2 (the first bytes) of the objects opened ahead: what it found */
-static void gf__robj_took_head(gf__rctx *cx, gf__robj *w, gf__rreq *h)
+/* a fetched range into o's head (at 0) or tail (at the end) */
+static void gf__robj_take(gf__rctx *cx, gf__robj *o, gf__rreq *q)
 {
-    if (h->state == GF__RS_OK) {
-        w->head.len = h->len;
-        w->head.buf = h->dst;
-        return;
+    gf__rrange *r = q->off == 0 && q->off + q->len < q->size ? &o->head : &o->tail;
+    if (r->buf && r == &o->tail && q->off + q->len == o->tail.off) { /* the rest of a footer, before the tail */
+        uint8_t *nb = (uint8_t *)gf__realloc(&cx->alloc, q->dst, (size_t)(q->len + o->tail.len));
+        if (!nb) {
+            gf__robj_fail(cx, o, "out of memory");
+            return;
+        }
+        memcpy(nb + q->len, o->tail.buf, (size_t)o->tail.len);
+        gf__free(&cx->alloc, o->tail.buf);
+        q->dst = nb;
+        q->len += o->tail.len;
     }
-    gf__free(&cx->alloc, h->dst);
-    w->ok = 0;
-    gf__fmt(w->why, sizeof w->why, "%s", h->why);
+    gf__free(&cx->alloc, r->buf);
+    r->off = q->off;
+    r->len = q->len;
+    r->buf = q->dst;
+    cx->ahead_bytes += q->len;
+    q->dst = NULL;
 }
 
-/* opens up to GF__RAHEAD of the remote urls[0..n) ahead: the last bytes of
-   each (size, ETag, footer), then the first of those larger than that, all
-   in parallel; into cx->ahead (what was there goes). 0, or -1 without memory. */
-static int gf__rctx_ahead(gf__rctx *cx, const char *const *urls, int32_t n)
+/* round 1's answer for an object of unknown size: its size and version */
+static void gf__robj_found(gf__robj *o, const gf__rreq *q)
 {
-    gf__robj *o;
-    gf__rreq *q;
-    char **rurl;
-    int32_t i, m = 0, nq = 0, nh = 0, who[2 * GF__RAHEAD];
-    for (i = 0; i < cx->nahead; i++) gf__robj_free(&cx->alloc, &cx->ahead[i]);
-    gf__free(&cx->alloc, cx->ahead);
-    cx->ahead = NULL;
-    cx->nahead = 0;
-    o = (gf__robj *)gf__alloc(&cx->alloc, GF__RAHEAD * sizeof *o);
-    q = (gf__rreq *)gf__alloc(&cx->alloc, 2 * GF__RAHEAD * sizeof *q);
-    rurl = (char **)gf__alloc(&cx->alloc, 2 * GF__RAHEAD * sizeof(char *));
-    if (!o || !q || !rurl) {
-        gf__free(&cx->alloc, o);
-        gf__free(&cx->alloc, q);
-        gf__free(&cx->alloc, rurl);
-        return -1;
+    o->size = q->size;
+    gf__fmt(o->etag, sizeof o->etag, "%s", q->etag_got);
+    o->mtime = q->mtime_got;
+}
+
+/* the footer's length from the tail's last 8 bytes (PAR1 and a sane
+   length), or 0 */
+static uint64_t gf__robj_footer(const gf__robj *o)
+{
+    const uint8_t *e;
+    uint64_t fl;
+    if (!o->tail.buf || o->tail.len < 8 || o->tail.off + o->tail.len != o->size) return 0;
+    e = o->tail.buf + o->tail.len - 8;
+    if (memcmp(e + 4, "PAR1", 4) != 0) return 0;
+    fl = gf__ld32(e);
+    return fl > 0 && fl <= GPUFEED_MAX_FOOTER_SIZE && fl + 12 <= o->size ? fl + 8 : 0;
+}
+
+/* b's answers into its objects; round 2's requests made (b->nq of them).
+   round: 1 or 2 */
+static int gf__ropen_took(gf__rctx *cx, gf__ropen *b, int round)
+{
+    int32_t i, nq = b->nq, j;
+    for (i = 1; i <= nq; i++) {
+        gf__robj *o = &cx->objs[b->idx[b->who[i]]];
+        if (o->state < 0) continue;
+        if (b->q[i].state != GF__RS_OK) gf__robj_fail(cx, o, b->q[i].why);
+        else {
+            if (!o->known && round == 1) gf__robj_found(o, &b->q[i]);
+            gf__robj_take(cx, o, &b->q[i]);
+        }
     }
-    memset(o, 0, GF__RAHEAD * sizeof *o);
-    memset(rurl, 0, 2 * GF__RAHEAD * sizeof(char *));
-    cx->ahead = o;
-    for (i = 0; i < n && m < GF__RAHEAD; i++) {
-        if (!gf__remote_is_url(urls[i])) continue;
-        o[m].url = gf__rstrdup(&cx->alloc, urls[i]);
-        if (o[m].url && gf__robj_names(cx, urls[i], &rurl[2 * m], &rurl[2 * m + 1], o[m].why, sizeof o[m].why) == 0) {
-            gf__robj_tail_req(cx, &q[nq], rurl[2 * m], rurl[2 * m + 1], strncmp(urls[i], "s3://", 5) == 0);
-            who[nq++] = m;
-        } else if (!o[m].why[0]) gf__fmt(o[m].why, sizeof o[m].why, "out of memory");
-        m++;
+    for (i = 1; i <= nq; i++) gf__free(&cx->alloc, b->q[i].dst);
+    b->nq = 0;
+    for (j = 0; j < b->m; j++) {
+        gf__robj *o = &cx->objs[b->idx[j]];
+        uint64_t need;
+        if (o->state < 0 || o->state == 1) continue;
+        need = gf__robj_footer(o);
+        if (round == 1 && !o->head.buf && o->tail.off > 0 && !gf__ropen_req(cx, b, j, GF__RQ_GET, 0, o->tail.off < GF__RHEAD ? o->tail.off : GF__RHEAD))
+            return -1;
+        if (round == 1 && need > o->tail.len && !gf__ropen_req(cx, b, j, GF__RQ_GET, o->size - need, need - o->tail.len)) return -1;
+        if (round == 2 || b->nq == 0 || b->who[b->nq] != j) o->state = 1;
     }
-    cx->nahead = m;
-    gf__rfetch(cx, q, nq);
-    for (i = 0; i < nq; i++) {
-        if (gf__robj_took_tail(cx, &o[who[i]], &q[i], &q[GF__RAHEAD + nh])) who[GF__RAHEAD + nh++] = who[i];
-        gf__free(&cx->alloc, q[i].dst);
-    }
-    gf__rfetch(cx, q + GF__RAHEAD, nh);
-    for (i = 0; i < nh; i++) gf__robj_took_head(cx, &o[who[GF__RAHEAD + i]], &q[GF__RAHEAD + i]);
-    for (i = 0; i < 2 * GF__RAHEAD; i++) gf__free(&cx->alloc, rurl[i]);
-    gf__free(&cx->alloc, rurl);
-    gf__free(&cx->alloc, q);
     return 0;
 }
 
-/* a source for an object opened ahead (o): its first and last bytes kept */
-static gf__rsrc *gf__rsrc_new(gf__rctx *cx, gf__robj *o)
+/* b's objects opened: round 1, then round 2 (with extra, the caller's
+   request q[0], in round 1). 0, or -1 without memory */
+static int gf__ropen_run(gf__rctx *cx, gf__ropen *b, int extra)
 {
+    int32_t slots = cx->cfg.inflight * 4 < GF__RMAX_INFLIGHT ? cx->cfg.inflight * 4 : GF__RMAX_INFLIGHT;
+    int32_t j;
+    gf__rfetch_n(cx, b->q + (extra ? 0 : 1), b->nq + (extra ? 1 : 0), slots);
+    if (gf__ropen_took(cx, b, 1)) return -1;
+    gf__rfetch_n(cx, b->q + 1, b->nq, slots);
+    if (gf__ropen_took(cx, b, 2)) return -1;
+    for (j = 0; j < b->m; j++)
+        if (cx->objs[b->idx[j]].state == 0) cx->objs[b->idx[j]].state = 1;
+    return 0;
+}
+
+/* opens urls[0] and the remote objects after it that are not open yet,
+   up to GF__ROPEN_WINDOW together; 0, or -1 without memory */
+static int gf__robj_open_window(gf__rctx *cx, const char *const *urls, int32_t n)
+{
+    gf__ropen b;
+    int32_t i;
+    int r = 0;
+    if (gf__ropen_init(cx, &b, GF__ROPEN_WINDOW)) {
+        gf__ropen_free(cx, &b);
+        return -1;
+    }
+    for (i = 0; i < n && b.m < b.cap && r >= 0; i++) {
+        int32_t k;
+        if (!gf__remote_is_url(urls[i])) continue;
+        k = gf__robj_add(cx, urls[i]);
+        r = k < 0 ? -1 : gf__ropen_add(cx, &b, k, 0);
+    }
+    if (r >= 0) r = gf__ropen_run(cx, &b, 0);
+    gf__ropen_free(cx, &b);
+    return r < 0 ? -1 : 0;
+}
+
+/* a copy of o's first 4 bytes and its footer (a small object: all of it), for a manifest */
+#define GF__MF_WHOLE 16384             /* an object fetched whole and this small is kept whole by a manifest */
+static void gf__robj_keep_foot(gf__rctx *cx, gf__robj *o)
+{
+    uint64_t need = gf__robj_footer(o);
+    if (need && o->tail.buf && o->tail.off == 0 && o->size <= GF__MF_WHOLE) need = o->size; /* its units need no GET either */
+    const uint8_t *first = o->head.buf && o->head.len >= 4 ? o->head.buf : o->tail.buf && o->tail.off == 0 && o->tail.len >= 4 ? o->tail.buf : NULL;
+    if (o->foot || !need || !first || need > GF__MF_MAX_TAIL || need > o->tail.len) return;
+    o->foot = (uint8_t *)gf__alloc(&cx->alloc, (size_t)need);
+    if (!o->foot) return;
+    memcpy(o->foot, o->tail.buf + (o->tail.len - need), (size_t)need);
+    o->foot_n = (uint32_t)need;
+    memcpy(o->magic, first, 4);
+}
+
+/* a source for object k (opened): its first and last bytes kept */
+static gf__rsrc *gf__rsrc_new(gf__rctx *cx, int32_t k)
+{
+    gf__robj *o = &cx->objs[k];
     gf__rsrc *s = (gf__rsrc *)gf__alloc(&cx->alloc, sizeof *s);
     char why[64];
     if (!s) return NULL;
@@ -4375,54 +6482,56 @@ static gf__rsrc *gf__rsrc_new(gf__rctx *cx, gf__robj *o)
         gf__free(&cx->alloc, s);
         return NULL;
     }
+    if (cx->cfg.manifest_dir) gf__robj_keep_foot(cx, o);
     s->size = o->size;
+    s->mtime = o->etag[0] ? -1 : o->mtime;
+    s->manifest = o->manifest == 2;
+    s->tail_off = o->tail.buf ? o->tail.off : o->size;
+    s->low = o->foot_n ? o->size - o->foot_n : o->size;
+    o->src = s;
     gf__fmt(s->etag, sizeof s->etag, "%s", o->etag);
+    cx->ahead_bytes -= o->tail.len + o->head.len;
     pthread_mutex_lock(&cx->mu);
     s->next = cx->srcs;
+    if (cx->srcs) cx->srcs->prev = s;
     cx->srcs = s;
     cx->refs++;
     if (o->tail.buf) gf__rsrc_keep(s, o->tail.off, o->tail.len, o->tail.buf, 0);
     if (o->head.buf) gf__rsrc_keep(s, 0, o->head.len, o->head.buf, 0);
-    o->tail.buf = o->head.buf = NULL;
     pthread_mutex_unlock(&cx->mu);
+    memset(&o->tail, 0, sizeof o->tail);
+    memset(&o->head, 0, sizeof o->head);
     return s;
 }
 
 /* Opens urls[0] (an s3:// or http(s):// object) as a source: *cxp the
    dataset's context (made on the first call; NULL: a context of the
-   source's own), urls[1..n) the objects opened next (opened ahead with
-   it). identity (icap > 0): the URL, size and ETag (or Last-Modified). */
+   source's own), urls[1..n) the objects opened next (opened with it, up
+   to GF__ROPEN_WINDOW). identity (icap > 0): the URL, size and ETag (or
+   Last-Modified). */
 static gpufeed_result gf__remote_open(gf__rctx **cxp, const gpufeed_allocator *a, const char *const *urls, int32_t n,
                                       gpufeed_source *src, char *identity, size_t icap, gpufeed_error *err)
 {
     gf__rctx *cx = cxp ? *cxp : NULL;
-    gf__robj *o = NULL;
-    gf__rsrc *s;
-    gpufeed_result r;
-    int32_t i, pass;
+    gf__rsrc *s = NULL;
+    gpufeed_result r = GPUFEED_OK;
+    int32_t k;
     memset(src, 0, sizeof *src);
     if (!cx) {
-        r = gf__rctx_new(&cx, a, urls[0], err);
+        r = gf__rctx_new(&cx, a, NULL, urls[0], err);
         if (r) return r;
         if (cxp) *cxp = cx;
     }
-    for (pass = 0; pass < 2 && !o; pass++) {
-        for (i = 0; i < cx->nahead && !o; i++)
-            if (cx->ahead[i].url && strcmp(cx->ahead[i].url, urls[0]) == 0) o = &cx->ahead[i];
-        if (!o && pass == 0 && gf__rctx_ahead(cx, urls, n)) break;
-    }
-    if (!o || !o->ok) {
-        if (o) r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", urls[0], o->why);
-        else r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", urls[0]);
-        if (!cxp) gf__remote_release(cx);
-        return r;
-    }
-    s = gf__rsrc_new(cx, o);
+    k = gf__robj_add(cx, urls[0]);
+    if (k >= 0 && cx->objs[k].state == 0 && gf__robj_open_window(cx, urls, n)) k = -1;
+    if (k < 0) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", urls[0]);
+    else if (cx->objs[k].state < 0) r = gf__seterr(err, GPUFEED_ERR_IO, "%s: cannot open: %s", urls[0], cx->objs[k].why ? cx->objs[k].why : "out of memory");
+    else if ((s = gf__rsrc_new(cx, k)) == NULL) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", urls[0]);
     if (s && identity && icap)
-        gf__fmt(identity, icap, "%s size=%llu etag=%s last-modified=%s", urls[0], (unsigned long long)s->size, o->etag, o->etag[0] ? "" : o->lastmod);
-    gf__robj_free(&cx->alloc, o);
+        gf__fmt(identity, icap, "%s size=%llu etag=%s last-modified=%.0lld", urls[0], (unsigned long long)s->size, s->etag,
+                (long long)(s->etag[0] ? 0 : s->mtime));
     if (!cxp) gf__remote_release(cx); /* the source holds the context now */
-    if (!s) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", urls[0]);
+    if (r) return r;
     src->read_at = gf__rsrc_read;
     src->will_read = gf__rsrc_will_read;
     src->why = gf__rsrc_why;
@@ -4432,146 +6541,401 @@ static gpufeed_result gf__remote_open(gf__rctx **cxp, const gpufeed_allocator *a
     return GPUFEED_OK;
 }
 
-/* ---- listing: ListObjectsV2, every page ---- */
+/* ---- manifests: local files in manifest_dir, and objects beside the data ---- */
 
-typedef struct gf__rkeys {             /* keys found, grown */
-    char **v;
-    int32_t n, cap;
-} gf__rkeys;
+#define GF__MF_BESIDE "_gpufeed_manifest" /* the manifest beside the data: PREFIX_gpufeed_manifest */
+#define GF__MF_MAX_FILE ((size_t)1 << 30)
 
-static int gf__rkeys_push(const gpufeed_allocator *a, gf__rkeys *k, const char *s)
+/* a new string of n bytes of s */
+static char *gf__rstrndup(const gpufeed_allocator *a, const char *s, size_t n)
 {
-    if (k->n == k->cap) {
-        int32_t nc = k->cap ? k->cap * 2 : 64;
-        char **nv;
-        if (nc <= k->cap || (size_t)nc > SIZE_MAX / sizeof(char *)) return -1;
-        nv = (char **)gf__realloc(a, k->v, (size_t)nc * sizeof(char *));
-        if (!nv) return -1;
-        k->v = nv;
-        k->cap = nc;
-    }
-    k->v[k->n] = gf__rstrdup(a, s);
-    if (!k->v[k->n]) return -1;
-    k->n++;
+    char *d = (char *)gf__alloc(a, n + 1);
+    if (!d) return NULL;
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* a manifest entry's bytes into object o (copied) */
+static int gf__mf_fill(gf__rctx *cx, gf__robj *o, const gf__mfent *e)
+{
+    o->size = e->size;
+    o->mtime = e->mtime;
+    gf__fmt(o->etag, sizeof o->etag, "%.*s", (int)e->etag_n, e->etag);
+    o->head.buf = e->head_n ? (uint8_t *)gf__alloc(&cx->alloc, e->head_n) : NULL;
+    o->tail.buf = (uint8_t *)gf__alloc(&cx->alloc, e->tail_n);
+    if ((e->head_n && !o->head.buf) || !o->tail.buf) return -1;
+    if (e->head_n) memcpy(o->head.buf, e->head, e->head_n);
+    memcpy(o->tail.buf, e->tail, e->tail_n);
+    o->head.len = e->head_n;
+    o->tail.off = e->tail_off;
+    o->tail.len = e->tail_n;
+    cx->ahead_bytes += (uint64_t)e->head_n + e->tail_n;
     return 0;
 }
 
-static void gf__rkeys_free(const gpufeed_allocator *a, gf__rkeys *k)
+/* A manifest (d, n bytes) written for root into the object table: with
+   keys (one beside the data) its objects opened and pinned to the
+   versions it names, their keys below s3://bucket/ into keys (ascending,
+   unique); else (a local one) candidates that a listing confirms. 0, or
+   -1 (why). */
+static int gf__mf_load(gf__rctx *cx, const uint8_t *d, size_t n, const char *root, const char *bucket, gf__rkeys *keys, char *why, size_t cap)
 {
-    int32_t i;
-    for (i = 0; i < k->n; i++) gf__free(a, k->v[i]);
-    gf__free(a, k->v);
-    memset(k, 0, sizeof *k);
-}
-
-/* which listed keys a path takes: a prefix's *.parquet, or a glob's matches */
-typedef struct gf__rmatch {
-    const char *glob;                  /* NULL: every *.parquet key below `base` */
-    size_t base;                       /* the length of the literal directory (with its '/') */
-} gf__rmatch;
-
-static int gf__rmatch_key(const gf__rmatch *m, const char *key)
-{
-    size_t n = strlen(key);
-    if (n <= m->base || key[n - 1] == '/' || gf__rhidden(key + m->base)) return 0;
-    if (m->glob) return gf__rglob(m->glob, key, 1);
-    return n >= 8 && strcmp(key + n - 8, ".parquet") == 0;
-}
-
-/* one page's <Contents>: keys (URL-decoded) that match, into out; its
-   continuation token into *token (NULL: the last page). 0, or -1 (why). */
-static int gf__rlist_page(const gpufeed_allocator *a, const char *body, size_t n, const gf__rmatch *m, gf__rkeys *out, char **token,
-                          char *why, size_t cap)
-{
-    const char *p = body, *end = body + n, *v, *k;
-    size_t vn, kn;
-    int r;
-    uint64_t size;
-    *token = NULL;
-    while ((r = gf__xml_tag(&p, end, "Contents", &v, &vn)) == 1) {
-        const char *c = v, *s;
-        size_t sn;
-        char *key = (char *)gf__alloc(a, vn + 1);
-        if (!key) { gf__fmt(why, cap, "out of memory"); return -1; }
-        int bad = gf__xml_tag(&c, v + vn, "Key", &k, &kn) != 1 || gf__rdecode(k, kn, 1, key, vn + 1);
-        c = v;
-        if (bad || gf__xml_tag(&c, v + vn, "Size", &s, &sn) != 1 || gf__parse_u64(s, sn, &size)) {
-            gf__fmt(why, cap, "a malformed listing: an entry without a proper Key and Size");
-            gf__free(a, key);
-            return -1;
-        }
-        if (gf__rmatch_key(m, key) && gf__rkeys_push(a, out, key)) { gf__fmt(why, cap, "out of memory"); gf__free(a, key); return -1; }
-        gf__free(a, key);
+    gf__mfread r;
+    gf__mfent e;
+    char pre[300];
+    int rc;
+    if (gf__mf_open(&r, d, n, why, cap)) return -1;
+    if (r.root_n != strlen(root) || memcmp(r.root, root, r.root_n) != 0) {
+        gf__fmt(why, cap, "it was written for %.*s", (int)(r.root_n < 300 ? r.root_n : 300), r.root);
+        return -1;
     }
-    if (r < 0) { gf__fmt(why, cap, "a malformed listing: <Contents> is not closed"); return -1; }
-    p = body;
-    if (gf__xml_tag(&p, end, "IsTruncated", &v, &vn) != 1 || !(vn == 4 && memcmp(v, "true", 4) == 0)) return 0;
-    p = body;
-    if (gf__xml_tag(&p, end, "NextContinuationToken", &v, &vn) != 1 || vn == 0 || !(*token = (char *)gf__alloc(a, vn + 1)) ||
-        gf__rdecode(v, vn, 0, *token, vn + 1)) {
-        gf__fmt(why, cap, "a truncated listing without a proper NextContinuationToken");
+    gf__fmt(pre, sizeof pre, "s3://%s/", bucket);
+    while ((rc = gf__mf_next(&r, &e, why, cap)) == 1) {
+        char *url = gf__rstrndup(&cx->alloc, e.url, e.url_n);
+        int32_t k = url ? gf__robj_add(cx, url) : -1;
+        gf__robj *o = k >= 0 ? &cx->objs[k] : NULL;
+        const char *key = url ? url + strlen(pre) : NULL;
+        int bad = url && keys && (strncmp(url, pre, strlen(pre)) != 0 || (keys->n && strcmp(key, keys->v[keys->n - 1]) <= 0));
+        if (bad) gf__fmt(why, cap, "entry %s is not below %s in order", url, root);
+        else if (!o) gf__fmt(why, cap, "out of memory");
+        else if (o->state == 0 && !o->cand && !o->known &&
+                 (gf__mf_fill(cx, o, &e) || (keys && gf__rkeys_push(&cx->alloc, keys, key, e.size, o->etag, e.mtime)))) {
+            gf__fmt(why, cap, "out of memory");
+            o = NULL;
+        } else if (o->state == 0 && !o->known && o->tail.buf) {
+            o->cand = !keys;
+            o->state = keys ? 1 : 0;
+            o->manifest = keys ? 2 : 0;
+            o->known = keys != NULL;
+            cx->st.manifest_objects += keys != NULL;
+        }
+        gf__free(&cx->alloc, url);
+        if (bad || !o) return -1;
+    }
+    return rc;
+}
+
+/* the local manifest of root: DIR/gpufeed-manifest-HASH.gfm, the hash of
+   the endpoint and root (NULL without memory) */
+static char *gf__mf_file(gf__rctx *cx, const char *root)
+{
+    size_t n = strlen(cx->cfg.manifest_dir) + 48;
+    char *f = (char *)gf__alloc(&cx->alloc, n);
+    uint64_t h = gpufeed_hash64(root, strlen(root), 0x6d66ull);
+    if (cx->cfg.endpoint) h = gpufeed_hash64(cx->cfg.endpoint, strlen(cx->cfg.endpoint), h);
+    if (f) gf__fmt(f, n, "%s/gpufeed-manifest-%016llx.gfm", cx->cfg.manifest_dir, (unsigned long long)h);
+    return f;
+}
+
+/* a new spec for root with its local manifest read in as candidates (a
+   damaged one noted and rewritten); the spec, or NULL without memory */
+static gf__rspec *gf__mf_spec(gf__rctx *cx, const char *root)
+{
+    gf__rspec *ns = (gf__rspec *)gf__realloc(&cx->alloc, cx->specs, (size_t)(cx->nspec + 1) * sizeof *ns), *sp;
+    char *d = NULL, why[GPUFEED_ERROR_MAX / 2];
+    size_t n;
+    int r;
+    if (!ns) return NULL;
+    cx->specs = ns;
+    sp = &ns[cx->nspec];
+    memset(sp, 0, sizeof *sp);
+    sp->root = gf__rstrdup(&cx->alloc, root);
+    sp->file = gf__mf_file(cx, root);
+    if (!sp->root || !sp->file) {
+        gf__free(&cx->alloc, sp->root);
+        gf__free(&cx->alloc, sp->file);
+        return NULL;
+    }
+    cx->nspec++;
+    r = gf__read_small(&cx->alloc, sp->file, GF__MF_MAX_FILE, &d, &n, why, sizeof why);
+    if (r == 0 && gf__mf_load(cx, (const uint8_t *)d, n, root, "", NULL, why, sizeof why)) r = -1;
+    if (r) sp->dirty = 1;
+    if (r < 0) gf__fmt(cx->st.manifest, sizeof cx->st.manifest, "%.150s ignored (rewritten): %.90s", sp->file, why);
+    gf__free(&cx->alloc, d);
+    return sp;
+}
+
+/* writes n bytes to path through a new file beside it, renamed over it:
+   0, or -1 (why) */
+static int gf__write_file(const char *path, const uint8_t *d, size_t n, char *why, size_t cap)
+{
+    char tmp[1200];
+    size_t at = 0;
+    int fd;
+    gf__fmt(tmp, sizeof tmp, "%s.%ld.%llx.tmp", path, (long)getpid(), (unsigned long long)gf__now_us());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0 && errno == ENOENT && strrchr(tmp, '/')) { /* the directory, made when missing (one level, as the tensor cache's) */
+        char *slash = strrchr(tmp, '/');
+        *slash = 0;
+        (void)mkdir(tmp, 0755);
+        *slash = '/';
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    }
+    if (fd < 0) {
+        gf__fmt(why, cap, "%s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    while (at < n) {
+        ssize_t k = write(fd, d + at, n - at);
+        if (k <= 0) break;
+        at += (size_t)k;
+    }
+    if (close(fd) != 0 || at < n || rename(tmp, path) != 0) {
+        gf__fmt(why, cap, "%s: %s", tmp, at < n ? "a short write" : strerror(errno));
+        unlink(tmp);
         return -1;
     }
     return 0;
 }
 
-/* every key of bucket under prefix that m takes, in out: 0, or -1 (why) */
-static int gf__rlist(gf__rctx *cx, const char *bucket, const char *prefix, const gf__rmatch *m, gf__rkeys *out, char *why, size_t cap)
+/* a manifest of the objects objs[0..n) that have their footers copied
+   (gf__robj_keep_foot) into b; the count */
+static uint32_t gf__mf_build(gf__rctx *cx, gf__mfbuf *b, const char *root, const int32_t *objs, int32_t n)
 {
-    char *token = NULL, *url = NULL, what[600];
-    int32_t pages = 0;
-    int rc = -1;
-    gf__fmt(what, sizeof what, "bucket '%s', prefix '%.400s'", bucket, prefix);
-    for (;;) {
-        gf__rreq q;
-        char *nt = NULL;
-        size_t ul = strlen(prefix) * 3 + (token ? strlen(token) * 3 : 0) + strlen(bucket) + strlen(cx->cfg.region) +
-                    (cx->cfg.endpoint ? strlen(cx->cfg.endpoint) : 0) + 160;
-        gf__free(&cx->alloc, url);
-        url = (char *)gf__alloc(&cx->alloc, ul);
-        if (!url || gf__s3_list_url(cx->cfg.endpoint, cx->cfg.region, bucket, prefix, token, url, ul)) { gf__fmt(why, cap, "out of memory"); break; }
-        memset(&q, 0, sizeof q);
-        q.kind = GF__RQ_LIST;
-        q.url = url;
-        q.what = what;
-        q.sign = 1;
-        q.a = &cx->alloc;
-        q.grow = 1;
-        q.cap = (size_t)64 << 20;
-        if (gf__rfetch(cx, &q, 1)) {
-            gf__fmt(why, cap, "%s", q.why);
-            gf__free(&cx->alloc, q.dst);
-            break;
+    uint32_t c = 0;
+    int32_t i;
+    for (i = 0; i < n; i++) c += cx->objs[objs[i]].foot != NULL;
+    gf__mf_begin(b, root, c);
+    for (i = 0; i < n; i++) {
+        const gf__robj *o = &cx->objs[objs[i]];
+        gf__mfent e;
+        uint8_t *more = NULL;
+        uint64_t mlen = 0;
+        if (!o->foot) continue;
+        if (o->src && o->src->low < o->size - o->foot_n && o->size - o->src->low <= GF__MF_MAX_TAIL) { /* the bytes read at open, from the source */
+            mlen = o->size - o->src->low;
+            more = (uint8_t *)gf__alloc(&cx->alloc, (size_t)mlen);
+            pthread_mutex_lock(&cx->mu);
+            if (more && gf__rsrc_copy(o->src, o->src->low, more, mlen) != mlen) mlen = 0;
+            pthread_mutex_unlock(&cx->mu);
         }
-        rc = gf__rlist_page(&cx->alloc, (const char *)q.dst, q.got, m, out, &nt, why, cap);
-        gf__free(&cx->alloc, q.dst);
-        if (rc == 0 && nt && token && strcmp(nt, token) == 0) {
-            gf__fmt(why, cap, "a listing that does not advance: the same continuation token twice");
-            rc = -1;
-        }
-        gf__free(&cx->alloc, token);
-        token = nt;
-        if (rc || !token) break;
-        rc = -1;
-        if (++pages >= 1000000) { gf__fmt(why, cap, "a listing of more than a million pages"); break; }
+        memset(&e, 0, sizeof e);
+        e.url = o->url;
+        e.url_n = strlen(o->url);
+        e.size = o->size;
+        e.mtime = o->mtime;
+        e.etag = o->etag;
+        e.etag_n = strlen(o->etag);
+        e.head = o->magic;
+        e.head_n = 4;
+        e.tail = mlen ? more : o->foot;
+        e.tail_n = mlen ? (uint32_t)mlen : o->foot_n;
+        e.tail_off = o->size - e.tail_n;
+        gf__mf_add(b, &e);
+        gf__free(&cx->alloc, more);
     }
-    gf__free(&cx->alloc, token);
-    gf__free(&cx->alloc, url);
+    gf__mf_end(b);
+    return c;
+}
+
+/* after the dataset opened its objects: each local manifest that misses
+   objects or holds stale ones written again (a failure only noted) */
+static void gf__remote_manifest_save(gf__rctx *cx)
+{
+    int32_t s, i;
+    if (!cx || !cx->cfg.manifest_dir) return;
+    for (s = 0; s < cx->nspec; s++) {
+        gf__rspec *sp = &cx->specs[s];
+        gf__mfbuf b;
+        uint32_t c;
+        char why[GPUFEED_ERROR_MAX / 2];
+        for (i = 0; i < sp->n && !sp->dirty; i++) sp->dirty = cx->objs[sp->objs[i]].manifest != 1;
+        if (!sp->dirty) continue;
+        memset(&b, 0, sizeof b);
+        b.a = &cx->alloc;
+        c = gf__mf_build(cx, &b, sp->root, sp->objs, sp->n);
+        if (b.nomem) gf__fmt(why, sizeof why, "out of memory");
+        if (!b.nomem && gf__write_file(sp->file, b.p, b.n, why, sizeof why) == 0)
+            gf__fmt(cx->st.manifest, sizeof cx->st.manifest, "%.180s written: %u objects", sp->file, (unsigned)c);
+        else gf__fmt(cx->st.manifest, sizeof cx->st.manifest, "%.100s not written: %.140s", sp->file, why);
+        gf__free(&cx->alloc, b.p);
+        sp->dirty = 0;
+    }
+}
+
+/* ---- listing: ListObjectsV2, every page checked, small objects fetched meanwhile ---- */
+
+/* the listing request of a page (token NULL: the first) into q; url is
+   allocated into *url. 0, or -1 without memory */
+static int gf__rlist_req(gf__rctx *cx, gf__rreq *q, const char *bucket, const char *prefix, const char *token, const char *what, char **url)
+{
+    char region[64];
+    size_t ul = strlen(prefix) * 3 + (token ? strlen(token) * 3 : 0) + strlen(bucket) + (cx->cfg.endpoint ? strlen(cx->cfg.endpoint) : 0) + 224;
+    pthread_mutex_lock(&cx->mu);
+    gf__fmt(region, sizeof region, "%s", cx->cfg.region);
+    pthread_mutex_unlock(&cx->mu);
+    gf__free(&cx->alloc, *url);
+    *url = (char *)gf__alloc(&cx->alloc, ul);
+    if (!*url || gf__s3_list_url(cx->cfg.endpoint, region, bucket, prefix, token, *url, ul)) return -1;
+    memset(q, 0, sizeof *q);
+    q->kind = GF__RQ_LIST;
+    q->url = *url;
+    q->what = what;
+    q->sign = 1;
+    q->mtime = -1;
+    q->a = &cx->alloc;
+    q->grow = 1;
+    q->cap = (size_t)64 << 20;
+    return 0;
+}
+
+/* keys [from, out->n) into the object table with what the listing said */
+static int gf__rlist_known(gf__rctx *cx, const char *bucket, const gf__rkeys *out, int32_t from)
+{
+    int32_t i;
+    for (i = from; i < out->n; i++) {
+        size_t n = strlen(bucket) + strlen(out->v[i]) + 8;
+        char *url = (char *)gf__alloc(&cx->alloc, n);
+        int32_t k;
+        if (url) gf__fmt(url, n, "s3://%s/%s", bucket, out->v[i]);
+        k = url ? gf__robj_add(cx, url) : -1;
+        gf__free(&cx->alloc, url);
+        if (k < 0) return -1;
+        gf__robj_known(cx, k, out->size[i], out->etag[i], out->mtime[i]);
+    }
+    return 0;
+}
+
+/* a page's answer (q) checked, its keys taken; 0, or -1 (why, named) */
+static int gf__rlist_took(gf__rctx *cx, gf__rreq *q, const char *bucket, const gf__rmatch *m, gf__rlstate *st, gf__rkeys *out, char **token,
+                          char *why, size_t cap)
+{
+    char w[GPUFEED_ERROR_MAX / 2];
+    int32_t before = out->n;
+    int rc;
+    *token = NULL;
+    if (q->state != GF__RS_OK) {
+        gf__fmt(why, cap, "%s", q->why);
+        return -1;
+    }
+    rc = gf__rlist_page(&cx->alloc, q->dst ? (const char *)q->dst : "", q->got, m, st, out, token, w, sizeof w);
+    if (rc) gf__fmt(why, cap, "ListObjectsV2 of %s, page %d: %s", q->what, (int)st->page, w);
+    if (!rc && gf__rlist_known(cx, bucket, out, before)) {
+        gf__fmt(why, cap, "out of memory");
+        rc = -1;
+    }
     return rc;
 }
 
-static int gf__rcmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+/* the manifest beside the data (PREFIX_gpufeed_manifest) asked for with a
+   listing's first page: 1 there (its objects opened, its keys in out), 0
+   not there (404), -1 an error (why) */
+static int gf__rlist_beside(gf__rctx *cx, gf__rreq *q, const char *bucket, const char *prefix, gf__rkeys *out, char *why, size_t cap)
+{
+    char root[600], w[GPUFEED_ERROR_MAX / 2];
+    if (q->state != GF__RS_OK && q->status == 404) return 0;
+    gf__fmt(root, sizeof root, "s3://%s/%.500s", bucket, prefix);
+    if (q->state != GF__RS_OK) gf__fmt(why, cap, "%s", q->why);
+    else if (gf__mf_load(cx, q->dst ? q->dst : (const uint8_t *)"", q->got, root, bucket, out, w, sizeof w) == 0) {
+        gf__fmt(cx->st.manifest, sizeof cx->st.manifest, "%d objects from %.200s%s", (int)out->n, root, GF__MF_BESIDE);
+        return 1;
+    } else gf__fmt(why, cap, "the manifest %s%s: %s (write it again with gpufeed-cache manifest, or delete it)", root, GF__MF_BESIDE, w);
+    return -1;
+}
 
-/* HEAD of an object: 1 it exists, 0 not found (404), -1 another error (why) */
+/* a whole GET of the manifest beside the data under prefix into q */
+static int gf__rlist_beside_req(gf__rctx *cx, gf__rreq *q, const char *bucket, const char *prefix, char **url, char *what, size_t wcap)
+{
+    size_t n = strlen(prefix) + sizeof GF__MF_BESIDE;
+    char *key = (char *)gf__alloc(&cx->alloc, n), *rurl = NULL, *w = NULL, obj[600];
+    int r = -1;
+    if (key) gf__fmt(key, n, "%s%s", prefix, GF__MF_BESIDE);
+    gf__fmt(obj, sizeof obj, "s3://%s/%.500s", bucket, key ? key : "");
+    if (key && gf__robj_names(cx, obj, &rurl, &w, what, wcap) == 0) {
+        memset(q, 0, sizeof *q);
+        q->kind = GF__RQ_WHOLE;
+        q->url = rurl;
+        q->probe = 1;
+        q->sign = 1;
+        q->mtime = -1;
+        q->a = &cx->alloc;
+        q->grow = 1;
+        q->cap = GF__MF_MAX_FILE;
+        gf__fmt(what, wcap, "%s", w);
+        q->what = what;
+        *url = rurl;
+        rurl = NULL;
+        r = 0;
+    }
+    gf__free(&cx->alloc, key);
+    gf__free(&cx->alloc, rurl);
+    gf__free(&cx->alloc, w);
+    return r;
+}
+
+/* every key of bucket below prefix that m takes (ListObjectsV2, every
+   page checked), in out, ascending, each in the object table. prefetch:
+   small objects of a page are fetched whole while the next page is
+   listed. beside (a prefix): the manifest beside the data is asked for
+   with the first page; when there, its keys are the answer. 0, or -1 (why) */
+static int gf__rlist(gf__rctx *cx, const char *bucket, const char *prefix, const gf__rmatch *m, gf__rkeys *out, int prefetch, int beside,
+                     char *why, size_t cap)
+{
+    gf__rlstate st;
+    gf__ropen b;
+    gf__rreq first[2];
+    char *token = NULL, *url = NULL, *murl = NULL, what[600], mwhat[700];
+    int rc = -1, r;
+    int32_t from = 0, i;
+    memset(&st, 0, sizeof st);
+    memset(first, 0, sizeof first);
+    st.prefix = prefix;
+    gf__fmt(what, sizeof what, "bucket '%s', prefix '%.400s'", bucket, prefix);
+    if (gf__ropen_init(cx, &b, 1024) || gf__rlist_req(cx, &first[0], bucket, prefix, NULL, what, &url) ||
+        (beside && gf__rlist_beside_req(cx, &first[1], bucket, prefix, &murl, mwhat, sizeof mwhat))) {
+        gf__fmt(why, cap, "out of memory");
+        beside = -1;
+    }
+    if (beside >= 0) gf__rfetch(cx, first, beside ? 2 : 1);
+    r = beside > 0 && first[0].state == GF__RS_OK ? gf__rlist_beside(cx, &first[1], bucket, prefix, out, why, cap) : 0; /* the listing's error first */
+    if (beside >= 0 && r == 0) rc = gf__rlist_took(cx, &first[0], bucket, m, &st, out, &token, why, cap);
+    if (r == 1) rc = 0;
+    while (rc == 0 && r == 0 && token) {
+        char *nt = NULL;
+        gf__ropen_free(cx, &b);
+        if (gf__ropen_init(cx, &b, 1024) || gf__rlist_req(cx, &b.q[0], bucket, prefix, token, what, &url)) {
+            gf__fmt(why, cap, "out of memory");
+            rc = -1;
+            break;
+        }
+        for (i = from; prefetch && i < out->n && b.m < b.cap && cx->ahead_bytes < cx->cfg.buffer / 2; i++) {
+            char obj[1200];
+            gf__fmt(obj, sizeof obj, "s3://%s/%s", bucket, out->v[i]);
+            if (gf__ropen_add(cx, &b, gf__robj_find(cx, obj), 1) < 0) break;
+        }
+        from = i;
+        if (gf__ropen_run(cx, &b, 1)) gf__fmt(why, cap, "out of memory");
+        rc = gf__rlist_took(cx, &b.q[0], bucket, m, &st, out, &nt, why, cap);
+        gf__free(&cx->alloc, b.q[0].dst);
+        b.q[0].dst = NULL;
+        gf__free(&cx->alloc, token);
+        token = nt;
+    }
+    gf__free(&cx->alloc, first[0].dst);
+    gf__free(&cx->alloc, first[1].dst);
+    gf__ropen_free(cx, &b);
+    gf__rlstate_free(&cx->alloc, &st);
+    gf__free(&cx->alloc, token);
+    gf__free(&cx->alloc, url);
+    gf__free(&cx->alloc, murl);
+    return rc;
+}
+
+/* HEAD of an object: 1 it exists (its size and version into the object
+   table), 0 not found (404), -1 another error (why) */
 static int gf__rhead(gf__rctx *cx, const char *bucket, const char *key, char *why, size_t cap)
 {
     gf__rreq q;
-    char what[600], *url;
+    char what[600], *url, *obj;
     size_t ul = strlen(key) * 3 + strlen(bucket) + strlen(cx->cfg.region) + (cx->cfg.endpoint ? strlen(cx->cfg.endpoint) : 0) + 96;
     int r;
+    int32_t k;
     url = (char *)gf__alloc(&cx->alloc, ul);
-    if (!url || gf__s3_url(cx->cfg.endpoint, cx->cfg.region, bucket, key, url, ul)) {
+    obj = (char *)gf__alloc(&cx->alloc, ul);
+    if (!url || !obj || gf__s3_url(cx->cfg.endpoint, cx->cfg.region, bucket, key, url, ul)) {
         gf__free(&cx->alloc, url);
+        gf__free(&cx->alloc, obj);
         gf__fmt(why, cap, "out of memory");
         return -1;
     }
@@ -4581,24 +6945,44 @@ static int gf__rhead(gf__rctx *cx, const char *bucket, const char *key, char *wh
     q.url = url;
     q.what = what;
     q.sign = 1;
+    q.probe = 1;
+    q.mtime = -1;
     r = gf__rfetch(cx, &q, 1) == 0 ? 1 : q.status == 404 ? 0 : -1;
     if (r <= 0) gf__fmt(why, cap, "%s", q.why);
+    gf__fmt(obj, ul, "s3://%s/%s", bucket, key);
+    k = r > 0 && q.has_cl > 0 ? gf__robj_add(cx, obj) : -1;
+    if (k >= 0) gf__robj_known(cx, k, q.cl, q.etag_got, q.mtime_got);
     gf__free(&cx->alloc, url);
+    gf__free(&cx->alloc, obj);
     return r;
 }
 
-/* the keys an s3:// path names, sorted (see the section's comment); 0, or
-   -1 with why. A key that is no object and no prefix: 0, none, and the
-   HEAD's 404 in why. */
-static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rkeys *out, size_t *base, char *why, size_t cap)
+/* The keys an s3:// path names (see the section's comment), ascending;
+   0, or -1 with why. A key that is no object and no prefix: 0, none, and
+   the HEAD's 404 in why. A key with '*', '?' or '[' is that object when
+   it exists (HEAD), else a glob. */
+static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rkeys *out, size_t *base, int prefetch, char *why, size_t cap)
 {
     gf__rmatch m;
     const char *meta = key + strcspn(key, "*?[");
     size_t kl = strlen(key);
     char *pre;
-    int r;
+    int r, beside = 0;
     memset(&m, 0, sizeof m);
+    for (*base = kl; *base > 0 && key[*base - 1] != '/'; (*base)--) {}
+    if (kl > 0 && key[kl - 1] != '/') { /* an object (a literal key, glob characters or not)? */
+        r = gf__rhead(cx, bucket, key, why, cap);
+        if (r > 0) {
+            int32_t k;
+            char obj[1200];
+            gf__fmt(obj, sizeof obj, "s3://%s/%s", bucket, key);
+            k = gf__robj_find(cx, obj);
+            return gf__rkeys_push(&cx->alloc, out, key, k >= 0 ? cx->objs[k].size : 0, "", -1);
+        }
+        if (r < 0) return -1;
+    }
     if (*meta) { /* a glob: list from its literal start */
+        why[0] = 0;
         m.glob = key;
         for (m.base = (size_t)(meta - key); m.base > 0 && key[m.base - 1] != '/'; m.base--) {}
         pre = gf__rstrdup(&cx->alloc, key);
@@ -4607,10 +6991,8 @@ static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rk
     } else if (kl == 0 || key[kl - 1] == '/') {
         m.base = kl;
         pre = gf__rstrdup(&cx->alloc, key);
+        beside = 1;
     } else {
-        r = gf__rhead(cx, bucket, key, why, cap);
-        for (*base = kl; *base > 0 && key[*base - 1] != '/'; (*base)--) {}
-        if (r != 0) return r > 0 ? gf__rkeys_push(&cx->alloc, out, key) : -1;
         pre = (char *)gf__alloc(&cx->alloc, kl + 2); /* no such object: a prefix? */
         if (pre) {
             memcpy(pre, key, kl);
@@ -4618,22 +7000,53 @@ static int gf__s3_keys(gf__rctx *cx, const char *bucket, const char *key, gf__rk
             pre[kl + 1] = 0;
         }
         m.base = kl + 1;
+        beside = 1;
     }
     if (!pre) return -1;
     *base = m.base;
-    r = gf__rlist(cx, bucket, pre, &m, out, why, cap);
+    r = gf__rlist(cx, bucket, pre, &m, out, prefetch, beside, why, cap);
     gf__free(&cx->alloc, pre);
-    if (r == 0 && out->n > 1) qsort(out->v, (size_t)out->n, sizeof(char *), gf__rcmp_str);
     return r;
 }
 
-/* Expands a remote path (gf__expand_paths' branch): add(user, url) for
-   each object, sorted by key; an error when it names none. */
-static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add, void *user, gpufeed_error *err)
+/* the object table's indices of keys into spec sp (a local manifest's
+   objects); 0, or -1 without memory */
+static int gf__mf_spec_keys(gf__rctx *cx, gf__rspec *sp, const char *bucket, const gf__rkeys *keys)
 {
-    gf__rctx *cx;
+    int32_t i;
+    sp->objs = keys->n ? (int32_t *)gf__alloc(&cx->alloc, (size_t)keys->n * sizeof(int32_t)) : NULL;
+    if (keys->n && !sp->objs) return -1;
+    for (i = 0; i < keys->n; i++) {
+        char obj[1200];
+        gf__fmt(obj, sizeof obj, "s3://%s/%s", bucket, keys->v[i]);
+        sp->objs[i] = gf__robj_find(cx, obj);
+        if (sp->objs[i] < 0) return -1;
+    }
+    sp->n = keys->n;
+    return 0;
+}
+
+/* what a local manifest gave, in the statistics' note */
+static void gf__mf_note(gf__rctx *cx, const gf__rspec *sp)
+{
+    int32_t i, got = 0;
+    for (i = 0; i < sp->n; i++) got += cx->objs[sp->objs[i]].manifest == 1;
+    if (got || !cx->st.manifest[0])
+        gf__fmt(cx->st.manifest, sizeof cx->st.manifest, "%d of %d objects from %.200s", (int)got, (int)sp->n, sp->file);
+}
+
+/* Expands a remote path (gf__expand_paths' branch): add(user, url) for
+   each object, sorted by key; an error when it names none. *cxp: the
+   dataset's context (made when NULL; cxp NULL: one of its own), with
+   desc's manifest_dir; with desc (a dataset without predicates), small
+   objects are fetched while the listing goes on. */
+static gpufeed_result gf__remote_expand(gf__rctx **cxp, const gpufeed_dataset_desc *desc, const char *path, gf__remote_add_fn add, void *user,
+                                        gpufeed_error *err)
+{
+    gf__rctx *cx = cxp ? *cxp : NULL;
     gf__rkeys keys;
-    gpufeed_result r;
+    gf__rspec *sp = NULL;
+    gpufeed_result r = GPUFEED_OK;
     char bucket[256], *key, *url, why[GPUFEED_ERROR_MAX];
     size_t kl = strlen(path) + 1, base = 0, root;
     int32_t i;
@@ -4641,21 +7054,26 @@ static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add,
         for (root = strlen(path); root > 0 && path[root - 1] != '/'; root--) {}
         return add(user, path, root) ? GPUFEED_OK : gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory");
     }
-    r = gf__rctx_new(&cx, NULL, path, err);
+    if (!cx) r = gf__rctx_new(&cx, desc ? &desc->allocator : NULL, desc ? desc->manifest_dir : NULL, path, err);
     if (r) return r;
+    if (cxp) *cxp = cx;
     memset(&keys, 0, sizeof keys);
     why[0] = 0;
     key = (char *)gf__alloc(&cx->alloc, kl);
     url = NULL;
-    if (!key) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    if (cx->cfg.manifest_dir) sp = gf__mf_spec(cx, path);
+    if (!key || (cx->cfg.manifest_dir && !sp)) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
     else if (gf__s3_split(path, bucket, sizeof bucket, key, kl)) r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: not an s3://BUCKET/KEY path", path);
-    else if (gf__s3_keys(cx, bucket, key, &keys, &base, why, sizeof why))
+    else if (gf__s3_keys(cx, bucket, key, &keys, &base, desc && desc->num_where == 0, why, sizeof why))
         r = gf__seterr(err, GPUFEED_ERR_IO, "%s: %s", path, why[0] ? why : "out of memory");
     else if (keys.n == 0 && why[0])
         r = gf__seterr(err, GPUFEED_ERR_IO, "%s: no such key (%s), and no *.parquet object below '%s/'", path, why, key);
     else if (keys.n == 0)
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: no object %s in bucket '%s'", path,
                        strcspn(key, "*?[") < strlen(key) ? "matches" : "*.parquet below the prefix", bucket);
+    else if (sp && gf__mf_spec_keys(cx, sp, bucket, &keys))
+        r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    if (!r && sp) gf__mf_note(cx, sp);
     for (i = 0; !r && i < keys.n; i++) {
         size_t ul = strlen(bucket) + strlen(keys.v[i]) + 8;
         gf__free(&cx->alloc, url);
@@ -4666,6 +7084,92 @@ static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add,
     gf__rkeys_free(&cx->alloc, &keys);
     gf__free(&cx->alloc, key);
     gf__free(&cx->alloc, url);
+    if (!cxp) gf__remote_release(cx);
+    return r;
+}
+
+/* ---- the manifest beside the data: gpufeed_remote_manifest_write ---- */
+
+/* every object of the prefix opened (their footers), then their manifest
+   PUT as PREFIX_gpufeed_manifest; 0, or -1 (why) */
+static int gf__mf_write_beside(gf__rctx *cx, const char *path, const char *bucket, const char *prefix, char *why, size_t cap)
+{
+    gf__rmatch m;
+    gf__rkeys keys;
+    gf__mfbuf b;
+    gf__rreq q;
+    int32_t i, *objs = NULL;
+    const char **urls = NULL;
+    char *url = NULL, what[700];
+    int rc = -1;
+    uint32_t c = 0;
+    memset(&m, 0, sizeof m);
+    memset(&keys, 0, sizeof keys);
+    memset(&b, 0, sizeof b);
+    b.a = &cx->alloc;
+    m.base = strlen(prefix);
+    if (gf__rlist(cx, bucket, prefix, &m, &keys, 1, 0, why, cap)) return -1;
+    objs = (int32_t *)gf__alloc(&cx->alloc, (size_t)(keys.n + 1) * sizeof(int32_t));
+    for (i = 0; objs && i < keys.n; i++) {
+        char obj[1200];
+        gf__fmt(obj, sizeof obj, "s3://%s/%s", bucket, keys.v[i]);
+        objs[i] = gf__robj_find(cx, obj);
+        if (objs[i] < 0) break;
+    }
+    urls = objs && i == keys.n ? (const char **)gf__alloc(&cx->alloc, (size_t)(keys.n + 1) * sizeof(char *)) : NULL;
+    for (i = 0; urls && i < keys.n; i++) urls[i] = cx->objs[objs[i]].url;
+    for (i = 0; urls && i < keys.n; i++) {
+        gf__robj *o = &cx->objs[objs[i]];
+        if (o->state == 0 && gf__robj_open_window(cx, urls + i, keys.n - i)) break;
+        o = &cx->objs[objs[i]];
+        if (o->state < 0) {
+            gf__fmt(why, cap, "%s", o->why ? o->why : "out of memory");
+            break;
+        }
+        gf__robj_keep_foot(cx, o);
+        if (!o->foot) {
+            gf__fmt(why, cap, "%s is not Parquet (no PAR1 footer)", o->url);
+            break;
+        }
+    }
+    if (urls && i == keys.n && keys.n > 0) {
+        c = gf__mf_build(cx, &b, path, objs, keys.n);
+        if (!b.nomem && gf__rlist_beside_req(cx, &q, bucket, prefix, &url, what, sizeof what) == 0) {
+            q.kind = GF__RQ_PUT;
+            q.body = (const char *)b.p;
+            q.body_n = b.n;
+            rc = gf__rfetch(cx, &q, 1) ? -1 : 0;
+            if (rc) gf__fmt(why, cap, "%s", q.why);
+            gf__free(&cx->alloc, q.dst);
+        }
+    }
+    if (!objs || (!urls && i == keys.n) || b.nomem) gf__fmt(why, cap, "out of memory");
+    if (keys.n == 0) gf__fmt(why, cap, "no *.parquet object below the prefix");
+    if (rc == 0) gf__fmt(cx->st.manifest, sizeof cx->st.manifest, "%u objects written to %.200s%s", (unsigned)c, path, GF__MF_BESIDE);
+    gf__free(&cx->alloc, objs);
+    gf__free(&cx->alloc, (void *)urls);
+    gf__free(&cx->alloc, b.p);
+    gf__free(&cx->alloc, url);
+    gf__rkeys_free(&cx->alloc, &keys);
+    return rc;
+}
+
+GPUFEED_API gpufeed_result gpufeed_remote_manifest_write(const char *prefix, gpufeed_remote_stats *st, gpufeed_error *err)
+{
+    gf__rctx *cx;
+    gpufeed_result r;
+    char bucket[256], key[1024], why[GPUFEED_ERROR_MAX];
+    size_t kl;
+    if (st) memset(st, 0, sizeof *st);
+    if (!prefix || strncmp(prefix, "s3://", 5) != 0 || gf__s3_split(prefix, bucket, sizeof bucket, key, sizeof key) ||
+        ((kl = strlen(key)) > 0 && key[kl - 1] != '/'))
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "%s: a manifest is written for an s3:// prefix (s3://BUCKET/ or s3://BUCKET/PREFIX/)",
+                          prefix ? prefix : "(null)");
+    r = gf__rctx_new(&cx, NULL, NULL, prefix, err);
+    if (r) return r;
+    why[0] = 0;
+    if (gf__mf_write_beside(cx, prefix, bucket, key, why, sizeof why)) r = gf__seterr(err, GPUFEED_ERR_IO, "%s: manifest: %s", prefix, why);
+    if (st) *st = cx->st;
     gf__remote_release(cx);
     return r;
 }
@@ -4687,8 +7191,11 @@ static gpufeed_result gf__remote_off(const char *p, gpufeed_error *err)
     return gf__seterr(err, GPUFEED_ERR_UNSUPPORTED, "%s: s3:// and http(s):// paths need GPUFEED_CURL (libcurl, loaded at run time): "
                       "compile with -DGPUFEED_CURL", p);
 }
-static gpufeed_result gf__remote_expand(const char *path, gf__remote_add_fn add, void *user, gpufeed_error *err)
+static gpufeed_result gf__remote_expand(gf__rctx **cxp, const gpufeed_dataset_desc *desc, const char *path, gf__remote_add_fn add, void *user,
+                                        gpufeed_error *err)
 {
+    (void)cxp;
+    (void)desc;
     (void)add;
     (void)user;
     return gf__remote_off(path, err);
@@ -4705,10 +7212,16 @@ static gpufeed_result gf__remote_open(gf__rctx **cxp, const gpufeed_allocator *a
     return gf__remote_off(urls[0], err);
 }
 static void gf__remote_release(gf__rctx *cx) { (void)cx; }
+static void gf__remote_manifest_save(gf__rctx *cx) { (void)cx; }
 static void gf__remote_stats(gf__rctx *cx, gpufeed_remote_stats *st)
 {
     (void)cx;
     memset(st, 0, sizeof *st);
+}
+GPUFEED_API gpufeed_result gpufeed_remote_manifest_write(const char *prefix, gpufeed_remote_stats *st, gpufeed_error *err)
+{
+    if (st) memset(st, 0, sizeof *st);
+    return gf__remote_off(prefix ? prefix : "(null)", err);
 }
 #endif /* GPUFEED_CURL */
 
@@ -12937,7 +15450,8 @@ static gpufeed_result gf__expand_glob(gf__arena *ar, const char *p, gf__strv *ou
 /* Expands each path: a directory into the Parquet files of its tree, a
    glob into its matches (sorted; a matched directory walked in turn; "**"
    for any number of directories), anything else as given. */
-static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, int32_t n, gf__strv *out, gpufeed_error *err)
+static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, int32_t n, gf__strv *out, gf__rctx **remote,
+                                       const gpufeed_dataset_desc *desc, gpufeed_error *err)
 {
     int32_t i;
     for (i = 0; i < n; i++) {
@@ -12948,7 +15462,7 @@ static gpufeed_result gf__expand_paths(gf__arena *ar, const char *const *paths, 
         if (!p || !*p) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: path %d is empty", i);
         if (gf__remote_is_url(p)) { /* s3:// prefixes, globs, objects; http(s):// URLs (>>remote) */
             gf__strv_sink k = { ar, out };
-            gpufeed_result rr = gf__remote_expand(p, gf__strv_sink_push, &k, err);
+            gpufeed_result rr = gf__remote_expand(remote, desc, p, gf__strv_sink_push, &k, err);
             if (rr) return rr;
             continue;
         }
@@ -12995,7 +15509,7 @@ GPUFEED_API gpufeed_result gpufeed_expand_paths(const char *const *paths, int32_
     memset(&files, 0, sizeof files);
     ar.a = &al;
     ar.head = NULL;
-    r = gf__expand_paths(&ar, paths, num_paths, &files, err);
+    r = gf__expand_paths(&ar, paths, num_paths, &files, NULL, NULL, err);
     for (i = 0; !r && i < files.n; i++) fn(user, files.v[i]);
     gf__arena_free(&ar);
     return r;
@@ -14180,7 +16694,7 @@ static gpufeed_result gf__dataset_open_files(gpufeed_dataset *ds, const gpufeed_
             if (!files.v[i]) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "dataset: out of memory"); }
         }
     } else {
-        r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, err);
+        r = gf__expand_paths(&ds->arena, desc->paths, desc->num_paths, &files, &ds->remote, desc, err);
         if (r) { return r; }
     }
     r = gf__dataset_partitions(ds, &files, err);
@@ -15077,6 +17591,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
         gf__dataset_free(ds);
         return r;
     }
+    gf__remote_manifest_save(ds->remote); /* s3:// objects' footers and page indexes for the next open (manifest_dir) */
     if (ds->total_rows == 0) {
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "dataset: the %d file(s) hold no rows (first: %s)", ds->nfiles, ds->paths[0]);
         gf__dataset_free(ds); return r;

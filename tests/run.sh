@@ -681,6 +681,7 @@ suite_if build/asan/test_dlpack dlpack build/asan/test_dlpack
 [ -f tests/test_mpi.sh ] && suite mpi bash tests/test_mpi.sh
 [ -f tests/test_http.sh ] && suite http bash tests/test_http.sh
 [ -f tests/test_s3.sh ] && suite s3 bash tests/test_s3.sh
+[ -f tests/test_s3_auth.sh ] && suite s3_auth bash tests/test_s3_auth.sh
 [ -f tests/test_aarch64.sh ] && suite aarch64 bash tests/test_aarch64.sh
 suite_if build/asan/test_uploader_host uploader_host build/asan/test_uploader_host
 suite_if build/asan/test_resident_cpu resident_plan build/asan/test_resident_cpu

@@ -69,7 +69,10 @@ bj() { local out=$1; shift; "$@" -I. -o "build/s3/$out" -lpthread -lm -ldl > "$T
   bj gpufeed-inspect cc -O0 $WARN -DGPUFEED_CURL tools/gpufeed-inspect.c &
   bj gpufeed-bench-nocurl cc -O0 $WARN tools/gpufeed-bench.c
   wait
-  bj gpufeed-bench-nolib cc -O0 $WARN -DGPUFEED_CURL -DGPUFEED_CURL_LIB='"libcurl-missing.so.4"' tools/gpufeed-bench.c
+  bj gpufeed-bench-nolib cc -O0 $WARN -DGPUFEED_CURL -DGPUFEED_CURL_LIB='"libcurl-missing.so.4"' tools/gpufeed-bench.c &
+  bj gpufeed-bench cc -O2 $WARN -DGPUFEED_CURL tools/gpufeed-bench.c
+  wait
+  bj gpufeed-cache cc -O1 $WARN -DGPUFEED_CURL tools/gpufeed-cache.c
 }
 if [ ! -s "$T/build.failed" ]; then ok "gpufeed-bench (ASan+UBSan, $SANCC), -dense, -inspect with GPUFEED_CURL: no curl headers, no -lcurl"
 else bad "builds: $(cat "$T/build.failed"): $(cat "$T"/build.*.err | head -5)"; finish; fi
@@ -103,12 +106,33 @@ os.makedirs(f"{d}/bkt/hive/year=2024/.hidden", exist_ok=True)
 open(f"{d}/bkt/hive/year=2024/.hidden/x.parquet", "w").write("not parquet")
 os.makedirs(f"{d}/other", exist_ok=True)
 shutil.copy("examples/data/flights.parquet", f"{d}/other/flights.parquet")
+for name, seed in (("data[1].parquet", 1), ("data1.parquet", 2), ("data2.parquet", 3)):  # keys with glob characters
+    mk(f"{d}/bkt/br/{name}", 100, 700 + seed)
+os.makedirs(f"{d}/bkt/noetag", exist_ok=True)  # 10 row groups of 20,000 doubles, no compression: a rewrite keeps the size
+r = np.random.default_rng(5)
+pq.write_table(pa.table({"v": r.standard_normal(200000)}), f"{d}/bkt/noetag/big.parquet", row_group_size=20000, compression="none",
+               use_dictionary=False)
 EOF
-ok "data: 4 files of 60,000 rows, 1,100 objects, a Hive tree of 6 files, hidden keys"
+# 10,000 tiny objects for the open-time checks, written straight into a second served tree (its own rclone, with a
+# directory cache: no 10,000-entry directory read at every request)
+D10=$T/data10k
+$PY - "$D10" << 'EOF' || { bad "writing 10,000 objects"; finish; }
+import io, os, sys
+import numpy as np, pyarrow as pa, pyarrow.parquet as pq
+d = sys.argv[1] + "/bkt/many10k"
+os.makedirs(d)
+for i in range(10000):
+    b = io.BytesIO()
+    pq.write_table(pa.table({"v": np.arange(3, dtype=np.float64) + i}), b)
+    open(f"{d}/p{i:05d}.parquet", "wb").write(b.getvalue())
+EOF
+ok "data: 4 files of 60,000 rows, 1,100 objects, a Hive tree of 6 files, hidden keys, bracket keys, 10,000 tiny objects"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 export AWS_ACCESS_KEY_ID=gpufeedkey AWS_SECRET_ACCESS_KEY=gpufeedsecret AWS_REGION=us-east-1
-unset AWS_SESSION_TOKEN AWS_ENDPOINT_URL_S3 AWS_DEFAULT_REGION AWS_CA_BUNDLE GPUFEED_REMOTE_RETRIES GPUFEED_REMOTE_PART
+unset AWS_SESSION_TOKEN AWS_ENDPOINT_URL_S3 AWS_DEFAULT_REGION AWS_CA_BUNDLE GPUFEED_REMOTE_RETRIES GPUFEED_REMOTE_PART AWS_PROFILE AWS_ROLE_ARN \
+  AWS_WEB_IDENTITY_TOKEN_FILE AWS_CONTAINER_CREDENTIALS_FULL_URI AWS_CONTAINER_CREDENTIALS_RELATIVE_URI AWS_ENDPOINT_URL_STS
+export AWS_EC2_METADATA_DISABLED=true HOME=$T/home
 RPID=""
 start_rclone() {  # start_rclone PORT: serves $D; waits until it answers
   "$RCLONE" serve s3 --auth-key "$AWS_ACCESS_KEY_ID,$AWS_SECRET_ACCESS_KEY" --addr "127.0.0.1:$1" --dir-cache-time 0s "$D" \
@@ -325,5 +349,149 @@ build/s3/gpufeed-bench-nocurl --batch 100 s3://bkt/flat/ > /dev/null 2> "$T/nc.e
 check "without GPUFEED_CURL: exit 1 naming the macro ($(head -c 120 "$T/nc.err"))" bash -c "[ $rc -eq 1 ] && grep -q 'compile with -DGPUFEED_CURL' '$T/nc.err'"
 build/s3/gpufeed-bench-nolib --batch 100 s3://bkt/flat/ > /dev/null 2> "$T/nl.err"; rc=$?
 check "without libcurl: exit 1 naming the library ($(head -c 120 "$T/nl.err"))" bash -c "[ $rc -eq 1 ] && grep -q 'libcurl-missing.so.4 cannot be loaded' '$T/nl.err'"
+
+# the local files as they are now (section 7 changed one): the reference of the sections below
+$BENCH "${ARGS[@]}" "$L/" > "$T/bl.out" 2> /dev/null
+
+# 11. hostile listings through the proxy: each a clear error naming bucket, prefix and page, never a partial dataset
+for mode in "cut:cut short" "dup:listed twice" "alternate:seen before" "newtoken:does not advance" "html:it starts with '<!DOCTYPE html>" \
+            "garbage:not a <ListBucketResult> document"; do
+  PP=$(free_port)
+  start_proxy "$PP" "$PORT" --list-hostile "${mode%%:*}" || bad "proxy did not start"
+  AWS_ENDPOINT_URL=http://127.0.0.1:$PP timeout 60 $BENCH --batch 100 s3://bkt/flat/ > /dev/null 2> "$T/hl.err"; rc=$?
+  check "hostile listing (${mode%%:*}): exit $rc, $(grep -o "page [0-9]*: .*" "$T/hl.err" | head -c 110)" \
+    bash -c "[ $rc -eq 1 ] && grep -q \"ListObjectsV2 of bucket 'bkt', prefix 'flat/', page [0-9]*: .*${mode#*:}\" '$T/hl.err'"
+  kill "$PROXY_PID" 2> /dev/null
+done
+
+# 12. a 200 with the whole object for a range (a CDN or a plain server): sliced, the same batches
+PP=$(free_port)
+start_proxy "$PP" "$PORT" --whole-every 2 --log || bad "proxy did not start"
+AWS_ENDPOINT_URL=http://127.0.0.1:$PP timeout 120 $ABENCH "${ARGS[@]}" s3://bkt/flat/ > "$T/w.out" 2> "$T/w.err"; rc=$?
+whole=$(sed -nE 's/.*; ([0-9]+) whole answers to ranges.*/\1/p' "$T/w.err")
+check "200 for a range: $whole whole answers sliced ($(grep -c 'Range dropped' "$T/proxy.$PP.log") Range headers dropped), exit $rc, the same batches" \
+  bash -c "[ $rc -eq 0 ] && [ '${whole:-0}' -gt 0 ] && cmp -s <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/w.out') <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/bl.out')"
+kill "$PROXY_PID" 2> /dev/null
+
+# 13. redirects: a 307 on the same endpoint followed with the same credentials; one to another endpoint refused, naming it
+PP=$(free_port)
+start_proxy "$PP" "$PORT" --redirect-once --log || bad "proxy did not start"
+AWS_ENDPOINT_URL=http://127.0.0.1:$PP timeout 120 $ABENCH "${ARGS[@]}" s3://bkt/flat/ > "$T/rd.out" 2> "$T/rd.err"; rc=$?
+red=$(sed -nE 's/.*, ([0-9]+) redirects.*/\1/p' "$T/rd.err")
+check "307 to the same endpoint: $red redirects followed, exit $rc, the same batches" \
+  bash -c "[ $rc -eq 0 ] && [ '${red:-0}' -gt 0 ] && cmp -s <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/rd.out') <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/bl.out')"
+kill "$PROXY_PID" 2> /dev/null
+PP=$(free_port)
+start_proxy "$PP" "$PORT" --redirect-to "$PORT" || bad "proxy did not start"
+AWS_ENDPOINT_URL=http://127.0.0.1:$PP timeout 60 $BENCH --batch 100 s3://bkt/flat/ > /dev/null 2> "$T/rd2.err"; rc=$?
+check "307 to another endpoint: exit $rc, not followed, AWS_ENDPOINT_URL named, no AWS_REGION hint ($(head -c 150 "$T/rd2.err"))" \
+  bash -c "[ $rc -eq 1 ] && grep -q 'another endpoint, http://127.0.0.1:$PORT.*set AWS_ENDPOINT_URL' '$T/rd2.err' && ! grep -q AWS_REGION '$T/rd2.err'"
+kill "$PROXY_PID" 2> /dev/null
+
+# 14. keys with glob characters: the object when one has that key, else a glob
+got=$($INSPECT 's3://bkt/br/data[1].parquet' 2> /dev/null | sed -n 's/^file: *//p')
+check "s3://bkt/br/data[1].parquet: the object of that key ($got)" test "$got" = 's3://bkt/br/data[1].parquet'
+got=$($INSPECT 's3://bkt/br/data[12].parquet' 2> /dev/null | sed -n 's/^file: *//p' | tr '\n' ' ')
+check "s3://bkt/br/data[12].parquet (no such key): a glob ($got)" test "$got" = 's3://bkt/br/data1.parquet s3://bkt/br/data2.parquet '
+$DENSE -o "$T/br_s3.bin" --feature v:f64 's3://bkt/br/data[1].parquet' 2> /dev/null
+cp "$D/bkt/br/data[1].parquet" "$T/br1.parquet"
+$DENSE -o "$T/br_l.bin" --feature v:f64 "$T/br1.parquet" 2> /dev/null
+check "s3://bkt/br/data[1].parquet: the same values as the local file" bash -c "[ -s '$T/br_s3.bin' ] && cmp -s '$T/br_s3.bin' '$T/br_l.bin'"
+
+# 15. an object replaced at the same size while it is read, on servers without ETags: refused (Last-Modified, or the
+# server's 412 to If-Unmodified-Since), never a batch of both versions, never a tensor cache of them
+RP2=$(free_port)
+"$RCLONE" serve s3 --auth-key "$AWS_ACCESS_KEY_ID,$AWS_SECRET_ACCESS_KEY" --addr "127.0.0.1:$RP2" --dir-cache-time 0s --etag-hash "" "$D" \
+  >> "$T/rclone2.log" 2>&1 &
+PIDS+=($!)
+HP2=$(free_port)
+"$RCLONE" serve http --addr "127.0.0.1:$HP2" --dir-cache-time 0s "$D" > "$T/http2.log" 2>&1 &  # (cached: new bytes, old Last-Modified)
+PIDS+=($!)
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$HP2/" && curl -s -o /dev/null "http://127.0.0.1:$RP2/" && break; sleep 0.1; done
+# the proxy holds the request that reads the second unit (a HEAD and two GETs open the s3:// object, a suffix GET and a
+# first-bytes GET the http:// one) for 3 s while the object is replaced: then that request comes after the replacement
+NE=$D/bkt/noetag/big.parquet
+cp -p "$NE" "$T/big.orig"
+$BENCH --batch 20000 --no-shuffle --feature v:f64 --print-batches "$NE" > "$T/ne_ref.out" 2> /dev/null
+replaced() {  # replaced NAME UPSTREAM_PORT URL (HOST:PORT in it: the proxy's)
+  local PP
+  PP=$(free_port)
+  start_proxy "$PP" "$2" --pause-after "$4" --pause-s 3 --log || bad "proxy did not start"
+  AWS_ENDPOINT_URL=http://127.0.0.1:$PP GPUFEED_REMOTE_BUFFER=200000 timeout 120 $BENCH --batch 20000 --no-shuffle --feature v:f64 --print-batches \
+    --cache "$T/cache_ne" "${3/HOSTPORT/127.0.0.1:$PP}" > "$T/ne.out" 2> "$T/ne.err" &
+  local bp=$!
+  for _ in $(seq 200); do grep -q paused "$T/proxy.$PP.log" 2> /dev/null && break; sleep 0.05; done
+  $PY -c "
+import os, sys, pyarrow as pa, pyarrow.parquet as pq
+p = sys.argv[1]
+t = pq.read_table(p)
+st = os.stat(p)
+pq.write_table(t.set_column(0, 'v', pa.array(t.column('v').to_numpy() + 1.0)), p + '.new', row_group_size=20000, compression='none', use_dictionary=False)
+os.replace(p + '.new', p)
+os.utime(p, (st.st_atime + 10, st.st_mtime + 10))
+assert os.stat(p).st_size == st.st_size
+" "$NE"
+  wait $bp; local rc=$?
+  local nb
+  nb=$(batches "$T/ne.out" | wc -l)
+  check "no ETag ($1): replaced at the same size mid-epoch, exit $rc after $nb batches of the version opened ($(grep -oE '(the object changed|HTTP 412).*' "$T/ne.err" | head -c 130))" \
+    bash -c "[ $rc -eq 1 ] && grep -qE '(the object changed while being read: Last-Modified|HTTP 412 Precondition Failed \\(the object changed since it was opened)' '$T/ne.err' \
+      && [ $nb -lt 10 ] && cmp -s <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/ne.out') <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/ne_ref.out' | head -n $nb)"
+  kill "$PROXY_PID" 2> /dev/null
+  cp -p "$T/big.orig" "$NE"
+}
+replaced "rclone serve s3 --etag-hash ''" "$RP2" s3://bkt/noetag/big.parquet 4
+replaced "rclone serve http" "$HP2" http://HOSTPORT/bkt/noetag/big.parquet 3
+n=$(find "$T/cache_ne" -name '*.gfc' 2> /dev/null | wc -l)
+check "no ETag: no tensor cache kept from the refused epochs ($n complete caches)" test "$n" -eq 0
+
+# 16. 10,000 objects with 20 ms a request (rclone serving a tree written before it started; its directory cached for a
+# second, not read again at every request): the first open fetches each
+# object whole in one GET while the listing goes on; with --manifest-dir the next opens list and GET no footer; the
+# manifest beside the data (gpufeed-cache manifest) opens them with one GET. Times: tools/bench/README.md
+RP3=$(free_port)
+"$RCLONE" serve s3 --auth-key "$AWS_ACCESS_KEY_ID,$AWS_SECRET_ACCESS_KEY" --addr "127.0.0.1:$RP3" --dir-cache-time 1s "$D10" >> "$T/rclone3.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$RP3/" && break; sleep 0.1; done
+PP=$(free_port)
+start_proxy "$PP" "$RP3" --latency-ms 20 || bad "proxy did not start"
+M=$T/manifests
+open10k() { AWS_ENDPOINT_URL=http://127.0.0.1:$PP timeout 300 build/s3/gpufeed-bench --batch 3000 --open-only "$@" s3://bkt/many10k/ 2> "$T/o10k.err"; }
+field() { sed -nE "s/$1/\\1/p" "$T/o10k.err" | head -1; }
+open10k --manifest-dir "$M"; rc=$?
+req=$(field '^remote: ([0-9]+) requests.*'); og=$(field '.* ([0-9]+) GETs opening.*'); pages=$(field '.*; ([0-9]+) listing pages.*')
+s1=$(field '^opened .* in ([0-9.]+) s$')
+check "10,000 objects, first open: exit $rc in $s1 s, $req requests: $pages listing pages, a manifest asked for, $og whole GETs (one an object)" \
+  bash -c "[ $rc -eq 0 ] && [ '$og' = 10000 ] && [ '$req' -eq \$(( ${pages:-0} + 10001 )) ] && [ '${pages:-0}' -ge 10 ] && grep -q 'written: 10000 objects' '$T/o10k.err'"
+open10k --manifest-dir "$M"; rc=$?
+req=$(field '^remote: ([0-9]+) requests.*'); og=$(field '.* ([0-9]+) GETs opening.*'); mo=$(field '.*, ([0-9]+) objects from manifests.*')
+s2=$(field '^opened .* in ([0-9.]+) s$')
+check "10,000 objects, with the local manifest: exit $rc in $s2 s, $req requests (the listing, the manifest asked for), $og footer GETs, $mo objects from it" \
+  bash -c "[ $rc -eq 0 ] && [ '$og' = 0 ] && [ '$mo' = 10000 ] && [ '$req' = \$(( ${pages:-0} + 1 )) ]"
+AWS_ENDPOINT_URL=http://127.0.0.1:$PP timeout 300 build/s3/gpufeed-cache manifest s3://bkt/many10k/ > "$T/mfw.out" 2>&1; rc=$?
+check "gpufeed-cache manifest s3://bkt/many10k/: exit $rc ($(head -c 150 "$T/mfw.out"))" grep -q '10000 objects written to s3://bkt/many10k/_gpufeed_manifest' "$T/mfw.out"
+open10k; rc=$?
+req=$(field '^remote: ([0-9]+) requests.*'); og=$(field '.* ([0-9]+) GETs opening.*'); mo=$(field '.*, ([0-9]+) objects from manifests.*')
+s3=$(field '^opened .* in ([0-9.]+) s$')
+check "10,000 objects, from the manifest beside the data: exit $rc in $s3 s, $req requests (a listing page and the manifest), $og footer GETs" \
+  bash -c "[ $rc -eq 0 ] && [ '$og' = 0 ] && [ '$mo' = 10000 ] && [ '$req' = 2 ]"
+AWS_ENDPOINT_URL=http://127.0.0.1:$RP3 build/s3/gpufeed-bench --batch 3000 --print-batches s3://bkt/many10k/ > "$T/m10k.out" 2> /dev/null
+build/s3/gpufeed-bench --batch 3000 --print-batches "$D10/bkt/many10k/" > "$T/m10kl.out" 2> /dev/null
+check "10,000 objects from the manifest beside the data: the same $(batches "$T/m10k.out" | wc -l) batches as the local tree" \
+  bash -c "[ -s '$T/m10k.out' ] && cmp -s <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/m10k.out') <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9a-f]{16}$' '$T/m10kl.out')"
+printf 'GFMANIF1 damaged' > "$D10/bkt/many10k/_gpufeed_manifest"
+sleep 1.5  # rclone's directory cache
+open10k; rc=$?
+check "a damaged manifest beside the data: exit $rc, named ($(grep -o '_gpufeed_manifest: .*' "$T/o10k.err" | head -c 120))" \
+  bash -c "[ $rc -eq 1 ] && grep -q 's3://bkt/many10k/_gpufeed_manifest: .*gpufeed-cache manifest' '$T/o10k.err'"
+rm -f "$D10/bkt/many10k/_gpufeed_manifest"
+sleep 1.5
+f=$(ls "$M"/gpufeed-manifest-*.gfm | head -1)
+printf 'x' | dd of="$f" bs=1 seek=5000 conv=notrunc 2> /dev/null
+open10k --manifest-dir "$M"; rc=$?
+og=$(field '.* ([0-9]+) GETs opening.*')
+check "a damaged local manifest: ignored and rewritten, exit $rc, $og footer GETs ($(grep -o 'manifest: .*' "$T/o10k.err" | head -c 140))" \
+  bash -c "[ $rc -eq 0 ] && [ '$og' = 10000 ] && grep -q 'written: 10000 objects' '$T/o10k.err'"
+kill "$PROXY_PID" 2> /dev/null
 
 finish

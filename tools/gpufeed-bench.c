@@ -108,6 +108,22 @@ static void cache_effect(gpufeed_loader *l, const epoch_times *et, int64_t e0, i
     fputc('\n', stderr);
 }
 
+/* what the s3:// or https:// objects cost (GPUFEED_CURL), on stderr */
+static void print_remote(const gpufeed_remote_stats *rs, uint64_t units, double t_open)
+{
+    if (!rs->requests && !rs->manifest_objects) return;
+    fprintf(stderr, "remote: %llu requests: %llu GETs opening the objects, %llu range GETs after (%.2f a decoded unit); %llu bytes; "
+            "%llu retries, %llu failed; %llu of %llu reads served from fetched ranges\n", (unsigned long long)rs->requests,
+            (unsigned long long)rs->open_gets, (unsigned long long)rs->gets, units ? (double)rs->gets / (double)units : 0.0,
+            (unsigned long long)rs->bytes, (unsigned long long)rs->retries, (unsigned long long)rs->failures,
+            (unsigned long long)rs->reads_served, (unsigned long long)rs->reads);
+    fprintf(stderr, "remote open: %.3f s; %llu listing pages, %llu HEADs, %llu objects from manifests; %llu whole answers to ranges, "
+            "%llu redirects, %llu credential refreshes; credentials: %s\n", t_open, (unsigned long long)rs->list_pages, (unsigned long long)rs->heads,
+            (unsigned long long)rs->manifest_objects, (unsigned long long)rs->whole_answers, (unsigned long long)rs->redirects,
+            (unsigned long long)rs->refreshes, rs->credentials);
+    if (rs->manifest[0]) fprintf(stderr, "manifest: %s\n", rs->manifest);
+}
+
 static const char **g_files;
 static void free_files(void) { free((void *)g_files); g_files = NULL; }
 
@@ -116,7 +132,7 @@ int main(int argc, char **argv)
     const char *columns = NULL, *where = NULL;
     gpufeed_where *wh = NULL;
     int nfiles = 0, i, rc = 0;
-    int32_t print = 0, sums = 0, print_rows = 0;
+    int32_t print = 0, sums = 0, print_rows = 0, open_only = 0;
     gpufeed_dtype dt = GPUFEED_DT_F32;
     gpufeed_loader_desc ld;
     gpufeed_dataset_desc dd;
@@ -127,7 +143,7 @@ int main(int argc, char **argv)
     char **names = NULL;
     int nfeat = 0;
     int64_t unit_rows = 0, unit_bytes = 0, cache_ram = 0;
-    double t0, t1;
+    double t0, t1, t_open = 0;
     gpufeed_cache_desc cache;
     gf_cli_features fs;
     gf_cli_mix mixl;
@@ -185,6 +201,8 @@ int main(int argc, char **argv)
         { .name = "--prefill", .kind = GF_CLI_FLAG, .target = &ld.prefill, .help = "fill every worker's queue before the first batch" },
         { .name = "--jitter-us", .kind = GF_CLI_INT, .target = &ld.debug_jitter_us, .meta = "X",
           .help = "testing: each worker sleeps 0..X us before each unit" },
+        { .name = "--open-only", .kind = GF_CLI_FLAG, .target = &open_only,
+          .help = "open the dataset, print what opening it took (s3:// objects: the requests), exit" },
         { .name = "--print-batches", .kind = GF_CLI_FLAG, .target = &print,
           .help = "one line per batch on stdout: `epoch index rows hash`\n"
                   "(the same for any --workers, --ring-depth or timing)" },
@@ -198,6 +216,8 @@ int main(int argc, char **argv)
           .help = "a Chrome/Perfetto trace of the workers and the consumer" },
         { .name = "--cache", .kind = GF_CLI_STR, .target = &cache.dir, .meta = "DIR",
           .help = "the tensor cache: built during the first epoch, then served" },
+        { .name = "--manifest-dir", .kind = GF_CLI_STR, .target = &dd.manifest_dir, .meta = "DIR",
+          .help = "s3:// paths: keep the objects' footers here, so a later run lists the objects\nand fetches no footer (default: the --cache directory)" },
         { .name = "--cache-ram", .kind = GF_CLI_SIZE, .target = &cache_ram, .meta = "BYTES", .min = 1,
           .help = "with --cache: hold a cache of at most BYTES in memory (default: a sixteenth of\n"
                   "the memory); alone: keep the dataset in RAM when it fits (K, M, G, T suffixes)" },
@@ -275,6 +295,7 @@ int main(int argc, char **argv)
         return 2;
     }
     dd.paths = files; dd.num_paths = nfiles;
+    if (!dd.manifest_dir) dd.manifest_dir = cache.dir; /* s3:// footers kept beside the cache */
     if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }
     dd.unit_rows = unit_rows; dd.unit_bytes = unit_bytes;
     if (where && gpufeed_where_parse(&wh, where, &err)) {
@@ -305,6 +326,16 @@ int main(int argc, char **argv)
         if (gpufeed_loader_open_mixture(&l, &md, &ld, &err)) { gf_cli_error(cli, err.message); free(src); rc = 1; goto done; }
         free(src);
     } else if (gpufeed_dataset_open(&ds, &dd, &err)) { gf_cli_error(cli, err.message); rc = 1; goto done; }
+    t_open = gf_cli_now() - t0;
+    if (open_only) {
+        gpufeed_remote_stats rs;
+        gpufeed_dataset_info info;
+        gpufeed_dataset_get_info(ds, &info);
+        gpufeed_dataset_remote_stats(ds, &rs);
+        fprintf(stderr, "opened %d files (%lld units, %lld rows) in %.3f s\n", (int)info.num_files, (long long)info.num_units, (long long)info.num_rows, t_open);
+        print_remote(&rs, 0, t_open);
+        goto done;
+    }
     if (!mixl.n && !columns && dt != GPUFEED_DT_F32) {
         gpufeed_dataset_info info;
         int32_t k;
@@ -397,12 +428,7 @@ int main(int argc, char **argv)
                     st.worker_assembly_s[k], st.worker_backpressure_s[k], 100 * st.worker_busy[k]);
         fprintf(stderr, "source reads %.3f s (part of decode); the consumer's own time between batches %.3f s\n", st.read_s, st.consumer_s);
         gpufeed_dataset_remote_stats(ds, &rs);
-        if (rs.requests) /* s3:// or https:// objects (GPUFEED_CURL) */
-            fprintf(stderr, "remote: %llu requests: %llu GETs opening the objects, %llu range GETs after (%.2f a decoded unit); %llu bytes; "
-                    "%llu retries, %llu failed; %llu of %llu reads served from fetched ranges\n", (unsigned long long)rs.requests,
-                    (unsigned long long)rs.open_gets, (unsigned long long)rs.gets, st.units_decoded ? (double)rs.gets / (double)st.units_decoded : 0.0,
-                    (unsigned long long)rs.bytes, (unsigned long long)rs.retries, (unsigned long long)rs.failures,
-                    (unsigned long long)rs.reads_served, (unsigned long long)rs.reads);
+        print_remote(&rs, st.units_decoded, t_open);
         if (ld.cache) {
             int64_t e;
             static const char *const cs[] = { "off", "building", "ready" };

@@ -215,6 +215,33 @@ done:
 static const char **g_files;
 static void free_files(void) { free((void *)g_files); g_files = NULL; }
 
+/* manifest S3PREFIX...: the manifest beside the data of each prefix */
+static int cmd_manifest(gf_cli *cli, const char **paths, int n)
+{
+    gpufeed_remote_stats st;
+    gpufeed_error err;
+    int i;
+    for (i = 0; i < cli->nopts; i++)
+        if (cli->opts[i].seen) {
+            fprintf(stderr, "gpufeed-cache: %s does not apply to manifest\n", cli->opts[i].name);
+            return 2;
+        }
+    if (n < 1) {
+        fprintf(stderr, "gpufeed-cache: manifest takes one or more s3://BUCKET/PREFIX/\n");
+        return 2;
+    }
+    for (i = 0; i < n; i++) {
+        double t0 = gf_cli_now();
+        if (gpufeed_remote_manifest_write(paths[i], &st, &err)) {
+            gf_cli_error(cli, err.message);
+            return 1;
+        }
+        printf("%s (%.2f s: %llu requests, %llu listing pages, %llu GETs of footers)\n", st.manifest, gf_cli_now() - t0, (unsigned long long)st.requests,
+               (unsigned long long)st.list_pages, (unsigned long long)st.open_gets);
+    }
+    return 0;
+}
+
 static const char *const cache_hints[] = {
     "--hash", "hash a column with --feature COLUMN:i32:hash=N",
     "--batch", "the cache does not depend on the batch size: leave it out",
@@ -223,7 +250,7 @@ static const char *const cache_hints[] = {
 
 int main(int argc, char **argv)
 {
-    const char *cmd = NULL, *dir = NULL, *columns = NULL, *where = NULL;
+    const char *cmd = NULL, *dir = NULL, *mdir = NULL, *columns = NULL, *where = NULL;
     gpufeed_where *wh = NULL;
     const char **files;
     int nfiles = 0, i, rc = 0, data_cmd = 0;
@@ -238,6 +265,8 @@ int main(int argc, char **argv)
     char msg[256];
     gf_cli_opt opts[] = {
         { .name = "--cache", .kind = GF_CLI_STR, .target = &dir, .meta = "DIR", .help = "the cache directory (build, verify, info, rm)" },
+        { .name = "--manifest-dir", .kind = GF_CLI_STR, .target = &mdir, .meta = "DIR",
+          .help = "s3:// paths: the directory of the manifests of the objects' footers\n(default: the --cache directory)" },
         { .name = "--feature", .kind = GF_CLI_FEATURE, .target = &fs, .meta = "COL:DTYPE[:OPT...]",
           .help = "one feature each, in the loader's order; options hash=N, seed=S, fill=V,\n"
                   "null=fill|error, valid, cast=unsafe, width=W, ragged=error|pad|truncate, lengths,\nunit=s|ms|us|ns, missing=null" },
@@ -271,7 +300,8 @@ int main(int argc, char **argv)
     cli->prog = "gpufeed-cache";
     cli->usage = "build|verify|info|rm --cache DIR [options] PATH...\n"
                  "       gpufeed-cache ls DIR\n"
-                 "       gpufeed-cache prune DIR [--max-bytes N]";
+                 "       gpufeed-cache prune DIR [--max-bytes N]\n"
+                 "       gpufeed-cache manifest s3://BUCKET/PREFIX/...";
     cli->about = "Build, verify, inspect or remove the tensor cache of a dataset ahead of time; keep a cache directory tidy.";
     cli->head = "commands:\n"
                 "  build                   decode every unit into the cache (waits for a build in progress),\n"
@@ -280,6 +310,8 @@ int main(int argc, char **argv)
                 "  info                    path, key, whether it exists and is valid, bytes, units, rows\n"
                 "  rm                      remove the dataset's cache\n"
                 "  ls DIR                  the cache files, least recently used first\n"
+                "  manifest S3PREFIX/      write PREFIX_gpufeed_manifest beside the data: every *.parquet\n"
+                "                          object's footer, so every rank opens the prefix with one GET\n"
                 "  prune DIR               remove what no process uses (dead builds, unreadable files,\n"
                 "                          superseded caches); with --max-bytes, down to the budget\n";
     cli->tail = "The cache is the one a loader with the same files, features and --unit-rows uses.\n"
@@ -291,10 +323,10 @@ int main(int argc, char **argv)
     cli->hints = cache_hints;
     cli->words = NULL;
     if (argc > 1 && argv[1][0] != '-') {
-        static const char *const cmds[] = { "build", "verify", "info", "rm", "ls", "prune" };
+        static const char *const cmds[] = { "build", "verify", "info", "rm", "ls", "prune", "manifest" };
         cmd = argv[1];
-        for (i = 0; i < 6 && strcmp(cmd, cmds[i]); i++) {}
-        if (i == 6) { fprintf(stderr, "gpufeed-cache: unknown command '%.100s' (build, verify, info, rm, ls, prune)\n", cmd); return 2; }
+        for (i = 0; i < 7 && strcmp(cmd, cmds[i]); i++) {}
+        if (i == 7) { fprintf(stderr, "gpufeed-cache: unknown command '%.100s' (build, verify, info, rm, ls, prune, manifest)\n", cmd); return 2; }
         data_cmd = i < 4;
         if (data_cmd) gf_cli_find(cli, "--cache")->flags |= GF_CLI_REQUIRED;
     }
@@ -306,7 +338,11 @@ int main(int argc, char **argv)
     cli->pos = NULL;
     g_files = files;
     atexit(free_files);
-    if (!cmd) { fprintf(stderr, "gpufeed-cache: no command given (build, verify, info, rm, ls, prune; gpufeed-cache --help shows the usage)\n"); gf_cli_features_free(&fs); return 2; }
+    if (!cmd) { fprintf(stderr, "gpufeed-cache: no command given (build, verify, info, rm, ls, prune, manifest; gpufeed-cache --help shows the usage)\n"); gf_cli_features_free(&fs); return 2; }
+    if (!strcmp(cmd, "manifest")) {
+        gf_cli_features_free(&fs);
+        return cmd_manifest(cli, files, nfiles);
+    }
     if (!data_cmd) {
         for (i = 0; i < cli->nopts; i++) {
             const char *n = opts[i].name;
@@ -335,6 +371,7 @@ int main(int argc, char **argv)
     memset(&dd, 0, sizeof dd);
     memset(&cd, 0, sizeof cd);
     cd.dir = dir;
+    dd.manifest_dir = mdir ? mdir : dir; /* s3:// footers kept beside the cache */
     cd.no_wait = no_wait;
     cd.dir_max_bytes = (uint64_t)max_bytes;
     cd.log = logline;

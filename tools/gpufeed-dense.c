@@ -139,6 +139,7 @@ int main(int argc, char **argv)
     double t0, t1;
     long long rows = 0;
     uint32_t open_flags = 0;
+    const char *manifest_dir = NULL;
     gf_cli_progress pg;
     gf_cli_opt opts[] = {
         { .name = "-o", .kind = GF_CLI_STR, .target = &outp, .meta = "OUT.bin", .flags = GF_CLI_REQUIRED,
@@ -176,6 +177,8 @@ int main(int argc, char **argv)
           .help = "dense bytes per unit at most (default 16M): a wider table's row groups are cut\ninto units this size, decoded in order, each worker its share of the columns; -1: no bound" },
         { .name = "--threads", .kind = GF_CLI_INT, .target = &threads, .meta = "N", .min = 1, .max = GPUFEED_MAX_WORKERS,
           .flags = GF_CLI_THREADS, .help = "threads that split the columns between them (default 1; the same bytes)" },
+        { .name = "--manifest-dir", .kind = GF_CLI_STR, .target = &manifest_dir, .meta = "DIR",
+          .help = "s3:// paths: keep the objects' footers here, so a later run lists the objects\nand fetches no footer" },
         { .name = "--pread", .kind = GF_CLI_BITS, .target = &open_flags, .value = GPUFEED_OPEN_PREAD,
           .help = "positioned reads instead of mapping the files" },
         { .name = "--mmap", .kind = GF_CLI_BITS, .target = &open_flags, .value = GPUFEED_OPEN_MMAP, .help = "map the files (the default)" },
@@ -301,6 +304,7 @@ int main(int argc, char **argv)
     }
     memset(&dd, 0, sizeof dd);
     dd.flags = open_flags; /* files are mapped by default */
+    dd.manifest_dir = manifest_dir;
     dd.paths = files; dd.num_paths = nfiles;
     dd.features = feats; dd.num_features = nfeat;
     if (fs.n) { dd.features = fs.f; dd.num_features = fs.n; }

@@ -149,7 +149,8 @@ class _DatasetDesc(ctypes.Structure):
                 ("features", ctypes.POINTER(_Feature)), ("num_features", ctypes.c_int32),
                 ("where", ctypes.c_void_p), ("num_where", ctypes.c_int32),
                 ("unit_rows", ctypes.c_int64), ("unit_bytes", ctypes.c_int64), ("layout", ctypes.c_int32), ("flags", ctypes.c_uint32),
-                ("allocator", _Allocator), ("open_source", ctypes.c_void_p), ("source_user", ctypes.c_void_p)]
+                ("allocator", _Allocator), ("open_source", ctypes.c_void_p), ("source_user", ctypes.c_void_p),
+                ("manifest_dir", ctypes.c_char_p)]
 
 
 class _CacheDesc(ctypes.Structure):
@@ -826,6 +827,8 @@ class Loader:
       verify_crc: check the page CRCs the files have.
       where: predicates as text ("shard >= 4 and market in ('sf', 'ny')"):
         row groups and files pruned, rows filtered exactly.
+      manifest_dir: s3:// paths keep their objects' footers there, so a
+        later open lists them and fetches no footer (default: cache_dir).
 
     Threads and processes: one thread iterates at a time; ``close()`` from
     another thread waits for a ``next()`` in flight, which then raises a
@@ -840,7 +843,8 @@ class Loader:
                  start_batch: int = 0, unit_rows: int = 0, unit_bytes: int = 0, layout: Optional[str] = None,
                  cache_dir: Optional[PathLike] = None, device: Any = "auto", slots: int = 3, verify_crc: bool = False,
                  global_batch_rows: int = 0, partitions: int = 0, where: Optional[str] = None,
-                 label: Optional[Union[str, Sequence[str]]] = None, until: str = "first") -> None:
+                 label: Optional[Union[str, Sequence[str]]] = None, until: str = "first",
+                 manifest_dir: Optional[PathLike] = None) -> None:
         self._mu = threading.RLock()
         self._fork_mark = _forks[0]
         self._pid = os.getpid()
@@ -857,6 +861,7 @@ class Loader:
         if until not in ("first", "longest"):
             raise ValueError("until=%r: 'first' (a mixture's epoch ends with its first source's) or 'longest'" % (until,))
         self.until = until
+        self.manifest_dir = manifest_dir
         self._dss: List[Any] = []
         self._args(batch_rows, workers, ring_depth, seed, shuffle_window, unit_shuffle, epochs, even, drop_last,
                    start_epoch, start_batch, unit_rows, unit_bytes, layout, slots, global_batch_rows, partitions, where,
@@ -1028,6 +1033,9 @@ class Loader:
         dd.unit_bytes = self.unit_bytes
         dd.layout = {"row": 0, "feature": 1}[getattr(self, "layout", None) or "row"]
         dd.flags = 1 if self.verify_crc else 0          # GPUFEED_OPEN_VERIFY_CRC
+        mdir = self.manifest_dir or self.cache_dir
+        if mdir:
+            dd.manifest_dir = os.fsencode(mdir)
         if self.where and not self._where:
             w = ctypes.c_void_p()
             if self._lib.gpufeed_where_parse(ctypes.byref(w), str(self.where).encode(), ctypes.byref(err)) != 0:
