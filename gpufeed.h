@@ -14856,7 +14856,8 @@ static gpufeed_result gf__pack_tile_entries(gf__dcol *d, gf__pkst *st, size_t ds
             }
             if (c->row_start || st->row < 0 || !st->rowel || df < edef)
                 return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "inconsistent levels at level entry %lld of the page: repetition level 1 with definition level "
-                                    "%u, after a row %s", (long long)gf__nest_entry(c, i), df, st->row < 0 || c->row_start ? "start was due" : "without a list");
+                                    "%u, after a row %s", (long long)gf__nest_entry(c, i), df,
+                                    st->row < 0 || c->row_start ? "start was due" : "without a list");
         }
         if (++st->wlen > (int64_t)GPUFEED_MAX_LIST_WIDTH)
             return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements", (long long)(c->rows_seen - 1),
@@ -17070,7 +17071,8 @@ static gpufeed_result gf__bind_feature(gpufeed_dataset *ds, int32_t i, int32_t j
         return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: feature '%s': no such column in this file%s%s", f->name, ft->column, msg,
                           msg[0] || ds->nfiles < 2 ? "" : " (set missing=null to read it as nulls where it is missing)");
     }
-    if (gf__bind_column(f, col, ft, 0, b, msg, sizeof msg) || gf__bind_time(ds, i, j, b, msg, sizeof msg) || (ft->pack && gf__bind_pack(f, col, msg, sizeof msg)))
+    if (gf__bind_column(f, col, ft, 0, b, msg, sizeof msg) || gf__bind_time(ds, i, j, b, msg, sizeof msg)
+        || (ft->pack && gf__bind_pack(f, col, msg, sizeof msg)))
         return gf__seterr(err, GPUFEED_ERR_SCHEMA, "%s: feature '%s': %s", f->name, ft->column, msg);
     if (ft->positions) b->col = -1; /* computed from the tokens' documents: its column is not read again */
     return GPUFEED_OK;
@@ -22676,7 +22678,9 @@ static gpufeed_result gf__loader_open_even(gpufeed_loader *l, const gpufeed_load
         if (sl < 0) break;
         if (sl <= lim) sugg = u;
     }
-    if (umax > 2 * asked) /* units already larger than asked: the pages bound them */
+    if (l->pk) /* packing: units hold tokens (unit_bytes bounds them) */
+        gf__fmt(fix, sizeof fix, "smaller units (gpufeed_dataset_desc.unit_bytes; units of up to %lld tokens)", (long long)umax);
+    else if (umax > 2 * asked) /* units already larger than asked: the pages bound them */
         gf__fmt(fix, sizeof fix, "not a smaller unit_rows (units of up to %lld rows where %lld were asked: the pages bound them)", (long long)umax,
                 (long long)asked);
     else if (sugg)
@@ -22885,7 +22889,8 @@ static gpufeed_result gf__loader_open_threads(gpufeed_loader *l, const gpufeed_l
     l->hw->wu = (const gf__uslot **)gf__alloc(a, (size_t)l->step * sizeof(gf__uslot *));
     l->hw->woff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
     l->hw->wdoff = (int64_t *)gf__alloc(a, (size_t)(l->step + 1) * sizeof(int64_t));
-    if (!l->hw->wu || !l->hw->woff || !l->hw->wdoff || !gf__eplan_alloc(l, &l->hw->gp)) { return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory"); }
+    if (!l->hw->wu || !l->hw->woff || !l->hw->wdoff || !gf__eplan_alloc(l, &l->hw->gp))
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     pthread_mutex_init(&l->fmu, NULL);
@@ -22929,8 +22934,8 @@ static gpufeed_result gf__loader_check_desc(const gpufeed_dataset *ds, const gpu
     if (desc->workers < 0 || desc->workers > GPUFEED_MAX_WORKERS)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: workers must be 1..%d (got %d)", GPUFEED_MAX_WORKERS, desc->workers);
     if (ds->pack && (desc->batch_rows > ((int64_t)1 << 40) / ds->pack || desc->global_batch_rows > ((int64_t)1 << 40) / ds->pack))
-        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld rows of %d tokens a batch are too many", (long long)(desc->batch_rows > desc->global_batch_rows
-                          ? desc->batch_rows : desc->global_batch_rows), ds->pack);
+        return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: %lld rows of %d tokens a batch are too many",
+                          (long long)(desc->batch_rows > desc->global_batch_rows ? desc->batch_rows : desc->global_batch_rows), ds->pack);
     if (desc->ring_depth < 0 || desc->ring_depth > 1024)
         return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: ring_depth must be 1..1024 (got %d)", desc->ring_depth);
     if (desc->shuffle_window < 0) return gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: negative shuffle_window");

@@ -367,6 +367,10 @@ static void test_pack_ranks(void)
             gpufeed_batch b;
             int64_t nb = 0;
             ld.world = world; ld.rank = rank;
+            /* the shards differ by more than a batch of tokens: refused, naming the loss in tokens */
+            CHECK(gpufeed_loader_open(&l, ds, &ld, &err) == GPUFEED_ERR_INVALID_ARG);
+            CHECK_HAS(err.message, "tokens");
+            ld.even = GPUFEED_EVEN_DROP_ANY;
             if (gpufeed_loader_open(&l, ds, &ld, &err)) { CHECK_MSG(0, "%s", err.message); continue; }
             while (gpufeed_loader_next(l, &b) == GPUFEED_OK) {
                 for (i = 0; i < b.num_rows * o.T; i++) {
