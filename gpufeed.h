@@ -14682,6 +14682,8 @@ typedef struct gf__pkst {
     int64_t rn, rcap;
     uint64_t *roff;
     int64_t *rrow, *rval;
+    int64_t *rtok, *rdoc;              /* tokens and documents before the page's first row (-1: none starts there) */
+    int64_t rpend;                     /* the record whose first row has not started yet (-1: none) */
     int32_t *rord;
 } gf__pkst;
 
@@ -14701,8 +14703,15 @@ static int gf__pack_rec(gf__pkst *st, const gpufeed_column *c)
         d = (int32_t *)gf__realloc(st->ra, st->rord, (size_t)nc * 4);
         if (d) st->rord = d;
         if (!o || !w || !v || !d) return -1;
+        w = (int64_t *)gf__realloc(st->ra, st->rtok, (size_t)nc * 8);
+        if (w) st->rtok = w;
+        v = (int64_t *)gf__realloc(st->ra, st->rdoc, (size_t)nc * 8);
+        if (v) st->rdoc = v;
+        if (!w || !v) return -1;
         st->rcap = nc;
     }
+    st->rtok[st->rn] = st->rdoc[st->rn] = -1;
+    st->rpend = st->rn;
     st->roff[st->rn] = c->page_off;
     st->rord[st->rn] = c->cur_page;
     st->rrow[st->rn] = c->rows_seen;
@@ -14721,7 +14730,8 @@ static gpufeed_result gf__pack_row_end(gf__dcol *d, gf__pkst *st, size_t dsz)
         st->at++; st->len++;
     }
     (void)d;
-    st->lens[st->nd++] = (int32_t)st->len;
+    if (st->lens) st->lens[st->nd] = (int32_t)st->len;
+    st->nd++;
     return GPUFEED_OK;
 }
 
@@ -14837,6 +14847,11 @@ static gpufeed_result gf__pack_tile_entries(gf__dcol *d, gf__pkst *st, size_t ds
                 return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "the levels start more rows than the row group's %lld (level entry %lld of the page)",
                                     (long long)rg_rows, (long long)gf__nest_entry(c, i));
             if (gf__pack_row_end(d, st, dsz)) return gf__pack_over(st);
+            if (st->ra && st->rpend >= 0) { /* the walk: what comes before the page's first row */
+                st->rtok[st->rpend] = st->at;
+                st->rdoc[st->rpend] = st->nd;
+                st->rpend = -1;
+            }
             c->rows_seen++; st->rows++; st->row++;
             c->row_start = 0;
             st->len = 0; st->wlen = 0;
@@ -14849,7 +14864,7 @@ static gpufeed_result gf__pack_tile_entries(gf__dcol *d, gf__pkst *st, size_t ds
         } else {
             if (c->row_start == 3) { /* the row before's (gf__pack_run) */
                 if (df == maxd && (st->tok || st->skip)) {
-                    if (!st->skip) { d->vdst[nv] = -1; d->vrow[nv] = 0; }
+                    if (st->tok) { d->vdst[nv] = -1; d->vrow[nv] = 0; }
                     nv++;
                 }
                 continue;
@@ -14863,13 +14878,15 @@ static gpufeed_result gf__pack_tile_entries(gf__dcol *d, gf__pkst *st, size_t ds
             return gf__col_fail(c, GPUFEED_ERR_LIMIT, "row %lld has a list of more than GPUFEED_MAX_LIST_WIDTH (%lu) elements", (long long)(c->rows_seen - 1),
                                 (unsigned long)GPUFEED_MAX_LIST_WIDTH);
         if (!st->kept) {
-            if (df == maxd && !st->skip) { d->vdst[nv] = -1; d->vrow[nv] = st->row; }
+            if (df == maxd && st->tok) { d->vdst[nv] = -1; d->vrow[nv] = st->row; }
             nv += df == maxd;
             continue;
         }
         if (st->at >= st->cap) return gf__pack_over(st);
-        if (df == maxd) { d->vdst[nv] = (int64_t)((size_t)st->at * dsz); d->vrow[nv] = st->row; nv++; }
-        else if (st->null_error)
+        if (df == maxd) {
+            if (st->tok) { d->vdst[nv] = (int64_t)((size_t)st->at * dsz); d->vrow[nv] = st->row; }
+            nv++;
+        } else if (st->null_error)
             return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "feature '%s': null element %lld of the list at row %lld (null policy: error)", st->fname,
                                 (long long)st->len, (long long)(st->row0 + st->row));
         else if (st->tok) memcpy(st->tok + (size_t)st->at * dsz, st->fill, dsz);
@@ -15021,6 +15038,9 @@ typedef struct gf__bind {             /* a feature or predicate column in one fi
 
 typedef struct gf__pidx {             /* data pages of one chunk: where rows start */
     int64_t n;
+    int64_t *first_tok, *first_doc;    /* a packed column's walk (gf__pack_page_index): tokens and documents
+                                          before each first row (NULL: not counted); ... */
+    int64_t all_tok, all_doc;          /* ... and the chunk's */
     int64_t *first_row;
     int64_t *first_value;              /* nested leaves: the page's first level entry (NULL: = first_row) */
     uint64_t *offset;
@@ -16430,11 +16450,13 @@ static gpufeed_result gf__pack_page_index(gpufeed_dataset *ds, int32_t file, int
     r = gpufeed_column_open(&c, f, rg, col, NULL, err);
     if (r) return r;
     memset(&st, 0, sizeof st);
-    st.k = f->md.row_groups[rg].num_rows; st.cap = INT64_MAX; st.skip = 1;
+    st.k = f->md.row_groups[rg].num_rows; st.cap = INT64_MAX; /* counting (no value read), no predicate */
     st.fname = f->md.columns[col].path;
     st.c = c;
     st.dsz = 4;
     st.ra = &ds->alloc;
+    st.rpend = -1;
+    st.eos = ds->feats[ds->pack_tok].use_eos ? (const uint8_t *)"\0\0\0\0\0\0\0" : NULL; /* counted, not written */
     r = gf__pack_read(NULL, &st);
     if (r) gf__seterr(err, r, "%s", gpufeed_column_error(c));
     if (!r) {
@@ -16442,17 +16464,24 @@ static gpufeed_result gf__pack_page_index(gpufeed_dataset *ds, int32_t file, int
         pi->first_value = (int64_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 8);
         pi->offset = (uint64_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 8);
         pi->ordinal = (int32_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 4);
-        if (!pi->first_row || !pi->first_value || !pi->offset || !pi->ordinal) r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
+        pi->first_tok = (int64_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 8);
+        pi->first_doc = (int64_t *)gf__arena_get(&ds->arena, (size_t)(st.rn ? st.rn : 1) * 8);
+        if (!pi->first_row || !pi->first_value || !pi->offset || !pi->ordinal || !pi->first_tok || !pi->first_doc)
+            r = gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "%s: out of memory", f->name);
     }
     for (i = 0, k = 0; !r && i < st.rn; i++) {
         if (k && st.rrow[i] == pi->first_row[k - 1]) k--; /* no row starts in the page before: row r starts in this one or later */
         if (k ? st.rrow[i] < pi->first_row[k - 1] : st.rrow[i] != 0) continue; /* rows increase from 0 */
+        if (st.rtok[i] < 0) continue; /* no row starts in it or after it */
         pi->first_row[k] = st.rrow[i]; pi->first_value[k] = st.rval[i];
         pi->offset[k] = st.roff[i]; pi->ordinal[k] = st.rord[i];
+        pi->first_tok[k] = st.rtok[i]; pi->first_doc[k] = st.rdoc[i];
         k++;
     }
     pi->n = r ? 0 : k;
+    pi->all_tok = st.at; pi->all_doc = st.nd;
     gf__free(&ds->alloc, st.roff); gf__free(&ds->alloc, st.rrow); gf__free(&ds->alloc, st.rval); gf__free(&ds->alloc, st.rord);
+    gf__free(&ds->alloc, st.rtok); gf__free(&ds->alloc, st.rdoc);
     gpufeed_column_close(c);
     return r;
 }
@@ -18520,6 +18549,7 @@ static void *gf__pcount_main(void *arg)
         u = (*pc->next)++;
 #endif
         if (u >= ds->nunits) break;
+        if (pc->docs[u] >= 0) continue; /* counted by the page walk */
         pc->res = gf__pack_decode_unit(ds, s, u, NULL, 0, lens, &nd, &nt);
         if (pc->res) gf__fmt(pc->err, sizeof pc->err, "%s", s->err);
         pc->docs[u] = nd;
@@ -18528,6 +18558,41 @@ static void *gf__pcount_main(void *arg)
     gpufeed_scratch_close(s);
     gf__free(&ds->alloc, lens);
     return NULL;
+}
+
+/* the place of row r among a walked chunk's first rows: its record, -2
+   for the chunk's end, -3 for its start, -1 none */
+static int64_t gf__pack_rec_of(const gf__pidx *pi, int64_t r, int64_t rows)
+{
+    int64_t lo = 0, hi = pi->n - 1;
+    if (r == 0) return -3;
+    if (r == rows) return -2;
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (pi->first_row[mid] == r) return mid;
+        if (pi->first_row[mid] < r) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* unit u's documents (tokens into *ntok) from its row group's page walk,
+   when its ends are rows the walk counted up to (no predicate: every row
+   kept); -1 else (the counting pass reads it) */
+static int64_t gf__pack_walked(const gpufeed_dataset *ds, int64_t u, int64_t *ntok)
+{
+    const gf__unitx *x = &ds->units[u];
+    const gf__pidx *pi;
+    int64_t a, b, rows;
+    *ntok = 0;
+    if (ds->npred || x->plan < 0) return -1;
+    pi = &ds->plans[x->plan].idx[ds->pack_tok];
+    if (!pi->first_tok) return -1;
+    rows = ds->files[x->u.file]->md.row_groups[x->u.row_group].num_rows;
+    a = gf__pack_rec_of(pi, x->u.first_row, rows);
+    b = gf__pack_rec_of(pi, x->u.first_row + x->u.num_rows, rows);
+    if (a == -1 || b == -1) return -1;
+    *ntok = (b == -2 ? pi->all_tok : pi->first_tok[b]) - (a == -3 ? 0 : pi->first_tok[a]);
+    return (b == -2 ? pi->all_doc : pi->first_doc[b]) - (a == -3 ? 0 : pi->first_doc[a]);
 }
 
 /* 2 once a dataset's counts are published */
@@ -18579,6 +18644,7 @@ static gpufeed_result gf__pack_counts(gpufeed_dataset *ds, int32_t threads, char
         return GPUFEED_ERR_OUT_OF_MEMORY;
     }
     memset(pc, 0, (size_t)threads * sizeof *pc);
+    for (u = 0; u < ds->nunits; u++) docs[u] = gf__pack_walked(ds, u, &ntok[u]);
     for (t = 0; t < threads; t++) {
         pc[t].ds = ds; pc[t].next = &next; pc[t].docs = docs; pc[t].ntok = ntok; pc[t].maxrows = maxrows;
     }
