@@ -232,6 +232,22 @@ def test_python(tmp):
         check("Python mixture weight 0: an error naming the weight", "weight" in str(e), e)
 
 
+def test_readme_snippet():
+    """the README's Python loop under 'Token sequences and mixtures', as written"""
+    import re
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    part = text.split("### Token sequences and mixtures", 1)
+    m = re.search(r"```python\n(.*?)```", part[1] if len(part) == 2 else "", re.S)
+    if not m:
+        check("README.md has a ```python loop under 'Token sequences and mixtures'", False)
+        return
+    code = m.group(1) + "\nprint('batches', batch.index + 1, tuple(ids.shape))\n"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=600)
+    check("README.md's token loop, as written, runs: 167 batches of [16, 128]", p.returncode == 0 and "batches 167 (16, 128)" in p.stdout,
+          (p.stdout + p.stderr)[-400:])
+
+
 def gpufeed_batch_arrays(batch):
     """a host batch's features as NumPy arrays (DLPack, no copy)"""
     a = np.from_dlpack(batch)
@@ -252,6 +268,7 @@ def main():
         test_bench(args.bin, tmp)
         if not args.no_python:
             test_python(tmp)
+            test_readme_snippet()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed" % (PASS, FAIL))

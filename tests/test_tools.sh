@@ -300,9 +300,10 @@ for src in $T/readme_*.c; do
   else
     bad "README program $(basename "$src") compiles as written"; cat "$exe.err"; continue
   fi
-  if grep -q "gpufeed_column_open" "$src"; then
-    # pyarrow.compute.sum(read_table(flights)['dep_delay']) == 4152200
-    check "README column program runs and matches pyarrow" test "$("$exe")" = "sum of dep_delay: 4152200"
+  if grep -q "gpufeed_loader_open_mixture" "$src"; then
+    # a 3:1 mixture of packed rows: sequences.parquet has 2,010 rows of 128 tokens, 12 of each 16-row batch: 167 batches
+    check "README token program runs as written (167 batches of 16 rows)" \
+      test "$("$exe")" = "2672 rows of 128 tokens, 5317 documents started, token sum 43519596"
   elif grep -q "gpufeed_uploader_next" "$src"; then
     # the trainer: 2 epochs of flights, sums independent of workers, of the cache and of the GPU
     want="673552 rows, dep_delay sum 8304400, carrier id sum 443879646"
@@ -337,6 +338,12 @@ open('$T/readme_bad.parquet', 'wb').write(d)"
     bad "README program $(basename "$src"): the test does not know what it should print"
   fi
 done
+# examples/read_column.c (the column reader, page by page): pyarrow.compute.sum(read_table(flights)['dep_delay']) == 4152200
+if cc -std=c99 -Wall -Wextra -Werror -pedantic ${README_OPT:--O2} -I. examples/read_column.c -o $T/read_column -lpthread -lm 2> $T/read_column.err; then
+  check "examples/read_column.c runs and matches pyarrow" test "$($T/read_column)" = "sum of dep_delay: 4152200"
+else
+  bad "examples/read_column.c compiles with its own command"; cat $T/read_column.err
+fi
 # positioned reads (gpufeed-dense --pread, GPUFEED_OPEN_PREAD) give the same bytes as the default mapping
 for f in tests/data/pyarrow_default.parquet tests/data/pyarrow_v2_snappy.parquet tests/data/ids.parquet examples/data/flights.parquet; do
   $BIN/gpufeed-dense --pread --unsafe-cast -o $T/pread.bin "$f" 2> $T/pread.err; rc1=$?
