@@ -24982,7 +24982,8 @@ static gpufeed_result gf__resident_setup(gpufeed_uploader *u, gpufeed_error *err
     /* the dataset as it is, but for the counters its loader's running
        workers add to (read apart from them: no torn copy, no race) */
     memcpy(u->ids, ds, offsetof(gpufeed_dataset, bytes_read));
-    u->ids->bytes_read = 0; u->ids->read_us = 0;
+    memset((char *)u->ids + offsetof(gpufeed_dataset, bytes_read), 0, sizeof *u->ids - offsetof(gpufeed_dataset, bytes_read)); /* not packed */
+    u->ids->pack_tok = u->ids->pack_pos = -1;
     u->ids->dcache = gf__dcache_load(&ds->dcache); u->ids->arena = ds->arena;
     u->ids->users = 0;
     memset(&u->idfeat, 0, sizeof u->idfeat);

@@ -1083,6 +1083,8 @@ class Loader:
         ld.shuffle_window, ld.rank, ld.world = self.shuffle_window, self.rank, self.world
         ld.last_batch = 1 if self.drop_last else 0
         ld.even = {"drop": 0, "pad": 1, "drop_any": 2}[self.even]
+        if self.even == "drop" and self.world > 1 and self.global_batch_rows <= 0 and not self._mix:
+            ld.even = 2  # the loss is checked here (_open_split: finer units tried, the refusal in Python's terms)
         ld.start_epoch, ld.start_batch = epoch, batch
         ld.epochs = EPOCHS_ENDLESS if self.epochs is None else self.epochs - epoch
         ld.global_batch_rows = self.global_batch_rows  # > 0: elastic mode (batch_rows may be 0)
