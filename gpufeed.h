@@ -12,7 +12,9 @@
    GZIP and ZSTD decoders, columnar-to-dense conversion over datasets of
    many files (features, statistics pruning, predicates, units, batches), the
    deterministic parallel loader (a ring of unit slots, seeded shuffles, rank
-   sharding, exact resume), the file-backed tensor cache, pinned CUDA
+   sharding, exact resume), token packing (documents of a list column cut
+   into rows of T tokens, no padding) and weighted mixtures of datasets,
+   the file-backed tensor cache, pinned CUDA
    uploads with a device-resident mode, DLPack export of batches (PyTorch,
    CuPy, JAX, NumPy without a copy), hooks for remote sources and, with
    GPUFEED_CURL, s3:// and https:// paths (libcurl loaded at run time).
@@ -44,7 +46,9 @@
 
    List features: set width (and list_policy) on a feature whose column is
    a list leaf, e.g. ft.column = "emb.list.element"; ft.width = 8: eight
-   values per row (see gpufeed_feature).
+   values per row (see gpufeed_feature). Token rows: ft.pack = 2048 on a
+   list<int32> column such as "input_ids" (a loader packs them; see
+   gpufeed_feature.pack and gpufeed_loader_open_mixture).
 
    Lower level: gpufeed_file_open + gpufeed_column_open/read decode one
    column chunk page by page into typed values and validity; nested leaves
