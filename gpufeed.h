@@ -221,6 +221,11 @@
                                             default): a wide row group is cut
                                             into units of this many bytes of
                                             rows, read on one after another
+     GPUFEED_PACK_UNIT_BYTES       4 MiB    tokens of one unit of a packed
+                                            dataset (its unit_bytes' default):
+                                            a one-pass epoch touches each slot's
+                                            fresh memory once, so smaller units
+                                            are faster there, and keep less
      GPUFEED_ALIGN                 256      alignment of batch buffers
      GPUFEED_DICT_CACHE_BYTES      256 MiB  converted dictionaries a loader's
                                             workers share
@@ -445,6 +450,9 @@
 #endif
 #ifndef GPUFEED_UNIT_BYTES
 #define GPUFEED_UNIT_BYTES ((int64_t)16 << 20)
+#endif
+#ifndef GPUFEED_PACK_UNIT_BYTES
+#define GPUFEED_PACK_UNIT_BYTES ((int64_t)4 << 20)
 #endif
 #ifndef GPUFEED_MAX_OPEN_FILES
 #define GPUFEED_MAX_OPEN_FILES 64
@@ -997,7 +1005,8 @@ typedef struct gpufeed_dataset_desc {
                                           unit grows up to 4x rather than cut
                                           through pages larger than a quarter of it */
     int64_t unit_bytes;                /* dense bytes per unit at most (0: the
-                                          default, GPUFEED_UNIT_BYTES; -1: no
+                                          default, GPUFEED_UNIT_BYTES, for packed
+                                          tokens GPUFEED_PACK_UNIT_BYTES; -1: no
                                           bound). Where unit_rows rows are more,
                                           the dataset is wide: each row group is
                                           cut into equal units of fewer rows, which
@@ -11166,6 +11175,9 @@ struct gpufeed_column {
        decoded as the reader gets to them */
     gf__snap z;
     int z_on, z_want;
+    int levels_only;                   /* a walk of the levels alone: a v1 SNAPPY page of
+                                          PLAIN or dictionary values inflated only up to
+                                          its levels' end (gf__col_inflate_levels) */
     uint8_t *zbuf; size_t zbuf_cap;
     /* a streamed page of a file read with positioned reads (not mapped):
        its compressed bytes (zin_len of them, at file offset zin_off; 0: the
@@ -12118,6 +12130,52 @@ static gpufeed_result gf__col_z_start(gpufeed_column *c, const gf__ph *h, const 
    a v2 page keeps them uncompressed before the values, a v1 page puts
    them before the values inside the compressed body. The decoders of
    c->def and c->rep start on them; *valsp, *vlenp: the values section. */
+/* A walk of a v1 SNAPPY page's levels alone (c->levels_only: the page
+   walk of a packed column counts rows and tokens, and reads no value):
+   the stream inflated only as far as its repetition and definition level
+   sections reach, each length read as it comes; *len the bytes inflated
+   (the values' bytes are not all there: nothing reads them). The rest of
+   the page is checked when it is read for its values. */
+static gpufeed_result gf__col_inflate_levels(gpufeed_column *c, const gf__ph *h, const uint8_t *p, uint64_t nv, const uint8_t **out, size_t *len)
+{
+#ifdef GF__SNAPPY_OWN
+    char msg[GPUFEED_ERROR_MAX];
+    gf__snap z;
+    const uint64_t un = (uint64_t)h->usize;
+    uint64_t need = 0;
+    int k, st;
+    if (!gf__grow(&c->f->alloc, &c->dbuf, &c->dbuf_cap, (size_t)un + GF__SNAPPY_OUT_SLACK))
+        return gf__col_fail(c, GPUFEED_ERR_OUT_OF_MEMORY, "out of memory for a page of %llu bytes", (unsigned long long)un);
+    if (gf__snappy_begin(&z, p, (size_t)h->csize, un, msg, sizeof msg)) return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+    z.buf = z.op = c->dbuf;
+    z.end = c->dbuf + un;
+    for (k = 0, st = 0; k < 2 && !st; k++) { /* repetition, then definition levels */
+        const int16_t maxl = k ? c->ci->max_def : c->ci->max_rep;
+        const int32_t enc = k ? h->def_enc : h->rep_enc;
+        if (maxl <= 0) continue;
+        if (enc == GPUFEED_ENC_RLE) {
+            need = need + 4 < un ? need + 4 : un;
+            st = gf__snappy_run(&z, z.buf + need, msg, sizeof msg);
+            if (st || (uint64_t)(z.op - z.buf) < need || need + 4 > un) break; /* too short: said below */
+            need += gf__ld32(z.buf + need - 4);
+        } else need += (nv * (uint64_t)gf__bit_width((uint32_t)maxl) + 7) / 8;
+        if (need > un) need = un;
+        st = gf__snappy_run(&z, z.buf + need, msg, sizeof msg);
+    }
+    if (!st && (uint64_t)(z.op - z.buf) < need) /* the stream ends early: inflated on, for the error a whole page gives */
+        st = gf__snappy_run(&z, NULL, msg, sizeof msg);
+    if (st) return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
+    *out = c->dbuf;
+    *len = (size_t)(z.op - z.buf);
+    return GPUFEED_OK;
+#else
+    gpufeed_result r = gf__col_inflate(c, p, (size_t)h->csize, (size_t)h->usize, out);
+    (void)nv;
+    if (!r) *len = (size_t)h->usize;
+    return r;
+#endif
+}
+
 static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, const uint8_t *p, int v2, uint64_t nv,
                                           const uint8_t **valsp, size_t *vlenp)
 {
@@ -12148,7 +12206,12 @@ static gpufeed_result gf__col_page_levels(gpufeed_column *c, const gf__ph *h, co
         if (r) return r;
     } else {
         vals = p; vlen = (size_t)h->csize;
-        if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
+        if (c->levels_only && c->ch->codec == GPUFEED_CODEC_SNAPPY && !c->zin_len &&
+            (h->encoding == GPUFEED_ENC_PLAIN || h->encoding == GPUFEED_ENC_PLAIN_DICTIONARY || h->encoding == GPUFEED_ENC_RLE_DICTIONARY)) {
+            r = gf__col_inflate_levels(c, h, p, nv, &vals, &vlen);
+            if (r) return r;
+            gf__col_unmap_to(c, c->pos);
+        } else if (c->ch->codec != GPUFEED_CODEC_UNCOMPRESSED) {
             r = gf__col_inflate(c, p, (size_t)h->csize, (size_t)h->usize, &vals);
             if (r) return r;
             vlen = (size_t)h->usize;
@@ -14765,19 +14828,12 @@ static gpufeed_result gf__pack_values(gf__dcol *d, gf__pkst *st, uint32_t n, uin
             const uint32_t k = n < GF__TILE ? n : GF__TILE, dn = c->dict_n;
             uint32_t j, bad = 0;
             if (gf__rle_get(&c->idx, d->idx, k) != k) return gf__col_fail(c, GPUFEED_ERR_CORRUPT, "dictionary indices end before the page's levels do");
-            for (j = 0; j < k; j++) bad |= d->idx[j] >= dn;
+            bad = gf__gather_dense(dst, dsz, d->dconv, d->idx, k, dn, dsz) != 0; /* the indices checked in one pass, then gathered */
             if (!bad && d->dbad_any && !d->conv.unsafe_cast) for (j = 0; j < k; j++) bad |= d->dbad[d->idx[j]];
-            if (bad) { /* the slow way, for the message */
+            if (bad) { /* the slow way (over what was gathered), for the message */
                 for (j = 0; j < k; j++) { d->vdst[j] = (int64_t)((size_t)j * dsz); d->vrow[j] = st->row; }
                 r = gf__dcol_list_values(d, st->fname, k, dst, NULL, st->row0);
                 if (r) return r;
-            } else if (dsz == 4) {
-                const uint32_t *dv = (const uint32_t *)(const void *)d->dconv;
-                uint32_t *o = (uint32_t *)(void *)dst;
-                for (j = 0; j < k; j++) o[j] = dv[d->idx[j]];
-            } else {
-                const uint64_t *dv = (const uint64_t *)(const void *)d->dconv;
-                for (j = 0; j < k; j++) memcpy(dst + (size_t)j * 8, &dv[d->idx[j]], 8);
             }
             dst += (size_t)k * dsz;
             n -= k;
@@ -16453,6 +16509,7 @@ static gpufeed_result gf__pack_page_index(gpufeed_dataset *ds, int32_t file, int
     memset(pi, 0, sizeof *pi);
     r = gpufeed_column_open(&c, f, rg, col, NULL, err);
     if (r) return r;
+    c->levels_only = 1; /* no value is read: a page's levels alone inflated */
     memset(&st, 0, sizeof st);
     st.k = f->md.row_groups[rg].num_rows; st.cap = INT64_MAX; /* counting (no value read), no predicate */
     st.fname = f->md.columns[col].path;
@@ -17616,6 +17673,7 @@ GPUFEED_API gpufeed_result gpufeed_dataset_open(gpufeed_dataset **out, const gpu
     r = gf__dataset_open_predicates(ds, desc, err); /* first: partition keys prune files */
     if (!r) r = gf__dataset_open_files(ds, desc, err);
     if (!r) r = gf__dataset_open_features(ds, desc, err);
+    if (!r && ds->pack && !desc->unit_bytes) ds->unit_bytes = GPUFEED_PACK_UNIT_BYTES;
     if (!r) r = gf__dataset_open_bind(ds, err);
     if (!r) { /* before the plan's walk of the page headers reads any page in */
         int32_t i;

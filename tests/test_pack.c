@@ -712,6 +712,96 @@ static void test_mix_pack(void)
 
 /* ---- bad input ---- */
 
+/* A damaged file under the page walk of a split row group (units of 100
+   rows in row groups of 400; SNAPPY v1 pages, their levels alone inflated
+   at open): 64 flipped bytes over the data, one at a time. Each open and
+   epoch ends, and every error names the file; some are found */
+static void test_pack_damaged(void)
+{
+    FILE *fp = fopen(A_FILES[0], "rb");
+    uint8_t *buf = NULL;
+    long n = 0;
+    int k, errors = 0, at_open = 0;
+    int64_t lo[2] = { 0, 0 }, hi[2] = { 0, 0 };
+    char path[] = "/tmp/gpufeed-pack-damaged-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fp != NULL && fd >= 0);
+    if (!fp || fd < 0) { if (fp) fclose(fp); return; }
+    fseek(fp, 0, SEEK_END); n = ftell(fp); fseek(fp, 0, SEEK_SET);
+    buf = (uint8_t *)malloc((size_t)n);
+    CHECK(buf && fread(buf, 1, (size_t)n, fp) == (size_t)n);
+    fclose(fp);
+    {   /* the data pages of input_ids in the first two row groups (a flipped dictionary entry is another token: not damage found) */
+        gpufeed_file *f = NULL;
+        gpufeed_file_desc fdsc;
+        gpufeed_error e;
+        int32_t c, g;
+        memset(&fdsc, 0, sizeof fdsc);
+        fdsc.path = A_FILES[0];
+        CHECK(gpufeed_file_open(&f, &fdsc, &e) == GPUFEED_OK);
+        for (c = 0; f && c < gpufeed_file_metadata(f)->num_columns; c++) {
+            if (strncmp(gpufeed_file_metadata(f)->columns[c].path, "input_ids", 9) != 0) continue;
+            for (g = 0; g < 2 && g < gpufeed_file_metadata(f)->num_row_groups; g++) {
+                const gpufeed_chunk_info *ch = &gpufeed_file_metadata(f)->row_groups[g].chunks[c];
+                const int64_t start = ch->dictionary_page_offset > 0 && ch->dictionary_page_offset < ch->data_page_offset ? ch->dictionary_page_offset
+                                                                                                                          : ch->data_page_offset;
+                lo[g] = ch->data_page_offset;
+                hi[g] = start + ch->total_compressed_size;
+            }
+        }
+        gpufeed_file_close(f);
+        CHECK_MSG(hi[0] > lo[0] && hi[1] > lo[1] && hi[1] <= n, "input_ids' data pages not found in %s", A_FILES[0]);
+    }
+    for (k = 0; k < 64 && buf && hi[1] > lo[1]; k++) {
+        const int g = k & 1;
+        const long at = (long)(lo[g] + (hi[g] - lo[g]) * (k / 2) / 32 + (k * 7919) % 13);
+        const char *paths[1];
+        gpufeed_feature ft[1];
+        gpufeed_dataset_desc dd;
+        gpufeed_dataset *ds = NULL;
+        gpufeed_loader *l = NULL;
+        gpufeed_loader_desc ld = ldesc(4, 2, 3, 2, 1);
+        gpufeed_error err;
+        gpufeed_batch b;
+        gpufeed_result r;
+        FILE *out;
+        buf[at] ^= 0x5a;
+        out = fopen(path, "wb");
+        CHECK(out && fwrite(buf, 1, (size_t)n, out) == (size_t)n);
+        if (out) fclose(out);
+        buf[at] ^= 0x5a;
+        paths[0] = path;
+        memset(ft, 0, sizeof ft); memset(&dd, 0, sizeof dd);
+        ft[0].column = "input_ids"; ft[0].dtype = GPUFEED_DT_I32; ft[0].pack = 16;
+        dd.paths = paths; dd.num_paths = 1; dd.features = ft; dd.num_features = 1; dd.unit_rows = 100;
+        r = gpufeed_dataset_open(&ds, &dd, &err);
+        if (r) {
+            errors++; at_open++;
+            CHECK_MSG(strstr(err.message, path) != NULL, "byte %ld: the error names no file: %s", at, err.message);
+            continue;
+        }
+        r = gpufeed_loader_open(&l, ds, &ld, &err);
+        if (r) {
+            errors++;
+            CHECK_MSG(strstr(err.message, path) != NULL || strstr(err.message, "input_ids") != NULL, "byte %ld: %s", at, err.message);
+        } else {
+            while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {}
+            if (r != GPUFEED_DONE) {
+                errors++;
+                CHECK_MSG(strstr(gpufeed_loader_error(l), path) != NULL || strstr(gpufeed_loader_error(l), "input_ids") != NULL, "byte %ld: %s", at,
+                          gpufeed_loader_error(l));
+            }
+            gpufeed_loader_close(l);
+        }
+        gpufeed_dataset_close(ds);
+    }
+    printf("  64 damaged copies of %s: %d errors (%d at open), the rest read to their end\n", A_FILES[0], errors, at_open);
+    CHECK_MSG(errors > 0 && at_open > 0, "%d errors, %d at open: no damage found", errors, at_open);
+    free(buf);
+    close(fd);
+    unlink(path);
+}
+
 static void test_pack_errors(void)
 {
     gpufeed_error err;
@@ -814,5 +904,6 @@ int main(void)
     RUN(test_mix_until);
     RUN(test_mix_pack);
     RUN(test_pack_errors);
+    RUN(test_pack_damaged);
     return TEST_SUMMARY();
 }

@@ -90,10 +90,14 @@ def test_packed_lm():
 
 def test_torchrun():
     rc, out, err = torchrun([])
-    lines = [l for l in out.splitlines() if l.startswith("rank ")]
+    # two processes share the pipe: a line may be cut by the other's output, so the lines are found anywhere
     counts = dict(((int(m.group(1)), int(m.group(2))), int(m.group(3))) for m in
-                  (re.match(r"rank (\d) of 2 \(RANK/WORLD_SIZE\): epoch (\d+), (\d+) batches", l) for l in lines) if m)
+                  re.finditer(r"rank (\d) of 2 \(RANK/WORLD_SIZE\): epoch (\d+), (\d+) batches", out))
     ok_line = [l for l in out.splitlines() if l.startswith("ranks: ")]
+    if len(counts) < 4:  # a rank's line cut inside by the other's: rank 0's gathered counts ([rank][epoch])
+        m = re.search(r"ranks: batches an epoch \[\[(\d+), (\d+)\], \[(\d+), (\d+)\]\]", out)
+        if m:
+            counts = {(0, 0): int(m.group(1)), (0, 1): int(m.group(2)), (1, 0): int(m.group(3)), (1, 1): int(m.group(4))}
     check("torchrun --nproc_per_node=2 examples/torchrun_ranks.py: ranks 0 and 1 of 2 from RANK/WORLD_SIZE, equal batch "
           "counts each epoch (%s)" % sorted(counts.items()), rc == 0 and len(counts) == 4
           and counts[(0, 0)] == counts[(1, 0)] == counts[(0, 1)] == counts[(1, 1)] > 0, (out + err)[-600:])

@@ -197,7 +197,7 @@ int main(int argc, char **argv)
         { .name = "--unit-rows", .kind = GF_CLI_I64, .target = &unit_rows, .meta = "N", .min = 1,
           .help = "rows per unit of work (default 65536)" },
         { .name = "--unit-bytes", .kind = GF_CLI_SIZE, .target = &unit_bytes, .meta = "BYTES", .min = -1,
-          .help = "dense bytes per unit at most (default 16M): a wider table's row groups are cut\ninto units this size, decoded in order, each worker its share of the columns; -1: no bound" },
+          .help = "dense bytes per unit at most (default 16M, 4M of packed tokens): a wider table's row groups are cut\ninto units this size, decoded in order, each worker its share of the columns; -1: no bound" },
         { .name = "--prefill", .kind = GF_CLI_FLAG, .target = &ld.prefill, .help = "fill every worker's queue before the first batch" },
         { .name = "--jitter-us", .kind = GF_CLI_INT, .target = &ld.debug_jitter_us, .meta = "X",
           .help = "testing: each worker sleeps 0..X us before each unit" },

@@ -813,8 +813,8 @@ class Loader:
       start_epoch, start_batch: where the stream starts (a C-style resume
         point; load_state_dict is the Python one).
       unit_rows: target rows a unit (0: the library's 65536, or finer where
-        ranks need it); unit_bytes: dense bytes a unit at most (0: 16 MiB,
-        -1: no bound).
+        ranks need it); unit_bytes: dense bytes a unit at most (0: 16 MiB, 4 MiB of
+        packed tokens; -1: no bound).
       layout: 'row' (one [rows, width] matrix) or 'feature' (a buffer per
         feature); None: 'row', or 'feature' when label= features mix dtypes.
       cache_dir: the tensor cache's directory (epoch 0 writes it, every
