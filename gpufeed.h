@@ -1468,7 +1468,8 @@ typedef struct gpufeed_cache_desc {
                                           kept in RAM only, when it fits (0: off) */
     int32_t no_build;                  /* 1: use an existing cache, never build one */
     int32_t verify;                    /* GPUFEED_CACHE_VERIFY_*: when unit checksums are checked */
-    void (*log)(void *user, const char *msg); /* warnings (default: stderr) */
+    void (*log)(void *user, const char *msg); /* warnings (default: stderr); called
+                                          from the loader's threads, one call at a time */
     void *log_user;
     uint64_t dir_max_bytes;            /* byte budget of the whole directory: least
                                           recently used caches no process uses go
@@ -19828,6 +19829,8 @@ struct gf__cache {
     pthread_cond_t cv;                 /* a unit stored, the build finished or failed */
     int mu_init;
     int32_t waiters;                   /* atomic */
+    pthread_mutex_t logmu;             /* the log callback: one call at a time */
+    int logmu_init;
 #endif
     const gpufeed_allocator *a;
 };
@@ -19840,6 +19843,14 @@ static void gf__cache_log(gf__cache *c, const char *fmt, ...)
     va_start(ap, fmt);
     gf__vfmt(msg, sizeof msg, fmt, ap);
     va_end(ap);
+#if !defined(GPUFEED_NO_THREADS)
+    if (c->log && c->logmu_init) { /* workers log: the callback sees one message at a time */
+        pthread_mutex_lock(&c->logmu);
+        c->log(c->log_user, msg);
+        pthread_mutex_unlock(&c->logmu);
+        return;
+    }
+#endif
     if (c->log) c->log(c->log_user, msg);
 #ifndef GPUFEED_NO_STDIO
     else fprintf(stderr, "gpufeed: %s\n", msg);
@@ -20157,6 +20168,7 @@ static void gf__cache_free(gf__cache *c)
 #endif
 #if !defined(GPUFEED_NO_THREADS)
     if (c->mu_init) { pthread_mutex_destroy(&c->mu); pthread_cond_destroy(&c->cv); }
+    if (c->logmu_init) pthread_mutex_destroy(&c->logmu);
 #endif
     gf__free(c->a, c->ram);
     gf__free(c->a, c->idx);
@@ -20806,6 +20818,7 @@ static gf__cache *gf__cache_new(gpufeed_dataset *ds, const gpufeed_cache_desc *c
         if (pthread_cond_init(&c->cv, NULL) == 0) c->mu_init = 1;
         else pthread_mutex_destroy(&c->mu);
     }
+    if (pthread_mutex_init(&c->logmu, NULL) == 0) c->logmu_init = 1;
 #endif
     gf__cache_dataset_id(ds, c->dsid);
 #ifndef GPUFEED_NO_STDIO
