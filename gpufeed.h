@@ -1391,8 +1391,8 @@ GPUFEED_API int64_t gpufeed_loader_rows(gpufeed_loader *l);
    stats.rows_dropped), or when the last one does (GPUFEED_UNTIL_LONGEST: a
    source that runs out goes on with its next epoch's order,
    stats.rows_repeated). Everything else is the loader's: the desc's batch
-   size, workers (shared out between the sources by weight, one each at
-   least), shuffle, ranks (each rank mixes its own shards; batch counts
+   size, workers (the mixture's threads: each drives some of the sources'
+   workers, shared out by weight, one each at least), shuffle, ranks (each rank mixes its own shards; batch counts
    are equal), elastic mode (without partitions: every rank plans the
    global batches), resume at (epoch, batch) (nothing before the batch is
    decoded), the tensor cache (one per source dataset), uploaders and
@@ -19283,12 +19283,35 @@ typedef struct gf__mixsrc {
     int32_t cstate;                    /* its cache's state */
 } gf__mixsrc;
 
+#if !defined(GPUFEED_NO_THREADS)
+typedef struct gf__mixth {             /* a thread of a mixture's pool */
+    gpufeed_loader *l;                 /* the mixture */
+    int32_t t;                         /* its number */
+    pthread_t th;
+    int started;
+} gf__mixth;
+#endif
+
 struct gf__mix {
     int32_t n, until;
     gf__mixsrc *s;
     int64_t Bm;                        /* rows a batch spans: the batch, or the global batch */
     int64_t e, nb, k;                  /* the epoch in hand (-1 none), its batches, the next one */
     int32_t *order;                    /* [Bm] each row's source */
+    /* The pool: the mixture's workers threads drive its sources' workers
+       (the sources' loaders start no threads of their own), the x-th of
+       their flattened list by thread x mod nth, so a mixture runs on the
+       threads it was given, not on one set a source. */
+    int32_t nth;
+    int32_t stop;                      /* atomic: the pool stops */
+    uint64_t seq;                      /* atomic: progress in any source */
+    int32_t sleepers;                  /* atomic: pool threads asleep */
+#if !defined(GPUFEED_NO_THREADS)
+    gf__mixth *th;                     /* [nth] */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int locks;                         /* mu and cv made */
+#endif
 };
 
 /* A batch slot: batch q is assembled into slot q mod S. */
@@ -19431,6 +19454,7 @@ struct gpufeed_loader {
     int32_t busy;                      /* atomic: a thread is in gpufeed_loader_next */
     int32_t cache_share;               /* loaders of this process opening the cache together */
     int keep_all;                      /* a mixture's source: every row of this rank, no even rule */
+    gf__mix *pool;                     /* a mixture's source: the mixture whose pool drives its workers */
     gf__mix *mix;                      /* a mixture of datasets (inner: its sources' loaders) */
     int counted;                       /* among its dataset's users (gf__dataset_users) */
 };
@@ -21521,6 +21545,21 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
 
 /* ---- wake-ups ---- */
 
+/* a mixture's pool: a source moved */
+static void gf__pool_notify(gf__mix *m)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    __atomic_fetch_add(&m->seq, 1, __ATOMIC_SEQ_CST);
+    if (GF__LOAD_SC(&m->sleepers)) {
+        pthread_mutex_lock(&m->mu);
+        pthread_cond_broadcast(&m->cv);
+        pthread_mutex_unlock(&m->mu);
+    }
+#else
+    (void)m;
+#endif
+}
+
 static void gf__notify(gpufeed_loader *l)
 {
 #if !defined(GPUFEED_NO_THREADS)
@@ -21531,6 +21570,7 @@ static void gf__notify(gpufeed_loader *l)
         pthread_cond_broadcast(&l->cv);
         pthread_mutex_unlock(&l->mu);
     }
+    if (l->pool) gf__pool_notify(l->pool);
 #else
     (void)l;
 #endif
@@ -22315,7 +22355,92 @@ static void *gf__worker_main(void *arg)
     }
     return NULL;
 }
+
+/* A thread of a mixture's pool: one step of each of its sources' workers
+   in turn while any moves, else asleep until a source moves (its sleep
+   counted as its first worker's idle time). */
+static void *gf__pool_main(void *arg)
+{
+    gf__mixth *pt = (gf__mixth *)arg;
+    gpufeed_loader *l = pt->l;
+    gf__mix *m = l->mix;
+    while (!GF__LOAD(&m->stop)) {
+        uint64_t seen = GF__LOAD_SC(&m->seq), t0;
+        struct timespec ts;
+        struct timeval tv;
+        gf__worker *first = NULL;
+        int32_t i, j, x = 0, moved = 0, live = 0;
+        for (i = 0; i < m->n; i++)
+            for (j = 0; l->inner[i] && j < l->inner[i]->N; j++, x++) {
+                gf__worker *w = &l->inner[i]->w[j];
+                if (x % m->nth != pt->t) continue;
+                if (!first) first = w;
+                if (gf__worker_done(w)) continue;
+                live = 1;
+                moved |= gf__worker_step(w);
+            }
+        if (!live) break;
+        if (moved) continue;
+#ifndef GPUFEED_NO_STDIO
+        for (i = 0, x = 0; i < m->n; i++) /* row groups left pending: not held while asleep */
+            for (j = 0; l->inner[i] && j < l->inner[i]->N; j++, x++)
+                if (x % m->nth == pt->t && l->inner[i]->w[j].s->pend) gf__scratch_rg_pending(l->inner[i]->w[j].s, NULL);
 #endif
+        t0 = gf__now_us();
+        gettimeofday(&tv, NULL);
+        ts.tv_sec = tv.tv_sec + 1;
+        ts.tv_nsec = (long)tv.tv_usec * 1000;
+        pthread_mutex_lock(&m->mu);
+        __atomic_fetch_add(&m->sleepers, 1, __ATOMIC_SEQ_CST);
+        if (GF__LOAD_SC(&m->seq) == seen && !GF__LOAD(&m->stop)) pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+        __atomic_fetch_sub(&m->sleepers, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&m->mu);
+        if (first) GF__ADD(&first->idle_us, gf__now_us() - t0);
+    }
+    return NULL;
+}
+#endif
+
+/* a mixture's pool: its threads stopped and joined (before its sources'
+   loaders close or reopen) */
+static void gf__pool_stop(gpufeed_loader *l)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    gf__mix *m = l->mix;
+    int32_t t;
+    if (!m || !m->th) return;
+    GF__STORE_SC(&m->stop, 1);
+    pthread_mutex_lock(&m->mu);
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    for (t = 0; t < m->nth; t++)
+        if (m->th[t].started) { pthread_join(m->th[t].th, NULL); m->th[t].started = 0; }
+    GF__STORE_SC(&m->stop, 0);
+#else
+    (void)l;
+#endif
+}
+
+/* a mixture's pool started on its sources' loaders (all open) */
+static gpufeed_result gf__pool_start(gpufeed_loader *l, gpufeed_error *err)
+{
+#if !defined(GPUFEED_NO_THREADS)
+    gf__mix *m = l->mix;
+    int32_t t;
+    for (t = 0; t < m->nth; t++) {
+        m->th[t].l = l;
+        m->th[t].t = t;
+        if (pthread_create(&m->th[t].th, NULL, gf__pool_main, &m->th[t]) != 0) {
+            gf__pool_stop(l);
+            return gf__seterr(err, GPUFEED_ERR_PLATFORM, "mixture: cannot start worker thread %d", t);
+        }
+        m->th[t].started = 1;
+    }
+#else
+    (void)l; (void)err;
+#endif
+    return GPUFEED_OK;
+}
 
 /* ---- the consumer ---- */
 
@@ -22323,6 +22448,7 @@ static void gf__stop_workers(gpufeed_loader *l)
 {
 #if !defined(GPUFEED_NO_THREADS)
     int32_t i;
+    gf__pool_stop(l);
     for (i = 0; i < l->ninner; i++) gf__stop_workers(l->inner[i]);
     if (!l->threads || !l->w) return;
     GF__STORE_SC(&l->stop, 1);
@@ -22407,8 +22533,16 @@ GPUFEED_API void gpufeed_loader_close(gpufeed_loader *l)
     ds = l->counted ? l->ds : NULL; /* a dataset closed before this loader goes with it */
     a = &l->ds->alloc;
     if (l->inner || l->mix) { /* partitioned, or a mixture: the partitions' (sources') loaders */
+        gf__pool_stop(l);
         for (i = 0; i < l->ninner; i++) gpufeed_loader_close(l->inner[i]);
         if (l->mix) {
+#if !defined(GPUFEED_NO_THREADS)
+            if (l->mix->locks) {
+                pthread_mutex_destroy(&l->mix->mu);
+                pthread_cond_destroy(&l->mix->cv);
+            }
+            gf__free(a, l->mix->th);
+#endif
             for (i = 0; l->mix->s && i < l->mix->n; i++) gf__free(a, l->mix->s[i].cb);
             gf__free(a, l->mix->s);
             gf__free(a, l->mix->order);
@@ -23035,7 +23169,7 @@ static gpufeed_result gf__loader_open_threads(gpufeed_loader *l, const gpufeed_l
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     pthread_mutex_init(&l->fmu, NULL);
-    for (j = 0; j < l->N; j++) {
+    for (j = 0; j < l->N && !l->pool; j++) { /* a mixture's source: its pool's threads */
         if (pthread_create(&l->w[j].th, NULL, gf__worker_main, &l->w[j]) != 0) {
             return gf__seterr(err, GPUFEED_ERR_PLATFORM, "loader: cannot start worker thread %d", j);
         }
@@ -23109,7 +23243,7 @@ static gpufeed_result gf__loader_check_desc(const gpufeed_dataset *ds, const gpu
    device-resident mode): no counting pass, no cache, not one of the
    dataset's users. cache_share: loaders opening the cache together. */
 static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
-                                         gpufeed_error *err, const int64_t *rows_override, int32_t cache_share, int keep_all)
+                                         gpufeed_error *err, const int64_t *rows_override, int32_t cache_share, gf__mix *mixsrc)
 {
     gpufeed_loader *l;
     const gpufeed_allocator *a;
@@ -23125,7 +23259,8 @@ static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *
     if (!l) return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
     memset(l, 0, sizeof *l);
     l->cache_share = cache_share;
-    l->keep_all = keep_all;
+    l->keep_all = mixsrc != NULL;
+    l->pool = mixsrc;
     r = gf__loader_open_plan(l, ds, desc, err);
     if (!r) r = gf__loader_open_rows(l, desc, rows_override, err);
     if (!r) r = gf__loader_open_even(l, desc, err);
@@ -23149,7 +23284,7 @@ static gpufeed_result gf__loader_open_in(gpufeed_loader **out, gpufeed_dataset *
 static gpufeed_result gf__loader_open_ex(gpufeed_loader **out, gpufeed_dataset *ds, const gpufeed_loader_desc *desc,
                                          gpufeed_error *err, const int64_t *rows_override)
 {
-    return gf__loader_open_in(out, ds, desc, err, rows_override, 1, 0);
+    return gf__loader_open_in(out, ds, desc, err, rows_override, 1, NULL);
 }
 
 /* Partitioned elastic mode: rank r of world W serves partitions [r P / W,
@@ -23205,7 +23340,7 @@ static gpufeed_result gf__loader_open_parts(gpufeed_loader **out, gpufeed_datase
         if (in.workers < 1) in.workers = 1;
         if (!in.ring_depth) in.ring_depth = N > 4 ? 4 : 2; /* the default of the loader's workers in all */
         in.trace_path = NULL;
-        r = gf__loader_open_in(&l->inner[j], ds, &in, err, NULL, per, 0);
+        r = gf__loader_open_in(&l->inner[j], ds, &in, err, NULL, per, NULL);
         if (r) {
             l->ninner = j;
             gpufeed_loader_close(l);
@@ -23436,6 +23571,7 @@ static void gf__mix_carry(gpufeed_loader *l, int32_t i)
 static void gf__mix_close_sources(gpufeed_loader *l)
 {
     int32_t i;
+    gf__pool_stop(l);
     for (i = 0; i < l->ninner; i++) {
         gf__mix_carry(l, i);
         gpufeed_loader_close(l->inner[i]);
@@ -23477,7 +23613,7 @@ static gpufeed_result gf__mix_open_source(gpufeed_loader *l, int32_t i, int64_t 
         in.start_batch = at / bi;
         if (m->until != GPUFEED_UNTIL_LONGEST) in.epochs = 1;
     }
-    r = gf__loader_open_in(&l->inner[i], m->s[i].ds, &in, err, NULL, 1, 1);
+    r = gf__loader_open_in(&l->inner[i], m->s[i].ds, &in, err, NULL, 1, m);
     if (r) {
         char msg[GPUFEED_ERROR_MAX];
         gf__fmt(msg, sizeof msg, "%s", err ? err->message : "");
@@ -23516,7 +23652,7 @@ static gpufeed_result gf__mix_begin(gpufeed_loader *l, int64_t e, int64_t k0, gp
             r = gf__mix_open_source(l, i, e, m->s[i].C, err);
             if (r) return r;
         }
-    return GPUFEED_OK;
+    return gf__pool_start(l, err);
 }
 
 /* the next rows of source i's stream: n of them into out's rows from row
@@ -23756,6 +23892,18 @@ GPUFEED_API gpufeed_result gpufeed_loader_open_mixture(gpufeed_loader **out, con
         src->ca = src->cb + src->workers;
         src->ci = src->ca + src->workers;
     }
+    m->nth = N < l->N ? N : l->N;
+#if !defined(GPUFEED_NO_THREADS)
+    m->th = (gf__mixth *)gf__alloc(a, (size_t)m->nth * sizeof *m->th);
+    if (!m->th) {
+        gpufeed_loader_close(l);
+        return gf__seterr(err, GPUFEED_ERR_OUT_OF_MEMORY, "loader: out of memory");
+    }
+    memset(m->th, 0, (size_t)m->nth * sizeof *m->th);
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_cond_init(&m->cv, NULL);
+    m->locks = 1;
+#endif
     r = gf__mix_begin(l, d.start_epoch, 0, err);
     if (!r && d.start_batch > m->nb)
         r = gf__seterr(err, GPUFEED_ERR_INVALID_ARG, "loader: start_batch %lld is past the end of epoch %lld, which has %lld batches on this rank",
@@ -23985,7 +24133,8 @@ static int32_t gf__stats_workers(gpufeed_loader *l, gpufeed_loader *into, int32_
     return k;
 }
 
-/* a mixture's workers: each source's loader's, and what its earlier ones did */
+/* a mixture's workers: each source's loader's, and what its earlier ones did,
+   a figure for each thread of its pool */
 static int32_t gf__stats_mix(gpufeed_loader *l, gpufeed_stats *st, double *dec, double *asmb, double *help, double *jit)
 {
     gf__mix *m = l->mix;
@@ -24008,6 +24157,12 @@ static int32_t gf__stats_mix(gpufeed_loader *l, gpufeed_stats *st, double *dec, 
         st->units_decoded += src->cunits; st->units_from_cache += src->cfrom; st->cache_bad_units += src->cbad;
         st->rows_dropped += src->cdrop; st->tokens_dropped += src->ctok; st->rows_repeated += src->crep;
         k = k2;
+    }
+    if (m->nth > 0 && k > m->nth) { /* the sources' workers folded into the pool's threads that drive them */
+        for (w = m->nth; w < k; w++) {
+            l->busy_s[w % m->nth] += l->busy_s[w]; l->asm_s[w % m->nth] += l->asm_s[w]; l->bp_s[w % m->nth] += l->bp_s[w];
+        }
+        k = m->nth;
     }
     st->rows_dropped += l->dropped; /* rows of the sources' epochs the mixture did not use */
     st->rows_repeated += l->repeated;

@@ -13,7 +13,8 @@
    with equal batch counts; elastic worlds 1/2/4 the same global batches; the
    tensor cache the same batches as the source; a 3:1 mixture within a row of
    its target in every batch, deterministic, resumable, with ranks and elastic
-   worlds, until=longest, with packing; bad input named.
+   worlds, until=longest, with packing, on the threads it was given; bad
+   input named.
 
    cc -O1 -g -fsanitize=address,undefined -I. tests/test_pack.c -o test_pack -lpthread -lm -ldl
    (tests/run.sh builds it under ASan+UBSan and TSan; it links the
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <math.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #define DIR_ "tests/data/tokens/"
 static const char *const A_FILES[] = { DIR_ "a_0.parquet", DIR_ "a_1.parquet", DIR_ "a_2.parquet" };
@@ -710,6 +712,56 @@ static void test_mix_pack(void)
     gpufeed_dataset_close(b);
 }
 
+/* threads of this process (Linux: /proc/self/task) */
+static int64_t threads_now(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int64_t n = 0;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n;
+}
+
+/* A mixture runs on the workers it was given: its sources' loaders start
+   no threads of their own (a 3:1 mixture of 2 workers shares out 2 + 1
+   source workers, runs 2 threads, not 3, and its stats count 2), through
+   every epoch's reopened sources; a loader closed mid-epoch stops them all */
+static void test_mix_threads(void)
+{
+    gpufeed_error err;
+    gpufeed_dataset *a = open_plain(A_FILES, 3, &err), *b = open_plain(B_FILES, 1, &err);
+    int32_t workers;
+    CHECK_MSG(a && b, "%s", err.message);
+    for (workers = 1; a && b && workers <= 3; workers++) {
+        gpufeed_loader_desc ld = ldesc(8, workers, 3, 2, 3);
+        const int64_t t0 = threads_now();
+        gpufeed_loader *l;
+        gpufeed_batch bt;
+        gpufeed_stats st;
+        int64_t n = 0, t1 = -1, t2 = -1, t3;
+        l = open_mix(a, 3, b, 1, GPUFEED_UNTIL_FIRST, &ld, &err);
+        if (!l) { CHECK_MSG(0, "%s", err.message); continue; }
+        while (gpufeed_loader_next(l, &bt) == GPUFEED_OK) {
+            if (n == 3) t1 = threads_now();
+            if (bt.epoch == 1 && t2 < 0) t2 = threads_now();
+            if (bt.epoch == 2 && ++n > 40) break; /* closed inside epoch 2 */
+            if (bt.epoch < 2) n++;
+        }
+        CHECK_MSG(t0 > 0 && t1 - t0 == workers && t2 - t0 == workers, "%d workers: %lld threads more in epoch 0, %lld in epoch 1", workers,
+                  (long long)(t1 - t0), (long long)(t2 - t0));
+        gpufeed_loader_stats(l, &st);
+        CHECK_MSG(st.workers == workers && st.workers_busy >= 0 && st.workers_busy <= 1.0 + 1e-9, "%d workers: the stats count %d at %.3f busy",
+                  workers, st.workers, st.workers_busy);
+        gpufeed_loader_close(l);
+        t3 = threads_now();
+        CHECK_MSG(t3 == t0, "%d workers: %lld threads left after close", workers, (long long)(t3 - t0));
+    }
+    gpufeed_dataset_close(a);
+    gpufeed_dataset_close(b);
+}
+
 /* ---- bad input ---- */
 
 /* A damaged file under the page walk of a split row group (units of 100
@@ -903,6 +955,7 @@ int main(void)
     RUN(test_mix_proportions);
     RUN(test_mix_until);
     RUN(test_mix_pack);
+    RUN(test_mix_threads);
     RUN(test_pack_errors);
     RUN(test_pack_damaged);
     return TEST_SUMMARY();
