@@ -25,7 +25,9 @@ one-pass epoch), in tokens/s:
     shuffle=True) through a StreamingDataLoader with 2 workers;
   - the floor: one core's memcpy of the same bytes (tools/bench/bench_memcpy.c);
   - a 3:1 mixture of the two datasets (gpufeed.Loader({a: 0.75, b: 0.25}))
-    against the first alone, the same run.
+    against the first alone, the same run; and in C (gpufeed-bench
+    --mix a=0.75 --mix b=0.25 against gpufeed-bench a: the C tool's
+    "packing:" rate: tokens over the time from the datasets' open on).
 The peers run in their own venv (build/bench-tokens-venv, made on first use
 from tools/bench/requirements-tokens.txt: datasets needs a newer pyarrow
 than the test venv pins). --skip-peers leaves them out.
@@ -107,10 +109,11 @@ def gpufeed_run(paths, T, B, mix=False):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def gpufeed_bench(d, T, B):
+def gpufeed_bench(d, T, B, mix=None):
     bench = os.path.join(ROOT, "build", "gpufeed-bench")
+    src = ["--mix", "%s=0.75" % d, "--mix", "%s=0.25" % mix] if mix else [d]
     p = subprocess.run([bench, "--feature", "input_ids:i32:pack=%d" % T, "--batch", str(B), "--workers", "2", "--seed", "1",
-                        "--shuffle-window", "4", d], capture_output=True, text=True, check=True)
+                        "--shuffle-window", "4"] + src, capture_output=True, text=True, check=True)
     for line in p.stderr.splitlines():
         if line.startswith("packing:"):
             parts = line.split(",")
@@ -233,6 +236,7 @@ def main():
 
     g, glo, ghi, tokens = med(lambda: gpufeed_run([a, b], T, B))
     c, clo, chi, _ = med(lambda: gpufeed_bench(a, T, B))
+    cm, cmlo, cmhi, _ = med(lambda: gpufeed_bench(a, T, B, mix=b))
     m, mlo, mhi, _ = med(lambda: gpufeed_run([a, b], T, B, mix=True))
     floor = memcpy_floor(tokens * 4, B * T * 4) / 4
     rows = []
@@ -270,6 +274,8 @@ def main():
     print("| gpufeed (Python) vs memcpy | %.1f M tokens/s | %.1f M tokens/s | **%.2f** |" % (g / 1e6, floor / 1e6, g / floor))
     print("| a 3:1 mixture vs the first dataset alone | %.1f M tokens/s (%.1f-%.1f) | %.1f M tokens/s | **%.2f** (target >= 0.9) |"
           % (m / 1e6, mlo / 1e6, mhi / 1e6, g / 1e6, m / g))
+    print("| the same in C (gpufeed-bench --mix) | %.1f M tokens/s (%.1f-%.1f) | %.1f M tokens/s | **%.2f** |"
+          % (cm / 1e6, cmlo / 1e6, cmhi / 1e6, c / 1e6, cm / c))
     for name, r in peers.items():
         if "error" in r:
             continue
