@@ -767,7 +767,9 @@ static void test_mix_threads(void)
 /* A damaged file under the page walk of a split row group (units of 100
    rows in row groups of 400; SNAPPY v1 pages, their levels alone inflated
    at open): 64 flipped bytes over the data, one at a time. Each open and
-   epoch ends, and every error names the file; some are found */
+   epoch ends, and every error names the file; some are found. The same as
+   a mixture's second source (its workers on the mixture's threads): each
+   epoch ends, every error names the source and its file */
 static void test_pack_damaged(void)
 {
     FILE *fp = fopen(A_FILES[0], "rb");
@@ -776,9 +778,19 @@ static void test_pack_damaged(void)
     int k, errors = 0, at_open = 0;
     int64_t lo[2] = { 0, 0 }, hi[2] = { 0, 0 };
     char path[] = "/tmp/gpufeed-pack-damaged-XXXXXX";
-    int fd = mkstemp(path);
+    int fd = mkstemp(path), mix_errors = 0;
+    gpufeed_dataset *good = NULL;
     CHECK(fp != NULL && fd >= 0);
-    if (!fp || fd < 0) { if (fp) fclose(fp); return; }
+    {   /* the mixture's first source: A's other files, the same feature */
+        gpufeed_feature gf[1];
+        gpufeed_dataset_desc gd;
+        gpufeed_error ge;
+        memset(gf, 0, sizeof gf); memset(&gd, 0, sizeof gd);
+        gf[0].column = "input_ids"; gf[0].dtype = GPUFEED_DT_I32; gf[0].pack = 16;
+        gd.paths = A_FILES + 1; gd.num_paths = 2; gd.features = gf; gd.num_features = 1; gd.unit_rows = 100;
+        CHECK_MSG(gpufeed_dataset_open(&good, &gd, &ge) == GPUFEED_OK, "%s", ge.message);
+    }
+    if (!fp || fd < 0) { if (fp) fclose(fp); gpufeed_dataset_close(good); return; }
     fseek(fp, 0, SEEK_END); n = ftell(fp); fseek(fp, 0, SEEK_SET);
     buf = (uint8_t *)malloc((size_t)n);
     CHECK(buf && fread(buf, 1, (size_t)n, fp) == (size_t)n);
@@ -845,10 +857,28 @@ static void test_pack_damaged(void)
             }
             gpufeed_loader_close(l);
         }
+        if (good) { /* the damaged copy as a mixture's second source, on the mixture's threads: it ends, its errors name it */
+            l = open_mix(good, 1, ds, 1, GPUFEED_UNTIL_LONGEST, &ld, &err);
+            if (!l) {
+                mix_errors++;
+                CHECK_MSG(strstr(err.message, path) != NULL, "byte %ld, mixture: %s", at, err.message);
+            } else {
+                while ((r = gpufeed_loader_next(l, &b)) == GPUFEED_OK) {}
+                if (r != GPUFEED_DONE) {
+                    mix_errors++;
+                    CHECK_MSG(strstr(gpufeed_loader_error(l), path) != NULL && strstr(gpufeed_loader_error(l), "mixture source 1") != NULL,
+                              "byte %ld, mixture: %s", at, gpufeed_loader_error(l));
+                }
+                gpufeed_loader_close(l);
+            }
+        }
         gpufeed_dataset_close(ds);
     }
-    printf("  64 damaged copies of %s: %d errors (%d at open), the rest read to their end\n", A_FILES[0], errors, at_open);
+    printf("  64 damaged copies of %s: %d errors (%d at open), the rest read to their end; as a mixture's source: %d errors\n", A_FILES[0], errors,
+           at_open, mix_errors);
     CHECK_MSG(errors > 0 && at_open > 0, "%d errors, %d at open: no damage found", errors, at_open);
+    CHECK_MSG(mix_errors > 0, "no damage found through a mixture (%d errors alone)", errors);
+    gpufeed_dataset_close(good);
     free(buf);
     close(fd);
     unlink(path);
