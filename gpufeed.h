@@ -8762,6 +8762,8 @@ typedef struct gf__snap {
     uint8_t *buf, *op, *end;
     uint64_t base, total, ibase;
     int more;
+    int cut;                           /* a prefix is wanted: a literal may end a step at `stop` ... */
+    uint32_t lit;                      /* ... and its bytes left (at ip) start the next step */
 } gf__snap;
 
 /* what a step ends with besides GPUFEED_OK (stopped, or the stream done)
@@ -8795,6 +8797,7 @@ static gpufeed_result gf__snappy_begin(gf__snap *z, const uint8_t *src, size_t n
     z->src = src; z->ip = src + hdr; z->iend = src + n;
     z->buf = z->op = z->end = NULL;
     z->base = 0; z->total = total; z->ibase = 0; z->more = 0;
+    z->cut = 0; z->lit = 0;
     return GPUFEED_OK;
 }
 
@@ -8863,8 +8866,11 @@ GF__INLINE void gf__snappy_fast(const uint8_t **pip, const uint8_t *iend, uint8_
    never split: one that does not fit before z->end stops the step at its
    tag (GF__SNAP_ROOM), unless it runs past `total` (an error); one that
    runs past the input at hand stops it there too when more input follows
-   (GF__SNAP_INPUT). Errors name page and stream offsets (base + position,
-   ibase + position), so a window names them as a whole page would. */
+   (GF__SNAP_INPUT). With z->cut (a prefix of the page is wanted: its
+   levels), a checked literal that runs past `stop` is cut there, the rest
+   copied first by the next step. Errors name page and stream offsets
+   (base + position, ibase + position), so a window names them as a whole
+   page would. */
 static int gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t cap)
 {
     const uint8_t *ip = z->ip, *iend = z->iend, *src = z->src;
@@ -8875,6 +8881,14 @@ static int gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t ca
     const uint8_t *at = ip; /* the element being decoded: where a step stops */
     int r = GPUFEED_OK;
     if (stop && stop < olim) olim = (uint8_t *)(uintptr_t)stop;
+    if (z->lit) { /* the rest of a literal cut at the last step's stop (checked then) */
+        size_t k = z->lit;
+        if (stop && (size_t)(stop > op ? stop - op : 0) < k) k = (size_t)(stop > op ? stop - op : 0);
+        memcpy(op, ip, k);
+        op += k; ip += k;
+        z->lit -= (uint32_t)k;
+        if (z->lit) { z->ip = ip; z->op = op; return GPUFEED_OK; }
+    }
     while (ip < iend && (!stop || op < stop)) {
         uint32_t tag, len, off;
         gf__snappy_fast(&ip, iend, &op, buf, olim);
@@ -8897,6 +8911,13 @@ static int gf__snappy_run(gf__snap *z, const uint8_t *stop, char *msg, size_t ca
             if ((size_t)(iend - ip) < len) goto trunc;
             if (total - base - (uint64_t)(op - buf) < len) goto bad_lit;
             if ((size_t)(oend - op) < len) { ip = at; r = GF__SNAP_ROOM; break; }
+            if (z->cut && stop && (size_t)(stop - op) < len) { /* a prefix: the literal cut at stop */
+                const uint32_t k = (uint32_t)(stop - op);
+                memcpy(op, ip, k);
+                op += k; ip += k;
+                z->lit = len - k;
+                break;
+            }
             if (len <= 16 && iend - ip >= 16 && oend - op >= 16) memcpy(op, ip, 16);
             else memcpy(op, ip, len);
             op += len; ip += len;
@@ -12150,6 +12171,7 @@ static gpufeed_result gf__col_inflate_levels(gpufeed_column *c, const gf__ph *h,
     if (gf__snappy_begin(&z, p, (size_t)h->csize, un, msg, sizeof msg)) return gf__col_fail(c, GPUFEED_ERR_CODEC, "%s", msg);
     z.buf = z.op = c->dbuf;
     z.end = c->dbuf + un;
+    z.cut = 1; /* the levels only: a literal past them is cut */
     for (k = 0, st = 0; k < 2 && !st; k++) { /* repetition, then definition levels */
         const int16_t maxl = k ? c->ci->max_def : c->ci->max_rep;
         const int32_t enc = k ? h->def_enc : h->rep_enc;
