@@ -21567,20 +21567,18 @@ static void gf__decode_pos(gf__worker *w, int64_t g, gf__uslot *s)
 
 /* ---- wake-ups ---- */
 
+#if !defined(GPUFEED_NO_THREADS)
 /* a mixture's pool: a source moved */
 static void gf__pool_notify(gf__mix *m)
 {
-#if !defined(GPUFEED_NO_THREADS)
     __atomic_fetch_add(&m->seq, 1, __ATOMIC_SEQ_CST);
     if (GF__LOAD_SC(&m->sleepers)) {
         pthread_mutex_lock(&m->mu);
         pthread_cond_broadcast(&m->cv);
         pthread_mutex_unlock(&m->mu);
     }
-#else
-    (void)m;
-#endif
 }
+#endif
 
 static void gf__notify(gpufeed_loader *l)
 {
